@@ -1,0 +1,35 @@
+import type { Paths } from '../shared/paths.js';
+import { statusSchema, type Status } from '../shared/protocol/ipc.js';
+import { askControl } from '../supervisor/control-socket.js';
+
+/** `svc status`: asks the running supervisor; never boots any part of the server. */
+export async function fetchStatus(paths: Paths): Promise<Status | undefined> {
+  const raw = await askControl(paths.controlSocket, { cmd: 'status' }, 5000).catch(() => undefined);
+  if (raw === undefined) return undefined;
+  return statusSchema.parse(raw);
+}
+
+export function formatStatus(s: Status): string {
+  const lines = [`svc ${s.version} ${s.state}, listening on ${s.url ?? '(not yet)'} (uWebSockets.js ${s.uws ?? '?'}), home ${s.home}`];
+  if (s.restarts > 0) lines.push(`restarted ${s.restarts} time${s.restarts === 1 ? '' : 's'}`);
+  if (s.last_restart_error) lines.push(`last restart failed: ${s.last_restart_error}`);
+  const rows = [['ROLE', 'PID', 'STATE', 'UPTIME', 'RESTARTS', 'MEMORY', 'TURNS'], ...s.processes.map((p) => [
+    p.role,
+    p.pid > 0 ? String(p.pid) : '-',
+    p.state,
+    duration(p.uptime_s),
+    String(p.restarts),
+    p.rss_bytes === null ? '-' : `${(p.rss_bytes / 1024 / 1024).toFixed(1)} MB`,
+    String(p.inflight_turns),
+  ])];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  for (const r of rows) lines.push(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  for (const p of s.processes) if (p.last_exit) lines.push(`${p.role} last exited: ${p.last_exit}`);
+  return lines.join('\n');
+}
+
+function duration(s: number): string {
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60}s`;
+  return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;
+}

@@ -1,0 +1,204 @@
+import type { z } from 'zod';
+import type { Config } from '../shared/config/schema.js';
+import { ApiError, messageOf } from '../shared/errors.js';
+import { log } from '../shared/log.js';
+import { normalizeOrigin } from '../shared/net/origin.js';
+import { IpcCallError } from '../shared/protocol/endpoint.js';
+import { decide, KeyCheck, originAllowed } from './auth.js';
+import { readBody, readRequest, Responder, tooLarge, type RequestInfo } from './http.js';
+import type { Route } from './route.js';
+import { Router } from './router.js';
+import { StaticFiles } from './static.js';
+import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import { WsHub } from './ws.js';
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The HTTP + WebSocket front door: for every request, origin and key checks first, then the
+ * route table, the drain gate, body parsing and validation, and the handler.
+ */
+export class Gateway {
+  readonly app: TemplatedApp;
+  readonly ws: WsHub;
+  private readonly key: KeyCheck;
+  private readonly cors: Set<string>;
+  private router!: Router;
+  private readonly staticFiles = new StaticFiles();
+  private listenSocket: us_listen_socket | undefined;
+  draining = false;
+  private retryAfterS = 5;
+  private handingOver = false;
+  private inflight = 0;
+
+  constructor(
+    private readonly config: Config,
+    accessKey: string,
+    readonly startedAt = Date.now(),
+  ) {
+    this.key = new KeyCheck(accessKey);
+    this.cors = new Set(config.cors.map(normalizeOrigin));
+    this.app = uws.App();
+    this.ws = new WsHub(this.app, {
+      frameLimit: config.limits.ws_frame_bytes,
+      authorize: (info) => decide({ peerLoopback: info.peerLoopback, path: info.path, headers: info.headers, queryKey: info.query.get('access_key') ?? undefined, isPublic: false }, this.key, this.cors),
+    });
+    this.app.any('/*', (res, req) => this.onRequest(res, readRequest(res, req)));
+  }
+
+  setRoutes(routes: Route[]): void {
+    this.router = new Router(routes);
+  }
+
+  get routes(): Route[] {
+    return this.router.routes;
+  }
+
+  setDraining(on: boolean, retryAfterS = this.retryAfterS): void {
+    this.draining = on;
+    this.retryAfterS = retryAfterS;
+    this.ws.publish('server', on ? 'draining' : 'resumed', { retry_after_s: retryAfterS });
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const done = (sock: us_listen_socket | false) => {
+        if (!sock) {
+          reject(new Error(`cannot listen on ${host || '*'}:${port}: the address is in use or not available on this machine`));
+          return;
+        }
+        this.listenSocket = sock;
+        resolve(uws.us_socket_local_port(sock));
+      };
+      if (host === '') this.app.listen(port, done);
+      else this.app.listen(host, port, done);
+    });
+  }
+
+  /** Stops accepting (the successor already listens), closes WebSockets, waits out in-flight requests. */
+  async handover(maxWaitMs = 10_000): Promise<number> {
+    this.handingOver = true;
+    if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = undefined;
+    const open = this.ws.closeAll(1012, 'svc is restarting; reconnect');
+    const until = Date.now() + maxWaitMs;
+    while (this.inflight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    return open + this.inflight;
+  }
+
+  private onRequest(res: HttpResponse, req: RequestInfo): void {
+    this.inflight++;
+    const r = new Responder(res, () => this.handingOver, () => this.inflight--);
+    try {
+      this.dispatch(res, req, r);
+    } catch (err) {
+      this.fail(r, err);
+    }
+  }
+
+  private dispatch(res: HttpResponse, req: RequestInfo, r: Responder): void {
+    const origin = req.headers['origin'];
+    if (origin !== undefined && this.cors.has(normalizeOrigin(origin))) {
+      r.extraHeaders['Access-Control-Allow-Origin'] = origin;
+      r.extraHeaders['Access-Control-Expose-Headers'] = 'Retry-After';
+      r.extraHeaders['Vary'] = 'Origin';
+    }
+    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+    const isApi = req.path === '/api' || req.path.startsWith('/api/');
+    if (req.method === 'OPTIONS') return this.preflight(req, r, isApi);
+    if (!isApi && req.path !== '/ws') {
+      if (!originAllowed(origin, this.cors)) return r.error(new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed.`), hasBody);
+      return r.send(this.staticFiles.serve(req, this.key));
+    }
+    const match = isApi ? this.router.match(req.method, req.path) : ({ kind: 'none' } as const);
+    const isPublic = match.kind === 'route' && match.route.public === true;
+    const decision = decide({ peerLoopback: req.peerLoopback, path: req.path, headers: req.headers, queryKey: undefined, isPublic }, this.key, this.cors);
+    if (!decision.ok) return r.error(decision.error, hasBody);
+    if (req.path === '/ws') return r.error(new ApiError('invalid_request', '/ws is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).'), hasBody);
+    if (match.kind === 'none') {
+      return r.error(new ApiError('no_such_route', `There is no route ${req.method} ${req.path}; GET /api/openapi.json lists every route.`), hasBody);
+    }
+    if (match.kind === 'wrong_method') {
+      const allow = match.allow.join(', ');
+      return r.error(new ApiError('method_not_allowed', `${req.path} does not take ${req.method}; it takes ${allow}.`, undefined, { Allow: allow }), hasBody);
+    }
+    const route = match.route;
+    if (this.draining && (route.work ?? route.method !== 'GET')) {
+      return r.error(
+        new ApiError('draining', `svc is restarting and takes no new work for now; try again in ${this.retryAfterS} s.`, undefined, { 'Retry-After': String(this.retryAfterS) }),
+        hasBody,
+      );
+    }
+    const ctx = { req, params: match.params, local: decision.local };
+    if (!BODY_METHODS.has(req.method) || !hasBody) {
+      if (route.body) return void this.run(r, route, { ...ctx, body: this.validate(route.body, {}) });
+      return void this.run(r, route, { ...ctx, body: undefined });
+    }
+    const limit = this.config.limits.json_body_bytes;
+    if (Number(req.headers['content-length'] ?? 0) > limit) return r.error(tooLarge(limit), true);
+    const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (type !== 'application/json') {
+      return r.error(new ApiError('unsupported_media_type', `Send the body as JSON with "Content-Type: application/json" (got ${JSON.stringify(type || 'none')}).`), true);
+    }
+    readBody(res, limit).then(
+      (buf) => {
+        let parsed: unknown;
+        try {
+          parsed = buf.length === 0 ? {} : JSON.parse(buf.toString('utf8'));
+        } catch (err) {
+          throw new ApiError('invalid_request', `The body is not valid JSON: ${messageOf(err)}`);
+        }
+        const body = route.body ? this.validate(route.body, parsed) : undefined;
+        return this.run(r, route, { ...ctx, body });
+      },
+      (err: unknown) => {
+        throw err;
+      },
+    ).catch((err: unknown) => this.fail(r, err, err instanceof ApiError && err.code === 'too_large'));
+  }
+
+  private validate(schema: z.ZodType, value: unknown): unknown {
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    const details = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    const first = details[0];
+    throw new ApiError('invalid_request', `Invalid request body: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`, details);
+  }
+
+  private async run(r: Responder, route: Route, ctx: Parameters<Route['handler']>[0]): Promise<void> {
+    try {
+      r.send(await route.handler(ctx));
+    } catch (err) {
+      this.fail(r, err);
+    }
+  }
+
+  private fail(r: Responder, err: unknown, close = false): void {
+    if (err instanceof ApiError) return r.error(err, close);
+    if (err instanceof IpcCallError) {
+      const code = err.code === 'timeout' ? 'timeout' : 'unavailable';
+      return r.error(new ApiError(code, `The server could not finish this request: ${err.message}. Try again.`), close);
+    }
+    log.error('request failed', { error: messageOf(err) });
+    r.error(new ApiError('internal', 'Something went wrong on the server; the svc log has the details.'), close);
+  }
+
+  private preflight(req: RequestInfo, r: Responder, isApi: boolean): void {
+    const origin = req.headers['origin'];
+    const methods = isApi ? this.router.methodsAt(req.path) : ['GET'];
+    const allow = [...methods, 'OPTIONS'].join(', ');
+    if (origin === undefined) return r.send({ status: 204, headers: { Allow: allow } });
+    if (!this.cors.has(normalizeOrigin(origin))) {
+      return r.error(new ApiError('forbidden_origin', `Cross-origin requests from ${JSON.stringify(origin)} are not allowed; add the origin to "cors" in config.yml or pass --cors.`));
+    }
+    r.send({
+      status: 204,
+      headers: {
+        Allow: allow,
+        'Access-Control-Allow-Methods': allow,
+        'Access-Control-Allow-Headers': 'Authorization, X-Access-Key, Content-Type',
+        'Access-Control-Max-Age': '600',
+      },
+    });
+  }
+}

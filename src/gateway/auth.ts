@@ -1,0 +1,111 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ApiError } from '../shared/errors.js';
+import { hostOfHostHeader, isLocalHostName, isLocalOrigin, normalizeOrigin } from '../shared/net/origin.js';
+
+/** Headers whose mere presence withdraws the loopback exemption; never parsed, never trusted. */
+export const forwardingHeaders = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'forwarded', 'via'] as const;
+
+export const KEY_COOKIE = 'svc_access_key';
+
+/** What the decision needs to know about one request, all taken from the socket and the headers. */
+export interface AuthInput {
+  peerLoopback: boolean;
+  path: string;
+  headers: Record<string, string>;
+  /** `?access_key=` value, honoured on `/ws` only. */
+  queryKey: string | undefined;
+  isPublic: boolean;
+}
+
+export type AuthDecision =
+  | { ok: true; via: 'public' | 'key' | 'local'; local: boolean }
+  | { ok: false; error: ApiError };
+
+/** Compares keys in constant time: both sides are hashed first so their lengths never leak. */
+export class KeyCheck {
+  private readonly digest: Buffer;
+  constructor(key: string) {
+    this.digest = sha256(key);
+  }
+  matches(candidate: string): boolean {
+    return timingSafeEqual(sha256(candidate), this.digest);
+  }
+}
+
+function sha256(s: string): Buffer {
+  return createHash('sha256').update(s, 'utf8').digest();
+}
+
+export function parseCookies(header: string | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!header) return out;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    let value = part.slice(eq + 1).trim();
+    if (value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    try {
+      value = decodeURIComponent(value);
+    } catch {
+      // keep the raw value; it will simply not match
+    }
+    if (!out.has(name)) out.set(name, value);
+  }
+  return out;
+}
+
+/** Every key the request presents, from the places the spec allows for this path. */
+export function presentedKeys(input: Pick<AuthInput, 'headers' | 'path' | 'queryKey'>): string[] {
+  const keys: string[] = [];
+  const authz = input.headers['authorization'];
+  const bearer = authz ? /^Bearer\s+(\S+)\s*$/i.exec(authz) : null;
+  if (bearer?.[1]) keys.push(bearer[1]);
+  const header = input.headers['x-access-key'];
+  if (header) keys.push(header.trim());
+  const cookie = parseCookies(input.headers['cookie']).get(KEY_COOKIE);
+  if (cookie) keys.push(cookie);
+  if (input.path === '/ws' && input.queryKey) keys.push(input.queryKey);
+  return keys;
+}
+
+/** Loopback peer, a local Host, and no forwarding header: the only kind of request trusted without a key. */
+export function isLocalRequest(input: Pick<AuthInput, 'peerLoopback' | 'headers'>): boolean {
+  if (!input.peerLoopback) return false;
+  if (forwardingHeaders.some((h) => input.headers[h] !== undefined)) return false;
+  const host = input.headers['host'];
+  return host !== undefined && isLocalHostName(hostOfHostHeader(host));
+}
+
+/** An Origin, when present, must be this machine or on the allowlist; `*` never counts. */
+export function originAllowed(origin: string | undefined, allowlist: ReadonlySet<string>): boolean {
+  if (origin === undefined) return true;
+  return isLocalOrigin(origin) || allowlist.has(normalizeOrigin(origin));
+}
+
+/**
+ * The decision of DESIGN §4: a foreign Origin is refused; then a public route, a valid key, or a
+ * local request is allowed; anything else needs the key.
+ */
+export function decide(input: AuthInput, key: KeyCheck, allowlist: ReadonlySet<string>): AuthDecision {
+  const origin = input.headers['origin'];
+  if (!originAllowed(origin, allowlist)) {
+    return {
+      ok: false,
+      error: new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed; add it to "cors" in config.yml or pass --cors to allow it.`),
+    };
+  }
+  const local = isLocalRequest(input);
+  if (input.isPublic) return { ok: true, via: 'public', local };
+  if (presentedKeys(input).some((k) => key.matches(k))) return { ok: true, via: 'key', local };
+  if (local) return { ok: true, via: 'local', local };
+  return {
+    ok: false,
+    error: new ApiError(
+      'unauthorized',
+      'This request needs the access key: send "Authorization: Bearer <key>" or "X-Access-Key: <key>" (the key is printed by svc serve and stored in $SVC_HOME/access_key).',
+      undefined,
+      { 'WWW-Authenticate': 'Bearer realm="svc"' },
+    ),
+  };
+}

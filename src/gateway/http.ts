@@ -1,0 +1,127 @@
+import { ApiError } from '../shared/errors.js';
+import { formatAddressBytes, isLoopbackBytes } from '../shared/net/addr.js';
+import type { HttpRequest, HttpResponse } from './uws.js';
+
+/** Everything read from a uWS request while it is still valid (it dies when the handler returns). */
+export interface RequestInfo {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  peer: string;
+  peerLoopback: boolean;
+}
+
+export function readRequest(res: HttpResponse, req: HttpRequest): RequestInfo {
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => {
+    headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
+  });
+  const peerBytes = new Uint8Array(res.getRemoteAddress());
+  return {
+    method: req.getMethod().toUpperCase(),
+    path: req.getUrl(),
+    query: new URLSearchParams(req.getQuery() ?? ''),
+    headers,
+    peer: formatAddressBytes(peerBytes),
+    peerLoopback: isLoopbackBytes(peerBytes),
+  };
+}
+
+const statusText: Record<number, string> = {
+  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 302: 'Found', 304: 'Not Modified',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 426: 'Upgrade Required',
+  500: 'Internal Server Error', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+};
+
+export interface Reply {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Close the connection after this response (unread request body, handover). */
+  close?: boolean;
+}
+
+/**
+ * A response that may be written later: tracks abortion, corks the write, and adds headers every
+ * response carries (CORS for allowed origins, `Connection: close` while handing over).
+ */
+export class Responder {
+  aborted = false;
+  done = false;
+  readonly extraHeaders: Record<string, string> = {};
+
+  private settled = false;
+
+  constructor(
+    readonly res: HttpResponse,
+    private readonly closeAll: () => boolean,
+    /** Called once, when the response is written or the client went away. */
+    private readonly onSettle: () => void = () => {},
+  ) {
+    res.onAborted(() => {
+      this.aborted = true;
+      this.settle();
+    });
+  }
+
+  private settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.onSettle();
+  }
+
+  send(reply: Reply): void {
+    if (this.aborted || this.done) return;
+    this.done = true;
+    this.settle();
+    const status = reply.status ?? 200;
+    const isBuffer = reply.body instanceof Uint8Array;
+    const body = reply.body === undefined ? '' : typeof reply.body === 'string' || isBuffer ? (reply.body as string | Uint8Array) : JSON.stringify(reply.body);
+    const headers: Record<string, string> = { ...this.extraHeaders, ...reply.headers };
+    if (reply.body !== undefined && !hasHeader(headers, 'content-type')) {
+      headers['Content-Type'] = typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : isBuffer ? 'application/octet-stream' : 'application/json';
+    }
+    if (!hasHeader(headers, 'x-content-type-options')) headers['X-Content-Type-Options'] = 'nosniff';
+    const close = reply.close === true || this.closeAll();
+    this.res.cork(() => {
+      this.res.writeStatus(`${status} ${statusText[status] ?? ''}`.trim());
+      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+      if (status === 204 || status === 304) this.res.endWithoutBody(undefined, close);
+      else this.res.end(body, close);
+    });
+  }
+
+  error(err: ApiError, close = false): void {
+    this.send({ status: err.status, body: err.toBody(), headers: err.headers, close });
+  }
+}
+
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  return Object.keys(headers).some((k) => k.toLowerCase() === name);
+}
+
+/** Collects a request body up to `limit` bytes; must be called before the handler returns. */
+export function readBody(res: HttpResponse, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    res.onData((chunk, isLast) => {
+      if (failed) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        failed = true;
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) resolve(Buffer.concat(chunks, size));
+    });
+  });
+}
+
+export function tooLarge(limit: number): ApiError {
+  return new ApiError('too_large', `The request body is larger than the limit of ${limit} bytes (limits.json_body_bytes in config.yml).`);
+}

@@ -1,0 +1,64 @@
+import type { Method, Route } from './route.js';
+
+export type Match =
+  | { kind: 'route'; route: Route; params: Record<string, string> }
+  | { kind: 'wrong_method'; allow: Method[] }
+  | { kind: 'none' };
+
+interface Compiled {
+  route: Route;
+  segments: string[];
+}
+
+/** Matches `/api/...` paths against `/a/:param/b` patterns; tells a wrong method from an unknown path. */
+export class Router {
+  private readonly compiled: Compiled[];
+
+  constructor(readonly routes: Route[]) {
+    this.compiled = routes.map((route) => ({ route, segments: route.path.split('/').slice(1) }));
+  }
+
+  match(method: string, path: string): Match {
+    const parts = splitPath(path);
+    const allow = new Set<Method>();
+    for (const c of this.compiled) {
+      const params = matchSegments(c.segments, parts);
+      if (!params) continue;
+      if (c.route.method === method) return { kind: 'route', route: c.route, params };
+      allow.add(c.route.method);
+    }
+    return allow.size > 0 ? { kind: 'wrong_method', allow: [...allow] } : { kind: 'none' };
+  }
+
+  /** The methods some route takes at this path (for OPTIONS). */
+  methodsAt(path: string): Method[] {
+    const parts = splitPath(path);
+    return [...new Set(this.compiled.filter((c) => matchSegments(c.segments, parts)).map((c) => c.route.method))];
+  }
+}
+
+function splitPath(path: string): string[] {
+  const parts = path.split('/').slice(1);
+  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop(); // tolerate one trailing slash
+  return parts;
+}
+
+function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {
+  if (pattern.length !== parts.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i] ?? '';
+    const v = parts[i] ?? '';
+    if (p.startsWith(':')) {
+      if (v === '') return undefined;
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(v);
+      } catch {
+        return undefined;
+      }
+      params[p.slice(1)] = decoded;
+    } else if (p !== v) return undefined;
+  }
+  return params;
+}

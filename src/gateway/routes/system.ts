@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import type { Endpoint } from '../../shared/protocol/endpoint.js';
+import { version } from '../../shared/version.js';
+import { route, type Route } from '../route.js';
+
+/** Health, version, status and restart: what any client needs to know the server is there. */
+export function systemRoutes(deps: { endpoint: Endpoint; draining: () => boolean; startedAt: number }): Route[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/api/health',
+      summary: 'Whether the server answers; public, carries no secrets.',
+      public: true,
+      handler: () => ({
+        body: { status: deps.draining() ? 'draining' : 'ok', uptime_s: Math.round((Date.now() - deps.startedAt) / 1000) },
+        headers: { 'Cache-Control': 'no-store' },
+      }),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/version',
+      summary: 'The server version; public, carries no secrets.',
+      public: true,
+      handler: ({ local }) => ({ body: { name: 'svc', version, local }, headers: { 'Cache-Control': 'no-store' } }),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/status',
+      summary: 'The processes `svc status` shows: role, pid, state, uptime, restarts, memory, in-flight turns.',
+      handler: async () => ({ body: await deps.endpoint.request('supervisor.status', {}, { to: 'supervisor', timeoutMs: 5000 }) }),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/restart',
+      summary: 'Drains in-flight turns, then replaces every process with config and access key re-read. Answers 202 at once.',
+      work: false,
+      body: z.object({ reason: z.string().max(200).optional() }).strict(),
+      handler: async ({ body }) => {
+        const ack = await deps.endpoint.request('supervisor.restart', { reason: body.reason ?? 'POST /api/restart' }, { to: 'supervisor', timeoutMs: 5000 });
+        if (!ack.accepted) return { status: 409, body: { error: { code: 'conflict', message: `The server is ${ack.state} and cannot restart now.` } } };
+        return { status: 202, body: { status: 'restarting' } };
+      },
+    }),
+  ];
+}

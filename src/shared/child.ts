@@ -1,0 +1,21 @@
+import { Endpoint, parentLink } from './protocol/endpoint.js';
+import type { ChildRole } from './protocol/ipc.js';
+import { log, setLogRole } from './log.js';
+
+/**
+ * What every child process does first: name its log lines, open its IPC endpoint, answer the
+ * supervisor's stats and echo requests, and exit the moment the supervisor is gone so that no
+ * child outlives it.
+ */
+export function startChild(role: ChildRole, inflightTurns: () => number = () => 0): Endpoint {
+  setLogRole(role);
+  const endpoint = new Endpoint(parentLink(), role, 'supervisor');
+  process.on('disconnect', () => {
+    log.info('the supervisor is gone; exiting');
+    process.exit(0);
+  });
+  endpoint.handle('child.stats', () => ({ rss_bytes: process.memoryUsage.rss(), inflight_turns: inflightTurns() }));
+  endpoint.handle('worker.echo', (p) => ({ text: p.text, role, pid: process.pid }));
+  endpoint.emit('child.ready', { role, pid: process.pid });
+  return endpoint;
+}

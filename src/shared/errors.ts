@@ -1,0 +1,42 @@
+/** The error codes of the HTTP API (DESIGN §3), with the status each one answers. */
+export const errorStatus = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden_origin: 403,
+  forbidden_host: 403,
+  not_found: 404,
+  no_such_route: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  too_large: 413,
+  unsupported_media_type: 415,
+  internal: 500,
+  unavailable: 503,
+  draining: 503,
+  timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+/** An error meant for the API client: a code, a sentence a person can act on, optional details. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.status = errorStatus[code];
+  }
+
+  toBody(): { error: { code: ErrorCode; message: string; details?: unknown } } {
+    return { error: { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) } };
+  }
+}
+
+/** Turns anything thrown into a message, never a stack trace. */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

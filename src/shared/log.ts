@@ -1,0 +1,51 @@
+/**
+ * One small logger for every process. Lines go to stderr as `time level role: message k=v`.
+ * Secrets registered with `redact()` are replaced wherever they appear, so a key that slips into
+ * an error message still never reaches a log.
+ */
+type Level = 'debug' | 'info' | 'warn' | 'error';
+const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+const secrets = new Set<string>();
+let role = 'svc';
+let threshold: Level = (process.env.SVC_LOG_LEVEL as Level | undefined) ?? 'info';
+if (!(threshold in order)) threshold = 'info';
+
+export function setLogRole(name: string): void {
+  role = name;
+}
+
+export function setLogLevel(level: Level): void {
+  threshold = level;
+}
+
+/** Registers a secret; every later log line has it replaced. Short strings are ignored. */
+export function redact(secret: string | undefined): void {
+  if (secret && secret.length >= 8) secrets.add(secret);
+}
+
+export function scrub(text: string): string {
+  let out = text;
+  for (const s of secrets) out = out.split(s).join('[redacted]');
+  return out;
+}
+
+function format(value: unknown): string {
+  if (typeof value === 'string') return /\s/.test(value) ? JSON.stringify(value) : value;
+  if (value instanceof Error) return JSON.stringify(value.message);
+  return JSON.stringify(value);
+}
+
+function write(level: Level, message: string, fields?: Record<string, unknown>): void {
+  if (order[level] < order[threshold]) return;
+  let line = `${new Date().toISOString()} ${level.padEnd(5)} ${role}: ${message}`;
+  if (fields) for (const [k, v] of Object.entries(fields)) if (v !== undefined) line += ` ${k}=${format(v)}`;
+  process.stderr.write(scrub(line) + '\n');
+}
+
+export const log = {
+  debug: (m: string, f?: Record<string, unknown>) => write('debug', m, f),
+  info: (m: string, f?: Record<string, unknown>) => write('info', m, f),
+  warn: (m: string, f?: Record<string, unknown>) => write('warn', m, f),
+  error: (m: string, f?: Record<string, unknown>) => write('error', m, f),
+};

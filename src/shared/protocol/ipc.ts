@@ -1,0 +1,144 @@
+import { z } from 'zod';
+import { configSchema } from '../config/schema.js';
+
+/**
+ * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
+ * a request (`kind:"req"`), its response (`kind:"res"`), or an event (`kind:"event"`).
+ * Requests carry a correlation id and an absolute deadline; the receiver validates every message
+ * and drops what does not parse.
+ */
+
+export const roles = ['supervisor', 'gateway', 'agent', 'channels', 'cron', 'mcp'] as const;
+export const roleSchema = z.enum(roles);
+export type Role = z.infer<typeof roleSchema>;
+export type ChildRole = Exclude<Role, 'supervisor'>;
+
+export const uwsFlavour = z.enum(['native', 'fallback']);
+
+const processStatus = z.object({
+  role: roleSchema,
+  pid: z.number().int(),
+  state: z.enum(['starting', 'running', 'draining', 'stopping', 'backoff', 'crash_loop', 'exited']),
+  uptime_s: z.number(),
+  restarts: z.number().int(),
+  rss_bytes: z.number().int().nullable(),
+  inflight_turns: z.number().int(),
+  last_exit: z.string().nullable(),
+});
+export type ProcessStatus = z.infer<typeof processStatus>;
+
+export const statusSchema = z.object({
+  version: z.string(),
+  state: z.enum(['starting', 'running', 'draining', 'restarting', 'stopping']),
+  started_at: z.string(),
+  home: z.string(),
+  addr: z.string().nullable(),
+  url: z.string().nullable(),
+  uws: uwsFlavour.nullable(),
+  restarts: z.number().int(),
+  last_restart_error: z.string().nullable(),
+  processes: z.array(processStatus),
+});
+export type Status = z.infer<typeof statusSchema>;
+
+const listen = z.object({ host: z.string(), port: z.number().int().min(0).max(65535) });
+
+/** Requests: the payload the sender gives and the result the receiver answers. */
+export const requestDefs = {
+  /** supervisor → child, first message after spawn. */
+  'child.start': {
+    payload: z.object({
+      config: configSchema,
+      access_key: z.string().optional(),
+      listen: listen.optional(),
+    }),
+    result: z.object({ port: z.number().int().optional(), uws: uwsFlavour.optional() }),
+  },
+  /** supervisor → child: what `svc status` shows about it. */
+  'child.stats': {
+    payload: z.object({}),
+    result: z.object({ rss_bytes: z.number().int(), inflight_turns: z.number().int() }),
+  },
+  /** supervisor → old gateway once its successor listens: stop accepting, finish, exit. */
+  'gateway.handover': {
+    payload: z.object({}),
+    result: z.object({ open_connections: z.number().int() }),
+  },
+  /** child → supervisor. */
+  'supervisor.status': { payload: z.object({}), result: statusSchema },
+  /** gateway → supervisor: POST /api/restart. */
+  'supervisor.restart': {
+    payload: z.object({ reason: z.string().max(200) }),
+    result: z.object({ accepted: z.boolean(), state: z.string() }),
+  },
+  /** any → worker: a round trip used by health probes and tests. */
+  'worker.echo': {
+    payload: z.object({ text: z.string().max(10_000) }),
+    result: z.object({ text: z.string(), role: roleSchema, pid: z.number().int() }),
+  },
+} as const;
+
+export type RequestType = keyof typeof requestDefs;
+export type PayloadOf<T extends RequestType> = z.infer<(typeof requestDefs)[T]['payload']>;
+export type ResultOf<T extends RequestType> = z.infer<(typeof requestDefs)[T]['result']>;
+
+const requestTypes = Object.keys(requestDefs) as [RequestType, ...RequestType[]];
+
+function requestVariant<T extends RequestType>(type: T) {
+  return z.object({
+    kind: z.literal('req'),
+    id: z.string().min(1).max(64),
+    type: z.literal(type),
+    to: roleSchema,
+    deadline: z.number().int().positive(),
+    payload: requestDefs[type].payload,
+  });
+}
+
+const requestSchema = z.discriminatedUnion(
+  'type',
+  requestTypes.map((t) => requestVariant(t)) as unknown as [ReturnType<typeof requestVariant>, ...ReturnType<typeof requestVariant>[]],
+);
+
+export const ipcErrorSchema = z.object({ code: z.string(), message: z.string() });
+
+const responseSchema = z.object({
+  kind: z.literal('res'),
+  re: z.string().min(1).max(64),
+  ok: z.boolean(),
+  result: z.unknown().optional(),
+  error: ipcErrorSchema.optional(),
+});
+
+/** Events: fire-and-forget notices. */
+export const eventDefs = {
+  /** child → supervisor: its handlers are in place; messages sent before this are held back. */
+  'child.ready': z.object({ role: roleSchema, pid: z.number().int() }),
+  /** supervisor → children: refuse new work with 503 until replaced. */
+  'server.draining': z.object({ retry_after_s: z.number().int().positive() }),
+  /** supervisor → children: a restart was abandoned (e.g. the new config is invalid); take work again. */
+  'server.resumed': z.object({ reason: z.string() }),
+  /** any → gateway: publish to WebSocket subscribers of a topic. */
+  'ws.publish': z.object({ topic: z.string().min(1).max(200), type: z.string().min(1).max(100), data: z.unknown() }),
+} as const;
+
+export type EventType = keyof typeof eventDefs;
+export type EventPayload<T extends EventType> = z.infer<(typeof eventDefs)[T]>;
+
+const eventTypes = Object.keys(eventDefs) as [EventType, ...EventType[]];
+function eventVariant<T extends EventType>(type: T) {
+  return z.object({ kind: z.literal('event'), type: z.literal(type), payload: eventDefs[type] });
+}
+const eventSchema = z.discriminatedUnion(
+  'type',
+  eventTypes.map((t) => eventVariant(t)) as unknown as [ReturnType<typeof eventVariant>, ...ReturnType<typeof eventVariant>[]],
+);
+
+export const ipcMessage = z.discriminatedUnion('kind', [requestSchema, responseSchema, eventSchema]);
+
+export type IpcRequest = { kind: 'req'; id: string; type: RequestType; to: Role; deadline: number; payload: unknown };
+export type IpcResponse = z.infer<typeof responseSchema>;
+/** Narrowing on `type` gives the payload its schema's type. */
+export type IpcEvent = { [K in EventType]: { kind: 'event'; type: K; payload: EventPayload<K> } }[EventType];
+export type IpcMessage = IpcRequest | IpcResponse | IpcEvent;
+export type IpcError = z.infer<typeof ipcErrorSchema>;

@@ -1,0 +1,76 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { Endpoint, type Link } from '../shared/protocol/endpoint.js';
+import type { ChildRole, IpcMessage, ProcessStatus } from '../shared/protocol/ipc.js';
+
+type State = ProcessStatus['state'];
+
+/** One running child: its OS process, its IPC endpoint and what `svc status` says of it. */
+export class Child {
+  readonly proc: ChildProcess;
+  readonly endpoint: Endpoint;
+  readonly startedAt = Date.now();
+  state: State = 'starting';
+  /** Set before an intended stop, so the exit is not taken for a crash. */
+  expectedExit = false;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  constructor(
+    readonly role: ChildRole,
+    entry: string,
+    env: NodeJS.ProcessEnv,
+  ) {
+    this.proc = fork(entry, [], {
+      env,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'json',
+      execArgv: [],
+    });
+    const proc = this.proc;
+    // A child loads its modules asynchronously; hold messages until it says its handlers exist.
+    let held: IpcMessage[] | undefined = [];
+    const link: Link = {
+      send: (m: IpcMessage) => {
+        if (held) held.push(m);
+        else if (proc.connected) proc.send(m);
+      },
+      onMessage: (listener) => {
+        proc.on('message', listener);
+      },
+    };
+    this.endpoint = new Endpoint(link, 'supervisor', `${role} (pid ${proc.pid ?? '?'})`);
+    this.endpoint.onEvent((event) => {
+      if (event.type !== 'child.ready' || !held) return;
+      const queue = held;
+      held = undefined;
+      for (const m of queue) if (proc.connected) proc.send(m);
+    });
+    this.exited = new Promise((resolve) => {
+      proc.once('exit', (code, signal) => {
+        this.state = 'exited';
+        this.endpoint.close(`the ${role} process exited`);
+        resolve({ code, signal });
+      });
+    });
+    // A fork that cannot start (bad entry, EAGAIN) reports here; 'exit' still follows.
+    proc.on('error', () => {});
+  }
+
+  get pid(): number {
+    return this.proc.pid ?? -1;
+  }
+
+  get alive(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** Asks the child to stop; kills it after `graceMs`. */
+  async stop(graceMs: number): Promise<void> {
+    this.expectedExit = true;
+    if (!this.alive) return;
+    this.state = 'stopping';
+    this.proc.kill('SIGTERM');
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}

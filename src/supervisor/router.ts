@@ -1,0 +1,39 @@
+import { IpcCallError, type Endpoint } from '../shared/protocol/endpoint.js';
+import type { ChildRole, IpcEvent, RequestType, Role } from '../shared/protocol/ipc.js';
+
+/** What the router needs of a child: its role and its end of the link. */
+export interface Routable {
+  readonly role: ChildRole;
+  readonly endpoint: Endpoint;
+}
+
+/**
+ * Routes IPC between children: a request addressed to another role is re-sent to a process of
+ * that role with the caller's deadline, and its answer comes back the same way. Events a child
+ * publishes for WebSocket clients go to the gateway.
+ */
+export class Router {
+  constructor(
+    /** Finds (or starts) a process to take a request for `role`. */
+    private readonly pick: (role: ChildRole) => Routable | undefined | Promise<Routable | undefined>,
+  ) {}
+
+  attach(child: Routable): void {
+    child.endpoint.forwardOthers(async (req) => {
+      const role = req.to as Exclude<Role, 'supervisor'>;
+      const target = await this.pick(role);
+      if (!target) throw new IpcCallError('unavailable', `no ${role} process is running to take ${req.type}`);
+      return target.endpoint.request(req.type as RequestType, req.payload as never, { to: role, deadline: req.deadline });
+    });
+    child.endpoint.onEvent((event) => this.route(child, event));
+  }
+
+  private route(from: Routable, event: IpcEvent): void {
+    // Only the supervisor announces server state; a child claiming to is ignored.
+    if (event.type !== 'ws.publish') return;
+    const gateway = this.pick('gateway');
+    if (gateway && !(gateway instanceof Promise) && gateway !== from) {
+      gateway.endpoint.emit('ws.publish', event.payload);
+    }
+  }
+}

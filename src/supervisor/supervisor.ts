@@ -1,0 +1,342 @@
+import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../shared/config/schema.js';
+import { log, redact, setLogLevel, setLogRole } from '../shared/log.js';
+import { formatHostPort, type ListenAddr } from '../shared/net/addr.js';
+import type { Paths } from '../shared/paths.js';
+import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js';
+import { openAndMigrate, type Db } from '../shared/store/db.js';
+import { MetaStore } from '../shared/store/meta.js';
+import { version } from '../shared/version.js';
+import { Backoff } from './backoff.js';
+import { assertPortFree } from './port-check.js';
+import { Child } from './child-process.js';
+import { serveControl } from './control-socket.js';
+import { Router } from './router.js';
+import { readSettings, type Settings } from './settings.js';
+
+const entries: Record<ChildRole, string> = {
+  gateway: fileURLToPath(new URL('../gateway/main.js', import.meta.url)),
+  agent: fileURLToPath(new URL('../workers/agent/main.js', import.meta.url)),
+  channels: fileURLToPath(new URL('../workers/channels/main.js', import.meta.url)),
+  cron: fileURLToPath(new URL('../workers/cron/main.js', import.meta.url)),
+  mcp: fileURLToPath(new URL('../workers/mcp/main.js', import.meta.url)),
+};
+
+const STOP_GRACE_MS = 5000;
+
+export interface ServeFlags {
+  addr?: string;
+  accessKey?: string;
+  cors: string[];
+}
+
+/**
+ * The supervisor: owns config and key, runs migrations, spawns and watches the children, routes
+ * IPC between them, drains and replaces them on restart, and answers `svc status`.
+ */
+export class Supervisor {
+  private settings!: Settings;
+  private db!: Db;
+  private control: Server | undefined;
+  private gateway: Child | undefined;
+  private readonly agents: Child[] = [];
+  private readonly backoff = new Map<ChildRole, Backoff>();
+  private readonly restartCounts = new Map<ChildRole, number>();
+  private readonly lastExit = new Map<ChildRole, string>();
+  private readonly pendingRespawn = new Map<ChildRole, NodeJS.Timeout>();
+  private readonly router = new Router((role) => this.pick(role));
+  private state: Status['state'] = 'starting';
+  private readonly startedAt = new Date();
+  private boundPort: number | undefined;
+  private uws: 'native' | 'fallback' | null = null;
+  private restarts = 0;
+  private lastRestartError: string | null = null;
+  private restartInFlight: Promise<void> | undefined;
+
+  constructor(
+    private readonly paths: Paths,
+    private readonly flags: ServeFlags,
+  ) {}
+
+  get url(): string | null {
+    if (this.boundPort === undefined) return null;
+    const host = this.settings.listen.host === '' ? '127.0.0.1' : this.settings.listen.host;
+    return `http://${formatHostPort(host, this.boundPort)}/`;
+  }
+
+  get accessKey(): string {
+    return this.settings.key;
+  }
+
+  get listen(): ListenAddr {
+    return this.settings.listen;
+  }
+
+  /** Starts everything; rejects with a one-line reason if svc cannot start. */
+  async start(): Promise<{ port: number; uws: 'native' | 'fallback' }> {
+    process.umask(0o077); // everything svc writes is the user's alone
+    setLogRole('supervisor');
+    ensurePrivateDir(this.paths.home);
+    this.settings = readSettings(this.paths, this.flags);
+    this.applyLogSettings(this.settings.config);
+    mkdirSync(this.paths.runDir, { recursive: true, mode: 0o700 });
+    mkdirSync(this.paths.logsDir, { recursive: true, mode: 0o700 });
+    const { db, applied } = openAndMigrate(this.paths.db);
+    this.db = db;
+    if (applied.length > 0) log.info('store migrated', { versions: applied.join(',') });
+    new MetaStore(db).set('last_start', this.startedAt.toISOString());
+
+    this.control = await serveControl(this.paths.controlSocket, async (req) => {
+      if (req.cmd === 'status') return this.status();
+      if (req.cmd === 'open_url') return { url: this.url, key: this.settings.key };
+      setImmediate(() => process.kill(process.pid, 'SIGTERM')); // the same path as Ctrl-C
+      return { stopping: true };
+    });
+    writeFileSync(this.paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
+    await assertPortFree(this.settings.listen);
+
+    const gateway = await this.spawnGateway(this.settings.listen.port);
+    this.state = 'running';
+    return { port: this.boundPort ?? gateway.port, uws: gateway.uws };
+  }
+
+  /** Stops every child, then removes the socket and pid file. */
+  async stop(reason: string): Promise<void> {
+    if (this.state === 'stopping') return;
+    this.state = 'stopping';
+    log.info('stopping', { reason });
+    for (const t of this.pendingRespawn.values()) clearTimeout(t);
+    const children = [this.gateway, ...this.agents].filter((c): c is Child => c !== undefined);
+    await Promise.all(children.map((c) => c.stop(STOP_GRACE_MS)));
+    this.control?.close();
+    rmSync(this.paths.controlSocket, { force: true });
+    rmSync(this.paths.pidFile, { force: true });
+    this.db?.close();
+  }
+
+  async status(): Promise<Status> {
+    const children = [this.gateway, ...this.agents].filter((c): c is Child => c !== undefined);
+    const processes: ProcessStatus[] = [
+      {
+        role: 'supervisor',
+        pid: process.pid,
+        state: this.state === 'running' ? 'running' : this.state === 'draining' || this.state === 'restarting' ? 'draining' : 'starting',
+        uptime_s: Math.round((Date.now() - this.startedAt.getTime()) / 1000),
+        restarts: 0,
+        rss_bytes: process.memoryUsage.rss(),
+        inflight_turns: 0,
+        last_exit: null,
+      },
+      ...(await Promise.all(children.map((c) => this.childStatus(c)))),
+    ];
+    for (const role of this.pendingRespawn.keys()) {
+      if (children.some((c) => c.role === role)) continue;
+      const crashLoop = (this.backoff.get(role)?.recent ?? 0) >= 5;
+      processes.push({
+        role,
+        pid: -1,
+        state: crashLoop ? 'crash_loop' : 'backoff',
+        uptime_s: 0,
+        restarts: this.restartCounts.get(role) ?? 0,
+        rss_bytes: null,
+        inflight_turns: 0,
+        last_exit: this.lastExit.get(role) ?? null,
+      });
+    }
+    return {
+      version,
+      state: this.state,
+      started_at: this.startedAt.toISOString(),
+      home: this.paths.home,
+      addr: this.boundPort === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', this.boundPort),
+      url: this.url,
+      uws: this.uws,
+      restarts: this.restarts,
+      last_restart_error: this.lastRestartError,
+      processes,
+    };
+  }
+
+  /**
+   * POST /api/restart: drain (new work gets 503), wait for in-flight turns within the drain bound,
+   * re-read config and key, start a new gateway on the same port, then retire the old one.
+   */
+  requestRestart(reason: string): { accepted: boolean; state: string } {
+    if (this.state === 'stopping') return { accepted: false, state: this.state };
+    if (!this.restartInFlight) {
+      this.restartInFlight = this.restart(reason).finally(() => {
+        this.restartInFlight = undefined;
+      });
+    }
+    return { accepted: true, state: 'restarting' };
+  }
+
+  private async restart(reason: string): Promise<void> {
+    log.info('restart requested; draining', { reason });
+    this.state = 'draining';
+    const drainSeconds = this.settings.config.restart.drain_seconds;
+    this.gateway?.endpoint.emit('server.draining', { retry_after_s: Math.min(30, Math.ceil(drainSeconds)) });
+    await this.waitForTurns(drainSeconds * 1000);
+
+    let next: Settings;
+    try {
+      next = readSettings(this.paths, this.flags, this.settings.listen);
+    } catch (err) {
+      this.lastRestartError = (err as Error).message;
+      log.error('restart abandoned: the configuration cannot be used; still running with the previous one', { error: this.lastRestartError });
+      this.gateway?.endpoint.emit('server.resumed', { reason: this.lastRestartError });
+      this.state = 'running';
+      return;
+    }
+    this.state = 'restarting';
+    this.settings = next;
+    this.applyLogSettings(next.config);
+    const old = this.gateway;
+    const oldAgents = this.agents.splice(0);
+    try {
+      // The old gateway keeps its socket until the new one listens on the same port (SO_REUSEPORT).
+      await this.spawnGateway(this.boundPort ?? next.listen.port);
+    } catch (err) {
+      this.lastRestartError = `the new gateway did not start: ${(err as Error).message}`;
+      log.error('restart abandoned', { error: this.lastRestartError });
+      this.gateway = old;
+      this.agents.push(...oldAgents);
+      old?.endpoint.emit('server.resumed', { reason: this.lastRestartError });
+      this.state = 'running';
+      return;
+    }
+    if (old) {
+      old.expectedExit = true;
+      await old.endpoint.request('gateway.handover', {}, { to: 'gateway', timeoutMs: 15_000 }).catch(() => undefined);
+      await old.stop(STOP_GRACE_MS);
+    }
+    await Promise.all(oldAgents.map((a) => a.stop(STOP_GRACE_MS)));
+    this.restarts++;
+    this.lastRestartError = null;
+    this.state = 'running';
+    log.info('restarted', { restarts: this.restarts });
+  }
+
+  private async waitForTurns(boundMs: number): Promise<void> {
+    const until = Date.now() + boundMs;
+    while (Date.now() < until) {
+      const counts = await Promise.all(
+        this.agents.map((a) => a.endpoint.request('child.stats', {}, { to: a.role, timeoutMs: 1000 }).then((s) => s.inflight_turns, () => 0)),
+      );
+      if (counts.every((n) => n === 0)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    log.warn('drain bound reached with turns still running; restarting anyway', { drain_seconds: boundMs / 1000 });
+  }
+
+  private async spawnGateway(port: number): Promise<{ port: number; uws: 'native' | 'fallback' }> {
+    const child = this.spawn('gateway');
+    let started;
+    try {
+      started = await child.endpoint.request(
+        'child.start',
+        { config: this.settings.config, access_key: this.settings.key, listen: { host: this.settings.listen.host, port } },
+        { to: 'gateway', timeoutMs: 15_000 },
+      );
+    } catch (err) {
+      child.expectedExit = true;
+      await child.stop(1000);
+      throw err;
+    }
+    const previous = this.gateway;
+    this.gateway = child;
+    child.state = 'running';
+    if (previous && previous !== child && previous.alive) previous.state = 'draining';
+    this.boundPort = started.port ?? port;
+    this.uws = started.uws ?? null;
+    return { port: this.boundPort, uws: started.uws ?? 'native' };
+  }
+
+  private spawn(role: ChildRole): Child {
+    const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: this.paths.home, SVC_ROLE: role };
+    // The key reaches the gateway over IPC only; shell commands run by workers must never inherit it.
+    delete env.SVC_ACCESS_KEY;
+    const child = new Child(role, entries[role], env);
+    this.router.attach(child);
+    child.endpoint.handle('supervisor.status', () => this.status());
+    child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));
+    void child.exited.then(({ code, signal }) => this.onExit(child, code, signal));
+    return child;
+  }
+
+  private onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
+    const how = signal ? `killed by ${signal}` : `exit code ${code}`;
+    if (child.role === 'agent') {
+      const i = this.agents.indexOf(child);
+      if (i >= 0) this.agents.splice(i, 1);
+    }
+    if (child.expectedExit || this.state === 'stopping') return;
+    this.lastExit.set(child.role, `${how} at ${new Date().toISOString()}`);
+    if (child.role !== 'gateway' || this.gateway !== child) {
+      log.warn(`${child.role} process exited unexpectedly`, { pid: child.pid, how });
+      return; // workers start again on demand
+    }
+    this.gateway = undefined;
+    const backoff = this.backoff.get('gateway') ?? new Backoff();
+    this.backoff.set('gateway', backoff);
+    const { delayMs, crashLoop } = backoff.next();
+    if (crashLoop) log.error('the gateway is crash-looping; pausing before the next try', { exits_in_last_minute: backoff.recent, retry_in_s: delayMs / 1000, last: how });
+    else log.warn('the gateway exited unexpectedly; restarting it', { pid: child.pid, how, in_ms: delayMs });
+    const timer = setTimeout(() => {
+      this.pendingRespawn.delete('gateway');
+      if (this.state === 'stopping') return;
+      this.restartCounts.set('gateway', (this.restartCounts.get('gateway') ?? 0) + 1);
+      this.spawnGateway(this.boundPort ?? this.settings.listen.port).catch((err: Error) => {
+        log.error('the gateway did not come back', { error: err.message });
+        this.onExit(child, code, signal);
+      });
+    }, delayMs);
+    this.pendingRespawn.set('gateway', timer);
+  }
+
+  private pick(role: ChildRole): Child | undefined {
+    if (role === 'gateway') return this.gateway;
+    if (role === 'agent') {
+      const live = this.agents.filter((a) => a.alive);
+      if (live.length > 0) return live.reduce((a, b) => (a.endpoint.inflight <= b.endpoint.inflight ? a : b));
+      if (this.state !== 'running') return undefined;
+      const agent = this.spawn('agent');
+      agent.state = 'running';
+      this.agents.push(agent);
+      void agent.endpoint.request('child.start', { config: this.settings.config }, { to: 'agent', timeoutMs: 15_000 }).catch(() => undefined);
+      return agent;
+    }
+    return undefined;
+  }
+
+  private async childStatus(c: Child): Promise<ProcessStatus> {
+    const stats = await c.endpoint.request('child.stats', {}, { to: c.role, timeoutMs: 1000 }).catch(() => undefined);
+    return {
+      role: c.role,
+      pid: c.pid,
+      state: c.state,
+      uptime_s: Math.round((Date.now() - c.startedAt) / 1000),
+      restarts: this.restartCounts.get(c.role) ?? 0,
+      rss_bytes: stats?.rss_bytes ?? null,
+      inflight_turns: stats?.inflight_turns ?? 0,
+      last_exit: this.lastExit.get(c.role) ?? null,
+    };
+  }
+
+  private applyLogSettings(config: Config): void {
+    redact(this.settings.key);
+    if (!process.env.SVC_LOG_LEVEL) setLogLevel(config.log.level);
+  }
+}
+
+/** $SVC_HOME is private: created 0700, and tightened if someone loosened it. */
+function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const mode = statSync(dir).mode & 0o777;
+  if (mode & 0o077) {
+    chmodSync(dir, 0o700);
+    log.warn('the svc folder was open to other users; its mode is now 0700', { dir, was: mode.toString(8) });
+  }
+}
