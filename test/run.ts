@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Runs every `*.test.js` under dist/test in its own process (a crashed server or a stuck socket
+ * in one file cannot sink the others), adds up uvu's counts, and ends with `N passed, N failed`.
+ * `node dist/test/run.js auth` runs only files whose path contains "auth".
+ */
+const root = dirname(fileURLToPath(import.meta.url));
+const FILE_TIMEOUT_MS = 5 * 60_000;
+
+function* walk(dir: string): Generator<string> {
+  for (const name of readdirSync(dir).sort()) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) yield* walk(full);
+    else if (name.endsWith('.test.js')) yield full;
+  }
+}
+
+const filters = process.argv.slice(2);
+const files = [...walk(root)].filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+
+function runFile(file: string): Promise<{ passed: number; failed: number; skipped: number }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--enable-source-maps', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      process.stdout.write(d);
+    });
+    child.stderr.on('data', (d: Buffer) => process.stderr.write(d));
+    const timer = setTimeout(() => {
+      process.stdout.write(`\n${relative(root, file)}: timed out after ${FILE_TIMEOUT_MS / 1000} s\n`);
+      child.kill('SIGKILL');
+    }, FILE_TIMEOUT_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const plain = out.replace(/\x1b\[[0-9;]*m/g, '');
+      const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? NaN);
+      const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? NaN);
+      const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+      if (Number.isNaN(total) || Number.isNaN(passed)) {
+        process.stdout.write(`${relative(root, file)}: ended (code ${code}) without a test summary; counted as one failure\n`);
+        return resolve({ passed: 0, failed: 1, skipped: 0 });
+      }
+      const failed = total - passed - skipped + (code !== 0 && total === passed + skipped ? 1 : 0);
+      resolve({ passed, failed, skipped });
+    });
+  });
+}
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const started = Date.now();
+for (const file of files) {
+  process.stdout.write(`\n# ${relative(root, file)}\n`);
+  const r = await runFile(file);
+  passed += r.passed;
+  failed += r.failed;
+  skipped += r.skipped;
+}
+process.stdout.write(`\n${files.length} test files in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+process.stdout.write(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
+process.exit(failed > 0 || files.length === 0 ? 1 : 0);
