@@ -1,6 +1,8 @@
 import { startChild } from '../shared/child.js';
 import { log } from '../shared/log.js';
 import { Gateway } from './app.js';
+import { openApiDocument } from './openapi.js';
+import { route } from './route.js';
 import { systemRoutes } from './routes/system.js';
 import { flavour } from './uws.js';
 
@@ -11,7 +13,16 @@ let gateway: Gateway | undefined;
 endpoint.handle('child.start', async ({ config, access_key, listen }) => {
   if (!access_key || !listen) throw new Error('the gateway needs an access key and a listen address');
   const gw = new Gateway(config, access_key);
-  gw.setRoutes([...systemRoutes({ endpoint, draining: () => gw.draining, startedAt: gw.startedAt })]);
+  const routes = systemRoutes({ endpoint, draining: () => gw.draining, startedAt: gw.startedAt });
+  routes.push(
+    route({
+      method: 'GET',
+      path: '/api/openapi.json',
+      summary: 'This document: every route with its request schema.',
+      handler: () => ({ body: openApiDocument(routes) }),
+    }),
+  );
+  gw.setRoutes(routes);
   const port = await gw.listen(listen.host, listen.port);
   gateway = gw;
   log.info(`listening with the ${flavour === 'native' ? 'native uWebSockets.js binary' : 'uWebSockets.js JavaScript fallback (slower)'}`, { port });
