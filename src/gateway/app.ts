@@ -22,7 +22,7 @@ export class Gateway {
   readonly app: TemplatedApp;
   readonly ws: WsHub;
   private readonly key: KeyCheck;
-  private readonly cors: Set<string>;
+  private cors: Set<string>;
   private router!: Router;
   private readonly staticFiles = new StaticFiles();
   private listenSocket: us_listen_socket | undefined;
@@ -32,7 +32,7 @@ export class Gateway {
   private inflight = 0;
 
   constructor(
-    private readonly config: Config,
+    private config: Config,
     accessKey: string,
     readonly startedAt = Date.now(),
   ) {
@@ -44,6 +44,12 @@ export class Gateway {
       authorize: (info) => decide({ peerLoopback: info.peerLoopback, path: info.path, headers: info.headers, queryKey: info.query.get('access_key') ?? undefined, isPublic: false }, this.key, this.cors),
     });
     this.app.any('/*', (res, req) => this.onRequest(res, readRequest(res, req)));
+  }
+
+  /** A config change through the API takes effect at once for limits and CORS. */
+  updateConfig(config: Config): void {
+    this.config = config;
+    this.cors = new Set(config.cors.map(normalizeOrigin));
   }
 
   setRoutes(routes: Route[]): void {

@@ -1,29 +1,36 @@
+import type { Config } from '../shared/config/schema.js';
 import { startChild } from '../shared/child.js';
-import { log } from '../shared/log.js';
+import { log, redact } from '../shared/log.js';
+import { resolvePaths } from '../shared/paths.js';
+import { openDb } from '../shared/store/db.js';
 import { Gateway } from './app.js';
-import { openApiDocument } from './openapi.js';
-import { route } from './route.js';
-import { systemRoutes } from './routes/system.js';
+import { allRoutes } from './routes/index.js';
 import { flavour } from './uws.js';
 
 /** The gateway process: takes its config and key from the supervisor, listens, serves. */
 const endpoint = startChild('gateway');
 let gateway: Gateway | undefined;
+let config: Config | undefined;
 
-endpoint.handle('child.start', async ({ config, access_key, listen }) => {
-  if (!access_key || !listen) throw new Error('the gateway needs an access key and a listen address');
-  const gw = new Gateway(config, access_key);
-  const routes = systemRoutes({ endpoint, draining: () => gw.draining, startedAt: gw.startedAt });
-  routes.push(
-    route({
-      method: 'GET',
-      path: '/api/openapi.json',
-      summary: 'This document: every route with its request schema.',
-      handler: () => ({ body: openApiDocument(routes) }),
+endpoint.handle('child.start', async (start) => {
+  if (!start.access_key || !start.listen) throw new Error('the gateway needs an access key and a listen address');
+  redact(start.access_key);
+  config = start.config;
+  const gw = new Gateway(start.config, start.access_key);
+  const paths = resolvePaths();
+  const db = openDb(paths.db);
+  gw.setRoutes(
+    allRoutes({
+      endpoint,
+      db,
+      paths,
+      config: () => config ?? start.config,
+      publish: (topic, type, data) => gw.ws.publish(topic, type, data),
+      draining: () => gw.draining,
+      startedAt: gw.startedAt,
     }),
   );
-  gw.setRoutes(routes);
-  const port = await gw.listen(listen.host, listen.port);
+  const port = await gw.listen(start.listen.host, start.listen.port);
   gateway = gw;
   log.info(`listening with the ${flavour === 'native' ? 'native uWebSockets.js binary' : 'uWebSockets.js JavaScript fallback (slower)'}`, { port });
   return { port, uws: flavour };
@@ -35,7 +42,10 @@ endpoint.onEvent((event) => {
   if (!gateway) return;
   if (event.type === 'server.draining') gateway.setDraining(true, event.payload.retry_after_s);
   else if (event.type === 'server.resumed') gateway.setDraining(false);
-  else if (event.type === 'ws.publish') gateway.ws.publish(event.payload.topic, event.payload.type, event.payload.data);
+  else if (event.type === 'config.changed') {
+    config = event.payload.config;
+    gateway.updateConfig(event.payload.config);
+  } else if (event.type === 'ws.publish') gateway.ws.publish(event.payload.topic, event.payload.type, event.payload.data);
 });
 
 process.on('SIGTERM', () => process.exit(0));

@@ -105,8 +105,9 @@ export class Supervisor {
   /** Stops every child, then removes the socket and pid file. */
   async stop(reason: string): Promise<void> {
     if (this.state === 'stopping') return;
+    // A start that failed has already said why in one line; "stopping" would only be noise after it.
+    if (this.state !== 'starting') log.info('stopping', { reason });
     this.state = 'stopping';
-    log.info('stopping', { reason });
     for (const t of this.pendingRespawn.values()) clearTimeout(t);
     const children = [this.gateway, ...this.agents].filter((c): c is Child => c !== undefined);
     await Promise.all(children.map((c) => c.stop(STOP_GRACE_MS)));

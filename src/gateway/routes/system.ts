@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { Endpoint } from '../../shared/protocol/endpoint.js';
+import type { Deps } from '../deps.js';
 import { version } from '../../shared/version.js';
 import { route, type Route } from '../route.js';
 
 /** Health, version, status and restart: what any client needs to know the server is there. */
-export function systemRoutes(deps: { endpoint: Endpoint; draining: () => boolean; startedAt: number }): Route[] {
+export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'startedAt'>): Route[] {
   return [
     route({
       method: 'GET',

@@ -2,6 +2,25 @@ import { z } from 'zod';
 
 const MiB = 1024 * 1024;
 
+const GiB = 1024 * MiB;
+
+/** A model entry: which provider, which model, and how to reach it. `api_key` is write-only over the API. */
+export const modelEntrySchema = z
+  .object({
+    provider: z.string().min(1).max(64),
+    model: z.string().min(1).max(200),
+    base_url: z.url({ protocol: /^https?$/ }).optional(),
+    api_key: z.string().min(1).max(4096).optional(),
+    context_window: z.number().int().min(1024).max(10_000_000).optional(),
+    max_output_tokens: z.number().int().min(1).max(1_000_000).optional(),
+  })
+  .strict();
+export type ModelEntry = z.infer<typeof modelEntrySchema>;
+
+export const modelIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a model id is 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit');
+
 /** config.yml. Strict, so a misspelt key is reported instead of silently ignored. */
 export const configSchema = z
   .object({
@@ -24,11 +43,29 @@ export const configSchema = z
       .object({ max_workers: z.number().int().min(1).max(32).default(2) })
       .strict()
       .prefault({}),
+    models: z.record(modelIdSchema, modelEntrySchema).default({}),
+    slots: z
+      .object({ default: modelIdSchema.optional(), lite: modelIdSchema.optional() })
+      .strict()
+      .prefault({}),
+    trash: z
+      .object({
+        retention_days: z.number().positive().max(3650).default(14),
+        max_bytes: z.number().int().positive().default(10 * GiB),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') })
       .strict()
       .prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    for (const slot of ['default', 'lite'] as const) {
+      const id = c.slots[slot];
+      if (id !== undefined && !(id in c.models)) ctx.addIssue({ code: 'custom', path: ['slots', slot], message: `names model "${id}", which is not under models` });
+    }
+  });
 
 export type Config = z.infer<typeof configSchema>;

@@ -118,6 +118,8 @@ export const eventDefs = {
   'server.draining': z.object({ retry_after_s: z.number().int().positive() }),
   /** supervisor → children: a restart was abandoned (e.g. the new config is invalid); take work again. */
   'server.resumed': z.object({ reason: z.string() }),
+  /** supervisor → children: config.yml changed through the API; this is the new effective config. */
+  'config.changed': z.object({ config: configSchema }),
   /** any → gateway: publish to WebSocket subscribers of a topic. */
   'ws.publish': z.object({ topic: z.string().min(1).max(200), type: z.string().min(1).max(100), data: z.unknown() }),
 } as const;

@@ -1,0 +1,286 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { createNetns, netnsUnavailable, type Netns } from '../test/helpers/netns.js';
+import type { LoadConfig } from './loadgen.js';
+import {
+  benchDir, cpuSeconds, descendants, emit, envInt, isMain, machine, mean, note, onCleanup, removeLater, round, startSvc, stopTree, track, tracked, waitForLine, type Svc,
+} from './lib.js';
+
+/**
+ * Requests per second, every target measured in the same run by the same load generator
+ * (autocannon, in its own process; inside a network namespace for remote targets).
+ *
+ *   node dist/bench/http.js            all targets
+ *   BENCH_TARGETS=svc_health,raw_uws   only these (their servers start on demand)
+ *   BENCH_DURATION=5 BENCH_WARMUP=1 BENCH_CONNECTIONS=64 BENCH_PIPELINING=1 BENCH_ROUNDS=2
+ *
+ * To benchmark a new route, add a `Target` to `targets` below (and a ratio to `ratios` if it
+ * has a goal). A target names the server it runs against; servers start once and are shared.
+ */
+
+// ---------------------------------------------------------------- what is measured
+
+export interface Target {
+  /** Result name in the JSON lines. */
+  name: string;
+  /** A key of `servers`. */
+  server: ServerName;
+  path: string;
+  method?: 'GET';
+  /** Send `Authorization: Bearer <svc access key>`. */
+  auth?: boolean;
+  headers?: Record<string, string>;
+  /** Status every response must have (the preflight checks it; other statuses count as non2xx). */
+  expectStatus?: number;
+  /** One line on what the number means, echoed into the result. */
+  about: string;
+}
+
+export const targets: Target[] = [
+  { name: 'svc_health', server: 'svc', path: '/api/health', about: 'full svc gateway, public route, loopback client' },
+  { name: 'raw_uws', server: 'uws', path: '/api/health', about: 'bare uWebSockets.js app, same body and headers' },
+  { name: 'node_http', server: 'node_http', path: '/api/health', about: 'bare node:http server, same body and headers' },
+  { name: 'svc_remote_auth_health', server: 'svc_remote', path: '/api/health', auth: true, about: 'full svc gateway from a network namespace (non-loopback), Bearer key sent and checked' },
+  { name: 'svc_remote_auth_status', server: 'svc_remote', path: '/api/status', auth: true, about: 'authenticated non-loopback GET /api/status: key check + IPC round trip to the supervisor' },
+  { name: 'raw_uws_remote', server: 'uws_remote', path: '/api/health', about: 'bare uWebSockets.js over the same veth path, to separate network cost from svc cost' },
+];
+
+export interface Ratio {
+  name: string;
+  numerator: string;
+  denominator: string;
+  /** The goal: ratio must be at least this. Omitted for informational ratios. */
+  min?: number;
+}
+
+export const ratios: Ratio[] = [
+  { name: 'health/raw_uws', numerator: 'svc_health', denominator: 'raw_uws', min: 0.8 },
+  { name: 'health/node_http', numerator: 'svc_health', denominator: 'node_http', min: 1.5 },
+  { name: 'remote_auth_health/raw_uws_remote', numerator: 'svc_remote_auth_health', denominator: 'raw_uws_remote' },
+  { name: 'remote_auth_status/raw_uws_remote', numerator: 'svc_remote_auth_status', denominator: 'raw_uws_remote' },
+];
+
+// ---------------------------------------------------------------- servers
+
+interface Running {
+  host: string;
+  port: number;
+  /** Processes whose CPU counts as "the server" (supervisor + children for svc). */
+  pids(): number[];
+  /** Access key, for svc. */
+  key?: () => string;
+  stop(): Promise<void>;
+}
+
+interface Ctx {
+  ns?: Netns;
+}
+
+type ServerName = 'svc' | 'svc_remote' | 'uws' | 'node_http' | 'uws_remote';
+
+interface ServerSpec {
+  /** Needs the network namespace (host side bind on ns.hostIp, client inside the namespace). */
+  remote: boolean;
+  start(ctx: Ctx): Promise<Running>;
+}
+
+const servers: Record<ServerName, ServerSpec> = {
+  svc: { remote: false, start: () => svcServer('127.0.0.1') },
+  svc_remote: { remote: true, start: (ctx) => svcServer(ctx.ns!.hostIp) },
+  uws: { remote: false, start: () => baseline('uws', '127.0.0.1') },
+  node_http: { remote: false, start: () => baseline('node_http', '127.0.0.1') },
+  uws_remote: { remote: true, start: (ctx) => baseline('uws', ctx.ns!.hostIp) },
+};
+
+async function svcServer(host: string): Promise<Running> {
+  const home = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  removeLater(home);
+  const svc: Svc = await startSvc({ home, host });
+  return { host, port: svc.port, pids: () => [svc.pid, ...descendants(svc.pid)], key: svc.key, stop: svc.stop };
+}
+
+async function baseline(kind: 'uws' | 'node_http', host: string): Promise<Running> {
+  const proc = tracked(process.execPath, [join(benchDir, 'baseline-server.js'), kind, host, '0'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  proc.stderr!.resume();
+  const m = await waitForLine(proc, /listening (\d+) (\w+)/, 10_000, `${kind} baseline`);
+  proc.stdout!.resume();
+  if (m[2] === 'fallback') note('the raw uWebSockets.js baseline loaded the JS fallback, not the native addon');
+  return { host, port: Number(m[1]), pids: () => [proc.pid!], stop: () => stopTree(proc) };
+}
+
+// ---------------------------------------------------------------- one measurement
+
+interface LoadResult {
+  event: string;
+  rps: number;
+  requests: number;
+  duration_s: number;
+  latency_ms: Record<string, number>;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  status_codes: Record<string, number>;
+  loadgen_cpu: number;
+  error?: string;
+  body?: string;
+}
+
+function runLoadgen(cfg: LoadConfig, ns: Netns | undefined, serverPids: number[]): Promise<LoadResult & { server_cpu: number }> {
+  const argv = [process.execPath, join(benchDir, 'loadgen.js'), JSON.stringify(cfg)];
+  const proc: ChildProcess = ns ? track(ns.spawn(argv)) : tracked(argv[0]!, argv.slice(1));
+  let stdout = '';
+  let stderr = '';
+  let cpuStart = 0;
+  const cpuNow = () => serverPids.reduce((s, p) => s + cpuSeconds(p), 0);
+  return new Promise((resolve, reject) => {
+    const limit = (cfg.warmupS + cfg.durationS + 30) * 1000;
+    const timer = setTimeout(() => proc.kill('SIGKILL'), limit);
+    proc.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (cpuStart === 0 && stdout.includes('"event":"start"')) cpuStart = cpuNow();
+    });
+    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    proc.on('close', (code) => {
+      clearTimeout(timer);
+      const cpuEnd = cpuNow();
+      const last = stdout.trim().split('\n').pop() ?? '';
+      let r: LoadResult;
+      try {
+        r = JSON.parse(last);
+      } catch {
+        return reject(new Error(`load generator exited ${code} without a result: ${stderr.slice(-1000) || stdout.slice(-1000)}`));
+      }
+      if (r.event !== 'done') return reject(new Error(`load generator failed: ${r.error}${r.body ? ` (body ${r.body})` : ''}`));
+      resolve({ ...r, server_cpu: (cpuEnd - cpuStart) / r.duration_s });
+    });
+  });
+}
+
+// ---------------------------------------------------------------- the run
+
+/** Resolves ok=false when a measurement broke (errors, non-2xx, a failed check); goals are in the ratios line. */
+export async function runHttp(): Promise<{ ok: boolean }> {
+  const durationS = envInt('BENCH_DURATION', 5);
+  const warmupS = envInt('BENCH_WARMUP', 1);
+  const connections = envInt('BENCH_CONNECTIONS', 64);
+  const pipelining = envInt('BENCH_PIPELINING', 1);
+  const rounds = Math.max(1, envInt('BENCH_ROUNDS', 2));
+  const only = (process.env.BENCH_TARGETS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const n of only) if (!targets.some((t) => t.name === n)) throw new Error(`BENCH_TARGETS names an unknown target ${JSON.stringify(n)}; known: ${targets.map((t) => t.name).join(', ')}`);
+
+  let selected = only.length ? targets.filter((t) => only.includes(t.name)) : [...targets];
+  const ctx: Ctx = {};
+  const skipped: Record<string, string> = {};
+  if (selected.some((t) => servers[t.server].remote)) {
+    const why = netnsUnavailable();
+    let ns: Netns | undefined;
+    if (!why) {
+      try {
+        ns = createNetns();
+      } catch (err) {
+        skipped.reason = `could not create a network namespace: ${(err as Error).message}`;
+      }
+    } else skipped.reason = why;
+    if (ns) {
+      ctx.ns = ns;
+      onCleanup(() => ns.close());
+    } else {
+      for (const t of selected.filter((t) => servers[t.server].remote)) {
+        emit({ bench: 'http', target: t.name, skipped: true, reason: skipped.reason });
+        note(`skipping ${t.name}: ${skipped.reason}`);
+      }
+      selected = selected.filter((t) => !servers[t.server].remote);
+    }
+  }
+
+  emit({ bench: 'http', kind: 'config', machine: machine(), loadgen: 'autocannon (separate node process)', duration_s: durationS, warmup_s: warmupS, connections, pipelining, rounds, targets: selected.map((t) => t.name) });
+
+  const running = new Map<ServerName, Running>();
+  const perTarget = new Map<string, number[]>();
+  let ok = true;
+  try {
+    for (const name of new Set(selected.map((t) => t.server))) {
+      note(`starting ${name}`);
+      running.set(name, await servers[name].start(ctx));
+    }
+
+    // A non-loopback request without the key must be refused, or the "authenticated" numbers mean nothing.
+    const remoteSvc = running.get('svc_remote');
+    if (remoteSvc && ctx.ns) {
+      const res = await ctx.ns.run([process.execPath, '-e', `fetch('http://${remoteSvc.host}:${remoteSvc.port}/api/status').then(r=>console.log(r.status),e=>{console.log(0);})`], 15_000);
+      const status = Number(res.stdout.trim());
+      const good = status === 401;
+      if (!good) ok = false;
+      emit({ bench: 'http', kind: 'check', check: 'remote GET /api/status without key is refused', status, expected: 401, ok: good });
+    }
+
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 === 0 ? selected : [...selected].reverse();
+      for (const t of order) {
+        const srv = running.get(t.server)!;
+        const remote = servers[t.server].remote;
+        const headers: Record<string, string> = { ...t.headers };
+        if (t.auth) headers.Authorization = `Bearer ${srv.key!()}`;
+        const cfg: LoadConfig = { url: `http://${srv.host}:${srv.port}${t.path}`, headers, connections, pipelining, durationS, warmupS, expectStatus: t.expectStatus ?? 200 };
+        note(`round ${r + 1}/${rounds}: ${t.name} (${durationS}s, ${connections} connections)`);
+        try {
+          const res = await runLoadgen(cfg, remote ? ctx.ns : undefined, srv.pids());
+          const clean = res.non2xx === 0 && res.errors === 0;
+          if (!clean) ok = false;
+          (perTarget.get(t.name) ?? perTarget.set(t.name, []).get(t.name)!).push(res.rps);
+          emit({
+            bench: 'http', target: t.name, round: r + 1, method: t.method ?? 'GET', path: t.path, client: remote ? 'netns' : 'loopback', auth: t.auth === true,
+            rps: round(res.rps), requests: res.requests, duration_s: res.duration_s,
+            latency_ms: Object.fromEntries(Object.entries(res.latency_ms).map(([k, v]) => [k, round(v, 2)])),
+            non2xx: res.non2xx, errors: res.errors, timeouts: res.timeouts, status_codes: res.status_codes,
+            server_cpu: round(res.server_cpu, 2), loadgen_cpu: round(res.loadgen_cpu, 2), ok: clean, about: t.about,
+          });
+        } catch (err) {
+          ok = false;
+          emit({ bench: 'http', target: t.name, round: r + 1, error: (err as Error).message });
+        }
+      }
+    }
+  } finally {
+    for (const [name, srv] of running) {
+      note(`stopping ${name}`);
+      await srv.stop().catch(() => undefined);
+    }
+    ctx.ns?.close();
+  }
+
+  const summary: Record<string, number> = {};
+  for (const t of selected) {
+    const xs = perTarget.get(t.name) ?? [];
+    if (xs.length === 0) continue;
+    summary[t.name] = mean(xs);
+    emit({ bench: 'http', kind: 'summary', target: t.name, rps_mean: round(mean(xs)), rps_min: round(Math.min(...xs)), rps_max: round(Math.max(...xs)), rounds: xs.length });
+  }
+  const out: Record<string, unknown> = {};
+  const pass: Record<string, boolean> = {};
+  for (const q of ratios) {
+    const a = summary[q.numerator];
+    const b = summary[q.denominator];
+    if (a === undefined || b === undefined) continue;
+    out[q.name] = round(a / b, 3);
+    if (q.min !== undefined) {
+      pass[q.name] = a / b >= q.min;
+      out[`${q.name}_target`] = `>= ${q.min}`;
+    }
+  }
+  const allPass = Object.values(pass).every(Boolean);
+  emit({ bench: 'http', kind: 'ratios', ...out, pass, all_targets_met: allPass, measurements_clean: ok, ...(skipped.reason ? { skipped_remote: skipped.reason } : {}) });
+  return { ok };
+}
+
+if (isMain(import.meta.url)) {
+  runHttp().then(
+    (r) => process.exit(r.ok ? 0 : 1),
+    (err: Error) => {
+      note(err.stack ?? err.message);
+      process.exit(2);
+    },
+  );
+}

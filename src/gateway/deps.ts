@@ -1,0 +1,17 @@
+import type { Config } from '../shared/config/schema.js';
+import type { Paths } from '../shared/paths.js';
+import type { Endpoint } from '../shared/protocol/endpoint.js';
+import type { Db } from '../shared/store/db.js';
+
+/** What route modules may use: the store, the supervisor link, events, and the live config. */
+export interface Deps {
+  endpoint: Endpoint;
+  db: Db;
+  paths: Paths;
+  /** The current effective config (replaced when the supervisor announces a change). */
+  config: () => Config;
+  /** Publishes a `/ws` event on a topic; call it after the write it describes has committed. */
+  publish: (topic: string, type: string, data: unknown) => void;
+  draining: () => boolean;
+  startedAt: number;
+}

@@ -1,0 +1,18 @@
+import type { Deps } from '../deps.js';
+import { openApiDocument } from '../openapi.js';
+import { route, type Route } from '../route.js';
+import { systemRoutes } from './system.js';
+
+/** Every API route, in one table; the OpenAPI document is generated from it. */
+export function allRoutes(deps: Deps): Route[] {
+  const routes: Route[] = [...systemRoutes(deps)];
+  routes.push(
+    route({
+      method: 'GET',
+      path: '/api/openapi.json',
+      summary: 'This document: every route with its request schema.',
+      handler: () => ({ body: openApiDocument(routes) }),
+    }),
+  );
+  return routes;
+}
