@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 
 /**
  * Baselines for bench/http.ts, each in its own process like the svc gateway:
- *   node dist/bench/baseline-server.js uws|node_http <host> <port>
+ *   node dist/bench/baseline-server.js uws|uws_async|node_http <host> <port>
  * Both answer `GET /api/health` with the same body and headers as the svc gateway
  * (`{"status":"ok","uptime_s":N}`, Content-Type, Cache-Control, X-Content-Type-Options) and 404
  * for anything else, and print `listening <port>` when ready.
@@ -17,19 +17,30 @@ const body = () => JSON.stringify({ status: 'ok', uptime_s: Math.round((Date.now
 process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();
 
-if (kind === 'uws') {
+if (kind === 'uws' || kind === 'uws_async') {
   const require = createRequire(import.meta.url);
   const uws = require('uWebSockets.js') as typeof import('uWebSockets.js');
   const native = Function.prototype.toString.call(uws.App).includes('[native code]');
   const app = uws.App();
-  app.get('/api/health', (res) => {
+  const reply = (res: import('uWebSockets.js').HttpResponse) =>
     res
       .writeStatus('200 OK')
       .writeHeader('Cache-Control', 'no-store')
       .writeHeader('Content-Type', 'application/json')
       .writeHeader('X-Content-Type-Options', 'nosniff')
       .end(body());
-  });
+  if (kind === 'uws') {
+    app.get('/api/health', (res) => void reply(res));
+  } else {
+    // Diagnostic: answer from a promise continuation (as an async route handler does), corked.
+    app.get('/api/health', (res) => {
+      let aborted = false;
+      res.onAborted(() => (aborted = true));
+      void Promise.resolve().then(() => {
+        if (!aborted) res.cork(() => void reply(res));
+      });
+    });
+  }
   app.any('/*', (res) => {
     res.writeStatus('404 Not Found').end('');
   });
@@ -56,6 +67,6 @@ if (kind === 'uws') {
     process.stdout.write(`listening ${typeof addr === 'object' && addr ? addr.port : 0} node\n`);
   });
 } else {
-  process.stderr.write('usage: baseline-server.js uws|node_http <host> <port>\n');
+  process.stderr.write('usage: baseline-server.js uws|uws_async|node_http <host> <port>\n');
   process.exit(2);
 }

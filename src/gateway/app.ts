@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Config } from '../shared/config/schema.js';
-import { ApiError, messageOf } from '../shared/errors.js';
+import { ApiError, errorStatus, messageOf, type ErrorCode } from '../shared/errors.js';
 import { log } from '../shared/log.js';
 import { normalizeOrigin } from '../shared/net/origin.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
@@ -182,6 +182,8 @@ export class Gateway {
   private fail(r: Responder, err: unknown, close = false): void {
     if (err instanceof ApiError) return r.error(err, close);
     if (err instanceof IpcCallError) {
+      // Errors another process raised for the client (conflict, not_found, …) keep their code.
+      if (err.code in errorStatus && err.code !== 'internal') return r.error(new ApiError(err.code as ErrorCode, err.message), close);
       const code = err.code === 'timeout' ? 'timeout' : 'unavailable';
       return r.error(new ApiError(code, `The server could not finish this request: ${err.message}. Try again.`), close);
     }

@@ -12,6 +12,7 @@ import { version } from '../shared/version.js';
 import { Backoff } from './backoff.js';
 import { assertPortFree } from './port-check.js';
 import { Child } from './child-process.js';
+import { handleConfigEdits } from './config-service.js';
 import { serveControl } from './control-socket.js';
 import { Router } from './router.js';
 import { readSettings, type Settings } from './settings.js';
@@ -263,6 +264,7 @@ export class Supervisor {
     this.router.attach(child);
     child.endpoint.handle('supervisor.status', () => this.status());
     child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));
+    handleConfigEdits(child.endpoint, this.paths.config, () => this.settings.config, (config) => this.applyConfig(config));
     void child.exited.then(({ code, signal }) => this.onExit(child, code, signal));
     return child;
   }
@@ -324,6 +326,13 @@ export class Supervisor {
       inflight_turns: stats?.inflight_turns ?? 0,
       last_exit: this.lastExit.get(c.role) ?? null,
     };
+  }
+
+  /** A config edit through the API: children learn of it before the edit's request is answered. */
+  private applyConfig(config: Config): void {
+    config.cors = this.settings.config.cors; // --cors flags stay merged in
+    this.settings = { ...this.settings, config };
+    for (const c of [this.gateway, ...this.agents]) c?.endpoint.emit('config.changed', { config });
   }
 
   private applyLogSettings(config: Config): void {

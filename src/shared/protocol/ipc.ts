@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { configSchema } from '../config/schema.js';
+import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
 
 /**
  * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
@@ -43,6 +43,22 @@ export type Status = z.infer<typeof statusSchema>;
 
 const listen = z.object({ host: z.string(), port: z.number().int().min(0).max(65535) });
 
+/** A change to a model entry: a field set to null is removed. */
+export const modelPatchSchema = z
+  .object({
+    provider: modelEntrySchema.shape.provider,
+    model: modelEntrySchema.shape.model,
+    base_url: modelEntrySchema.shape.base_url.unwrap().nullable(),
+    api_key: modelEntrySchema.shape.api_key.unwrap().nullable(),
+    context_window: modelEntrySchema.shape.context_window.unwrap().nullable(),
+    max_output_tokens: modelEntrySchema.shape.max_output_tokens.unwrap().nullable(),
+  })
+  .partial()
+  .strict();
+export type ModelPatch = z.infer<typeof modelPatchSchema>;
+
+const ack = z.object({});
+
 /** Requests: the payload the sender gives and the result the receiver answers. */
 export const requestDefs = {
   /** supervisor → child, first message after spawn. */
@@ -71,6 +87,11 @@ export const requestDefs = {
     payload: z.object({ reason: z.string().max(200) }),
     result: z.object({ accepted: z.boolean(), state: z.string() }),
   },
+  /** gateway → supervisor: config.yml edits; the supervisor alone writes the file. */
+  'config.models.create': { payload: z.object({ id: modelIdSchema, entry: modelEntrySchema }), result: ack },
+  'config.models.update': { payload: z.object({ id: modelIdSchema, patch: modelPatchSchema }), result: ack },
+  'config.models.delete': { payload: z.object({ id: modelIdSchema }), result: ack },
+  'config.slots.set': { payload: z.object({ slot: z.enum(['default', 'lite']), model_id: modelIdSchema.nullable() }), result: ack },
   /** any → worker: a round trip used by health probes and tests. */
   'worker.echo': {
     payload: z.object({ text: z.string().max(10_000) }),

@@ -1,0 +1,39 @@
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parseDocument, type Document } from 'yaml';
+import { ConfigError, parseConfig } from '../shared/config/load.js';
+import type { Config } from '../shared/config/schema.js';
+
+/**
+ * The only writer of config.yml. An edit is applied to the parsed YAML document, so the user's
+ * comments and layout stay; the whole result is validated before anything touches the disk; the
+ * write is a temp file (0600) renamed over the old one, so a crash leaves one or the other.
+ */
+export function editConfig(file: string, edit: (doc: Document) => void): Config {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);
+  }
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) throw new ConfigError(`${file} is not valid YAML; fix it by hand before changing settings through the API`);
+  if (doc.contents === null) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
+  edit(doc);
+  const next = doc.toString();
+  const config = parseConfig(next, file);
+  writeAtomic(file, next);
+  return config;
+}
+
+function writeAtomic(file: string, text: string): void {
+  const tmp = join(dirname(file), `.config.yml.${process.pid}.tmp`);
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+}
