@@ -14,7 +14,7 @@ import {
  *
  *   node dist/bench/http.js            all targets
  *   BENCH_TARGETS=svc_health,raw_uws   only these (their servers start on demand)
- *   BENCH_DURATION=5 BENCH_WARMUP=1 BENCH_CONNECTIONS=64 BENCH_PIPELINING=1 BENCH_ROUNDS=2
+ *   BENCH_DURATION=5 BENCH_WARMUP=1 BENCH_CONNECTIONS=64 BENCH_PIPELINING=1 BENCH_ROUNDS=3 (the defaults)
  *
  * To benchmark a new route, add a `Target` to `targets` below (and a ratio to `ratios` if it
  * has a goal). A target names the server it runs against; servers start once and are shared.
@@ -36,6 +36,8 @@ export interface Target {
   expectStatus?: number;
   /** One line on what the number means, echoed into the result. */
   about: string;
+  /** Diagnostic: runs only when named in BENCH_TARGETS. */
+  optional?: boolean;
 }
 
 export const targets: Target[] = [
@@ -45,6 +47,7 @@ export const targets: Target[] = [
   { name: 'svc_remote_auth_health', server: 'svc_remote', path: '/api/health', auth: true, about: 'full svc gateway from a network namespace (non-loopback), Bearer key sent and checked' },
   { name: 'svc_remote_auth_status', server: 'svc_remote', path: '/api/status', auth: true, about: 'authenticated non-loopback GET /api/status: key check + IPC round trip to the supervisor' },
   { name: 'raw_uws_remote', server: 'uws_remote', path: '/api/health', about: 'bare uWebSockets.js over the same veth path, to separate network cost from svc cost' },
+  { name: 'raw_uws_async', server: 'uws_async', path: '/api/health', optional: true, about: 'diagnostic: bare uWebSockets.js answering from a promise continuation, corked' },
 ];
 
 export interface Ratio {
@@ -78,7 +81,7 @@ interface Ctx {
   ns?: Netns;
 }
 
-type ServerName = 'svc' | 'svc_remote' | 'uws' | 'node_http' | 'uws_remote';
+type ServerName = 'svc' | 'svc_remote' | 'uws' | 'uws_async' | 'node_http' | 'uws_remote';
 
 interface ServerSpec {
   /** Needs the network namespace (host side bind on ns.hostIp, client inside the namespace). */
@@ -90,6 +93,7 @@ const servers: Record<ServerName, ServerSpec> = {
   svc: { remote: false, start: () => svcServer('127.0.0.1') },
   svc_remote: { remote: true, start: (ctx) => svcServer(ctx.ns!.hostIp) },
   uws: { remote: false, start: () => baseline('uws', '127.0.0.1') },
+  uws_async: { remote: false, start: () => baseline('uws_async', '127.0.0.1') },
   node_http: { remote: false, start: () => baseline('node_http', '127.0.0.1') },
   uws_remote: { remote: true, start: (ctx) => baseline('uws', ctx.ns!.hostIp) },
 };
@@ -101,7 +105,7 @@ async function svcServer(host: string): Promise<Running> {
   return { host, port: svc.port, pids: () => [svc.pid, ...descendants(svc.pid)], key: svc.key, stop: svc.stop };
 }
 
-async function baseline(kind: 'uws' | 'node_http', host: string): Promise<Running> {
+async function baseline(kind: 'uws' | 'uws_async' | 'node_http', host: string): Promise<Running> {
   const proc = tracked(process.execPath, [join(benchDir, 'baseline-server.js'), kind, host, '0'], { stdio: ['pipe', 'pipe', 'pipe'] });
   proc.stderr!.resume();
   const m = await waitForLine(proc, /listening (\d+) (\w+)/, 10_000, `${kind} baseline`);
@@ -166,11 +170,11 @@ export async function runHttp(): Promise<{ ok: boolean }> {
   const warmupS = envInt('BENCH_WARMUP', 1);
   const connections = envInt('BENCH_CONNECTIONS', 64);
   const pipelining = envInt('BENCH_PIPELINING', 1);
-  const rounds = Math.max(1, envInt('BENCH_ROUNDS', 2));
+  const rounds = Math.max(1, envInt('BENCH_ROUNDS', 3));
   const only = (process.env.BENCH_TARGETS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   for (const n of only) if (!targets.some((t) => t.name === n)) throw new Error(`BENCH_TARGETS names an unknown target ${JSON.stringify(n)}; known: ${targets.map((t) => t.name).join(', ')}`);
 
-  let selected = only.length ? targets.filter((t) => only.includes(t.name)) : [...targets];
+  let selected = only.length ? targets.filter((t) => only.includes(t.name)) : targets.filter((t) => !t.optional);
   const ctx: Ctx = {};
   const skipped: Record<string, string> = {};
   if (selected.some((t) => servers[t.server].remote)) {
@@ -198,7 +202,7 @@ export async function runHttp(): Promise<{ ok: boolean }> {
   emit({ bench: 'http', kind: 'config', machine: machine(), loadgen: 'autocannon (separate node process)', duration_s: durationS, warmup_s: warmupS, connections, pipelining, rounds, targets: selected.map((t) => t.name) });
 
   const running = new Map<ServerName, Running>();
-  const perTarget = new Map<string, number[]>();
+  const perTarget = new Map<string, Array<{ round: number; rps: number; eff: number | null }>>();
   let ok = true;
   try {
     for (const name of new Set(selected.map((t) => t.server))) {
@@ -229,13 +233,14 @@ export async function runHttp(): Promise<{ ok: boolean }> {
           const res = await runLoadgen(cfg, remote ? ctx.ns : undefined, srv.pids());
           const clean = res.non2xx === 0 && res.errors === 0;
           if (!clean) ok = false;
-          (perTarget.get(t.name) ?? perTarget.set(t.name, []).get(t.name)!).push(res.rps);
+          (perTarget.get(t.name) ?? perTarget.set(t.name, []).get(t.name)!).push({ round: r, rps: res.rps, eff: res.server_cpu > 0.05 ? res.rps / res.server_cpu : null });
           emit({
             bench: 'http', target: t.name, round: r + 1, method: t.method ?? 'GET', path: t.path, client: remote ? 'netns' : 'loopback', auth: t.auth === true,
             rps: round(res.rps), requests: res.requests, duration_s: res.duration_s,
             latency_ms: Object.fromEntries(Object.entries(res.latency_ms).map(([k, v]) => [k, round(v, 2)])),
             non2xx: res.non2xx, errors: res.errors, timeouts: res.timeouts, status_codes: res.status_codes,
-            server_cpu: round(res.server_cpu, 2), loadgen_cpu: round(res.loadgen_cpu, 2), ok: clean, about: t.about,
+            server_cpu: round(res.server_cpu, 2), loadgen_cpu: round(res.loadgen_cpu, 2),
+            rps_per_server_cpu_s: res.server_cpu > 0 ? round(res.rps / res.server_cpu) : null, ok: clean, about: t.about,
           });
         } catch (err) {
           ok = false;
@@ -251,22 +256,36 @@ export async function runHttp(): Promise<{ ok: boolean }> {
     ctx.ns?.close();
   }
 
-  const summary: Record<string, number> = {};
+  const summary: Record<string, { rps: number; eff: number | null }> = {};
   for (const t of selected) {
     const xs = perTarget.get(t.name) ?? [];
     if (xs.length === 0) continue;
-    summary[t.name] = mean(xs);
-    emit({ bench: 'http', kind: 'summary', target: t.name, rps_mean: round(mean(xs)), rps_min: round(Math.min(...xs)), rps_max: round(Math.max(...xs)), rounds: xs.length });
+    const rps = xs.map((x) => x.rps);
+    const effs = xs.map((x) => x.eff).filter((e): e is number => e !== null);
+    summary[t.name] = { rps: mean(rps), eff: effs.length ? mean(effs) : null };
+    emit({
+      bench: 'http', kind: 'summary', target: t.name, rps_mean: round(mean(rps)), rps_min: round(Math.min(...rps)), rps_max: round(Math.max(...rps)), rounds: xs.length,
+      rps_per_server_cpu_s_mean: effs.length ? round(mean(effs)) : null,
+    });
   }
+  // Primary ratio: mean rps over mean rps. Also per round (targets run back to back, so each
+  // round's ratio sees similar machine noise) and per server CPU-second (less sensitive to
+  // neighbours stealing CPU from the load generator, since it divides out the CPU the server got).
   const out: Record<string, unknown> = {};
   const pass: Record<string, boolean> = {};
   for (const q of ratios) {
     const a = summary[q.numerator];
     const b = summary[q.denominator];
     if (a === undefined || b === undefined) continue;
-    out[q.name] = round(a / b, 3);
+    out[q.name] = round(a.rps / b.rps, 3);
+    const perRound = (perTarget.get(q.numerator) ?? []).flatMap((x) => {
+      const y = (perTarget.get(q.denominator) ?? []).find((d) => d.round === x.round);
+      return y ? [round(x.rps / y.rps, 3)] : [];
+    });
+    out[`${q.name}_per_round`] = perRound;
+    if (a.eff !== null && b.eff !== null) out[`${q.name}_per_cpu`] = round(a.eff / b.eff, 3);
     if (q.min !== undefined) {
-      pass[q.name] = a / b >= q.min;
+      pass[q.name] = a.rps / b.rps >= q.min;
       out[`${q.name}_target`] = `>= ${q.min}`;
     }
   }

@@ -66,15 +66,24 @@ export class Gateway {
     this.ws.publish('server', on ? 'draining' : 'resumed', { retry_after_s: retryAfterS });
   }
 
-  listen(host: string, port: number): Promise<number> {
+  async listen(host: string, port: number): Promise<number> {
+    if (port === 0) {
+      // uSockets sets SO_REUSEPORT only when a port is given, so a socket bound to port 0 could
+      // never share its port with the next gateway on restart. Let the kernel pick a port, then
+      // bind that port for real.
+      const probe = await this.bind(host, 0);
+      port = uws.us_socket_local_port(probe);
+      uws.us_listen_socket_close(probe);
+    }
+    this.listenSocket = await this.bind(host, port);
+    return uws.us_socket_local_port(this.listenSocket);
+  }
+
+  private bind(host: string, port: number): Promise<us_listen_socket> {
     return new Promise((resolve, reject) => {
       const done = (sock: us_listen_socket | false) => {
-        if (!sock) {
-          reject(new Error(`cannot listen on ${host || '*'}:${port}: the address is in use or not available on this machine`));
-          return;
-        }
-        this.listenSocket = sock;
-        resolve(uws.us_socket_local_port(sock));
+        if (!sock) reject(new Error(`cannot listen on ${host || '*'}:${port}: the address is in use or not available on this machine`));
+        else resolve(sock);
       };
       if (host === '') this.app.listen(port, done);
       else this.app.listen(host, port, done);

@@ -15,6 +15,9 @@ export interface Paths {
   serveLog: string;
   uploadsDir: string;
   trashDir: string;
+  soul: string;
+  user: string;
+  memoryDir: string;
 }
 
 export function resolvePaths(env: NodeJS.ProcessEnv = process.env): Paths {
@@ -34,5 +37,8 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): Paths {
     serveLog: join(logsDir, 'serve.log'),
     uploadsDir: join(home, 'uploads'),
     trashDir: join(home, 'trash'),
+    soul: join(home, 'soul.md'),
+    user: join(home, 'user.md'),
+    memoryDir: join(home, 'memory'),
   };
 }

@@ -1,6 +1,6 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseDocument, type Document } from 'yaml';
+import { writeFileAtomic } from '../shared/atomic-write.js';
 import { ConfigError, parseConfig } from '../shared/config/load.js';
 import type { Config } from '../shared/config/schema.js';
 
@@ -22,18 +22,6 @@ export function editConfig(file: string, edit: (doc: Document) => void): Config 
   edit(doc);
   const next = doc.toString();
   const config = parseConfig(next, file);
-  writeAtomic(file, next);
+  writeFileAtomic(file, next);
   return config;
-}
-
-function writeAtomic(file: string, text: string): void {
-  const tmp = join(dirname(file), `.config.yml.${process.pid}.tmp`);
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
 }

@@ -92,6 +92,21 @@ export const requestDefs = {
   'config.models.update': { payload: z.object({ id: modelIdSchema, patch: modelPatchSchema }), result: ack },
   'config.models.delete': { payload: z.object({ id: modelIdSchema }), result: ack },
   'config.slots.set': { payload: z.object({ slot: z.enum(['default', 'lite']), model_id: modelIdSchema.nullable() }), result: ack },
+  /** gateway → agent: the smallest real request to a provider, for POST /api/config/test. */
+  'agent.probe_model': {
+    payload: z.object({
+      protocol: z.enum(['openai', 'anthropic']),
+      base_url: z.string().url(),
+      api_key: z.string().optional(),
+      model: z.string().min(1),
+    }),
+    result: z.object({
+      ok: z.boolean(),
+      reason: z.enum(['bad_key', 'unknown_model', 'unreachable', 'rate_limited', 'server_error', 'bad_response']).optional(),
+      message: z.string().optional(),
+      latency_ms: z.number().optional(),
+    }),
+  },
   /** any → worker: a round trip used by health probes and tests. */
   'worker.echo': {
     payload: z.object({ text: z.string().max(10_000) }),
