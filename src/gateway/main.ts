@@ -1,5 +1,6 @@
 import type { Config } from '../shared/config/schema.js';
 import { startChild } from '../shared/child.js';
+import { redactConfigSecrets } from '../shared/config/secrets.js';
 import { log, redact } from '../shared/log.js';
 import { resolvePaths } from '../shared/paths.js';
 import { openDb } from '../shared/store/db.js';
@@ -15,6 +16,7 @@ let config: Config | undefined;
 endpoint.handle('child.start', async (start) => {
   if (!start.access_key || !start.listen) throw new Error('the gateway needs an access key and a listen address');
   redact(start.access_key);
+  redactConfigSecrets(start.config);
   config = start.config;
   const gw = new Gateway(start.config, start.access_key);
   const paths = resolvePaths();
@@ -44,6 +46,7 @@ endpoint.onEvent((event) => {
   else if (event.type === 'server.resumed') gateway.setDraining(false);
   else if (event.type === 'config.changed') {
     config = event.payload.config;
+    redactConfigSecrets(config);
     gateway.updateConfig(event.payload.config);
   } else if (event.type === 'ws.publish') gateway.ws.publish(event.payload.topic, event.payload.type, event.payload.data);
 });

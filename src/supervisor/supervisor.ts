@@ -11,6 +11,7 @@ import { MetaStore } from '../shared/store/meta.js';
 import { version } from '../shared/version.js';
 import { Backoff } from './backoff.js';
 import { assertPortFree } from './port-check.js';
+import { redactConfigSecrets } from '../shared/config/secrets.js';
 import { Child } from './child-process.js';
 import { handleConfigEdits } from './config-service.js';
 import { serveControl } from './control-socket.js';
@@ -332,11 +333,13 @@ export class Supervisor {
   private applyConfig(config: Config): void {
     config.cors = this.settings.config.cors; // --cors flags stay merged in
     this.settings = { ...this.settings, config };
+    redactConfigSecrets(config);
     for (const c of [this.gateway, ...this.agents]) c?.endpoint.emit('config.changed', { config });
   }
 
   private applyLogSettings(config: Config): void {
     redact(this.settings.key);
+    redactConfigSecrets(config);
     if (!process.env.SVC_LOG_LEVEL) setLogLevel(config.log.level);
   }
 }

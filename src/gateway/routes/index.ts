@@ -1,11 +1,13 @@
 import type { Deps } from '../deps.js';
 import { openApiDocument } from '../openapi.js';
 import { route, type Route } from '../route.js';
+import { modelRoutes } from './models.js';
+import { onboardRoutes } from './onboard.js';
 import { systemRoutes } from './system.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
-  const routes: Route[] = [...systemRoutes(deps)];
+  const routes: Route[] = [...systemRoutes(deps), ...modelRoutes(deps), ...onboardRoutes(deps)];
   routes.push(
     route({
       method: 'GET',

@@ -9,6 +9,8 @@ export const modelEntrySchema = z
   .object({
     provider: z.string().min(1).max(64),
     model: z.string().min(1).max(200),
+    /** Only for providers that speak either protocol (custom); others use the catalog's. */
+    protocol: z.enum(['openai', 'anthropic']).optional(),
     base_url: z.url({ protocol: /^https?$/ }).optional(),
     api_key: z.string().min(1).max(4096).optional(),
     context_window: z.number().int().min(1024).max(10_000_000).optional(),
@@ -19,7 +21,8 @@ export type ModelEntry = z.infer<typeof modelEntrySchema>;
 
 export const modelIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a model id is 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit');
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a model id is 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit')
+  .refine((id) => id !== 'default' && id !== 'lite', '"default" and "lite" are the names of the two slots, not model ids');
 
 /** config.yml. Strict, so a misspelt key is reported instead of silently ignored. */
 export const configSchema = z

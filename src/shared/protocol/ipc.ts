@@ -48,6 +48,7 @@ export const modelPatchSchema = z
   .object({
     provider: modelEntrySchema.shape.provider,
     model: modelEntrySchema.shape.model,
+    protocol: modelEntrySchema.shape.protocol.unwrap().nullable(),
     base_url: modelEntrySchema.shape.base_url.unwrap().nullable(),
     api_key: modelEntrySchema.shape.api_key.unwrap().nullable(),
     context_window: modelEntrySchema.shape.context_window.unwrap().nullable(),

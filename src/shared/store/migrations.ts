@@ -19,6 +19,74 @@ export const migrations: Migration[] = [
       ) STRICT`);
     },
   },
+  {
+    version: 2,
+    name: 'sessions, messages, artifacts, goals',
+    up: (db) => {
+      db.exec(`CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        model_id TEXT,
+        reasoning_effort TEXT NOT NULL CHECK (reasoning_effort IN ('off','low','medium','high','xhigh','max')),
+        show_reasoning INTEGER NOT NULL CHECK (show_reasoning IN (0,1)),
+        permission_mode TEXT NOT NULL CHECK (permission_mode IN ('interactive','auto','strict')),
+        working_dir TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        message_count INTEGER NOT NULL DEFAULT 0
+      ) STRICT`);
+      db.exec('CREATE INDEX sessions_by_created ON sessions (created_at DESC, id DESC)');
+      db.exec(`CREATE TABLE messages (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('user','assistant','tool','system')),
+        content TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (session_id, seq)
+      ) STRICT`);
+      db.exec(`CREATE TABLE artifacts (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mime TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (session_id, path)
+      ) STRICT`);
+      db.exec(`CREATE TABLE goals (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        objective TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('active','paused','complete','blocked','budget_limited')),
+        token_budget INTEGER,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        turns INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT`);
+    },
+  },
+  {
+    version: 3,
+    name: 'trash',
+    up: (db) => {
+      // One row per deleted thing of any kind; payload holds what restores it, blob=1 means
+      // its bytes sit in $SVC_HOME/trash/<id>/.
+      db.exec(`CREATE TABLE trash (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        original TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        deleted_at TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        blob INTEGER NOT NULL DEFAULT 0 CHECK (blob IN (0,1))
+      ) STRICT`);
+      db.exec('CREATE INDEX trash_by_deleted ON trash (deleted_at DESC, id DESC)');
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

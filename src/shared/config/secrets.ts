@@ -1,0 +1,8 @@
+import { redact } from '../log.js';
+import type { Config } from './schema.js';
+
+/** Every secret a config holds is scrubbed from this process's log lines from now on. */
+export function redactConfigSecrets(config: Config): void {
+  redact(config.access_key);
+  for (const entry of Object.values(config.models)) redact(entry.api_key);
+}

@@ -1,0 +1,144 @@
+import { z } from 'zod';
+import { ApiError } from '../errors.js';
+import type { Db } from './db.js';
+import { decodeCursor, encodeCursor, isoNow, newId, stmt } from './util.js';
+
+export const reasoningEfforts = ['off', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+export const permissionModes = ['interactive', 'auto', 'strict'] as const;
+export type ReasoningEffort = (typeof reasoningEfforts)[number];
+export type PermissionMode = (typeof permissionModes)[number];
+
+/** A session as the API shows it. */
+export interface Session {
+  id: string;
+  title: string;
+  /** A key of config `models`; null follows the default slot. */
+  model_id: string | null;
+  reasoning_effort: ReasoningEffort;
+  show_reasoning: boolean;
+  permission_mode: PermissionMode;
+  working_dir: string | null;
+  created_at: string;
+  updated_at: string;
+  message_count: number;
+}
+
+/** The stored row (SQLite has no booleans). Also what the trash keeps. */
+export const sessionRowSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  model_id: z.string().nullable(),
+  reasoning_effort: z.enum(reasoningEfforts),
+  show_reasoning: z.number().int(),
+  permission_mode: z.enum(permissionModes),
+  working_dir: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  message_count: z.number().int(),
+});
+export type SessionRow = z.infer<typeof sessionRowSchema>;
+
+/** What a client may set; the route checks model_id and working_dir against config and disk. */
+export interface SessionSettings {
+  title?: string;
+  model_id?: string | null;
+  reasoning_effort?: ReasoningEffort;
+  show_reasoning?: boolean;
+  permission_mode?: PermissionMode;
+  working_dir?: string | null;
+}
+
+export const sessionDefaults = {
+  title: 'New session',
+  model_id: null,
+  reasoning_effort: 'medium',
+  show_reasoning: true,
+  permission_mode: 'interactive',
+  working_dir: null,
+} as const satisfies Required<SessionSettings>;
+
+export const SESSION_ID = /^s_[a-z0-9]{21}$/;
+
+export function toSession(r: SessionRow): Session {
+  return { ...r, show_reasoning: r.show_reasoning === 1 };
+}
+
+const COLS = 'id, title, model_id, reasoning_effort, show_reasoning, permission_mode, working_dir, created_at, updated_at, message_count';
+
+export function getSessionRow(db: Db, id: string): SessionRow | undefined {
+  return stmt<[string], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE id = ?`).get(id);
+}
+
+export function getSession(db: Db, id: string): Session | undefined {
+  const r = getSessionRow(db, id);
+  return r && toSession(r);
+}
+
+/** The session, or a 404 a person can act on. */
+export function requireSession(db: Db, id: string): Session {
+  const s = getSession(db, id);
+  if (!s) throw new ApiError('not_found', `There is no session ${JSON.stringify(id)}; it may have been deleted (see GET /api/trash). GET /api/sessions lists the sessions.`);
+  return s;
+}
+
+export function insertSessionRow(db: Db, r: SessionRow): void {
+  stmt(db, `INSERT INTO sessions (${COLS}) VALUES (@id, @title, @model_id, @reasoning_effort, @show_reasoning, @permission_mode, @working_dir, @created_at, @updated_at, @message_count)`).run(r);
+}
+
+/** Creates a session; `id` is for restores and tests, new sessions get a fresh one. */
+export function createSession(db: Db, input: SessionSettings & { id?: string } = {}): Session {
+  const now = isoNow();
+  const s = { ...sessionDefaults, ...stripUndefined(input), id: input.id ?? newId('s'), created_at: now, updated_at: now, message_count: 0 };
+  insertSessionRow(db, { ...s, show_reasoning: s.show_reasoning ? 1 : 0 });
+  return s;
+}
+
+/** Applies the given fields; undefined when there is no such session. */
+export function updateSession(db: Db, id: string, patch: SessionSettings): Session | undefined {
+  return db.transaction(() => {
+    const cur = getSessionRow(db, id);
+    if (!cur) return undefined;
+    const p = stripUndefined(patch);
+    const next: SessionRow = { ...cur, ...p, show_reasoning: p.show_reasoning === undefined ? cur.show_reasoning : p.show_reasoning ? 1 : 0, updated_at: isoNow() };
+    stmt(db, 'UPDATE sessions SET title = @title, model_id = @model_id, reasoning_effort = @reasoning_effort, show_reasoning = @show_reasoning, permission_mode = @permission_mode, working_dir = @working_dir, updated_at = @updated_at WHERE id = @id').run(next);
+    return toSession(next);
+  })();
+}
+
+export interface SessionCursor {
+  created_at: string;
+  id: string;
+}
+
+const cursorSchema = z.tuple([z.iso.datetime(), z.string().regex(SESSION_ID)]);
+
+/** Decodes a `next_cursor` from listSessions; undefined when it is not one. */
+export function parseSessionCursor(cursor: string): SessionCursor | undefined {
+  const r = cursorSchema.safeParse(decodeCursor(cursor));
+  return r.success ? { created_at: r.data[0], id: r.data[1] } : undefined;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+/** Newest first (created_at, then id); keyset pagination, so pages never skip or repeat under inserts. */
+export function listSessions(db: Db, opts: { limit: number; after?: SessionCursor }): Page<Session> {
+  const rows = opts.after
+    ? stmt<[string, string, number], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?`).all(opts.after.created_at, opts.after.id, opts.limit + 1)
+    : stmt<[number], SessionRow>(db, `SELECT ${COLS} FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`).all(opts.limit + 1);
+  const more = rows.length > opts.limit;
+  if (more) rows.pop();
+  const last = rows[rows.length - 1];
+  return { items: rows.map(toSession), next_cursor: more && last ? encodeCursor([last.created_at, last.id]) : null };
+}
+
+/** Removes the row; messages, artifacts and the goal go with it (foreign keys cascade). */
+export function deleteSessionRow(db: Db, id: string): boolean {
+  return stmt(db, 'DELETE FROM sessions WHERE id = ?').run(id).changes > 0;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
