@@ -214,13 +214,15 @@ function inputOf(peer: Peer, host: HostCase, fwd: FwdCase, key: KeyCase, origin:
 }
 
 // The full cross product would be millions of rows; the decision table uses a representative
-// subset of each dimension (every rule and every key source stays covered), and the rest of the
-// Host and peer lists are checked against isLocalRequest below.
+// subset of each dimension (every rule and every key source stays covered). The full peer, Host
+// and forwarding lists are checked against isLocalRequest, and every Origin against
+// originAllowed, in the two tests below.
 const tablePeers = peers.filter((p) => ['127.0.0.1', '127.5.5.5', '::1', '::ffff:127.0.0.1', '10.0.0.2', '2001:db8::1'].includes(p.ip));
 const tableHosts = hosts.filter((h) =>
   ['localhost', 'localhost:8088', '127.0.0.1:x', '[::1]:x', 'LOCALHOST.', 'evil.example', 'missing Host', 'empty Host', '0.0.0.0', 'localhost.evil.example', 'two Host headers joined'].includes(h.label),
 );
 const tableRoutes = routes.filter((r) => ['/api/health', '/api/status', '/ws'].includes(r.path));
+const tableForwarding = forwarding.filter((f) => Object.keys(f.headers).length === 0 || Object.values(f.headers)[0] === '' || f.label.startsWith('x-forwarded-for:'));
 const tableOrigins = origins.filter((o) => !['https://app.example.evil.example', 'http://localhost.evil.example', 'empty Origin', 'file://'].includes(o.label));
 
 test('isLocalRequest: every peer × Host × forwarding header', () => {
@@ -235,6 +237,12 @@ test('isLocalRequest: every peer × Host × forwarding header', () => {
   assert.is(rows, peers.length * hosts.length * forwarding.length);
 });
 
+test('originAllowed: every Origin against both allowlists', () => {
+  for (const list of allowlists) for (const origin of origins) {
+    assert.is(originAllowed(origin.value, list.set), origin.ok, `Origin ${origin.label} with ${list.label}`);
+  }
+});
+
 test('decide(): peer × Host × forwarding header × key source × Origin × route follows the rules', () => {
   const failures: string[] = [];
   let rows = 0;
@@ -243,7 +251,7 @@ test('decide(): peer × Host × forwarding header × key source × Origin × rou
     // With "*" in the set, the outcome must be exactly what it is without them.
     const originsHere = list.set.has('*') ? tableOrigins.filter((o) => ['literal "*"', 'no Origin', 'allowlisted https://app.example', 'foreign https://evil.example'].includes(o.label)) : tableOrigins;
     for (const origin of originsHere) {
-      for (const route of tableRoutes) for (const peer of tablePeers) for (const host of tableHosts) for (const fwd of forwarding) for (const key of keySources) {
+      for (const route of tableRoutes) for (const peer of tablePeers) for (const host of tableHosts) for (const fwd of tableForwarding) for (const key of keySources) {
         rows++;
         const want = expected(peer, host, fwd, key, origin, route);
         const got = decide(inputOf(peer, host, fwd, key, origin, route), keyCheck, list.set);

@@ -103,7 +103,7 @@ export class Gateway {
 
   private onRequest(res: HttpResponse, req: RequestInfo): void {
     this.inflight++;
-    const r = new Responder(res, () => this.handingOver, () => this.inflight--);
+    const r = new Responder(res, () => this.handingOver, () => this.inflight--, req.method === 'HEAD');
     try {
       this.dispatch(res, req, r);
     } catch (err) {

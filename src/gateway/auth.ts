@@ -80,7 +80,8 @@ export function isLocalRequest(input: Pick<AuthInput, 'peerLoopback' | 'headers'
 /** An Origin, when present, must be this machine or on the allowlist; `*` never counts. */
 export function originAllowed(origin: string | undefined, allowlist: ReadonlySet<string>): boolean {
   if (origin === undefined) return true;
-  return isLocalOrigin(origin) || allowlist.has(normalizeOrigin(origin));
+  const normalized = normalizeOrigin(origin);
+  return isLocalOrigin(origin) || (normalized !== '*' && allowlist.has(normalized));
 }
 
 /**

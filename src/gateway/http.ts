@@ -59,6 +59,8 @@ export class Responder {
     private readonly closeAll: () => boolean,
     /** Called once, when the response is written or the client went away. */
     private readonly onSettle: () => void = () => {},
+    /** A HEAD request: the same status and headers as GET, no body. */
+    private readonly head = false,
   ) {
     res.onAborted(() => {
       this.aborted = true;
@@ -88,8 +90,12 @@ export class Responder {
     this.res.cork(() => {
       this.res.writeStatus(`${status} ${statusText[status] ?? ''}`.trim());
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
-      if (status === 204 || status === 304) this.res.endWithoutBody(undefined, close);
-      else this.res.end(body, close);
+      // No body for 204/304. endWithoutBody(undefined, close) would write "Content-Length: 9223372036854775808";
+      // only its no-argument form writes no Content-Length, and it cannot close, so closing goes through end().
+      if (this.head && status !== 204 && status !== 304) this.res.endWithoutBody(Buffer.byteLength(body), close);
+      else if (status !== 204 && status !== 304) this.res.end(body, close);
+      else if (close) this.res.end(undefined, true);
+      else this.res.endWithoutBody();
     });
   }
 

@@ -24,7 +24,7 @@ export class Router {
     for (const c of this.compiled) {
       const params = matchSegments(c.segments, parts);
       if (!params) continue;
-      if (c.route.method === method) return { kind: 'route', route: c.route, params };
+      if (c.route.method === method || (method === 'HEAD' && c.route.method === 'GET')) return { kind: 'route', route: c.route, params };
       allow.add(c.route.method);
     }
     return allow.size > 0 ? { kind: 'wrong_method', allow: [...allow] } : { kind: 'none' };

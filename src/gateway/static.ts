@@ -44,7 +44,7 @@ export class StaticFiles {
   }
 
   serve(req: RequestInfo, key: KeyCheck): Reply {
-    if (req.method !== 'GET') {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
       return { status: 405, headers: { Allow: 'GET' }, body: { error: { code: 'method_not_allowed', message: 'The Web UI pages only take GET.' } } };
     }
     const offered = req.query.get('access_key');
@@ -69,7 +69,9 @@ function exchangeKey(req: RequestInfo, offered: string, key: KeyCheck): Reply {
   const rest = new URLSearchParams(req.query);
   rest.delete('access_key');
   const query = rest.toString();
-  const target = `${req.path}${query ? `?${query}` : ''}`;
+  // A Location starting with "//" or "/\" names another host (an open redirect): go to the root instead.
+  const path = /^\/[/\\]/.test(req.path) ? '/' : req.path;
+  const target = `${path}${query ? `?${query}` : ''}`;
   const headers: Record<string, string> = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
   if (!key.matches(offered)) return { status: 302, headers: { ...headers, Location: `${target}#access-key-rejected` } };
   headers['Location'] = target;

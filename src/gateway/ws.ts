@@ -13,7 +13,7 @@ interface Conn {
 
 export const topicSchema = z
   .string()
-  .regex(/^(server|sessions|tasks|workflows|session:[A-Za-z0-9_-]{1,64})$/, 'a topic is server, sessions, tasks, workflows or session:<id>');
+  .regex(/^(server|sessions|tasks|workflows|trash|session:[A-Za-z0-9_-]{1,64})$/, 'a topic is server, sessions, tasks, workflows, trash or session:<id>');
 
 const clientFrame = z.discriminatedUnion('type', [
   z.object({ type: z.literal('subscribe'), topics: z.array(topicSchema).min(1).max(100), since: z.record(z.string(), z.number().int().min(0)).optional() }),

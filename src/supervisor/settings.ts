@@ -19,9 +19,7 @@ export const DEFAULT_ADDR = '127.0.0.1:8088';
 /** Reads config.yml and the key; throws a one-line (or one-line-per-problem) reason. */
 export function readSettings(paths: Paths, flags: { addr?: string; accessKey?: string; cors: string[] }, keepListen?: ListenAddr): Settings {
   const config = loadConfig(paths.config);
-  const cors = [...new Set([...config.cors, ...flags.cors])];
-  if (cors.includes('*')) log.warn('a CORS origin of "*" is ignored: list each allowed origin');
-  config.cors = cors.filter((o) => o !== '*').map(normalizeOrigin);
+  config.cors = effectiveCors(config.cors, flags.cors);
   const addrText = flags.addr ?? config.addr ?? DEFAULT_ADDR;
   let listen: ListenAddr;
   try {
@@ -36,4 +34,11 @@ export function readSettings(paths: Paths, flags: { addr?: string; accessKey?: s
     file: paths.accessKey,
   });
   return { config, listen, key, keySource: source };
+}
+
+/** config.yml's origins and the --cors flags together, normalized; `*` is dropped with a warning. */
+export function effectiveCors(fromConfig: string[], fromFlags: string[]): string[] {
+  const cors = [...new Set([...fromConfig, ...fromFlags].map(normalizeOrigin))];
+  if (cors.includes('*')) log.warn('a CORS origin of "*" is ignored: list each allowed origin');
+  return cors.filter((o) => o !== '*');
 }

@@ -16,7 +16,7 @@ import { Child } from './child-process.js';
 import { handleConfigEdits } from './config-service.js';
 import { serveControl } from './control-socket.js';
 import { Router } from './router.js';
-import { readSettings, type Settings } from './settings.js';
+import { effectiveCors, readSettings, type Settings } from './settings.js';
 
 const entries: Record<ChildRole, string> = {
   gateway: fileURLToPath(new URL('../gateway/main.js', import.meta.url)),
@@ -331,7 +331,7 @@ export class Supervisor {
 
   /** A config edit through the API: children learn of it before the edit's request is answered. */
   private applyConfig(config: Config): void {
-    config.cors = this.settings.config.cors; // --cors flags stay merged in
+    config.cors = effectiveCors(config.cors, this.flags.cors); // --cors flags stay merged in
     this.settings = { ...this.settings, config };
     redactConfigSecrets(config);
     for (const c of [this.gateway, ...this.agents]) c?.endpoint.emit('config.changed', { config });

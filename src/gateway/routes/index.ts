@@ -3,11 +3,14 @@ import { openApiDocument } from '../openapi.js';
 import { route, type Route } from '../route.js';
 import { modelRoutes } from './models.js';
 import { onboardRoutes } from './onboard.js';
+import { goalRoutes } from './goal.js';
+import { sessionRoutes } from './sessions.js';
+import { trashRoutes } from './trash.js';
 import { systemRoutes } from './system.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
-  const routes: Route[] = [...systemRoutes(deps), ...modelRoutes(deps), ...onboardRoutes(deps)];
+  const routes: Route[] = [...systemRoutes(deps), ...modelRoutes(deps), ...onboardRoutes(deps), ...sessionRoutes(deps), ...goalRoutes(deps), ...trashRoutes(deps)];
   routes.push(
     route({
       method: 'GET',

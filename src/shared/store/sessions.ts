@@ -77,8 +77,12 @@ export function getSession(db: Db, id: string): Session | undefined {
 /** The session, or a 404 a person can act on. */
 export function requireSession(db: Db, id: string): Session {
   const s = getSession(db, id);
-  if (!s) throw new ApiError('not_found', `There is no session ${JSON.stringify(id)}; it may have been deleted (see GET /api/trash). GET /api/sessions lists the sessions.`);
+  if (!s) throw sessionNotFound(id);
   return s;
+}
+
+export function sessionNotFound(id: string): ApiError {
+  return new ApiError('not_found', `There is no session ${JSON.stringify(id)}; it may have been deleted (see GET /api/trash). GET /api/sessions lists the sessions.`);
 }
 
 export function insertSessionRow(db: Db, r: SessionRow): void {

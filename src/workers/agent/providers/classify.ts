@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { z } from 'zod';
-import { ProviderError, type ProviderErrorKind, redact, snippet } from './errors.js';
+import { formatDuration, ProviderError, type ProviderErrorKind, redact, snippet } from './errors.js';
 import { parseRetryAfter } from './retry.js';
 
 /** What an error message may name: where we were talking to, and about which model. */
@@ -148,10 +148,25 @@ export function errorFromException(err: unknown, ctx: RequestContext): ProviderE
   const host = ctx.url.host;
   const detail = redact(err instanceof Error ? err.message : String(err), ctx.apiKey);
   if (code && stallCodes.has(code))
-    return new ProviderError('stall', `${host} sent nothing for ${Math.round((ctx.stallMs ?? 0) / 1000)} s; the request was abandoned.`, { cause: err });
+    return new ProviderError('stall', `${host} sent nothing for ${formatDuration(ctx.stallMs ?? 0)}; the request was abandoned.`, { cause: err });
   if (code && unreachableCodes.has(code))
     return new ProviderError('unreachable', `Could not connect to ${host} (${code}). Is the server running, and is the base URL right?`, { cause: err });
   if (code && /CERT|TLS|SSL/.test(code))
     return new ProviderError('unreachable', `The TLS connection to ${host} failed (${code}). Check the base URL and the server's certificate.`, { cause: err });
   return new ProviderError('network', `The connection to ${host} failed (${code ?? snippet(detail, 120)}). Try again.`, { cause: err });
+}
+
+/** The provider sent something this client cannot read. */
+export function protocolError(ctx: RequestContext, what: string, issues?: z.ZodError): ProviderError {
+  const where = issues?.issues[0] ? ` (${issues.issues[0].path.join('.') || 'top level'}: ${issues.issues[0].message})` : '';
+  return new ProviderError('protocol', `${ctx.url.host} sent ${what}${where}. Check that the base URL and protocol of this model entry are right.`);
+}
+
+/** Parses one JSON event payload, or fails with a protocol error. */
+export function parseEventJson(data: string, ctx: RequestContext): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw protocolError(ctx, `a stream event that is not JSON: ${JSON.stringify(data.slice(0, 80))}`);
+  }
 }

@@ -69,3 +69,8 @@ export function snippet(text: string, max = 300): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
+
+/** "300 ms", "60 s": for messages about waits. */
+export function formatDuration(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms)} ms`;
+}

@@ -1,0 +1,159 @@
+import { statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { z } from 'zod';
+import { modelIdSchema } from '../../shared/config/schema.js';
+import { ApiError } from '../../shared/errors.js';
+import { listArtifacts } from '../../shared/store/artifacts.js';
+import { listMessages, parseMessageCursor } from '../../shared/store/messages.js';
+import { trashSession } from '../../shared/store/session-trash.js';
+import { createSession, listSessions, parseSessionCursor, permissionModes, reasoningEfforts, requireSession, sessionNotFound, updateSession, type Session, type SessionSettings } from '../../shared/store/sessions.js';
+import { trashExpiresAt } from '../../shared/store/trash.js';
+import type { Deps } from '../deps.js';
+import { route, type Route } from '../route.js';
+
+const settingsShape = {
+  title: z.string().trim().min(1, 'the title must not be empty').max(200, 'the title is at most 200 characters'),
+  model_id: modelIdSchema.nullable(),
+  reasoning_effort: z.enum(reasoningEfforts),
+  show_reasoning: z.boolean(),
+  permission_mode: z.enum(permissionModes),
+  working_dir: z.string().min(1, 'the working directory must not be empty').max(4096).nullable(),
+};
+const createBody = z.strictObject(settingsShape).partial();
+const patchBody = z
+  .strictObject(settingsShape)
+  .partial()
+  .refine((b) => Object.keys(b).length > 0, `send at least one of: ${Object.keys(settingsShape).join(', ')}`);
+
+/** A page query: `limit` 1-200 (default 50) and an opaque `cursor` from the previous page. */
+export const pageQuery = z.object({
+  limit: z
+    .string()
+    .regex(/^\d{1,6}$/, 'limit must be a whole number from 1 to 200')
+    .transform(Number)
+    .pipe(z.number().min(1, 'limit must be a whole number from 1 to 200').max(200, 'limit must be a whole number from 1 to 200'))
+    .default(50),
+  cursor: z.string().optional(),
+});
+
+/** Validates the query string; a bad parameter is a 400 that names it. Unknown parameters are ignored. */
+export function parseQuery<T extends z.ZodType>(schema: T, query: URLSearchParams): z.infer<T> {
+  const r = schema.safeParse(Object.fromEntries(query));
+  if (r.success) return r.data;
+  const details = r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+  throw new ApiError('invalid_request', `Invalid query parameter ${details[0]?.path ?? ''}: ${details[0]?.message ?? 'does not match'}.`, details);
+}
+
+export function badCursor(): ApiError {
+  return new ApiError('invalid_request', 'Invalid query parameter cursor: it is not a cursor this list gave out; start again without it.', [{ path: 'cursor', message: 'unknown cursor' }]);
+}
+
+function fieldError(field: string, message: string): ApiError {
+  return new ApiError('invalid_request', `Invalid request body: ${field}: ${message}.`, [{ path: field, message }]);
+}
+
+/** The checks a schema cannot make: the model entry exists in config, the folder exists on disk. */
+function checkSettings(deps: Deps, s: SessionSettings): SessionSettings {
+  if (s.model_id != null && !Object.hasOwn(deps.config().models, s.model_id)) {
+    const known = Object.keys(deps.config().models);
+    throw fieldError('model_id', `there is no model entry "${s.model_id}" (${known.length > 0 ? `known: ${known.join(', ')}` : 'none is configured yet'}); use null for the default slot`);
+  }
+  if (s.working_dir != null) {
+    if (!isAbsolute(s.working_dir)) throw fieldError('working_dir', `"${s.working_dir}" is not an absolute path`);
+    let isDir = false;
+    try {
+      isDir = statSync(s.working_dir).isDirectory();
+    } catch {
+      throw fieldError('working_dir', `"${s.working_dir}" does not exist (or cannot be read)`);
+    }
+    if (!isDir) throw fieldError('working_dir', `"${s.working_dir}" is not a folder`);
+    return { ...s, working_dir: resolve(s.working_dir) };
+  }
+  return s;
+}
+
+/** Sessions: list, create, read, change, delete (to the trash), their messages and artifacts. */
+export function sessionRoutes(deps: Deps): Route[] {
+  const announce = (type: string, s: Session) => {
+    deps.publish('sessions', type, s);
+    deps.publish(`session:${s.id}`, type, s);
+  };
+  return [
+    route({
+      method: 'GET',
+      path: '/api/sessions',
+      summary: 'Sessions, newest first. Query: limit (1-200, default 50), cursor (next_cursor of the previous page). Answers {items, next_cursor}.',
+      handler: ({ req }) => {
+        const q = parseQuery(pageQuery, req.query);
+        const after = q.cursor === undefined ? undefined : parseSessionCursor(q.cursor);
+        if (q.cursor !== undefined && !after) throw badCursor();
+        return { body: listSessions(deps.db, { limit: q.limit, after }) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/sessions',
+      summary: 'Creates an empty session; every setting is optional. Answers 201 with the session.',
+      body: createBody,
+      handler: ({ body }) => {
+        const s = createSession(deps.db, checkSettings(deps, body));
+        deps.publish('sessions', 'session.created', s);
+        return { status: 201, body: s };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/sessions/:id',
+      summary: 'One session.',
+      handler: ({ params }) => ({ body: requireSession(deps.db, params.id!) }),
+    }),
+    route({
+      method: 'PATCH',
+      path: '/api/sessions/:id',
+      summary: 'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null).',
+      body: patchBody,
+      handler: ({ params, body }) => {
+        requireSession(deps.db, params.id!);
+        const s = updateSession(deps.db, params.id!, checkSettings(deps, body));
+        if (!s) throw sessionNotFound(params.id!);
+        announce('session.updated', s);
+        return { body: s };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/api/sessions/:id',
+      summary: 'Moves the session, with its messages, artifacts and goal, to the trash. Answers {deleted, trash_id}.',
+      handler: ({ params }) => {
+        const r = trashSession(deps.db, deps.paths, params.id!);
+        if (!r) throw sessionNotFound(params.id!);
+        const data = { id: r.session.id, trash_id: r.item.id };
+        deps.publish('sessions', 'session.deleted', data);
+        deps.publish(`session:${r.session.id}`, 'session.deleted', data);
+        deps.publish('trash', 'trash.added', { ...r.item, expires_at: trashExpiresAt(r.item, deps.config().trash.retention_days) });
+        return { body: { deleted: r.session.id, trash_id: r.item.id } };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/sessions/:id/messages',
+      summary: 'The transcript, oldest first. Query: limit (1-200, default 50), cursor. Answers {items, next_cursor}.',
+      handler: ({ params, req }) => {
+        const q = parseQuery(pageQuery, req.query);
+        const afterSeq = q.cursor === undefined ? undefined : parseMessageCursor(q.cursor);
+        if (q.cursor !== undefined && afterSeq === undefined) throw badCursor();
+        requireSession(deps.db, params.id!);
+        return { body: listMessages(deps.db, params.id!, { limit: q.limit, afterSeq }) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/sessions/:id/artifacts',
+      summary: 'Files this session produced: {items: [{id, path, size, mime, created_at, updated_at}]}.',
+      handler: ({ params }) => {
+        requireSession(deps.db, params.id!);
+        return { body: { items: listArtifacts(deps.db, params.id!) } };
+      },
+    }),
+  ];
+}

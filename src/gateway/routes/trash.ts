@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { sessionTrashKind } from '../../shared/store/session-trash.js';
+import type { Session } from '../../shared/store/sessions.js';
+import { deleteFromTrash, emptyTrash, listTrash, notInTrash, restoreFromTrash, trashExpiresAt, trashTotalBytes, type TrashKinds } from '../../shared/store/trash.js';
+import type { Deps } from '../deps.js';
+import { route, type Route } from '../route.js';
+
+/** How each kind of item goes back; later kinds (files, skills, recordings, tasks) add a line here. */
+export const trashKinds: TrashKinds = { session: sessionTrashKind };
+
+const restoreBody = z
+  .strictObject({
+    as_new: z.boolean(),
+    new_name: z.string().trim().min(1, 'new_name must not be empty').max(200, 'new_name is at most 200 characters'),
+  })
+  .partial();
+
+/** The trash: list, restore, delete for good, empty. Events go to the `trash` topic. */
+export function trashRoutes(deps: Deps): Route[] {
+  const days = () => deps.config().trash.retention_days;
+  return [
+    route({
+      method: 'GET',
+      path: '/api/trash',
+      summary: 'Deleted items, newest first: {items: [{id, kind, name, original, size_bytes, deleted_at, expires_at}], total_bytes}.',
+      handler: () => {
+        const items = listTrash(deps.db).map(({ has_blob: _, ...i }) => ({ ...i, expires_at: trashExpiresAt(i, days()) }));
+        return { body: { items, total_bytes: trashTotalBytes(deps.db) } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/trash/:id/restore',
+      summary: 'Puts an item back where it was. 409 with a reason when that place is taken; then send {"as_new": true} (or {"new_name": "..."}) to restore it beside, under a new id or name.',
+      body: restoreBody,
+      handler: ({ params, body }) => {
+        const { item, result } = restoreFromTrash(deps.db, deps.paths, trashKinds, params.id!, body);
+        deps.publish('trash', 'trash.restored', { id: item.id, kind: item.kind, restored_to: result.restored_to });
+        if (item.kind === 'session') {
+          const s = result.session as Session;
+          deps.publish('sessions', 'session.restored', s);
+          deps.publish(`session:${s.id}`, 'session.restored', s);
+        }
+        return { body: { id: item.id, kind: item.kind, ...result } };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/api/trash/:id',
+      summary: 'Deletes one item for good.',
+      handler: ({ params }) => {
+        if (!deleteFromTrash(deps.db, deps.paths, params.id!)) throw notInTrash(params.id!);
+        deps.publish('trash', 'trash.deleted', { id: params.id });
+        return { body: { deleted: params.id } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/trash/empty',
+      summary: 'Deletes every item for good: {deleted: n}.',
+      body: z.strictObject({}),
+      handler: () => {
+        const n = emptyTrash(deps.db, deps.paths);
+        deps.publish('trash', 'trash.emptied', { deleted: n });
+        return { body: { deleted: n } };
+      },
+    }),
+  ];
+}
