@@ -100,7 +100,7 @@ export function modelRoutes(deps: Deps): Route[] {
         const started = Date.now();
         const result = await deps.endpoint.request(
           'agent.probe_model',
-          { protocol: r.protocol, base_url: r.base_url, api_key: r.api_key, model: entry.model },
+          { provider: entry.provider, protocol: r.protocol, base_url: r.base_url, api_key: r.api_key, model: entry.model },
           { to: 'agent', timeoutMs: 45_000 },
         );
         const defaultId = deps.config().slots.default;

@@ -6,8 +6,8 @@ import { ApiError } from '../../shared/errors.js';
 import { listArtifacts } from '../../shared/store/artifacts.js';
 import { listMessages, parseMessageCursor } from '../../shared/store/messages.js';
 import { trashSession } from '../../shared/store/session-trash.js';
-import { createSession, listSessions, parseSessionCursor, permissionModes, reasoningEfforts, requireSession, sessionNotFound, updateSession, type Session, type SessionSettings } from '../../shared/store/sessions.js';
-import { trashExpiresAt } from '../../shared/store/trash.js';
+import { createSession, listSessionsJson, parseSessionCursor, permissionModes, reasoningEfforts, requireSession, sessionNotFound, updateSession, type Session, type SessionSettings } from '../../shared/store/sessions.js';
+import { trashView } from '../../shared/store/trash.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
@@ -87,7 +87,7 @@ export function sessionRoutes(deps: Deps): Route[] {
         const q = parseQuery(pageQuery, req.query);
         const after = q.cursor === undefined ? undefined : parseSessionCursor(q.cursor);
         if (q.cursor !== undefined && !after) throw badCursor();
-        return { body: listSessions(deps.db, { limit: q.limit, after }) };
+        return { body: listSessionsJson(deps.db, { limit: q.limit, after }), headers: { 'Content-Type': 'application/json' } };
       },
     }),
     route({
@@ -130,7 +130,7 @@ export function sessionRoutes(deps: Deps): Route[] {
         const data = { id: r.session.id, trash_id: r.item.id };
         deps.publish('sessions', 'session.deleted', data);
         deps.publish(`session:${r.session.id}`, 'session.deleted', data);
-        deps.publish('trash', 'trash.added', { ...r.item, expires_at: trashExpiresAt(r.item, deps.config().trash.retention_days) });
+        deps.publish('trash', 'trash.added', trashView(r.item, deps.config().trash.retention_days));
         return { body: { deleted: r.session.id, trash_id: r.item.id } };
       },
     }),

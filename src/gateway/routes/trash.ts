@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sessionTrashKind } from '../../shared/store/session-trash.js';
 import type { Session } from '../../shared/store/sessions.js';
-import { deleteFromTrash, emptyTrash, listTrash, notInTrash, restoreFromTrash, trashExpiresAt, trashTotalBytes, type TrashKinds } from '../../shared/store/trash.js';
+import { deleteFromTrash, emptyTrash, listTrash, notInTrash, restoreFromTrash, trashTotalBytes, trashView, type TrashKinds } from '../../shared/store/trash.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
@@ -24,7 +24,7 @@ export function trashRoutes(deps: Deps): Route[] {
       path: '/api/trash',
       summary: 'Deleted items, newest first: {items: [{id, kind, name, original, size_bytes, deleted_at, expires_at}], total_bytes}.',
       handler: () => {
-        const items = listTrash(deps.db).map(({ has_blob: _, ...i }) => ({ ...i, expires_at: trashExpiresAt(i, days()) }));
+        const items = listTrash(deps.db).map((i) => trashView(i, days()));
         return { body: { items, total_bytes: trashTotalBytes(deps.db) } };
       },
     }),

@@ -96,6 +96,7 @@ export const requestDefs = {
   /** gateway → agent: the smallest real request to a provider, for POST /api/config/test. */
   'agent.probe_model': {
     payload: z.object({
+      provider: z.string(),
       protocol: z.enum(['openai', 'anthropic']),
       base_url: z.string().url(),
       api_key: z.string().optional(),

@@ -79,7 +79,7 @@ export function putGoal(db: Db, sessionId: string, input: GoalInput): Goal {
       : { session_id: sessionId, objective: input.objective!, status: input.status ?? 'active', token_budget: input.token_budget ?? null, input_tokens: 0, output_tokens: 0, turns: 0, created_at: now, updated_at: now };
     writeGoalRow(db, next);
     return toGoal(next);
-  })();
+  }).immediate();
 }
 
 /** Removes the goal; false when there was none. */
@@ -105,5 +105,5 @@ export function addGoalUsage(db: Db, sessionId: string, usage: { input_tokens?: 
     if (next.status === 'active' && next.token_budget !== null && next.input_tokens + next.output_tokens >= next.token_budget) next.status = 'budget_limited';
     writeGoalRow(db, next);
     return toGoal(next);
-  })();
+  }).immediate();
 }

@@ -51,7 +51,7 @@ export function appendMessage(db: Db, sessionId: string, msg: { role: MessageRol
     const row: MessageRow = { id: newId('m'), session_id: sessionId, seq, role: msg.role, content, created_at: now };
     insertMessageRow(db, row);
     return toMessage(row);
-  })();
+  }).immediate();
 }
 
 export function insertMessageRow(db: Db, r: MessageRow): void {

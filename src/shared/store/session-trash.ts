@@ -25,7 +25,7 @@ export function trashSession(db: Db, paths: Paths, id: string): { item: TrashIte
     const item = putInTrash(db, paths, { kind: 'session', name: session.title, original: id, payload });
     deleteSessionRow(db, id);
     return { item, session: toSession(session) };
-  })();
+  }).immediate();
 }
 
 /**

@@ -106,7 +106,7 @@ export function updateSession(db: Db, id: string, patch: SessionSettings): Sessi
     const next: SessionRow = { ...cur, ...p, show_reasoning: p.show_reasoning === undefined ? cur.show_reasoning : p.show_reasoning ? 1 : 0, updated_at: isoNow() };
     stmt(db, 'UPDATE sessions SET title = @title, model_id = @model_id, reasoning_effort = @reasoning_effort, show_reasoning = @show_reasoning, permission_mode = @permission_mode, working_dir = @working_dir, updated_at = @updated_at WHERE id = @id').run(next);
     return toSession(next);
-  })();
+  }).immediate();
 }
 
 export interface SessionCursor {
@@ -136,6 +136,25 @@ export function listSessions(db: Db, opts: { limit: number; after?: SessionCurso
   if (more) rows.pop();
   const last = rows[rows.length - 1];
   return { items: rows.map(toSession), next_cursor: more && last ? encodeCursor([last.created_at, last.id]) : null };
+}
+
+const pageCache = new WeakMap<Db, { version: string; pages: Map<string, string> }>();
+const MAX_CACHED_PAGES = 32;
+
+/**
+ * listSessions as JSON text, remembered until svc.db changes: the list is read far more often
+ * than it changes (every client refresh), and the query plus serialisation is most of a request's
+ * cost. `data_version` moves when another connection (any process) commits, `total_changes()`
+ * when this one writes; either change empties the cache.
+ */
+export function listSessionsJson(db: Db, opts: { limit: number; after?: SessionCursor }): string {
+  const version = `${stmt(db, 'PRAGMA data_version /* sessions page cache */').pluck().get() as number}:${stmt(db, 'SELECT total_changes() /* sessions page cache */').pluck().get() as number}`;
+  let c = pageCache.get(db);
+  if (!c || c.version !== version || c.pages.size >= MAX_CACHED_PAGES) pageCache.set(db, (c = { version, pages: new Map() }));
+  const key = `${opts.limit}|${opts.after?.created_at ?? ''}|${opts.after?.id ?? ''}`;
+  let json = c.pages.get(key);
+  if (json === undefined) c.pages.set(key, (json = JSON.stringify(listSessions(db, opts))));
+  return json;
 }
 
 /** Removes the row; messages, artifacts and the goal go with it (foreign keys cascade). */

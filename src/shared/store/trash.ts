@@ -137,7 +137,7 @@ export function restoreFromTrash(db: Db, paths: Paths, kinds: TrashKinds, id: st
     const r = kind.restore({ db, paths, item, payload: JSON.parse(row.payload) as unknown, blobDir: row.blob === 1 ? trashBlobDir(paths, id) : null, options });
     stmt(db, 'DELETE FROM trash WHERE id = ?').run(id);
     return { item, result: r };
-  })();
+  }).immediate();
   if (result.item.has_blob) rmSync(trashBlobDir(paths, id), { recursive: true, force: true });
   return result;
 }
@@ -159,7 +159,7 @@ export function emptyTrash(db: Db, paths: Paths): number {
     const list = stmt<[], { id: string }>(db, 'SELECT id FROM trash').all().map((r) => r.id);
     stmt(db, 'DELETE FROM trash').run();
     return list;
-  })();
+  }).immediate();
   for (const id of ids) rmSync(trashBlobDir(paths, id), { recursive: true, force: true });
   return ids.length;
 }
@@ -171,6 +171,12 @@ export function trashTotalBytes(db: Db): number {
 /** When an item leaves the trash by itself. */
 export function trashExpiresAt(item: Pick<TrashItem, 'deleted_at'>, retentionDays: number): string {
   return new Date(Date.parse(item.deleted_at) + retentionDays * 86_400_000).toISOString();
+}
+
+/** An item as the API and events show it. */
+export function trashView(item: TrashItem, retentionDays: number): Omit<TrashItem, 'has_blob'> & { expires_at: string } {
+  const { has_blob: _, ...rest } = item;
+  return { ...rest, expires_at: trashExpiresAt(item, retentionDays) };
 }
 
 /**
@@ -192,7 +198,7 @@ export function enforceTrashRetention(db: Db, paths: Paths, limits: { retention_
     const del = stmt(db, 'DELETE FROM trash WHERE id = ?');
     for (const item of out) del.run(item.id);
     return out;
-  })();
+  }).immediate();
   for (const item of removed) rmSync(trashBlobDir(paths, item.id), { recursive: true, force: true });
   removeOrphanBlobs(db, paths, now);
   return { removed, freed_bytes: removed.reduce((s, i) => s + i.size_bytes, 0) };

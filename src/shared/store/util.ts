@@ -2,6 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
 
+// Store modules run read-then-write transactions with `.immediate()`: several processes write
+// svc.db, and in WAL a deferred transaction that read first fails at once (SQLITE_BUSY_SNAPSHOT)
+// when another process committed meanwhile, where an immediate one waits out busy_timeout.
+
 const cache = new WeakMap<Db, Map<string, Statement>>();
 
 /** A prepared statement, compiled once per connection (preparing costs more than most of our queries). */

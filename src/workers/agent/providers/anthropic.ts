@@ -62,6 +62,7 @@ export function toAnthropicMessages(messages: Message[]): { system: Block[]; mes
   const system: Block[] = [];
   const out: WireMessage[] = [];
   const push = (role: WireMessage['role'], content: Block[]) => {
+    if (content.length === 0) return;
     const last = out[out.length - 1];
     // Roles must alternate: tool results and a following user message form one user turn.
     if (last && last.role === role) last.content.push(...content);
@@ -101,7 +102,7 @@ export function toAnthropicMessages(messages: Message[]): { system: Block[]; mes
       }
     }
   }
-  return { system, messages: out.filter((m) => m.content.length > 0) };
+  return { system, messages: out };
 }
 
 export const anthropicAdapter: WireAdapter = {

@@ -142,8 +142,9 @@ function codeOf(err: unknown): string | undefined {
 
 /** Turns whatever undici or node threw into a ProviderError. */
 export function errorFromException(err: unknown, ctx: RequestContext): ProviderError {
+  // Whatever broke after the caller cancelled is a consequence of cancelling.
+  if (ctx.signal?.aborted) return err instanceof ProviderError && err.kind === 'cancelled' ? err : new ProviderError('cancelled', 'The request to the model was cancelled.');
   if (err instanceof ProviderError) return err.redacted(ctx.apiKey);
-  if (ctx.signal?.aborted) return new ProviderError('cancelled', 'The request to the model was cancelled.');
   const code = codeOf(err) ?? codeOf(err instanceof Error ? err.cause : undefined);
   const host = ctx.url.host;
   const detail = redact(err instanceof Error ? err.message : String(err), ctx.apiKey);

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { ProviderError, type ProviderErrorKind } from './errors.js';
+import { formatDuration, ProviderError, type ProviderErrorKind } from './errors.js';
 import { createProvider, type Provider, type ProviderEndpoint } from './provider.js';
 
 /**
@@ -27,7 +27,7 @@ const reasons: Record<ProviderErrorKind, ProbeReason> = {
 };
 
 export interface ProbeOptions {
-  /** Longest wait for the answer to begin, and then between its bytes. Default 30 s. */
+  /** The whole probe gives up after this long (reason 'unreachable'). Default 30 s. */
   timeoutMs?: number;
   dispatcher?: Dispatcher;
   signal?: AbortSignal;
@@ -38,16 +38,22 @@ export async function probeModel(entry: ProviderEndpoint, model: string, opts: P
   const started = performance.now();
   let provider: Provider;
   try {
-    provider = createProvider(entry, { retry: { attempts: 1 }, stallTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs, dispatcher: opts.dispatcher });
+    // The deadline below ends the probe; these only must not fire first.
+    const waits = timeoutMs + 1000;
+    provider = createProvider(entry, { retry: { attempts: 1 }, stallTimeoutMs: waits, requestTimeoutMs: waits, dispatcher: opts.dispatcher });
   } catch (err) {
     // A base URL that cannot even be parsed is one nobody can reach.
     return { ok: false, reason: 'unreachable', message: err instanceof Error ? err.message : String(err) };
   }
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
   try {
-    await provider.complete({ model, messages: [{ role: 'user', content: 'Reply with OK.' }], maxTokens: 8, signal: opts.signal });
+    await provider.complete({ model, messages: [{ role: 'user', content: 'Reply with OK.' }], maxTokens: 8, signal });
     return { ok: true, latency_ms: Math.round(performance.now() - started) };
   } catch (err) {
-    if (err instanceof ProviderError) return { ok: false, reason: reasons[err.kind], message: err.message };
-    throw err;
+    if (!(err instanceof ProviderError)) throw err;
+    if (err.kind === 'cancelled' && deadline.aborted)
+      return { ok: false, reason: 'unreachable', message: `${new URL(entry.baseUrl).host} did not answer within ${formatDuration(timeoutMs)}.` };
+    return { ok: false, reason: reasons[err.kind], message: err.message };
   }
 }
