@@ -85,6 +85,7 @@ export class Supervisor {
     this.applyLogSettings(this.settings.config);
     mkdirSync(this.paths.runDir, { recursive: true, mode: 0o700 });
     mkdirSync(this.paths.logsDir, { recursive: true, mode: 0o700 });
+    await assertPortFree(this.settings.listen);
     const { db, applied } = openAndMigrate(this.paths.db);
     this.db = db;
     if (applied.length > 0) log.info('store migrated', { versions: applied.join(',') });
@@ -97,7 +98,6 @@ export class Supervisor {
       return { stopping: true };
     });
     writeFileSync(this.paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
-    await assertPortFree(this.settings.listen);
 
     const gateway = await this.spawnGateway(this.settings.listen.port);
     this.state = 'running';

@@ -138,22 +138,22 @@ export function listSessions(db: Db, opts: { limit: number; after?: SessionCurso
   return { items: rows.map(toSession), next_cursor: more && last ? encodeCursor([last.created_at, last.id]) : null };
 }
 
-const pageCache = new WeakMap<Db, { version: string; pages: Map<string, string> }>();
+const pageCache = new WeakMap<Db, { version: string; pages: Map<string, Buffer> }>();
 const MAX_CACHED_PAGES = 32;
 
 /**
- * listSessions as JSON text, remembered until svc.db changes: the list is read far more often
+ * listSessions as UTF-8 JSON, remembered until svc.db changes: the list is read far more often
  * than it changes (every client refresh), and the query plus serialisation is most of a request's
  * cost. `data_version` moves when another connection (any process) commits, `total_changes()`
  * when this one writes; either change empties the cache.
  */
-export function listSessionsJson(db: Db, opts: { limit: number; after?: SessionCursor }): string {
+export function listSessionsJson(db: Db, opts: { limit: number; after?: SessionCursor }): Buffer {
   const version = `${stmt(db, 'PRAGMA data_version /* sessions page cache */').pluck().get() as number}:${stmt(db, 'SELECT total_changes() /* sessions page cache */').pluck().get() as number}`;
   let c = pageCache.get(db);
   if (!c || c.version !== version || c.pages.size >= MAX_CACHED_PAGES) pageCache.set(db, (c = { version, pages: new Map() }));
   const key = `${opts.limit}|${opts.after?.created_at ?? ''}|${opts.after?.id ?? ''}`;
   let json = c.pages.get(key);
-  if (json === undefined) c.pages.set(key, (json = JSON.stringify(listSessions(db, opts))));
+  if (json === undefined) c.pages.set(key, (json = Buffer.from(JSON.stringify(listSessions(db, opts)))));
   return json;
 }
 
