@@ -8,6 +8,7 @@ import type { Paths } from '../shared/paths.js';
 import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js';
 import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { MetaStore } from '../shared/store/meta.js';
+import { enforceTrashRetention } from '../shared/store/trash.js';
 import { version } from '../shared/version.js';
 import { Backoff } from './backoff.js';
 import { assertPortFree } from './port-check.js';
@@ -27,6 +28,7 @@ const entries: Record<ChildRole, string> = {
 };
 
 const STOP_GRACE_MS = 5000;
+const DAY_MS = 24 * 3600 * 1000;
 
 export interface ServeFlags {
   addr?: string;
@@ -56,6 +58,7 @@ export class Supervisor {
   private restarts = 0;
   private lastRestartError: string | null = null;
   private restartInFlight: Promise<void> | undefined;
+  private retentionTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly paths: Paths,
@@ -90,6 +93,9 @@ export class Supervisor {
     this.db = db;
     if (applied.length > 0) log.info('store migrated', { versions: applied.join(',') });
     new MetaStore(db).set('last_start', this.startedAt.toISOString());
+    this.enforceRetention();
+    this.retentionTimer = setInterval(() => this.enforceRetention(), DAY_MS);
+    this.retentionTimer.unref();
 
     this.control = await serveControl(this.paths.controlSocket, async (req) => {
       if (req.cmd === 'status') return this.status();
@@ -111,6 +117,7 @@ export class Supervisor {
     if (this.state !== 'starting') log.info('stopping', { reason });
     this.state = 'stopping';
     for (const t of this.pendingRespawn.values()) clearTimeout(t);
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
     const children = [this.gateway, ...this.agents].filter((c): c is Child => c !== undefined);
     await Promise.all(children.map((c) => c.stop(STOP_GRACE_MS)));
     this.control?.close();
@@ -327,6 +334,16 @@ export class Supervisor {
       inflight_turns: stats?.inflight_turns ?? 0,
       last_exit: this.lastExit.get(c.role) ?? null,
     };
+  }
+
+  /** Trash older than the retention, or beyond the size cap, goes for good: at start and daily. */
+  private enforceRetention(): void {
+    try {
+      const { removed, freed_bytes } = enforceTrashRetention(this.db, this.paths, this.settings.config.trash);
+      if (removed.length > 0) log.info('trash retention removed items', { items: removed.length, freed_bytes });
+    } catch (err) {
+      log.warn('trash retention failed; will try again tomorrow', { error: (err as Error).message });
+    }
   }
 
   /** A config edit through the API: children learn of it before the edit's request is answered. */

@@ -72,7 +72,7 @@ export function putGoal(db: Db, sessionId: string, input: GoalInput): Goal {
     const cur = input.replace ? undefined : getGoalRow(db, sessionId);
     const now = isoNow();
     if (!cur && input.objective === undefined) {
-      throw new ApiError('invalid_request', 'objective: required to set a new goal (this session has none yet).', [{ path: 'objective', message: 'required when the session has no goal' }]);
+      throw new ApiError('invalid_request', 'objective: required to start a goal (the session has none yet, or replace is true).', [{ path: 'objective', message: 'required when the session has no goal' }]);
     }
     const next: GoalRow = cur
       ? { ...cur, objective: input.objective ?? cur.objective, status: input.status ?? cur.status, token_budget: input.token_budget === undefined ? cur.token_budget : input.token_budget, updated_at: now }

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+/**
+ * What a stored message's `content` holds, by role. The agent writes these and reads them back
+ * (parsed, since the store is outside the process); clients render them.
+ */
+export const attachmentSchema = z.object({
+  name: z.string(),
+  mime: z.string(),
+  size: z.number().int(),
+  /** Absolute path of the uploaded file, for the agent's tools. */
+  path: z.string(),
+});
+export type Attachment = z.infer<typeof attachmentSchema>;
+
+export const userContent = z.object({
+  text: z.string(),
+  attachments: z.array(attachmentSchema).optional(),
+  /** Set on a continuation turn that works toward the session's goal. */
+  continuation: z.boolean().optional(),
+});
+
+export const toolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+
+export const assistantContent = z.object({
+  text: z.string(),
+  reasoning: z.array(z.object({ text: z.string(), signature: z.string().optional(), redacted: z.string().optional() })).optional(),
+  tool_calls: z.array(toolCallSchema).optional(),
+  stop_reason: z.string().optional(),
+  model: z.string().optional(),
+});
+
+export const toolContent = z.object({
+  tool_call_id: z.string(),
+  name: z.string(),
+  output: z.string(),
+  is_error: z.boolean().optional(),
+});
+
+/** A compaction summary standing in for older messages kept on disk. */
+export const summaryContent = z.object({ text: z.string(), summary_of: z.object({ from_seq: z.number().int(), to_seq: z.number().int(), file: z.string() }) });
+
+export type UserContent = z.infer<typeof userContent>;
+export type AssistantContent = z.infer<typeof assistantContent>;
+export type ToolContent = z.infer<typeof toolContent>;
+export type SummaryContent = z.infer<typeof summaryContent>;
