@@ -8,6 +8,7 @@ import { decide, KeyCheck, originAllowed } from './auth.js';
 import { readBody, readRequest, Responder, tooLarge, type RequestInfo } from './http.js';
 import type { Route } from './route.js';
 import { Router } from './router.js';
+import { BodyStream } from './body-stream.js';
 import { StaticFiles } from './static.js';
 import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { WsHub } from './ws.js';
@@ -144,7 +145,13 @@ export class Gateway {
         hasBody,
       );
     }
-    const ctx = { req, params: match.params, local: decision.local };
+    const query = route.query ? this.validate(route.query, Object.fromEntries(req.query), 'query parameter') : undefined;
+    const ctx = { req, params: match.params, local: decision.local, query, responder: r };
+    if (route.stream) {
+      const body = hasBody ? new BodyStream(res) : undefined;
+      if (body) r.onAbort(() => body.abort());
+      return void this.run(r, route, { ...ctx, body });
+    }
     if (!BODY_METHODS.has(req.method) || !hasBody) {
       if (route.body) return void this.run(r, route, { ...ctx, body: this.validate(route.body, {}) });
       return void this.run(r, route, { ...ctx, body: undefined });
@@ -172,17 +179,19 @@ export class Gateway {
     ).catch((err: unknown) => this.fail(r, err, err instanceof ApiError && err.code === 'too_large'));
   }
 
-  private validate(schema: z.ZodType, value: unknown): unknown {
+  private validate(schema: z.ZodType, value: unknown, what: 'request body' | 'query parameter' = 'request body'): unknown {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
     const details = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
     const first = details[0];
-    throw new ApiError('invalid_request', `Invalid request body: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`, details);
+    throw new ApiError('invalid_request', `Invalid ${what}: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`, details);
   }
 
   private async run(r: Responder, route: Route, ctx: Parameters<Route['handler']>[0]): Promise<void> {
     try {
-      r.send(await route.handler(ctx));
+      const reply = await route.handler(ctx);
+      if (reply) r.send(reply);
+      else if (!r.done && !r.aborted) throw new Error(`${route.method} ${route.path} answered nothing`);
     } catch (err) {
       this.fail(r, err);
     }

@@ -53,6 +53,7 @@ export class Responder {
   readonly extraHeaders: Record<string, string> = {};
 
   private settled = false;
+  private readonly abortListeners: Array<() => void> = [];
 
   constructor(
     readonly res: HttpResponse,
@@ -65,7 +66,39 @@ export class Responder {
     res.onAborted(() => {
       this.aborted = true;
       this.settle();
+      for (const l of this.abortListeners) l();
     });
+  }
+
+  /** Runs when the client goes away before the response is complete. */
+  onAbort(listener: () => void): void {
+    this.abortListeners.push(listener);
+  }
+
+  /**
+   * Starts a streamed response (SSE): status and headers now, then `write` chunks, then `end`.
+   * Marks the response done for the pipeline, which will not write anything itself.
+   */
+  begin(status: number, headers: Record<string, string>): boolean {
+    if (this.aborted || this.done) return false;
+    this.done = true;
+    this.settle();
+    this.res.cork(() => {
+      this.res.writeStatus(`${status} ${statusText[status] ?? ''}`.trim());
+      for (const [k, v] of Object.entries({ ...this.extraHeaders, ...headers })) this.res.writeHeader(k, v);
+    });
+    return true;
+  }
+
+  write(chunk: string): void {
+    if (this.aborted) return;
+    this.res.cork(() => this.res.write(chunk));
+  }
+
+  end(): void {
+    if (this.aborted) return;
+    this.aborted = true; // nothing may be written after this
+    this.res.cork(() => this.res.end());
   }
 
   private settle(): void {

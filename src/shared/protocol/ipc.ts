@@ -60,6 +60,15 @@ export type ModelPatch = z.infer<typeof modelPatchSchema>;
 
 const ack = z.object({});
 
+/** What a user sends in a turn: text and names of files uploaded with POST /api/upload. */
+export const turnMessageSchema = z.object({
+  text: z.string().max(200_000),
+  attachments: z.array(z.string().min(1).max(255)).max(20).default([]),
+});
+export type TurnMessage = z.infer<typeof turnMessageSchema>;
+export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel']);
+export type TurnOrigin = z.infer<typeof turnOrigin>;
+
 /** Requests: the payload the sender gives and the result the receiver answers. */
 export const requestDefs = {
   /** supervisor → child, first message after spawn. */
@@ -109,6 +118,22 @@ export const requestDefs = {
       latency_ms: z.number().optional(),
     }),
   },
+  /** gateway → supervisor: run a turn. Answers once a worker took it; the turn's events follow on session:<id>. */
+  'turn.start': {
+    payload: z.object({ session_id: z.string(), message: turnMessageSchema, origin: turnOrigin }),
+    result: z.object({ turn_id: z.string() }),
+  },
+  /** gateway → supervisor: stop the session's running turn. */
+  'turn.interrupt': {
+    payload: z.object({ session_id: z.string() }),
+    result: z.object({ interrupted: z.boolean(), turn_id: z.string().nullable() }),
+  },
+  /** supervisor → agent: run this turn; answers at once, the outcome comes as a turn.ended event. */
+  'agent.turn': {
+    payload: z.object({ turn_id: z.string(), session_id: z.string(), message: turnMessageSchema, origin: turnOrigin }),
+    result: z.object({ accepted: z.literal(true) }),
+  },
+  'agent.interrupt': { payload: z.object({ turn_id: z.string() }), result: z.object({ interrupted: z.boolean() }) },
   /** any → worker: a round trip used by health probes and tests. */
   'worker.echo': {
     payload: z.object({ text: z.string().max(10_000) }),
@@ -158,6 +183,13 @@ export const eventDefs = {
   'server.resumed': z.object({ reason: z.string() }),
   /** supervisor → children: config.yml changed through the API; this is the new effective config. */
   'config.changed': z.object({ config: configSchema }),
+  /** agent → supervisor: a turn is over; `continue` asks for a goal continuation turn. */
+  'turn.ended': z.object({
+    turn_id: z.string(),
+    session_id: z.string(),
+    status: z.enum(['completed', 'failed', 'interrupted']),
+    continue: z.boolean().default(false),
+  }),
   /** any → gateway: publish to WebSocket subscribers of a topic. */
   'ws.publish': z.object({ topic: z.string().min(1).max(200), type: z.string().min(1).max(100), data: z.unknown() }),
 } as const;

@@ -87,6 +87,24 @@ export const migrations: Migration[] = [
       db.exec('CREATE INDEX trash_by_deleted ON trash (deleted_at DESC, id DESC)');
     },
   },
+  {
+    version: 4,
+    name: 'turns',
+    up: (db) => {
+      // One row per turn, so a turn that died with its worker is still on record as failed.
+      db.exec(`CREATE TABLE turns (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'interrupted')),
+        origin TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        error TEXT,
+        usage TEXT
+      ) STRICT`);
+      db.exec('CREATE INDEX turns_by_session ON turns (session_id, started_at)');
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */
