@@ -2,6 +2,7 @@ import type { Config } from '../shared/config/schema.js';
 import type { Paths } from '../shared/paths.js';
 import type { Endpoint } from '../shared/protocol/endpoint.js';
 import type { Db } from '../shared/store/db.js';
+import type { WsHub } from './ws.js';
 
 /** What route modules may use: the store, the supervisor link, events, and the live config. */
 export interface Deps {
@@ -13,5 +14,7 @@ export interface Deps {
   /** Publishes a `/ws` event on a topic; call it after the write it describes has committed. */
   publish: (topic: string, type: string, data: unknown) => void;
   draining: () => boolean;
+  /** The WebSocket event hub: turn routes listen to it to answer and stream. */
+  hub: WsHub;
   startedAt: number;
 }

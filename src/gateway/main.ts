@@ -5,6 +5,8 @@ import { log, redact } from '../shared/log.js';
 import { resolvePaths } from '../shared/paths.js';
 import { openDb } from '../shared/store/db.js';
 import { Gateway } from './app.js';
+import type { Deps } from './deps.js';
+import { chatCommands } from './routes/chat.js';
 import { allRoutes } from './routes/index.js';
 import { flavour } from './uws.js';
 
@@ -21,17 +23,18 @@ endpoint.handle('child.start', async (start) => {
   const gw = new Gateway(start.config, start.access_key);
   const paths = resolvePaths();
   const db = openDb(paths.db);
-  gw.setRoutes(
-    allRoutes({
-      endpoint,
-      db,
-      paths,
-      config: () => config ?? start.config,
-      publish: (topic, type, data) => gw.ws.publish(topic, type, data),
-      draining: () => gw.draining,
-      startedAt: gw.startedAt,
-    }),
-  );
+  const deps: Deps = {
+    endpoint,
+    db,
+    paths,
+    config: () => config ?? start.config,
+    publish: (topic, type, data) => gw.ws.publish(topic, type, data),
+    draining: () => gw.draining,
+    startedAt: gw.startedAt,
+    hub: gw.ws,
+  };
+  gw.setRoutes(allRoutes(deps));
+  gw.ws.onCommand = chatCommands(deps, gw.ws);
   const port = await gw.listen(start.listen.host, start.listen.port);
   gateway = gw;
   log.info(`listening with the ${flavour === 'native' ? 'native uWebSockets.js binary' : 'uWebSockets.js JavaScript fallback (slower)'}`, { port });

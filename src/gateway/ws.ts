@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ApiError } from '../shared/errors.js';
+import { turnMessageSchema } from '../shared/protocol/ipc.js';
 import { version } from '../shared/version.js';
 import type { AuthDecision } from './auth.js';
 import { readRequest, type RequestInfo } from './http.js';
@@ -15,23 +16,53 @@ export const topicSchema = z
   .string()
   .regex(/^(server|sessions|tasks|workflows|trash|session:[A-Za-z0-9_-]{1,64})$/, 'a topic is server, sessions, tasks, workflows, trash or session:<id>');
 
+/** Client frames that ask the server to do something; answered by the command handler. */
+export const commandFrame = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('turn'), session_id: z.string().min(1).max(64), message: turnMessageSchema, request_id: z.string().max(64).optional() }),
+  z.object({ type: z.literal('interrupt'), session_id: z.string().min(1).max(64), request_id: z.string().max(64).optional() }),
+]);
+export type CommandFrame = z.infer<typeof commandFrame>;
+
 const clientFrame = z.discriminatedUnion('type', [
   z.object({ type: z.literal('subscribe'), topics: z.array(topicSchema).min(1).max(100), since: z.record(z.string(), z.number().int().min(0)).optional() }),
   z.object({ type: z.literal('unsubscribe'), topics: z.array(topicSchema).min(1).max(100) }),
   z.object({ type: z.literal('ping') }),
+  ...commandFrame.options,
 ]);
 
-const RING = 512;
+/** Events kept per topic for clients that reconnect with `since`. */
+const RING = 1024;
+/** Streaming deltas of one turn are merged into at most one frame per topic per this interval. */
+const BATCH_MS = 16;
+/** A client with this much unsent data is behind: it is told to resync instead of being fed more. */
+const LAG_BYTES = 4 * 1024 * 1024;
+const DELTA_TYPES = new Set(['turn.text_delta', 'turn.reasoning_delta']);
 
 interface Stored {
   seq: number;
   frame: string;
 }
 
+export interface HubEvent {
+  topic: string;
+  type: string;
+  seq: number;
+  data: unknown;
+}
+
+interface PendingDelta {
+  type: string;
+  turnId: string;
+  delta: string;
+  timer: NodeJS.Timeout;
+}
+
 /**
  * /ws: authenticates the upgrade like any request, then carries `{topic, type, seq, data}` events.
- * Each topic numbers its events and keeps the last few, so a client that reconnects with
- * `since` gets what it missed, or is told to resync when that is gone.
+ * Each topic numbers its events and keeps the last ones, so a client that reconnects with
+ * `since` gets what it missed, or is told to resync when that is gone. Streaming deltas are
+ * batched; a client too far behind is told to resync rather than silently skipped. In-process
+ * listeners (SSE streams, waiting HTTP calls) see exactly the frames WebSocket clients see.
  */
 export class WsHub {
   /** Changes every gateway start: a `since` from another epoch cannot be trusted. */
@@ -39,17 +70,21 @@ export class WsHub {
   private readonly seqs = new Map<string, number>();
   private readonly rings = new Map<string, Stored[]>();
   private readonly sockets = new Set<WebSocket<Conn>>();
+  private readonly subscribers = new Map<string, Set<WebSocket<Conn>>>();
+  private readonly listeners = new Map<string, Set<(e: HubEvent) => void>>();
+  private readonly pending = new Map<string, PendingDelta>();
+  /** Runs client commands (turn, interrupt); answers the frame to send back. */
+  onCommand: ((frame: CommandFrame, local: boolean) => Promise<Record<string, unknown>>) | undefined;
 
   constructor(
-    private readonly app: TemplatedApp,
+    app: TemplatedApp,
     opts: { frameLimit: number; authorize: (req: RequestInfo) => AuthDecision },
   ) {
     app.ws<Conn>('/ws', {
       maxPayloadLength: opts.frameLimit,
       idleTimeout: 120,
       sendPingsAutomatically: true,
-      maxBackpressure: 8 * 1024 * 1024,
-      closeOnBackpressureLimit: 1,
+      maxBackpressure: 64 * 1024 * 1024,
       upgrade: (res, req, context) => {
         const info = readRequest(res, req);
         const decision = opts.authorize(info);
@@ -69,27 +104,79 @@ export class WsHub {
       message: (ws, message, isBinary) => this.onFrame(ws, message, isBinary),
       close: (ws) => {
         this.sockets.delete(ws);
+        for (const t of ws.getUserData().topics) this.subscribers.get(t)?.delete(ws);
       },
     });
   }
 
-  publish(topic: string, type: string, data: unknown): number {
-    const seq = (this.seqs.get(topic) ?? 0) + 1;
-    this.seqs.set(topic, seq);
-    const frame = JSON.stringify({ topic, type, seq, data });
-    const ring = this.rings.get(topic) ?? [];
-    ring.push({ seq, frame });
-    if (ring.length > RING) ring.shift();
-    this.rings.set(topic, ring);
-    this.app.publish(topic, frame);
-    return seq;
+  /** Publishes an event; deltas of a streaming turn are merged for up to BATCH_MS first. */
+  publish(topic: string, type: string, data: unknown): void {
+    const turnId = DELTA_TYPES.has(type) ? deltaOf(data) : undefined;
+    const open = this.pending.get(topic);
+    if (turnId && open && open.type === type && open.turnId === turnId.turn_id) {
+      open.delta += turnId.delta;
+      return;
+    }
+    this.flush(topic);
+    if (turnId) {
+      const timer = setTimeout(() => this.flush(topic), BATCH_MS);
+      this.pending.set(topic, { type, turnId: turnId.turn_id, delta: turnId.delta, timer });
+      return;
+    }
+    this.emit(topic, type, data);
+  }
+
+  /** Hears every event on a topic as clients get it; returns the way to stop listening. */
+  listen(topic: string, fn: (e: HubEvent) => void): () => void {
+    let set = this.listeners.get(topic);
+    if (!set) this.listeners.set(topic, (set = new Set()));
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0) this.listeners.delete(topic);
+    };
   }
 
   /** Closes every WebSocket (restart handover); returns how many there were. */
   closeAll(code: number, reason: string): number {
+    for (const topic of [...this.pending.keys()]) this.flush(topic);
     const n = this.sockets.size;
     for (const ws of [...this.sockets]) ws.end(code, reason);
     return n;
+  }
+
+  private flush(topic: string): void {
+    const p = this.pending.get(topic);
+    if (!p) return;
+    this.pending.delete(topic);
+    clearTimeout(p.timer);
+    this.emit(topic, p.type, { turn_id: p.turnId, delta: p.delta });
+  }
+
+  private emit(topic: string, type: string, data: unknown): void {
+    const seq = (this.seqs.get(topic) ?? 0) + 1;
+    this.seqs.set(topic, seq);
+    const event: HubEvent = { topic, type, seq, data };
+    const frame = JSON.stringify(event);
+    const ring = this.rings.get(topic) ?? [];
+    ring.push({ seq, frame });
+    if (ring.length > RING) ring.shift();
+    this.rings.set(topic, ring);
+    for (const ws of this.subscribers.get(topic) ?? []) {
+      if (ws.getBufferedAmount() > LAG_BYTES) {
+        this.drop(ws, topic, 'you fell too far behind; reload this topic and subscribe again');
+        continue;
+      }
+      ws.cork(() => ws.send(frame));
+    }
+    for (const fn of this.listeners.get(topic) ?? []) fn(event);
+  }
+
+  /** Stops feeding a socket a topic and tells it why; it resubscribes (with `since`) or reloads. */
+  private drop(ws: WebSocket<Conn>, topic: string, reason: string): void {
+    this.subscribers.get(topic)?.delete(ws);
+    ws.getUserData().topics.delete(topic);
+    ws.cork(() => ws.send(JSON.stringify({ type: 'resync', topic, seq: this.seqs.get(topic) ?? 0, reason })));
   }
 
   private onFrame(ws: WebSocket<Conn>, message: ArrayBuffer, isBinary: boolean): void {
@@ -98,15 +185,16 @@ export class WsHub {
       if (isBinary) throw new Error('frames are JSON text');
       parsed = clientFrame.parse(JSON.parse(Buffer.from(message).toString('utf8')));
     } catch (err) {
-      const problem = err instanceof z.ZodError ? (err.issues[0]?.message ?? 'invalid frame') : (err as Error).message;
+      const problem = err instanceof z.ZodError ? describeIssue(err) : (err as Error).message;
       ws.send(JSON.stringify({ type: 'error', error: { code: 'invalid_request', message: `Ignored a frame: ${problem}. Frames are JSON such as {"type":"subscribe","topics":["server"]}.` } }));
       return;
     }
     const conn = ws.getUserData();
     if (parsed.type === 'ping') return void ws.send(JSON.stringify({ type: 'pong' }));
+    if (parsed.type === 'turn' || parsed.type === 'interrupt') return this.command(ws, parsed, conn.local);
     if (parsed.type === 'unsubscribe') {
       for (const t of parsed.topics) {
-        ws.unsubscribe(t);
+        this.subscribers.get(t)?.delete(ws);
         conn.topics.delete(t);
       }
       return void ws.send(JSON.stringify({ type: 'unsubscribed', topics: parsed.topics }));
@@ -114,14 +202,27 @@ export class WsHub {
     const seq: Record<string, number> = {};
     ws.cork(() => {
       for (const t of parsed.topics) {
+        this.flush(t); // replay must not miss deltas still being batched
         const since = parsed.since?.[t];
         if (since !== undefined) this.replay(ws, t, since);
-        ws.subscribe(t);
+        let set = this.subscribers.get(t);
+        if (!set) this.subscribers.set(t, (set = new Set()));
+        set.add(ws);
         conn.topics.add(t);
         seq[t] = this.seqs.get(t) ?? 0;
       }
       ws.send(JSON.stringify({ type: 'subscribed', topics: parsed.topics, seq, epoch: this.epoch }));
     });
+  }
+
+  private command(ws: WebSocket<Conn>, frame: CommandFrame, local: boolean): void {
+    const send = (reply: Record<string, unknown>) => {
+      if (this.sockets.has(ws)) ws.cork(() => ws.send(JSON.stringify({ ...reply, ...(frame.request_id ? { request_id: frame.request_id } : {}) })));
+    };
+    if (!this.onCommand) return send({ type: 'error', error: { code: 'unavailable', message: 'The server is not ready for commands yet.' } });
+    this.onCommand(frame, local).then(send, (err: ApiError | Error) =>
+      send({ type: 'error', error: { code: 'code' in err ? err.code : 'internal', message: err.message } }),
+    );
   }
 
   private replay(ws: WebSocket<Conn>, topic: string, since: number): void {
@@ -134,6 +235,17 @@ export class WsHub {
     }
     for (const e of ring) if (e.seq > since) ws.send(e.frame);
   }
+}
+
+function deltaOf(data: unknown): { turn_id: string; delta: string } | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const d = data as Record<string, unknown>;
+  return typeof d.turn_id === 'string' && typeof d.delta === 'string' ? { turn_id: d.turn_id, delta: d.delta } : undefined;
+}
+
+function describeIssue(err: z.ZodError): string {
+  const i = err.issues[0];
+  return i ? `${i.path.join('.') || 'frame'}: ${i.message}` : 'invalid frame';
 }
 
 function refuse(res: HttpResponse, error: ApiError): void {

@@ -8,6 +8,7 @@ export const errorStatus = {
   no_such_route: 404,
   method_not_allowed: 405,
   conflict: 409,
+  turn_in_progress: 409,
   too_large: 413,
   unsupported_media_type: 415,
   internal: 500,

@@ -8,6 +8,7 @@ import type { Paths } from '../shared/paths.js';
 import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js';
 import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { MetaStore } from '../shared/store/meta.js';
+import { failOrphanTurns } from '../shared/store/turns.js';
 import { enforceTrashRetention } from '../shared/store/trash.js';
 import { version } from '../shared/version.js';
 import { Backoff } from './backoff.js';
@@ -17,6 +18,7 @@ import { Child } from './child-process.js';
 import { handleConfigEdits } from './config-service.js';
 import { serveControl } from './control-socket.js';
 import { Router } from './router.js';
+import { TurnDispatcher } from './turns.js';
 import { effectiveCors, readSettings, type Settings } from './settings.js';
 
 const entries: Record<ChildRole, string> = {
@@ -59,6 +61,7 @@ export class Supervisor {
   private lastRestartError: string | null = null;
   private restartInFlight: Promise<void> | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
+  private turns!: TurnDispatcher;
 
   constructor(
     private readonly paths: Paths,
@@ -93,6 +96,16 @@ export class Supervisor {
     this.db = db;
     if (applied.length > 0) log.info('store migrated', { versions: applied.join(',') });
     new MetaStore(db).set('last_start', this.startedAt.toISOString());
+    const orphans = failOrphanTurns(db, 'svc stopped while this turn ran');
+    if (orphans > 0) log.warn('turns left running by an earlier svc were recorded as failed', { turns: orphans });
+    this.turns = new TurnDispatcher({
+      db,
+      agentForTurn: () => this.agentForTurn(),
+      accepting: () => this.state === 'running',
+      retryAfterS: () => this.retryAfterS(),
+      maxContinuations: () => this.settings.config.agent.max_continuations,
+      publish: (topic, type, data) => this.gateway?.endpoint.emit('ws.publish', { topic, type, data }),
+    });
     this.enforceRetention();
     this.retentionTimer = setInterval(() => this.enforceRetention(), DAY_MS);
     this.retentionTimer.unref();
@@ -187,7 +200,7 @@ export class Supervisor {
     log.info('restart requested; draining', { reason });
     this.state = 'draining';
     const drainSeconds = this.settings.config.restart.drain_seconds;
-    this.gateway?.endpoint.emit('server.draining', { retry_after_s: Math.min(30, Math.ceil(drainSeconds)) });
+    this.gateway?.endpoint.emit('server.draining', { retry_after_s: this.retryAfterS() });
     await this.waitForTurns(drainSeconds * 1000);
 
     let next: Settings;
@@ -231,14 +244,28 @@ export class Supervisor {
 
   private async waitForTurns(boundMs: number): Promise<void> {
     const until = Date.now() + boundMs;
-    while (Date.now() < until) {
-      const counts = await Promise.all(
-        this.agents.map((a) => a.endpoint.request('child.stats', {}, { to: a.role, timeoutMs: 1000 }).then((s) => s.inflight_turns, () => 0)),
-      );
-      if (counts.every((n) => n === 0)) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    log.warn('drain bound reached with turns still running; restarting anyway', { drain_seconds: boundMs / 1000 });
+    while (this.turns.count > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    if (this.turns.count > 0) log.warn('drain bound reached with turns still running; restarting anyway', { drain_seconds: boundMs / 1000, turns: this.turns.count });
+  }
+
+  private retryAfterS(): number {
+    return Math.max(1, Math.min(30, Math.ceil(this.settings.config.restart.drain_seconds)));
+  }
+
+  /** The least busy agent worker; a new one when all are busy and the pool may grow. */
+  private agentForTurn(): Child | undefined {
+    const live = this.agents.filter((a) => a.alive);
+    const least = live.reduce<Child | undefined>((best, a) => (best === undefined || this.turns.turnsOn(a) < this.turns.turnsOn(best) ? a : best), undefined);
+    if (least && (this.turns.turnsOn(least) === 0 || live.length >= this.settings.config.agent.max_workers)) return least;
+    return this.spawnAgent();
+  }
+
+  private spawnAgent(): Child {
+    const agent = this.spawn('agent');
+    agent.state = 'running';
+    this.agents.push(agent);
+    void agent.endpoint.request('child.start', { config: this.settings.config }, { to: 'agent', timeoutMs: 15_000 }).catch(() => undefined);
+    return agent;
   }
 
   private async spawnGateway(port: number): Promise<{ port: number; uws: 'native' | 'fallback' }> {
@@ -273,6 +300,11 @@ export class Supervisor {
     child.endpoint.handle('supervisor.status', () => this.status());
     child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));
     handleConfigEdits(child.endpoint, this.paths.config, () => this.settings.config, (config) => this.applyConfig(config));
+    child.endpoint.handle('turn.start', (p) => this.turns.start(p));
+    child.endpoint.handle('turn.interrupt', (p) => this.turns.interrupt(p.session_id));
+    child.endpoint.onEvent((event) => {
+      if (event.type === 'turn.ended') this.turns.ended(event.payload);
+    });
     void child.exited.then(({ code, signal }) => this.onExit(child, code, signal));
     return child;
   }
@@ -282,6 +314,7 @@ export class Supervisor {
     if (child.role === 'agent') {
       const i = this.agents.indexOf(child);
       if (i >= 0) this.agents.splice(i, 1);
+      this.turns.workerGone(child, how);
     }
     if (child.expectedExit || this.state === 'stopping') return;
     this.lastExit.set(child.role, `${how} at ${new Date().toISOString()}`);
@@ -313,11 +346,7 @@ export class Supervisor {
       const live = this.agents.filter((a) => a.alive);
       if (live.length > 0) return live.reduce((a, b) => (a.endpoint.inflight <= b.endpoint.inflight ? a : b));
       if (this.state !== 'running') return undefined;
-      const agent = this.spawn('agent');
-      agent.state = 'running';
-      this.agents.push(agent);
-      void agent.endpoint.request('child.start', { config: this.settings.config }, { to: 'agent', timeoutMs: 15_000 }).catch(() => undefined);
-      return agent;
+      return this.spawnAgent();
     }
     return undefined;
   }

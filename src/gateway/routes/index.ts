@@ -1,16 +1,18 @@
 import type { Deps } from '../deps.js';
 import { openApiDocument } from '../openapi.js';
 import { route, type Route } from '../route.js';
+import { chatRoutes } from './chat.js';
 import { modelRoutes } from './models.js';
 import { onboardRoutes } from './onboard.js';
 import { goalRoutes } from './goal.js';
 import { sessionRoutes } from './sessions.js';
 import { trashRoutes } from './trash.js';
+import { uploadRoutes } from './uploads.js';
 import { systemRoutes } from './system.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
-  const routes: Route[] = [...systemRoutes(deps), ...modelRoutes(deps), ...onboardRoutes(deps), ...sessionRoutes(deps), ...goalRoutes(deps), ...trashRoutes(deps)];
+  const routes: Route[] = [...systemRoutes(deps), ...chatRoutes(deps, deps.hub), ...modelRoutes(deps), ...onboardRoutes(deps), ...sessionRoutes(deps), ...goalRoutes(deps), ...trashRoutes(deps), ...uploadRoutes(deps)];
   routes.push(
     route({
       method: 'GET',

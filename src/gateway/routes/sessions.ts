@@ -11,7 +11,7 @@ import { trashView } from '../../shared/store/trash.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
-const settingsShape = {
+export const settingsShape = {
   title: z.string().trim().min(1, 'the title must not be empty').max(200, 'the title is at most 200 characters'),
   model_id: modelIdSchema.nullable(),
   reasoning_effort: z.enum(reasoningEfforts),
@@ -53,7 +53,7 @@ function fieldError(field: string, message: string): ApiError {
 }
 
 /** The checks a schema cannot make: the model entry exists in config, the folder exists on disk. */
-function checkSettings(deps: Deps, s: SessionSettings): SessionSettings {
+export function checkSettings(deps: Deps, s: SessionSettings): SessionSettings {
   if (s.model_id != null && !Object.hasOwn(deps.config().models, s.model_id)) {
     const known = Object.keys(deps.config().models);
     throw fieldError('model_id', `there is no model entry "${s.model_id}" (${known.length > 0 ? `known: ${known.join(', ')}` : 'none is configured yet'}); use null for the default slot`);

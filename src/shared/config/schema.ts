@@ -43,7 +43,14 @@ export const configSchema = z
       .strict()
       .prefault({}),
     agent: z
-      .object({ max_workers: z.number().int().min(1).max(32).default(2) })
+      .object({
+        max_workers: z.number().int().min(1).max(32).default(2),
+        max_steps: z.number().int().min(1).max(500).default(50),
+        /** Goal continuation turns in a row before svc stops and waits for the user. */
+        max_continuations: z.number().int().min(0).max(1000).default(25),
+        /** A provider stream that sends nothing for this long is given up. */
+        stall_seconds: z.number().positive().max(3600).default(60),
+      })
       .strict()
       .prefault({}),
     models: z.record(modelIdSchema, modelEntrySchema).default({}),

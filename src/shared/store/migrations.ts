@@ -105,6 +105,22 @@ export const migrations: Migration[] = [
       db.exec('CREATE INDEX turns_by_session ON turns (session_id, started_at)');
     },
   },
+  {
+    version: 5,
+    name: 'uploads',
+    up: (db) => {
+      // One row per file in $SVC_HOME/uploads/; `name` is the file's name there.
+      db.exec(`CREATE TABLE uploads (
+        name TEXT PRIMARY KEY,
+        original_name TEXT NOT NULL,
+        mime TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      ) STRICT`);
+      db.exec('CREATE INDEX uploads_by_created ON uploads (created_at DESC, name DESC)');
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

@@ -1,21 +1,37 @@
-import { startChild } from '../../shared/child.js';
+import type { Config } from '../../shared/config/schema.js';
 import { redactConfigSecrets } from '../../shared/config/secrets.js';
+import { startChild } from '../../shared/child.js';
 import { redact } from '../../shared/log.js';
+import { resolvePaths } from '../../shared/paths.js';
+import { openDb } from '../../shared/store/db.js';
 import { probeModel } from './providers/index.js';
+import { TurnRunner } from './turn-runner.js';
 
 /**
- * An agent worker: runs turns (a later issue) and provider probes. It holds provider keys, so
- * each one is registered for log scrubbing the moment it arrives.
+ * An agent worker: runs turns and provider probes. It holds provider keys, so each one is
+ * registered for log scrubbing the moment it arrives.
  */
-const inflightTurns = 0;
-const endpoint = startChild('agent', () => inflightTurns);
-endpoint.handle('child.start', ({ config }) => {
+const paths = resolvePaths();
+let config: Config | undefined;
+let runner: TurnRunner | undefined;
+const endpoint = startChild('agent', () => runner?.inflight ?? 0);
+
+endpoint.handle('child.start', (start) => {
+  config = start.config;
   redactConfigSecrets(config);
+  runner = new TurnRunner(endpoint, openDb(paths.db), paths, () => config ?? start.config);
   return {};
 });
 endpoint.onEvent((event) => {
-  if (event.type === 'config.changed') redactConfigSecrets(event.payload.config);
+  if (event.type !== 'config.changed') return;
+  config = event.payload.config;
+  redactConfigSecrets(config);
 });
+endpoint.handle('agent.turn', (req) => {
+  if (!runner) throw new Error('the agent worker has not started yet');
+  return runner.accept(req);
+});
+endpoint.handle('agent.interrupt', ({ turn_id }) => ({ interrupted: runner?.interrupt(turn_id) ?? false }));
 endpoint.handle('agent.probe_model', async (p) => {
   redact(p.api_key);
   const result = await probeModel({ protocol: p.protocol, baseUrl: p.base_url, apiKey: p.api_key, providerId: p.provider }, p.model, { timeoutMs: 30_000 });

@@ -1,0 +1,135 @@
+import { z } from 'zod';
+import type { TurnMessage } from '../../shared/protocol/ipc.js';
+import { listMessages } from '../../shared/store/messages.js';
+import { createSession, requireSession } from '../../shared/store/sessions.js';
+import type { Deps } from '../deps.js';
+import type { Reply, RequestInfo, Responder } from '../http.js';
+import { route, type Route } from '../route.js';
+import { startTurn, toApiError, type TurnWatch } from '../turns.js';
+import type { HubEvent, WsHub } from '../ws.js';
+import { checkSettings, settingsShape } from './sessions.js';
+
+const turnFields = {
+  message: z.string().min(1, 'the message must not be empty').max(200_000),
+  attachments: z.array(z.string().min(1).max(255)).max(20, 'at most 20 attachments').default([]),
+};
+const turnBody = z.strictObject(turnFields);
+const chatBody = z.strictObject({ ...settingsShape, message: turnFields.message, attachments: turnFields.attachments }).partial();
+const waitQuery = z.object({ wait: z.enum(['true', 'false'], 'wait is true or false').default('true') });
+
+const SSE_HEARTBEAT_MS = 15_000;
+
+/**
+ * Chats and turns. One turn, three ways to answer: wait and answer JSON (default), stream the
+ * turn's events as SSE (`Accept: text/event-stream`), or 202 at once (`?wait=false`).
+ */
+export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
+  const run = async (req: RequestInfo, responder: Responder, sessionId: string, message: TurnMessage, wait: boolean, created?: unknown): Promise<Reply | undefined> => {
+    const watch = await startTurn(deps, hub, sessionId, message, 'http');
+    if (!wait) {
+      watch.stop();
+      return { status: 202, body: { session_id: sessionId, turn_id: watch.turnId, status: 'running', ...(created ? { session: created } : {}) } };
+    }
+    if ((req.headers['accept'] ?? '').includes('text/event-stream')) return streamSse(responder, watch);
+    responder.onAbort(() => watch.stop());
+    const end = await watch.ended;
+    watch.stop();
+    return { status: created ? 201 : 200, body: { ...turnResult(deps, sessionId, watch, end), ...(created ? { session: created } : {}) } };
+  };
+
+  return [
+    route({
+      method: 'POST',
+      path: '/api/chat',
+      summary: 'Creates a chat (a session; settings optional) and, given a message, runs its first turn. Modes as for /api/chat/{id}/turn.',
+      body: chatBody,
+      query: waitQuery,
+      handler: async ({ body, query, req, responder }) => {
+        const { message, attachments, ...settings } = body;
+        const session = createSession(deps.db, checkSettings(deps, settings));
+        deps.publish('sessions', 'session.created', session);
+        if (message === undefined) return { status: 201, body: { session_id: session.id, session } };
+        return run(req, responder, session.id, { text: message, attachments: attachments ?? [] }, query.wait === 'true', session);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/chat/:id/turn',
+      summary:
+        'Sends a turn. Waits and answers the reply and new messages as JSON; with Accept: text/event-stream streams the turn as SSE; with ?wait=false answers 202 with the turn id. 409 turn_in_progress while one runs; 503 draining during a restart.',
+      body: turnBody,
+      query: waitQuery,
+      handler: ({ params, body, query, req, responder }) => {
+        requireSession(deps.db, params.id ?? '');
+        return run(req, responder, params.id ?? '', { text: body.message, attachments: body.attachments }, query.wait === 'true');
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/api/chat/:id/interrupt',
+      summary: 'Stops the running turn of a session; what it already committed is kept.',
+      work: false,
+      body: z.strictObject({}),
+      handler: async ({ params }) => {
+        requireSession(deps.db, params.id ?? '');
+        const r = await deps.endpoint.request('turn.interrupt', { session_id: params.id ?? '' }, { to: 'supervisor' }).catch((err: unknown) => {
+          throw toApiError(err, deps);
+        });
+        return { body: r };
+      },
+    }),
+  ];
+}
+
+/** The /ws commands: a turn (answered when it starts) and an interrupt. */
+export function chatCommands(deps: Deps, hub: WsHub): NonNullable<WsHub['onCommand']> {
+  return async (frame) => {
+    requireSession(deps.db, frame.session_id);
+    if (frame.type === 'interrupt') {
+      const r = await deps.endpoint.request('turn.interrupt', { session_id: frame.session_id }, { to: 'supervisor' });
+      return { type: 'interrupt.result', session_id: frame.session_id, ...r };
+    }
+    const watch = await startTurn(deps, hub, frame.session_id, frame.message, 'ws');
+    watch.stop();
+    return { type: 'turn.accepted', session_id: frame.session_id, turn_id: watch.turnId };
+  };
+}
+
+function turnResult(deps: Deps, sessionId: string, watch: TurnWatch, end: HubEvent) {
+  const data = end.data as Record<string, unknown>;
+  const started = watch.events.find((e) => e.type === 'turn.started')?.data as { message?: { seq?: number } } | undefined;
+  const fromSeq = started?.message?.seq;
+  const messages = fromSeq === undefined ? [] : listMessages(deps.db, sessionId, { limit: 200, afterSeq: fromSeq - 1 }).items;
+  return {
+    session_id: sessionId,
+    turn_id: watch.turnId,
+    status: end.type === 'turn.completed' ? 'completed' : end.type === 'turn.failed' ? 'failed' : 'interrupted',
+    reply: typeof data.reply === 'string' ? data.reply : null,
+    stop_reason: data.stop_reason ?? null,
+    usage: data.usage ?? null,
+    ...(end.type === 'turn.failed' ? { error: { reason: data.reason, message: data.message } } : {}),
+    messages,
+  };
+}
+
+/** SSE: one `event:` per turn event, ending after the turn's final event; comments keep proxies awake. */
+function streamSse(responder: Responder, watch: TurnWatch): undefined {
+  if (!responder.begin(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' })) {
+    watch.stop();
+    return undefined;
+  }
+  const beat = setInterval(() => responder.write(': keep-alive\n\n'), SSE_HEARTBEAT_MS);
+  const close = () => {
+    clearInterval(beat);
+    watch.stop();
+  };
+  responder.onAbort(close);
+  responder.write(`event: turn.accepted\ndata: ${JSON.stringify({ turn_id: watch.turnId })}\n\n`);
+  watch.follow((e) => responder.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
+  void watch.ended.then(() => {
+    close();
+    responder.end();
+  });
+  return undefined;
+}
+

@@ -1,0 +1,311 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { link, mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { ApiError, messageOf } from '../../shared/errors.js';
+import { log } from '../../shared/log.js';
+import { isoNow } from '../../shared/store/util.js';
+import { insertUpload, resolveUpload, type Upload } from '../../shared/store/uploads.js';
+import type { Deps } from '../deps.js';
+import type { Reply, Responder } from '../http.js';
+import { multipartBoundary, parseMultipart } from '../multipart.js';
+import { route, type Route } from '../route.js';
+
+const MAX_FILES = 100;
+const MAX_NAME_BYTES = 255;
+const PREFIX_BYTES = '20261122-030102-ab12cd_'.length;
+/** Files up to this size are read whole and sent in one go; bigger ones are streamed from disk. */
+const STREAM_ABOVE = 8 * 1024 * 1024;
+/** Temp files older than this are leftovers of a crashed gateway (never of a live upload). */
+const STALE_TMP_MS = 24 * 3600_000;
+
+/** Types served as themselves; anything else (HTML, SVG, scripts) goes out as opaque bytes. */
+const SERVE_AS_IS = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf', 'text/plain']);
+
+const EXT_MIME: Record<string, string> = {
+  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', svg: 'image/svg+xml',
+  pdf: 'application/pdf', txt: 'text/plain', log: 'text/plain', md: 'text/markdown', csv: 'text/csv', html: 'text/html',
+  htm: 'text/html', json: 'application/json', xml: 'application/xml', zip: 'application/zip', gz: 'application/gzip',
+  tar: 'application/x-tar', mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', mp4: 'video/mp4', webm: 'video/webm',
+  doc: 'application/msword', docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+};
+
+export function uploadRoutes(deps: Deps): Route[] {
+  const tmpDir = join(deps.paths.uploadsDir, '.tmp');
+  void sweepStaleTemp(tmpDir);
+  return [
+    route({
+      method: 'POST',
+      path: '/api/upload',
+      summary:
+        'Uploads files: a multipart/form-data body with one or more parts named "file" (other fields are ignored), streamed to disk. Answers 201 {files: [{name, original_name, size, mime, sha256, url}]}; 413 over limits.upload_bytes, 415 for another Content-Type.',
+      stream: true,
+      handler: async ({ req, body, responder }) => {
+        const limit = deps.config().limits.upload_bytes;
+        // Every early answer closes the connection: the unread body must not be parsed as a request.
+        const refuse = (err: ApiError): Reply => ({ status: err.status, body: err.toBody(), headers: err.headers, close: true });
+        const type = multipartBoundary(req.headers['content-type']);
+        if (type === undefined) {
+          const got = (req.headers['content-type'] ?? '').split(';')[0]?.trim() || 'none';
+          return refuse(new ApiError('unsupported_media_type', `Send files as "Content-Type: multipart/form-data; boundary=..." with parts named "file" (got ${JSON.stringify(got)}).`));
+        }
+        if ('error' in type) return refuse(new ApiError('invalid_request', `The multipart body is malformed: ${type.error}.`));
+        if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(uploadTooLarge(limit));
+        if (!body) return refuse(new ApiError('invalid_request', 'The upload has no body: send at least one part named "file".'));
+        try {
+          return { status: 201, body: { files: await receive(deps, tmpDir, parseMultipart(capped(body, limit), type.boundary)) } };
+        } catch (err) {
+          if (responder.aborted) return undefined; // the client left; receive() removed what it wrote
+          if (err instanceof ApiError) return refuse(err);
+          if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return refuse(new ApiError('unavailable', 'The disk of the server is full; free some space and upload again.'));
+          throw err;
+        }
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/uploads/:name',
+      summary: 'Downloads an uploaded file, always as an attachment with X-Content-Type-Options: nosniff; only images, PDF and plain text keep their type.',
+      handler: async ({ params, req, responder }) => {
+        const name = params.name ?? '';
+        const file = resolveUpload(deps.db, deps.paths, name);
+        if (!file) throw new ApiError('not_found', `There is no upload named ${JSON.stringify(name)}; POST /api/upload answers the names of the files it stored.`);
+        const headers = {
+          'Content-Type': SERVE_AS_IS.has(file.mime) ? (file.mime === 'text/plain' ? 'text/plain; charset=utf-8' : file.mime) : 'application/octet-stream',
+          'X-Content-Type-Options': 'nosniff',
+          'Content-Disposition': contentDisposition(file.original_name),
+          'Content-Security-Policy': 'sandbox',
+          'Cache-Control': 'private, no-cache',
+        };
+        const fh = await open(file.path, 'r');
+        let size: number;
+        try {
+          size = (await fh.stat()).size;
+          if (size <= STREAM_ABOVE) {
+            const bytes = await fh.readFile();
+            await fh.close();
+            return { body: bytes, headers };
+          }
+        } catch (err) {
+          await fh.close().catch(() => {});
+          throw err;
+        }
+        streamFile(responder, fh, size, headers, req.method === 'HEAD');
+        return undefined;
+      },
+    }),
+  ];
+}
+
+interface Received {
+  tmp: string;
+  final?: string;
+  original: string;
+  mime: string;
+  size: number;
+  sha256: string;
+}
+
+/**
+ * Writes each "file" part to its own temp file, then, once the whole body has arrived, gives
+ * each its final name and records them all. Any failure (limit, bad body, client gone) removes
+ * every file of the request, so an upload is all or nothing.
+ */
+async function receive(deps: Deps, tmpDir: string, parts: AsyncIterable<{ name: string; filename: string | undefined; contentType: string | undefined; body: AsyncIterable<Buffer> }>) {
+  const files: Received[] = [];
+  try {
+    await mkdir(tmpDir, { recursive: true, mode: 0o700 });
+    for await (const part of parts) {
+      if (part.name !== 'file') continue; // the parser skips the unread body
+      if (files.length >= MAX_FILES) throw new ApiError('invalid_request', `An upload holds at most ${MAX_FILES} files; send the rest in another request.`);
+      const original = sanitizeFileName(part.filename);
+      const f: Received = { tmp: join(tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}.part`), original, mime: '', size: 0, sha256: '' };
+      files.push(f);
+      const hash = createHash('sha256');
+      let head = Buffer.alloc(0);
+      await pipeline(
+        part.body,
+        async function* (src: AsyncIterable<Buffer>) {
+          for await (const chunk of src) {
+            hash.update(chunk);
+            f.size += chunk.length;
+            if (head.length < 16) head = Buffer.concat([head, chunk.subarray(0, 16 - head.length)]);
+            yield chunk;
+          }
+        },
+        createWriteStream(f.tmp, { flags: 'wx', mode: 0o600 }),
+      );
+      f.sha256 = hash.digest('hex');
+      f.mime = detectMime(part.contentType, original, head);
+    }
+    if (files.length === 0) throw new ApiError('invalid_request', 'The upload has no file: send at least one part named "file" (Content-Disposition: form-data; name="file"; filename="...").');
+    const now = isoNow();
+    for (const f of files) f.final = await place(deps.paths.uploadsDir, f.tmp, f.original);
+    const rows: Upload[] = files.map((f) => ({ name: f.final!, original_name: f.original, mime: f.mime, size: f.size, sha256: f.sha256, created_at: now }));
+    deps.db.transaction(() => rows.forEach((r) => insertUpload(deps.db, r)))();
+    for (const f of files) await unlink(f.tmp).catch(() => {});
+    return rows.map((r) => ({ name: r.name, original_name: r.original_name, size: r.size, mime: r.mime, sha256: r.sha256, url: `/api/uploads/${encodeURIComponent(r.name)}` }));
+  } catch (err) {
+    for (const f of files) {
+      await unlink(f.tmp).catch(() => {});
+      if (f.final) await unlink(join(deps.paths.uploadsDir, f.final)).catch(() => {});
+    }
+    throw err;
+  }
+}
+
+/** Counts the request's bytes as they arrive and stops at the limit. */
+async function* capped(body: AsyncIterable<Buffer>, limit: number): AsyncGenerator<Buffer> {
+  let n = 0;
+  for await (const chunk of body) {
+    n += chunk.length;
+    if (n > limit) throw uploadTooLarge(limit);
+    yield chunk;
+  }
+}
+
+function uploadTooLarge(limit: number): ApiError {
+  return new ApiError('too_large', `The upload is larger than the limit of ${limit} bytes (${formatBytes(limit)}, limits.upload_bytes in config.yml).`);
+}
+
+function formatBytes(n: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1 && n % 1024 === 0) (n /= 1024), i++;
+  return `${n} ${units[i]}`;
+}
+
+/**
+ * Links the temp file under a fresh unique name (a link never replaces an existing file, unlike
+ * rename) and answers that name: `20261122-030102-ab12cd_report.pdf`.
+ */
+async function place(dir: string, tmp: string, original: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const d = new Date().toISOString();
+    const stamp = `${d.slice(0, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${d.slice(11, 13)}${d.slice(14, 16)}${d.slice(17, 19)}`;
+    const rand = BigInt(`0x${randomBytes(5).toString('hex')}`).toString(36).padStart(6, '0').slice(-6);
+    const name = `${stamp}-${rand}_${truncateBytes(original, MAX_NAME_BYTES - PREFIX_BYTES)}`;
+    try {
+      await link(tmp, join(dir, name));
+      return name;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw err;
+    }
+  }
+}
+
+/**
+ * A client's file name made safe to store and show: basename only (either slash), no control or
+ * bidi-override characters (they disguise extensions), no leading dots, at most 255 bytes with
+ * the extension kept; "upload" when nothing is left. A NUL is refused outright.
+ */
+export function sanitizeFileName(raw: string | undefined): string {
+  if (raw === undefined) return 'upload';
+  if (raw.includes('\0')) throw new ApiError('invalid_request', 'A file name contains a NUL character; rename the file and upload it again.');
+  let name = raw.normalize('NFC').split(/[/\\]/).pop() ?? '';
+  name = name.replace(/[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '');
+  name = name.trim().replace(/^[.\s]+/, '');
+  return truncateBytes(name, MAX_NAME_BYTES) || 'upload';
+}
+
+/** Cuts a name to `max` UTF-8 bytes at a character boundary, keeping a short extension. */
+function truncateBytes(name: string, max: number): string {
+  if (Buffer.byteLength(name) <= max) return name;
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && Buffer.byteLength(name.slice(dot)) <= 32 ? name.slice(dot) : '';
+  let out = '';
+  let bytes = Buffer.byteLength(ext);
+  for (const ch of name.slice(0, name.length - ext.length)) {
+    bytes += Buffer.byteLength(ch);
+    if (bytes > max) break;
+    out += ch;
+  }
+  return out + ext;
+}
+
+/** Signatures of the types served as themselves, so a claimed image that is not one is not kept as one. */
+function sniff(head: Buffer): string | undefined {
+  const hex = head.toString('hex');
+  if (hex.startsWith('89504e470d0a1a0a')) return 'image/png';
+  if (hex.startsWith('ffd8ff')) return 'image/jpeg';
+  if (hex.startsWith('474946383761') || hex.startsWith('474946383961')) return 'image/gif';
+  if (hex.startsWith('52494646') && head.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  if (hex.startsWith('255044462d')) return 'application/pdf';
+  return undefined;
+}
+
+/** The part's Content-Type, else the extension's; a binary type must match the file's signature. */
+function detectMime(declared: string | undefined, name: string, head: Buffer): string {
+  const dot = name.lastIndexOf('.');
+  const byExt = dot > 0 ? EXT_MIME[name.slice(dot + 1).toLowerCase()] : undefined;
+  const claimed = (declared !== 'application/octet-stream' ? declared : undefined) ?? byExt ?? 'application/octet-stream';
+  const sniffed = sniff(head);
+  if (sniffed && (claimed === 'application/octet-stream' || claimed.startsWith('image/') || claimed === 'application/pdf')) return sniffed;
+  if (claimed === 'application/pdf' || ['image/png', 'image/jpeg', 'image/gif', 'image/webp'].includes(claimed)) return 'application/octet-stream';
+  return claimed;
+}
+
+/** `attachment` with an ASCII fallback name and the exact one in RFC 5987 form. */
+function contentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
+}
+
+/** Sends a big file from disk, pausing the read while the socket is full (uWS tryEnd/onWritable). */
+function streamFile(r: Responder, fh: FileHandle, size: number, headers: Record<string, string>, head: boolean): void {
+  if (!r.begin(200, headers)) return void fh.close();
+  const res = r.res;
+  if (head) {
+    res.cork(() => res.endWithoutBody(size));
+    return void fh.close();
+  }
+  const stream = fh.createReadStream({ highWaterMark: 256 * 1024 }); // closes fh when done
+  let finished = false;
+  const stop = () => {
+    finished = true;
+    stream.destroy();
+  };
+  r.onAbort(stop);
+  stream.on('data', (data) => {
+    const chunk = data as Buffer;
+    if (finished || r.aborted) return stop();
+    const start = res.getWriteOffset();
+    let ok = false;
+    let done = false;
+    res.cork(() => ([ok, done] = res.tryEnd(chunk, size)));
+    if (done) return stop();
+    if (ok) return;
+    stream.pause();
+    res.onWritable((offset) => {
+      const [ok2, done2] = res.tryEnd(chunk.subarray(offset - start), size);
+      if (done2) stop();
+      else if (ok2) stream.resume();
+      return ok2;
+    });
+  });
+  // The file shrank or could not be read: the promised length cannot be met, so drop the connection.
+  const cut = (why: string) => {
+    if (finished || r.aborted) return;
+    finished = true;
+    log.warn('upload download cut short', { error: why });
+    res.cork(() => res.close());
+  };
+  stream.on('end', () => cut('the file ended early'));
+  stream.on('error', (err) => cut(messageOf(err)));
+}
+
+/** Removes temp files a crashed gateway left behind; a live upload's temp file is never that old. */
+async function sweepStaleTemp(tmpDir: string): Promise<void> {
+  try {
+    for (const entry of await readdir(tmpDir)) {
+      const p = join(tmpDir, entry);
+      const st = await stat(p).catch(() => undefined);
+      if (st?.isFile() && Date.now() - st.mtimeMs > STALE_TMP_MS) await unlink(p).catch(() => {});
+    }
+  } catch {
+    // no .tmp folder yet
+  }
+}

@@ -1,0 +1,77 @@
+import { ApiError } from '../shared/errors.js';
+import { IpcCallError } from '../shared/protocol/endpoint.js';
+import type { TurnMessage, TurnOrigin } from '../shared/protocol/ipc.js';
+import { resolveUpload } from '../shared/store/uploads.js';
+import type { Deps } from './deps.js';
+import type { HubEvent, WsHub } from './ws.js';
+
+export const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
+
+/** A started turn and the events it produced; events that came before its id was known are kept. */
+export interface TurnWatch {
+  turnId: string;
+  /** The turn's events so far, in order. */
+  events: HubEvent[];
+  /** Calls `fn` with each of the turn's events, starting with those already seen. */
+  follow(fn: (e: HubEvent) => void): void;
+  /** Resolves with the turn's final event. */
+  ended: Promise<HubEvent>;
+  stop(): void;
+}
+
+/**
+ * Starts a turn through the supervisor, listening to the session's topic first: the worker can
+ * publish its first events before the start is acknowledged, and none may be lost.
+ */
+export async function startTurn(deps: Deps, hub: WsHub, sessionId: string, message: TurnMessage, origin: TurnOrigin): Promise<TurnWatch> {
+  for (const name of message.attachments) {
+    if (!resolveUpload(deps.db, deps.paths, name)) {
+      throw new ApiError('invalid_request', `The attachment "${name}" is not an uploaded file; upload it first with POST /api/upload.`, [{ path: 'attachments', message: 'unknown upload' }]);
+    }
+  }
+  const early: HubEvent[] = [];
+  const mine: HubEvent[] = [];
+  let turnId: string | undefined;
+  let follower: ((e: HubEvent) => void) | undefined;
+  let finish: (e: HubEvent) => void = () => {};
+  const ended = new Promise<HubEvent>((resolve) => (finish = resolve));
+  const take = (e: HubEvent) => {
+    if (!isTurnEvent(e, turnId)) return;
+    mine.push(e);
+    follower?.(e);
+    if (TERMINAL.has(e.type)) finish(e);
+  };
+  const stop = hub.listen(`session:${sessionId}`, (e) => (turnId === undefined ? early.push(e) : take(e)));
+  try {
+    turnId = (await deps.endpoint.request('turn.start', { session_id: sessionId, message, origin }, { to: 'supervisor', timeoutMs: 20_000 })).turn_id;
+  } catch (err) {
+    stop();
+    throw toApiError(err, deps);
+  }
+  for (const e of early.splice(0)) take(e);
+  return {
+    turnId,
+    events: mine,
+    follow(fn) {
+      for (const e of mine) fn(e);
+      follower = fn;
+    },
+    ended,
+    stop,
+  };
+}
+
+function isTurnEvent(e: HubEvent, turnId: string | undefined): boolean {
+  return typeof e.data === 'object' && e.data !== null && (e.data as { turn_id?: unknown }).turn_id === turnId;
+}
+
+/** Supervisor refusals become the HTTP answers the API promises (503 with Retry-After, 409, 404). */
+export function toApiError(err: unknown, deps: Deps): unknown {
+  if (!(err instanceof IpcCallError)) return err;
+  if (err.code === 'draining') {
+    const retry = String(Math.max(1, Math.min(30, Math.ceil(deps.config().restart.drain_seconds))));
+    return new ApiError('draining', err.message, undefined, { 'Retry-After': retry });
+  }
+  if (err.code === 'turn_in_progress' || err.code === 'not_found') return new ApiError(err.code, err.message);
+  return err;
+}

@@ -1,0 +1,59 @@
+import { realpathSync, statSync } from 'node:fs';
+import { resolve, sep } from 'node:path';
+import { z } from 'zod';
+import type { Paths } from '../paths.js';
+import type { Db } from './db.js';
+import { stmt } from './util.js';
+
+/** A file uploaded with POST /api/upload; `name` is its file name in $SVC_HOME/uploads/. */
+export const uploadRowSchema = z.object({
+  name: z.string(),
+  /** The client's file name after sanitising (no path, no control characters). */
+  original_name: z.string(),
+  mime: z.string(),
+  size: z.number().int(),
+  sha256: z.string(),
+  created_at: z.string(),
+});
+export type Upload = z.infer<typeof uploadRowSchema>;
+
+const COLS = 'name, original_name, mime, size, sha256, created_at';
+
+export function insertUpload(db: Db, u: Upload): void {
+  stmt(db, `INSERT INTO uploads (${COLS}) VALUES (@name, @original_name, @mime, @size, @sha256, @created_at)`).run(u);
+}
+
+export function getUpload(db: Db, name: string): Upload | undefined {
+  return stmt<[string], Upload>(db, `SELECT ${COLS} FROM uploads WHERE name = ?`).get(name);
+}
+
+/** Newest first. */
+export function listUploads(db: Db, limit = 100): Upload[] {
+  return stmt<[number], Upload>(db, `SELECT ${COLS} FROM uploads ORDER BY created_at DESC, name DESC LIMIT ?`).all(limit);
+}
+
+/**
+ * A name that can only denote a file directly inside the uploads folder: no separators, no NUL
+ * or control characters, no leading dot (so never `.`, `..` or `.tmp`), at most 255 bytes.
+ */
+export function isSafeUploadName(name: string): boolean {
+  return name.length > 0 && Buffer.byteLength(name) <= 255 && !name.startsWith('.') && !/[/\\\x00-\x1f\x7f]/.test(name);
+}
+
+/**
+ * The file behind an upload name, for serving it or handing it to the agent: only a name that
+ * is on record and whose real path (symlinks resolved) lies inside the uploads folder.
+ */
+export function resolveUpload(db: Db, paths: Pick<Paths, 'uploadsDir'>, name: string): { path: string; mime: string; size: number; original_name: string } | undefined {
+  if (!isSafeUploadName(name)) return undefined;
+  const row = getUpload(db, name);
+  if (!row) return undefined;
+  try {
+    const dir = realpathSync(paths.uploadsDir);
+    const file = realpathSync(resolve(dir, name));
+    if (!file.startsWith(dir + sep) || !statSync(file).isFile()) return undefined;
+    return { path: file, mime: row.mime, size: row.size, original_name: row.original_name };
+  } catch {
+    return undefined; // the file is gone (or the folder never existed)
+  }
+}

@@ -1,0 +1,152 @@
+import type { AssistantContent } from '../../shared/protocol/message-content.js';
+import type { Db } from '../../shared/store/db.js';
+import { appendMessage, messageRowsOf, toMessage } from '../../shared/store/messages.js';
+import type { Session } from '../../shared/store/sessions.js';
+import { historyToMessages } from './prompt.js';
+import type { Provider, ReasoningEffort, ToolCall, Usage } from './providers/index.js';
+import { emptyUsage } from './providers/types.js';
+import type { ToolRegistry } from './tools/registry.js';
+
+export interface LoopContext {
+  db: Db;
+  turnId: string;
+  session: Session;
+  provider: Provider;
+  model: string;
+  maxOutputTokens: number | undefined;
+  vision: boolean;
+  system: () => string;
+  registry: ToolRegistry;
+  signal: AbortSignal;
+  maxSteps: number;
+  publish: (type: string, data: Record<string, unknown>) => void;
+  /** Called before each model call; may shrink the history (compaction). */
+  beforeStep?: () => Promise<void>;
+}
+
+export interface LoopOutcome {
+  usage: Usage;
+  stopReason: string;
+  text: string;
+  toolCalls: number;
+  steps: number;
+}
+
+/** Stop after this many steps in a row that repeat the same tool calls with the same arguments. */
+const REPEAT_LIMIT = 3;
+
+/**
+ * One turn: call the model, stream what it says, commit its message, run the tools it asked for,
+ * commit their results, and go again until it answers without tools. Every message is committed
+ * before its event is published, so a crash loses only the reply being streamed.
+ */
+export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
+  const usage = emptyUsage();
+  let lastCallsKey = '';
+  let repeats = 0;
+  let toolCallCount = 0;
+  let text = '';
+  for (let step = 1; step <= ctx.maxSteps; step++) {
+    await ctx.beforeStep?.();
+    const history = historyToMessages(messageRowsOf(ctx.db, ctx.session.id).map(toMessage), { vision: ctx.vision });
+    const reply = await streamOnce(ctx, history);
+    addUsage(usage, reply.usage);
+    text = reply.text;
+    const content: AssistantContent = {
+      text: reply.text,
+      ...(reply.reasoning.length > 0 ? { reasoning: reply.reasoning } : {}),
+      ...(reply.toolCalls.length > 0 ? { tool_calls: reply.toolCalls } : {}),
+      stop_reason: reply.stopReason,
+      model: ctx.model,
+    };
+    const message = appendMessage(ctx.db, ctx.session.id, { role: 'assistant', content });
+    ctx.publish('message.committed', { message });
+    if (reply.toolCalls.length === 0) return { usage, stopReason: reply.stopReason, text, toolCalls: toolCallCount, steps: step };
+
+    const key = JSON.stringify(reply.toolCalls.map((c) => [c.name, c.arguments]));
+    repeats = key === lastCallsKey ? repeats + 1 : 1;
+    lastCallsKey = key;
+    for (const call of reply.toolCalls) {
+      ctx.signal.throwIfAborted();
+      toolCallCount++;
+      const result =
+        repeats >= REPEAT_LIMIT
+          ? { output: `Not run: the same call was made ${repeats} times in a row with the same arguments.`, isError: true }
+          : await ctx.registry.call(call.name, call.arguments, { sessionId: ctx.session.id, turnId: ctx.turnId, workingDir: ctx.session.working_dir, signal: ctx.signal });
+      const toolMessage = appendMessage(ctx.db, ctx.session.id, {
+        role: 'tool',
+        content: { tool_call_id: call.id, name: call.name, output: result.output, ...(result.isError ? { is_error: true } : {}) },
+      });
+      ctx.publish('turn.tool_result', { call_id: call.id, name: call.name, output: result.output, is_error: result.isError === true, message: toolMessage });
+    }
+    if (repeats >= REPEAT_LIMIT) return { usage, stopReason: 'repeated_tool_calls', text, toolCalls: toolCallCount, steps: step };
+  }
+  return { usage, stopReason: 'max_steps', text, toolCalls: toolCallCount, steps: ctx.maxSteps };
+}
+
+interface StreamedReply {
+  text: string;
+  reasoning: Array<{ text: string; signature?: string; redacted?: string }>;
+  toolCalls: ToolCall[];
+  usage: Usage;
+  stopReason: string;
+}
+
+async function streamOnce(ctx: LoopContext, history: ReturnType<typeof historyToMessages>): Promise<StreamedReply> {
+  const out: StreamedReply = { text: '', reasoning: [], toolCalls: [], usage: emptyUsage(), stopReason: 'other' };
+  let reasoningOpen: { text: string; signature?: string } | undefined;
+  const showReasoning = ctx.session.show_reasoning;
+  const events = ctx.provider.stream({
+    model: ctx.model,
+    messages: [{ role: 'system', content: ctx.system() }, ...history],
+    tools: ctx.registry.specs(),
+    maxTokens: ctx.maxOutputTokens,
+    reasoningEffort: ctx.session.reasoning_effort as ReasoningEffort,
+    signal: ctx.signal,
+  });
+  for await (const ev of events) {
+    switch (ev.type) {
+      case 'text':
+        out.text += ev.text;
+        ctx.publish('turn.text_delta', { delta: ev.text });
+        break;
+      case 'reasoning':
+        reasoningOpen ??= { text: '' };
+        reasoningOpen.text += ev.text;
+        if (showReasoning) ctx.publish('turn.reasoning_delta', { delta: ev.text });
+        break;
+      case 'reasoning_end':
+        if (reasoningOpen) out.reasoning.push({ ...reasoningOpen, ...(ev.signature ? { signature: ev.signature } : {}) });
+        reasoningOpen = undefined;
+        break;
+      case 'reasoning_redacted':
+        out.reasoning.push({ text: '', redacted: ev.data });
+        break;
+      case 'tool_call_start':
+        ctx.publish('turn.tool_call_started', { index: ev.index, call_id: ev.id, name: ev.name });
+        break;
+      case 'tool_call_delta':
+        break; // arguments are shown whole, once complete
+      case 'tool_call_end':
+        out.toolCalls.push({ id: ev.id, name: ev.name, arguments: ev.arguments });
+        ctx.publish('turn.tool_call', { call_id: ev.id, name: ev.name, arguments: ev.arguments });
+        break;
+      case 'usage':
+        out.usage = ev.usage;
+        break;
+      case 'done':
+        out.stopReason = ev.stopReason;
+        break;
+    }
+  }
+  if (reasoningOpen) out.reasoning.push(reasoningOpen);
+  return out;
+}
+
+function addUsage(total: Usage, u: Usage): void {
+  total.input += u.input;
+  total.output += u.output;
+  total.cachedInput += u.cachedInput;
+  total.cacheWrite += u.cacheWrite;
+  if (u.reasoning !== undefined) total.reasoning = (total.reasoning ?? 0) + u.reasoning;
+}

@@ -1,0 +1,95 @@
+import { log } from '../../shared/log.js';
+import { assistantContent, summaryContent, toolContent, userContent } from '../../shared/protocol/message-content.js';
+import type { Message as StoredMessage } from '../../shared/store/messages.js';
+import type { Goal } from '../../shared/store/goals.js';
+import { readFileSync } from 'node:fs';
+import type { ImagePart, Message, TextPart } from './providers/index.js';
+
+function readImage(path: string, mime: string): ImagePart | undefined {
+  try {
+    return { type: 'image', mediaType: mime as 'image/png', data: readFileSync(path).toString('base64') };
+  } catch {
+    return undefined; // the upload is gone: the model gets the note instead
+  }
+}
+
+/** The system prompt: who the agent is, for whom, the time, and the goal when there is one. */
+export function systemPrompt(opts: { soul?: string; user?: string; goal?: Goal; workingDir: string | null }): string {
+  const parts = [
+    'You are the agent of svc, a personal agent server. You work for one person on their own machine: answer directly, use tools when they help, and say plainly when you cannot do something.',
+    `Current time: ${new Date().toISOString()}.`,
+  ];
+  if (opts.workingDir) parts.push(`Working directory: ${opts.workingDir}`);
+  if (opts.soul) parts.push(`# Your character (soul.md)\n${opts.soul}`);
+  if (opts.user) parts.push(`# About the user (user.md)\n${opts.user}`);
+  if (opts.goal && opts.goal.status === 'active') {
+    parts.push(
+      `# Goal\nThe session has a goal you keep working toward across turns:\n${opts.goal.objective}\n` +
+        'When the goal is reached, call update_goal with status "complete"; if you cannot go on without the user, call it with status "blocked" and say why.',
+    );
+  }
+  return parts.join('\n\n');
+}
+
+/**
+ * Turns the stored transcript into provider messages. A compaction summary stands in for the
+ * messages it replaced; content that does not parse is skipped (and logged), never sent raw.
+ */
+export function historyToMessages(stored: StoredMessage[], opts: { vision: boolean } = { vision: false }): Message[] {
+  let from = 0;
+  let summary: string | undefined;
+  for (const m of stored) {
+    if (m.role !== 'system') continue;
+    const s = summaryContent.safeParse(m.content);
+    if (s.success) {
+      from = s.data.summary_of.to_seq;
+      summary = s.data.text;
+    }
+  }
+  const out: Message[] = [];
+  if (summary) out.push({ role: 'user', content: `[Summary of the earlier conversation]\n${summary}` }, { role: 'assistant', content: 'Understood; I have the summary.' });
+  for (const m of stored) {
+    if (m.seq <= from || m.role === 'system') continue;
+    const mapped = toProviderMessage(m, opts.vision);
+    if (mapped) out.push(mapped);
+    else log.warn('skipped a stored message that does not parse', { session: m.session_id, seq: m.seq });
+  }
+  return out;
+}
+
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+const IMAGE_MAX = 5 * 1024 * 1024;
+
+function toProviderMessage(m: StoredMessage, vision: boolean): Message | undefined {
+  if (m.role === 'user') {
+    const c = userContent.safeParse(m.content);
+    if (!c.success) return undefined;
+    const parts: Array<TextPart | ImagePart> = [];
+    const notes: string[] = [];
+    for (const a of c.data.attachments ?? []) {
+      const image = vision && IMAGE_TYPES.has(a.mime) && a.size <= IMAGE_MAX ? readImage(a.path, a.mime) : undefined;
+      if (image) parts.push(image);
+      // Files the model cannot see go in as a path its tools can read.
+      else notes.push(`[Attached file: ${a.name} (${a.mime}, ${a.size} bytes) at ${a.path}]`);
+    }
+    const text = [c.data.text, ...notes].filter(Boolean).join('\n');
+    if (parts.length === 0) return { role: 'user', content: text };
+    return { role: 'user', content: [...parts, { type: 'text', text }] };
+  }
+  if (m.role === 'assistant') {
+    const c = assistantContent.safeParse(m.content);
+    if (!c.success) return undefined;
+    const reasoning = (c.data.reasoning ?? []).map((r) => ({ type: 'reasoning' as const, text: r.text, signature: r.signature, redacted: r.redacted }));
+    return {
+      role: 'assistant',
+      content: [...reasoning, ...(c.data.text ? [{ type: 'text' as const, text: c.data.text }] : [])],
+      ...(c.data.tool_calls?.length ? { toolCalls: c.data.tool_calls } : {}),
+    };
+  }
+  if (m.role === 'tool') {
+    const c = toolContent.safeParse(m.content);
+    if (!c.success) return undefined;
+    return { role: 'tool', toolCallId: c.data.tool_call_id, content: c.data.output, isError: c.data.is_error };
+  }
+  return undefined;
+}

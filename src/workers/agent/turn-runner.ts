@@ -1,0 +1,190 @@
+import { readFileSync } from 'node:fs';
+import type { Config, ModelEntry } from '../../shared/config/schema.js';
+import { log, redact } from '../../shared/log.js';
+import type { Paths } from '../../shared/paths.js';
+import type { Endpoint } from '../../shared/protocol/endpoint.js';
+import type { PayloadOf } from '../../shared/protocol/ipc.js';
+import { findProvider } from '../../shared/providers/catalog.js';
+import { resolveModel } from '../../shared/providers/resolve.js';
+import type { Db } from '../../shared/store/db.js';
+import { addGoalUsage, getGoal, putGoal, type Goal } from '../../shared/store/goals.js';
+import { appendMessage } from '../../shared/store/messages.js';
+import { getSession } from '../../shared/store/sessions.js';
+import { endTurnRow } from '../../shared/store/turns.js';
+import { resolveUpload } from '../../shared/store/uploads.js';
+import { maybeCompact } from './compaction.js';
+import { runLoop } from './loop.js';
+import { systemPrompt } from './prompt.js';
+import { createProvider, ProviderError, type Provider } from './providers/index.js';
+import { clockTool } from './tools/clock.js';
+import { goalTool } from './tools/goal.js';
+import { ToolRegistry } from './tools/registry.js';
+
+type TurnRequest = PayloadOf<'agent.turn'>;
+
+class TurnFailure extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Runs the turns the supervisor hands this worker, each with its own abort switch. */
+export class TurnRunner {
+  private readonly active = new Map<string, AbortController>();
+
+  constructor(
+    private readonly endpoint: Endpoint,
+    private readonly db: Db,
+    private readonly paths: Paths,
+    private readonly config: () => Config,
+  ) {}
+
+  get inflight(): number {
+    return this.active.size;
+  }
+
+  accept(req: TurnRequest): { accepted: true } {
+    const ac = new AbortController();
+    this.active.set(req.turn_id, ac);
+    void this.run(req, ac.signal).finally(() => this.active.delete(req.turn_id));
+    return { accepted: true };
+  }
+
+  interrupt(turnId: string): boolean {
+    const ac = this.active.get(turnId);
+    if (!ac) return false;
+    ac.abort(new Error('interrupted'));
+    return true;
+  }
+
+  /** Every turn ends in exactly one of completed, failed or interrupted, on record and as an event. */
+  private async run(req: TurnRequest, signal: AbortSignal): Promise<void> {
+    const publish = (type: string, data: Record<string, unknown>) =>
+      this.endpoint.emit('ws.publish', { topic: `session:${req.session_id}`, type, data: { turn_id: req.turn_id, ...data } });
+    let status: 'completed' | 'failed' | 'interrupted' = 'failed';
+    let carryOn = false;
+    try {
+      const outcome = await this.turn(req, signal, publish);
+      status = 'completed';
+      endTurnRow(this.db, req.turn_id, 'completed', { usage: outcome.usage });
+      publish('turn.completed', { status, stop_reason: outcome.stopReason, reply: outcome.text, usage: outcome.usage, steps: outcome.steps });
+      carryOn = this.afterTurn(req, outcome, publish);
+    } catch (err) {
+      if (signal.aborted) {
+        status = 'interrupted';
+        endTurnRow(this.db, req.turn_id, 'interrupted');
+        publish('turn.interrupted', { status });
+      } else {
+        const { reason, message } = describe(err);
+        endTurnRow(this.db, req.turn_id, 'failed', { error: `${reason}: ${message}` });
+        publish('turn.failed', { status: 'failed', reason, message });
+        if (reason === 'internal') log.error('turn failed', { turn: req.turn_id, error: message });
+      }
+    }
+    this.endpoint.emit('turn.ended', { turn_id: req.turn_id, session_id: req.session_id, status, continue: carryOn });
+  }
+
+  private async turn(req: TurnRequest, signal: AbortSignal, publish: (type: string, data: Record<string, unknown>) => void) {
+    const config = this.config();
+    const session = getSession(this.db, req.session_id);
+    if (!session) throw new TurnFailure('not_found', `The session ${req.session_id} no longer exists.`);
+    const modelId = session.model_id ?? config.slots.default;
+    const entry = modelId ? config.models[modelId] : undefined;
+    if (!modelId || !entry) throw new TurnFailure('no_model', 'No model is configured for this session: add a model entry and put it in the default slot.');
+    const provider = this.provider(entry, config);
+
+    const attachments = req.message.attachments.map((name) => {
+      const u = resolveUpload(this.db, this.paths, name);
+      if (!u) throw new TurnFailure('invalid_request', `The attachment "${name}" is not an uploaded file.`);
+      return { name, mime: u.mime, size: u.size, path: u.path };
+    });
+    const userMessage = appendMessage(this.db, session.id, {
+      role: 'user',
+      content: { text: req.message.text, ...(attachments.length ? { attachments } : {}), ...(req.origin === 'goal' ? { continuation: true } : {}) },
+    });
+    publish('turn.started', { session_id: session.id, origin: req.origin, message: userMessage });
+
+    let goal = getGoal(this.db, session.id);
+    const registry = new ToolRegistry([
+      clockTool,
+      ...(goal?.status === 'active' ? [goalTool(this.db, (g) => {
+        goal = g;
+        this.goalChanged(session.id, g);
+      })] : []),
+    ]);
+    const system = () => systemPrompt({ soul: readOptional(this.paths.soul), user: readOptional(this.paths.user), goal, workingDir: session.working_dir });
+    const lite = config.slots.lite ? config.models[config.slots.lite] : undefined;
+    const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model } : { provider, model: entry.model };
+    return runLoop({
+      db: this.db,
+      turnId: req.turn_id,
+      session,
+      provider,
+      model: entry.model,
+      maxOutputTokens: entry.max_output_tokens,
+      vision: findProvider(entry.provider)?.models.find((m) => m.id === entry.model)?.vision ?? false,
+      system,
+      registry,
+      signal,
+      maxSteps: config.agent.max_steps,
+      publish,
+      beforeStep: async () => {
+        const done = await maybeCompact({
+          db: this.db,
+          paths: this.paths,
+          sessionId: session.id,
+          contextWindow: entry.context_window ?? 128_000,
+          summarizer,
+          signal,
+          systemChars: system().length,
+        });
+        if (done) publish('turn.compacted', done);
+      },
+    });
+  }
+
+  /** Counts the turn against the goal; answers whether another turn should follow on its own. */
+  private afterTurn(req: TurnRequest, outcome: { usage: { input: number; output: number; cachedInput: number; cacheWrite: number }; toolCalls: number }, publish: (type: string, data: Record<string, unknown>) => void): boolean {
+    const input = outcome.usage.input + outcome.usage.cachedInput + outcome.usage.cacheWrite;
+    let goal = addGoalUsage(this.db, req.session_id, { input_tokens: input, output_tokens: outcome.usage.output, turns: 1 });
+    if (!goal) return false;
+    if (goal.status === 'active' && req.origin === 'goal' && outcome.toolCalls === 0) {
+      // A continuation that did nothing but talk is not progress: stop and wait for the user.
+      goal = putGoal(this.db, req.session_id, { status: 'paused' });
+      publish('goal.paused', { reason: 'no_progress' });
+    }
+    this.goalChanged(req.session_id, goal);
+    return goal.status === 'active';
+  }
+
+  private goalChanged(sessionId: string, goal: Goal): void {
+    this.endpoint.emit('ws.publish', { topic: `session:${sessionId}`, type: 'goal.updated', data: goal });
+  }
+
+  private provider(entry: ModelEntry, config: Config): Provider {
+    const r = resolveModel(entry);
+    if (!r.base_url) throw new TurnFailure('no_model', `The model entry for ${entry.model} has no base_url.`);
+    redact(r.api_key);
+    return createProvider(
+      { protocol: r.protocol, baseUrl: r.base_url, apiKey: r.api_key, providerId: entry.provider },
+      { stallTimeoutMs: config.agent.stall_seconds * 1000 },
+    );
+  }
+}
+
+function describe(err: unknown): { reason: string; message: string } {
+  if (err instanceof TurnFailure) return { reason: err.reason, message: err.message };
+  if (err instanceof ProviderError) return { reason: `provider_${err.kind}`, message: err.message };
+  return { reason: 'internal', message: (err as Error)?.message ?? String(err) };
+}
+
+function readOptional(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8').slice(0, 16_000);
+  } catch {
+    return undefined;
+  }
+}
