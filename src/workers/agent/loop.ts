@@ -49,7 +49,17 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
   for (let step = 1; step <= ctx.maxSteps; step++) {
     await ctx.beforeStep?.();
     const history = historyToMessages(messageRowsOf(ctx.db, ctx.session.id).map(toMessage), { vision: ctx.vision });
-    const reply = await streamOnce(ctx, history);
+    const reply: StreamedReply = { text: '', reasoning: [], toolCalls: [], usage: emptyUsage(), stopReason: 'other' };
+    try {
+      await streamOnce(ctx, history, reply);
+    } catch (err) {
+      // An interrupted reply keeps what the user already saw.
+      if (ctx.signal.aborted && reply.text) {
+        const message = appendMessage(ctx.db, ctx.session.id, { role: 'assistant', content: { text: reply.text, stop_reason: 'interrupted', model: ctx.model } });
+        ctx.publish('message.committed', { message });
+      }
+      throw err;
+    }
     addUsage(usage, reply.usage);
     text = reply.text;
     const content: AssistantContent = {
@@ -92,8 +102,7 @@ interface StreamedReply {
   stopReason: string;
 }
 
-async function streamOnce(ctx: LoopContext, history: ReturnType<typeof historyToMessages>): Promise<StreamedReply> {
-  const out: StreamedReply = { text: '', reasoning: [], toolCalls: [], usage: emptyUsage(), stopReason: 'other' };
+async function streamOnce(ctx: LoopContext, history: ReturnType<typeof historyToMessages>, out: StreamedReply): Promise<void> {
   let reasoningOpen: { text: string; signature?: string } | undefined;
   const showReasoning = ctx.session.show_reasoning;
   const events = ctx.provider.stream({
@@ -140,7 +149,6 @@ async function streamOnce(ctx: LoopContext, history: ReturnType<typeof historyTo
     }
   }
   if (reasoningOpen) out.reasoning.push(reasoningOpen);
-  return out;
 }
 
 function addUsage(total: Usage, u: Usage): void {
