@@ -1,4 +1,8 @@
+import { statSync } from 'node:fs';
+import { mimeOf } from '../../shared/mime.js';
+import type { Paths } from '../../shared/paths.js';
 import type { AssistantContent } from '../../shared/protocol/message-content.js';
+import { upsertArtifact } from '../../shared/store/artifacts.js';
 import type { Db } from '../../shared/store/db.js';
 import { appendMessage, messageRowsOf, toMessage } from '../../shared/store/messages.js';
 import type { Session } from '../../shared/store/sessions.js';
@@ -9,6 +13,7 @@ import type { ToolRegistry } from './tools/registry.js';
 
 export interface LoopContext {
   db: Db;
+  paths: Paths;
   turnId: string;
   session: Session;
   provider: Provider;
@@ -82,7 +87,17 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
       const result =
         repeats >= REPEAT_LIMIT
           ? { output: `Not run: the same call was made ${repeats} times in a row with the same arguments.`, isError: true }
-          : await ctx.registry.call(call.name, call.arguments, { sessionId: ctx.session.id, turnId: ctx.turnId, workingDir: ctx.session.working_dir, signal: ctx.signal });
+          : await ctx.registry.call(call.name, call.arguments, {
+              sessionId: ctx.session.id,
+              turnId: ctx.turnId,
+              callId: call.id,
+              workingDir: ctx.session.working_dir,
+              signal: ctx.signal,
+              db: ctx.db,
+              paths: ctx.paths,
+              emit: (type, data) => ctx.publish(type, { call_id: call.id, ...data }),
+            });
+      for (const file of result.wrote ?? []) recordArtifact(ctx, file);
       const toolMessage = appendMessage(ctx.db, ctx.session.id, {
         role: 'tool',
         content: { tool_call_id: call.id, name: call.name, output: result.output, ...(result.isError ? { is_error: true } : {}) },
@@ -149,6 +164,17 @@ async function streamOnce(ctx: LoopContext, history: ReturnType<typeof historyTo
     }
   }
   if (reasoningOpen) out.reasoning.push(reasoningOpen);
+}
+
+/** A file a tool wrote becomes one of the session's artifacts. */
+function recordArtifact(ctx: LoopContext, file: string): void {
+  try {
+    const size = statSync(file).size;
+    const artifact = upsertArtifact(ctx.db, ctx.session.id, { path: file, size, mime: mimeOf(file) });
+    ctx.publish('artifact.updated', { artifact });
+  } catch {
+    // the file is gone again (deleted by a later command): nothing to list
+  }
 }
 
 function addUsage(total: Usage, u: Usage): void {

@@ -120,6 +120,7 @@ export class TurnRunner {
     const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model } : { provider, model: entry.model };
     return runLoop({
       db: this.db,
+      paths: this.paths,
       turnId: req.turn_id,
       session,
       provider,

@@ -1,17 +1,33 @@
 import { z } from 'zod';
+import type { Paths } from '../../../shared/paths.js';
+import type { Db } from '../../../shared/store/db.js';
 import type { ToolSpec } from '../providers/index.js';
 
-/** What a tool gets besides its arguments: where it runs and how to stop. */
+/** What a tool gets besides its arguments: where it runs, what it may use, and how to stop. */
 export interface ToolContext {
   sessionId: string;
   turnId: string;
+  callId: string;
   workingDir: string | null;
   signal: AbortSignal;
+  db: Db;
+  paths: Paths;
+  /** Live progress for clients (e.g. terminal output), on the session topic with turn and call ids. */
+  emit: (type: string, data: Record<string, unknown>) => void;
 }
 
 export interface ToolResult {
   output: string;
   isError?: boolean;
+  /** Files the call wrote: they become the session's artifacts. */
+  wrote?: string[];
+}
+
+/** What a call touches, for the permission engine: the command it runs, the path or URL it uses. */
+export interface ToolSubject {
+  command?: string;
+  path?: string;
+  url?: string;
 }
 
 /** A tool: a name, a description for the model, a zod schema for its arguments, and what it does. */
@@ -19,6 +35,7 @@ export interface Tool<A = unknown> {
   name: string;
   description: string;
   args: z.ZodType<A>;
+  subject?: (args: A, ctx: ToolContext) => ToolSubject;
   run: (args: A, ctx: ToolContext) => Promise<ToolResult> | ToolResult;
 }
 
@@ -26,11 +43,21 @@ export function defineTool<A>(tool: Tool<A>): Tool<unknown> {
   return tool as unknown as Tool<unknown>;
 }
 
+/** Decides whether a call may run (asking the user when the rules say so). */
+export interface PermissionGate {
+  check(tool: Tool, args: unknown, subject: ToolSubject, ctx: ToolContext): Promise<{ allowed: true } | { allowed: false; reason: string }>;
+}
+
+export const allowAll: PermissionGate = { check: async () => ({ allowed: true }) };
+
 /** The tools a turn may call; arguments from the model are parsed by each tool's schema first. */
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
 
-  constructor(tools: Tool[]) {
+  constructor(
+    tools: Tool[],
+    private readonly gate: PermissionGate = allowAll,
+  ) {
     for (const t of tools) this.tools.set(t.name, t);
   }
 
@@ -42,11 +69,7 @@ export class ToolRegistry {
     }));
   }
 
-  list(): Array<{ name: string; description: string; parameters: Record<string, unknown> }> {
-    return this.specs();
-  }
-
-  /** Runs one call; a bad tool name or bad arguments is an error result the model can correct. */
+  /** Runs one call; a bad name, bad arguments or a refusal is an error result the model can act on. */
   async call(name: string, rawArgs: string, ctx: ToolContext): Promise<ToolResult> {
     const tool = this.tools.get(name);
     if (!tool) return { output: `There is no tool named "${name}". Available: ${[...this.tools.keys()].join(', ')}.`, isError: true };
@@ -61,9 +84,12 @@ export class ToolRegistry {
       const issues = args.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; ');
       return { output: `Invalid arguments for ${name}: ${issues}`, isError: true };
     }
+    const permit = await this.gate.check(tool, args.data, tool.subject?.(args.data, ctx) ?? {}, ctx);
+    if (!permit.allowed) return { output: `permission_denied: ${permit.reason}`, isError: true };
     try {
       return await tool.run(args.data, ctx);
     } catch (err) {
+      if (ctx.signal.aborted) throw err;
       return { output: `${name} failed: ${(err as Error).message}`, isError: true };
     }
   }
