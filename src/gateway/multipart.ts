@@ -50,15 +50,16 @@ export async function* parseMultipart(source: AsyncIterable<Buffer>, boundary: s
   const it = source[Symbol.asyncIterator]();
   let buf: Buffer = CRLF;
   let eof = false;
-  const fill = async (): Promise<boolean> => {
-    if (eof) return false;
+  const next = async (): Promise<Buffer | undefined> => {
+    if (eof) return undefined;
     const r = await it.next();
-    if (r.done) {
-      eof = true;
-      return false;
-    }
-    buf = buf.length === 0 ? r.value : Buffer.concat([buf, r.value]);
-    return true;
+    if (r.done) eof = true;
+    return r.done ? undefined : r.value;
+  };
+  const fill = async (): Promise<boolean> => {
+    const chunk = await next();
+    if (chunk) buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    return chunk !== undefined;
   };
 
   // Preamble: discard up to the first delimiter, keeping a tail that may hold its start.
@@ -82,10 +83,25 @@ export async function* parseMultipart(source: AsyncIterable<Buffer>, boundary: s
     if (!/^[ \t]*$/.test(buf.subarray(0, eol).toString('latin1'))) throw malformed('a boundary line is followed by garbage');
     buf = buf.subarray(eol); // keep the CRLF so an empty header block is "\r\n\r\n" too
 
-    let end: number;
-    while ((end = buf.indexOf(HEADER_END)) < 0) {
-      if (buf.length > MAX_PART_HEADER_BYTES) throw malformed(`a part's headers are larger than ${MAX_PART_HEADER_BYTES / 1024} KiB`);
-      if (!(await fill())) throw malformed('the body ends inside the headers of a part');
+    let end = buf.indexOf(HEADER_END);
+    if (end < 0) {
+      // Headers may trickle in byte by byte: collect the chunks and search only the new bytes
+      // (plus 3 before them), so the work stays linear instead of rescanning a growing buffer.
+      const pieces = [buf];
+      let total = buf.length;
+      let tail = buf.subarray(-3);
+      while (end < 0) {
+        if (total > MAX_PART_HEADER_BYTES) throw malformed(`a part's headers are larger than ${MAX_PART_HEADER_BYTES / 1024} KiB`);
+        const chunk = await next();
+        if (!chunk) throw malformed('the body ends inside the headers of a part');
+        const window = Buffer.concat([tail, chunk]);
+        const i = window.indexOf(HEADER_END);
+        if (i >= 0) end = total - tail.length + i;
+        pieces.push(chunk);
+        total += chunk.length;
+        tail = window.subarray(-3);
+      }
+      buf = Buffer.concat(pieces, total);
     }
     if (end > MAX_PART_HEADER_BYTES) throw malformed(`a part's headers are larger than ${MAX_PART_HEADER_BYTES / 1024} KiB`);
     const info = parseHeaders(buf.subarray(2, end).toString('utf8'));

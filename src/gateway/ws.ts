@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ApiError } from '../shared/errors.js';
-import { turnMessageSchema } from '../shared/protocol/ipc.js';
+import { approvalDecision, turnMessageSchema } from '../shared/protocol/ipc.js';
 import { version } from '../shared/version.js';
 import type { AuthDecision } from './auth.js';
 import { readRequest, type RequestInfo } from './http.js';
@@ -20,6 +20,13 @@ export const topicSchema = z
 export const commandFrame = z.discriminatedUnion('type', [
   z.object({ type: z.literal('turn'), session_id: z.string().min(1).max(64), message: turnMessageSchema, request_id: z.string().max(64).optional() }),
   z.object({ type: z.literal('interrupt'), session_id: z.string().min(1).max(64), request_id: z.string().max(64).optional() }),
+  z.object({
+    type: z.literal('approve'),
+    session_id: z.string().min(1).max(64),
+    approval_id: z.string().min(1).max(64),
+    decision: approvalDecision,
+    request_id: z.string().max(64).optional(),
+  }),
 ]);
 export type CommandFrame = z.infer<typeof commandFrame>;
 
@@ -191,7 +198,7 @@ export class WsHub {
     }
     const conn = ws.getUserData();
     if (parsed.type === 'ping') return void ws.send(JSON.stringify({ type: 'pong' }));
-    if (parsed.type === 'turn' || parsed.type === 'interrupt') return this.command(ws, parsed, conn.local);
+    if (parsed.type === 'turn' || parsed.type === 'interrupt' || parsed.type === 'approve') return this.command(ws, parsed, conn.local);
     if (parsed.type === 'unsubscribe') {
       for (const t of parsed.topics) {
         this.subscribers.get(t)?.delete(ws);

@@ -71,6 +71,15 @@ export class TurnDispatcher {
     return { interrupted: ack.interrupted, turn_id: r.turnId };
   }
 
+  /** The user answered an approval: it belongs to the session's running turn, on its worker. */
+  async answerApproval(p: PayloadOf<'approval.answer'>): Promise<ResultOf<'approval.answer'>> {
+    const r = this.running.get(p.session_id);
+    if (!r) throw new IpcCallError('not_found', 'The session has no running turn, so nothing waits for this approval (it may have been withdrawn).');
+    const ack = await r.agent.endpoint.request('agent.approval', { approval_id: p.approval_id, decision: p.decision }, { to: 'agent', timeoutMs: 5000 });
+    if (!ack.answered) throw new IpcCallError('not_found', `No approval ${p.approval_id} is waiting; it was answered already or withdrawn.`);
+    return ack;
+  }
+
   /** A worker reported a turn's end; a goal that is still active gets its next turn. */
   ended(e: EventPayload<'turn.ended'>): void {
     const r = this.running.get(e.session_id);

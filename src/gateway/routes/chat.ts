@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { TurnMessage } from '../../shared/protocol/ipc.js';
+import { approvalDecision, type ApprovalDecision, type TurnMessage } from '../../shared/protocol/ipc.js';
 import { listMessages } from '../../shared/store/messages.js';
 import { createSession, requireSession } from '../../shared/store/sessions.js';
 import type { Deps } from '../deps.js';
@@ -66,6 +66,18 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
     }),
     route({
       method: 'POST',
+      path: '/api/sessions/:id/approvals/:approval_id',
+      summary: 'Answers a tool call waiting for approval: allow_once, allow_session (this session, same tool and command or path), or deny.',
+      work: false,
+      body: z.strictObject({ decision: approvalDecision }),
+      handler: async ({ params, body }) => {
+        requireSession(deps.db, params.id ?? '');
+        await answerApproval(deps, params.id ?? '', params.approval_id ?? '', body.decision);
+        return { body: { approval_id: params.approval_id, decision: body.decision } };
+      },
+    }),
+    route({
+      method: 'POST',
       path: '/api/chat/:id/interrupt',
       summary: 'Stops the running turn of a session; what it already committed is kept.',
       work: false,
@@ -85,6 +97,10 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
 export function chatCommands(deps: Deps, hub: WsHub): NonNullable<WsHub['onCommand']> {
   return async (frame) => {
     requireSession(deps.db, frame.session_id);
+    if (frame.type === 'approve') {
+      await answerApproval(deps, frame.session_id, frame.approval_id, frame.decision);
+      return { type: 'approval.answered', session_id: frame.session_id, approval_id: frame.approval_id, decision: frame.decision };
+    }
     if (frame.type === 'interrupt') {
       const r = await deps.endpoint.request('turn.interrupt', { session_id: frame.session_id }, { to: 'supervisor' });
       return { type: 'interrupt.result', session_id: frame.session_id, ...r };
@@ -93,6 +109,12 @@ export function chatCommands(deps: Deps, hub: WsHub): NonNullable<WsHub['onComma
     watch.stop();
     return { type: 'turn.accepted', session_id: frame.session_id, turn_id: watch.turnId };
   };
+}
+
+async function answerApproval(deps: Deps, sessionId: string, approvalId: string, decision: ApprovalDecision): Promise<void> {
+  await deps.endpoint.request('approval.answer', { session_id: sessionId, approval_id: approvalId, decision }, { to: 'supervisor' }).catch((err: unknown) => {
+    throw toApiError(err, deps);
+  });
 }
 
 function turnResult(deps: Deps, sessionId: string, watch: TurnWatch, end: HubEvent) {

@@ -8,8 +8,9 @@ import { log } from '../../shared/log.js';
 import { isoNow } from '../../shared/store/util.js';
 import { insertUpload, resolveUpload, type Upload } from '../../shared/store/uploads.js';
 import type { Deps } from '../deps.js';
+import type { BodyStream } from '../body-stream.js';
 import type { Reply, Responder } from '../http.js';
-import { multipartBoundary, parseMultipart } from '../multipart.js';
+import { multipartBoundary, parseMultipart, type Part } from '../multipart.js';
 import { route, type Route } from '../route.js';
 
 const MAX_FILES = 100;
@@ -19,6 +20,9 @@ const PREFIX_BYTES = '20261122-030102-ab12cd_'.length;
 const STREAM_ABOVE = 8 * 1024 * 1024;
 /** Temp files older than this are leftovers of a crashed gateway (never of a live upload). */
 const STALE_TMP_MS = 24 * 3600_000;
+/** How much of a refused body is still read, so a client that is still sending gets the answer, not a reset. */
+const DRAIN_BYTES = 1024 * 1024;
+const DRAIN_MS = 2000;
 
 /** Types served as themselves; anything else (HTML, SVG, scripts) goes out as opaque bytes. */
 const SERVE_AS_IS = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf', 'text/plain']);
@@ -36,7 +40,7 @@ export function uploadRoutes(deps: Deps): Route[] {
   const tmpDir = join(deps.paths.uploadsDir, '.tmp');
   void sweepStaleTemp(tmpDir);
   return [
-    route({
+    route<BodyStream | undefined>({
       method: 'POST',
       path: '/api/upload',
       summary:
@@ -47,17 +51,24 @@ export function uploadRoutes(deps: Deps): Route[] {
         // Every early answer closes the connection: the unread body must not be parsed as a request.
         const refuse = (err: ApiError): Reply => ({ status: err.status, body: err.toBody(), headers: err.headers, close: true });
         const type = multipartBoundary(req.headers['content-type']);
+        if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(uploadTooLarge(limit));
         if (type === undefined) {
           const got = (req.headers['content-type'] ?? '').split(';')[0]?.trim() || 'none';
+          await drain(body);
           return refuse(new ApiError('unsupported_media_type', `Send files as "Content-Type: multipart/form-data; boundary=..." with parts named "file" (got ${JSON.stringify(got)}).`));
         }
-        if ('error' in type) return refuse(new ApiError('invalid_request', `The multipart body is malformed: ${type.error}.`));
-        if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(uploadTooLarge(limit));
+        if ('error' in type) {
+          await drain(body);
+          return refuse(new ApiError('invalid_request', `The multipart body is malformed: ${type.error}.`));
+        }
         if (!body) return refuse(new ApiError('invalid_request', 'The upload has no body: send at least one part named "file".'));
         try {
-          return { status: 201, body: { files: await receive(deps, tmpDir, parseMultipart(capped(body, limit), type.boundary)) } };
+          const files = await receive(deps, tmpDir, parseMultipart(capped(body, limit), type.boundary));
+          // Whatever follows the final boundary (an epilogue) is dropped; a body that goes on and on costs its connection.
+          return { status: 201, body: { files }, close: !(await drain(body)) };
         } catch (err) {
           if (responder.aborted) return undefined; // the client left; receive() removed what it wrote
+          await drain(body);
           if (err instanceof ApiError) return refuse(err);
           if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return refuse(new ApiError('unavailable', 'The disk of the server is full; free some space and upload again.'));
           throw err;
@@ -113,7 +124,7 @@ interface Received {
  * each its final name and records them all. Any failure (limit, bad body, client gone) removes
  * every file of the request, so an upload is all or nothing.
  */
-async function receive(deps: Deps, tmpDir: string, parts: AsyncIterable<{ name: string; filename: string | undefined; contentType: string | undefined; body: AsyncIterable<Buffer> }>) {
+async function receive(deps: Deps, tmpDir: string, parts: AsyncIterable<Part>) {
   const files: Received[] = [];
   try {
     await mkdir(tmpDir, { recursive: true, mode: 0o700 });
@@ -154,6 +165,28 @@ async function receive(deps: Deps, tmpDir: string, parts: AsyncIterable<{ name: 
     }
     throw err;
   }
+}
+
+/**
+ * Reads and drops the rest of a refused body, up to DRAIN_BYTES or DRAIN_MS. Closing a socket
+ * with unread bytes makes the kernel send a reset, and a client still writing then sees a broken
+ * connection instead of the 4xx; once the body is read, the close is clean. True when it was read to its end.
+ */
+async function drain(body: BodyStream | undefined): Promise<boolean> {
+  if (!body) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const read = (async () => {
+    let n = 0;
+    try {
+      for await (const chunk of body) if ((n += chunk.length) > DRAIN_BYTES) return false;
+      return true;
+    } catch {
+      return false; // the client left
+    }
+  })();
+  const ended = await Promise.race([read, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), DRAIN_MS)))]);
+  clearTimeout(timer);
+  return ended;
 }
 
 /** Counts the request's bytes as they arrive and stops at the limit. */

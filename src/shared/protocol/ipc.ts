@@ -66,6 +66,8 @@ export const turnMessageSchema = z.object({
   attachments: z.array(z.string().min(1).max(255)).max(20).default([]),
 });
 export type TurnMessage = z.infer<typeof turnMessageSchema>;
+export const approvalDecision = z.enum(['allow_once', 'allow_session', 'deny']);
+export type ApprovalDecision = z.infer<typeof approvalDecision>;
 export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel']);
 export type TurnOrigin = z.infer<typeof turnOrigin>;
 
@@ -132,6 +134,15 @@ export const requestDefs = {
   'agent.turn': {
     payload: z.object({ turn_id: z.string(), session_id: z.string(), message: turnMessageSchema, origin: turnOrigin }),
     result: z.object({ accepted: z.literal(true) }),
+  },
+  /** gateway → supervisor → the agent running the session's turn: the user's answer to an approval. */
+  'approval.answer': {
+    payload: z.object({ session_id: z.string(), approval_id: z.string().max(64), decision: approvalDecision }),
+    result: z.object({ answered: z.boolean() }),
+  },
+  'agent.approval': {
+    payload: z.object({ approval_id: z.string().max(64), decision: approvalDecision }),
+    result: z.object({ answered: z.boolean() }),
   },
   'agent.interrupt': { payload: z.object({ turn_id: z.string() }), result: z.object({ interrupted: z.boolean() }) },
   /** any → worker: a round trip used by health probes and tests. */

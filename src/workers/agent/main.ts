@@ -4,6 +4,7 @@ import { startChild } from '../../shared/child.js';
 import { redact } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
 import { openDb } from '../../shared/store/db.js';
+import { Approvals } from './approvals.js';
 import { probeModel } from './providers/index.js';
 import { TurnRunner } from './turn-runner.js';
 
@@ -14,12 +15,13 @@ import { TurnRunner } from './turn-runner.js';
 const paths = resolvePaths();
 let config: Config | undefined;
 let runner: TurnRunner | undefined;
+const approvals = new Approvals();
 const endpoint = startChild('agent', () => runner?.inflight ?? 0);
 
 endpoint.handle('child.start', (start) => {
   config = start.config;
   redactConfigSecrets(config);
-  runner = new TurnRunner(endpoint, openDb(paths.db), paths, () => config ?? start.config);
+  runner = new TurnRunner(endpoint, openDb(paths.db), paths, () => config ?? start.config, approvals);
   return {};
 });
 endpoint.onEvent((event) => {
@@ -31,6 +33,7 @@ endpoint.handle('agent.turn', (req) => {
   if (!runner) throw new Error('the agent worker has not started yet');
   return runner.accept(req);
 });
+endpoint.handle('agent.approval', ({ approval_id, decision }) => ({ answered: approvals.answer(approval_id, decision) }));
 endpoint.handle('agent.interrupt', ({ turn_id }) => ({ interrupted: runner?.interrupt(turn_id) ?? false }));
 endpoint.handle('agent.probe_model', async (p) => {
   redact(p.api_key);

@@ -12,6 +12,7 @@ import { appendMessage } from '../../shared/store/messages.js';
 import { getSession } from '../../shared/store/sessions.js';
 import { endTurnRow } from '../../shared/store/turns.js';
 import { resolveUpload } from '../../shared/store/uploads.js';
+import type { Approvals } from './approvals.js';
 import { maybeCompact } from './compaction.js';
 import { runLoop } from './loop.js';
 import { systemPrompt } from './prompt.js';
@@ -40,6 +41,7 @@ export class TurnRunner {
     private readonly db: Db,
     private readonly paths: Paths,
     private readonly config: () => Config,
+    private readonly approvals: Approvals,
   ) {}
 
   get inflight(): number {

@@ -1,0 +1,43 @@
+import type { ApprovalDecision } from '../../shared/protocol/ipc.js';
+import { newId } from '../../shared/store/util.js';
+import type { ToolContext } from './tools/registry.js';
+
+interface Pending {
+  resolve: (d: ApprovalDecision) => void;
+}
+
+/**
+ * Tool calls waiting for the user. An ask publishes `approval.requested` and pauses the call
+ * until an answer arrives (over /ws or HTTP, through the supervisor); an interrupted turn
+ * withdraws its pending approvals.
+ */
+export class Approvals {
+  private readonly pending = new Map<string, Pending>();
+
+  ask(ctx: ToolContext, info: { tool: string; input: unknown; reason: string }): Promise<ApprovalDecision> {
+    const id = newId('ap');
+    return new Promise<ApprovalDecision>((resolve, reject) => {
+      const withdraw = () => {
+        if (!this.pending.delete(id)) return;
+        ctx.emit('approval.withdrawn', { approval_id: id });
+        reject(ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('interrupted'));
+      };
+      this.pending.set(id, {
+        resolve: (d) => {
+          ctx.signal.removeEventListener('abort', withdraw);
+          resolve(d);
+        },
+      });
+      ctx.signal.addEventListener('abort', withdraw, { once: true });
+      ctx.emit('approval.requested', { approval_id: id, tool: info.tool, input: info.input, reason: info.reason });
+    });
+  }
+
+  answer(id: string, decision: ApprovalDecision): boolean {
+    const p = this.pending.get(id);
+    if (!p) return false;
+    this.pending.delete(id);
+    p.resolve(decision);
+    return true;
+  }
+}
