@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js';
 import { openApiDocument } from '../openapi.js';
 import { route, type Route } from '../route.js';
+import { artifactRoutes } from './artifacts.js';
 import { chatRoutes } from './chat.js';
 import { modelRoutes } from './models.js';
 import { onboardRoutes } from './onboard.js';
@@ -12,7 +13,7 @@ import { systemRoutes } from './system.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
-  const routes: Route[] = [...systemRoutes(deps), ...chatRoutes(deps, deps.hub), ...modelRoutes(deps), ...onboardRoutes(deps), ...sessionRoutes(deps), ...goalRoutes(deps), ...trashRoutes(deps), ...uploadRoutes(deps)];
+  const routes: Route[] = [...systemRoutes(deps), ...chatRoutes(deps, deps.hub), ...artifactRoutes(deps), ...modelRoutes(deps), ...onboardRoutes(deps), ...sessionRoutes(deps), ...goalRoutes(deps), ...trashRoutes(deps), ...uploadRoutes(deps)];
   routes.push(
     route({
       method: 'GET',

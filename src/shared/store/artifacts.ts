@@ -32,3 +32,7 @@ export function listArtifacts(db: Db, sessionId: string): Artifact[] {
 export function insertArtifactRow(db: Db, a: Artifact): void {
   stmt(db, `INSERT INTO artifacts (${COLS}) VALUES (@id, @session_id, @path, @size, @mime, @created_at, @updated_at)`).run(a);
 }
+
+export function getArtifact(db: Db, sessionId: string, id: string): Artifact | undefined {
+  return stmt<[string, string], Artifact>(db, `SELECT ${COLS} FROM artifacts WHERE session_id = ? AND id = ?`).get(sessionId, id);
+}
