@@ -30,6 +30,12 @@ export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'started
       handler: async () => ({ body: await deps.endpoint.request('supervisor.status', {}, { to: 'supervisor', timeoutMs: 5000 }) }),
     }),
     route({
+      method: 'GET',
+      path: '/api/tools',
+      summary: 'The tools the agent can use, each with its JSON schema.',
+      handler: async () => ({ body: await deps.endpoint.request('agent.tools', {}, { to: 'agent', timeoutMs: 15_000 }) }),
+    }),
+    route({
       method: 'POST',
       path: '/api/restart',
       summary: 'Drains in-flight turns, then replaces every process with config and access key re-read. Answers 202 at once.',

@@ -144,6 +144,11 @@ export const requestDefs = {
     payload: z.object({ approval_id: z.string().max(64), decision: approvalDecision }),
     result: z.object({ answered: z.boolean() }),
   },
+  /** gateway → agent: the built-in tools with their JSON schemas, for GET /api/tools. */
+  'agent.tools': {
+    payload: z.object({}),
+    result: z.object({ items: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })) }),
+  },
   'agent.interrupt': { payload: z.object({ turn_id: z.string() }), result: z.object({ interrupted: z.boolean() }) },
   /** any → worker: a round trip used by health probes and tests. */
   'worker.echo': {

@@ -34,6 +34,7 @@ endpoint.handle('agent.turn', (req) => {
   return runner.accept(req);
 });
 endpoint.handle('agent.approval', ({ approval_id, decision }) => ({ answered: approvals.answer(approval_id, decision) }));
+endpoint.handle('agent.tools', () => ({ items: (runner?.toolSpecs() ?? []).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) }));
 endpoint.handle('agent.interrupt', ({ turn_id }) => ({ interrupted: runner?.interrupt(turn_id) ?? false }));
 endpoint.handle('agent.probe_model', async (p) => {
   redact(p.api_key);

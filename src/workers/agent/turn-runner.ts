@@ -44,6 +44,11 @@ export class TurnRunner {
     private readonly approvals: Approvals,
   ) {}
 
+  /** Every tool a turn can have (update_goal only appears while a goal is active). */
+  toolSpecs() {
+    return new ToolRegistry([clockTool, goalTool(this.db, () => {})]).specs();
+  }
+
   get inflight(): number {
     return this.active.size;
   }
