@@ -51,9 +51,17 @@ function killPid(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Synchronous, idempotent: SIGKILL every tracked process, run every registered cleanup. */
+/**
+ * Synchronous, idempotent: SIGKILL every tracked process and its descendants (a load generator's
+ * wrk, svc's children), then run every registered cleanup.
+ */
 export function cleanupNow(): void {
-  for (const p of procs) if (p.exitCode === null && p.signalCode === null && p.pid) killPid(p.pid, 'SIGKILL');
+  for (const p of procs) {
+    if (p.exitCode !== null || p.signalCode !== null || !p.pid) continue;
+    const kids = descendants(p.pid);
+    killPid(p.pid, 'SIGKILL');
+    for (const k of kids) killPid(k, 'SIGKILL');
+  }
   procs.clear();
   for (const pid of extraPids) if (pidAlive(pid)) killPid(pid, 'SIGKILL');
   extraPids.clear();

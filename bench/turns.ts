@@ -1,0 +1,579 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { WebSocket } from 'undici';
+import { startFakeProvider, type FakeProvider, type FakeReply, type FakeRequest } from '../test/fixtures/fake-provider.js';
+import { api } from '../test/helpers/api.js';
+import { benchDir, emit, envInt, isMain, machine, mean, note, removeLater, round, startSvc, stopTree, tracked, waitForLine } from './lib.js';
+
+/**
+ * Agent turns, end to end through the real server: the fake provider (test/fixtures) streams a
+ * reply, the agent worker parses it, the supervisor routes its events to the gateway, the gateway
+ * sends them to /ws subscribers. Three measurements, each against the same thing done by
+ * bench/turn-relay.ts (one bare uWebSockets.js process relaying the provider's stream to
+ * WebSocket clients, no batching, no store) in the same run:
+ *
+ *   latency     first-delta overhead: from the fake provider handing the first text chunk of a
+ *               turn to its socket, to one WebSocket client receiving the first turn.text_delta
+ *               of that turn. BENCH_TURNS (200) sequential turns after BENCH_TURN_WARMUP (20),
+ *               svc and relay interleaved turn by turn, over 10 sessions. Targets: p50 ≤ 5 ms,
+ *               p99 ≤ 20 ms. Also a /ws ping round trip, for scale.
+ *   fanout      one turn of BENCH_FANOUT_DELTAS (2000) text deltas to BENCH_FANOUT_SUBSCRIBERS
+ *               (100) WebSocket subscribers: every subscriber must get the whole text in order
+ *               (concatenation equal to what was sent, seq consecutive); latency of every delta
+ *               at every subscriber (provider write → frame carrying it received). Twice: paced
+ *               (the fake pauses ~1 ms between deltas, ~1000 deltas/s) and burst (no pause).
+ *   concurrent  BENCH_SESSIONS (20) sessions each streaming a turn of BENCH_SESSION_DELTAS (1000)
+ *               deltas at once, burst, one subscriber per session: no lost, duplicated, reordered
+ *               or misrouted event; throughput in deltas/s from the turn commands to the last
+ *               turn.completed. BENCH_CONCURRENT_ROUNDS (3) rounds.
+ *
+ *   node dist/bench/turns.js                  all three
+ *   BENCH_PARTS=latency,fanout node dist/bench/turns.js
+ *
+ * Clock: every timestamp is CLOCK_MONOTONIC (process.hrtime), one clock for every process on the
+ * machine. The fake provider runs in this process and stamps writes on the performance clock,
+ * converted here. Subscribers of fanout and concurrent run in a child process of their own (this
+ * file with `--clients`), so parsing 100 clients' frames does not delay the fake provider's writes.
+ */
+
+const API_KEY = 'sk-bench-turns';
+const SESSIONS_FOR_LATENCY = 10;
+const TURN_TIMEOUT_MS = 30_000;
+const LATENCY_TARGET = { p50: 5, p99: 20 };
+
+/** Monotonic milliseconds, comparable across processes on this machine. */
+const mono = () => Number(process.hrtime.bigint()) / 1e6;
+/** Converts a performance-clock stamp (`performance.timeOrigin + performance.now()`, as the fake records) to `mono`. */
+const perfToMono = (() => {
+  const offset = mono() - (performance.timeOrigin + performance.now());
+  return (t: number) => t + offset;
+})();
+
+/** Nearest-rank percentile. */
+function pct(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = Float64Array.from(xs).sort();
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+function dist(xs: number[], digits = 2): Record<string, number> {
+  return { p50: round(pct(xs, 50), digits), p90: round(pct(xs, 90), digits), p99: round(pct(xs, 99), digits), max: round(Math.max(...xs), digits), mean: round(mean(xs), digits), n: xs.length };
+}
+
+/** The deltas of script `k`: distinct per script, so a subscriber can tell whose text it got. */
+function deltasOf(k: number, n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `${k}.${i} `);
+}
+
+// ---------------------------------------------------------------- a /ws client
+
+interface WsEvent {
+  topic: string;
+  type: string;
+  seq: number;
+  data: any;
+}
+
+/** A /ws client (svc's or the relay's: same frames) stamping every event on arrival. */
+class WsConn {
+  readonly events: Array<{ e: WsEvent; at: number }> = [];
+  /** The topic's seq when the subscription was confirmed. */
+  readonly subscribedSeq: Record<string, number> = {};
+  readonly replies: Array<Record<string, unknown>> = [];
+  onEvent: ((e: WsEvent, at: number) => void) | undefined;
+  private pong: (() => void) | undefined;
+
+  private constructor(private readonly ws: WebSocket) {}
+
+  static open(port: number, topics: string[]): Promise<WsConn> {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
+    const c = new WsConn(ws);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no subscription confirmation within 10 s')), 10_000);
+      ws.addEventListener('error', () => reject(new Error('WebSocket error')));
+      ws.addEventListener('message', (m) => {
+        const at = mono();
+        const frame = JSON.parse(String(m.data)) as Record<string, unknown>;
+        if (frame.type === 'hello' && frame.topic === 'server') ws.send(JSON.stringify({ type: 'subscribe', topics }));
+        else if (frame.type === 'subscribed') {
+          Object.assign(c.subscribedSeq, frame.seq);
+          clearTimeout(timer);
+          resolve(c);
+        } else if (frame.type === 'pong') c.pong?.();
+        else if (typeof frame.topic === 'string' && typeof frame.seq === 'number') {
+          const e = frame as unknown as WsEvent;
+          c.events.push({ e, at });
+          c.onEvent?.(e, at);
+        } else c.replies.push(frame);
+      });
+    });
+  }
+
+  send(frame: Record<string, unknown>): void {
+    this.ws.send(JSON.stringify(frame));
+  }
+
+  turn(sessionId: string, text: string): void {
+    this.send({ type: 'turn', session_id: sessionId, message: { text, attachments: [] } });
+  }
+
+  /** One ping → pong round trip in ms. */
+  ping(): Promise<number> {
+    return new Promise((resolve) => {
+      const t = mono();
+      this.pong = () => resolve(mono() - t);
+      this.send({ type: 'ping' });
+    });
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+// ---------------------------------------------------------------- servers
+
+interface Server {
+  name: 'svc' | 'relay';
+  port: number;
+  newSession(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function startSvcServer(fake: FakeProvider): Promise<Server> {
+  const home = mkdtempSync(join(tmpdir(), 'svc-bench-turns-'));
+  removeLater(home);
+  const svc = await startSvc({ home });
+  const model = await api(svc.port, 'POST', '/api/config/models', { id: 'm', provider: 'custom', protocol: 'openai', base_url: fake.baseUrl('openai'), model: 'fake', api_key: API_KEY });
+  if (model.status !== 201) throw new Error(`POST /api/config/models answered ${model.status}: ${JSON.stringify(model.body)}`);
+  const slot = await api(svc.port, 'PUT', '/api/config/models/default', { model_id: 'm' });
+  if (slot.status !== 200) throw new Error(`PUT /api/config/models/default answered ${slot.status}: ${JSON.stringify(slot.body)}`);
+  return {
+    name: 'svc',
+    port: svc.port,
+    newSession: async () => {
+      const r = await api(svc.port, 'POST', '/api/sessions', {});
+      if (r.status !== 201) throw new Error(`POST /api/sessions answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body.id as string;
+    },
+    stop: svc.stop,
+  };
+}
+
+let relaySessions = 0;
+async function startRelay(fake: FakeProvider): Promise<Server> {
+  const proc = tracked(process.execPath, [join(benchDir, 'turn-relay.js'), fake.baseUrl('openai'), API_KEY], { stdio: ['pipe', 'pipe', 'pipe'] });
+  proc.stderr!.resume();
+  const m = await waitForLine(proc, /listening (\d+) (\w+)/, 10_000, 'turn relay');
+  proc.stdout!.resume();
+  if (m[2] !== 'native') note('the relay baseline loaded the uWebSockets.js JS fallback, not the native addon');
+  return { name: 'relay', port: Number(m[1]), newSession: async () => `relay${++relaySessions}`, stop: () => stopTree(proc) };
+}
+
+async function withServers<T>(fake: FakeProvider, fn: (svc: Server, relay: Server) => Promise<T>): Promise<T> {
+  note('starting svc and the relay baseline');
+  const svc = await startSvcServer(fake);
+  let relay: Server | undefined;
+  try {
+    relay = await startRelay(fake);
+    return await fn(svc, relay);
+  } finally {
+    note('stopping svc and the relay');
+    await relay?.stop().catch(() => undefined);
+    await svc.stop().catch(() => undefined);
+  }
+}
+
+// ---------------------------------------------------------------- 1. first-delta latency
+
+/** A short reply streamed at a model's pace (a delta every ~10 ms), so the first delta is not flushed early by the turn's end. */
+const LATENCY_REPLY: FakeReply = { parts: [{ text: ['Hello', ', ', 'world', '.'] }], usage: { input: 10, output: 4 }, delayMs: 10 };
+
+async function latencyBench(): Promise<{ ok: boolean; summary: Record<string, Record<string, number>> }> {
+  const turns = Math.max(1, envInt('BENCH_TURNS', 200));
+  const warmup = envInt('BENCH_TURN_WARMUP', 20);
+  const fake = await startFakeProvider({ apiKey: API_KEY, whenEmpty: LATENCY_REPLY });
+  try {
+    return await withServers(fake, async (...servers) => {
+      const setups = await Promise.all(
+        servers.map(async (s) => {
+          const sessions: string[] = [];
+          for (let i = 0; i < SESSIONS_FOR_LATENCY; i++) sessions.push(await s.newSession());
+          const conn = await WsConn.open(s.port, sessions.map((id) => `session:${id}`));
+          return { s, sessions, conn, first: [] as number[], whole: [] as number[] };
+        }),
+      );
+      let ok = true;
+      for (let i = 0; i < warmup + turns; i++) {
+        // Alternate which goes first, so neither always follows the other's turn.
+        for (const x of i % 2 ? [...setups].reverse() : setups) {
+          const sid = x.sessions[i % x.sessions.length]!;
+          const topic = `session:${sid}`;
+          const before = fake.requests.length;
+          let firstAt: number | undefined;
+          const done = new Promise<WsEvent>((resolve, reject) => {
+            const timer = setTimeout(() => reject(new Error(`${x.s.name}: turn ${i} did not complete in ${TURN_TIMEOUT_MS} ms`)), TURN_TIMEOUT_MS);
+            x.conn.onEvent = (e, at) => {
+              if (e.topic !== topic) return;
+              if (e.type === 'turn.text_delta' && firstAt === undefined) firstAt = at;
+              if (e.type === 'turn.completed' || e.type === 'turn.failed' || e.type === 'turn.interrupted') {
+                clearTimeout(timer);
+                resolve(e);
+              }
+            };
+          });
+          const sentAt = mono();
+          x.conn.turn(sid, `latency turn ${i}`);
+          const end = await done;
+          const endAt = mono();
+          const req: FakeRequest | undefined = fake.requests[before];
+          if (end.type !== 'turn.completed' || firstAt === undefined || !req || req.textAt.length === 0 || fake.requests.length !== before + 1) {
+            ok = false;
+            emit({ bench: 'turns', kind: 'error', part: 'latency', target: x.s.name, turn: i, end: end.type, data: end.data, provider_requests: fake.requests.length - before });
+            continue;
+          }
+          if (i < warmup) continue;
+          x.first.push(firstAt - perfToMono(req.textAt[0]!));
+          x.whole.push(endAt - sentAt);
+        }
+      }
+      // Scale: a /ws ping round trip on the same connections (loopback, no work behind it).
+      const pings: Record<string, number[]> = {};
+      for (const x of setups) {
+        pings[x.s.name] = [];
+        for (let i = 0; i < 200; i++) pings[x.s.name]!.push(await x.conn.ping());
+        x.conn.close();
+      }
+      const summary: Record<string, Record<string, number>> = {};
+      for (const x of setups) {
+        summary[x.s.name] = dist(x.first);
+        emit({
+          bench: 'turns', kind: 'latency', target: x.s.name, turns: x.first.length, warmup,
+          first_delta_ms: dist(x.first), turn_round_trip_ms: dist(x.whole), ws_ping_rtt_ms: dist(pings[x.s.name]!, 3),
+          about: x.s.name === 'svc'
+            ? 'fake provider writes the first text chunk → /ws client gets the first turn.text_delta (agent worker → supervisor → gateway)'
+            : 'the same through bench/turn-relay.ts (one bare uWebSockets.js process, no batching)',
+        });
+      }
+      summary.ping = dist(pings.svc!, 3);
+      return { ok, summary };
+    });
+  } finally {
+    await fake.close();
+  }
+}
+
+// ---------------------------------------------------------------- subscribers in a child process
+
+interface ClientsConfig {
+  port: number;
+  sessions: string[];
+  /** Connections per session, each subscribed to that session's topic. */
+  perSession: number;
+  /** Deltas each turn carries (the text is `deltasOf(k, n)` for some k). */
+  n: number;
+}
+
+interface ConnResult {
+  session: string;
+  conn: number;
+  /** The script the text came from, or null when the text is not any script's. */
+  k: number | null;
+  text_ok: boolean;
+  /** seq consecutive from the subscription on: nothing lost, duplicated or reordered. */
+  seq_ok: boolean;
+  /** turn.started, then the deltas, then turn.completed last (svc: message.committed between). */
+  order_ok: boolean;
+  end: string | null;
+  frames: number;
+  events: number;
+  delta_chars: number;
+  /** When the frame completing delta i arrived (mono ms); null where it never did. */
+  delivered: Array<number | null>;
+  startedAt: number | null;
+  completedAt: number | null;
+}
+
+/** Child mode: open the connections, print ready, start the turns on `go`, print every connection's result. */
+async function clientsMain(cfg: ClientsConfig): Promise<void> {
+  const out = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
+  const conns: Array<{ session: string; i: number; c: WsConn; done: Promise<void> }> = [];
+  for (const session of cfg.sessions) {
+    for (let i = 0; i < cfg.perSession; i++) {
+      const c = await WsConn.open(cfg.port, [`session:${session}`]);
+      const done = new Promise<void>((resolve) => {
+        c.onEvent = (e) => {
+          if (e.type === 'turn.completed' || e.type === 'turn.failed' || e.type === 'turn.interrupted') resolve();
+        };
+      });
+      conns.push({ session, i, c, done });
+    }
+  }
+  out({ event: 'ready' });
+  const rl = createInterface({ input: process.stdin });
+  for await (const line of rl) if (line.trim() === 'go') break;
+  const goAt = mono();
+  for (const x of conns) if (x.i === 0) x.c.turn(x.session, `bench turn for ${x.session}`);
+  const timeout = new Promise<void>((r) => setTimeout(r, TURN_TIMEOUT_MS));
+  await Promise.race([Promise.all(conns.map((x) => x.done)), timeout]);
+  out({ event: 'go', at: goAt });
+  for (const x of conns) out({ event: 'conn', ...judge(x.session, x.i, x.c, cfg.n) });
+  out({ event: 'done' });
+  for (const x of conns) x.c.close();
+  rl.close();
+  process.exit(0);
+}
+
+function judge(session: string, i: number, c: WsConn, n: number): ConnResult {
+  const topic = `session:${session}`;
+  const evs = c.events.filter((x) => x.e.topic === topic);
+  let seq = c.subscribedSeq[topic] ?? 0;
+  let seqOk = true;
+  for (const { e } of evs) {
+    if (e.seq !== seq + 1) seqOk = false;
+    seq = e.seq;
+  }
+  const types = evs.map((x) => x.e.type);
+  const deltas = evs.filter((x) => x.e.type === 'turn.text_delta');
+  const text = deltas.map((x) => String(x.e.data.delta)).join('');
+  const k = /^(\d+)\./.exec(text)?.[1];
+  const expected = k === undefined ? [] : deltasOf(Number(k), n);
+  const textOk = k !== undefined && text === expected.join('');
+  const started = types.indexOf('turn.started');
+  const end = evs.findIndex((x) => ['turn.completed', 'turn.failed', 'turn.interrupted'].includes(x.e.type));
+  const firstDelta = types.indexOf('turn.text_delta');
+  const lastDelta = types.lastIndexOf('turn.text_delta');
+  const committed = types.indexOf('message.committed');
+  const orderOk = started >= 0 && firstDelta > started && end === evs.length - 1 && lastDelta < end && types[end] === 'turn.completed' && (committed === -1 || (committed > lastDelta && committed < end));
+  // Which frame completed each delta: walk the cumulative lengths.
+  const delivered: Array<number | null> = new Array(n).fill(null);
+  let got = 0;
+  let want = 0;
+  let d = 0;
+  for (const x of deltas) {
+    got += String(x.e.data.delta).length;
+    while (d < n && want + expected[d]!.length <= got) {
+      want += expected[d]!.length;
+      delivered[d++] = x.at;
+    }
+  }
+  return {
+    session, conn: i, k: textOk ? Number(k) : null, text_ok: textOk, seq_ok: seqOk, order_ok: orderOk, end: end >= 0 ? types[end]! : null,
+    frames: deltas.length, events: evs.length, delta_chars: text.length, delivered: textOk ? delivered : [],
+    startedAt: started >= 0 ? evs[started]!.at : null, completedAt: end >= 0 ? evs[end]!.at : null,
+  };
+}
+
+/** Runs the subscribers in a child process; resolves their results once every turn ended. */
+async function runClients(cfg: ClientsConfig): Promise<{ goAt: number; conns: ConnResult[] }> {
+  const proc = tracked(process.execPath, [join(benchDir, 'turns.js'), '--clients', JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+  const lines = createInterface({ input: proc.stdout! });
+  const conns: ConnResult[] = [];
+  let goAt = NaN;
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  for await (const line of lines) {
+    const m = JSON.parse(line) as { event: string; at?: number } & ConnResult;
+    if (m.event === 'ready') proc.stdin!.write('go\n');
+    else if (m.event === 'go') goAt = m.at!;
+    else if (m.event === 'conn') conns.push(m);
+    else if (m.event === 'done') break;
+  }
+  await exited;
+  if (conns.length !== cfg.sessions.length * cfg.perSession) throw new Error(`the subscriber process reported ${conns.length} connections of ${cfg.sessions.length * cfg.perSession}: ${err}`);
+  return { goAt, conns };
+}
+
+/** The fake's request that carried a session's turn (its message names the session). */
+function requestOf(fake: FakeProvider, session: string): FakeRequest | undefined {
+  return fake.requests.find((r) => r.raw.includes(`bench turn for ${session}"`));
+}
+
+/** Per-delta latency at each connection: frame received − provider wrote that delta. */
+function latencies(fake: FakeProvider, conns: ConnResult[]): { ms: number[]; missing: number } {
+  const ms: number[] = [];
+  let missing = 0;
+  for (const c of conns) {
+    const req = requestOf(fake, c.session);
+    if (!req || !c.text_ok) {
+      missing++;
+      continue;
+    }
+    for (let i = 0; i < c.delivered.length; i++) {
+      const at = c.delivered[i];
+      const sent = req.textAt[i];
+      if (at === null || at === undefined || sent === undefined) missing++;
+      else ms.push(at - perfToMono(sent));
+    }
+  }
+  return { ms, missing };
+}
+
+// ---------------------------------------------------------------- 2. fan-out
+
+async function fanoutBench(): Promise<{ ok: boolean; summary: Record<string, Record<string, number>> }> {
+  const subscribers = Math.max(1, envInt('BENCH_FANOUT_SUBSCRIBERS', 100));
+  const n = Math.max(1, envInt('BENCH_FANOUT_DELTAS', 2000));
+  const fake = await startFakeProvider({ apiKey: API_KEY });
+  const summary: Record<string, Record<string, number>> = {};
+  let ok = true;
+  let k = 0;
+  try {
+    await withServers(fake, async (...servers) => {
+      for (const mode of [{ name: 'paced', delayMs: 1 }, { name: 'burst', delayMs: 0 }]) {
+        for (const s of servers) {
+          const session = await s.newSession();
+          fake.reset();
+          fake.enqueue({ parts: [{ text: deltasOf(++k, n) }], usage: { input: 10, output: n }, ...(mode.delayMs ? { delayMs: mode.delayMs } : {}) });
+          note(`fanout ${mode.name}: ${s.name}, ${subscribers} subscribers, ${n} deltas`);
+          const { goAt, conns } = await runClients({ port: s.port, sessions: [session], perSession: subscribers, n });
+          const req = requestOf(fake, session);
+          const lat = latencies(fake, conns);
+          const allDelivered = conns.every((c) => c.text_ok);
+          const inOrder = conns.every((c) => c.seq_ok && c.order_ok);
+          const frames = conns.map((c) => c.frames);
+          const endAt = Math.max(...conns.map((c) => c.completedAt ?? NaN));
+          const good = allDelivered && inOrder && lat.missing === 0 && fake.requests.length === 1;
+          if (!good) ok = false;
+          const key = `${s.name}_${mode.name}`;
+          summary[key] = dist(lat.ms);
+          emit({
+            bench: 'turns', kind: 'fanout', target: s.name, mode: mode.name, subscribers, deltas: n, provider_delay_ms: mode.delayMs,
+            all_delivered: allDelivered, in_order: inOrder, subscribers_failed: conns.filter((c) => !(c.text_ok && c.seq_ok && c.order_ok)).length,
+            ends: [...new Set(conns.map((c) => c.end))],
+            frames_per_subscriber: { min: Math.min(...frames), max: Math.max(...frames) },
+            delivery_latency_ms: dist(lat.ms), samples_missing: lat.missing,
+            provider_stream_ms: req ? round(req.textAt.at(-1)! - req.textAt[0]!, 1) : null,
+            turn_ms: round(endAt - goAt, 1), ok: good,
+          });
+          if (!good) emit({ bench: 'turns', kind: 'error', part: 'fanout', target: s.name, mode: mode.name, sample: conns.find((c) => !(c.text_ok && c.seq_ok && c.order_ok)) ?? null, provider_requests: fake.requests.length });
+        }
+      }
+    });
+  } finally {
+    await fake.close();
+  }
+  return { ok, summary };
+}
+
+// ---------------------------------------------------------------- 3. concurrent sessions
+
+async function concurrentBench(): Promise<{ ok: boolean; summary: Record<string, number> }> {
+  const sessionsN = Math.max(1, envInt('BENCH_SESSIONS', 20));
+  const n = Math.max(1, envInt('BENCH_SESSION_DELTAS', 1000));
+  const rounds = Math.max(1, envInt('BENCH_CONCURRENT_ROUNDS', 3));
+  const fake = await startFakeProvider({ apiKey: API_KEY });
+  const tput: Record<string, number[]> = { svc: [], relay: [] };
+  let ok = true;
+  let k = 0;
+  try {
+    await withServers(fake, async (...servers) => {
+      for (let r = 0; r < rounds; r++) {
+        for (const s of r % 2 ? [...servers].reverse() : servers) {
+          const sessions: string[] = [];
+          for (let i = 0; i < sessionsN; i++) sessions.push(await s.newSession());
+          fake.reset();
+          for (let i = 0; i < sessionsN; i++) fake.enqueue({ parts: [{ text: deltasOf(++k, n) }], usage: { input: 10, output: n } });
+          note(`concurrent round ${r + 1}/${rounds}: ${s.name}, ${sessionsN} sessions × ${n} deltas`);
+          const { goAt, conns } = await runClients({ port: s.port, sessions, perSession: 1, n });
+          const lost = conns.filter((c) => !c.text_ok || c.end !== 'turn.completed').length;
+          const reordered = conns.filter((c) => !c.seq_ok || !c.order_ok).length;
+          const ks = conns.map((c) => c.k);
+          const distinct = new Set(ks).size === ks.length && !ks.includes(null);
+          const endAt = Math.max(...conns.map((c) => c.completedAt ?? NaN));
+          const seconds = (endAt - goAt) / 1000;
+          const deltas = conns.reduce((a, c) => a + (c.text_ok ? n : 0), 0);
+          const frames = conns.reduce((a, c) => a + c.frames, 0);
+          const chars = conns.reduce((a, c) => a + c.delta_chars, 0);
+          const lat = latencies(fake, conns);
+          const good = lost === 0 && reordered === 0 && distinct && lat.missing === 0 && fake.requests.length === sessionsN;
+          if (!good) ok = false;
+          tput[s.name]!.push(deltas / seconds);
+          emit({
+            bench: 'turns', kind: 'concurrent', target: s.name, round: r + 1, sessions: sessionsN, deltas_per_session: n,
+            sessions_lost_events: lost, sessions_reordered: reordered, texts_distinct: distinct,
+            wall_ms: round(endAt - goAt, 1), deltas_per_s: round(deltas / seconds), frames_per_s: round(frames / seconds), delta_chars_per_s: round(chars / seconds),
+            frames_per_session: round(frames / sessionsN, 1), delivery_latency_ms: dist(lat.ms), ok: good,
+          });
+          if (!good) emit({ bench: 'turns', kind: 'error', part: 'concurrent', target: s.name, sample: conns.find((c) => !(c.text_ok && c.seq_ok && c.order_ok)) ?? null, provider_requests: fake.requests.length });
+        }
+      }
+    });
+  } finally {
+    await fake.close();
+  }
+  return { ok, summary: { svc_deltas_per_s: round(mean(tput.svc!)), relay_deltas_per_s: round(mean(tput.relay!)) } };
+}
+
+// ---------------------------------------------------------------- the run
+
+export async function runTurns(): Promise<{ ok: boolean }> {
+  const known = ['latency', 'fanout', 'concurrent'];
+  const parts = (process.env.BENCH_PARTS ?? known.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
+  for (const p of parts) if (!known.includes(p)) throw new Error(`BENCH_PARTS names an unknown part ${JSON.stringify(p)}; known: ${known.join(', ')}`);
+  emit({ bench: 'turns', kind: 'config', machine: machine(), parts, baseline: 'bench/turn-relay.ts: bare uWebSockets.js relay, same fake provider, same HTTP client (undici), no batching' });
+  let ok = true;
+  const ratios: Record<string, unknown> = {};
+  const pass: Record<string, boolean> = {};
+  for (const part of parts) {
+    const t0 = mono();
+    try {
+      if (part === 'latency') {
+        const r = await latencyBench();
+        ok &&= r.ok;
+        const svc = r.summary.svc!;
+        const relay = r.summary.relay!;
+        ratios['first_delta_p50/relay'] = round(svc.p50! / relay.p50!, 2);
+        ratios['first_delta_p99/relay'] = round(svc.p99! / relay.p99!, 2);
+        ratios['first_delta_p50/ws_ping_rtt_p50'] = round(svc.p50! / r.summary.ping!.p50!, 1);
+        ratios.first_delta_p50_ms = svc.p50;
+        ratios.first_delta_p99_ms = svc.p99;
+        ratios.first_delta_target = `p50 <= ${LATENCY_TARGET.p50} ms, p99 <= ${LATENCY_TARGET.p99} ms`;
+        pass.first_delta_p50 = svc.p50! <= LATENCY_TARGET.p50;
+        pass.first_delta_p99 = svc.p99! <= LATENCY_TARGET.p99;
+      } else if (part === 'fanout') {
+        const r = await fanoutBench();
+        ok &&= r.ok;
+        for (const mode of ['paced', 'burst']) {
+          const a = r.summary[`svc_${mode}`];
+          const b = r.summary[`relay_${mode}`];
+          if (a && b) {
+            ratios[`fanout_${mode}_p99_ms`] = a.p99;
+            ratios[`fanout_${mode}_p99/relay`] = round(a.p99! / b.p99!, 2);
+          }
+        }
+        pass.fanout_all_delivered_in_order = r.ok;
+      } else {
+        const r = await concurrentBench();
+        ok &&= r.ok;
+        ratios.concurrent_svc_deltas_per_s = r.summary.svc_deltas_per_s;
+        ratios['concurrent_throughput/relay'] = round(r.summary.svc_deltas_per_s! / r.summary.relay_deltas_per_s!, 2);
+        pass.concurrent_no_lost_or_reordered = r.ok;
+      }
+    } catch (err) {
+      ok = false;
+      emit({ bench: 'turns', kind: 'error', part, error: (err as Error).stack ?? (err as Error).message });
+    }
+    note(`${part}: ${round((mono() - t0) / 1000, 1)} s`);
+  }
+  emit({ bench: 'turns', kind: 'ratios', ...ratios, pass, all_targets_met: Object.keys(pass).length ? Object.values(pass).every(Boolean) : null, measurements_clean: ok });
+  return { ok };
+}
+
+if (process.argv[2] === '--clients') {
+  clientsMain(JSON.parse(process.argv[3]!) as ClientsConfig).catch((err: Error) => {
+    process.stderr.write(`${err.stack ?? err.message}\n`);
+    process.exit(2);
+  });
+} else if (isMain(import.meta.url)) {
+  runTurns().then(
+    (r) => process.exit(r.ok ? 0 : 1),
+    (err: Error) => {
+      note(err.stack ?? err.message);
+      process.exit(2);
+    },
+  );
+}
