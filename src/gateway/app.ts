@@ -146,15 +146,22 @@ export class Gateway {
       );
     }
     const query = route.query ? this.validate(route.query, Object.fromEntries(req.query), 'query parameter') : undefined;
-    const ctx = { req, params: match.params, local: decision.local, query, responder: r };
+    const ctx = {
+      req,
+      params: match.params,
+      get local() {
+        return decision.local;
+      },
+      query,
+      responder: r,
+    };
     if (route.stream) {
       const body = hasBody ? new BodyStream(res) : undefined;
       if (body) r.onAbort(() => body.abort());
-      return void this.run(r, route, { ...ctx, body });
+      return this.run(r, route, { ...ctx, body });
     }
     if (!BODY_METHODS.has(req.method) || !hasBody) {
-      if (route.body) return void this.run(r, route, { ...ctx, body: this.validate(route.body, {}) });
-      return void this.run(r, route, { ...ctx, body: undefined });
+      return this.run(r, route, { ...ctx, body: route.body ? this.validate(route.body, {}) : undefined });
     }
     const limit = this.config.limits.json_body_bytes;
     if (Number(req.headers['content-length'] ?? 0) > limit) return r.error(tooLarge(limit), true);
@@ -162,6 +169,7 @@ export class Gateway {
     if (type !== 'application/json') {
       return r.error(new ApiError('unsupported_media_type', `Send the body as JSON with "Content-Type: application/json" (got ${JSON.stringify(type || 'none')}).`), true);
     }
+    r.watchAbort();
     readBody(res, limit).then(
       (buf) => {
         let parsed: unknown;
@@ -187,14 +195,25 @@ export class Gateway {
     throw new ApiError('invalid_request', `Invalid ${what}: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`, details);
   }
 
-  private async run(r: Responder, route: Route, ctx: Parameters<Route['handler']>[0]): Promise<void> {
+  /** Runs a handler; one that answers synchronously is written before uWS's callback returns. */
+  private run(r: Responder, route: Route, ctx: Parameters<Route['handler']>[0]): void {
+    let out: ReturnType<Route['handler']>;
     try {
-      const reply = await route.handler(ctx);
-      if (reply) r.send(reply);
-      else if (!r.done && !r.aborted) throw new Error(`${route.method} ${route.path} answered nothing`);
+      out = route.handler(ctx);
     } catch (err) {
-      this.fail(r, err);
+      return this.fail(r, err);
     }
+    if (!(out instanceof Promise)) return this.finish(r, route, out);
+    r.watchAbort();
+    out.then(
+      (reply) => this.finish(r, route, reply),
+      (err: unknown) => this.fail(r, err),
+    );
+  }
+
+  private finish(r: Responder, route: Route, reply: Awaited<ReturnType<Route['handler']>>): void {
+    if (reply) r.send(reply);
+    else if (!r.done && !r.aborted) this.fail(r, new Error(`${route.method} ${route.path} answered nothing`));
   }
 
   private fail(r: Responder, err: unknown, close = false): void {

@@ -96,10 +96,11 @@ export function decide(input: AuthInput, key: KeyCheck, allowlist: ReadonlySet<s
       error: new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed; add it to "cors" in config.yml or pass --cors to allow it.`),
     };
   }
-  const local = isLocalRequest(input);
-  if (input.isPublic) return { ok: true, via: 'public', local };
-  if (presentedKeys(input).some((k) => key.matches(k))) return { ok: true, via: 'key', local };
-  if (local) return { ok: true, via: 'local', local };
+  // A public route or a valid key decides without the socket's address; `local` is then worked out
+  // only if something reads it (the version route does; health, the hot path, does not).
+  if (input.isPublic) return { ok: true, via: 'public', get local() { return isLocalRequest(input); } };
+  if (presentedKeys(input).some((k) => key.matches(k))) return { ok: true, via: 'key', get local() { return isLocalRequest(input); } };
+  if (isLocalRequest(input)) return { ok: true, via: 'local', local: true };
   return {
     ok: false,
     error: new ApiError(

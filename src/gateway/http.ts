@@ -8,24 +8,55 @@ export interface RequestInfo {
   path: string;
   query: URLSearchParams;
   headers: Record<string, string>;
-  peer: string;
-  peerLoopback: boolean;
+  /** The socket's peer address as text (for logs). */
+  readonly peer: string;
+  readonly peerLoopback: boolean;
+}
+
+/**
+ * Reads method, path and headers at once; the query string is parsed and the peer address read
+ * only when asked for, since most requests need neither. Read them before answering.
+ */
+class UwsRequest implements RequestInfo {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Record<string, string> = {};
+  private readonly rawQuery: string;
+  private parsedQuery: URLSearchParams | undefined;
+  private peerBytes: Uint8Array | undefined;
+
+  constructor(
+    private readonly res: HttpResponse,
+    req: HttpRequest,
+  ) {
+    this.method = req.getMethod().toUpperCase();
+    this.path = req.getUrl();
+    this.rawQuery = req.getQuery() ?? '';
+    const headers = this.headers;
+    req.forEach((k, v) => {
+      headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
+    });
+  }
+
+  get query(): URLSearchParams {
+    return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
+  }
+
+  private get bytes(): Uint8Array {
+    return (this.peerBytes ??= new Uint8Array(this.res.getRemoteAddress()));
+  }
+
+  get peer(): string {
+    return formatAddressBytes(this.bytes);
+  }
+
+  get peerLoopback(): boolean {
+    return isLoopbackBytes(this.bytes);
+  }
 }
 
 export function readRequest(res: HttpResponse, req: HttpRequest): RequestInfo {
-  const headers: Record<string, string> = {};
-  req.forEach((k, v) => {
-    headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
-  });
-  const peerBytes = new Uint8Array(res.getRemoteAddress());
-  return {
-    method: req.getMethod().toUpperCase(),
-    path: req.getUrl(),
-    query: new URLSearchParams(req.getQuery() ?? ''),
-    headers,
-    peer: formatAddressBytes(peerBytes),
-    peerLoopback: isLoopbackBytes(peerBytes),
-  };
+  return new UwsRequest(res, req);
 }
 
 const statusText: Record<number, string> = {
@@ -34,6 +65,9 @@ const statusText: Record<number, string> = {
   409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 426: 'Upgrade Required',
   500: 'Internal Server Error', 503: 'Service Unavailable', 504: 'Gateway Timeout',
 };
+
+const statusLine = (status: number): string => STATUS_LINES[status] ?? String(status);
+const STATUS_LINES: Record<number, string> = Object.fromEntries(Object.entries(statusText).map(([k, v]) => [k, `${k} ${v}`]));
 
 export interface Reply {
   status?: number;
@@ -62,8 +96,18 @@ export class Responder {
     private readonly onSettle: () => void = () => {},
     /** A HEAD request: the same status and headers as GET, no body. */
     private readonly head = false,
-  ) {
-    res.onAborted(() => {
+  ) {}
+
+  private watching = false;
+
+  /**
+   * uWS needs an abort handler before a response goes asynchronous (and charges for one on every
+   * request otherwise), so it is attached only then: call this before leaving the uWS callback.
+   */
+  watchAbort(): void {
+    if (this.watching) return;
+    this.watching = true;
+    this.res.onAborted(() => {
       this.aborted = true;
       this.settle();
       for (const l of this.abortListeners) l();
@@ -72,6 +116,7 @@ export class Responder {
 
   /** Runs when the client goes away before the response is complete. */
   onAbort(listener: () => void): void {
+    this.watchAbort();
     this.abortListeners.push(listener);
   }
 
@@ -84,7 +129,7 @@ export class Responder {
     this.done = true;
     this.settle();
     this.res.cork(() => {
-      this.res.writeStatus(`${status} ${statusText[status] ?? ''}`.trim());
+      this.res.writeStatus(statusLine(status));
       for (const [k, v] of Object.entries({ ...this.extraHeaders, ...headers })) this.res.writeHeader(k, v);
     });
     return true;
@@ -121,7 +166,7 @@ export class Responder {
     if (!hasHeader(headers, 'x-content-type-options')) headers['X-Content-Type-Options'] = 'nosniff';
     const close = reply.close === true || this.closeAll();
     this.res.cork(() => {
-      this.res.writeStatus(`${status} ${statusText[status] ?? ''}`.trim());
+      this.res.writeStatus(statusLine(status));
       for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
       // No body for 204/304. endWithoutBody(undefined, close) would write "Content-Length: 9223372036854775808";
       // only its no-argument form writes no Content-Length, and it cannot close, so closing goes through end().

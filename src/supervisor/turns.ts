@@ -2,6 +2,7 @@ import { log } from '../shared/log.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
 import type { EventPayload, PayloadOf, ResultOf, TurnMessage, TurnOrigin } from '../shared/protocol/ipc.js';
 import type { Db } from '../shared/store/db.js';
+import { getGoal, putGoal } from '../shared/store/goals.js';
 import { getSession } from '../shared/store/sessions.js';
 import { endTurnRow, startTurnRow } from '../shared/store/turns.js';
 import { newId } from '../shared/store/util.js';
@@ -87,7 +88,10 @@ export class TurnDispatcher {
     this.running.delete(e.session_id);
     if (!e.continue || e.status !== 'completed') return;
     if (r.chain >= this.deps.maxContinuations()) {
+      // Paused on record too, as for no_progress: the goal waits for the user to resume it.
+      const goal = getGoal(this.deps.db, e.session_id)?.status === 'active' ? putGoal(this.deps.db, e.session_id, { status: 'paused' }) : undefined;
       this.deps.publish(`session:${e.session_id}`, 'goal.paused', { reason: 'max_continuations', turns: r.chain });
+      if (goal) this.deps.publish(`session:${e.session_id}`, 'goal.updated', goal);
       return;
     }
     if (!this.deps.accepting()) return; // a restart interrupts the chain; the goal stays active

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fileTrashKind } from '../../shared/store/file-trash.js';
 import { sessionTrashKind } from '../../shared/store/session-trash.js';
 import type { Session } from '../../shared/store/sessions.js';
 import { deleteFromTrash, emptyTrash, listTrash, notInTrash, restoreFromTrash, trashTotalBytes, trashView, type TrashKinds } from '../../shared/store/trash.js';
@@ -6,7 +7,7 @@ import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
 /** How each kind of item goes back; later kinds (files, skills, recordings, tasks) add a line here. */
-export const trashKinds: TrashKinds = { session: sessionTrashKind };
+export const trashKinds: TrashKinds = { session: sessionTrashKind, file: fileTrashKind };
 
 const restoreBody = z
   .strictObject({

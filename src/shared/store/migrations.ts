@@ -121,6 +121,47 @@ export const migrations: Migration[] = [
       db.exec('CREATE INDEX uploads_by_created ON uploads (created_at DESC, name DESC)');
     },
   },
+  {
+    version: 6,
+    name: 'file_reads',
+    up: (db) => {
+      // What each session last read of a file (absolute path), so write_file/edit_file can refuse
+      // to overwrite a file the agent has not seen or that changed since it looked.
+      db.exec(`CREATE TABLE file_reads (
+        session_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ms REAL NOT NULL,
+        read_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, path)
+      ) STRICT`);
+      db.exec('CREATE INDEX file_reads_by_path ON file_reads (path)');
+    },
+  },
+  {
+    version: 7,
+    name: 'tasks',
+    up: (db) => {
+      // One table for every kind of task ('graph' now, 'cron' later): status and kind are checked
+      // by the app per kind, and kind-specific fields go in `data` (JSON), so a new kind needs no
+      // table rebuild. blocked_by is a JSON array of task ids.
+      db.exec(`CREATE TABLE tasks (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL,
+        blocked_by TEXT NOT NULL DEFAULT '[]',
+        owner_session TEXT,
+        data TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT`);
+      db.exec('CREATE INDEX tasks_by_kind ON tasks (kind, created_at, id)');
+      db.exec('CREATE INDEX tasks_by_owner ON tasks (owner_session, created_at, id)');
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

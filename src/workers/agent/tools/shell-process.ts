@@ -1,0 +1,106 @@
+import { existsSync } from 'node:fs';
+import { execa } from 'execa';
+import type { OutputLog } from './output-log.js';
+import { groupAlive, terminateGroup, trackGroup, untrackGroup } from './process-group.js';
+
+export type StreamName = 'stdout' | 'stderr';
+
+export interface ShellExit {
+  /** null when a signal ended it. */
+  exitCode: number | null;
+  signal: string | null;
+  /** The shell ended but processes it started were still running; they were stopped. */
+  leftovers: boolean;
+  /** It never started (bad folder, no shell). */
+  spawnError?: string;
+}
+
+export interface ShellRun {
+  pid: number | undefined;
+  running: () => boolean;
+  done: Promise<ShellExit>;
+  /** Stops the whole group (SIGTERM, SIGKILL after 2 s); resolves when it is gone. */
+  stop: () => Promise<void>;
+}
+
+/** How long after the shell exits its output pipes may stay open before the rest is stopped. */
+const DRAIN_MS = 1000;
+
+const shell = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
+
+// The worker's own plumbing, never meant for a command: the IPC channel to the supervisor and
+// svc's role and key.
+const hiddenNames = new Set(['SVC_ACCESS_KEY', 'SVC_ROLE', 'NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE']);
+
+/** The worker's environment minus svc's own secrets and any variable holding a provider key. */
+export function commandEnv(secrets: readonly string[], base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const secretValues = new Set(secrets.filter((s) => s.length > 0));
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) {
+    if (v === undefined || hiddenNames.has(k) || secretValues.has(v)) continue;
+    env[k] = v;
+  }
+  return env;
+}
+
+/** Runs `command` through the shell as its own process group, with stdin closed. */
+export function spawnShell(opts: { command: string; cwd: string; env: Record<string, string>; log: OutputLog; onChunk?: (stream: StreamName, chunk: string) => void }): ShellRun {
+  const sub = execa(shell, ['-c', opts.command], {
+    cwd: opts.cwd,
+    env: opts.env,
+    extendEnv: false,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    detached: true,
+    buffer: false,
+    reject: false,
+    cleanup: false,
+    encoding: 'utf8',
+  });
+  const pid = sub.pid;
+  let running = pid !== undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    if (pid === undefined) return Promise.resolve();
+    stopping ??= terminateGroup(pid);
+    return stopping;
+  };
+  if (pid !== undefined) trackGroup(pid);
+
+  for (const name of ['stdout', 'stderr'] as const) {
+    const stream = sub[name];
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      opts.log.append(chunk);
+      opts.onChunk?.(name, chunk);
+    });
+    stream.on('error', () => {});
+  }
+
+  const done = (async (): Promise<ShellExit> => {
+    if (pid === undefined) {
+      const r = await sub;
+      return { exitCode: null, signal: null, leftovers: false, spawnError: r.shortMessage ?? 'the shell could not be started' };
+    }
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => sub.once('exit', (code, signal) => resolve({ code, signal })));
+    const closed = new Promise<void>((resolve) => sub.once('close', () => resolve()));
+    const { code, signal } = await exited;
+    running = false;
+    // A process the command left behind may hold the pipes open; give the output a moment, then
+    // stop the rest of the group so nothing outlives the call.
+    await Promise.race([closed, new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
+    let leftovers = false;
+    if (!stopping && groupAlive(pid)) {
+      leftovers = true;
+      await stop();
+    } else if (stopping) await stopping;
+    sub.stdout.destroy();
+    sub.stderr.destroy();
+    untrackGroup(pid);
+    void sub.catch(() => {});
+    return { exitCode: code, signal, leftovers };
+  })();
+
+  return { pid, running: () => running, done, stop };
+}
