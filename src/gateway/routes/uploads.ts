@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, messageOf } from '../../shared/errors.js';
 import { log } from '../../shared/log.js';
+import { mimeOf, servedType } from '../../shared/mime.js';
 import { isoNow } from '../../shared/store/util.js';
 import { insertUpload, resolveUpload, type Upload } from '../../shared/store/uploads.js';
 import type { Deps } from '../deps.js';
@@ -23,18 +24,6 @@ const STALE_TMP_MS = 24 * 3600_000;
 /** How much of a refused body is still read, so a client that is still sending gets the answer, not a reset. */
 const DRAIN_BYTES = 1024 * 1024;
 const DRAIN_MS = 2000;
-
-/** Types served as themselves; anything else (HTML, SVG, scripts) goes out as opaque bytes. */
-const SERVE_AS_IS = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf', 'text/plain']);
-
-const EXT_MIME: Record<string, string> = {
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', svg: 'image/svg+xml',
-  pdf: 'application/pdf', txt: 'text/plain', log: 'text/plain', md: 'text/markdown', csv: 'text/csv', html: 'text/html',
-  htm: 'text/html', json: 'application/json', xml: 'application/xml', zip: 'application/zip', gz: 'application/gzip',
-  tar: 'application/x-tar', mp3: 'audio/mpeg', wav: 'audio/wav', ogg: 'audio/ogg', mp4: 'video/mp4', webm: 'video/webm',
-  doc: 'application/msword', docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-};
 
 export function uploadRoutes(deps: Deps): Route[] {
   const tmpDir = join(deps.paths.uploadsDir, '.tmp');
@@ -84,7 +73,7 @@ export function uploadRoutes(deps: Deps): Route[] {
         const file = resolveUpload(deps.db, deps.paths, name);
         if (!file) throw new ApiError('not_found', `There is no upload named ${JSON.stringify(name)}; POST /api/upload answers the names of the files it stored.`);
         const headers = {
-          'Content-Type': SERVE_AS_IS.has(file.mime) ? (file.mime === 'text/plain' ? 'text/plain; charset=utf-8' : file.mime) : 'application/octet-stream',
+          'Content-Type': servedType(file.mime), // an allowlist: never HTML or SVG from our origin
           'X-Content-Type-Options': 'nosniff',
           'Content-Disposition': contentDisposition(file.original_name),
           'Content-Security-Policy': 'sandbox',
@@ -271,9 +260,7 @@ function sniff(head: Buffer): string | undefined {
 
 /** The part's Content-Type, else the extension's; a binary type must match the file's signature. */
 function detectMime(declared: string | undefined, name: string, head: Buffer): string {
-  const dot = name.lastIndexOf('.');
-  const byExt = dot > 0 ? EXT_MIME[name.slice(dot + 1).toLowerCase()] : undefined;
-  const claimed = (declared !== 'application/octet-stream' ? declared : undefined) ?? byExt ?? 'application/octet-stream';
+  const claimed = declared !== undefined && declared !== 'application/octet-stream' ? declared : mimeOf(name);
   const sniffed = sniff(head);
   if (sniffed && (claimed === 'application/octet-stream' || claimed.startsWith('image/') || claimed === 'application/pdf')) return sniffed;
   if (claimed === 'application/pdf' || ['image/png', 'image/jpeg', 'image/gif', 'image/webp'].includes(claimed)) return 'application/octet-stream';
