@@ -162,6 +162,19 @@ export const migrations: Migration[] = [
       db.exec('CREATE INDEX tasks_by_owner ON tasks (owner_session, created_at, id)');
     },
   },
+  {
+    version: 8,
+    name: 'permission_grants',
+    up: (db) => {
+      // "Allow for this session" answers: the tool and what it touched (command, path or URL).
+      db.exec(`CREATE TABLE permission_grants (
+        session_id TEXT NOT NULL,
+        grant_key TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, grant_key)
+      ) STRICT`);
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */
