@@ -10,10 +10,13 @@ import { sessionRoutes } from './sessions.js';
 import { trashRoutes } from './trash.js';
 import { uploadRoutes } from './uploads.js';
 import { systemRoutes } from './system.js';
+import { taskRoutes } from './tasks.js';
+import { profileRoutes } from './profile.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
   const routes: Route[] = [...systemRoutes(deps), ...chatRoutes(deps, deps.hub), ...artifactRoutes(deps), ...modelRoutes(deps), ...onboardRoutes(deps), ...sessionRoutes(deps), ...goalRoutes(deps), ...trashRoutes(deps), ...uploadRoutes(deps)];
+  routes.push(...taskRoutes(deps), ...profileRoutes(deps));
   routes.push(
     route({
       method: 'GET',

@@ -32,12 +32,16 @@ const shell = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 // svc's role and key.
 const hiddenNames = new Set(['SVC_ACCESS_KEY', 'SVC_ROLE', 'NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE']);
 
-/** The worker's environment minus svc's own secrets and any variable holding a provider key. */
+/**
+ * The worker's environment minus svc's own plumbing and any variable holding a provider key
+ * (equal to one, or containing one that is long enough not to match by chance).
+ */
 export function commandEnv(secrets: readonly string[], base: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const secretValues = new Set(secrets.filter((s) => s.length > 0));
+  const exact = new Set(secrets.filter((s) => s.length > 0));
+  const long = secrets.filter((s) => s.length >= 12);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
-    if (v === undefined || hiddenNames.has(k) || secretValues.has(v)) continue;
+    if (v === undefined || hiddenNames.has(k) || exact.has(v) || long.some((s) => v.includes(s))) continue;
     env[k] = v;
   }
   return env;

@@ -49,7 +49,7 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
   return defineTool({
     name: 'terminal',
     description:
-      `Runs a shell command (bash -c) in the session's working folder with stdin closed; stdout and stderr are merged. ` +
+      `Runs a shell command (bash -c, or sh where bash is missing) in the session's working folder with stdin closed; stdout and stderr are merged. ` +
       `Times out after timeout_seconds (default ${DEFAULT_TIMEOUT_S}, max ${MAX_TIMEOUT_S}), and then it and everything it started are stopped. ` +
       `Output over ${RESULT_CAP} characters is saved to a file and you get its head and tail. ` +
       'Processes a command leaves running are stopped when it ends; for servers and long jobs use background: true.',
@@ -91,7 +91,8 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
         log.close();
       }
       if (exit.spawnError) return { output: `The command could not be started: ${exit.spawnError}`, isError: true };
-      const parts = [log.total === 0 ? '(no output)' : log.summary(), exitLine(exit)];
+      const text = log.total === 0 ? '(no output)' : log.summary();
+      const parts = [text.endsWith('\n') ? text.slice(0, -1) : text, exitLine(exit)];
       if (ended === 'timeout') parts.push(`[timed out after ${timeout} s: the command and every process it started were stopped; the output so far is above. For longer work use background: true.]`);
       if (ended === 'interrupted') parts.push('[interrupted: the turn was stopped, and so were the command and every process it started.]');
       if (exit.leftovers && !ended) parts.push('[the command left processes running; they were stopped. Use background: true to keep something running.]');

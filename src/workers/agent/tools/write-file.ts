@@ -27,7 +27,8 @@ export const writeFileTool = defineTool({
     const check = checkWritable(ctx, abs, shown);
     if (!check.ok) return { output: check.message, isError: true };
     const done = commitWrite(ctx, abs, check.existing, content, 'write_file');
-    const stats = `${formatBytes(done.size)}, ${countLines(content)} lines`;
+    const lines = countLines(content);
+    const stats = `${formatBytes(done.size)}, ${lines} line${lines === 1 ? '' : 's'}`;
     if (done.unchanged) return { output: `${shown} already had exactly this content (${stats}); nothing changed.` };
     const verb = check.existing ? 'Overwrote' : 'Created';
     const trash = done.trashId ? ` The previous content is in the trash (${done.trashId}).` : '';

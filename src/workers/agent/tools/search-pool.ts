@@ -1,0 +1,35 @@
+import { Piscina } from 'piscina';
+import { globResultSchema, grepResultSchema, type GlobResult, type GlobTask, type GrepResult, type GrepTask, type SearchTask } from './search-types.js';
+
+/**
+ * glob and grep walk trees and read files synchronously, which would stall the worker's event
+ * loop (and its turn's streaming) on a big tree; they run on this small thread pool instead.
+ * Created on first use, once per process; idle threads exit on their own.
+ */
+let pool: Piscina<SearchTask, unknown> | undefined;
+
+function searchPool(): Piscina<SearchTask, unknown> {
+  pool ??= new Piscina<SearchTask, unknown>({
+    filename: new URL('./search-worker.js', import.meta.url).href,
+    minThreads: 0,
+    maxThreads: 2,
+    idleTimeout: 30_000,
+  });
+  return pool;
+}
+
+/** Runs a search on the pool; aborting the signal ends it (a running thread is terminated). */
+export async function runGlob(task: Omit<GlobTask, 'op'>, signal: AbortSignal): Promise<GlobResult> {
+  return globResultSchema.parse(await searchPool().run({ op: 'glob', ...task }, { signal }));
+}
+
+export async function runGrep(task: Omit<GrepTask, 'op'>, signal: AbortSignal): Promise<GrepResult> {
+  return grepResultSchema.parse(await searchPool().run({ op: 'grep', ...task }, { signal }));
+}
+
+/** Stops the pool's threads (tests, shutdown); the next search starts a new pool. */
+export async function closeSearchPool(): Promise<void> {
+  const p = pool;
+  pool = undefined;
+  await p?.destroy();
+}
