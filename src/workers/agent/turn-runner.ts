@@ -19,7 +19,9 @@ import { systemPrompt } from './prompt.js';
 import { createProvider, ProviderError, type Provider } from './providers/index.js';
 import { clockTool } from './tools/clock.js';
 import { goalTool } from './tools/goal.js';
-import { ToolRegistry } from './tools/registry.js';
+import { builtinTools } from './tools/index.js';
+import { handTools } from './tools/hands.js';
+import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 
 type TurnRequest = PayloadOf<'agent.turn'>;
 
@@ -42,11 +44,28 @@ export class TurnRunner {
     private readonly paths: Paths,
     private readonly config: () => Config,
     private readonly approvals: Approvals,
+    private readonly gate: PermissionGate = allowAll,
   ) {}
 
   /** Every tool a turn can have (update_goal only appears while a goal is active). */
   toolSpecs() {
-    return new ToolRegistry([clockTool, goalTool(this.db, () => {})]).specs();
+    return new ToolRegistry(this.tools(goalTool(this.db, () => {}))).specs();
+  }
+
+  /** The built-in tools, in the order the model sees them; one list serves turns and GET /api/tools. */
+  private tools(goal?: Tool): Tool[] {
+    return [
+      ...builtinTools(),
+      ...handTools({
+        secrets: () => providerSecrets(this.config()),
+        publish: (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }),
+        requestRestart: async (reason) => {
+          await this.endpoint.request('supervisor.restart', { reason: reason.slice(0, 200) }, { to: 'supervisor' });
+        },
+      }),
+      clockTool,
+      ...(goal ? [goal] : []),
+    ];
   }
 
   get inflight(): number {
@@ -115,13 +134,17 @@ export class TurnRunner {
     publish('turn.started', { session_id: session.id, origin: req.origin, message: userMessage });
 
     let goal = getGoal(this.db, session.id);
-    const registry = new ToolRegistry([
-      clockTool,
-      ...(goal?.status === 'active' ? [goalTool(this.db, (g) => {
-        goal = g;
-        this.goalChanged(session.id, g);
-      })] : []),
-    ]);
+    const registry = new ToolRegistry(
+      this.tools(
+        goal?.status === 'active'
+          ? goalTool(this.db, (g) => {
+              goal = g;
+              this.goalChanged(session.id, g);
+            })
+          : undefined,
+      ),
+      this.gate,
+    );
     const system = () => systemPrompt({ soul: readOptional(this.paths.soul), user: readOptional(this.paths.user), goal, workingDir: session.working_dir });
     const lite = config.slots.lite ? config.models[config.slots.lite] : undefined;
     const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model } : { provider, model: entry.model };
@@ -181,6 +204,13 @@ export class TurnRunner {
       { stallTimeoutMs: config.agent.stall_seconds * 1000 },
     );
   }
+}
+
+/** Provider keys (configured or from the environment): commands the agent runs must not see them. */
+function providerSecrets(config: Config): string[] {
+  return Object.values(config.models)
+    .map((e) => resolveModel(e).api_key)
+    .filter((k): k is string => typeof k === 'string' && k.length > 0);
 }
 
 function describe(err: unknown): { reason: string; message: string } {

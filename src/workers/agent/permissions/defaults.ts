@@ -1,0 +1,146 @@
+import { isInside, resolvePath, type Places } from './glob.js';
+import type { Unit } from './match.js';
+import { patternWords, type Rule, type Verdict } from './rules.js';
+import { basename } from './shell.js';
+
+/**
+ * Built-in rules, under the user's permissions.yml and above the per-tool defaults. The aim is a
+ * setup a careful user can leave on: everyday work runs without prompts (asking about every
+ * `npm test` trains people to click yes), while steps that reach out of the machine, change the
+ * system, touch credentials or destroy work that no trash can restore stop for a yes. Hard denies
+ * (hard-deny.ts) sit above all of this.
+ */
+
+export const WRITE_TOOLS = new Set(['write_file', 'edit_file', 'delete_file']);
+/** Tools whose ask no rule or mode turns into allow. */
+export const ALWAYS_ASK = new Set(['restart_server']);
+
+/**
+ * When nothing matches. terminal allows: hard denies and the ask list below catch the dangerous
+ * part, and the session mode decides how asks go. Reading, searching, planning and memory are
+ * harmless. Writes ask outside the working folder (rules below allow inside it). Unknown tools
+ * (e.g. ones added later by MCP servers) ask, since we know nothing about what they do.
+ */
+const FALLBACK: Record<string, Verdict> = {
+  terminal: 'allow',
+  terminal_output: 'allow',
+  terminal_stop: 'allow',
+  read_file: 'allow',
+  glob: 'allow',
+  grep: 'allow',
+  web_fetch: 'allow', // the tool itself refuses private, loopback and metadata addresses
+  task_create: 'allow',
+  task_update: 'allow',
+  task_list: 'allow',
+  memory_write: 'allow',
+  memory_search: 'allow',
+  current_time: 'allow',
+  update_goal: 'allow',
+  write_file: 'ask',
+  edit_file: 'ask',
+  delete_file: 'ask',
+  restart_server: 'ask',
+};
+
+export function fallbackVerdict(tool: string): Verdict {
+  return Object.hasOwn(FALLBACK, tool) ? FALLBACK[tool]! : 'ask';
+}
+
+/** Private keys and credentials: never sent to the model by the file tools unless you allow it. */
+const KEY_FILES = ['**/.ssh/id_*', '**/id_rsa*', '**/id_ed25519*', '**/id_ecdsa*', '**/id_dsa*', '**/.aws/credentials', '**/.netrc', '**/.git-credentials', '$SVC_HOME/access_key', '!**/*.pub'];
+const ENV_FILES = ['**/.env', '**/.env.*', '!**/.env.example', '!**/.env.sample', '!**/.env.template', '!**/.env.dist'];
+const SVC_SECRETS = ['$SVC_HOME/access_key', '$SVC_HOME/config.yml', '$SVC_HOME/serve.env'];
+/** Files the shell runs on its own later: a write there is code that runs outside any session. */
+const AUTORUN = ['~/.bashrc', '~/.bash_profile', '~/.bash_login', '~/.profile', '~/.zshrc', '~/.zprofile', '~/.zshenv', '~/.zlogin', '~/.config/fish/config.fish', '~/.config/autostart/**', '~/Library/LaunchAgents/**', '**/.git/hooks/**'];
+
+const NETWORK = ['curl', 'wget', 'ssh', 'scp', 'sftp', 'rsync', 'nc', 'ncat', 'netcat', 'socat', 'nmap', 'telnet', 'ftp', 'mosh'];
+const SYSTEM = ['systemctl', 'service', 'crontab', 'launchctl', 'iptables', 'ip6tables', 'nft', 'ufw', 'pfctl', 'mount', 'umount', 'useradd', 'userdel', 'usermod', 'groupadd', 'groupdel', 'passwd', 'chpasswd', 'visudo', 'shred'];
+const PRIVILEGE = ['sudo', 'su', 'doas', 'pkexec'];
+const RECURSIVE_PERMS = ['chmod -*R*', 'chmod --recursive', 'chown -*R*', 'chown --recursive', 'chgrp -*R*', 'chgrp --recursive'];
+const DOCKER = ['docker rm', 'docker rmi', 'docker system prune', 'docker volume rm', 'docker volume prune', 'docker image rm', 'docker image prune', 'docker container rm', 'docker container prune'];
+const GIT_DESTRUCTIVE = ['git push -f', 'git push --force*', 'git push +*', 'git push --mirror', 'git push --delete', 'git reset --hard', 'git clean -*f*'];
+
+/** Commands that only look; they matter when you set `terminal: [{default: ask}]`. */
+const READ_ONLY = [
+  ...['ls', 'pwd', 'cat', 'head', 'tail', 'wc', 'echo', 'printf', 'grep', 'egrep', 'fgrep', 'rg', 'which', 'whoami', 'id', 'uname', 'date', 'du', 'df', 'stat', 'file', 'basename', 'dirname', 'realpath', 'readlink', 'diff', 'cmp', 'true', 'false', 'test', '[', 'find'],
+  ...['git status', 'git log', 'git diff', 'git show', 'git branch', 'git rev-parse', 'git ls-files', 'git blame', 'git remote -v'],
+  ...['node --version', 'node -v', 'npm --version', 'npm -v', 'python3 --version', 'python --version'],
+];
+
+const TMP_DIRS = ['/tmp', '/private/tmp', '/var/tmp', '/var/folders'];
+
+function rule(verdict: Verdict, label: string, reason: string, m: { command?: string[]; path?: string[]; test?: Rule['test'] }): Rule {
+  return { verdict, commands: m.command?.map(patternWords) ?? null, paths: m.path ?? null, hosts: null, reason, label: `built-in: ${label}`, ...(m.test ? { test: m.test } : {}) };
+}
+
+function writesToFile(unit: Unit): boolean {
+  return (unit.cmd?.redirects ?? []).some((r) => {
+    const bare = r.op.replace(/^\d+/, '');
+    if (!bare.includes('>') || ((bare === '>&' || bare === '<&') && /^(\d+-?|-)$/.test(r.target))) return false;
+    return !['/dev/null', '/dev/stdout', '/dev/stderr'].includes(r.target);
+  });
+}
+
+/** A read-only command stays read-only: no file redirections, no find -delete/-exec, no branch edits. */
+function staysReadOnly(unit: Unit): boolean {
+  const words = unit.words ?? [];
+  const name = basename(words[0] ?? '');
+  if (writesToFile(unit)) return false;
+  if (name === 'find' && words.some((w) => /^-(delete|exec|execdir|ok|okdir|fprint.*|fls)$/.test(w))) return false;
+  if (name === 'git' && words[1] === 'branch' && words.slice(2).some((w) => !w.startsWith('-') || /^-(d|D|m|M|c|C|f)$|^--(delete|move|copy|force|set-upstream|unset-upstream|edit-description)/.test(w))) return false;
+  return true;
+}
+
+/** rm -r whose targets are not all inside the working folder or a temp folder. */
+function recursiveDeleteOutside(unit: Unit, places: Places): boolean {
+  const cmd = unit.cmd;
+  if (!cmd || unit.wrapper || cmd.name !== 'rm') return false;
+  const flags = cmd.args.filter((a) => a.startsWith('-') && a !== '--');
+  if (!flags.some((f) => f === '--recursive' || (!f.startsWith('--') && /[rR]/.test(f)))) return false;
+  if (unit.unknownPath) return true;
+  const roots = [...(places.cwd ? [places.cwd] : []), ...TMP_DIRS];
+  const base = places.cwd ?? places.home;
+  return cmd.args.some((a, k) => {
+    if (a.startsWith('-') || cmd.dynamic[cmd.start + 1 + k]) return false;
+    const abs = resolvePath(a, base, places.home);
+    return !roots.some((r) => isInside(abs, r) && abs !== r);
+  });
+}
+
+const TERMINAL: Rule[] = [
+  rule('ask', 'network tools', 'This command reaches the network, so it needs your approval.', { command: NETWORK }),
+  rule('ask', 'system tools', 'This command changes system services, mounts, accounts or scheduled jobs, so it needs your approval.', { command: SYSTEM }),
+  rule('ask', 'admin rights', 'This runs a command with another user\'s (usually root\'s) rights, so it needs your approval.', { command: PRIVILEGE }),
+  rule('ask', 'recursive permission change', 'A recursive chmod/chown/chgrp changes many files at once, so it needs your approval.', { command: RECURSIVE_PERMS }),
+  rule('ask', 'docker removals', 'This removes Docker containers, images or volumes, so it needs your approval.', { command: DOCKER }),
+  rule('ask', 'destructive git', 'This rewrites remote history or throws away uncommitted work (nothing goes to the trash), so it needs your approval.', { command: GIT_DESTRUCTIVE }),
+  rule('ask', 'secrets', 'This command touches credentials or secret files, whose contents would be sent to the model, so it needs your approval.', { path: [...KEY_FILES.filter((p) => !p.startsWith('!')), ...ENV_FILES, ...SVC_SECRETS, '!**/*.pub'] }),
+  rule('ask', 'recursive delete', 'This deletes a folder tree outside the session\'s working folder (or one named only at run time), and the shell has no trash, so it needs your approval.', { test: recursiveDeleteOutside }),
+  rule('ask', 'computed command', 'The command to run is only known when it runs (it comes from a variable or a substitution), so it cannot be checked and needs your approval.', {
+    test: (unit) => !unit.wrapper && (unit.dynamic[0] ?? false),
+  }),
+  rule('allow', 'read-only commands', 'A read-only command.', { command: READ_ONLY, test: staysReadOnly }),
+];
+
+const WRITES: Rule[] = [
+  rule('deny', 'secrets', 'Keys, credentials and .env files are off limits to the file tools unless your permissions.yml allows them.', { path: ['**/.ssh/**', ...KEY_FILES.filter((p) => !p.startsWith('!')), ...ENV_FILES, ...SVC_SECRETS] }),
+  rule('ask', 'startup files', 'This file runs on its own later (a shell startup file, autostart entry or git hook), so changing it needs your approval.', { path: AUTORUN }),
+  rule('allow', 'working folder', 'Inside the session\'s working folder.', { path: ['$CWD/**'] }),
+  rule('allow', 'memory', 'svc\'s memory folder.', { path: ['$SVC_HOME/memory/**'] }),
+];
+
+const READS: Rule[] = [
+  rule('deny', 'keys', 'Private keys and credentials are not read into the conversation unless your permissions.yml allows it.', { path: KEY_FILES }),
+  rule('ask', 'secrets', 'This file holds secrets (.env or svc\'s own configuration) that would be sent to the model, so reading it needs your approval.', { path: [...ENV_FILES, ...SVC_SECRETS] }),
+];
+
+const ALWAYS: Rule[] = [rule('ask', 'restart', 'Restarting svc interrupts every session for a moment, so it always needs your approval.', {})];
+
+/** The built-in rules for a tool. */
+export function builtinRules(tool: string): readonly Rule[] {
+  if (tool === 'terminal') return TERMINAL;
+  if (WRITE_TOOLS.has(tool)) return WRITES;
+  if (tool === 'read_file' || tool === 'grep') return READS;
+  if (ALWAYS_ASK.has(tool)) return ALWAYS;
+  return [];
+}

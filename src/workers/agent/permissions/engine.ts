@@ -1,0 +1,142 @@
+import { ALWAYS_ASK, builtinRules, fallbackVerdict, WRITE_TOOLS } from './defaults.js';
+import { hostOf, resolvePath, type Places } from './glob.js';
+import { hardDenyCommand, hardDenyWrite } from './hard-deny.js';
+import { commandUnits, ruleMatches, type Unit } from './match.js';
+import type { Rule, RuleSet, Verdict } from './rules.js';
+import { parseShell } from './shell.js';
+
+/**
+ * Decides one tool call: hard denies first, then your rules, the built-in rules, your default
+ * and the built-in default. A terminal line is judged command by command (each one it runs,
+ * nested ones included) and the strictest answer wins, so `ls && curl x` asks.
+ */
+
+export interface EvalInput {
+  tool: string;
+  command?: string;
+  path?: string;
+  url?: string;
+  /** The session's working folder (relative paths start there, else in the home folder). */
+  cwd: string | null;
+}
+
+export interface EvalEnv {
+  home: string;
+  svcHome: string;
+  /** svc's own processes (supervisor, gateway, workers): killing them is refused. */
+  svcPids: readonly number[];
+}
+
+export interface Decision {
+  verdict: Verdict;
+  /** One sentence for the user and the model. */
+  reason: string;
+  /** The rule that decided (`hard: rm-root`, `permissions.yml: terminal #2`, `built-in: network tools`), or null for a tool's default. */
+  rule: string | null;
+  /** A hard deny: no rule file or mode changes it. */
+  hard: boolean;
+  /** An ask that no mode turns into allow (restart_server). */
+  askAlways?: true;
+}
+
+export type PermissionMode = 'interactive' | 'auto' | 'strict';
+
+const RANK: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
+
+function strongest(rules: readonly Rule[], unit: Unit, places: Places): Rule | null {
+  let best: Rule | null = null;
+  for (const r of rules) if ((best === null || RANK[r.verdict] > RANK[best.verdict]) && ruleMatches(r, unit, places)) best = r;
+  return best;
+}
+
+function shown(unit: Unit, tool: string): string {
+  if (!unit.words || unit.words.length === 0) return `this ${tool} call`;
+  const text = unit.words.join(' ');
+  return `\`${text.length > 80 ? text.slice(0, 79) + '…' : text}\``;
+}
+
+function userReason(rule: Rule, unit: Unit, tool: string): string {
+  if (rule.reason) return rule.reason;
+  const label = rule.label;
+  if (rule.verdict === 'allow') return `Allowed by your rule (${label}).`;
+  if (rule.verdict === 'ask') return `Your rule (${label}) asks before ${shown(unit, tool)}.`;
+  return `Your rule (${label}) denies ${shown(unit, tool)}.`;
+}
+
+function fallbackReason(tool: string, verdict: Verdict, cwd: string | null): string {
+  if (verdict === 'allow') return tool === 'terminal' ? 'No rule asks about this command, so it runs.' : `${tool} is allowed by default.`;
+  if (WRITE_TOOLS.has(tool)) {
+    return cwd === null ? 'This session has no working folder, so changing files needs your approval.' : "This changes a file outside the session's working folder, so it needs your approval.";
+  }
+  if (verdict === 'ask') return `svc has no rule for the tool ${tool}, so it asks first.`;
+  return `${tool} is denied by default.`;
+}
+
+/** The decision for one unit; null for a wrapper unit that no rule names. */
+function decideUnit(input: EvalInput, unit: Unit, set: RuleSet, places: Places): Decision | null {
+  const mine = [...(set.rules.get(input.tool) ?? []), ...(set.rules.get('*') ?? [])];
+  const own = strongest(mine, unit, places);
+  if (own) {
+    if (own.verdict === 'allow' && ALWAYS_ASK.has(input.tool)) {
+      return { verdict: 'ask', reason: `${input.tool} always asks first; a rule cannot allow it without asking.`, rule: own.label, hard: false };
+    }
+    return { verdict: own.verdict, reason: userReason(own, unit, input.tool), rule: own.label, hard: false };
+  }
+  const builtin = strongest(builtinRules(input.tool), unit, places);
+  if (builtin) return { verdict: builtin.verdict, reason: builtin.reason ?? '', rule: builtin.label, hard: false };
+  if (unit.wrapper) return null;
+  return fallback(input, set);
+}
+
+function fallback(input: EvalInput, set: RuleSet): Decision {
+  const own = set.defaults.get(input.tool) ?? set.defaults.get('*');
+  if (own) return { verdict: own, reason: `Your permissions.yml makes "${own}" the default for ${input.tool}.`, rule: 'permissions.yml: default', hard: false };
+  const verdict = fallbackVerdict(input.tool);
+  return { verdict, reason: fallbackReason(input.tool, verdict, input.cwd), rule: null, hard: false };
+}
+
+export function evaluate(input: EvalInput, rules: RuleSet, env: EvalEnv): Decision {
+  const places: Places = { home: env.home, svcHome: env.svcHome, cwd: input.cwd };
+  const base = input.cwd ?? env.home;
+  const units: Unit[] = [];
+  let tooDeep = false;
+  if (typeof input.command === 'string') {
+    const line = parseShell(input.command, { home: env.home });
+    const hard = hardDenyCommand(line, { ...env, cwd: input.cwd });
+    if (hard) return { verdict: 'deny', reason: hard.reason, rule: `hard: ${hard.id}`, hard: true };
+    units.push(...commandUnits(line, places));
+    tooDeep = line.tooDeep;
+  }
+  const path = typeof input.path === 'string' ? resolvePath(input.path, base, env.home) : null;
+  if (path !== null && WRITE_TOOLS.has(input.tool)) {
+    const hard = hardDenyWrite(path);
+    if (hard) return { verdict: 'deny', reason: hard.reason, rule: `hard: ${hard.id}`, hard: true };
+  }
+  const host = typeof input.url === 'string' ? hostOf(input.url) : null;
+  if (path !== null || host !== null || typeof input.command !== 'string') {
+    units.push({ words: null, dynamic: [], cmd: null, wrapper: false, paths: path ? [path] : [], unknownPath: false, hosts: host ? [host] : [] });
+  }
+
+  let best: Decision | null = null;
+  for (const unit of units) {
+    const d = decideUnit(input, unit, rules, places);
+    if (d && (best === null || RANK[d.verdict] > RANK[best.verdict])) best = d;
+  }
+  if (tooDeep && (best === null || best.verdict === 'allow')) {
+    best = { verdict: 'ask', reason: 'This command nests commands too deeply to check, so it needs your approval.', rule: 'built-in: nesting', hard: false };
+  }
+  const decision = best ?? fallback(input, rules);
+  return decision.verdict === 'ask' && ALWAYS_ASK.has(input.tool) ? { ...decision, askAlways: true } : decision;
+}
+
+/**
+ * What the session mode makes of a decision: interactive asks the user, auto lets asks through,
+ * strict refuses them. Allow and deny stay as they are; an always-ask (restart_server) is never
+ * let through by auto.
+ */
+export function applyMode(decision: Decision, mode: PermissionMode): Verdict {
+  if (decision.verdict !== 'ask') return decision.verdict;
+  if (mode === 'strict') return 'deny';
+  if (mode === 'auto' && !decision.askAlways) return 'allow';
+  return 'ask';
+}

@@ -1,0 +1,142 @@
+import { posix } from 'node:path';
+
+/** Path and host matching for rules. Pure string work: no file system access. */
+
+export interface Places {
+  home: string;
+  svcHome: string;
+  /** The session's working folder; null when it has none (then `$CWD` patterns match nothing). */
+  cwd: string | null;
+}
+
+/** `~`, `~/x`, relative or absolute → an absolute normalised path (relative to `base`). */
+export function resolvePath(p: string, base: string, home: string): string {
+  let s = p;
+  if (s === '~') s = home;
+  else if (s.startsWith('~/')) s = home + s.slice(1);
+  const abs = posix.resolve(base, s);
+  return abs.length > 1 ? abs.replace(/\/+$/, '') : abs;
+}
+
+export function isInside(child: string, parent: string): boolean {
+  return child === parent || child.startsWith(parent === '/' ? '/' : parent + '/');
+}
+
+const regexCache = new Map<string, RegExp>();
+
+/**
+ * A glob over absolute paths as a RegExp: `**` spans folders (a trailing `/**` also matches the
+ * folder itself), `*` and `?` stay within one name, `{a,b}` is a choice, `[…]` a class.
+ * Dot files are not special: a deny for `**\/.env` must not miss them.
+ */
+export function globToRegExp(glob: string): RegExp {
+  const cached = regexCache.get(glob);
+  if (cached) return cached;
+  let re = '';
+  let braces = 0;
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      const slashBefore = i === 0 || glob[i - 1] === '/';
+      const slashAfter = glob[i + 2] === '/';
+      const atEnd = i + 2 === glob.length;
+      if (slashBefore && slashAfter) {
+        re += '(?:[^/]*/)*';
+        i += 2;
+      } else if (slashBefore && atEnd && re.endsWith('/')) {
+        re = re.slice(0, -1) + '(?:/.*)?';
+        i += 1;
+      } else {
+        re += '.*';
+        i += 1;
+      }
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 2);
+      if (end < 0) re += '\\[';
+      else {
+        const body = glob.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        re += `[${body}]`;
+        i = end;
+      }
+    } else if (c === '{') {
+      braces++;
+      re += '(?:';
+    } else if (c === '}' && braces > 0) {
+      braces--;
+      re += ')';
+    } else if (c === ',' && braces > 0) re += '|';
+    else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  re += ')'.repeat(braces);
+  let out: RegExp;
+  try {
+    out = new RegExp(`^${re}$`);
+  } catch {
+    out = /(?!)/;
+  }
+  regexCache.set(glob, out);
+  return out;
+}
+
+/**
+ * Expands a path pattern to an absolute glob: `~`, `$HOME`, `$SVC_HOME`, `$CWD` (also `${…}`);
+ * a pattern starting with `**` matches anywhere; another relative one is under `$CWD`.
+ * Returns null when it needs a working folder the session does not have.
+ */
+export function expandPattern(pattern: string, places: Places): string | null {
+  let missing = false;
+  let p = pattern.replace(/\$\{?(HOME|SVC_HOME|CWD)\}?/g, (_m, name: string) => {
+    if (name === 'HOME') return places.home;
+    if (name === 'SVC_HOME') return places.svcHome;
+    if (places.cwd === null) missing = true;
+    return places.cwd ?? '';
+  });
+  if (missing) return null;
+  if (p === '~' || p.startsWith('~/')) p = places.home + p.slice(1);
+  if (p.startsWith('**')) return '/' + p;
+  if (!p.startsWith('/')) {
+    if (places.cwd === null) return null;
+    p = `${places.cwd}/${p}`;
+  }
+  return p.replace(/\/{2,}/g, '/');
+}
+
+/** Whether an absolute path matches a glob list; entries starting with `!` exclude. */
+export function pathMatches(list: readonly string[], abs: string, places: Places): boolean {
+  let hit = false;
+  for (const entry of list) {
+    const negate = entry.startsWith('!');
+    const glob = expandPattern(negate ? entry.slice(1) : entry, places);
+    if (glob === null || !globToRegExp(glob).test(abs)) continue;
+    if (negate) return false;
+    hit = true;
+  }
+  return hit;
+}
+
+/** The lower-case host of a URL (https:// assumed when there is no scheme), or null. */
+export function hostOf(url: string): string | null {
+  try {
+    const u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `https://${url}`);
+    const h = u.hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+    return h.length > 0 ? h : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `*.example.com` matches any subdomain (not example.com itself); another `*` stays within a label. */
+export function hostMatches(glob: string, host: string): boolean {
+  const g = glob.toLowerCase().replace(/\.$/, '');
+  if (g === '*') return true;
+  let re = '';
+  let rest = g;
+  if (rest.startsWith('*.')) {
+    re = '(?:[^.]+\\.)+';
+    rest = rest.slice(2);
+  }
+  re += rest.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^.]*');
+  return new RegExp(`^${re}$`).test(host);
+}

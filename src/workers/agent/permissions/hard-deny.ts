@@ -1,0 +1,368 @@
+import { globToRegExp, isInside, resolvePath } from './glob.js';
+import type { ParsedLine, SimpleCommand } from './shell.js';
+
+/**
+ * Refusals no permissions.yml can lift: steps that destroy the system, the user's home or svc
+ * itself. They are matched on command words and their arguments as the shell sees them (see
+ * shell.ts), so `sudo /sbin/reboot` is caught and `git commit -m "fix reboot"` is not.
+ */
+
+export interface HardDeny {
+  /** A short stable name, e.g. `rm-root`, `power`, `svc-kill`. */
+  id: string;
+  reason: string;
+}
+
+export interface HardEnv {
+  home: string;
+  svcHome: string;
+  /** Process ids of svc's supervisor, gateway and workers. */
+  svcPids: readonly number[];
+  cwd: string | null;
+}
+
+const LIMIT = 'This is a hard limit: no permission rule can allow it.';
+/** Folders whose removal (or recursive chmod/chown) wrecks the machine. */
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/boot', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/var', '/opt', '/System', '/Library', '/Applications', '/private', '/home', '/Users', '/root'];
+/** Folders nothing svc runs should write into. */
+const WRITE_PROTECTED = ['/bin', '/sbin', '/usr', '/boot', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/System', '/proc', '/sys', '/dev', '/private/etc'];
+/** Device files that are safe to write. */
+const DEV_OK = ['/dev/null', '/dev/zero', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/tty'];
+const POWER = new Set(['shutdown', 'reboot', 'poweroff', 'halt']);
+const POWER_VERBS = new Set(['poweroff', 'reboot', 'halt', 'kexec', 'soft-reboot']);
+const POWER_TARGETS = new Set(['poweroff.target', 'reboot.target', 'halt.target', 'kexec.target', 'rescue.target', 'emergency.target']);
+const FORMATTERS = new Set(['mke2fs', 'mkdosfs', 'mkntfs', 'newfs', 'newfs_apfs', 'newfs_hfs', 'newfs_msdos']);
+const PARTITIONERS: Record<string, string[]> = {
+  fdisk: ['-l', '--list', '-s', '--getsz'],
+  sfdisk: ['-l', '--list', '-d', '--dump', '-s', '--show-size', '-V', '--verify', '-J', '--json', '-g', '--show-geometry'],
+  cfdisk: [],
+  gdisk: ['-l'],
+  sgdisk: ['-p', '--print', '-v', '--verify', '-i', '--info'],
+  parted: ['-l', '--list'],
+  wipefs: [],
+};
+const DISKUTIL_ERASE = new Set(['eraseDisk', 'eraseVolume', 'secureErase', 'partitionDisk', 'zeroDisk', 'randomDisk', 'reformat']);
+const FIND_FILTERS = new Set(['-name', '-iname', '-path', '-ipath', '-wholename', '-iwholename', '-regex', '-iregex', '-newer', '-mtime', '-mmin', '-atime', '-amin', '-ctime', '-cmin', '-size', '-empty', '-user', '-group', '-uid', '-gid', '-inum', '-samefile', '-links', '-perm', '-lname', '-ilname']);
+
+/** Whether writing `abs` would write inside a system folder (a few harmless devices excepted). */
+export function isSystemWrite(abs: string): string | null {
+  if (DEV_OK.includes(abs) || /^\/dev\/fd\/\d+$/.test(abs) || isInside(abs, '/dev/shm')) return null;
+  return WRITE_PROTECTED.find((d) => isInside(abs, d)) ?? null;
+}
+
+/** A write-tool path (write_file, edit_file, delete_file) into a system folder. */
+export function hardDenyWrite(abs: string): HardDeny | null {
+  const dir = isSystemWrite(abs);
+  if (!dir) return null;
+  return { id: 'system-write', reason: `Refused: ${abs} is inside the system folder ${dir}, and svc never writes or deletes there. ${LIMIT}` };
+}
+
+type Protected = { kind: 'root' | 'home' | 'system'; path: string };
+
+function protectedDir(p: string, home: string): Protected | null {
+  if (p === '/') return { kind: 'root', path: p };
+  if (p === home || isInside(home, p)) return { kind: 'home', path: p };
+  if (SYSTEM_DIRS.includes(p)) return { kind: 'system', path: p };
+  return null;
+}
+
+/**
+ * Whether a target of rm -r / chmod -R names /, the home folder (or one above it), a system
+ * folder, or all of the contents of one (`/*`, `~/*`); globs are tried against those folders.
+ */
+function protectedTarget(target: string, base: string | null, home: string): Protected | null {
+  if (base === null && !target.startsWith('/')) return null;
+  const abs = resolvePath(target, base ?? '/', home);
+  const contents = /^(.*?)\/(?:\*|\.\*|\*\*|\{\*,\.\*\}|\.\[!.\]\*)$/.exec(abs);
+  if (contents) {
+    const hit = protectedDir(contents[1] || '/', home);
+    if (hit) return hit;
+  }
+  if (/[*?[{]/.test(abs)) {
+    const re = globToRegExp(abs);
+    const ancestors: string[] = [];
+    for (let d = home; d !== '/' && d.length > 0; d = d.slice(0, d.lastIndexOf('/')) || '/') ancestors.push(d);
+    for (const candidate of ['/', ...ancestors, ...SYSTEM_DIRS]) if (re.test(candidate)) return protectedDir(candidate, home);
+    return null;
+  }
+  return protectedDir(abs, home);
+}
+
+function describe(p: Protected): string {
+  if (p.kind === 'root') return 'the whole file system (/)';
+  if (p.kind === 'home') return `your home folder (${p.path})`;
+  return `the system folder ${p.path}`;
+}
+
+/** Arguments before `--` that are options, and the operands (everything else). */
+function split(args: readonly string[]): { flags: string[]; operands: string[] } {
+  const flags: string[] = [];
+  const operands: string[] = [];
+  let done = false;
+  for (const a of args) {
+    if (!done && a === '--') done = true;
+    else if (!done && a.startsWith('-') && a.length > 1) flags.push(a);
+    else operands.push(a);
+  }
+  return { flags, operands };
+}
+
+function hasShort(flags: string[], letter: string): boolean {
+  return flags.some((f) => !f.startsWith('--') && f.slice(1).includes(letter));
+}
+
+function operandsOf(cmd: SimpleCommand): { text: string; dynamic: boolean }[] {
+  const out: { text: string; dynamic: boolean }[] = [];
+  let done = false;
+  cmd.args.forEach((a, k) => {
+    if (!done && a === '--') done = true;
+    else if (done || !a.startsWith('-') || a.length === 1) out.push({ text: a, dynamic: cmd.dynamic[cmd.start + 1 + k] ?? false });
+  });
+  return out;
+}
+
+function removal(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny | null {
+  const { flags } = split(cmd.args);
+  const recursive = hasShort(flags, 'r') || hasShort(flags, 'R') || flags.includes('--recursive');
+  if (!recursive) return null;
+  for (const op of operandsOf(cmd)) {
+    if (op.dynamic) continue;
+    const hit = protectedTarget(op.text, base, env.home);
+    if (hit) return { id: `rm-${hit.kind}`, reason: `Refused: \`rm -r ${op.text}\` would delete ${describe(hit)}. ${LIMIT}` };
+  }
+  return null;
+}
+
+function recursiveOwnership(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny | null {
+  const { flags } = split(cmd.args);
+  if (!(hasShort(flags, 'R') || flags.includes('--recursive'))) return null;
+  for (const op of operandsOf(cmd)) {
+    if (op.dynamic) continue;
+    const hit = protectedTarget(op.text, base, env.home);
+    if (hit) return { id: `${cmd.name}-recursive`, reason: `Refused: \`${cmd.name} -R\` on ${describe(hit)} would break file permissions across it. ${LIMIT}` };
+  }
+  return null;
+}
+
+function findDelete(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny | null {
+  const firstExpr = cmd.args.findIndex((a) => a.startsWith('-') || a === '(' || a === '!');
+  const roots = (firstExpr < 0 ? cmd.args : cmd.args.slice(0, firstExpr)).filter((a) => !/^-[HLP]$/.test(a));
+  const expr = firstExpr < 0 ? [] : cmd.args.slice(firstExpr);
+  const deletes = expr.includes('-delete') || expr.some((a, k) => (a === '-exec' || a === '-execdir') && basename(expr[k + 1] ?? '') === 'rm');
+  if (!deletes || expr.some((a) => FIND_FILTERS.has(a))) return null;
+  for (const r of roots) {
+    const hit = protectedTarget(r, base, env.home);
+    if (hit && hit.path === resolvePath(r, base ?? '/', env.home)) return { id: `rm-${hit.kind}`, reason: `Refused: this find would delete everything under ${describe(hit)}. ${LIMIT}` };
+  }
+  return null;
+}
+
+function basename(w: string): string {
+  return w.slice(w.lastIndexOf('/') + 1);
+}
+
+function devices(cmd: SimpleCommand): string[] {
+  return cmd.args.map((a) => (a.startsWith('of=') ? a.slice(3) : a)).filter((a) => a.startsWith('/dev/') && isSystemWrite(a) !== null);
+}
+
+function disks(cmd: SimpleCommand): HardDeny | null {
+  const { name, args } = cmd;
+  if (name.startsWith('mkfs') || FORMATTERS.has(name) || (name === 'mkswap' && devices(cmd).length > 0)) {
+    return { id: 'mkfs', reason: `Refused: ${name} formats a disk or partition and destroys everything on it. ${LIMIT}` };
+  }
+  if (name === 'diskutil' && args.some((a) => DISKUTIL_ERASE.has(a))) {
+    return { id: 'mkfs', reason: `Refused: diskutil ${args.find((a) => DISKUTIL_ERASE.has(a))} erases a disk. ${LIMIT}` };
+  }
+  if (name === 'dd') {
+    const of = args.find((a) => a.startsWith('of='))?.slice(3);
+    if (of && of.startsWith('/dev/') && isSystemWrite(of)) return { id: 'dd-device', reason: `Refused: dd writing to ${of} overwrites a disk or device directly. ${LIMIT}` };
+  }
+  const readOnly = Object.hasOwn(PARTITIONERS, name) ? PARTITIONERS[name] : undefined;
+  if (readOnly) {
+    const devs = devices(cmd);
+    if (devs.length === 0) return null;
+    const { flags, operands } = split(args);
+    let harmless = flags.some((f) => readOnly.includes(f));
+    if (name === 'parted') harmless ||= operands.filter((o) => !o.startsWith('/dev/')).every((o) => o === 'print') && operands.length > devs.length;
+    if (name === 'wipefs') harmless = !(hasShort(flags, 'a') || hasShort(flags, 'o') || flags.some((f) => f === '--all' || f.startsWith('--offset')));
+    if (!harmless) return { id: 'partition', reason: `Refused: ${name} on ${devs[0]} changes or erases a disk's partitions. ${LIMIT}` };
+  }
+  return null;
+}
+
+function power(cmd: SimpleCommand): HardDeny | null {
+  const { name, args } = cmd;
+  const off = `would shut down or restart the machine svc runs on. To restart svc itself, use the restart_server tool. ${LIMIT}`;
+  if (POWER.has(name)) return { id: 'power', reason: `Refused: ${name} ${off}` };
+  if ((name === 'init' || name === 'telinit') && ['0', '1', '6'].includes(args[0] ?? '')) return { id: 'power', reason: `Refused: ${name} ${args[0]} ${off}` };
+  if ((name === 'systemctl' || name === 'loginctl') && args.some((a) => POWER_VERBS.has(a) || POWER_TARGETS.has(a))) {
+    return { id: 'power', reason: `Refused: ${name} ${args.find((a) => POWER_VERBS.has(a) || POWER_TARGETS.has(a))} ${off}` };
+  }
+  return null;
+}
+
+function svcKill(what: string): HardDeny {
+  return { id: 'svc-kill', reason: `Refused: ${what} would stop svc itself (its supervisor, gateway or workers). To restart svc, use the restart_server tool.` };
+}
+
+const KILL_ALL = `Refused: this sends a signal to every process you own, svc and your desktop session included. ${LIMIT}`;
+
+/** The pid operands of kill (after the signal), or [] when it only lists signals. */
+function killTargets(args: readonly string[]): string[] {
+  let signal = false;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') {
+      i++;
+      break;
+    }
+    if (signal || !a.startsWith('-') || a.length === 1) break;
+    if (/^-(l|L|-list|-table)/.test(a)) return [];
+    if (a === '-s' || a === '-n' || a === '--signal') i++;
+    signal = true;
+  }
+  return args.slice(i);
+}
+
+/** Whether a pkill/killall pattern would match a process called `node` or `svc`. */
+function matchesSvc(pattern: string, opts: { regex: boolean; exact: boolean; ignoreCase: boolean }): boolean {
+  return ['node', 'svc'].some((n) => {
+    if (!opts.regex) return opts.ignoreCase ? pattern.toLowerCase() === n : pattern === n;
+    try {
+      const re = new RegExp(opts.exact ? `^(?:${pattern})$` : pattern, opts.ignoreCase ? 'i' : '');
+      return re.test(n);
+    } catch {
+      return pattern.includes(n);
+    }
+  });
+}
+
+function matchesEverything(pattern: string): boolean {
+  try {
+    const re = new RegExp(pattern);
+    return ['init', 'node', 'zsh', 'x', 'Xorg'].every((n) => re.test(n));
+  } catch {
+    return false;
+  }
+}
+
+function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
+  const { name, args } = cmd;
+  if (name === 'killall5') return { id: 'kill-all', reason: KILL_ALL };
+  if (name === 'kill') {
+    for (const t of killTargets(args)) {
+      if (t === '-1') return { id: 'kill-all', reason: KILL_ALL };
+      const pid = Math.abs(Number(t));
+      if (/^-?\d+$/.test(t) && env.svcPids.includes(pid)) return svcKill(`kill ${t}`);
+      if (/\$\{?PPID\b/.test(t)) return svcKill(`kill ${t}`);
+      if (/\$\(|`/.test(t) && /\b(node|svc|PPID)\b|svc\.pid/.test(t)) return svcKill(`kill ${t}`);
+    }
+    return null;
+  }
+  if (name !== 'pkill' && name !== 'killall') return null;
+  const valueShort = name === 'pkill' ? 'gGPstuUFq' : 'suoynZ';
+  const valueLong = name === 'pkill' ? ['--signal', '--pgroup', '--group', '--parent', '--session', '--terminal', '--euid', '--uid', '--pidfile', '--ns', '--nslist'] : ['--signal', '--user', '--older-than', '--younger-than', '--ns', '--context'];
+  const ownerOpts = name === 'pkill' ? ['-u', '-U', '-g', '-G', '-s', '-t', '--euid', '--uid', '--group', '--pgroup', '--session', '--terminal'] : ['-u', '--user'];
+  const patterns: string[] = [];
+  const letters = new Set<string>();
+  let signal = false;
+  const values: { opt: string; value: string }[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-1' && signal) return { id: 'kill-all', reason: KILL_ALL };
+    if (/^-(\d+|[A-Z][A-Z0-9+-]*)$/.test(a)) {
+      signal = true; // -9, -KILL, -SIGKILL
+      continue;
+    }
+    if (a.startsWith('--')) {
+      const [opt, inline] = a.split('=', 2) as [string, string | undefined];
+      if (valueLong.includes(opt)) values.push({ opt, value: inline ?? args[++i] ?? '' });
+      else letters.add(opt);
+    } else if (a.startsWith('-') && a.length > 1) {
+      for (let k = 1; k < a.length; k++) {
+        const ch = a[k]!;
+        if (valueShort.includes(ch)) {
+          values.push({ opt: `-${ch}`, value: k + 1 < a.length ? a.slice(k + 1) : (args[++i] ?? '') });
+          break;
+        }
+        letters.add(ch);
+      }
+    } else patterns.push(a);
+  }
+  const byOwner = values.some((v) => ownerOpts.includes(v.opt));
+  if (patterns.length === 0 && byOwner) return { id: 'kill-all', reason: KILL_ALL };
+  if (name === 'pkill' && patterns.some(matchesEverything)) return { id: 'kill-all', reason: KILL_ALL };
+  const parent = values.find((v) => v.opt === '-P' || v.opt === '--parent');
+  if (parent && (parent.value.split(',').some((p) => env.svcPids.includes(Number(p))) || /PPID/.test(parent.value))) return svcKill(`${name} -P ${parent.value}`);
+  const pidfile = values.find((v) => v.opt === '-F' || v.opt === '--pidfile');
+  if (pidfile && isInside(resolvePath(pidfile.value, env.cwd ?? env.home, env.home), env.svcHome)) return svcKill(`${name} -F ${pidfile.value}`);
+  const opts = { regex: name === 'pkill' || letters.has('r') || letters.has('--regexp'), exact: letters.has('x') || letters.has('--exact'), ignoreCase: letters.has('i') || letters.has('I') || letters.has('--ignore-case') };
+  const hit = patterns.find((p) => matchesSvc(p, opts));
+  if (hit !== undefined) return svcKill(`${name} ${hit}`);
+  return null;
+}
+
+function isWriteOp(op: string, target: string): boolean {
+  const bare = op.replace(/^\d+/, '');
+  if (bare === '>&' || bare === '<&') return !/^(\d+-?|-)$/.test(target);
+  return ['>', '>>', '>|', '&>', '&>>', '<>'].includes(bare);
+}
+
+function writes(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny | null {
+  const targets: string[] = [];
+  cmd.redirects.forEach((r) => {
+    if (!r.dynamic && isWriteOp(r.op, r.target)) targets.push(r.target);
+  });
+  if (cmd.name === 'tee') targets.push(...operandsOf(cmd).filter((o) => !o.dynamic).map((o) => o.text));
+  if (cmd.name === 'dd') targets.push(...cmd.args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)));
+  for (const t of targets) {
+    if (base === null && !t.startsWith('/')) continue;
+    const abs = resolvePath(t, base ?? '/', env.home);
+    const dir = isSystemWrite(abs);
+    if (dir) return { id: 'system-write', reason: `Refused: this writes to ${abs}, inside the system folder ${dir}. ${LIMIT}` };
+  }
+  return null;
+}
+
+/** A shell function that runs itself in a pipe or in the background: `:(){ :|:& };:`. */
+function forkBomb(line: ParsedLine): HardDeny | null {
+  const fns = new Set(line.functions);
+  if (line.commands.some((c) => fns.has(c.name) && (c.piped || c.background))) {
+    return { id: 'fork-bomb', reason: `Refused: this is a fork bomb; it would start processes until the machine stops responding. ${LIMIT}` };
+  }
+  return null;
+}
+
+/**
+ * The first hard refusal for a parsed command line, or null. Relative paths are resolved against
+ * the working folder, following `cd` between commands at the same level.
+ */
+export function hardDenyCommand(line: ParsedLine, env: HardEnv): HardDeny | null {
+  const bomb = forkBomb(line);
+  if (bomb) return bomb;
+  let base: string | null = env.cwd ?? env.home;
+  let depth = -1;
+  for (const cmd of line.commands) {
+    if (cmd.depth !== depth) {
+      base = env.cwd ?? env.home;
+      depth = cmd.depth;
+    }
+    const found =
+      writes(cmd, base, env) ??
+      (cmd.name === 'rm' ? removal(cmd, base, env) : null) ??
+      (['chmod', 'chown', 'chgrp'].includes(cmd.name) ? recursiveOwnership(cmd, base, env) : null) ??
+      (cmd.name === 'find' ? findDelete(cmd, base, env) : null) ??
+      disks(cmd) ??
+      power(cmd) ??
+      kills(cmd, env);
+    if (found) return found;
+    if (cmd.name === 'cd' || cmd.name === 'pushd') {
+      const to = cmd.args.find((a) => !a.startsWith('-'));
+      const dyn = cmd.dynamic[cmd.start + 1 + cmd.args.indexOf(to ?? '')] ?? false;
+      if (to === undefined) base = env.home;
+      else base = dyn || base === null ? null : resolvePath(to, base, env.home);
+    }
+  }
+  return null;
+}

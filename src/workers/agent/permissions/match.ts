@@ -1,0 +1,140 @@
+import { hostMatches, hostOf, pathMatches, resolvePath, type Places } from './glob.js';
+import type { Rule } from './rules.js';
+import { basename, type ParsedLine, type SimpleCommand } from './shell.js';
+
+/**
+ * What one rule is checked against. A terminal line gives one unit per command it runs (and one
+ * per privilege wrapper in front of it); other tools give a single unit from their path or URL.
+ */
+export interface Unit {
+  /** The words from the command word (or a wrapper) on; null for a tool without a command. */
+  words: string[] | null;
+  /** Per word in `words`: only known at run time. */
+  dynamic: boolean[];
+  /** The command this unit comes from (terminal only). */
+  cmd: SimpleCommand | null;
+  /** A wrapper unit (`sudo …`): it counts only when a rule names it. */
+  wrapper: boolean;
+  /** Absolute paths the call touches. */
+  paths: string[];
+  /** Some path argument is only known at run time. */
+  unknownPath: boolean;
+  hosts: string[];
+}
+
+const NET_COMMANDS = new Set(['ssh', 'scp', 'sftp', 'rsync', 'nc', 'ncat', 'netcat', 'telnet', 'ping', 'mosh', 'ftp', 'dig', 'host', 'nslookup', 'traceroute', 'socat']);
+const READ_OPS = new Set(['<', '<>']);
+
+function isRemote(arg: string): boolean {
+  return arg.includes('://') || /^[^/\s]+:/.test(arg);
+}
+
+/** Hosts named by a command's arguments: URLs, user@host, host:path, and bare names for network tools. */
+function hostsOf(cmd: SimpleCommand): string[] {
+  const hosts: string[] = [];
+  for (const a of cmd.args) {
+    if (a.startsWith('-')) continue;
+    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(a) ? hostOf(a) : null;
+    const scp = /^(?:[^@\s/:]+@)?([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\]):/.exec(a);
+    const userHost = /^[^@\s/:]+@([A-Za-z0-9.-]+)$/.exec(a);
+    if (url) hosts.push(url);
+    else if (scp && (a.includes('@') || scp[1]!.includes('.') || scp[1] === 'localhost')) hosts.push(scp[1]!.toLowerCase().replace(/^\[|\]$/g, ''));
+    else if (userHost) hosts.push(userHost[1]!.toLowerCase());
+    else if (NET_COMMANDS.has(cmd.name) && /^[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$/i.test(a)) hosts.push(a.toLowerCase());
+  }
+  return hosts;
+}
+
+/** The file arguments and redirection targets of a command, made absolute. */
+function pathsOf(cmd: SimpleCommand, base: string, home: string): { paths: string[]; unknown: boolean } {
+  const paths: string[] = [];
+  let unknown = false;
+  const add = (text: string, dynamic: boolean) => {
+    if (text.length === 0 || isRemote(text)) return;
+    if (dynamic) unknown = true;
+    else paths.push(resolvePath(text, base, home));
+  };
+  let done = false;
+  cmd.args.forEach((a, k) => {
+    const dynamic = cmd.dynamic[cmd.start + 1 + k] ?? false;
+    if (!done && a === '--') done = true;
+    else if (done || !a.startsWith('-')) add(a, dynamic);
+    else if (/^--[^=]+=./.test(a)) {
+      const value = a.slice(a.indexOf('=') + 1);
+      if (/^[~./]/.test(value)) add(value, dynamic);
+    }
+  });
+  for (const r of cmd.redirects) {
+    const bare = r.op.replace(/^\d+/, '');
+    if (bare.startsWith('<<')) continue;
+    if ((bare === '>&' || bare === '<&') && /^(\d+-?|-)$/.test(r.target)) continue;
+    if (READ_OPS.has(bare) || bare.includes('>')) add(r.target, r.dynamic);
+  }
+  return { paths, unknown };
+}
+
+/** Units for a parsed terminal line. */
+export function commandUnits(line: ParsedLine, places: Places): Unit[] {
+  const base = places.cwd ?? places.home;
+  const units: Unit[] = [];
+  for (const cmd of line.commands) {
+    const { paths, unknown } = pathsOf(cmd, base, places.home);
+    const hosts = hostsOf(cmd);
+    const from = (k: number, wrapper: boolean): Unit => ({ words: cmd.words.slice(k), dynamic: cmd.dynamic.slice(k), cmd, wrapper, paths, unknownPath: unknown, hosts });
+    for (const w of cmd.wrappers) units.push(from(w, true));
+    if (cmd.start >= 0) units.push(from(cmd.start, false));
+    else if (cmd.wrappers.length === 0) units.push({ words: [], dynamic: [], cmd, wrapper: true, paths, unknownPath: unknown, hosts });
+  }
+  return units;
+}
+
+const wordRegex = new Map<string, RegExp>();
+
+function wordMatches(pattern: string, word: string, dynamic: boolean): boolean {
+  if (pattern === word) return true;
+  if (dynamic || !/[*?]/.test(pattern)) return false;
+  let re = wordRegex.get(pattern);
+  if (!re) {
+    re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
+    wordRegex.set(pattern, re);
+  }
+  return re.test(word);
+}
+
+/** Allow: the pattern is the command's first words. Ask/deny: its words appear in this order. */
+function commandMatches(pattern: string[], unit: Unit, verdict: Rule['verdict']): boolean {
+  const words = unit.words;
+  if (!words || words.length === 0 || pattern.length === 0) return false;
+  const first = pattern[0]!;
+  const head = first.includes('/') ? words[0]! : basename(words[0]!);
+  if (!wordMatches(first, head, unit.dynamic[0] ?? false)) return false;
+  if (verdict === 'allow') {
+    return pattern.length <= words.length && pattern.every((p, k) => k === 0 || wordMatches(p, words[k]!, unit.dynamic[k] ?? false));
+  }
+  let k = 1;
+  for (const p of pattern.slice(1)) {
+    while (k < words.length && !wordMatches(p, words[k]!, unit.dynamic[k] ?? false)) k++;
+    if (k >= words.length) return false;
+    k++;
+  }
+  return true;
+}
+
+/** Whether every matcher of the rule matches the unit; an allow needs all paths and hosts to match. */
+export function ruleMatches(rule: Rule, unit: Unit, places: Places): boolean {
+  if (rule.commands && !rule.commands.some((p) => commandMatches(p, unit, rule.verdict))) return false;
+  const all = rule.verdict === 'allow';
+  if (rule.paths) {
+    const paths = rule.paths;
+    if (unit.paths.length === 0 || (all && unit.unknownPath)) return false;
+    const hit = (p: string) => pathMatches(paths, p, places);
+    if (all ? !unit.paths.every(hit) : !unit.paths.some(hit)) return false;
+  }
+  if (rule.hosts) {
+    const globs = rule.hosts;
+    if (unit.hosts.length === 0) return false;
+    const hit = (h: string) => globs.some((g) => hostMatches(g, h));
+    if (all ? !unit.hosts.every(hit) : !unit.hosts.some(hit)) return false;
+  }
+  return rule.test ? rule.test(unit, places) : true;
+}
