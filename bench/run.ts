@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { benchDir, emit, note } from './lib.js';
 
 /**
- * `npm run bench`: runs bench/http, bench/cold-start and bench/memory one after the other, each
- * in its own process (so each cleans up after itself), passing their JSON lines through, then
- * prints one final line gathering every bench's ratios line.
+ * `npm run bench`: runs bench/http, bench/cold-start, bench/memory and bench/turns one after the
+ * other, each in its own process (so each cleans up after itself), passing their JSON lines
+ * through, then prints one final line gathering every bench's ratios line.
  *
  * Pass names to run only some: `node dist/bench/run.js http memory`.
  */
 
-const all = ['http', 'cold-start', 'memory'];
+const all = ['http', 'cold-start', 'memory', 'turns'];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : all;
 for (const c of chosen) if (!all.includes(c)) throw new Error(`unknown bench ${JSON.stringify(c)}; known: ${all.join(', ')}`);
 

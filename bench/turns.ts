@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { WebSocket } from 'undici';
 import { startFakeProvider, type FakeProvider, type FakeReply, type FakeRequest } from '../test/fixtures/fake-provider.js';
 import { api } from '../test/helpers/api.js';
-import { benchDir, emit, envInt, isMain, machine, mean, note, removeLater, round, startSvc, stopTree, tracked, waitForLine } from './lib.js';
+import { benchDir, emit, envInt, isMain, machine, mean, median, note, removeLater, round, startSvc, stopTree, tracked, waitForLine } from './lib.js';
 
 /**
  * Agent turns, end to end through the real server: the fake provider (test/fixtures) streams a
@@ -51,15 +51,15 @@ const perfToMono = (() => {
   return (t: number) => t + offset;
 })();
 
-/** Nearest-rank percentile. */
-function pct(xs: number[], p: number): number {
-  if (xs.length === 0) return NaN;
-  const s = Float64Array.from(xs).sort();
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+/** Nearest-rank percentile of sorted values. */
+function pct(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 function dist(xs: number[], digits = 2): Record<string, number> {
-  return { p50: round(pct(xs, 50), digits), p90: round(pct(xs, 90), digits), p99: round(pct(xs, 99), digits), max: round(Math.max(...xs), digits), mean: round(mean(xs), digits), n: xs.length };
+  const s = Float64Array.from(xs).sort();
+  return { p50: round(pct(s, 50), digits), p90: round(pct(s, 90), digits), p99: round(pct(s, 99), digits), max: round(s[s.length - 1] ?? NaN, digits), mean: round(mean(xs), digits), n: xs.length };
 }
 
 /** The deltas of script `k`: distinct per script, so a subscriber can tell whose text it got. */
@@ -83,6 +83,8 @@ class WsConn {
   readonly subscribedSeq: Record<string, number> = {};
   readonly replies: Array<Record<string, unknown>> = [];
   onEvent: ((e: WsEvent, at: number) => void) | undefined;
+  /** Answers to commands (turn.accepted, error, ...). */
+  onReply: ((frame: Record<string, unknown>) => void) | undefined;
   private pong: (() => void) | undefined;
 
   private constructor(private readonly ws: WebSocket) {}
@@ -106,7 +108,10 @@ class WsConn {
           const e = frame as unknown as WsEvent;
           c.events.push({ e, at });
           c.onEvent?.(e, at);
-        } else c.replies.push(frame);
+        } else {
+          c.replies.push(frame);
+          c.onReply?.(frame);
+        }
       });
     });
   }
@@ -138,6 +143,8 @@ class WsConn {
 interface Server {
   name: 'svc' | 'relay';
   port: number;
+  /** The end of the server's log, for error reports. */
+  tail(): string;
   newSession(): Promise<string>;
   stop(): Promise<void>;
 }
@@ -153,6 +160,7 @@ async function startSvcServer(fake: FakeProvider): Promise<Server> {
   return {
     name: 'svc',
     port: svc.port,
+    tail: svc.tail,
     newSession: async () => {
       const r = await api(svc.port, 'POST', '/api/sessions', {});
       if (r.status !== 201) throw new Error(`POST /api/sessions answered ${r.status}: ${JSON.stringify(r.body)}`);
@@ -165,11 +173,57 @@ async function startSvcServer(fake: FakeProvider): Promise<Server> {
 let relaySessions = 0;
 async function startRelay(fake: FakeProvider): Promise<Server> {
   const proc = tracked(process.execPath, [join(benchDir, 'turn-relay.js'), fake.baseUrl('openai'), API_KEY], { stdio: ['pipe', 'pipe', 'pipe'] });
-  proc.stderr!.resume();
   const m = await waitForLine(proc, /listening (\d+) (\w+)/, 10_000, 'turn relay');
   proc.stdout!.resume();
   if (m[2] !== 'native') note('the relay baseline loaded the uWebSockets.js JS fallback, not the native addon');
-  return { name: 'relay', port: Number(m[1]), newSession: async () => `relay${++relaySessions}`, stop: () => stopTree(proc) };
+  let log = '';
+  proc.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
+  return { name: 'relay', port: Number(m[1]), tail: () => log, newSession: async () => `relay${++relaySessions}`, stop: () => stopTree(proc) };
+}
+
+/**
+ * A few short turns in a few sessions at once, so every agent worker svc will use is running (it
+ * starts them on demand, up to agent.max_workers) and the code is warm.
+ */
+async function warmUp(s: Server, sessions = 4, turns = 3): Promise<void> {
+  await Promise.all(Array.from({ length: sessions }, () => warmSession(s, turns)));
+}
+
+/** Turns refused with turn_in_progress right after the session's previous turn.completed arrived. */
+const warmRefusals: Record<string, number> = {};
+
+async function warmSession(s: Server, turns: number): Promise<void> {
+  const session = await s.newSession();
+  const conn = await WsConn.open(s.port, [`session:${session}`]);
+  try {
+    for (let i = 0; i < turns; i++) {
+      const done = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${s.name}: a warm-up turn did not complete in ${TURN_TIMEOUT_MS} ms`)), TURN_TIMEOUT_MS);
+        conn.onEvent = (e) => {
+          if (e.type !== 'turn.completed' && e.type !== 'turn.failed' && e.type !== 'turn.interrupted') return;
+          clearTimeout(timer);
+          if (e.type === 'turn.completed') resolve();
+          else reject(new Error(`${s.name}: a warm-up turn ended ${e.type}: ${JSON.stringify(e.data)}`));
+        };
+        conn.onReply = (frame) => {
+          if (frame.type !== 'error') return;
+          // svc can still count the previous turn as running for a moment after its
+          // turn.completed went out (see RESULTS.md): count it and send the turn again.
+          if ((frame.error as { code?: string } | undefined)?.code === 'turn_in_progress') {
+            warmRefusals[s.name] = (warmRefusals[s.name] ?? 0) + 1;
+            setTimeout(() => conn.turn(session, `warm-up ${i}`), 5);
+            return;
+          }
+          clearTimeout(timer);
+          reject(new Error(`${s.name}: a warm-up turn was refused: ${JSON.stringify(frame)}`));
+        };
+      });
+      conn.turn(session, `warm-up ${i}`);
+      await done;
+    }
+  } finally {
+    conn.close();
+  }
 }
 
 async function withServers<T>(fake: FakeProvider, fn: (svc: Server, relay: Server) => Promise<T>): Promise<T> {
@@ -178,7 +232,12 @@ async function withServers<T>(fake: FakeProvider, fn: (svc: Server, relay: Serve
   let relay: Server | undefined;
   try {
     relay = await startRelay(fake);
+    await warmUp(svc);
+    await warmUp(relay);
     return await fn(svc, relay);
+  } catch (err) {
+    for (const s of [svc, relay]) if (s) emit({ bench: 'turns', kind: 'server_log', target: s.name, tail: s.tail().slice(-3000) });
+    throw err;
   } finally {
     note('stopping svc and the relay');
     await relay?.stop().catch(() => undefined);
@@ -188,8 +247,8 @@ async function withServers<T>(fake: FakeProvider, fn: (svc: Server, relay: Serve
 
 // ---------------------------------------------------------------- 1. first-delta latency
 
-/** A short reply streamed at a model's pace (a delta every ~10 ms), so the first delta is not flushed early by the turn's end. */
-const LATENCY_REPLY: FakeReply = { parts: [{ text: ['Hello', ', ', 'world', '.'] }], usage: { input: 10, output: 4 }, delayMs: 10 };
+/** A short reply streamed at a model's pace (a delta every ~5 ms), so the first delta is not flushed early by the turn's end. */
+const LATENCY_REPLY: FakeReply = { parts: [{ text: ['Hello', ', ', 'world', '.'] }], usage: { input: 10, output: 4 }, delayMs: 5 };
 
 async function latencyBench(): Promise<{ ok: boolean; summary: Record<string, Record<string, number>> }> {
   const turns = Math.max(1, envInt('BENCH_TURNS', 200));
@@ -215,6 +274,11 @@ async function latencyBench(): Promise<{ ok: boolean; summary: Record<string, Re
           let firstAt: number | undefined;
           const done = new Promise<WsEvent>((resolve, reject) => {
             const timer = setTimeout(() => reject(new Error(`${x.s.name}: turn ${i} did not complete in ${TURN_TIMEOUT_MS} ms`)), TURN_TIMEOUT_MS);
+            x.conn.onReply = (frame) => {
+              if (frame.type !== 'error') return;
+              clearTimeout(timer);
+              reject(new Error(`${x.s.name}: turn ${i} was refused: ${JSON.stringify(frame)}`));
+            };
             x.conn.onEvent = (e, at) => {
               if (e.topic !== topic) return;
               if (e.type === 'turn.text_delta' && firstAt === undefined) firstAt = at;
@@ -298,7 +362,6 @@ interface ConnResult {
 
 /** Child mode: open the connections, print ready, start the turns on `go`, print every connection's result. */
 async function clientsMain(cfg: ClientsConfig): Promise<void> {
-  const out = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
   const conns: Array<{ session: string; i: number; c: WsConn; done: Promise<void> }> = [];
   for (const session of cfg.sessions) {
     for (let i = 0; i < cfg.perSession; i++) {
@@ -311,19 +374,18 @@ async function clientsMain(cfg: ClientsConfig): Promise<void> {
       conns.push({ session, i, c, done });
     }
   }
-  out({ event: 'ready' });
+  process.stdout.write(`${JSON.stringify({ event: 'ready' })}\n`);
   const rl = createInterface({ input: process.stdin });
   for await (const line of rl) if (line.trim() === 'go') break;
   const goAt = mono();
   for (const x of conns) if (x.i === 0) x.c.turn(x.session, `bench turn for ${x.session}`);
   const timeout = new Promise<void>((r) => setTimeout(r, TURN_TIMEOUT_MS));
   await Promise.race([Promise.all(conns.map((x) => x.done)), timeout]);
-  out({ event: 'go', at: goAt });
-  for (const x of conns) out({ event: 'conn', ...judge(x.session, x.i, x.c, cfg.n) });
-  out({ event: 'done' });
+  // One write, and exit only once it is flushed: the results are megabytes on a pipe.
+  const lines = [{ event: 'go', at: goAt }, ...conns.map((x) => ({ event: 'conn', ...judge(x.session, x.i, x.c, cfg.n) })), { event: 'done' }];
   for (const x of conns) x.c.close();
   rl.close();
-  process.exit(0);
+  process.stdout.write(lines.map((l) => JSON.stringify(l)).join('\n') + '\n', () => process.exit(0));
 }
 
 function judge(session: string, i: number, c: WsConn, n: number): ConnResult {
@@ -371,19 +433,27 @@ async function runClients(cfg: ClientsConfig): Promise<{ goAt: number; conns: Co
   const proc = tracked(process.execPath, [join(benchDir, 'turns.js'), '--clients', JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'pipe'] });
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
-  const lines = createInterface({ input: proc.stdout! });
+  const chunks: Buffer[] = [];
+  let ready = false;
+  proc.stdout!.on('data', (d: Buffer) => {
+    chunks.push(d);
+    if (!ready && Buffer.concat(chunks).includes('"event":"ready"')) {
+      ready = true;
+      proc.stdin!.write('go\n');
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => proc.once('close', (c) => resolve(c)));
   const conns: ConnResult[] = [];
   let goAt = NaN;
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  for await (const line of lines) {
+  let done = false;
+  for (const line of Buffer.concat(chunks).toString('utf8').split('\n')) {
+    if (!line.trim()) continue;
     const m = JSON.parse(line) as { event: string; at?: number } & ConnResult;
-    if (m.event === 'ready') proc.stdin!.write('go\n');
-    else if (m.event === 'go') goAt = m.at!;
+    if (m.event === 'go') goAt = m.at!;
     else if (m.event === 'conn') conns.push(m);
-    else if (m.event === 'done') break;
+    else if (m.event === 'done') done = true;
   }
-  await exited;
-  if (conns.length !== cfg.sessions.length * cfg.perSession) throw new Error(`the subscriber process reported ${conns.length} connections of ${cfg.sessions.length * cfg.perSession}: ${err}`);
+  if (!done || conns.length !== cfg.sessions.length * cfg.perSession) throw new Error(`the subscriber process (exit ${code}) reported ${conns.length} connections of ${cfg.sessions.length * cfg.perSession}: ${err}`);
   return { goAt, conns };
 }
 
@@ -505,7 +575,8 @@ async function concurrentBench(): Promise<{ ok: boolean; summary: Record<string,
   } finally {
     await fake.close();
   }
-  return { ok, summary: { svc_deltas_per_s: round(mean(tput.svc!)), relay_deltas_per_s: round(mean(tput.relay!)) } };
+  // Median over rounds: on a shared machine one round can lose the CPU to a neighbour.
+  return { ok, summary: { svc_deltas_per_s: round(median(tput.svc!)), relay_deltas_per_s: round(median(tput.relay!)) } };
 }
 
 // ---------------------------------------------------------------- the run
@@ -549,7 +620,8 @@ export async function runTurns(): Promise<{ ok: boolean }> {
       } else {
         const r = await concurrentBench();
         ok &&= r.ok;
-        ratios.concurrent_svc_deltas_per_s = r.summary.svc_deltas_per_s;
+        ratios.concurrent_svc_deltas_per_s_median = r.summary.svc_deltas_per_s;
+        ratios.concurrent_relay_deltas_per_s_median = r.summary.relay_deltas_per_s;
         ratios['concurrent_throughput/relay'] = round(r.summary.svc_deltas_per_s! / r.summary.relay_deltas_per_s!, 2);
         pass.concurrent_no_lost_or_reordered = r.ok;
       }
@@ -559,6 +631,8 @@ export async function runTurns(): Promise<{ ok: boolean }> {
     }
     note(`${part}: ${round((mono() - t0) / 1000, 1)} s`);
   }
+  // Not a measurement: how often a turn sent right after the previous turn.completed was refused.
+  emit({ bench: 'turns', kind: 'warm_up', turn_in_progress_refusals: { svc: warmRefusals.svc ?? 0, relay: warmRefusals.relay ?? 0 } });
   emit({ bench: 'turns', kind: 'ratios', ...ratios, pass, all_targets_met: Object.keys(pass).length ? Object.values(pass).every(Boolean) : null, measurements_clean: ok });
   return { ok };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { DeltaBatcher } from '../shared/delta-batcher.js';
 import type { ApiError } from '../shared/errors.js';
 import { approvalDecision, turnMessageSchema } from '../shared/protocol/ipc.js';
 import { version } from '../shared/version.js';
@@ -39,11 +40,14 @@ const clientFrame = z.discriminatedUnion('type', [
 
 /** Events kept per topic for clients that reconnect with `since`. */
 const RING = 1024;
-/** Streaming deltas of one turn are merged into at most one frame per topic per this interval. */
+/**
+ * Streaming deltas of one turn are merged into at most one frame per topic per this interval. The
+ * first delta on a quiet topic goes out at once (leading edge); the ones that follow within the
+ * window are merged and sent when it closes.
+ */
 const BATCH_MS = 16;
 /** A client with this much unsent data is behind: it is told to resync instead of being fed more. */
 const LAG_BYTES = 4 * 1024 * 1024;
-const DELTA_TYPES = new Set(['turn.text_delta', 'turn.reasoning_delta']);
 
 interface Stored {
   seq: number;
@@ -57,12 +61,6 @@ export interface HubEvent {
   data: unknown;
 }
 
-interface PendingDelta {
-  type: string;
-  turnId: string;
-  delta: string;
-  timer: NodeJS.Timeout;
-}
 
 /**
  * /ws: authenticates the upgrade like any request, then carries `{topic, type, seq, data}` events.
@@ -79,7 +77,7 @@ export class WsHub {
   private readonly sockets = new Set<WebSocket<Conn>>();
   private readonly subscribers = new Map<string, Set<WebSocket<Conn>>>();
   private readonly listeners = new Map<string, Set<(e: HubEvent) => void>>();
-  private readonly pending = new Map<string, PendingDelta>();
+  private readonly batcher = new DeltaBatcher(BATCH_MS, (topic, type, data) => this.emit(topic, type, data));
   /** Runs client commands (turn, interrupt); answers the frame to send back. */
   onCommand: ((frame: CommandFrame, local: boolean) => Promise<Record<string, unknown>>) | undefined;
 
@@ -116,21 +114,9 @@ export class WsHub {
     });
   }
 
-  /** Publishes an event; deltas of a streaming turn are merged for up to BATCH_MS first. */
+  /** Publishes an event; a streaming turn's deltas are batched (see DeltaBatcher). */
   publish(topic: string, type: string, data: unknown): void {
-    const turnId = DELTA_TYPES.has(type) ? deltaOf(data) : undefined;
-    const open = this.pending.get(topic);
-    if (turnId && open && open.type === type && open.turnId === turnId.turn_id) {
-      open.delta += turnId.delta;
-      return;
-    }
-    this.flush(topic);
-    if (turnId) {
-      const timer = setTimeout(() => this.flush(topic), BATCH_MS);
-      this.pending.set(topic, { type, turnId: turnId.turn_id, delta: turnId.delta, timer });
-      return;
-    }
-    this.emit(topic, type, data);
+    this.batcher.publish(topic, type, data);
   }
 
   /** Hears every event on a topic as clients get it; returns the way to stop listening. */
@@ -146,18 +132,10 @@ export class WsHub {
 
   /** Closes every WebSocket (restart handover); returns how many there were. */
   closeAll(code: number, reason: string): number {
-    for (const topic of [...this.pending.keys()]) this.flush(topic);
+    this.batcher.flushAll();
     const n = this.sockets.size;
     for (const ws of [...this.sockets]) ws.end(code, reason);
     return n;
-  }
-
-  private flush(topic: string): void {
-    const p = this.pending.get(topic);
-    if (!p) return;
-    this.pending.delete(topic);
-    clearTimeout(p.timer);
-    this.emit(topic, p.type, { turn_id: p.turnId, delta: p.delta });
   }
 
   private emit(topic: string, type: string, data: unknown): void {
@@ -209,7 +187,7 @@ export class WsHub {
     const seq: Record<string, number> = {};
     ws.cork(() => {
       for (const t of parsed.topics) {
-        this.flush(t); // replay must not miss deltas still being batched
+        this.batcher.flush(t); // replay must not miss deltas still being batched
         const since = parsed.since?.[t];
         if (since !== undefined) this.replay(ws, t, since);
         let set = this.subscribers.get(t);
@@ -242,12 +220,6 @@ export class WsHub {
     }
     for (const e of ring) if (e.seq > since) ws.send(e.frame);
   }
-}
-
-function deltaOf(data: unknown): { turn_id: string; delta: string } | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const d = data as Record<string, unknown>;
-  return typeof d.turn_id === 'string' && typeof d.delta === 'string' ? { turn_id: d.turn_id, delta: d.delta } : undefined;
 }
 
 function describeIssue(err: z.ZodError): string {

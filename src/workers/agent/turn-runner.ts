@@ -4,6 +4,7 @@ import { log, redact } from '../../shared/log.js';
 import type { Paths } from '../../shared/paths.js';
 import type { Endpoint } from '../../shared/protocol/endpoint.js';
 import type { PayloadOf } from '../../shared/protocol/ipc.js';
+import { DeltaBatcher } from '../../shared/delta-batcher.js';
 import { findProvider } from '../../shared/providers/catalog.js';
 import { resolveModel } from '../../shared/providers/resolve.js';
 import type { Db } from '../../shared/store/db.js';
@@ -25,6 +26,8 @@ import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/
 
 type TurnRequest = PayloadOf<'agent.turn'>;
 
+const DELTA_WINDOW_MS = 8;
+
 class TurnFailure extends Error {
   constructor(
     readonly reason: string,
@@ -37,6 +40,8 @@ class TurnFailure extends Error {
 /** Runs the turns the supervisor hands this worker, each with its own abort switch. */
 export class TurnRunner {
   private readonly active = new Map<string, AbortController>();
+  /** Streaming deltas merged before they cross to the supervisor: far fewer IPC messages a turn. */
+  private readonly batcher = new DeltaBatcher(DELTA_WINDOW_MS, (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }));
 
   constructor(
     private readonly endpoint: Endpoint,
@@ -88,29 +93,35 @@ export class TurnRunner {
 
   /** Every turn ends in exactly one of completed, failed or interrupted, on record and as an event. */
   private async run(req: TurnRequest, signal: AbortSignal): Promise<void> {
-    const publish = (type: string, data: Record<string, unknown>) =>
-      this.endpoint.emit('ws.publish', { topic: `session:${req.session_id}`, type, data: { turn_id: req.turn_id, ...data } });
+    const topic = `session:${req.session_id}`;
+    const publish = (type: string, data: Record<string, unknown>) => this.batcher.publish(topic, type, { turn_id: req.turn_id, ...data });
     let status: 'completed' | 'failed' | 'interrupted' = 'failed';
     let carryOn = false;
+    let final: [string, Record<string, unknown>];
     try {
       const outcome = await this.turn(req, signal, publish);
       status = 'completed';
       endTurnRow(this.db, req.turn_id, 'completed', { usage: outcome.usage });
-      publish('turn.completed', { status, stop_reason: outcome.stopReason, reply: outcome.text, usage: outcome.usage, steps: outcome.steps });
       carryOn = this.afterTurn(req, outcome, publish);
+      final = ['turn.completed', { status, stop_reason: outcome.stopReason, reply: outcome.text, usage: outcome.usage, steps: outcome.steps }];
     } catch (err) {
       if (signal.aborted) {
         status = 'interrupted';
         endTurnRow(this.db, req.turn_id, 'interrupted');
-        publish('turn.interrupted', { status });
+        final = ['turn.interrupted', { status }];
       } else {
         const { reason, message } = describe(err);
         endTurnRow(this.db, req.turn_id, 'failed', { error: `${reason}: ${message}` });
-        publish('turn.failed', { status: 'failed', reason, message });
+        final = ['turn.failed', { status: 'failed', reason, message }];
         if (reason === 'internal') log.error('turn failed', { turn: req.turn_id, error: message });
       }
     }
+    // The supervisor hears the end before any client does: a client that sends its next turn the
+    // moment it sees turn.completed must not be told the session is still busy.
+    this.batcher.flush(topic);
     this.endpoint.emit('turn.ended', { turn_id: req.turn_id, session_id: req.session_id, status, continue: carryOn });
+    publish(...final);
+    this.batcher.flush(topic);
   }
 
   private async turn(req: TurnRequest, signal: AbortSignal, publish: (type: string, data: Record<string, unknown>) => void) {
@@ -192,7 +203,7 @@ export class TurnRunner {
   }
 
   private goalChanged(sessionId: string, goal: Goal): void {
-    this.endpoint.emit('ws.publish', { topic: `session:${sessionId}`, type: 'goal.updated', data: goal });
+    this.batcher.publish(`session:${sessionId}`, 'goal.updated', goal);
   }
 
   private provider(entry: ModelEntry, config: Config): Provider {

@@ -109,6 +109,7 @@ function recursiveDeleteOutside(unit: Unit, places: Places): boolean {
 
 const TERMINAL: Rule[] = [
   rule('ask', 'network tools', 'This command reaches the network, so it needs your approval.', { command: NETWORK }),
+  rule('ask', 'network redirection', 'This redirects to a network connection (/dev/tcp or /dev/udp), so it needs your approval.', { path: ['/dev/tcp/**', '/dev/udp/**'] }),
   rule('ask', 'system tools', 'This command changes system services, mounts, accounts or scheduled jobs, so it needs your approval.', { command: SYSTEM }),
   rule('ask', 'admin rights', 'This runs a command with another user\'s (usually root\'s) rights, so it needs your approval.', { command: PRIVILEGE }),
   rule('ask', 'recursive permission change', 'A recursive chmod/chown/chgrp changes many files at once, so it needs your approval.', { command: RECURSIVE_PERMS }),

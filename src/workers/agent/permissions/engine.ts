@@ -99,13 +99,13 @@ export function evaluate(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
   const places: Places = { home: env.home, svcHome: env.svcHome, cwd: input.cwd };
   const base = input.cwd ?? env.home;
   const units: Unit[] = [];
-  let tooDeep = false;
   if (typeof input.command === 'string') {
     const line = parseShell(input.command, { home: env.home });
     const hard = hardDenyCommand(line, { ...env, cwd: input.cwd });
     if (hard) return { verdict: 'deny', reason: hard.reason, rule: `hard: ${hard.id}`, hard: true };
+    // What we could not see might be anything: refuse rather than let auto mode run it.
+    if (line.tooDeep) return { verdict: 'deny', reason: 'Refused: this command nests commands too deeply to check. Write it as simpler steps.', rule: 'hard: too-deep', hard: true };
     units.push(...commandUnits(line, places));
-    tooDeep = line.tooDeep;
   }
   const path = typeof input.path === 'string' ? resolvePath(input.path, base, env.home) : null;
   if (path !== null && WRITE_TOOLS.has(input.tool)) {
@@ -121,9 +121,6 @@ export function evaluate(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
   for (const unit of units) {
     const d = decideUnit(input, unit, rules, places);
     if (d && (best === null || RANK[d.verdict] > RANK[best.verdict])) best = d;
-  }
-  if (tooDeep && (best === null || best.verdict === 'allow')) {
-    best = { verdict: 'ask', reason: 'This command nests commands too deeply to check, so it needs your approval.', rule: 'built-in: nesting', hard: false };
   }
   const decision = best ?? fallback(input, rules);
   return decision.verdict === 'ask' && ALWAYS_ASK.has(input.tool) ? { ...decision, askAlways: true } : decision;

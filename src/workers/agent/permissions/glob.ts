@@ -32,6 +32,7 @@ const regexCache = new Map<string, RegExp>();
 export function globToRegExp(glob: string): RegExp {
   const cached = regexCache.get(glob);
   if (cached) return cached;
+  if (regexCache.size > 5000) regexCache.clear();
   let re = '';
   let braces = 0;
   for (let i = 0; i < glob.length; i++) {
@@ -103,13 +104,28 @@ export function expandPattern(pattern: string, places: Places): string | null {
   return p.replace(/\/{2,}/g, '/');
 }
 
+const expanded = new WeakMap<Places, Map<string, RegExp | null>>();
+
+/** The RegExp for a pattern in these places, cached per Places object (a long line tests many paths). */
+function compiled(pattern: string, places: Places): RegExp | null {
+  let cache = expanded.get(places);
+  if (!cache) expanded.set(places, (cache = new Map()));
+  let re = cache.get(pattern);
+  if (re === undefined) {
+    const glob = expandPattern(pattern, places);
+    re = glob === null ? null : globToRegExp(glob);
+    cache.set(pattern, re);
+  }
+  return re;
+}
+
 /** Whether an absolute path matches a glob list; entries starting with `!` exclude. */
 export function pathMatches(list: readonly string[], abs: string, places: Places): boolean {
   let hit = false;
   for (const entry of list) {
     const negate = entry.startsWith('!');
-    const glob = expandPattern(negate ? entry.slice(1) : entry, places);
-    if (glob === null || !globToRegExp(glob).test(abs)) continue;
+    const re = compiled(negate ? entry.slice(1) : entry, places);
+    if (re === null || !re.test(abs)) continue;
     if (negate) return false;
     hit = true;
   }

@@ -47,6 +47,8 @@ const FIND_FILTERS = new Set(['-name', '-iname', '-path', '-ipath', '-wholename'
 /** Whether writing `abs` would write inside a system folder (a few harmless devices excepted). */
 export function isSystemWrite(abs: string): string | null {
   if (DEV_OK.includes(abs) || /^\/dev\/fd\/\d+$/.test(abs) || isInside(abs, '/dev/shm')) return null;
+  // bash's /dev/tcp and /dev/udp are network connections, not files: defaults.ts asks about them.
+  if (isInside(abs, '/dev/tcp') || isInside(abs, '/dev/udp')) return null;
   return WRITE_PROTECTED.find((d) => isInside(abs, d)) ?? null;
 }
 
@@ -57,11 +59,12 @@ export function hardDenyWrite(abs: string): HardDeny | null {
   return { id: 'system-write', reason: `Refused: ${abs} is inside the system folder ${dir}, and svc never writes or deletes there. ${LIMIT}` };
 }
 
-type Protected = { kind: 'root' | 'home' | 'system'; path: string };
+type Protected = { kind: 'root' | 'home' | 'system'; path: string; contents?: true; above?: true };
 
 function protectedDir(p: string, home: string): Protected | null {
   if (p === '/') return { kind: 'root', path: p };
-  if (p === home || isInside(home, p)) return { kind: 'home', path: p };
+  if (p === home) return { kind: 'home', path: p };
+  if (isInside(home, p)) return { kind: 'home', path: p, above: true };
   if (SYSTEM_DIRS.includes(p)) return { kind: 'system', path: p };
   return null;
 }
@@ -76,7 +79,7 @@ function protectedTarget(target: string, base: string | null, home: string): Pro
   const contents = /^(.*?)\/(?:\*|\.\*|\*\*|\{\*,\.\*\}|\.\[!.\]\*)$/.exec(abs);
   if (contents) {
     const hit = protectedDir(contents[1] || '/', home);
-    if (hit) return hit;
+    if (hit) return { ...hit, contents: true };
   }
   if (/[*?[{]/.test(abs)) {
     const re = globToRegExp(abs);
@@ -89,9 +92,10 @@ function protectedTarget(target: string, base: string | null, home: string): Pro
 }
 
 function describe(p: Protected): string {
-  if (p.kind === 'root') return 'the whole file system (/)';
-  if (p.kind === 'home') return `your home folder (${p.path})`;
-  return `the system folder ${p.path}`;
+  const all = p.contents ? 'everything in ' : '';
+  if (p.kind === 'root') return p.contents ? 'everything in the file system (/)' : 'the whole file system (/)';
+  if (p.kind === 'home') return p.above ? `${all}${p.path}, which holds your home folder` : `${all}your home folder (${p.path})`;
+  return `${all}the system folder ${p.path}`;
 }
 
 /** Arguments before `--` that are options, and the operands (everything else). */
@@ -202,7 +206,7 @@ function power(cmd: SimpleCommand): HardDeny | null {
 }
 
 function svcKill(what: string): HardDeny {
-  return { id: 'svc-kill', reason: `Refused: ${what} would stop svc itself (its supervisor, gateway or workers). To restart svc, use the restart_server tool.` };
+  return { id: 'svc-kill', reason: `Refused: \`${what}\` would stop svc itself (its supervisor, gateway or workers). To restart svc, use the restart_server tool.` };
 }
 
 const KILL_ALL = `Refused: this sends a signal to every process you own, svc and your desktop session included. ${LIMIT}`;
@@ -225,9 +229,10 @@ function killTargets(args: readonly string[]): string[] {
   return args.slice(i);
 }
 
-/** Whether a pkill/killall pattern would match a process called `node` or `svc`. */
-function matchesSvc(pattern: string, opts: { regex: boolean; exact: boolean; ignoreCase: boolean }): boolean {
-  return ['node', 'svc'].some((n) => {
+/** Whether a pkill/killall pattern would match svc's processes (named node; `-f` also sees `svc serve`). */
+function matchesSvc(pattern: string, opts: { regex: boolean; exact: boolean; ignoreCase: boolean; full: boolean }): boolean {
+  const names = opts.full ? ['node', 'svc', 'svc serve', 'bin/svc.js'] : ['node', 'svc'];
+  return names.some((n) => {
     if (!opts.regex) return opts.ignoreCase ? pattern.toLowerCase() === n : pattern === n;
     try {
       const re = new RegExp(opts.exact ? `^(?:${pattern})$` : pattern, opts.ignoreCase ? 'i' : '');
@@ -271,7 +276,7 @@ function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '-1' && signal) return { id: 'kill-all', reason: KILL_ALL };
-    if (/^-(\d+|[A-Z][A-Z0-9+-]*)$/.test(a)) {
+    if (/^-(\d+|[A-Z][A-Z0-9+-]+)$/.test(a)) {
       signal = true; // -9, -KILL, -SIGKILL
       continue;
     }
@@ -297,7 +302,12 @@ function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
   if (parent && (parent.value.split(',').some((p) => env.svcPids.includes(Number(p))) || /PPID/.test(parent.value))) return svcKill(`${name} -P ${parent.value}`);
   const pidfile = values.find((v) => v.opt === '-F' || v.opt === '--pidfile');
   if (pidfile && isInside(resolvePath(pidfile.value, env.cwd ?? env.home, env.home), env.svcHome)) return svcKill(`${name} -F ${pidfile.value}`);
-  const opts = { regex: name === 'pkill' || letters.has('r') || letters.has('--regexp'), exact: letters.has('x') || letters.has('--exact'), ignoreCase: letters.has('i') || letters.has('I') || letters.has('--ignore-case') };
+  const opts = {
+    regex: name === 'pkill' || letters.has('r') || letters.has('--regexp'),
+    exact: letters.has('x') || letters.has('--exact'),
+    ignoreCase: letters.has('i') || letters.has('I') || letters.has('--ignore-case'),
+    full: name === 'pkill' && (letters.has('f') || letters.has('--full')),
+  };
   const hit = patterns.find((p) => matchesSvc(p, opts));
   if (hit !== undefined) return svcKill(`${name} ${hit}`);
   return null;
@@ -349,11 +359,11 @@ export function hardDenyCommand(line: ParsedLine, env: HardEnv): HardDeny | null
       depth = cmd.depth;
     }
     const found =
+      disks(cmd) ??
       writes(cmd, base, env) ??
       (cmd.name === 'rm' ? removal(cmd, base, env) : null) ??
       (['chmod', 'chown', 'chgrp'].includes(cmd.name) ? recursiveOwnership(cmd, base, env) : null) ??
       (cmd.name === 'find' ? findDelete(cmd, base, env) : null) ??
-      disks(cmd) ??
       power(cmd) ??
       kills(cmd, env);
     if (found) return found;

@@ -26,7 +26,12 @@ export interface LexOptions {
   home?: string;
   /** Receives the tokens of each nested command text and how deeply it is nested. */
   onNested: (tokens: Token[], depth: number) => void;
+  /** Called when nesting goes deeper than MAX_LEVEL; the rest of that text is not lexed. */
+  onTooDeep?: () => void;
 }
+
+/** Sub-lexers of any kind ($(…), $((…)), ${…}, arrays, here-documents) nest at most this deep. */
+const MAX_LEVEL = 24;
 
 const OPS = [';;&', '&>>', '<<-', '<<<', '&&', '||', ';;', ';&', '|&', '>>', '>|', '<>', '<<', '>&', '<&', '&>', ';', '&', '|', '(', ')', '<', '>'];
 const META = new Set([' ', '\t', '\n', ';', '&', '|', '(', ')', '<', '>']);
@@ -46,12 +51,17 @@ class Lexer {
     private readonly opts: LexOptions,
     private readonly depth: number,
     private readonly untilParen: boolean,
+    private readonly level = 0,
   ) {
     this.pos = start;
   }
 
   run(): number {
     const { src } = this;
+    if (this.level > MAX_LEVEL) {
+      this.opts.onTooDeep?.();
+      return (this.pos = src.length);
+    }
     let parens = 0;
     while (this.pos < src.length) {
       const c = src[this.pos]!;
@@ -284,27 +294,28 @@ class Lexer {
 
   /** Lexes a nested command starting at `from` (just after `$(` or `<(`); returns the index after its `)`. */
   private nested(from: number): number {
-    const inner = new Lexer(this.src, from, this.opts, this.depth + 1, true);
+    const inner = new Lexer(this.src, from, this.opts, this.depth + 1, true, this.level + 1);
     const end = inner.run();
     this.opts.onNested(inner.tokens, this.depth + 1);
     return Math.min(end + 1, this.src.length);
   }
 
   private scanCommands(text: string): void {
-    const inner = new Lexer(text, 0, this.opts, this.depth + 1, false);
+    const inner = new Lexer(text, 0, this.opts, this.depth + 1, false, this.level + 1);
     inner.run();
     this.opts.onNested(inner.tokens, this.depth + 1);
   }
 
   /** Finds $(…) and backticks in text that is otherwise data (${…}, $((…)), here-documents). */
   private scanText(text: string): void {
-    const inner = new Lexer(text, 0, this.opts, this.depth, false);
+    const inner = new Lexer(text, 0, this.opts, this.depth, false, this.level + 1);
+    if (this.level + 1 > MAX_LEVEL) return this.opts.onTooDeep?.();
     inner.doubleQuoted({ text: '', quoted: false, dynamic: false, assign: false }, null);
   }
 
   /** The index after the `)` matching an already opened `(` at depth 1, skipping quoted text. */
   private skipParens(from: number): number {
-    const inner = new Lexer(this.src, from, this.opts, this.depth, true);
+    const inner = new Lexer(this.src, from, this.opts, this.depth, true, this.level + 1);
     const end = inner.run();
     return Math.min(end + 1, this.src.length);
   }

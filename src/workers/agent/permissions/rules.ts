@@ -77,10 +77,11 @@ export function patternWords(pattern: string): string[] {
 function issueText(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') return `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')} (use command, path, host, reason)`;
   const at = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+  if (issue.code === 'invalid_union') return `${at}must be a string or a list of strings`;
   return `${at}${issue.message}`;
 }
 
-function parseRule(item: unknown, where: string, problems: string[]): { rule?: Rule; fallback?: Verdict } {
+function parseRule(item: unknown, where: string, label: string, problems: string[]): { rule?: Rule; fallback?: Verdict } {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) {
     problems.push(`${where}: a rule must be a mapping like {allow: {command: "…"}}`);
     return {};
@@ -101,6 +102,11 @@ function parseRule(item: unknown, where: string, problems: string[]): { rule?: R
     problems.push(`${where}: ${key} needs a matcher; write \`${key}: {}\` to match every call`);
     return {};
   }
+  const blank = typeof value === 'object' ? Object.entries(value).find(([, v]) => v === null) : undefined;
+  if (blank) {
+    problems.push(`${where}: ${blank[0]} is empty (a bare ~ means nothing in YAML; write "~")`);
+    return {};
+  }
   const m = matcher.safeParse(value);
   if (!m.success) {
     problems.push(...m.error.issues.map((i) => `${where}: ${issueText(i)}`));
@@ -111,7 +117,7 @@ function parseRule(item: unknown, where: string, problems: string[]): { rule?: R
     problems.push(`${where}: an empty command pattern; leave command out to match every command`);
     return {};
   }
-  return { rule: { verdict: key as Verdict, commands, paths: asList(m.data.path), hosts: asList(m.data.host), reason: m.data.reason ?? null, label: where } };
+  return { rule: { verdict: key as Verdict, commands, paths: asList(m.data.path), hosts: asList(m.data.host), reason: m.data.reason ?? null, label } };
 }
 
 /** Parses permissions.yml text. On any problem no rule of the file is used (a half-read file could drop a deny). */
@@ -126,6 +132,7 @@ export function parseRules(text: string, source = 'permissions.yml'): { rules: R
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { rules: emptyRules(), problem: `${source}: the top level must map tool names to lists of rules` };
   const set = emptyRules();
   const problems: string[] = [];
+  const name = source.slice(source.lastIndexOf('/') + 1); // labels stay short: "permissions.yml: terminal #2"
   for (const [tool, items] of Object.entries(raw)) {
     if (items === null) continue;
     if (!Array.isArray(items)) {
@@ -134,7 +141,7 @@ export function parseRules(text: string, source = 'permissions.yml'): { rules: R
     }
     const rules: Rule[] = [];
     items.forEach((item: unknown, k) => {
-      const { rule, fallback } = parseRule(item, `${source}: ${tool} #${k + 1}`, problems);
+      const { rule, fallback } = parseRule(item, `${source}: ${tool} #${k + 1}`, `${name}: ${tool} #${k + 1}`, problems);
       if (rule) rules.push(rule);
       if (fallback) set.defaults.set(tool, fallback);
     });

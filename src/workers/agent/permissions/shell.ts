@@ -84,7 +84,10 @@ function parseText(text: string, depth: number, out: ParsedLine, opts: ShellOpti
     return;
   }
   const onNested = (tokens: Token[], d: number) => new TokenParser(tokens, d, out, opts).run();
-  new TokenParser(lex(text, { home: opts.home, onNested }, depth), depth, out, opts).run();
+  const onTooDeep = () => {
+    out.tooDeep = true;
+  };
+  new TokenParser(lex(text, { home: opts.home, onNested, onTooDeep }, depth), depth, out, opts).run();
 }
 
 const empty = (): Raw => ({ assigns: [], words: [], redirects: [] });

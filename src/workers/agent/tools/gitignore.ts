@@ -67,7 +67,7 @@ export function isIgnored(layers: readonly IgnoreLayer[], abs: string, name: str
     const rel = sep === '/' ? abs.slice(layer.base.length) : abs.slice(layer.base.length).split(sep).join('/');
     for (const rule of layer.rules) {
       if (rule.dirOnly && !isDir) continue;
-      if (rule.negate !== ignored && rule.re.test(rule.nameOnly ? name : rel)) ignored = !rule.negate;
+      if (rule.negate === ignored && rule.re.test(rule.nameOnly ? name : rel)) ignored = !rule.negate;
     }
   }
   return ignored;

@@ -76,7 +76,7 @@ export function formatGrep(ctx: Pick<ToolContext, 'workingDir'>, r: GrepResult, 
     let prev = -1;
     if (context > 0 && out.length > 0) out.push('--');
     for (const l of f.lines) {
-      if (prev !== -1 && l.n !== prev + 1) out.push('--');
+      if (context > 0 && prev !== -1 && l.n !== prev + 1) out.push('--');
       const s = l.match ? ':' : '-';
       out.push(`${shown}${s}${l.n}${s}${l.text}`);
       prev = l.n;

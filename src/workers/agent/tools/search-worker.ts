@@ -65,6 +65,7 @@ function grep(task: GrepTask): GrepResult {
     const text = buf.toString('utf8');
     if (!whole.test(text)) continue;
     const lines = text.split('\n');
+    if (lines.at(-1) === '') lines.pop(); // a final newline does not start another line
     const hits: number[] = [];
     for (let i = 0; i < lines.length && out.matches + hits.length < task.maxResults; i++) {
       if (line.test(lines[i]!)) hits.push(i);
