@@ -160,10 +160,10 @@ export class Responder {
     const isBuffer = reply.body instanceof Uint8Array;
     const body = reply.body === undefined ? '' : typeof reply.body === 'string' || isBuffer ? (reply.body as string | Uint8Array) : JSON.stringify(reply.body);
     const headers: Record<string, string> = { ...this.extraHeaders, ...reply.headers };
-    if (reply.body !== undefined && !hasHeader(headers, 'content-type')) {
+    if (reply.body !== undefined && !hasHeader(headers, 'Content-Type')) {
       headers['Content-Type'] = typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : isBuffer ? 'application/octet-stream' : 'application/json';
     }
-    if (!hasHeader(headers, 'x-content-type-options')) headers['X-Content-Type-Options'] = 'nosniff';
+    if (!hasHeader(headers, 'X-Content-Type-Options')) headers['X-Content-Type-Options'] = 'nosniff';
     const close = reply.close === true || this.closeAll();
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
@@ -182,8 +182,9 @@ export class Responder {
   }
 }
 
-function hasHeader(headers: Record<string, string>, name: string): boolean {
-  return Object.keys(headers).some((k) => k.toLowerCase() === name);
+/** Headers are written in canonical case by our code; the lower-case spelling is accepted too. */
+function hasHeader(headers: Record<string, string>, canonical: string): boolean {
+  return headers[canonical] !== undefined || headers[canonical.toLowerCase()] !== undefined;
 }
 
 /** Collects a request body up to `limit` bytes; must be called before the handler returns. */
