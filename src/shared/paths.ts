@@ -18,6 +18,8 @@ export interface Paths {
   soul: string;
   user: string;
   memoryDir: string;
+  permissions: string;
+  auditLog: string;
 }
 
 export function resolvePaths(env: NodeJS.ProcessEnv = process.env): Paths {
@@ -40,5 +42,7 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): Paths {
     soul: join(home, 'soul.md'),
     user: join(home, 'user.md'),
     memoryDir: join(home, 'memory'),
+    permissions: join(home, 'permissions.yml'),
+    auditLog: join(logsDir, 'audit.log'),
   };
 }

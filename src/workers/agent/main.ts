@@ -5,6 +5,7 @@ import { redact } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
 import { openDb } from '../../shared/store/db.js';
 import { Approvals } from './approvals.js';
+import { RulesGate } from './permission-gate.js';
 import { probeModel } from './providers/index.js';
 import { TurnRunner } from './turn-runner.js';
 
@@ -21,7 +22,8 @@ const endpoint = startChild('agent', () => runner?.inflight ?? 0);
 endpoint.handle('child.start', (start) => {
   config = start.config;
   redactConfigSecrets(config);
-  runner = new TurnRunner(endpoint, openDb(paths.db), paths, () => config ?? start.config, approvals);
+  const db = openDb(paths.db);
+  runner = new TurnRunner(endpoint, db, paths, () => config ?? start.config, approvals, new RulesGate(db, paths, approvals));
   return {};
 });
 endpoint.onEvent((event) => {

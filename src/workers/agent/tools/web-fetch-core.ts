@@ -71,7 +71,7 @@ export async function fetchUrl(rawUrl: string, opts: FetchOptions): Promise<Fetc
       try {
         pinned.set(host, await vet(host, opts, signal));
       } catch (err) {
-        throw hop > 0 && err instanceof FetchRefused ? new FetchRefused(`Redirected to ${url.href}, which is refused: ${err.message}`) : err;
+        throw hop > 0 && err instanceof FetchRefused ? new FetchRefused(`Redirected to ${url.href}: ${err.message}`) : err;
       }
       const res = await request(url, { method: 'GET', dispatcher: agent, signal, headers: REQUEST_HEADERS });
       const location = res.headers.location;
@@ -81,7 +81,7 @@ export async function fetchUrl(rawUrl: string, opts: FetchOptions): Promise<Fetc
         try {
           url = parseUrl(location, url);
         } catch (err) {
-          throw err instanceof FetchRefused ? new FetchRefused(`Redirected to ${location}, which is refused: ${err.message}`) : err;
+          throw err instanceof FetchRefused ? new FetchRefused(`Redirected to ${location}: ${err.message}`) : err;
         }
         continue;
       }

@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { appendAudit, type AuditDecision } from '../../shared/audit.js';
+import { log } from '../../shared/log.js';
+import type { Paths } from '../../shared/paths.js';
+import type { Db } from '../../shared/store/db.js';
+import { addGrant, hasGrant } from '../../shared/store/grants.js';
+import { getSession } from '../../shared/store/sessions.js';
+import type { Approvals } from './approvals.js';
+import { applyMode, evaluate, loadRules, type RuleSet } from './permissions/index.js';
+import type { PermissionGate, Tool, ToolContext, ToolSubject } from './tools/registry.js';
+
+/**
+ * The permission engine at work: permissions.yml (re-read when it changes) and the built-in rules
+ * decide, the session's mode turns asks into allow or deny, and an ask left standing waits for the
+ * user. Every deny, ask and answer goes to the audit log.
+ */
+export class RulesGate implements PermissionGate {
+  private rules: RuleSet | undefined;
+  private rulesText: string | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly paths: Paths,
+    private readonly approvals: Approvals,
+  ) {}
+
+  async check(tool: Tool, args: unknown, subject: ToolSubject, ctx: ToolContext): Promise<{ allowed: true } | { allowed: false; reason: string }> {
+    const mode = getSession(this.db, ctx.sessionId)?.permission_mode ?? 'interactive';
+    const decision = evaluate({ tool: tool.name, ...subject, cwd: ctx.workingDir }, this.currentRules(), {
+      home: homedir(),
+      svcHome: this.paths.home,
+      svcPids: svcPids(),
+    });
+    const verdict = applyMode(decision, mode);
+    const input = auditInput(args);
+    const audit = (d: AuditDecision, reason?: string) => appendAudit(this.paths.auditLog, { session_id: ctx.sessionId, turn_id: ctx.turnId, tool: tool.name, input, decision: d, reason });
+    if (verdict === 'allow') return { allowed: true };
+    if (verdict === 'deny') {
+      const strict = decision.verdict === 'ask';
+      audit(strict ? 'strict_denied' : 'deny', decision.reason);
+      return { allowed: false, reason: strict ? `${decision.reason} The session is in strict mode, which refuses anything that would ask.` : decision.reason };
+    }
+    const key = grantKey(tool.name, subject, args);
+    if (!decision.askAlways && hasGrant(this.db, ctx.sessionId, key)) return { allowed: true };
+    audit('ask', decision.reason);
+    let answer;
+    try {
+      answer = await this.approvals.ask(ctx, { tool: tool.name, input: args, reason: decision.reason });
+    } catch (err) {
+      audit('withdrawn', 'the turn was interrupted');
+      throw err;
+    }
+    if (answer === 'deny') {
+      audit('denied_by_user');
+      return { allowed: false, reason: `the user declined to run ${tool.name}.` };
+    }
+    audit(answer);
+    if (answer === 'allow_session' && !decision.askAlways) addGrant(this.db, ctx.sessionId, key);
+    return { allowed: true };
+  }
+
+  /** permissions.yml is read at every check (it is small): an edit applies to the next tool call. */
+  private currentRules(): RuleSet {
+    let text: string | undefined;
+    try {
+      text = readFileSync(this.paths.permissions, 'utf8');
+    } catch {
+      text = undefined;
+    }
+    if (this.rules && text === this.rulesText) return this.rules;
+    const loaded = loadRules(this.paths.permissions, this.rules);
+    if (loaded.problem) log.warn('permissions.yml has a problem; the previous or built-in rules apply', { problem: loaded.problem });
+    this.rules = loaded.rules;
+    this.rulesText = text;
+    return loaded.rules;
+  }
+}
+
+/** What "allow for this session" remembers: the tool and what it touched. */
+function grantKey(tool: string, subject: ToolSubject, args: unknown): string {
+  const what = subject.command ?? subject.path ?? subject.url ?? JSON.stringify(args);
+  return `${tool}\u0000${what}`;
+}
+
+function auditInput(args: unknown): Record<string, unknown> {
+  return typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { value: args };
+}
+
+/** This worker, the supervisor and the supervisor's other children (Linux /proc; else the two we know). */
+function svcPids(): number[] {
+  const pids = new Set([process.pid, process.ppid]);
+  try {
+    for (const p of readFileSync(`/proc/${process.ppid}/task/${process.ppid}/children`, 'utf8').trim().split(/\s+/)) if (p) pids.add(Number(p));
+  } catch {
+    // not Linux: the supervisor and this worker are still protected
+  }
+  return [...pids];
+}
