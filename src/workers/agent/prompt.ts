@@ -54,6 +54,27 @@ export function historyToMessages(stored: StoredMessage[], opts: { vision: boole
     if (mapped) out.push(mapped);
     else log.warn('skipped a stored message that does not parse', { session: m.session_id, seq: m.seq });
   }
+  return closeOpenToolCalls(out);
+}
+
+/**
+ * Providers refuse a history where a tool call has no result. A turn interrupted (or killed) between
+ * asking for a tool and getting its result leaves such a call: it gets a result saying so.
+ */
+function closeOpenToolCalls(messages: Message[]): Message[] {
+  const out: Message[] = [];
+  let open: string[] = [];
+  const close = () => {
+    for (const id of open) out.push({ role: 'tool', toolCallId: id, content: 'Not run: the turn ended before this call finished.', isError: true });
+    open = [];
+  };
+  for (const m of messages) {
+    if (m.role === 'tool') open = open.filter((id) => id !== m.toolCallId);
+    else close();
+    out.push(m);
+    if (m.role === 'assistant') open = (m.toolCalls ?? []).map((c) => c.id);
+  }
+  close();
   return out;
 }
 
