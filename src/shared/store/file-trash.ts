@@ -156,12 +156,13 @@ export const fileTrashKind: TrashKind = {
       throw trashConflict(`${target} is now something other than a file; restore it elsewhere with {"as_new": true} or {"new_name": "..."}.`, { path: target });
     }
     if (now.kind === 'file') {
-      if (now.sha256 !== null && now.sha256 === p.sha256) return { restored_to: target, unchanged: true };
-      const isUndo = !asNew && now.sha256 !== null && now.sha256 === p.replaced_by_sha256;
-      if (!isUndo) {
+      const sha = now.sha256;
+      if (sha !== null && sha === p.sha256) return { restored_to: target, unchanged: true };
+      const isUndo = !asNew && sha !== null && sha === p.replaced_by_sha256;
+      if (!isUndo || sha === null) {
         throw trashConflict(`${target} has changed since this version was trashed; restore it beside with {"as_new": true} or {"new_name": "..."}.`, { path: target });
       }
-      backedUp = trashFileCopy(db, paths, { path: target, by: 'restore', sessionId: null, sha256: now.sha256!, replacedBySha256: p.sha256, reason: 'restore' });
+      backedUp = trashFileCopy(db, paths, { path: target, by: 'restore', sessionId: null, sha256: sha, replacedBySha256: p.sha256, reason: 'restore' });
     }
     writeBack(blob, target, p.mode);
     return { restored_to: target, ...(backedUp ? { backed_up_as: backedUp.id } : {}) };

@@ -126,7 +126,7 @@ async function vet(host: string, opts: FetchOptions, signal: AbortSignal): Promi
   if (addrs.length === 0) throw new FetchRefused(`${host} did not resolve to any address.`);
   for (const a of addrs) {
     const why = blockedAddressReason(a.address, opts.allowLoopback === true);
-    if (why) throw new FetchRefused(`Refused: ${host}${family ? '' : ` resolves to ${a.address}, which`} is a ${why} address; web_fetch only reaches public internet addresses.`);
+    if (why) throw new FetchRefused(`Refused: ${host}${family ? '' : ` resolves to ${a.address}, which`} is ${/^[aeiou]/i.test(why) ? 'an' : 'a'} ${why} address; web_fetch only reaches public internet addresses.`);
   }
   return addrs[0]!;
 }
