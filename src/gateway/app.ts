@@ -29,8 +29,13 @@ export class Gateway {
   private listenSocket: us_listen_socket | undefined;
   draining = false;
   private retryAfterS = 5;
-  private handingOver = false;
+  handingOver = false;
   private inflight = 0;
+
+  /** A response was written or abandoned (the Responder reports it). */
+  settled(): void {
+    this.inflight--;
+  }
 
   constructor(
     private config: Config,
@@ -104,7 +109,7 @@ export class Gateway {
 
   private onRequest(res: HttpResponse, req: RequestInfo): void {
     this.inflight++;
-    const r = new Responder(res, () => this.handingOver, () => this.inflight--, req.method === 'HEAD');
+    const r = new Responder(res, this, req.method === 'HEAD');
     try {
       this.dispatch(res, req, r);
     } catch (err) {
@@ -115,9 +120,7 @@ export class Gateway {
   private dispatch(res: HttpResponse, req: RequestInfo, r: Responder): void {
     const origin = req.headers['origin'];
     if (origin !== undefined && this.cors.has(normalizeOrigin(origin))) {
-      r.extraHeaders['Access-Control-Allow-Origin'] = origin;
-      r.extraHeaders['Access-Control-Expose-Headers'] = 'Retry-After';
-      r.extraHeaders['Vary'] = 'Origin';
+      r.extraHeaders = { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': 'Retry-After', Vary: 'Origin' };
     }
     const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
     const isApi = req.path === '/api' || req.path.startsWith('/api/');
@@ -128,7 +131,7 @@ export class Gateway {
     }
     const match = isApi ? this.router.match(req.method, req.path) : ({ kind: 'none' } as const);
     const isPublic = match.kind === 'route' && match.route.public === true;
-    const decision = decide({ peerLoopback: req.peerLoopback, path: req.path, headers: req.headers, queryKey: undefined, isPublic }, this.key, this.cors);
+    const decision = decide(new AuthView(req, isPublic), this.key, this.cors);
     if (!decision.ok) return r.error(decision.error, hasBody);
     if (req.path === '/ws') return r.error(new ApiError('invalid_request', '/ws is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).'), hasBody);
     if (match.kind === 'none') {
@@ -146,22 +149,16 @@ export class Gateway {
       );
     }
     const query = route.query ? this.validate(route.query, Object.fromEntries(req.query), 'query parameter') : undefined;
-    const ctx = {
-      req,
-      params: match.params,
-      get local() {
-        return decision.local;
-      },
-      query,
-      responder: r,
-    };
+    const ctx = new Context(req, match.params, query, r, decision);
     if (route.stream) {
       const body = hasBody ? new BodyStream(res) : undefined;
       if (body) r.onAbort(() => body.abort());
-      return this.run(r, route, { ...ctx, body });
+      ctx.body = body;
+      return this.run(r, route, ctx);
     }
     if (!BODY_METHODS.has(req.method) || !hasBody) {
-      return this.run(r, route, { ...ctx, body: route.body ? this.validate(route.body, {}) : undefined });
+      ctx.body = route.body ? this.validate(route.body, {}) : undefined;
+      return this.run(r, route, ctx);
     }
     const limit = this.config.limits.json_body_bytes;
     if (Number(req.headers['content-length'] ?? 0) > limit) return r.error(tooLarge(limit), true);
@@ -178,8 +175,8 @@ export class Gateway {
         } catch (err) {
           throw new ApiError('invalid_request', `The body is not valid JSON: ${messageOf(err)}`);
         }
-        const body = route.body ? this.validate(route.body, parsed) : undefined;
-        return this.run(r, route, { ...ctx, body });
+        ctx.body = route.body ? this.validate(route.body, parsed) : undefined;
+        return this.run(r, route, ctx);
       },
       (err: unknown) => {
         throw err;
@@ -245,5 +242,38 @@ export class Gateway {
         'Access-Control-Max-Age': '600',
       },
     });
+  }
+}
+
+/** The request as the auth decision sees it; the peer address is read only if the decision needs it. */
+class AuthView {
+  readonly queryKey = undefined;
+  constructor(
+    private readonly req: RequestInfo,
+    readonly isPublic: boolean,
+  ) {}
+  get peerLoopback(): boolean {
+    return this.req.peerLoopback;
+  }
+  get path(): string {
+    return this.req.path;
+  }
+  get headers(): Record<string, string> {
+    return this.req.headers;
+  }
+}
+
+/** What a handler gets; `local` is worked out only when a handler reads it. */
+class Context {
+  body: unknown = undefined;
+  constructor(
+    readonly req: RequestInfo,
+    readonly params: Record<string, string>,
+    readonly query: unknown,
+    readonly responder: Responder,
+    private readonly decision: { local: boolean },
+  ) {}
+  get local(): boolean {
+    return this.decision.local;
   }
 }

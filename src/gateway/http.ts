@@ -84,16 +84,16 @@ export interface Reply {
 export class Responder {
   aborted = false;
   done = false;
-  readonly extraHeaders: Record<string, string> = {};
+  /** Headers every answer to this request carries (CORS); created only when there are some. */
+  extraHeaders: Record<string, string> | undefined;
 
   private settled = false;
   private readonly abortListeners: Array<() => void> = [];
 
   constructor(
     readonly res: HttpResponse,
-    private readonly closeAll: () => boolean,
-    /** Called once, when the response is written or the client went away. */
-    private readonly onSettle: () => void = () => {},
+    /** Told once when the response is written or the client went away; `handingOver` closes connections. */
+    private readonly owner: { readonly handingOver: boolean; settled(): void } = { handingOver: false, settled: () => {} },
     /** A HEAD request: the same status and headers as GET, no body. */
     private readonly head = false,
   ) {}
@@ -149,7 +149,7 @@ export class Responder {
   private settle(): void {
     if (this.settled) return;
     this.settled = true;
-    this.onSettle();
+    this.owner.settled();
   }
 
   send(reply: Reply): void {
@@ -159,21 +159,26 @@ export class Responder {
     const status = reply.status ?? 200;
     const isBuffer = reply.body instanceof Uint8Array;
     const body = reply.body === undefined ? '' : typeof reply.body === 'string' || isBuffer ? (reply.body as string | Uint8Array) : JSON.stringify(reply.body);
-    const headers: Record<string, string> = { ...this.extraHeaders, ...reply.headers };
-    if (reply.body !== undefined && !hasHeader(headers, 'Content-Type')) {
-      headers['Content-Type'] = typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : isBuffer ? 'application/octet-stream' : 'application/json';
-    }
-    if (!hasHeader(headers, 'X-Content-Type-Options')) headers['X-Content-Type-Options'] = 'nosniff';
-    const close = reply.close === true || this.closeAll();
-    this.res.cork(() => {
-      this.res.writeStatus(statusLine(status));
-      for (const [k, v] of Object.entries(headers)) this.res.writeHeader(k, v);
+    const extra = this.extraHeaders;
+    const own = reply.headers;
+    const typed = own !== undefined && hasHeader(own, 'Content-Type');
+    const sniffSet = own !== undefined && hasHeader(own, 'X-Content-Type-Options');
+    const close = reply.close === true || this.owner.handingOver;
+    const res = this.res;
+    const head = this.head;
+    // Written without building a merged header object: this runs for every request.
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      if (extra !== undefined) for (const k in extra) res.writeHeader(k, extra[k]!);
+      if (own !== undefined) for (const k in own) res.writeHeader(k, own[k]!);
+      if (reply.body !== undefined && !typed) res.writeHeader('Content-Type', typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : isBuffer ? 'application/octet-stream' : 'application/json');
+      if (!sniffSet) res.writeHeader('X-Content-Type-Options', 'nosniff');
       // No body for 204/304. endWithoutBody(undefined, close) would write "Content-Length: 9223372036854775808";
       // only its no-argument form writes no Content-Length, and it cannot close, so closing goes through end().
-      if (this.head && status !== 204 && status !== 304) this.res.endWithoutBody(Buffer.byteLength(body), close);
-      else if (status !== 204 && status !== 304) this.res.end(body, close);
-      else if (close) this.res.end(undefined, true);
-      else this.res.endWithoutBody();
+      if (head && status !== 204 && status !== 304) res.endWithoutBody(Buffer.byteLength(body), close);
+      else if (status !== 204 && status !== 304) res.end(body, close);
+      else if (close) res.end(undefined, true);
+      else res.endWithoutBody();
     });
   }
 
