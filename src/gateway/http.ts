@@ -188,8 +188,8 @@ export class Responder {
 }
 
 /** Headers are written in canonical case by our code; the lower-case spelling is accepted too. */
-function hasHeader(headers: Record<string, string>, canonical: string): boolean {
-  return headers[canonical] !== undefined || headers[canonical.toLowerCase()] !== undefined;
+function hasHeader(headers: Record<string, string>, canonical: 'Content-Type' | 'X-Content-Type-Options'): boolean {
+  return headers[canonical] !== undefined || headers[canonical === 'Content-Type' ? 'content-type' : 'x-content-type-options'] !== undefined;
 }
 
 /** Collects a request body up to `limit` bytes; must be called before the handler returns. */
