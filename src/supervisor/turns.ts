@@ -76,7 +76,7 @@ export class TurnDispatcher {
   async answerApproval(p: PayloadOf<'approval.answer'>): Promise<ResultOf<'approval.answer'>> {
     const r = this.running.get(p.session_id);
     if (!r) throw new IpcCallError('not_found', 'The session has no running turn, so nothing waits for this approval (it may have been withdrawn).');
-    const ack = await r.agent.endpoint.request('agent.approval', { approval_id: p.approval_id, decision: p.decision }, { to: 'agent', timeoutMs: 5000 });
+    const ack = await r.agent.endpoint.request('agent.approval', { session_id: p.session_id, approval_id: p.approval_id, decision: p.decision }, { to: 'agent', timeoutMs: 5000 });
     if (!ack.answered) throw new IpcCallError('not_found', `No approval ${p.approval_id} is waiting; it was answered already or withdrawn.`);
     return ack;
   }

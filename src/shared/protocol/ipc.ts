@@ -141,7 +141,7 @@ export const requestDefs = {
     result: z.object({ answered: z.boolean() }),
   },
   'agent.approval': {
-    payload: z.object({ approval_id: z.string().max(64), decision: approvalDecision }),
+    payload: z.object({ session_id: z.string(), approval_id: z.string().max(64), decision: approvalDecision }),
     result: z.object({ answered: z.boolean() }),
   },
   /** gateway → agent: the built-in tools with their JSON schemas, for GET /api/tools. */

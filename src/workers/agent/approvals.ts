@@ -3,6 +3,7 @@ import { newId } from '../../shared/store/util.js';
 import type { ToolContext } from './tools/registry.js';
 
 interface Pending {
+  sessionId: string;
   resolve: (d: ApprovalDecision) => void;
 }
 
@@ -23,6 +24,7 @@ export class Approvals {
         reject(ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('interrupted'));
       };
       this.pending.set(id, {
+        sessionId: ctx.sessionId,
         resolve: (d) => {
           ctx.signal.removeEventListener('abort', withdraw);
           resolve(d);
@@ -33,9 +35,10 @@ export class Approvals {
     });
   }
 
-  answer(id: string, decision: ApprovalDecision): boolean {
+  /** Answers an approval of that session; an id from another session is not found. */
+  answer(sessionId: string, id: string, decision: ApprovalDecision): boolean {
     const p = this.pending.get(id);
-    if (!p) return false;
+    if (!p || p.sessionId !== sessionId) return false;
     this.pending.delete(id);
     p.resolve(decision);
     return true;

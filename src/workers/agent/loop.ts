@@ -97,7 +97,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
               paths: ctx.paths,
               emit: (type, data) => ctx.publish(type, { call_id: call.id, ...data }),
             });
-      for (const file of result.wrote ?? []) recordArtifact(ctx, file);
+      for (const file of result.wrote ?? []) recordArtifact(ctx, file, call.id);
       const toolMessage = appendMessage(ctx.db, ctx.session.id, {
         role: 'tool',
         content: { tool_call_id: call.id, name: call.name, output: result.output, ...(result.isError ? { is_error: true } : {}) },
@@ -167,11 +167,11 @@ async function streamOnce(ctx: LoopContext, history: ReturnType<typeof historyTo
 }
 
 /** A file a tool wrote becomes one of the session's artifacts. */
-function recordArtifact(ctx: LoopContext, file: string): void {
+function recordArtifact(ctx: LoopContext, file: string, callId: string): void {
   try {
     const size = statSync(file).size;
     const artifact = upsertArtifact(ctx.db, ctx.session.id, { path: file, size, mime: mimeOf(file) });
-    ctx.publish('artifact.updated', { artifact });
+    ctx.publish('artifact.updated', { call_id: callId, artifact });
   } catch {
     // the file is gone again (deleted by a later command): nothing to list
   }

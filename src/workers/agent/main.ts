@@ -35,7 +35,7 @@ endpoint.handle('agent.turn', (req) => {
   if (!runner) throw new Error('the agent worker has not started yet');
   return runner.accept(req);
 });
-endpoint.handle('agent.approval', ({ approval_id, decision }) => ({ answered: approvals.answer(approval_id, decision) }));
+endpoint.handle('agent.approval', ({ session_id, approval_id, decision }) => ({ answered: approvals.answer(session_id, approval_id, decision) }));
 endpoint.handle('agent.tools', () => ({ items: (runner?.toolSpecs() ?? []).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) }));
 endpoint.handle('agent.interrupt', ({ turn_id }) => ({ interrupted: runner?.interrupt(turn_id) ?? false }));
 endpoint.handle('agent.probe_model', async (p) => {

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { appendAudit, type AuditDecision } from '../../shared/audit.js';
 import { log } from '../../shared/log.js';
 import type { Paths } from '../../shared/paths.js';
@@ -7,7 +8,7 @@ import type { Db } from '../../shared/store/db.js';
 import { addGrant, hasGrant } from '../../shared/store/grants.js';
 import { getSession } from '../../shared/store/sessions.js';
 import type { Approvals } from './approvals.js';
-import { applyMode, evaluate, loadRules, type RuleSet } from './permissions/index.js';
+import { applyMode, evaluate, loadRules, type Decision, type EvalEnv, type RuleSet } from './permissions/index.js';
 import type { PermissionGate, Tool, ToolContext, ToolSubject } from './tools/registry.js';
 
 /**
@@ -27,11 +28,7 @@ export class RulesGate implements PermissionGate {
 
   async check(tool: Tool, args: unknown, subject: ToolSubject, ctx: ToolContext): Promise<{ allowed: true } | { allowed: false; reason: string }> {
     const mode = getSession(this.db, ctx.sessionId)?.permission_mode ?? 'interactive';
-    const decision = evaluate({ tool: tool.name, ...subject, cwd: ctx.workingDir }, this.currentRules(), {
-      home: homedir(),
-      svcHome: this.paths.home,
-      svcPids: svcPids(),
-    });
+    const decision = judge(tool.name, subject, ctx.workingDir, this.currentRules(), { home: homedir(), svcHome: this.paths.home, svcPids: svcPids() });
     const verdict = applyMode(decision, mode);
     const input = auditInput(args);
     const audit = (d: AuditDecision, reason?: string) => appendAudit(this.paths.auditLog, { session_id: ctx.sessionId, turn_id: ctx.turnId, tool: tool.name, input, decision: d, reason });
@@ -74,6 +71,35 @@ export class RulesGate implements PermissionGate {
     this.rules = loaded.rules;
     this.rulesText = text;
     return loaded.rules;
+  }
+}
+
+const RANK = { allow: 0, ask: 1, deny: 2 } as const;
+
+/**
+ * The rules match paths as written, so a symbolic link (say `keys` -> ~/.ssh, or `out` -> a folder
+ * outside the working folder, which a command can create) must not carry a file tool past them:
+ * a path that really leads elsewhere is judged again by where it leads, and the stricter
+ * decision stands.
+ */
+function judge(tool: string, subject: ToolSubject, cwd: string | null, rules: RuleSet, env: EvalEnv): Decision {
+  const named = evaluate({ tool, ...subject, cwd }, rules, env);
+  if (subject.path === undefined) return named;
+  const path = realish(subject.path);
+  const realCwd = cwd === null ? null : realish(cwd);
+  if (path === subject.path && realCwd === cwd) return named;
+  const real = evaluate({ tool, ...subject, path, cwd: realCwd }, rules, { ...env, home: realish(env.home), svcHome: realish(env.svcHome) });
+  if (RANK[real.verdict] <= RANK[named.verdict]) return named;
+  return { ...real, reason: `${real.reason} (${subject.path} leads to ${path} through a symbolic link.)` };
+}
+
+/** The real path of `p`, resolving symlinks in the part that exists (the rest may not exist yet). */
+function realish(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    const parent = dirname(p);
+    return parent === p ? p : join(realish(parent), basename(p));
   }
 }
 
