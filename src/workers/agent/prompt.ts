@@ -14,7 +14,7 @@ function readImage(path: string, mime: string): ImagePart | undefined {
 }
 
 /** The system prompt: who the agent is, for whom, the time, and the goal when there is one. */
-export function systemPrompt(opts: { soul?: string; user?: string; goal?: Goal; workingDir: string | null }): string {
+export function systemPrompt(opts: { soul?: string; user?: string; memoryIndex?: string; tools?: string[]; goal?: Goal; workingDir: string | null }): string {
   const parts = [
     'You are the agent of svc, a personal agent server. You work for one person on their own machine: answer directly, use tools when they help, and say plainly when you cannot do something.',
     `Current time: ${new Date().toISOString()}.`,
@@ -22,6 +22,10 @@ export function systemPrompt(opts: { soul?: string; user?: string; goal?: Goal; 
   if (opts.workingDir) parts.push(`Working directory: ${opts.workingDir}`);
   if (opts.soul) parts.push(`# Your character (soul.md)\n${opts.soul}`);
   if (opts.user) parts.push(`# About the user (user.md)\n${opts.user}`);
+  if (opts.memoryIndex) {
+    parts.push(`# Memory (MEMORY.md)\nNotes you kept in earlier sessions; memory_search finds more, memory_write adds one.\n${opts.memoryIndex}`);
+  }
+  if (opts.tools?.length) parts.push(`# Tools\nYou can use: ${opts.tools.join(', ')}. Risky steps may need the user's approval; if one is refused, say so and suggest another way.`);
   if (opts.goal && opts.goal.status === 'active') {
     parts.push(
       `# Goal\nThe session has a goal you keep working toward across turns:\n${opts.goal.objective}\n` +

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Config, ModelEntry } from '../../shared/config/schema.js';
 import { log, redact } from '../../shared/log.js';
 import type { Paths } from '../../shared/paths.js';
@@ -156,7 +157,16 @@ export class TurnRunner {
       ),
       this.gate,
     );
-    const system = () => systemPrompt({ soul: readOptional(this.paths.soul), user: readOptional(this.paths.user), goal, workingDir: session.working_dir });
+    const toolNames = registry.specs().map((t) => t.name);
+    const system = () =>
+      systemPrompt({
+        soul: readOptional(this.paths.soul, PROFILE_CAP),
+        user: readOptional(this.paths.user, PROFILE_CAP),
+        memoryIndex: readOptional(join(this.paths.memoryDir, 'MEMORY.md'), MEMORY_INDEX_CAP),
+        tools: toolNames,
+        goal,
+        workingDir: session.working_dir,
+      });
     const lite = config.slots.lite ? config.models[config.slots.lite] : undefined;
     const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model } : { provider, model: entry.model };
     return runLoop({
@@ -230,9 +240,14 @@ function describe(err: unknown): { reason: string; message: string } {
   return { reason: 'internal', message: (err as Error)?.message ?? String(err) };
 }
 
-function readOptional(file: string): string | undefined {
+/** Profile and memory files are the user's to grow; the prompt takes at most this much of each. */
+const PROFILE_CAP = 16_000;
+const MEMORY_INDEX_CAP = 8_000;
+
+function readOptional(file: string, cap: number): string | undefined {
   try {
-    return readFileSync(file, 'utf8').slice(0, 16_000);
+    const text = readFileSync(file, 'utf8');
+    return text.length > cap ? `${text.slice(0, cap)}\n[… cut at ${cap} characters]` : text;
   } catch {
     return undefined;
   }
