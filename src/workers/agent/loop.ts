@@ -58,9 +58,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
     try {
       await streamOnce(ctx, history, reply);
     } catch (err) {
-      // An interrupted reply keeps what the user already saw.
-      if (ctx.signal.aborted && reply.text) {
-        const message = appendMessage(ctx.db, ctx.session.id, { role: 'assistant', content: { text: reply.text, stop_reason: 'interrupted', model: ctx.model } });
+      // A reply cut short (interrupted, or the provider failed mid-stream) keeps what the user already saw.
+      if (reply.text) {
+        const stop = ctx.signal.aborted ? 'interrupted' : 'error';
+        const message = appendMessage(ctx.db, ctx.session.id, { role: 'assistant', content: { text: reply.text, stop_reason: stop, model: ctx.model } });
         ctx.publish('message.committed', { message });
       }
       throw err;
