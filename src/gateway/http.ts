@@ -192,22 +192,45 @@ function hasHeader(headers: Record<string, string>, canonical: 'Content-Type' | 
   return headers[canonical] !== undefined || headers[canonical === 'Content-Type' ? 'content-type' : 'x-content-type-options'] !== undefined;
 }
 
+/**
+ * How much of a refused body is still read (and dropped) before answering: closing a socket with
+ * unread bytes makes the kernel send a reset, and a client still writing then sees a broken
+ * connection instead of the 4xx. Past these bounds the connection is closed anyway.
+ */
+export const DRAIN_BYTES = 1024 * 1024;
+export const DRAIN_MS = 2000;
+
 /** Collects a request body up to `limit` bytes; must be called before the handler returns. */
 export function readBody(res: HttpResponse, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let failed = false;
+    let over = false;
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    const refuse = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      reject(tooLarge(limit));
+    };
     res.onData((chunk, isLast) => {
-      if (failed) return;
+      if (done) return;
       size += chunk.byteLength;
-      if (size > limit) {
-        failed = true;
-        reject(tooLarge(limit));
+      if (over || size > limit) {
+        if (!over) {
+          over = true;
+          chunks.length = 0;
+          timer = setTimeout(refuse, DRAIN_MS);
+        }
+        if (isLast || size > limit + DRAIN_BYTES) refuse();
         return;
       }
       chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) resolve(Buffer.concat(chunks, size));
+      if (isLast) {
+        done = true;
+        resolve(Buffer.concat(chunks, size));
+      }
     });
   });
 }

@@ -10,7 +10,7 @@ import { isoNow } from '../../shared/store/util.js';
 import { insertUpload, resolveUpload, type Upload } from '../../shared/store/uploads.js';
 import type { Deps } from '../deps.js';
 import type { BodyStream } from '../body-stream.js';
-import type { Reply, Responder } from '../http.js';
+import { DRAIN_BYTES, DRAIN_MS, type Reply, type Responder } from '../http.js';
 import { multipartBoundary, parseMultipart, type Part } from '../multipart.js';
 import { route, type Route } from '../route.js';
 
@@ -21,9 +21,6 @@ const PREFIX_BYTES = '20261122-030102-ab12cd_'.length;
 const STREAM_ABOVE = 8 * 1024 * 1024;
 /** Temp files older than this are leftovers of a crashed gateway (never of a live upload). */
 const STALE_TMP_MS = 24 * 3600_000;
-/** How much of a refused body is still read, so a client that is still sending gets the answer, not a reset. */
-const DRAIN_BYTES = 1024 * 1024;
-const DRAIN_MS = 2000;
 
 export function uploadRoutes(deps: Deps): Route[] {
   const tmpDir = join(deps.paths.uploadsDir, '.tmp');
@@ -156,11 +153,7 @@ async function receive(deps: Deps, tmpDir: string, parts: AsyncIterable<Part>) {
   }
 }
 
-/**
- * Reads and drops the rest of a refused body, up to DRAIN_BYTES or DRAIN_MS. Closing a socket
- * with unread bytes makes the kernel send a reset, and a client still writing then sees a broken
- * connection instead of the 4xx; once the body is read, the close is clean. True when it was read to its end.
- */
+/** Reads and drops the rest of a refused body within DRAIN_BYTES / DRAIN_MS (see http.ts); true when it was read to its end. */
 async function drain(body: BodyStream | undefined): Promise<boolean> {
   if (!body) return true;
   let timer: NodeJS.Timeout | undefined;
