@@ -23,7 +23,7 @@ endpoint.handle('child.start', (start) => {
   config = start.config;
   redactConfigSecrets(config);
   const db = openDb(paths.db);
-  runner = new TurnRunner(endpoint, db, paths, () => config ?? start.config, approvals, new RulesGate(db, paths, approvals));
+  runner = new TurnRunner(endpoint, db, paths, () => config ?? start.config, new RulesGate(db, paths, approvals));
   return {};
 });
 endpoint.onEvent((event) => {

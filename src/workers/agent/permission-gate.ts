@@ -1,6 +1,5 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
 import { appendAudit, type AuditDecision } from '../../shared/audit.js';
 import { log } from '../../shared/log.js';
 import type { Paths } from '../../shared/paths.js';
@@ -9,6 +8,7 @@ import { addGrant, hasGrant } from '../../shared/store/grants.js';
 import { getSession } from '../../shared/store/sessions.js';
 import type { Approvals } from './approvals.js';
 import { applyMode, evaluate, loadRules, type Decision, type EvalEnv, type RuleSet } from './permissions/index.js';
+import { realish } from './tools/file-path.js';
 import type { PermissionGate, Tool, ToolContext, ToolSubject } from './tools/registry.js';
 
 /**
@@ -93,15 +93,6 @@ function judge(tool: string, subject: ToolSubject, cwd: string | null, rules: Ru
   return { ...real, reason: `${real.reason} (${subject.path} leads to ${path} through a symbolic link.)` };
 }
 
-/** The real path of `p`, resolving symlinks in the part that exists (the rest may not exist yet). */
-function realish(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    const parent = dirname(p);
-    return parent === p ? p : join(realish(parent), basename(p));
-  }
-}
 
 /** What "allow for this session" remembers: the tool and what it touched. */
 function grantKey(tool: string, subject: ToolSubject, args: unknown): string {

@@ -14,7 +14,6 @@ import { appendMessage } from '../../shared/store/messages.js';
 import { getSession } from '../../shared/store/sessions.js';
 import { endTurnRow } from '../../shared/store/turns.js';
 import { resolveUpload } from '../../shared/store/uploads.js';
-import type { Approvals } from './approvals.js';
 import { maybeCompact } from './compaction.js';
 import { runLoop } from './loop.js';
 import { systemPrompt } from './prompt.js';
@@ -49,7 +48,6 @@ export class TurnRunner {
     private readonly db: Db,
     private readonly paths: Paths,
     private readonly config: () => Config,
-    private readonly approvals: Approvals,
     private readonly gate: PermissionGate = allowAll,
   ) {}
 

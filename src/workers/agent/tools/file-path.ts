@@ -23,7 +23,7 @@ export function displayPath(ctx: Pick<ToolContext, 'workingDir'>, abs: string): 
 }
 
 /** The real path of `p`, resolving symlinks in the part that exists (the rest may not exist yet). */
-function realish(p: string): string {
+export function realish(p: string): string {
   try {
     return realpathSync(p);
   } catch {
