@@ -115,6 +115,7 @@ export class Gateway {
     } catch (err) {
       this.fail(r, err);
     }
+    r.inCallback = false;
   }
 
   private dispatch(res: HttpResponse, req: RequestInfo, r: Responder): void {

@@ -29,7 +29,7 @@ class UwsRequest implements RequestInfo {
     private readonly res: HttpResponse,
     req: HttpRequest,
   ) {
-    this.method = req.getMethod().toUpperCase();
+    this.method = req.getCaseSensitiveMethod(); // HTTP methods are case-sensitive: "get" is not GET
     this.path = req.getUrl();
     this.rawQuery = req.getQuery() ?? '';
     const headers = this.headers;
@@ -152,34 +152,40 @@ export class Responder {
     this.owner.settled();
   }
 
+  /** True while uWS's request callback runs: the socket is corked already, so no cork closure is needed. */
+  inCallback = true;
+
   send(reply: Reply): void {
     if (this.aborted || this.done) return;
     this.done = true;
     this.settle();
+    if (this.inCallback) this.writeAnswer(reply);
+    else this.res.cork(() => this.writeAnswer(reply));
+  }
+
+  /** Writes the whole answer; runs for every request, so it builds no merged header object. */
+  private writeAnswer(reply: Reply): void {
+    const res = this.res;
     const status = reply.status ?? 200;
-    const isBuffer = reply.body instanceof Uint8Array;
-    const body = reply.body === undefined ? '' : typeof reply.body === 'string' || isBuffer ? (reply.body as string | Uint8Array) : JSON.stringify(reply.body);
+    const raw = reply.body;
+    const isBuffer = raw instanceof Uint8Array;
+    const body = raw === undefined ? '' : typeof raw === 'string' || isBuffer ? (raw as string | Uint8Array) : JSON.stringify(raw);
     const extra = this.extraHeaders;
     const own = reply.headers;
-    const typed = own !== undefined && hasHeader(own, 'Content-Type');
-    const sniffSet = own !== undefined && hasHeader(own, 'X-Content-Type-Options');
     const close = reply.close === true || this.owner.handingOver;
-    const res = this.res;
-    const head = this.head;
-    // Written without building a merged header object: this runs for every request.
-    res.cork(() => {
-      res.writeStatus(statusLine(status));
-      if (extra !== undefined) for (const k in extra) res.writeHeader(k, extra[k]!);
-      if (own !== undefined) for (const k in own) res.writeHeader(k, own[k]!);
-      if (reply.body !== undefined && !typed) res.writeHeader('Content-Type', typeof reply.body === 'string' ? 'text/plain; charset=utf-8' : isBuffer ? 'application/octet-stream' : 'application/json');
-      if (!sniffSet) res.writeHeader('X-Content-Type-Options', 'nosniff');
-      // No body for 204/304. endWithoutBody(undefined, close) would write "Content-Length: 9223372036854775808";
-      // only its no-argument form writes no Content-Length, and it cannot close, so closing goes through end().
-      if (head && status !== 204 && status !== 304) res.endWithoutBody(Buffer.byteLength(body), close);
-      else if (status !== 204 && status !== 304) res.end(body, close);
-      else if (close) res.end(undefined, true);
-      else res.endWithoutBody();
-    });
+    res.writeStatus(statusLine(status));
+    if (extra !== undefined) for (const k in extra) res.writeHeader(k, extra[k]!);
+    if (own !== undefined) for (const k in own) res.writeHeader(k, own[k]!);
+    if (raw !== undefined && !(own !== undefined && hasHeader(own, 'Content-Type'))) {
+      res.writeHeader('Content-Type', typeof raw === 'string' ? 'text/plain; charset=utf-8' : isBuffer ? 'application/octet-stream' : 'application/json');
+    }
+    if (!(own !== undefined && hasHeader(own, 'X-Content-Type-Options'))) res.writeHeader('X-Content-Type-Options', 'nosniff');
+    // No body for 204/304. endWithoutBody(undefined, close) would write "Content-Length: 9223372036854775808";
+    // only its no-argument form writes no Content-Length, and it cannot close, so closing goes through end().
+    if (this.head && status !== 204 && status !== 304) res.endWithoutBody(Buffer.byteLength(body), close);
+    else if (status !== 204 && status !== 304) res.end(body, close);
+    else if (close) res.end(undefined, true);
+    else res.endWithoutBody();
   }
 
   error(err: ApiError, close = false): void {

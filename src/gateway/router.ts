@@ -13,16 +13,21 @@ interface Compiled {
 /** Matches `/api/...` paths against `/a/:param/b` patterns; tells a wrong method from an unknown path. */
 export class Router {
   private readonly compiled: Compiled[];
-  /** Routes without parameters, by "METHOD /path": most requests are answered from here. */
-  private readonly exact = new Map<string, Route>();
+  /** Routes without parameters, by method then path: most requests are answered from here. */
+  private readonly exact = new Map<string, Map<string, Route>>();
 
   constructor(readonly routes: Route[]) {
     this.compiled = routes.map((route) => ({ route, segments: route.path.split('/').slice(1) }));
-    for (const r of routes) if (!r.path.includes(':')) this.exact.set(`${r.method} ${r.path}`, r);
+    for (const r of routes) {
+      if (r.path.includes(':')) continue;
+      let byPath = this.exact.get(r.method);
+      if (!byPath) this.exact.set(r.method, (byPath = new Map()));
+      byPath.set(r.path, r);
+    }
   }
 
   match(method: string, path: string): Match {
-    const hit = this.exact.get(`${method === 'HEAD' ? 'GET' : method} ${path}`);
+    const hit = this.exact.get(method === 'HEAD' ? 'GET' : method)?.get(path);
     if (hit) return { kind: 'route', route: hit, params: {} };
     const parts = splitPath(path);
     const allow = new Set<Method>();

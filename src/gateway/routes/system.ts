@@ -3,6 +3,8 @@ import type { Deps } from '../deps.js';
 import { version } from '../../shared/version.js';
 import { route, type Route } from '../route.js';
 
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
 /** Health, version, status and restart: what any client needs to know the server is there. */
 export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'startedAt'>): Route[] {
   return [
@@ -13,7 +15,7 @@ export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'started
       public: true,
       handler: () => ({
         body: { status: deps.draining() ? 'draining' : 'ok', uptime_s: Math.round((Date.now() - deps.startedAt) / 1000) },
-        headers: { 'Cache-Control': 'no-store' },
+        headers: NO_STORE,
       }),
     }),
     route({
