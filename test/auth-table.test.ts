@@ -7,7 +7,7 @@ import { ipv6Bytes, isLoopbackBytes, isLoopbackText } from '../src/shared/net/ad
 /*
  * A table test of the auth decision (DESIGN §4, spec §5). The expected outcome of every row is
  * computed here from the written rules, independently of the code under test:
- *   a present Origin that is neither local nor allowlisted → 403 forbidden_origin (checked first);
+ *   a present Origin that is neither local, allowlisted nor the Host's own origin → 403 forbidden_origin (checked first);
  *   public route → allow; valid key → allow; local request → allow; else 401 unauthorized.
  * local = loopback peer AND a local Host AND no forwarding header (presence alone, even empty).
  */
@@ -199,7 +199,9 @@ type Expected = { ok: true; via: 'public' | 'key' | 'local'; local: boolean } | 
 
 function expected(peer: Peer, host: HostCase, fwd: FwdCase, key: KeyCase, origin: OriginCase, route: RouteCase): Expected {
   const local = peer.loopback && host.local && Object.keys(fwd.headers).length === 0;
-  if (!origin.ok) return { ok: false, code: 'forbidden_origin' };
+  // The page's own origin (Origin naming the Host it was sent to) is not cross-site.
+  const sameOrigin = origin.value !== undefined && host.value !== undefined && [`http://${host.value.toLowerCase()}`, `https://${host.value.toLowerCase()}`].includes(origin.value.toLowerCase());
+  if (!origin.ok && !sameOrigin) return { ok: false, code: 'forbidden_origin' };
   if (route.isPublic) return { ok: true, via: 'public', local };
   if (key.valid(route)) return { ok: true, via: 'key', local };
   if (local) return { ok: true, via: 'local', local };

@@ -9,6 +9,7 @@ import { IpcCallError } from '../src/shared/protocol/endpoint.js';
 import { ipcMessage } from '../src/shared/protocol/ipc.js';
 import { Child } from '../src/supervisor/child-process.js';
 import { Router } from '../src/supervisor/router.js';
+import { forkEntry } from '../src/supervisor/spawn-child.js';
 import { waitFor } from './helpers/server.js';
 
 const peer = fileURLToPath(new URL('./fixtures/ipc-peer.js', import.meta.url));
@@ -28,7 +29,7 @@ function lines(): Array<Record<string, any>> {
 const children = new Map<string, Child>();
 const router = new Router((role) => children.get(role));
 function spawn(role: 'gateway' | 'agent'): Child {
-  const child = new Child(role, peer, { ...process.env, SVC_ROLE: role, IPC_TEST_OUT: outFile });
+  const child = new Child(role, forkEntry(peer, { ...process.env, SVC_ROLE: role, IPC_TEST_OUT: outFile }));
   router.attach(child);
   children.set(role, child);
   return child;

@@ -1,11 +1,11 @@
+import { mkdirSync } from 'node:fs';
 import sade from 'sade';
 import { isLoopbackBind, parseListenAddr } from '../shared/net/addr.js';
 import { resolvePaths } from '../shared/paths.js';
 import { version } from '../shared/version.js';
 import { listFlag, normalizeArgv, stringFlag, UsageError } from './argv.js';
-import { startDaemon, stopDaemon } from './daemon.js';
-import { openUrl, serveForeground } from './serve.js';
-import { fetchStatus, formatStatus } from './status.js';
+import { loadServeEnv } from '../shared/config/serve-env.js';
+import { forkChild } from '../supervisor/spawn-child.js';
 
 /** Every failure the CLI reports is one line on stderr and a non-zero exit. */
 function die(message: string, code = 1): never {
@@ -37,6 +37,7 @@ prog
     const paths = resolvePaths();
     try {
       if (opts.stop) {
+        const { stopDaemon } = await import('./daemon.js');
         const pid = await stopDaemon(paths);
         console.log(pid === undefined ? `svc is not running (${paths.home})` : `svc stopped${pid > 0 ? ` (pid ${pid})` : ''}`);
         return;
@@ -46,6 +47,7 @@ prog
       if (addr !== undefined) parseListenAddr(addr);
       const flags = { addr, accessKey: stringFlag(opts['access-key'], 'access-key'), cors: listFlag(opts.cors, 'cors') };
       if (opts.daemon) {
+        const [{ startDaemon }, { openUrl }] = await Promise.all([import('./daemon.js'), import('./serve.js')]);
         const forward = argv.slice(3).filter((a) => a !== '-d' && a !== '--daemon');
         const started = await startDaemon(paths, forward);
         console.log(`svc is running in the background (pid ${started.pid}) at ${started.url ?? '?'}; logs in ${paths.serveLog}`);
@@ -53,7 +55,13 @@ prog
         if (started.url && !isLoopbackBind(listen)) console.log(`Open ${openUrl(listen, Number(new URL(started.url).port), started.key)}`);
         return;
       }
-      await serveForeground(paths, flags);
+      // serve.env first (children inherit it), then the gateway's fork, which loads its modules
+      // while this process loads the supervisor's: the two halves of a cold start overlap.
+      const env = loadServeEnv(paths.serveEnv);
+      mkdirSync(paths.home, { recursive: true, mode: 0o700 });
+      const gateway = forkChild('gateway', paths.home);
+      const { serveForeground } = await import('./serve.js');
+      await serveForeground(paths, flags, env.bad, gateway);
     } catch (err) {
       die((err as Error).message, err instanceof UsageError ? 2 : 1);
     }
@@ -65,6 +73,7 @@ prog
   .option('--json', 'Print JSON for scripts')
   .action(async (opts: Record<string, unknown>) => {
     const paths = resolvePaths();
+    const { fetchStatus, formatStatus } = await import('./status.js');
     const status = await fetchStatus(paths).catch((err: Error) => die(`cannot read the server status: ${err.message}`));
     if (!status) {
       if (opts.json) console.log(JSON.stringify({ running: false, home: paths.home }));

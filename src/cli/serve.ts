@@ -1,18 +1,22 @@
 import { networkInterfaces } from 'node:os';
-import { loadServeEnv } from '../shared/config/serve-env.js';
 import { log } from '../shared/log.js';
 import { formatHostPort, isLoopbackBind, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
 import { version } from '../shared/version.js';
 import { askControl } from '../supervisor/control-socket.js';
+import type { Forked } from '../supervisor/spawn-child.js';
 import { Supervisor, type ServeFlags } from '../supervisor/supervisor.js';
 
 /** `svc serve` in the foreground: this process becomes the supervisor. */
-export async function serveForeground(paths: Paths, flags: ServeFlags): Promise<void> {
-  const env = loadServeEnv(paths.serveEnv);
-  if (env.bad.length > 0) log.warn('serve.env has lines that are not KEY=VALUE; they were skipped', { file: paths.serveEnv, lines: env.bad.join(',') });
-  await refuseSecondInstance(paths);
-  const supervisor = new Supervisor(paths, flags);
+export async function serveForeground(paths: Paths, flags: ServeFlags, badEnvLines: number[], gateway?: Forked): Promise<void> {
+  if (badEnvLines.length > 0) log.warn('serve.env has lines that are not KEY=VALUE; they were skipped', { file: paths.serveEnv, lines: badEnvLines.join(',') });
+  try {
+    await refuseSecondInstance(paths);
+  } catch (err) {
+    gateway?.proc.kill('SIGKILL');
+    throw err;
+  }
+  const supervisor = new Supervisor(paths, flags, gateway);
   let stopping = false;
   const stop = (reason: string, code: number) => {
     if (stopping) return;

@@ -127,7 +127,7 @@ export class Gateway {
     const isApi = req.path === '/api' || req.path.startsWith('/api/');
     if (req.method === 'OPTIONS') return this.preflight(req, r, isApi);
     if (!isApi && req.path !== '/ws') {
-      if (!originAllowed(origin, this.cors)) return r.error(new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed.`), hasBody);
+      if (!originAllowed(origin, this.cors, req.headers['host'])) return r.error(new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed.`), hasBody);
       return r.send(this.staticFiles.serve(req, this.key));
     }
     const match = isApi ? this.router.match(req.method, req.path) : ({ kind: 'none' } as const);

@@ -78,10 +78,21 @@ export function isLocalRequest(input: Pick<AuthInput, 'peerLoopback' | 'headers'
 }
 
 /** An Origin, when present, must be this machine or on the allowlist; `*` never counts. */
-export function originAllowed(origin: string | undefined, allowlist: ReadonlySet<string>): boolean {
+export function originAllowed(origin: string | undefined, allowlist: ReadonlySet<string>, host?: string): boolean {
   if (origin === undefined) return true;
   const normalized = normalizeOrigin(origin);
-  return isLocalOrigin(origin) || (normalized !== '*' && allowlist.has(normalized));
+  return isLocalOrigin(origin) || (normalized !== '*' && allowlist.has(normalized)) || sameOrigin(normalized, host);
+}
+
+/**
+ * The Web UI's own requests: a page served from this server names it as its origin. That is no
+ * cross-site request, and it grants nothing by itself: a page on a foreign name (DNS rebinding)
+ * has a foreign Host too, so it still needs the key.
+ */
+function sameOrigin(origin: string, host: string | undefined): boolean {
+  if (!host) return false;
+  const h = host.trim().toLowerCase();
+  return origin === `http://${h}` || origin === `https://${h}`;
 }
 
 /**
@@ -90,7 +101,7 @@ export function originAllowed(origin: string | undefined, allowlist: ReadonlySet
  */
 export function decide(input: AuthInput, key: KeyCheck, allowlist: ReadonlySet<string>): AuthDecision {
   const origin = input.headers['origin'];
-  if (!originAllowed(origin, allowlist)) {
+  if (!originAllowed(origin, allowlist, input.headers['host'])) {
     return {
       ok: false,
       error: new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed; add it to "cors" in config.yml or pass --cors to allow it.`),

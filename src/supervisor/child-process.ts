@@ -1,6 +1,7 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Endpoint, type Link } from '../shared/protocol/endpoint.js';
 import type { ChildRole, IpcMessage, ProcessStatus } from '../shared/protocol/ipc.js';
+import type { Forked } from './spawn-child.js';
 
 type State = ProcessStatus['state'];
 
@@ -16,15 +17,9 @@ export class Child {
 
   constructor(
     readonly role: ChildRole,
-    entry: string,
-    env: NodeJS.ProcessEnv,
+    forked: Forked,
   ) {
-    this.proc = fork(entry, [], {
-      env,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      serialization: 'json',
-      execArgv: [],
-    });
+    this.proc = forked.proc;
     const proc = this.proc;
     // A child loads its modules asynchronously; hold messages until it says its handlers exist.
     let held: IpcMessage[] | undefined = [];
@@ -35,6 +30,8 @@ export class Child {
       },
       onMessage: (listener) => {
         proc.on('message', listener);
+        // Whatever the child said before this Endpoint existed is heard now, in order.
+        for (const m of forked.takeBuffered()) listener(m);
       },
     };
     this.endpoint = new Endpoint(link, 'supervisor', `${role} (pid ${proc.pid ?? '?'})`);
@@ -51,8 +48,6 @@ export class Child {
         resolve({ code, signal });
       });
     });
-    // A fork that cannot start (bad entry, EAGAIN) reports here; 'exit' still follows.
-    proc.on('error', () => {});
   }
 
   get pid(): number {

@@ -1,6 +1,5 @@
 import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { Config } from '../shared/config/schema.js';
 import { log, redact, setLogLevel, setLogRole } from '../shared/log.js';
 import { formatHostPort, type ListenAddr } from '../shared/net/addr.js';
@@ -15,19 +14,13 @@ import { Backoff } from './backoff.js';
 import { assertPortFree } from './port-check.js';
 import { redactConfigSecrets } from '../shared/config/secrets.js';
 import { Child } from './child-process.js';
+import { forkChild, type Forked } from './spawn-child.js';
 import { handleConfigEdits } from './config-service.js';
 import { serveControl } from './control-socket.js';
 import { Router } from './router.js';
 import { TurnDispatcher } from './turns.js';
 import { effectiveCors, readSettings, type Settings } from './settings.js';
 
-const entries: Record<ChildRole, string> = {
-  gateway: fileURLToPath(new URL('../gateway/main.js', import.meta.url)),
-  agent: fileURLToPath(new URL('../workers/agent/main.js', import.meta.url)),
-  channels: fileURLToPath(new URL('../workers/channels/main.js', import.meta.url)),
-  cron: fileURLToPath(new URL('../workers/cron/main.js', import.meta.url)),
-  mcp: fileURLToPath(new URL('../workers/mcp/main.js', import.meta.url)),
-};
 
 const STOP_GRACE_MS = 5000;
 const DAY_MS = 24 * 3600 * 1000;
@@ -66,6 +59,8 @@ export class Supervisor {
   constructor(
     private readonly paths: Paths,
     private readonly flags: ServeFlags,
+    /** A gateway `svc serve` forked before loading the supervisor, to halve the cold start. */
+    private preforked?: Forked,
   ) {}
 
   get url(): string | null {
@@ -118,13 +113,16 @@ export class Supervisor {
     });
     writeFileSync(this.paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
 
-    const gateway = await this.spawnGateway(this.settings.listen.port);
+    const early = this.preforked;
+    this.preforked = undefined;
+    const gateway = await this.spawnGateway(this.settings.listen.port, early);
     this.state = 'running';
     return { port: this.boundPort ?? gateway.port, uws: gateway.uws };
   }
 
   /** Stops every child, then removes the socket and pid file. */
   async stop(reason: string): Promise<void> {
+    this.preforked?.proc.kill('SIGKILL'); // a start that failed before adopting it
     if (this.state === 'stopping') return;
     // A start that failed has already said why in one line; "stopping" would only be noise after it.
     if (this.state !== 'starting') log.info('stopping', { reason });
@@ -268,8 +266,8 @@ export class Supervisor {
     return agent;
   }
 
-  private async spawnGateway(port: number): Promise<{ port: number; uws: 'native' | 'fallback' }> {
-    const child = this.spawn('gateway');
+  private async spawnGateway(port: number, forked?: Forked): Promise<{ port: number; uws: 'native' | 'fallback' }> {
+    const child = this.spawn('gateway', forked);
     let started;
     try {
       started = await child.endpoint.request(
@@ -291,11 +289,9 @@ export class Supervisor {
     return { port: this.boundPort, uws: started.uws ?? 'native' };
   }
 
-  private spawn(role: ChildRole): Child {
-    const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: this.paths.home, SVC_ROLE: role };
-    // The key reaches the gateway over IPC only; shell commands run by workers must never inherit it.
-    delete env.SVC_ACCESS_KEY;
-    const child = new Child(role, entries[role], env);
+  /** Starts (or adopts an already forked) child; the key reaches it over IPC only, never the environment. */
+  private spawn(role: ChildRole, forked?: Forked): Child {
+    const child = new Child(role, forked ?? forkChild(role, this.paths.home));
     this.router.attach(child);
     child.endpoint.handle('supervisor.status', () => this.status());
     child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));

@@ -1,0 +1,55 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Starting a child process, kept free of heavy imports: `svc serve` forks the gateway before it
+ * loads the supervisor's own modules, so the two load side by side (half the cold start).
+ */
+export type ChildRoleName = 'gateway' | 'agent' | 'channels' | 'cron' | 'mcp';
+
+const entryFiles: Record<ChildRoleName, string> = {
+  gateway: '../gateway/main.js',
+  agent: '../workers/agent/main.js',
+  channels: '../workers/channels/main.js',
+  cron: '../workers/cron/main.js',
+  mcp: '../workers/mcp/main.js',
+};
+
+/** The environment a child gets: ours, its role, and never the access key (commands inherit it). */
+export function childEnv(role: ChildRoleName, home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: home, SVC_ROLE: role };
+  delete env.SVC_ACCESS_KEY;
+  return env;
+}
+
+/** A forked child whose early messages are kept until someone listens (Node drops unheard ones). */
+export interface Forked {
+  proc: ChildProcess;
+  /** Stops buffering and hands over what arrived so far. */
+  takeBuffered(): unknown[];
+}
+
+export function forkChild(role: ChildRoleName, home: string): Forked {
+  return forkEntry(fileURLToPath(new URL(entryFiles[role], import.meta.url)), childEnv(role, home));
+}
+
+/** Forks any entry file with svc's child settings (tests use it for their own peers). */
+export function forkEntry(entry: string, env: NodeJS.ProcessEnv): Forked {
+  const proc = fork(entry, [], {
+    env,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'json',
+    execArgv: [],
+  });
+  const buffered: unknown[] = [];
+  const hold = (m: unknown) => buffered.push(m);
+  proc.on('message', hold);
+  proc.on('error', () => {}); // a fork that cannot start reports here; 'exit' follows
+  return {
+    proc,
+    takeBuffered: () => {
+      proc.off('message', hold);
+      return buffered.splice(0);
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import type { ToolLive } from '../lib/chat';
+import type { Message, ToolCall } from '../lib/types';
+import { Markdown } from './Markdown';
+import { Reasoning } from './Reasoning';
+import { ToolCard } from './ToolCard';
+
+/** A committed reply: its reasoning (folded), its text as Markdown, and a card per tool call. */
+export function AssistantMessage({ m, results, tools, showReasoning }: { m: Message; results: Map<string, Message> | undefined; tools: Record<string, ToolLive> | undefined; showReasoning: boolean }) {
+  const c = m.content ?? {};
+  const reasoning = ((c.reasoning ?? []) as Array<{ text?: string }>).map((r) => r.text ?? '').filter(Boolean).join('\n\n');
+  const calls = (c.tool_calls ?? []) as ToolCall[];
+  return (
+    <div class="msg assistant" data-testid="assistant-message" data-id={m.id}>
+      {showReasoning && reasoning && <Reasoning text={reasoning} />}
+      {c.text ? <Markdown text={String(c.text)} /> : null}
+      {calls.map((call) => {
+        const r = results?.get(call.id);
+        return (
+          <ToolCard
+            key={call.id}
+            name={call.name}
+            args={call.arguments}
+            live={tools?.[call.id]}
+            result={r ? { output: String(r.content?.output ?? ''), is_error: r.content?.is_error === true } : tools?.[call.id]?.result}
+          />
+        );
+      })}
+      {c.stop_reason === 'interrupted' && <div class="muted small">(stopped)</div>}
+      {c.stop_reason === 'error' && <div class="muted small">(the reply broke off)</div>}
+      {c.stop_reason === 'max_tokens' && <div class="muted small">(cut off: the reply reached its length limit)</div>}
+    </div>
+  );
+}

@@ -1,0 +1,70 @@
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { describe } from '../lib/api';
+import { ChatSession, takeQueuedMessage } from '../lib/chat';
+import { tokens } from '../lib/format';
+import { useStore } from '../lib/store';
+import { goalUsage } from '../lib/types';
+import { toast } from '../lib/toast';
+import { ApprovalDialog } from './ApprovalDialog';
+import { ChatSide } from './ChatSide';
+import { Composer } from './Composer';
+import { Transcript } from './Transcript';
+import { Icon } from './Icon';
+
+/** One open chat: its header, transcript, approvals, composer, and its side panel. */
+export function ChatPane({ id, onShowList }: { id: string; onShowList: () => void }) {
+  const chat = useMemo(() => new ChatSession(id), [id]);
+  const s = useStore(chat.state);
+  const [side, setSide] = useState(false);
+
+  useEffect(() => {
+    chat.open();
+    const first = takeQueuedMessage(id);
+    if (first) {
+      void chat
+        .whenLive(3000)
+        .then(() => chat.send(first.text, first.attachments))
+        .catch((err) => toast(`The message was not sent: ${describe(err)}`, { kind: 'error' }));
+    }
+    return () => chat.close();
+  }, [chat]);
+
+  const running = s.turn !== undefined || s.sending !== undefined;
+  const goal = s.goal;
+  return (
+    <div class="chat-pane">
+      <div class="chat-head">
+        <button type="button" class="icon only-phone" aria-label="Show chats" onClick={onShowList}>
+          <Icon name="menu" />
+        </button>
+        <h2 title={s.session?.title}>{s.session?.title ?? '…'}</h2>
+        {goal && (
+          <button type="button" class={`chip goal-chip ${goal.status}`} onClick={() => setSide(true)} title={goal.objective} data-testid="goal-chip">
+            Goal: {goal.status}
+            <span class="hide-phone">{goal.token_budget ? ` · ${tokens(goalUsage(goal).tokens)}/${tokens(goal.token_budget)}` : ''}</span>
+          </button>
+        )}
+        {running && <span class="chip running">working…</span>}
+        <button type="button" class="ghost" onClick={() => setSide(!side)} aria-expanded={side} data-testid="session-settings-toggle">
+          Session
+        </button>
+      </div>
+      {s.loading && s.messages.length === 0 ? (
+        <div class="transcript empty muted">Loading…</div>
+      ) : s.gone ? (
+        <div class="transcript empty">
+          <p>This chat was deleted. It stays in the trash (Settings → Trash) until it expires.</p>
+        </div>
+      ) : s.error && s.messages.length === 0 ? (
+        <div class="transcript empty">
+          <p class="error">{s.error}</p>
+        </div>
+      ) : (
+        <Transcript s={s} />
+      )}
+      {s.approvals[0] && <ApprovalDialog approval={s.approvals[0]} more={s.approvals.length - 1} onAnswer={(d) => chat.answer(s.approvals[0]!.approval_id, d)} />}
+      {!s.gone && <Composer running={running} onSend={(text, files) => chat.send(text, files)} onInterrupt={() => chat.interrupt()} />}
+      {side && s.session && <ChatSide chat={chat} s={s} onClose={() => setSide(false)} />}
+    </div>
+  );
+}

@@ -1,0 +1,135 @@
+import { useRef, useState } from 'preact/hooks';
+import { describe, upload, type Uploaded } from '../lib/api';
+import { bytes } from '../lib/format';
+import { Icon } from './Icon';
+
+/**
+ * The message box: Enter sends, Shift+Enter starts a new line. Files go to /api/upload first and
+ * travel with the message by name. While a turn runs, Stop interrupts it.
+ */
+export function Composer({ running, onSend, onInterrupt }: { running: boolean; onSend: (text: string, attachments: string[]) => Promise<void>; onInterrupt?: () => Promise<void> }) {
+  const [text, setText] = useState('');
+  const [files, setFiles] = useState<Uploaded[]>([]);
+  const [uploading, setUploading] = useState(0);
+  const [error, setError] = useState('');
+  const [sending, setSending] = useState(false);
+  const picker = useRef<HTMLInputElement>(null);
+  const area = useRef<HTMLTextAreaElement>(null);
+
+  const canSend = !running && !sending && uploading === 0 && text.trim() !== '';
+
+  const send = async () => {
+    if (!canSend) return;
+    setSending(true);
+    setError('');
+    try {
+      await onSend(text, files.map((f) => f.name));
+      setText('');
+      setFiles([]);
+      if (area.current) {
+        area.current.style.height = '';
+        area.current.focus();
+      }
+    } catch (err) {
+      setError(describe(err));
+    } finally {
+      setSending(false);
+    }
+  };
+
+  const add = async (list: FileList | File[] | null) => {
+    const chosen = list ? [...list] : [];
+    if (chosen.length === 0) return;
+    setUploading((n) => n + chosen.length);
+    setError('');
+    try {
+      const done = await upload(chosen);
+      setFiles((f) => [...f, ...done]);
+    } catch (err) {
+      setError(`Upload failed: ${describe(err)}`);
+    } finally {
+      setUploading((n) => n - chosen.length);
+      if (picker.current) picker.current.value = '';
+    }
+  };
+
+  const stop = async () => {
+    try {
+      await onInterrupt?.();
+    } catch (err) {
+      setError(describe(err));
+    }
+  };
+
+  return (
+    <form
+      class="composer"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void send();
+      }}
+    >
+      {(files.length > 0 || uploading > 0) && (
+        <div class="chips">
+          {files.map((f) => (
+            <span key={f.name} class="chip" data-testid="attachment-chip">
+              <Icon name="file" /> {f.original_name} <span class="muted small">{bytes(f.size)}</span>
+              <button type="button" class="icon" aria-label={`Remove ${f.original_name}`} onClick={() => setFiles((l) => l.filter((x) => x.name !== f.name))}>
+                <Icon name="close" />
+              </button>
+            </span>
+          ))}
+          {uploading > 0 && <span class="chip muted">Uploading {uploading}…</span>}
+        </div>
+      )}
+      {error && (
+        <p class="error small" role="alert" data-testid="composer-error">
+          {error}
+        </p>
+      )}
+      <div class="composer-row">
+        <button type="button" class="icon attach" aria-label="Attach files" title="Attach files" onClick={() => picker.current?.click()}>
+          <Icon name="clip" />
+        </button>
+        <input ref={picker} type="file" multiple hidden onChange={(e) => void add(e.currentTarget.files)} data-testid="file-input" />
+        <textarea
+          ref={area}
+          rows={1}
+          value={text}
+          placeholder={running ? 'Working… (Stop interrupts)' : 'Message'}
+          title="Enter sends; Shift+Enter starts a new line"
+          aria-label="Message"
+          data-testid="composer-input"
+          onInput={(e) => {
+            setText(e.currentTarget.value);
+            const el = e.currentTarget;
+            el.style.height = 'auto';
+            el.style.height = `${Math.min(el.scrollHeight, 240)}px`;
+          }}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+              e.preventDefault();
+              void send();
+            }
+          }}
+          onPaste={(e) => {
+            const pasted = e.clipboardData?.files;
+            if (pasted && pasted.length > 0) {
+              e.preventDefault();
+              void add(pasted);
+            }
+          }}
+        />
+        {running && onInterrupt ? (
+          <button type="button" class="danger" onClick={stop} data-testid="interrupt">
+            Stop
+          </button>
+        ) : (
+          <button type="submit" class="primary" disabled={!canSend} data-testid="send">
+            Send
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,176 @@
+import { useState } from 'preact/hooks';
+import { api, describe } from '../lib/api';
+import type { ModelEntry, Provider } from '../lib/types';
+
+interface Props {
+  providers: Provider[];
+  /** Editing this entry (PATCH); otherwise a new one is added (POST). */
+  entry?: ModelEntry | undefined;
+  submitLabel: string;
+  onSaved: (entry: ModelEntry) => Promise<void> | void;
+  onCancel?: () => void;
+}
+
+const num = (s: string): number | undefined => {
+  const n = parseInt(s, 10);
+  return Number.isFinite(n) ? n : undefined;
+};
+
+/** A model entry: provider from the catalog, model, key, and (where it applies) address and protocol. */
+export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: Props) {
+  const initialProvider = entry?.provider ?? providers[0]?.id ?? 'custom';
+  const [provider, setProvider] = useState(initialProvider);
+  const p = providers.find((x) => x.id === provider);
+  const [model, setModel] = useState(entry?.model ?? p?.models[0]?.id ?? '');
+  const [protocol, setProtocol] = useState(entry?.protocol ?? p?.protocol ?? 'openai');
+  const [baseUrl, setBaseUrl] = useState(entry?.base_url ?? p?.base_url ?? '');
+  const [apiKey, setApiKey] = useState('');
+  const [id, setId] = useState('');
+  const [ctx, setCtx] = useState(entry?.context_window ? String(entry.context_window) : '');
+  const [maxOut, setMaxOut] = useState(entry?.max_output_tokens ? String(entry.max_output_tokens) : '');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState('');
+
+  const pick = (next: string) => {
+    const np = providers.find((x) => x.id === next);
+    setProvider(next);
+    setModel(np?.models[0]?.id ?? '');
+    setProtocol(np?.protocol ?? 'openai');
+    setBaseUrl(np?.base_url ?? '');
+    setError('');
+  };
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      const url = baseUrl.trim();
+      const defaultUrl = p?.base_url ?? '';
+      let saved: ModelEntry;
+      if (entry) {
+        const patch: Record<string, unknown> = {};
+        if (provider !== entry.provider) patch.provider = provider;
+        if (model.trim() !== entry.model) patch.model = model.trim();
+        if (p?.protocol_choosable && protocol !== entry.protocol) patch.protocol = protocol;
+        if (url !== (entry.base_url ?? '')) patch.base_url = url && url !== defaultUrl ? url : null;
+        if (apiKey.trim()) patch.api_key = apiKey.trim();
+        if ((num(ctx) ?? null) !== entry.context_window) patch.context_window = num(ctx) ?? null;
+        if ((num(maxOut) ?? null) !== entry.max_output_tokens) patch.max_output_tokens = num(maxOut) ?? null;
+        saved = Object.keys(patch).length > 0 ? await api<ModelEntry>('PATCH', `/api/config/models/${entry.id}`, patch) : entry;
+      } else {
+        const body: Record<string, unknown> = { provider, model: model.trim() };
+        if (id.trim()) body.id = id.trim();
+        if (p?.protocol_choosable) body.protocol = protocol;
+        if (url && url !== defaultUrl) body.base_url = url;
+        if (apiKey.trim()) body.api_key = apiKey.trim();
+        if (num(ctx)) body.context_window = num(ctx);
+        if (num(maxOut)) body.max_output_tokens = num(maxOut);
+        saved = await api<ModelEntry>('POST', '/api/config/models', body);
+      }
+      setApiKey('');
+      await onSaved(saved);
+    } catch (err) {
+      setError(describe(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const listId = `models-${provider}`;
+  return (
+    <form class="stack model-form" onSubmit={submit} data-testid="model-form">
+      <label class="field">
+        <span>Provider</span>
+        <select value={provider} onChange={(e) => pick(e.currentTarget.value)} name="provider">
+          {providers.map((x) => (
+            <option key={x.id} value={x.id}>
+              {x.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      {p?.protocol_choosable && (
+        <label class="field">
+          <span>Protocol</span>
+          <select value={protocol} onChange={(e) => setProtocol(e.currentTarget.value)} name="protocol">
+            <option value="openai">OpenAI-compatible (chat completions)</option>
+            <option value="anthropic">Anthropic-compatible (messages)</option>
+          </select>
+        </label>
+      )}
+      {(!p?.base_url || p.base_url_variants.length > 0 || (entry && entry.base_url !== p.base_url)) && (
+        <label class="field">
+          <span>Base URL{p?.base_url ? '' : ' (required)'}</span>
+          <input type="url" name="base_url" value={baseUrl} required={!p?.base_url} placeholder="https://host/v1" list={`urls-${provider}`} onInput={(e) => setBaseUrl(e.currentTarget.value)} spellcheck={false} />
+          {p && p.base_url_variants.length > 0 && (
+            <datalist id={`urls-${provider}`}>
+              {p.base_url && <option value={p.base_url} />}
+              {p.base_url_variants.map((v) => (
+                <option key={v.base_url} value={v.base_url}>
+                  {v.label}
+                </option>
+              ))}
+            </datalist>
+          )}
+        </label>
+      )}
+      <label class="field">
+        <span>Model</span>
+        <input name="model" value={model} required list={listId} onInput={(e) => setModel(e.currentTarget.value)} spellcheck={false} />
+        <datalist id={listId}>
+          {p?.models.map((m) => (
+            <option key={m.id} value={m.id} />
+          ))}
+        </datalist>
+      </label>
+      {(p?.key_required !== false || provider === 'custom') && (
+        <label class="field">
+          <span>
+            API key{p?.key_env ? <span class="muted small"> (or set {p.key_env} on the server)</span> : null}
+          </span>
+          <input
+            type="password"
+            name="api_key"
+            autoComplete="off"
+            value={apiKey}
+            placeholder={entry?.api_key_set ? 'saved (leave empty to keep it)' : ''}
+            onInput={(e) => setApiKey(e.currentTarget.value)}
+          />
+        </label>
+      )}
+      <details class="advanced">
+        <summary>Advanced</summary>
+        {!entry && (
+          <label class="field">
+            <span>Entry id (optional)</span>
+            <input value={id} placeholder="made from the model name" onInput={(e) => setId(e.currentTarget.value)} spellcheck={false} />
+          </label>
+        )}
+        <label class="field">
+          <span>Context window (tokens)</span>
+          <input type="number" min={1024} value={ctx} onInput={(e) => setCtx(e.currentTarget.value)} />
+        </label>
+        <label class="field">
+          <span>Max output tokens</span>
+          <input type="number" min={1} value={maxOut} onInput={(e) => setMaxOut(e.currentTarget.value)} />
+        </label>
+      </details>
+      {error && (
+        <p class="error small" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          {busy ? 'Working…' : submitLabel}
+        </button>
+        {onCancel && (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,133 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, describe, get, post } from '../lib/api';
+import { configVersion } from '../lib/server';
+import { useStore } from '../lib/store';
+import type { ModelEntry, Provider, TestResult as Result } from '../lib/types';
+import { ModelForm } from './ModelForm';
+import { TestResult } from './TestResult';
+
+/** Model entries and the two slots: add, edit, test, put in a slot, remove. */
+export function ModelsPanel() {
+  const version = useStore(configVersion);
+  const [models, setModels] = useState<ModelEntry[] | undefined>();
+  const [providers, setProviders] = useState<Provider[]>([]);
+  const [editing, setEditing] = useState<string | 'new' | undefined>();
+  const [tests, setTests] = useState<Record<string, Result | 'running'>>({});
+  const [error, setError] = useState('');
+
+  const load = () =>
+    get<{ items: ModelEntry[] }>('/api/config/models').then(
+      (r) => setModels(r.items),
+      (err) => setError(describe(err)),
+    );
+  useEffect(() => void load(), [version]);
+  useEffect(() => {
+    get<{ items: Provider[] }>('/api/providers').then((r) => setProviders(r.items), () => undefined);
+  }, []);
+
+  const act = async (fn: () => Promise<unknown>) => {
+    setError('');
+    try {
+      await fn();
+      await load();
+    } catch (err) {
+      setError(describe(err));
+    }
+  };
+  const test = async (id: string) => {
+    setTests((t) => ({ ...t, [id]: 'running' }));
+    try {
+      const r = await post<Result>('/api/config/test', { model_id: id });
+      setTests((t) => ({ ...t, [id]: r }));
+    } catch (err) {
+      setTests((t) => ({ ...t, [id]: { ok: false, reason: 'request_failed', message: describe(err) } }));
+    }
+  };
+
+  return (
+    <section class="stack" data-testid="models-panel">
+      <h2>Models</h2>
+      <p class="muted">The default slot runs every chat that does not pick a model; the lite slot does small jobs.</p>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {models?.length === 0 && <p class="muted">No model entry yet.</p>}
+      {models?.map((m) => {
+        const t = tests[m.id];
+        return (
+          <div key={m.id} class="card row-card" data-testid="model-entry" data-id={m.id}>
+            <div class="row">
+              <div class="grow">
+                <strong>{m.id}</strong> {m.slots.map((s) => <span key={s} class="chip">{s}</span>)}
+                <div class="muted small">
+                  {m.provider} · {m.model} · {m.protocol} · {m.base_url ?? 'no address'} · key {m.api_key_set ? `set${m.api_key_source ? ` (${m.api_key_source})` : ''}` : 'not set'}
+                </div>
+              </div>
+              <div class="actions">
+                <button type="button" onClick={() => test(m.id)} disabled={t === 'running'}>
+                  {t === 'running' ? 'Testing…' : 'Test'}
+                </button>
+                {!m.slots.includes('default') && (
+                  <button type="button" onClick={() => act(() => api('PUT', '/api/config/models/default', { model_id: m.id }))}>
+                    Make default
+                  </button>
+                )}
+                {m.slots.includes('lite') ? (
+                  <button type="button" onClick={() => act(() => api('PUT', '/api/config/models/lite', { model_id: null }))}>
+                    Clear lite
+                  </button>
+                ) : (
+                  <button type="button" onClick={() => act(() => api('PUT', '/api/config/models/lite', { model_id: m.id }))}>
+                    Make lite
+                  </button>
+                )}
+                <button type="button" onClick={() => setEditing(editing === m.id ? undefined : m.id)}>
+                  Edit
+                </button>
+                <button type="button" class="danger" onClick={() => confirm(`Remove the model entry ${m.id}?`) && act(() => api('DELETE', `/api/config/models/${m.id}`))}>
+                  Remove
+                </button>
+              </div>
+            </div>
+            {t && t !== 'running' && <TestResult result={t} />}
+            {editing === m.id && providers.length > 0 && (
+              <ModelForm
+                providers={providers}
+                entry={m}
+                submitLabel="Save"
+                onCancel={() => setEditing(undefined)}
+                onSaved={async () => {
+                  setEditing(undefined);
+                  await load();
+                }}
+              />
+            )}
+          </div>
+        );
+      })}
+      {editing === 'new' ? (
+        <div class="card">
+          <h3>New model entry</h3>
+          <ModelForm
+            providers={providers}
+            submitLabel="Add"
+            onCancel={() => setEditing(undefined)}
+            onSaved={async (e) => {
+              setEditing(undefined);
+              await load();
+              await test(e.id);
+            }}
+          />
+        </div>
+      ) : (
+        <div>
+          <button type="button" class="primary" onClick={() => setEditing('new')} disabled={providers.length === 0}>
+            + Add a model
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}

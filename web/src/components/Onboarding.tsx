@@ -1,0 +1,169 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, describe, get, post } from '../lib/api';
+import type { ModelEntry, OnboardStatus, Provider, TestResult as Result } from '../lib/types';
+import { ModelForm } from './ModelForm';
+import { ProfileForm } from './ProfileForm';
+import { TestResult } from './TestResult';
+
+type Step = 'model' | 'lite' | 'profile' | 'finish';
+const steps: Array<[Step, string]> = [
+  ['model', 'Model'],
+  ['lite', 'Lite model'],
+  ['profile', 'Profile'],
+  ['finish', 'Finish'],
+];
+
+/**
+ * First start: pick a provider and model, give the key, test it (showing why it fails), put it in
+ * the default slot, optionally a lite model and the profile files, then finish.
+ */
+export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus | undefined; onDone: () => void; onSkip: () => void }) {
+  const [providers, setProviders] = useState<Provider[] | undefined>();
+  const [models, setModels] = useState<ModelEntry[]>([]);
+  const [status, setStatus] = useState<OnboardStatus | undefined>(initial);
+  const [step, setStep] = useState<Step>(initial?.steps.model_tested ? 'lite' : 'model');
+  const [test, setTest] = useState<Result | undefined>();
+  const [liteTest, setLiteTest] = useState<Result | undefined>();
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const refresh = async () => {
+    const [m, s] = await Promise.all([get<{ items: ModelEntry[] }>('/api/config/models'), get<OnboardStatus>('/api/onboard/status')]);
+    setModels(m.items);
+    setStatus(s);
+    return s;
+  };
+
+  useEffect(() => {
+    get<{ items: Provider[] }>('/api/providers').then(
+      (r) => setProviders(r.items),
+      (err) => setError(describe(err)),
+    );
+    refresh().catch((err) => setError(describe(err)));
+  }, []);
+
+  const current = models.find((m) => m.slots.includes('default'));
+  const lite = models.find((m) => m.slots.includes('lite'));
+
+  const runTest = async (id: string): Promise<Result> => {
+    try {
+      return await post<Result>('/api/config/test', { model_id: id });
+    } catch (err) {
+      return { ok: false, reason: 'request_failed', message: describe(err) };
+    }
+  };
+
+  const savedDefault = async (entry: ModelEntry) => {
+    setTest(undefined);
+    await api('PUT', '/api/config/models/default', { model_id: entry.id });
+    setTest(await runTest(entry.id));
+    await refresh();
+  };
+
+  const savedLite = async (entry: ModelEntry) => {
+    setLiteTest(undefined);
+    await api('PUT', '/api/config/models/lite', { model_id: entry.id });
+    setLiteTest(await runTest(entry.id));
+    await refresh();
+  };
+
+  const finish = async () => {
+    setBusy(true);
+    setError('');
+    try {
+      await post('/api/onboard/complete', {});
+      onDone();
+    } catch (err) {
+      setError(describe(err));
+      await refresh().catch(() => undefined);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const tested = status?.steps.model_tested === true;
+  return (
+    <main class="onboarding" data-testid="onboarding">
+      <header>
+        <h1>Welcome to svc</h1>
+        <p class="muted">A few steps and your agent is ready. Everything here can be changed later in Settings.</p>
+        <ol class="stepper">
+          {steps.map(([s, label], i) => (
+            <li key={s} class={s === step ? 'current' : steps.findIndex(([x]) => x === step) > i ? 'done' : ''}>
+              <button type="button" class="link" disabled={s !== 'model' && !tested} onClick={() => setStep(s)}>
+                {i + 1}. {label}
+              </button>
+            </li>
+          ))}
+        </ol>
+      </header>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {!providers ? (
+        <p class="muted">Loading providers…</p>
+      ) : step === 'model' ? (
+        <section class="card">
+          <h2>Your model</h2>
+          <p class="muted">Choose who runs the model, which model, and the key. svc sends one tiny request to check that they work.</p>
+          <ModelForm key={current?.id ?? 'new'} providers={providers} entry={current} submitLabel={current ? 'Save and test again' : 'Save and test'} onSaved={savedDefault} />
+          <TestResult result={test ?? (status?.last_test && !status.last_test.ok ? { ok: false, reason: status.last_test.reason } : undefined)} />
+          <div class="actions">
+            <button type="button" class="primary" disabled={!tested} onClick={() => setStep('lite')} data-testid="onboarding-next">
+              Next
+            </button>
+            <button type="button" class="link" onClick={onSkip}>
+              Skip setup for now
+            </button>
+          </div>
+        </section>
+      ) : step === 'lite' ? (
+        <section class="card">
+          <h2>A lite model (optional)</h2>
+          <p class="muted">A cheaper, faster model for small jobs such as titles and summaries. Without one, the default model does them.</p>
+          {lite ? (
+            <p>
+              The lite slot holds <strong>{lite.id}</strong> ({lite.provider} · {lite.model}).
+            </p>
+          ) : (
+            <ModelForm providers={providers} submitLabel="Save, use as lite and test" onSaved={savedLite} />
+          )}
+          <TestResult result={liteTest} />
+          <div class="actions">
+            <button type="button" class="primary" onClick={() => setStep('profile')} data-testid="onboarding-next">
+              {lite ? 'Next' : 'Skip'}
+            </button>
+          </div>
+        </section>
+      ) : step === 'profile' ? (
+        <section class="card">
+          <h2>Profile (optional)</h2>
+          <p class="muted">Two plain Markdown files the agent reads at the start of every chat. You can leave them empty.</p>
+          <ProfileForm submitLabel="Save profile" onSaved={() => void refresh()} />
+          <div class="actions">
+            <button type="button" class="primary" onClick={() => setStep('finish')} data-testid="onboarding-next">
+              {status?.steps.profile_written ? 'Next' : 'Skip'}
+            </button>
+          </div>
+        </section>
+      ) : (
+        <section class="card">
+          <h2>Ready</h2>
+          <ul class="plain">
+            <li>Default model: {current ? `${current.id} (${current.provider} · ${current.model})` : 'none'}</li>
+            <li>Lite model: {lite ? `${lite.id} (${lite.provider} · ${lite.model})` : 'none'}</li>
+            <li>Profile: {status?.steps.profile_written ? 'written' : 'not written'}</li>
+          </ul>
+          <div class="actions">
+            <button type="button" class="primary" disabled={busy || !status?.can_complete} onClick={finish} data-testid="onboarding-finish">
+              Start chatting
+            </button>
+          </div>
+          {!status?.can_complete && <p class="muted small">{status?.next}</p>}
+        </section>
+      )}
+    </main>
+  );
+}

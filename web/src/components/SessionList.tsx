@@ -1,0 +1,78 @@
+import { useState } from 'preact/hooks';
+import { api, describe, post } from '../lib/api';
+import { when } from '../lib/format';
+import { go } from '../lib/router';
+import { loadMoreSessions, removeSession, restoreSession, sessions, upsertSession } from '../lib/sessions';
+import { useStore } from '../lib/store';
+import { toast } from '../lib/toast';
+import type { Session } from '../lib/types';
+import { Icon } from './Icon';
+
+export function SessionList({ current, onPick }: { current: string | undefined; onPick: () => void }) {
+  const list = useStore(sessions);
+  const [busy, setBusy] = useState(false);
+
+  const create = async () => {
+    setBusy(true);
+    try {
+      const s = await post<Session>('/api/sessions', {});
+      upsertSession(s);
+      onPick();
+      go(`chat/${s.id}`);
+    } catch (err) {
+      toast(`Could not start a chat: ${describe(err)}`, { kind: 'error' });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const remove = async (s: Session) => {
+    try {
+      const r = await api<{ deleted: string; trash_id: string }>('DELETE', `/api/sessions/${s.id}`);
+      removeSession(s.id);
+      if (current === s.id) go('chat');
+      toast(`Deleted "${s.title}".`, {
+        ms: 10_000,
+        action: {
+          label: 'Undo',
+          run: () => {
+            restoreSession(r.trash_id).then(
+              (back) => back && go(`chat/${back.id}`),
+              (err) => toast(`Could not restore: ${describe(err)}`, { kind: 'error' }),
+            );
+          },
+        },
+      });
+    } catch (err) {
+      toast(`Could not delete: ${describe(err)}`, { kind: 'error' });
+    }
+  };
+
+  return (
+    <aside class="session-list" aria-label="Sessions">
+      <button type="button" class="primary block" onClick={create} disabled={busy}>
+        + New chat
+      </button>
+      {list.error && <p class="error">{list.error}</p>}
+      {list.loaded && list.items.length === 0 && <p class="muted small">No chats yet.</p>}
+      <ul>
+        {list.items.map((s) => (
+          <li key={s.id} class={s.id === current ? 'current' : ''} data-testid="session-item" data-id={s.id}>
+            <a href={`#/chat/${s.id}`} onClick={onPick} title={s.title}>
+              <span class="title">{s.title}</span>
+              <span class="muted small">{when(s.updated_at)}</span>
+            </a>
+            <button type="button" class="icon" aria-label={`Delete ${s.title}`} title="Delete" onClick={() => remove(s)}>
+              <Icon name="trash" />
+            </button>
+          </li>
+        ))}
+      </ul>
+      {list.next && (
+        <button type="button" class="link" onClick={() => void loadMoreSessions()}>
+          Show older chats
+        </button>
+      )}
+    </aside>
+  );
+}

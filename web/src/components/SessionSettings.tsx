@@ -1,0 +1,105 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, describe, get } from '../lib/api';
+import type { ModelEntry, Session } from '../lib/types';
+
+const efforts = ['off', 'low', 'medium', 'high', 'xhigh', 'max'];
+const modes: Array<[string, string]> = [
+  ['interactive', 'Interactive: ask before risky tools'],
+  ['auto', 'Auto: allow what the rules allow'],
+  ['strict', 'Strict: deny whatever would ask'],
+];
+
+/** A chat's settings: title, model, reasoning effort, showing reasoning, permission mode, folder. */
+export function SessionSettings({ session, onSaved }: { session: Session; onSaved: (s: Session) => void }) {
+  const [f, setF] = useState(() => ({ ...session, working_dir: session.working_dir ?? '' }));
+  const [models, setModels] = useState<ModelEntry[]>([]);
+  const [state, setState] = useState<{ busy?: boolean; error?: string; saved?: boolean }>({});
+
+  useEffect(() => setF({ ...session, working_dir: session.working_dir ?? '' }), [session.id, session.updated_at]);
+  useEffect(() => {
+    get<{ items: ModelEntry[] }>('/api/config/models').then((r) => setModels(r.items), () => setModels([]));
+  }, []);
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const patch: Record<string, unknown> = {};
+    if (f.title.trim() !== session.title) patch.title = f.title.trim();
+    if ((f.model_id || null) !== session.model_id) patch.model_id = f.model_id || null;
+    if (f.reasoning_effort !== session.reasoning_effort) patch.reasoning_effort = f.reasoning_effort;
+    if (f.show_reasoning !== session.show_reasoning) patch.show_reasoning = f.show_reasoning;
+    if (f.permission_mode !== session.permission_mode) patch.permission_mode = f.permission_mode;
+    const dir = f.working_dir.trim() || null;
+    if (dir !== session.working_dir) patch.working_dir = dir;
+    if (Object.keys(patch).length === 0) return setState({ saved: true });
+    setState({ busy: true });
+    try {
+      onSaved(await api<Session>('PATCH', `/api/sessions/${session.id}`, patch));
+      setState({ saved: true });
+    } catch (err) {
+      setState({ error: describe(err) });
+    }
+  };
+
+  const set = (k: string, v: unknown) => {
+    setF((x) => ({ ...x, [k]: v }));
+    setState({});
+  };
+  return (
+    <form class="stack" onSubmit={save} data-testid="session-settings">
+      <label class="field">
+        <span>Title</span>
+        <input value={f.title} onInput={(e) => set('title', e.currentTarget.value)} maxLength={200} />
+      </label>
+      <label class="field">
+        <span>Model</span>
+        <select value={f.model_id ?? ''} onChange={(e) => set('model_id', e.currentTarget.value || null)}>
+          <option value="">The default slot</option>
+          {models.map((m) => (
+            <option key={m.id} value={m.id}>
+              {m.id} ({m.provider} · {m.model})
+            </option>
+          ))}
+        </select>
+      </label>
+      <label class="field">
+        <span>Reasoning effort</span>
+        <select value={f.reasoning_effort} onChange={(e) => set('reasoning_effort', e.currentTarget.value)}>
+          {efforts.map((x) => (
+            <option key={x} value={x}>
+              {x}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label class="check">
+        <input type="checkbox" checked={f.show_reasoning} onChange={(e) => set('show_reasoning', e.currentTarget.checked)} />
+        <span>Show the model's reasoning</span>
+      </label>
+      <label class="field">
+        <span>Permission mode</span>
+        <select value={f.permission_mode} onChange={(e) => set('permission_mode', e.currentTarget.value)} data-testid="permission-mode">
+          {modes.map(([v, label]) => (
+            <option key={v} value={v}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label class="field">
+        <span>Working folder</span>
+        <input value={f.working_dir} placeholder="/absolute/path (empty: none)" onInput={(e) => set('working_dir', e.currentTarget.value)} spellcheck={false} />
+      </label>
+      {state.error && (
+        <p class="error small" role="alert">
+          {state.error}
+        </p>
+      )}
+      <div class="actions">
+        <button type="submit" class="primary" disabled={state.busy}>
+          Save
+        </button>
+        {state.saved && <span class="ok small">Saved.</span>}
+      </div>
+    </form>
+  );
+}

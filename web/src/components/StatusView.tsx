@@ -1,0 +1,134 @@
+import { useEffect, useState } from 'preact/hooks';
+import { describe, get, post } from '../lib/api';
+import { bytes, duration } from '../lib/format';
+import { live } from '../lib/live';
+import { serverState } from '../lib/server';
+import { useStore } from '../lib/store';
+
+interface Proc {
+  role: string;
+  pid: number;
+  state: string;
+  uptime_s: number;
+  restarts: number;
+  rss_bytes: number | null;
+  inflight_turns: number;
+}
+
+interface Status {
+  version: string;
+  state: string;
+  restarts?: number;
+  last_restart_error?: string | null;
+  uws?: string;
+  addr?: string;
+  processes: Proc[];
+}
+
+/** What `svc status` shows, the version and health, and a restart button; refreshed every few seconds. */
+export function StatusView() {
+  const [status, setStatus] = useState<Status | undefined>();
+  const [health, setHealth] = useState<{ status: string; uptime_s: number } | undefined>();
+  const [error, setError] = useState('');
+  const [restarting, setRestarting] = useState(false);
+  const conn = useStore(live.state);
+  const server = useStore(serverState);
+  const epochs = useStore(live.epochs);
+
+  const load = async () => {
+    try {
+      const [s, h] = await Promise.all([get<Status>('/api/status'), get<{ status: string; uptime_s: number }>('/api/health')]);
+      setStatus(s);
+      setHealth(h);
+      setError('');
+    } catch (err) {
+      setError(describe(err));
+    }
+  };
+  useEffect(() => {
+    void load();
+    const t = setInterval(load, 3000);
+    return () => clearInterval(t);
+  }, []);
+  useEffect(() => {
+    setRestarting(false);
+    void load();
+  }, [epochs]);
+
+  const restart = async () => {
+    if (!confirm('Restart the server? Running turns finish first; new ones wait until it is back.')) return;
+    try {
+      await post('/api/restart', {});
+      setRestarting(true);
+    } catch (err) {
+      setError(describe(err));
+    }
+  };
+
+  const state = conn !== 'online' ? 'reconnecting' : server === 'draining' || restarting ? 'restarting' : status?.state ?? '…';
+  return (
+    <main class="page" data-testid="status-view">
+      <h2>Status</h2>
+      <div class="cards">
+        <div class="card stat">
+          <span class="muted small">Server</span>
+          <strong class={`state ${state}`} data-testid="server-state">
+            {state}
+          </strong>
+        </div>
+        <div class="card stat">
+          <span class="muted small">Health</span>
+          <strong>{health ? health.status : '–'}</strong>
+          {health && <span class="muted small">up {duration(health.uptime_s)}</span>}
+        </div>
+        <div class="card stat">
+          <span class="muted small">Version</span>
+          <strong data-testid="server-version">{status?.version ?? '–'}</strong>
+          {status?.uws && <span class="muted small">uWebSockets.js {status.uws}</span>}
+        </div>
+        <div class="card stat">
+          <span class="muted small">Restarts</span>
+          <strong>{status?.restarts ?? 0}</strong>
+        </div>
+      </div>
+      {status?.last_restart_error && <p class="error">Last restart failed: {status.last_restart_error}</p>}
+      {error && <p class="error">{error}</p>}
+      <div class="table-wrap">
+        <table class="procs">
+          <thead>
+            <tr>
+              <th>Role</th>
+              <th>PID</th>
+              <th>State</th>
+              <th>Uptime</th>
+              <th>Restarts</th>
+              <th>Memory</th>
+              <th>Turns</th>
+            </tr>
+          </thead>
+          <tbody>
+            {status?.processes.map((p) => (
+              <tr key={`${p.role}-${p.pid}`} data-testid="process-row">
+                <td>{p.role}</td>
+                <td>{p.pid}</td>
+                <td>{p.state}</td>
+                <td>{duration(p.uptime_s)}</td>
+                <td>{p.restarts}</td>
+                <td>{bytes(p.rss_bytes)}</td>
+                <td>{p.inflight_turns}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div class="actions">
+        <button type="button" onClick={load}>
+          Refresh
+        </button>
+        <button type="button" class="danger" onClick={restart} disabled={state === 'restarting'}>
+          Restart server
+        </button>
+      </div>
+    </main>
+  );
+}

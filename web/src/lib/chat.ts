@@ -1,0 +1,366 @@
+import { ApiError, api, describe, get } from './api';
+import { live, type LiveEvent } from './live';
+import { Store } from './store';
+import type { Approval, Goal, Message, Session } from './types';
+
+/** A tool call of the running step, before its assistant message is committed. */
+export interface PendingCall {
+  call_id: string;
+  name: string;
+  arguments?: string;
+}
+
+/** What a tool call did live: its terminal output as it came, and its result once known. */
+export interface ToolLive {
+  output: string;
+  result?: { output: string; is_error: boolean };
+}
+
+export interface LiveTurn {
+  id: string;
+  /** Text and reasoning of the step being streamed (a committed message takes them over). */
+  text: string;
+  reasoning: string;
+  calls: PendingCall[];
+}
+
+export interface ChatState {
+  id: string;
+  session: Session | undefined;
+  messages: Message[];
+  loading: boolean;
+  /** The session is gone (deleted here or elsewhere). */
+  gone: boolean;
+  error: string | undefined;
+  turn: LiveTurn | undefined;
+  /** Live tool state of the current turn, by call id (reset when a turn starts). */
+  tools: Record<string, ToolLive>;
+  /** The seq of the message that started the current (or last live) turn. */
+  turnSeq: number | undefined;
+  approvals: Approval[];
+  goal: Goal | null | undefined;
+  goalNote: string | undefined;
+  /** How the last turn ended when it did not complete. */
+  ended: { kind: 'failed' | 'interrupted'; reason?: string; message?: string } | undefined;
+  /** A message sent and not yet started by the server. */
+  sending: { text: string; attachments: string[] } | undefined;
+}
+
+const OUTPUT_KEEP = 200_000;
+
+/**
+ * One open chat: its transcript from the REST API, and the live turn from the session's topic.
+ * A reload (first open, new server epoch, resync) buffers events until the transcript arrives,
+ * then replays them: committed messages are keyed by id, so nothing shows twice.
+ */
+export class ChatSession {
+  readonly state: Store<ChatState>;
+  private stop: (() => void) | undefined;
+  private buffer: LiveEvent[] | undefined;
+  private loadToken = 0;
+  private notifyQueued = false;
+  private draft: ChatState;
+  private subscribed = false;
+  private onSubscribed: Array<() => void> = [];
+
+  constructor(readonly id: string) {
+    this.draft = {
+      id,
+      session: undefined,
+      messages: [],
+      loading: true,
+      gone: false,
+      error: undefined,
+      turn: undefined,
+      tools: {},
+      turnSeq: undefined,
+      approvals: [],
+      goal: undefined,
+      goalNote: undefined,
+      ended: undefined,
+      sending: undefined,
+    };
+    this.state = new Store(this.draft);
+  }
+
+  open(): void {
+    this.stop = live.on(`session:${this.id}`, (e) => this.onEvent(e));
+    void this.reload();
+  }
+
+  close(): void {
+    this.stop?.();
+    this.stop = undefined;
+    this.loadToken++;
+  }
+
+  private update(fn: (s: ChatState) => void, now = false): void {
+    const next = { ...this.draft };
+    fn(next);
+    this.draft = next;
+    if (now) return this.flush();
+    // Deltas come fast: render at most once per frame.
+    if (this.notifyQueued) return;
+    this.notifyQueued = true;
+    const run = () => this.flush();
+    if (document.visibilityState === 'visible') requestAnimationFrame(run);
+    else setTimeout(run, 50);
+  }
+
+  private flush(): void {
+    this.notifyQueued = false;
+    if (this.state.get() !== this.draft) this.state.set(this.draft);
+  }
+
+  /** Loads the session, its whole transcript and its goal; events meanwhile wait in a buffer. */
+  async reload(): Promise<void> {
+    const token = ++this.loadToken;
+    this.buffer ??= [];
+    try {
+      const [session, messages, goal] = await Promise.all([get<Session>(`/api/sessions/${this.id}`), this.allMessages(), this.fetchGoal()]);
+      if (token !== this.loadToken) return;
+      const events = this.buffer ?? [];
+      this.buffer = undefined;
+      this.update((s) => {
+        s.session = session;
+        s.messages = messages;
+        s.goal = goal;
+        s.loading = false;
+        s.error = undefined;
+        s.gone = false;
+        // What streamed before the reload is either committed now or will be again; start clean.
+        s.turn = undefined;
+      }, true);
+      for (const e of events) this.apply(e);
+    } catch (err) {
+      if (token !== this.loadToken) return;
+      this.buffer = undefined;
+      const gone = err instanceof ApiError && err.status === 404;
+      this.update((s) => {
+        s.loading = false;
+        s.gone = gone;
+        s.error = gone ? undefined : describe(err);
+      }, true);
+    }
+  }
+
+  private async allMessages(): Promise<Message[]> {
+    const out: Message[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 100; page++) {
+      const r: { items: Message[]; next_cursor: string | null } = await get(`/api/sessions/${this.id}/messages?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      out.push(...r.items);
+      cursor = r.next_cursor;
+      if (!cursor) break;
+    }
+    return out;
+  }
+
+  private async fetchGoal(): Promise<Goal | null> {
+    try {
+      return await get<Goal>(`/api/sessions/${this.id}/goal`);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  /** Resolves once the session's topic is subscribed and the transcript loaded (or after `ms`). */
+  whenLive(ms: number): Promise<void> {
+    if (this.subscribed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.onSubscribed.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private onEvent(e: LiveEvent): void {
+    if (e.type === '$reset') {
+      void this.reload().then(() => {
+        this.subscribed = true;
+        for (const fn of this.onSubscribed.splice(0)) fn();
+      });
+      return;
+    }
+    if (this.buffer) this.buffer.push(e);
+    else this.apply(e);
+  }
+
+  /** Applies one session event to the state. */
+  private apply(e: LiveEvent): void {
+    const d = e.data ?? {};
+    const turnOf = (s: ChatState): LiveTurn => {
+      if (!s.turn || s.turn.id !== d.turn_id) s.turn = { id: String(d.turn_id ?? ''), text: '', reasoning: '', calls: [] };
+      else s.turn = { ...s.turn };
+      return s.turn;
+    };
+    switch (e.type) {
+      case 'turn.started':
+        this.update((s) => {
+          turnOf(s);
+          s.tools = {};
+          s.turnSeq = typeof d.message?.seq === 'number' ? d.message.seq : undefined;
+          s.sending = undefined;
+          s.ended = undefined;
+          if (d.message) s.messages = withMessage(s.messages, d.message);
+        });
+        break;
+      case 'turn.text_delta':
+        this.update((s) => void (turnOf(s).text += String(d.delta ?? '')));
+        break;
+      case 'turn.reasoning_delta':
+        this.update((s) => void (turnOf(s).reasoning += String(d.delta ?? '')));
+        break;
+      case 'turn.tool_call_started':
+      case 'turn.tool_call':
+        this.update((s) => {
+          const t = turnOf(s);
+          const call: PendingCall = { call_id: String(d.call_id), name: String(d.name ?? ''), ...(typeof d.arguments === 'string' ? { arguments: d.arguments } : {}) };
+          const at = t.calls.findIndex((c) => c.call_id === call.call_id);
+          t.calls = at < 0 ? [...t.calls, call] : t.calls.map((c, i) => (i === at ? { ...c, ...call } : c));
+          // Some providers reuse call ids from step to step: a finished call's state is not this one's.
+          if (e.type === 'turn.tool_call_started' && s.tools[call.call_id]?.result) {
+            const { [call.call_id]: _, ...rest } = s.tools;
+            s.tools = rest;
+          }
+        });
+        break;
+      case 'terminal.output':
+        this.update((s) => {
+          const id = String(d.call_id ?? '');
+          const prev = s.tools[id] ?? { output: '' };
+          let output = prev.output + String(d.chunk ?? '');
+          if (output.length > OUTPUT_KEEP) output = output.slice(-OUTPUT_KEEP);
+          s.tools = { ...s.tools, [id]: { ...prev, output } };
+        });
+        break;
+      case 'turn.tool_result':
+        this.update((s) => {
+          const id = String(d.call_id ?? '');
+          s.tools = { ...s.tools, [id]: { ...(s.tools[id] ?? { output: '' }), result: { output: String(d.output ?? ''), is_error: d.is_error === true } } };
+          if (d.message) s.messages = withMessage(s.messages, d.message);
+          s.approvals = s.approvals.filter((a) => a.call_id !== id);
+        });
+        break;
+      case 'message.committed':
+        this.update((s) => {
+          const m = d.message as Message | undefined;
+          if (!m) return;
+          s.messages = withMessage(s.messages, m);
+          if (m.role === 'assistant' && s.turn) s.turn = { ...s.turn, text: '', reasoning: '', calls: [] };
+        });
+        break;
+      case 'approval.requested':
+        this.update((s) => {
+          if (s.approvals.some((a) => a.approval_id === d.approval_id)) return;
+          s.approvals = [...s.approvals, { approval_id: String(d.approval_id), call_id: d.call_id, tool: String(d.tool ?? ''), input: d.input, reason: String(d.reason ?? ''), turn_id: d.turn_id }];
+        }, true);
+        break;
+      case 'approval.withdrawn':
+        this.update((s) => void (s.approvals = s.approvals.filter((a) => a.approval_id !== d.approval_id)), true);
+        break;
+      case 'turn.completed':
+      case 'turn.failed':
+      case 'turn.interrupted':
+        this.update((s) => {
+          if (s.turn && (d.turn_id === undefined || s.turn.id === d.turn_id)) s.turn = undefined;
+          s.approvals = s.approvals.filter((a) => a.turn_id !== undefined && a.turn_id !== d.turn_id);
+          s.sending = undefined;
+          s.ended = e.type === 'turn.failed' ? { kind: 'failed', reason: d.reason, message: d.message } : e.type === 'turn.interrupted' ? { kind: 'interrupted' } : undefined;
+        }, true);
+        break;
+      case 'goal.updated':
+        this.update((s) => {
+          s.goal = d as Goal;
+          s.goalNote = undefined;
+        }, true);
+        break;
+      case 'goal.cleared':
+        this.update((s) => void (s.goal = null), true);
+        break;
+      case 'goal.paused':
+        this.update((s) => void (s.goalNote = `Paused: ${String(d.reason ?? '').replace(/_/g, ' ')}`), true);
+        break;
+      case 'session.updated':
+      case 'session.restored':
+        this.update((s) => {
+          s.session = d as Session;
+          s.gone = false;
+        }, true);
+        break;
+      case 'session.deleted':
+        this.update((s) => void (s.gone = true), true);
+        break;
+    }
+  }
+
+  /** Sends a turn; the server's events do the rest. */
+  async send(text: string, attachments: string[]): Promise<void> {
+    this.update((s) => {
+      s.sending = { text, attachments };
+      s.ended = undefined;
+    }, true);
+    const untitled = this.draft.messages.length === 0 && this.draft.session?.title === 'New session';
+    try {
+      await api('POST', `/api/chat/${this.id}/turn?wait=false`, { message: text, attachments });
+    } catch (err) {
+      this.update((s) => void (s.sending = undefined), true);
+      throw err;
+    }
+    // A chat still called "New session" takes its first message's first line as its title.
+    const title = text.trim().split('\n')[0]!.slice(0, 60).trim();
+    if (untitled && title) {
+      api<Session>('PATCH', `/api/sessions/${this.id}`, { title }).then(
+        (s) => this.setSession(s),
+        () => undefined,
+      );
+    }
+  }
+
+  async interrupt(): Promise<void> {
+    await api('POST', `/api/chat/${this.id}/interrupt`, {});
+  }
+
+  async answer(approvalId: string, decision: 'allow_once' | 'allow_session' | 'deny'): Promise<void> {
+    try {
+      await api('POST', `/api/sessions/${this.id}/approvals/${approvalId}`, { decision });
+    } catch (err) {
+      // Already answered elsewhere or withdrawn: nothing waits any more.
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+    this.update((s) => void (s.approvals = s.approvals.filter((a) => a.approval_id !== approvalId)), true);
+  }
+
+  setSession(session: Session): void {
+    this.update((s) => void (s.session = session), true);
+  }
+
+  setGoal(goal: Goal | null): void {
+    this.update((s) => void (s.goal = goal), true);
+  }
+}
+
+const queued = new Map<string, { text: string; attachments: string[] }>();
+
+/** A first message for a chat about to open: sent once the chat listens to its events. */
+export function queueFirstMessage(id: string, text: string, attachments: string[]): void {
+  queued.set(id, { text, attachments });
+}
+
+export function takeQueuedMessage(id: string): { text: string; attachments: string[] } | undefined {
+  const q = queued.get(id);
+  queued.delete(id);
+  return q;
+}
+
+/** Adds or replaces a message, keeping the transcript ordered by seq. */
+function withMessage(list: Message[], m: Message): Message[] {
+  const at = list.findIndex((x) => x.id === m.id);
+  if (at >= 0) return list.map((x, i) => (i === at ? m : x));
+  const last = list[list.length - 1];
+  if (!last || last.seq < m.seq) return [...list, m];
+  return [...list, m].sort((a, b) => a.seq - b.seq);
+}

@@ -1,0 +1,72 @@
+import { get, post } from './api';
+import { live, type LiveEvent } from './live';
+import { Store } from './store';
+import type { Session } from './types';
+
+export interface SessionList {
+  items: Session[];
+  next: string | null;
+  loaded: boolean;
+  error?: string;
+}
+
+/** The session list, newest first, kept current by the `sessions` topic. */
+export const sessions = new Store<SessionList>({ items: [], next: null, loaded: false });
+
+const byNewest = (a: Session, b: Session) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0);
+
+export async function loadSessions(): Promise<void> {
+  try {
+    const page = await get<{ items: Session[]; next_cursor: string | null }>('/api/sessions?limit=50');
+    sessions.set({ items: page.items, next: page.next_cursor, loaded: true });
+  } catch (err) {
+    sessions.set((s) => ({ ...s, loaded: true, error: (err as Error).message }));
+  }
+}
+
+export async function loadMoreSessions(): Promise<void> {
+  const cursor = sessions.get().next;
+  if (!cursor) return;
+  const page = await get<{ items: Session[]; next_cursor: string | null }>(`/api/sessions?limit=50&cursor=${encodeURIComponent(cursor)}`);
+  sessions.set((s) => ({ ...s, items: mergeAll(s.items, page.items), next: page.next_cursor }));
+}
+
+function mergeAll(items: Session[], more: Session[]): Session[] {
+  const seen = new Set(items.map((s) => s.id));
+  return [...items, ...more.filter((s) => !seen.has(s.id))];
+}
+
+export function upsertSession(s: Session): void {
+  sessions.set((l) => ({ ...l, items: [s, ...l.items.filter((x) => x.id !== s.id)].sort(byNewest) }));
+}
+
+export function removeSession(id: string): void {
+  sessions.set((l) => ({ ...l, items: l.items.filter((x) => x.id !== id) }));
+}
+
+function onEvent(e: LiveEvent): void {
+  if (e.type === '$reset') return void loadSessions();
+  if (e.type === 'session.created' || e.type === 'session.updated' || e.type === 'session.restored') upsertSession(e.data as Session);
+  else if (e.type === 'session.deleted') removeSession(String(e.data?.id ?? ''));
+}
+
+let watching = false;
+export function watchSessions(): void {
+  if (watching) return;
+  watching = true;
+  live.on('sessions', onEvent);
+  void loadSessions();
+}
+
+/** Puts a deleted session back from the trash; beside the old one if its place is taken. */
+export async function restoreSession(trashId: string): Promise<Session | undefined> {
+  let r: { session?: Session };
+  try {
+    r = await post(`/api/trash/${trashId}/restore`, {});
+  } catch (err) {
+    if ((err as { status?: number }).status !== 409) throw err;
+    r = await post(`/api/trash/${trashId}/restore`, { as_new: true });
+  }
+  if (r.session) upsertSession(r.session);
+  return r.session;
+}
