@@ -152,11 +152,15 @@ test('interactive: curl asks over /ws; allow_once over HTTP runs it; the same ca
     );
     assert.match(ap1.data.approval_id, /^ap_/);
     assert.not.ok(chat.ws.events.some((e) => e.type === 'turn.tool_result'), 'the call waits for the answer');
+    // A client that was not listening (a reloaded page) finds the waiting call through the API.
+    const waiting = await api(rig.port, 'GET', `/api/sessions/${chat.id}/approvals`);
+    assert.equal(waiting.body.items, [{ approval_id: ap1.data.approval_id, turn_id: turnId, call_id: c1, tool: 'terminal', input: { command }, reason: ap1.data.reason }]);
     const ok1 = await answer(chat, ap1.data.approval_id, 'allow_once');
     assert.is(ok1.status, 200, JSON.stringify(ok1.body));
     assert.equal(ok1.body, { approval_id: ap1.data.approval_id, decision: 'allow_once' });
     const r1 = await resultOf(chat, c1!);
     assert.equal([r1.data.output, r1.data.is_error], [`ran-${m}\n[exit code 0]`, false]);
+    assert.not.ok((await api(rig.port, 'GET', `/api/sessions/${chat.id}/approvals`)).body.items.some((a: { approval_id: string }) => a.approval_id === ap1.data.approval_id), 'an answered approval is no longer listed');
 
     const ap2 = await approvalFor(chat, c2!);
     assert.is.not(ap2.data.approval_id, ap1.data.approval_id, 'allow_once is for that one call: the same command asks again');

@@ -129,6 +129,20 @@ if (browserMissing) {
     assert.is(existsSync(file), false);
   });
 
+  test('a page reloaded while a call waits shows the dialog again, and answering it works', async () => {
+    const file = join(outDir, 'reload.txt');
+    await ask(file, 'after a reload', 'Wrote it after the reload.');
+    await p.page.reload();
+    const dialog = p.page.getByTestId('approval-dialog');
+    await dialog.waitFor();
+    assert.match(await dialog.innerText(), /reload\.txt/);
+    await dialog.getByRole('button', { name: 'Allow once' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await p.page.getByTestId('assistant-message').filter({ hasText: 'Wrote it after the reload.' }).waitFor();
+    await idle();
+    assert.is(readFileSync(file, 'utf8'), 'after a reload');
+  });
+
   test('allow for this session: the call runs', async () => {
     const file = join(outDir, 'session.txt');
     const dialog = await ask(file, 'for the session', 'Done for the session.');

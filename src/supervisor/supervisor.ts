@@ -299,6 +299,7 @@ export class Supervisor {
     child.endpoint.handle('turn.start', (p) => this.turns.start(p));
     child.endpoint.handle('turn.interrupt', (p) => this.turns.interrupt(p.session_id));
     child.endpoint.handle('approval.answer', (p) => this.turns.answerApproval(p));
+    child.endpoint.handle('approval.list', (p) => this.turns.pendingApprovals(p));
     child.endpoint.onEvent((event) => {
       if (event.type === 'turn.ended') this.turns.ended(event.payload);
     });

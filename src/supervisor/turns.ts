@@ -72,6 +72,13 @@ export class TurnDispatcher {
     return { interrupted: ack.interrupted, turn_id: r.turnId };
   }
 
+  /** The approvals the session's running turn waits for (none when no turn runs). */
+  async pendingApprovals(p: PayloadOf<'approval.list'>): Promise<ResultOf<'approval.list'>> {
+    const r = this.running.get(p.session_id);
+    if (!r) return { items: [] };
+    return r.agent.endpoint.request('agent.approvals', { session_id: p.session_id }, { to: 'agent', timeoutMs: 5000 });
+  }
+
   /** The user answered an approval: it belongs to the session's running turn, on its worker. */
   async answerApproval(p: PayloadOf<'approval.answer'>): Promise<ResultOf<'approval.answer'>> {
     const r = this.running.get(p.session_id);

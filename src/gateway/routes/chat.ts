@@ -65,6 +65,15 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       },
     }),
     route({
+      method: 'GET',
+      path: '/api/sessions/:id/approvals',
+      summary: 'The tool calls of the running turn that wait for the user\'s approval (empty when none).',
+      handler: async ({ params }) => {
+        requireSession(deps.db, params.id ?? '');
+        return { body: await deps.endpoint.request('approval.list', { session_id: params.id ?? '' }, { to: 'supervisor' }) };
+      },
+    }),
+    route({
       method: 'POST',
       path: '/api/sessions/:id/approvals/:approval_id',
       summary: 'Answers a tool call waiting for approval: allow_once, allow_session (this session, same tool and command or path), or deny.',

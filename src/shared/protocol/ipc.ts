@@ -68,6 +68,9 @@ export const turnMessageSchema = z.object({
 export type TurnMessage = z.infer<typeof turnMessageSchema>;
 export const approvalDecision = z.enum(['allow_once', 'allow_session', 'deny']);
 export type ApprovalDecision = z.infer<typeof approvalDecision>;
+const pendingApprovals = z.object({
+  items: z.array(z.object({ approval_id: z.string(), turn_id: z.string(), call_id: z.string(), tool: z.string(), input: z.unknown(), reason: z.string() })),
+});
 export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel']);
 export type TurnOrigin = z.infer<typeof turnOrigin>;
 
@@ -140,6 +143,9 @@ export const requestDefs = {
     payload: z.object({ session_id: z.string(), approval_id: z.string().max(64), decision: approvalDecision }),
     result: z.object({ answered: z.boolean() }),
   },
+  /** gateway → supervisor → the session's agent: approvals waiting for the user (a reloaded page asks). */
+  'approval.list': { payload: z.object({ session_id: z.string() }), result: pendingApprovals },
+  'agent.approvals': { payload: z.object({ session_id: z.string() }), result: pendingApprovals },
   'agent.approval': {
     payload: z.object({ session_id: z.string(), approval_id: z.string().max(64), decision: approvalDecision }),
     result: z.object({ answered: z.boolean() }),

@@ -4,6 +4,7 @@ import type { ToolContext } from './tools/registry.js';
 
 interface Pending {
   sessionId: string;
+  view: { approval_id: string; turn_id: string; call_id: string; tool: string; input: unknown; reason: string };
   resolve: (d: ApprovalDecision) => void;
 }
 
@@ -25,6 +26,7 @@ export class Approvals {
       };
       this.pending.set(id, {
         sessionId: ctx.sessionId,
+        view: { approval_id: id, turn_id: ctx.turnId, call_id: ctx.callId, tool: info.tool, input: info.input, reason: info.reason },
         resolve: (d) => {
           ctx.signal.removeEventListener('abort', withdraw);
           resolve(d);
@@ -33,6 +35,11 @@ export class Approvals {
       ctx.signal.addEventListener('abort', withdraw, { once: true });
       ctx.emit('approval.requested', { approval_id: id, tool: info.tool, input: info.input, reason: info.reason });
     });
+  }
+
+  /** What a session's turn is waiting for, oldest first. */
+  list(sessionId: string): Pending['view'][] {
+    return [...this.pending.values()].filter((p) => p.sessionId === sessionId).map((p) => p.view);
   }
 
   /** Answers an approval of that session; an id from another session is not found. */

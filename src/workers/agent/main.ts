@@ -35,6 +35,7 @@ endpoint.handle('agent.turn', (req) => {
   if (!runner) throw new Error('the agent worker has not started yet');
   return runner.accept(req);
 });
+endpoint.handle('agent.approvals', ({ session_id }) => ({ items: approvals.list(session_id) }));
 endpoint.handle('agent.approval', ({ session_id, approval_id, decision }) => ({ answered: approvals.answer(session_id, approval_id, decision) }));
 endpoint.handle('agent.tools', () => ({ items: (runner?.toolSpecs() ?? []).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) }));
 endpoint.handle('agent.interrupt', ({ turn_id }) => ({ interrupted: runner?.interrupt(turn_id) ?? false }));

@@ -117,7 +117,12 @@ export class ChatSession {
     const token = ++this.loadToken;
     this.buffer ??= [];
     try {
-      const [session, messages, goal] = await Promise.all([get<Session>(`/api/sessions/${this.id}`), this.allMessages(), this.fetchGoal()]);
+      const [session, messages, goal, waiting] = await Promise.all([
+        get<Session>(`/api/sessions/${this.id}`),
+        this.allMessages(),
+        this.fetchGoal(),
+        get<{ items: Approval[] }>(`/api/sessions/${this.id}/approvals`).catch(() => ({ items: [] as Approval[] })),
+      ]);
       if (token !== this.loadToken) return;
       const events = this.buffer ?? [];
       this.buffer = undefined;
@@ -125,6 +130,8 @@ export class ChatSession {
         s.session = session;
         s.messages = messages;
         s.goal = goal;
+        // A page opened while a tool call waits shows the dialog at once, not only on live events.
+        s.approvals = waiting.items;
         s.loading = false;
         s.error = undefined;
         s.gone = false;
