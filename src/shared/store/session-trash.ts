@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { forgetSessionFileReads } from './file-reads.js';
 import { artifactRowSchema, insertArtifactRow, listArtifacts } from './artifacts.js';
 import type { Db } from './db.js';
 import { getGoalRow, goalRowSchema, insertGoalRow } from './goals.js';
@@ -6,7 +7,7 @@ import { insertMessageRow, messageRowSchema, messageRowsOf } from './messages.js
 import { deleteSessionRow, getSessionRow, insertSessionRow, sessionRowSchema, toSession, type Session } from './sessions.js';
 import { putInTrash, trashConflict, type TrashItem, type TrashKind } from './trash.js';
 import type { Paths } from '../paths.js';
-import { isoNow, newId } from './util.js';
+import { isoNow, newId, stmt } from './util.js';
 
 /** A deleted session whole: its row, transcript, artifact rows and goal, exactly as stored. */
 const payloadSchema = z.object({
@@ -24,6 +25,9 @@ export function trashSession(db: Db, paths: Paths, id: string): { item: TrashIte
     const payload: z.infer<typeof payloadSchema> = { session, messages: messageRowsOf(db, id), artifacts: listArtifacts(db, id), goal: getGoalRow(db, id) ?? null };
     const item = putInTrash(db, paths, { kind: 'session', name: session.title, original: id, payload });
     deleteSessionRow(db, id);
+    // What the session had read is no proof for a restored one: its files may change meanwhile.
+    forgetSessionFileReads(db, id);
+    stmt(db, 'DELETE FROM permission_grants WHERE session_id = ?').run(id);
     return { item, session: toSession(session) };
   }).immediate();
 }
