@@ -111,15 +111,18 @@ export class TurnDispatcher {
 
   /** A worker died: its turns end as failed, keeping whatever they had committed. */
   workerGone(agent: Child, how: string): void {
+    const why = agent.expectedExit
+      ? 'svc restarted before this turn finished (it ran past restart.drain_seconds)'
+      : `the agent worker stopped unexpectedly (${how})`;
     for (const [sessionId, r] of [...this.running]) {
-      if (r.agent === agent) this.fail(sessionId, r.turnId, `the agent worker stopped unexpectedly (${how}); what was already saved is kept`);
+      if (r.agent === agent) this.fail(sessionId, r.turnId, `${why}; what was already saved is kept`, agent.expectedExit ? 'restarted' : 'worker_crashed');
     }
   }
 
-  private fail(sessionId: string, turnId: string, message: string): void {
+  private fail(sessionId: string, turnId: string, message: string, reason = 'worker_crashed'): void {
     this.running.delete(sessionId);
     if (endTurnRow(this.deps.db, turnId, 'failed', { error: message })) {
-      this.deps.publish(`session:${sessionId}`, 'turn.failed', { turn_id: turnId, status: 'failed', reason: 'worker_crashed', message });
+      this.deps.publish(`session:${sessionId}`, 'turn.failed', { turn_id: turnId, status: 'failed', reason, message });
     }
   }
 }
