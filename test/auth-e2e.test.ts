@@ -116,7 +116,15 @@ test('a foreign Origin gets 403 forbidden_origin on HTTP and on the WebSocket up
   // A local origin is no stranger: the Web UI served by svc itself sends one.
   const local = await get('/api/status', { Origin: `http://127.0.0.1:${server.port}` });
   assert.is(local.status, 200, 'a local Origin');
-  assert.is(await upgradeStatus({ port: server.port, headers: { Origin: `http://localhost:${server.port}` } }), 101, '/ws with a local Origin');
+  assert.is(await upgradeStatus({ port: server.port, headers: { Origin: `http://127.0.0.1:${server.port}` } }), 101, '/ws from the page\'s own origin');
+  // Another origin on this machine (a dev server, a page the agent served) may read, but may not
+  // open /ws or change anything: WebSockets and no-cors POSTs are outside the browser's CORS rules.
+  const other = 'http://localhost:3000';
+  assert.is((await get('/api/status', { Origin: other })).status, 200, 'another local origin may read');
+  assert.is(await upgradeStatus({ port: server.port, headers: { Origin: other } }), 403, '/ws from another local origin');
+  const post = await http({ port: server.port, method: 'POST', path: '/api/trash/empty', headers: { Origin: other } });
+  assert.is(post.status, 403, 'a body-less POST from another local origin');
+  assert.is(post.json().error.code, 'forbidden_origin');
 });
 
 test('an allowlisted Origin works and gets Access-Control-Allow-Origin echoed with Vary: Origin', async () => {

@@ -201,7 +201,9 @@ function expected(peer: Peer, host: HostCase, fwd: FwdCase, key: KeyCase, origin
   const local = peer.loopback && host.local && Object.keys(fwd.headers).length === 0;
   // The page's own origin (Origin naming the Host it was sent to) is not cross-site.
   const sameOrigin = origin.value !== undefined && host.value !== undefined && [`http://${host.value.toLowerCase()}`, `https://${host.value.toLowerCase()}`].includes(origin.value.toLowerCase());
-  if (!origin.ok && !sameOrigin) return { ok: false, code: 'forbidden_origin' };
+  // Another local origin may read, but not open /ws (nor change anything).
+  const localOnly = origin.value !== undefined && origin.ok && !origin.label.startsWith('allowlisted') && !sameOrigin;
+  if ((!origin.ok && !sameOrigin) || (localOnly && route.path === '/ws')) return { ok: false, code: 'forbidden_origin' };
   if (route.isPublic) return { ok: true, via: 'public', local };
   if (key.valid(route)) return { ok: true, via: 'key', local };
   if (local) return { ok: true, via: 'local', local };

@@ -4,7 +4,7 @@ import { ApiError, errorStatus, messageOf, type ErrorCode } from '../shared/erro
 import { log } from '../shared/log.js';
 import { normalizeOrigin } from '../shared/net/origin.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
-import { decide, KeyCheck, originAllowed } from './auth.js';
+import { changesState, decide, KeyCheck, originAllowed } from './auth.js';
 import { readBody, readRequest, Responder, tooLarge, type RequestInfo } from './http.js';
 import type { Route } from './route.js';
 import { Router } from './router.js';
@@ -127,7 +127,7 @@ export class Gateway {
     const isApi = req.path === '/api' || req.path.startsWith('/api/');
     if (req.method === 'OPTIONS') return this.preflight(req, r, isApi);
     if (!isApi && req.path !== '/ws') {
-      if (!originAllowed(origin, this.cors, req.headers['host'])) return r.error(new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed.`), hasBody);
+      if (!originAllowed(origin, this.cors, req.headers['host'], changesState(req.method, req.path))) return r.error(new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed.`), hasBody);
       return r.send(this.staticFiles.serve(req, this.key));
     }
     const match = isApi ? this.router.match(req.method, req.path) : ({ kind: 'none' } as const);
@@ -230,7 +230,12 @@ export class Gateway {
     const origin = req.headers['origin'];
     const methods = isApi ? this.router.methodsAt(req.path) : ['GET'];
     const allow = [...methods, 'OPTIONS'].join(', ');
-    if (origin === undefined) return r.send({ status: 204, headers: { Allow: allow } });
+    if (origin === undefined) {
+      // Without an Origin this is no preflight but a question about the routes: only for those allowed to ask.
+      const decision = decide(new AuthView(req, false), this.key, this.cors);
+      if (!decision.ok) return r.error(decision.error);
+      return r.send({ status: 204, headers: { Allow: allow } });
+    }
     if (!this.cors.has(normalizeOrigin(origin))) {
       return r.error(new ApiError('forbidden_origin', `Cross-origin requests from ${JSON.stringify(origin)} are not allowed; add the origin to "cors" in config.yml or pass --cors.`));
     }
@@ -249,6 +254,9 @@ export class Gateway {
 /** The request as the auth decision sees it; the peer address is read only if the decision needs it. */
 class AuthView {
   readonly queryKey = undefined;
+  get method(): string {
+    return this.req.method;
+  }
   constructor(
     private readonly req: RequestInfo,
     readonly isPublic: boolean,

@@ -15,6 +15,8 @@ export interface AuthInput {
   /** `?access_key=` value, honoured on `/ws` only. */
   queryKey: string | undefined;
   isPublic: boolean;
+  /** GET when absent. A WebSocket upgrade (path /ws) and every other method can change things. */
+  method?: string;
 }
 
 export type AuthDecision =
@@ -77,11 +79,22 @@ export function isLocalRequest(input: Pick<AuthInput, 'peerLoopback' | 'headers'
   return host !== undefined && isLocalHostName(hostOfHostHeader(host));
 }
 
-/** An Origin, when present, must be this machine or on the allowlist; `*` never counts. */
-export function originAllowed(origin: string | undefined, allowlist: ReadonlySet<string>, host?: string): boolean {
+/**
+ * An Origin, when present, must be the page's own, on the allowlist, or (for reads only) another
+ * origin on this machine; `*` never counts. Another local origin (a dev server on another port, a
+ * page the agent served) may read, which the browser's CORS rules keep from it anyway, but may not
+ * change anything or open /ws: WebSockets and no-cors POSTs are outside CORS.
+ */
+export function originAllowed(origin: string | undefined, allowlist: ReadonlySet<string>, host?: string, changes = false): boolean {
   if (origin === undefined) return true;
   const normalized = normalizeOrigin(origin);
-  return isLocalOrigin(origin) || (normalized !== '*' && allowlist.has(normalized)) || sameOrigin(normalized, host);
+  if ((normalized !== '*' && allowlist.has(normalized)) || sameOrigin(normalized, host)) return true;
+  return !changes && isLocalOrigin(origin);
+}
+
+/** Whether a request can change something: anything but GET/HEAD, and every WebSocket. */
+export function changesState(method: string | undefined, path: string): boolean {
+  return path === '/ws' || (method !== undefined && method !== 'GET' && method !== 'HEAD');
 }
 
 /**
@@ -101,7 +114,7 @@ function sameOrigin(origin: string, host: string | undefined): boolean {
  */
 export function decide(input: AuthInput, key: KeyCheck, allowlist: ReadonlySet<string>): AuthDecision {
   const origin = input.headers['origin'];
-  if (!originAllowed(origin, allowlist, input.headers['host'])) {
+  if (!originAllowed(origin, allowlist, input.headers['host'], changesState(input.method, input.path))) {
     return {
       ok: false,
       error: new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed; add it to "cors" in config.yml or pass --cors to allow it.`),
