@@ -328,4 +328,23 @@ test('restart_server always asks: auto does not allow it, strict denies, rules c
   assert.is(denied.verdict, 'deny');
 });
 
+test('review findings: svc\'s own rules, store and control files, tilde and brace spellings, /proc environments, svc --stop', () => {
+  const env = { home: '/home/u', svcHome: '/home/u/.svc', svcPids: [4242] };
+  const verdict = (command: string) => evaluate({ tool: 'terminal', command, cwd: '/home/u/proj' }, emptyRules(), env);
+  for (const c of ['printf x > ~/.svc/permissions.yml', 'cp /tmp/p.yml $SVC_HOME/permissions.yml', 'echo x >> $SVC_HOME/permissions.yml', 'sqlite3 ~/.svc/svc.db "update sessions set permission_mode=1"', 'rm ~/.svc/svc.db', 'cat /proc/$PPID/environ', 'cat /proc/1/environ']) {
+    assert.is(verdict(c).verdict, 'ask', c);
+  }
+  for (const c of ['rm -rf {~,/tmp/x}', 'rm -rf ~u', 'rm -rf ~root', 'rm -rf ~-']) assert.is.not(verdict(c).verdict, 'allow', c);
+  for (const c of ['npx svc serve --stop', 'svc serve --stop', 'node bin/svc.js serve --stop', 'pkill -f main.js']) {
+    const d = verdict(c);
+    assert.is(d.verdict, 'deny', c);
+    assert.ok(d.hard, c);
+    assert.match(d.reason, /restart_server/, c);
+  }
+  for (const c of ['svc status', 'ls -la', 'rm -rf ./build', 'cat notes/~draft.txt']) assert.is(verdict(c).verdict, 'allow', c);
+  for (const path of ['/home/u/.svc/permissions.yml', '/home/u/.svc/svc.db']) {
+    assert.is(evaluate({ tool: 'write_file', path, cwd: '/home/u/.svc' }, emptyRules(), env).verdict, 'deny', path);
+  }
+});
+
 test.run();

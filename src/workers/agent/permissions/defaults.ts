@@ -50,6 +50,8 @@ export function fallbackVerdict(tool: string): Verdict {
 const KEY_FILES = ['**/.ssh/id_*', '**/id_rsa*', '**/id_ed25519*', '**/id_ecdsa*', '**/id_dsa*', '**/.aws/credentials', '**/.netrc', '**/.git-credentials', '$SVC_HOME/access_key', '!**/*.pub'];
 const ENV_FILES = ['**/.env', '**/.env.*', '!**/.env.example', '!**/.env.sample', '!**/.env.template', '!**/.env.dist'];
 const SVC_SECRETS = ['$SVC_HOME/access_key', '$SVC_HOME/config.yml', '$SVC_HOME/serve.env'];
+/** svc's own rules, store and control files: a command that edits them could lift every other rule. */
+const SVC_CONTROL = ['$SVC_HOME/permissions.yml', '$SVC_HOME/svc.db', '$SVC_HOME/svc.db-*', '$SVC_HOME/trash/**', '$SVC_HOME/run/**', '/proc/*/environ', '/proc/*/cmdline'];
 /** Files the shell runs on its own later: a write there is code that runs outside any session. */
 const AUTORUN = ['~/.bashrc', '~/.bash_profile', '~/.bash_login', '~/.profile', '~/.zshrc', '~/.zprofile', '~/.zshenv', '~/.zlogin', '~/.config/fish/config.fish', '~/.config/autostart/**', '~/Library/LaunchAgents/**', '**/.git/hooks/**'];
 
@@ -116,6 +118,10 @@ const TERMINAL: Rule[] = [
   rule('ask', 'docker removals', 'This removes Docker containers, images or volumes, so it needs your approval.', { command: DOCKER }),
   rule('ask', 'destructive git', 'This rewrites remote history or throws away uncommitted work (nothing goes to the trash), so it needs your approval.', { command: GIT_DESTRUCTIVE }),
   rule('ask', 'secrets', 'This command touches credentials or secret files, whose contents would be sent to the model, so it needs your approval.', { path: [...KEY_FILES.filter((p) => !p.startsWith('!')), ...ENV_FILES, ...SVC_SECRETS, '!**/*.pub'] }),
+  rule('ask', 'svc control files', 'This command touches svc\'s own rules, database or control files (or another process\'s environment), which could undo your rules or leak keys, so it needs your approval.', { path: SVC_CONTROL }),
+  rule('ask', 'process internals', 'This reads another process\'s environment or memory under /proc, where keys live, so it needs your approval.', {
+    test: (unit) => (unit.words ?? []).some((w, i) => w.includes('/proc/') && (unit.dynamic[i] === true || /\/(environ|cmdline|mem|maps|auxv)\b/.test(w))),
+  }),
   rule('ask', 'recursive delete', 'This deletes a folder tree outside the session\'s working folder (or one named only at run time), and the shell has no trash, so it needs your approval.', { test: recursiveDeleteOutside }),
   rule('ask', 'computed command', 'The command to run is only known when it runs (it comes from a variable or a substitution), so it cannot be checked and needs your approval.', {
     test: (unit) => !unit.wrapper && (unit.dynamic[0] ?? false),
@@ -125,6 +131,7 @@ const TERMINAL: Rule[] = [
 
 const WRITES: Rule[] = [
   rule('deny', 'secrets', 'Keys, credentials and .env files are off limits to the file tools unless your permissions.yml allows them.', { path: ['**/.ssh/**', ...KEY_FILES.filter((p) => !p.startsWith('!')), ...ENV_FILES, ...SVC_SECRETS] }),
+  rule('deny', 'svc control files', 'svc\'s own rules and database are not the agent\'s to change; edit permissions.yml yourself.', { path: SVC_CONTROL }),
   rule('ask', 'startup files', 'This file runs on its own later (a shell startup file, autostart entry or git hook), so changing it needs your approval.', { path: AUTORUN }),
   rule('allow', 'working folder', 'Inside the session\'s working folder.', { path: ['$CWD/**'] }),
   rule('allow', 'memory', 'svc\'s memory folder.', { path: ['$SVC_HOME/memory/**'] }),

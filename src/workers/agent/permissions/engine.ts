@@ -100,7 +100,7 @@ export function evaluate(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
   const base = input.cwd ?? env.home;
   const units: Unit[] = [];
   if (typeof input.command === 'string') {
-    const line = parseShell(input.command, { home: env.home });
+    const line = parseShell(input.command, { home: env.home, svcHome: env.svcHome });
     const hard = hardDenyCommand(line, { ...env, cwd: input.cwd });
     if (hard) return { verdict: 'deny', reason: hard.reason, rule: `hard: ${hard.id}`, hard: true };
     // What we could not see might be anything: refuse rather than let auto mode run it.

@@ -231,7 +231,8 @@ function killTargets(args: readonly string[]): string[] {
 
 /** Whether a pkill/killall pattern would match svc's processes (named node; `-f` also sees `svc serve`). */
 function matchesSvc(pattern: string, opts: { regex: boolean; exact: boolean; ignoreCase: boolean; full: boolean }): boolean {
-  const names = opts.full ? ['node', 'svc', 'svc serve', 'bin/svc.js'] : ['node', 'svc'];
+  // With -f the pattern sees whole command lines: those of the supervisor and of every child.
+  const names = opts.full ? ['node', 'svc', 'svc serve', 'bin/svc.js', '/usr/bin/node /work/x/bin/svc.js serve --addr 127.0.0.1:8088', 'dist/src/gateway/main.js', 'dist/src/workers/agent/main.js'] : ['node', 'svc'];
   return names.some((n) => {
     if (!opts.regex) return opts.ignoreCase ? pattern.toLowerCase() === n : pattern === n;
     try {
@@ -254,6 +255,9 @@ function matchesEverything(pattern: string): boolean {
 
 function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
   const { name, args } = cmd;
+  // `svc serve --stop` (however svc is started) stops the server this agent runs in.
+  const svcCli = name === 'svc' || ((name === 'node' || name === 'npx') && args.some((a) => a === 'svc' || a.endsWith('bin/svc.js')));
+  if (svcCli && args.includes('--stop')) return svcKill(`${name} ${args.join(' ')}`);
   if (name === 'killall5') return { id: 'kill-all', reason: KILL_ALL };
   if (name === 'kill') {
     for (const t of killTargets(args)) {

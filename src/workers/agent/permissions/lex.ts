@@ -24,6 +24,8 @@ export type Token = { kind: 'word'; word: Word } | { kind: 'op'; op: string };
 export interface LexOptions {
   /** The user's home folder, for `~` and `$HOME`. */
   home?: string;
+  /** svc's folder, for `$SVC_HOME` (commands see it in their environment). */
+  svcHome?: string;
   /** Receives the tokens of each nested command text and how deeply it is nested. */
   onNested: (tokens: Token[], depth: number) => void;
   /** Called when nesting goes deeper than MAX_LEVEL; the rest of that text is not lexed. */
@@ -140,6 +142,16 @@ class Lexer {
       } else if (c === '~' && this.pos === begin && this.opts.home && (this.pos + 1 >= src.length || src[this.pos + 1] === '/' || META.has(src[this.pos + 1]!))) {
         w.text += this.opts.home;
         this.pos++;
+      } else if (c === '~' && this.pos === begin) {
+        // ~user, ~+, ~- name folders only the shell knows: the word's value is not what it reads.
+        w.dynamic = true;
+        w.text += c;
+        this.pos++;
+      } else if (c === '{' && /^\{[^{}\s]*,[^{}\s]*\}/.test(src.slice(this.pos))) {
+        // Brace expansion ({a,b}) turns one word into several, each then tilde-expanded: unknown here.
+        w.dynamic = true;
+        w.text += c;
+        this.pos++;
       } else {
         if (c === '=' && !w.quoted && !w.assign && /^[A-Za-z_][A-Za-z0-9_]*\+?$/.test(w.text)) w.assign = true;
         w.text += c;
@@ -159,6 +171,13 @@ class Lexer {
       this.expectDelimiter = null;
     }
     this.tokens.push({ kind: 'word', word: w });
+  }
+
+  /** Variables whose value is known here: a path through them is checked as the path it is. */
+  private known(name: string): string | undefined {
+    if (name === 'HOME') return this.opts.home;
+    if (name === 'SVC_HOME') return this.opts.svcHome;
+    return undefined;
   }
 
   /** Inside "…" (or a here-document body when `end` is null): only $, ` and \ are special. */
@@ -208,7 +227,8 @@ class Lexer {
     } else if (rest.startsWith('{')) {
       const end = this.skipBraces(at + 2);
       const inner = src.slice(at + 2, end - 1);
-      if (inner === 'HOME' && this.opts.home) w.text += this.opts.home;
+      const known = this.known(inner);
+      if (known !== undefined) w.text += known;
       else {
         this.scanText(inner);
         w.text += src.slice(at, end);
@@ -229,7 +249,8 @@ class Lexer {
         w.text += '$';
         this.pos++;
       } else {
-        if (name === 'HOME' && this.opts.home) w.text += this.opts.home;
+        const known = this.known(name);
+        if (known !== undefined) w.text += known;
         else {
           w.text += '$' + name;
           w.dynamic = true;

@@ -53,6 +53,8 @@ export interface ParsedLine {
 export interface ShellOptions {
   /** The user's home folder: `~` and `$HOME` are expanded to it. */
   home?: string;
+  /** svc's folder: `$SVC_HOME` is expanded to it. */
+  svcHome?: string;
 }
 
 interface Raw {
@@ -87,7 +89,7 @@ function parseText(text: string, depth: number, out: ParsedLine, opts: ShellOpti
   const onTooDeep = () => {
     out.tooDeep = true;
   };
-  new TokenParser(lex(text, { home: opts.home, onNested, onTooDeep }, depth), depth, out, opts).run();
+  new TokenParser(lex(text, { home: opts.home, svcHome: opts.svcHome, onNested, onTooDeep }, depth), depth, out, opts).run();
 }
 
 const empty = (): Raw => ({ assigns: [], words: [], redirects: [] });

@@ -44,9 +44,10 @@ function inside(child: string, parent: string): boolean {
 export function svcPrivatePath(paths: Paths, abs: string, access: 'read' | 'write'): string | null {
   const real = realish(abs);
   const secret = [paths.accessKey, paths.serveEnv, paths.config, paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.runDir, paths.trashDir];
+  const rules = [paths.permissions]; // readable, so the agent can explain a refusal; never writable
   const stateOnly = [paths.logsDir, paths.uploadsDir];
   const hits = (list: string[]) => list.some((p) => inside(real, realish(p)));
-  if (hits(secret) || (access === 'write' && hits(stateOnly))) {
+  if (hits(secret) || (access === 'write' && (hits(stateOnly) || hits(rules)))) {
     return `${abs} belongs to svc itself (its keys, configuration, database or internal folders); the file tools do not ${access} it.`;
   }
   return null;
