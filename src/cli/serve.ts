@@ -30,6 +30,9 @@ export async function serveForeground(paths: Paths, flags: ServeFlags, badEnvLin
     log.error('the supervisor hit an unexpected error; stopping', { error: err.message });
     stop('supervisor error', 1);
   });
+  // A promise that failed in an event or exit handler (a busy database, say) is logged; stopping
+  // the whole server for it would lose more than it saves.
+  process.on('unhandledRejection', (err) => log.error('a supervisor task failed', { error: err instanceof Error ? err.message : String(err) }));
 
   try {
     const { port, uws } = await supervisor.start();

@@ -41,7 +41,12 @@ export async function startTurn(deps: Deps, hub: WsHub, sessionId: string, messa
     follower?.(e);
     if (TERMINAL.has(e.type)) finish(e);
   };
-  const stop = hub.listen(`session:${sessionId}`, (e) => (turnId === undefined ? early.push(e) : take(e)));
+  const unlisten = hub.listen(`session:${sessionId}`, (e) => (turnId === undefined ? early.push(e) : take(e)));
+  // Whoever stops watching (a client that went away) lets a pending wait end too, so nothing leaks.
+  const stop = () => {
+    unlisten();
+    finish({ topic: `session:${sessionId}`, type: 'watch.stopped', seq: 0, data: {} });
+  };
   try {
     turnId = (await deps.endpoint.request('turn.start', { session_id: sessionId, message, origin }, { to: 'supervisor', timeoutMs: 20_000 })).turn_id;
   } catch (err) {

@@ -55,10 +55,12 @@ export class TurnDispatcher {
     if (!agent) throw new IpcCallError('unavailable', 'No agent worker could be started; see the svc log.');
     const turnId = newId('turn');
     this.running.set(p.session_id, { turnId, agent, chain });
-    startTurnRow(this.deps.db, { id: turnId, session_id: p.session_id, origin: p.origin });
     try {
+      startTurnRow(this.deps.db, { id: turnId, session_id: p.session_id, origin: p.origin });
       await agent.endpoint.request('agent.turn', { turn_id: turnId, session_id: p.session_id, message: p.message, origin: p.origin }, { to: 'agent', timeoutMs: 15_000 });
     } catch (err) {
+      // A worker that answered late may still run it: tell it to stop before the session is free again.
+      void agent.endpoint.request('agent.interrupt', { turn_id: turnId }, { to: 'agent', timeoutMs: 5000 }).catch(() => undefined);
       this.fail(p.session_id, turnId, `the agent worker did not take the turn: ${(err as Error).message}`);
       throw err;
     }
@@ -121,7 +123,13 @@ export class TurnDispatcher {
 
   private fail(sessionId: string, turnId: string, message: string, reason = 'worker_crashed'): void {
     this.running.delete(sessionId);
-    if (endTurnRow(this.deps.db, turnId, 'failed', { error: message })) {
+    let recorded = false;
+    try {
+      recorded = endTurnRow(this.deps.db, turnId, 'failed', { error: message });
+    } catch (err) {
+      log.warn('could not record a failed turn', { turn: turnId, error: (err as Error).message });
+    }
+    if (recorded) {
       this.deps.publish(`session:${sessionId}`, 'turn.failed', { turn_id: turnId, status: 'failed', reason, message });
     }
   }
