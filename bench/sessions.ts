@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { badCursor, pageQuery, parseQuery } from '../src/gateway/routes/sessions.js';
+import { badCursor, pageQuery } from '../src/gateway/routes/sessions.js';
 import { ApiError } from '../src/shared/errors.js';
 import { openAndMigrate, openDb } from '../src/shared/store/db.js';
 import { insertSessionRow, listSessionsJson, parseSessionCursor, permissionModes, reasoningEfforts } from '../src/shared/store/sessions.js';
@@ -84,7 +84,10 @@ function serveBaseline(dbFile: string, host: string): void {
     };
     if (req.method !== 'GET' || url.pathname !== '/api/sessions') return send(404, { error: { code: 'no_such_route', message: 'not here' } });
     try {
-      const q = parseQuery(pageQuery, url.searchParams);
+      // The same zod query schema the gateway route applies.
+      const parsed = pageQuery.safeParse(Object.fromEntries(url.searchParams));
+      if (!parsed.success) return send(400, { error: { code: 'invalid_request', message: parsed.error.issues[0]?.message ?? 'bad query' } });
+      const q = parsed.data;
       const after = q.cursor === undefined ? undefined : parseSessionCursor(q.cursor);
       if (q.cursor !== undefined && !after) throw badCursor();
       res.writeHead(200, { 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' });

@@ -95,7 +95,7 @@ export class Supervisor {
     if (orphans > 0) log.warn('turns left running by an earlier svc were recorded as failed', { turns: orphans });
     this.turns = new TurnDispatcher({
       db,
-      agentForTurn: () => this.agentForTurn(),
+      agentForTurn: () => this.agentFor(true),
       accepting: () => this.state === 'running',
       retryAfterS: () => this.retryAfterS(),
       maxContinuations: () => this.settings.config.agent.max_continuations,
@@ -250,12 +250,18 @@ export class Supervisor {
     return Math.max(1, Math.min(30, Math.ceil(this.settings.config.restart.drain_seconds)));
   }
 
-  /** The least busy agent worker; a new one when all are busy and the pool may grow. */
-  private agentForTurn(): Child | undefined {
-    const live = this.agents.filter((a) => a.alive);
-    const least = live.reduce<Child | undefined>((best, a) => (best === undefined || this.turns.turnsOn(a) < this.turns.turnsOn(best) ? a : best), undefined);
-    if (least && (this.turns.turnsOn(least) === 0 || live.length >= this.settings.config.agent.max_workers)) return least;
-    return this.spawnAgent();
+  /**
+   * The least busy agent worker (fewest turns, then fewest requests in flight). A turn (`grow`)
+   * gets a new worker when every one is busy and the pool may grow; any request gets one when
+   * none runs. Nothing is started while svc drains or stops.
+   */
+  private agentFor(grow: boolean): Child | undefined {
+    const load = (a: Child) => this.turns.turnsOn(a) * 1000 + a.endpoint.inflight;
+    const least = this.agents.filter((a) => a.alive).reduce<Child | undefined>((best, a) => (best === undefined || load(a) < load(best) ? a : best), undefined);
+    if (this.state !== 'running') return least;
+    if (!least) return this.spawnAgent();
+    if (grow && this.turns.turnsOn(least) > 0 && this.agents.length < this.settings.config.agent.max_workers) return this.spawnAgent();
+    return least;
   }
 
   private spawnAgent(): Child {
@@ -340,12 +346,7 @@ export class Supervisor {
 
   private pick(role: ChildRole): Child | undefined {
     if (role === 'gateway') return this.gateway;
-    if (role === 'agent') {
-      const live = this.agents.filter((a) => a.alive);
-      if (live.length > 0) return live.reduce((a, b) => (a.endpoint.inflight <= b.endpoint.inflight ? a : b));
-      if (this.state !== 'running') return undefined;
-      return this.spawnAgent();
-    }
+    if (role === 'agent') return this.agentFor(false);
     return undefined;
   }
 

@@ -36,14 +36,6 @@ export const pageQuery = z.object({
   cursor: z.string().optional(),
 });
 
-/** Validates the query string; a bad parameter is a 400 that names it. Unknown parameters are ignored. */
-export function parseQuery<T extends z.ZodType>(schema: T, query: URLSearchParams): z.infer<T> {
-  const r = schema.safeParse(Object.fromEntries(query));
-  if (r.success) return r.data;
-  const details = r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-  throw new ApiError('invalid_request', `Invalid query parameter ${details[0]?.path ?? ''}: ${details[0]?.message ?? 'does not match'}.`, details);
-}
-
 export function badCursor(): ApiError {
   return new ApiError('invalid_request', 'Invalid query parameter cursor: it is not a cursor this list gave out; start again without it.', [{ path: 'cursor', message: 'unknown cursor' }]);
 }
@@ -83,8 +75,8 @@ export function sessionRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/sessions',
       summary: 'Sessions, newest first. Query: limit (1-200, default 50), cursor (next_cursor of the previous page). Answers {items, next_cursor}.',
-      handler: ({ req }) => {
-        const q = parseQuery(pageQuery, req.query);
+      query: pageQuery,
+      handler: ({ query: q }) => {
         const after = q.cursor === undefined ? undefined : parseSessionCursor(q.cursor);
         if (q.cursor !== undefined && !after) throw badCursor();
         return { body: listSessionsJson(deps.db, { limit: q.limit, after }), headers: { 'Content-Type': 'application/json' } };
@@ -138,8 +130,8 @@ export function sessionRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/sessions/:id/messages',
       summary: 'The transcript, oldest first. Query: limit (1-200, default 50), cursor. Answers {items, next_cursor}.',
-      handler: ({ params, req }) => {
-        const q = parseQuery(pageQuery, req.query);
+      query: pageQuery,
+      handler: ({ params, query: q }) => {
         const afterSeq = q.cursor === undefined ? undefined : parseMessageCursor(q.cursor);
         if (q.cursor !== undefined && afterSeq === undefined) throw badCursor();
         requireSession(deps.db, params.id!);

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { log } from '../log.js';
 import {
-  eventDefs,
   ipcMessage,
   requestDefs,
   type EventPayload,
@@ -189,4 +188,3 @@ export function parentLink(): Link {
   };
 }
 
-export { eventDefs };

@@ -23,16 +23,8 @@ export interface TrashItem {
   has_blob: boolean;
 }
 
-interface TrashRow {
-  id: string;
-  kind: string;
-  name: string;
-  original: string;
-  size_bytes: number;
-  deleted_at: string;
-  payload: string;
-  blob: number;
-}
+/** The stored row: the item with its payload, and has_blob as SQLite's 0/1. */
+type TrashRow = Omit<TrashItem, 'has_blob'> & { payload: string; blob: number };
 
 export const TRASH_ID = /^t_[a-z0-9]{21}$/;
 const COLS = 'id, kind, name, original, size_bytes, deleted_at, blob';

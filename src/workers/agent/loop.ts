@@ -25,8 +25,8 @@ export interface LoopContext {
   signal: AbortSignal;
   maxSteps: number;
   publish: (type: string, data: Record<string, unknown>) => void;
-  /** Called before each model call; may shrink the history (compaction). */
-  beforeStep?: () => Promise<void>;
+  /** Called before each model call with that call's system prompt; may shrink the history (compaction). */
+  beforeStep?: (system: string) => Promise<void>;
 }
 
 export interface LoopOutcome {
@@ -52,11 +52,13 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
   let toolCallCount = 0;
   let text = '';
   for (let step = 1; step <= ctx.maxSteps; step++) {
-    await ctx.beforeStep?.();
+    // Profile and memory files are read once a step: a memory written in this turn shows in the next step.
+    const system = ctx.system();
+    await ctx.beforeStep?.(system);
     const history = historyToMessages(messageRowsOf(ctx.db, ctx.session.id).map(toMessage), { vision: ctx.vision });
     const reply: StreamedReply = { text: '', reasoning: [], toolCalls: [], usage: emptyUsage(), stopReason: 'other' };
     try {
-      await streamOnce(ctx, history, reply);
+      await streamOnce(ctx, system, history, reply);
     } catch (err) {
       // A reply cut short (interrupted, or the provider failed mid-stream) keeps what the user already saw.
       if (reply.text) {
@@ -118,12 +120,12 @@ interface StreamedReply {
   stopReason: string;
 }
 
-async function streamOnce(ctx: LoopContext, history: ReturnType<typeof historyToMessages>, out: StreamedReply): Promise<void> {
+async function streamOnce(ctx: LoopContext, system: string, history: ReturnType<typeof historyToMessages>, out: StreamedReply): Promise<void> {
   let reasoningOpen: { text: string; signature?: string } | undefined;
   const showReasoning = ctx.session.show_reasoning;
   const events = ctx.provider.stream({
     model: ctx.model,
-    messages: [{ role: 'system', content: ctx.system() }, ...history],
+    messages: [{ role: 'system', content: system }, ...history],
     tools: ctx.registry.specs(),
     maxTokens: ctx.maxOutputTokens,
     reasoningEffort: ctx.session.reasoning_effort as ReasoningEffort,

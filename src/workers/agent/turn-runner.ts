@@ -181,7 +181,7 @@ export class TurnRunner {
       signal,
       maxSteps: config.agent.max_steps,
       publish,
-      beforeStep: async () => {
+      beforeStep: async (systemText) => {
         const done = await maybeCompact({
           db: this.db,
           paths: this.paths,
@@ -189,7 +189,7 @@ export class TurnRunner {
           contextWindow: entry.context_window ?? 128_000,
           summarizer,
           signal,
-          systemChars: system().length,
+          systemChars: systemText.length,
         });
         if (done) publish('turn.compacted', done);
       },

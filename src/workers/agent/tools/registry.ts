@@ -61,12 +61,15 @@ export class ToolRegistry {
     for (const t of tools) this.tools.set(t.name, t);
   }
 
+  private cachedSpecs: ToolSpec[] | undefined;
+
+  /** The tools as the model sees them; built once, since every step of a turn sends them. */
   specs(): ToolSpec[] {
-    return [...this.tools.values()].map((t) => ({
+    return (this.cachedSpecs ??= [...this.tools.values()].map((t) => ({
       name: t.name,
       description: t.description,
       parameters: z.toJSONSchema(t.args, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
-    }));
+    })));
   }
 
   /** Runs one call; a bad name, bad arguments or a refusal is an error result the model can act on. */
