@@ -15,6 +15,8 @@ export const modelEntrySchema = z
     api_key: z.string().min(1).max(4096).optional(),
     context_window: z.number().int().min(1024).max(10_000_000).optional(),
     max_output_tokens: z.number().int().min(1).max(1_000_000).optional(),
+    /** Whether the model takes images; the catalog knows its suggested models, this says it for others. */
+    vision: z.boolean().optional(),
   })
   .strict();
 export type ModelEntry = z.infer<typeof modelEntrySchema>;

@@ -53,6 +53,7 @@ export const modelPatchSchema = z
     api_key: modelEntrySchema.shape.api_key.unwrap().nullable(),
     context_window: modelEntrySchema.shape.context_window.unwrap().nullable(),
     max_output_tokens: modelEntrySchema.shape.max_output_tokens.unwrap().nullable(),
+    vision: modelEntrySchema.shape.vision.unwrap().nullable(),
   })
   .partial()
   .strict();

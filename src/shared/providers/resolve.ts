@@ -34,6 +34,7 @@ export function publicModel(id: string, entry: ModelEntry, config: Config) {
     api_key_source: r.api_key_source,
     context_window: entry.context_window ?? null,
     max_output_tokens: entry.max_output_tokens ?? null,
+    vision: takesImages(entry),
     slots: (['default', 'lite'] as const).filter((s) => config.slots[s] === id),
   };
 }
@@ -46,4 +47,9 @@ export function publicConfig(config: Config) {
     access_key_in_config: access_key !== undefined,
     models: Object.entries(models).map(([id, e]) => publicModel(id, e, config)),
   };
+}
+
+/** Whether a model entry's model takes images: said by the entry, else known from the catalog. */
+export function takesImages(entry: ModelEntry): boolean {
+  return entry.vision ?? findProvider(entry.provider)?.models.find((m) => m.id === entry.model)?.vision ?? false;
 }

@@ -6,8 +6,7 @@ import type { Paths } from '../../shared/paths.js';
 import type { Endpoint } from '../../shared/protocol/endpoint.js';
 import type { PayloadOf } from '../../shared/protocol/ipc.js';
 import { DeltaBatcher } from '../../shared/delta-batcher.js';
-import { findProvider } from '../../shared/providers/catalog.js';
-import { resolveModel } from '../../shared/providers/resolve.js';
+import { resolveModel, takesImages } from '../../shared/providers/resolve.js';
 import type { Db } from '../../shared/store/db.js';
 import { addGoalUsage, getGoal, putGoal, type Goal } from '../../shared/store/goals.js';
 import { appendMessage } from '../../shared/store/messages.js';
@@ -175,7 +174,7 @@ export class TurnRunner {
       provider,
       model: entry.model,
       maxOutputTokens: entry.max_output_tokens,
-      vision: findProvider(entry.provider)?.models.find((m) => m.id === entry.model)?.vision ?? false,
+      vision: takesImages(entry),
       system,
       registry,
       signal,
