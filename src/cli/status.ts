@@ -1,6 +1,7 @@
 import type { Paths } from '../shared/paths.js';
 import { statusSchema, type Status } from '../shared/protocol/ipc.js';
 import { askControl } from '../supervisor/control-socket.js';
+import { describeEngine } from '../shared/engine-name.js';
 
 /** `svc status`: asks the running supervisor; never boots any part of the server. */
 export async function fetchStatus(paths: Paths): Promise<Status | undefined> {
@@ -10,7 +11,7 @@ export async function fetchStatus(paths: Paths): Promise<Status | undefined> {
 }
 
 export function formatStatus(s: Status): string {
-  const lines = [`svc ${s.version} ${s.state}, listening on ${s.url ?? '(not yet)'} (uWebSockets.js ${s.uws ?? '?'}), home ${s.home}`];
+  const lines = [`svc ${s.version} ${s.state}, listening on ${s.url ?? '(not yet)'} (engine: ${s.engine ? describeEngine(s.engine) : '?'}), home ${s.home}`];
   if (s.restarts > 0) lines.push(`restarted ${s.restarts} time${s.restarts === 1 ? '' : 's'}`);
   if (s.last_restart_error) lines.push(`last restart failed: ${s.last_restart_error}`);
   const rows = [['ROLE', 'PID', 'STATE', 'UPTIME', 'RESTARTS', 'MEMORY', 'TURNS'], ...s.processes.map((p) => [

@@ -50,6 +50,7 @@ export class Supervisor {
   private readonly startedAt = new Date();
   private boundPort: number | undefined;
   private uws: 'native' | 'fallback' | null = null;
+  private engine: 'uws' | 'node' | null = null;
   private restarts = 0;
   private lastRestartError: string | null = null;
   private restartInFlight: Promise<void> | undefined;
@@ -78,7 +79,7 @@ export class Supervisor {
   }
 
   /** Starts everything; rejects with a one-line reason if svc cannot start. */
-  async start(): Promise<{ port: number; uws: 'native' | 'fallback' }> {
+  async start(): Promise<{ port: number; engine: 'uws' | 'node' }> {
     process.umask(0o077); // everything svc writes is the user's alone
     setLogRole('supervisor');
     ensurePrivateDir(this.paths.home);
@@ -117,7 +118,7 @@ export class Supervisor {
     this.preforked = undefined;
     const gateway = await this.spawnGateway(this.settings.listen.port, early);
     this.state = 'running';
-    return { port: this.boundPort ?? gateway.port, uws: gateway.uws };
+    return { port: this.boundPort ?? gateway.port, engine: gateway.engine };
   }
 
   /** Stops every child, then removes the socket and pid file. */
@@ -174,6 +175,7 @@ export class Supervisor {
       addr: this.boundPort === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', this.boundPort),
       url: this.url,
       uws: this.uws,
+      engine: this.engine,
       restarts: this.restarts,
       last_restart_error: this.lastRestartError,
       processes,
@@ -272,7 +274,7 @@ export class Supervisor {
     return agent;
   }
 
-  private async spawnGateway(port: number, forked?: Forked): Promise<{ port: number; uws: 'native' | 'fallback' }> {
+  private async spawnGateway(port: number, forked?: Forked): Promise<{ port: number; engine: 'uws' | 'node' }> {
     const child = this.spawn('gateway', forked);
     let started;
     try {
@@ -292,7 +294,8 @@ export class Supervisor {
     if (previous && previous !== child && previous.alive) previous.state = 'draining';
     this.boundPort = started.port ?? port;
     this.uws = started.uws ?? null;
-    return { port: this.boundPort, uws: started.uws ?? 'native' };
+    this.engine = started.engine ?? 'uws';
+    return { port: this.boundPort, engine: this.engine };
   }
 
   /** Starts (or adopts an already forked) child; the key reaches it over IPC only, never the environment. */
