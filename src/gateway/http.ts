@@ -182,7 +182,7 @@ export class Responder {
     if (!(own !== undefined && hasHeader(own, 'X-Content-Type-Options'))) res.writeHeader('X-Content-Type-Options', 'nosniff');
     // No body for 204/304. endWithoutBody(undefined, close) would write "Content-Length: 9223372036854775808";
     // only its no-argument form writes no Content-Length, and it cannot close, so closing goes through end().
-    if (this.head && status !== 204 && status !== 304) res.endWithoutBody(Buffer.byteLength(body), close);
+    if (this.head && status !== 204 && status !== 304) endHead(res, Buffer.byteLength(body), close);
     else if (status !== 204 && status !== 304) res.end(body, close);
     else if (close) res.end(undefined, true);
     else res.endWithoutBody();
@@ -191,6 +191,18 @@ export class Responder {
   error(err: ApiError, close = false): void {
     this.send({ status: err.status, body: err.toBody(), headers: err.headers, close });
   }
+}
+
+/**
+ * Ends the answer to a HEAD request: the GET's status, headers and Content-Length, no body. The
+ * pinned uWS build takes endWithoutBody(length) as the start of a body of that length, so the
+ * request is left unanswered and the process aborts; its no-argument form writes no length, so
+ * the length (and `Connection: close`, which that form cannot ask for) is written as a header.
+ */
+export function endHead(res: HttpResponse, length: number, close: boolean): void {
+  res.writeHeader('Content-Length', String(length));
+  if (close) res.writeHeader('Connection', 'close');
+  res.endWithoutBody();
 }
 
 /** Headers are written in canonical case by our code; the lower-case spelling is accepted too. */

@@ -10,7 +10,7 @@ import { isoNow } from '../../shared/store/util.js';
 import { insertUpload, resolveUpload, type Upload } from '../../shared/store/uploads.js';
 import type { Deps } from '../deps.js';
 import type { BodyStream } from '../body-stream.js';
-import { DRAIN_BYTES, DRAIN_MS, type Reply, type Responder } from '../http.js';
+import { DRAIN_BYTES, DRAIN_MS, endHead, type Reply, type Responder } from '../http.js';
 import { multipartBoundary, parseMultipart, type Part } from '../multipart.js';
 import { route, type Route } from '../route.js';
 
@@ -272,7 +272,7 @@ function streamFile(r: Responder, fh: FileHandle, size: number, headers: Record<
   if (!r.begin(200, headers)) return void fh.close();
   const res = r.res;
   if (head) {
-    res.cork(() => res.endWithoutBody(size));
+    res.cork(() => endHead(res, size, false));
     return void fh.close();
   }
   const stream = fh.createReadStream({ highWaterMark: 256 * 1024 }); // closes fh when done
