@@ -33,7 +33,7 @@ const where: Record<KeySource, string> = {
 };
 
 export function describeSource(source: KeySource, paths: Paths): string {
-  return source === 'file' || source === 'generated' ? `${paths.accessKey}` : where[source];
+  return source === 'file' || source === 'generated' ? paths.accessKey : where[source];
 }
 
 /** The key the running server uses, else the one `svc serve` would use (generated now if none exists yet). */
@@ -43,15 +43,18 @@ export async function readKey(paths: Paths): Promise<KeyView> {
   if (raw !== undefined && status?.addr) {
     const open = openUrlReply.parse(raw);
     const listen = parseListenAddr(status.addr);
-    return { key: open.key, source: open.key_source, url: openUrl(listen, listen.port, open.key), running: true };
+    return { key: open.key, source: fileOr(open.key_source), url: openUrl(listen, listen.port, open.key), running: true };
   }
   loadServeEnv(paths.serveEnv);
   const config = loadConfig(paths.config);
   mkdirSync(paths.home, { recursive: true, mode: 0o700 });
   const { key, source } = resolveAccessKey({ env: process.env.SVC_ACCESS_KEY, config: config.access_key, file: paths.accessKey });
   const listen = parseListenAddr(config.addr ?? DEFAULT_ADDR);
-  return { key, source, url: openUrl(listen, listen.port, key), running: false };
+  return { key, source: fileOr(source), url: openUrl(listen, listen.port, key), running: false };
 }
+
+/** A key generated at some start lives in the file like any other. */
+const fileOr = (source: KeySource): KeySource => (source === 'generated' ? 'file' : source);
 
 /**
  * Writes a new key file and, when svc runs, restarts it through the drain: the new gateway
