@@ -71,6 +71,11 @@ export const configSchema = z
       .object({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') })
       .strict()
       .prefault({}),
+    /** The OS sandbox around terminal commands; `enabled: false` turns it off on purpose (every status surface says so). */
+    sandbox: z
+      .object({ enabled: z.boolean().default(true) })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .superRefine((c, ctx) => {

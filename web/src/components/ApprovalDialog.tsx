@@ -39,6 +39,11 @@ export function ApprovalDialog({ approval, more, onAnswer }: { approval: Approva
         <h3 id="approval-title">
           Allow <code>{approval.tool}</code>?
         </h3>
+        {approval.sandbox_notice && (
+          <p class="error small" data-testid="sandbox-notice">
+            {approval.sandbox_notice}
+          </p>
+        )}
         {approval.reason && <p>{approval.reason}</p>}
         {typeof command === 'string' ? <pre class="approval-input">{command}</pre> : <pre class="approval-input">{show(approval.input)}</pre>}
         {more > 0 && <p class="muted small">{more} more waiting after this one.</p>}
