@@ -32,6 +32,7 @@ export function formatStatus(s: Status): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) lines.push(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
   for (const p of s.processes) if (p.last_exit) lines.push(`${p.role} last exited: ${p.last_exit}`);
+  if (s.sandbox) lines.push(s.sandbox.message);
   return lines.join('\n');
 }
 

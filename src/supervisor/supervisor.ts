@@ -9,6 +9,7 @@ import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { MetaStore } from '../shared/store/meta.js';
 import { failOrphanTurns } from '../shared/store/turns.js';
 import { enforceTrashRetention } from '../shared/store/trash.js';
+import { sandboxStatus } from '../shared/sandbox/status.js';
 import { version } from '../shared/version.js';
 import { Backoff } from './backoff.js';
 import { assertPortFree } from './port-check.js';
@@ -188,6 +189,7 @@ export class Supervisor {
       restarts: this.restarts,
       last_restart_error: this.lastRestartError,
       processes,
+      sandbox: await sandboxStatus(this.settings.config.sandbox.enabled),
     };
   }
 

@@ -76,6 +76,11 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    /** The OS sandbox around terminal commands; `enabled: false` turns it off on purpose (every status surface says so). */
+    sandbox: z
+      .object({ enabled: z.boolean().default(true) })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
+import { sandboxStatusSchema } from '../sandbox/status.js';
 
 /**
  * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
@@ -45,6 +46,8 @@ export const statusSchema = z.object({
   restarts: z.number().int(),
   last_restart_error: z.string().nullable(),
   processes: z.array(processStatus),
+  /** Whether terminal commands run in the OS sandbox, and if not why and the fix. */
+  sandbox: sandboxStatusSchema.optional(),
 });
 export type Status = z.infer<typeof statusSchema>;
 
@@ -77,7 +80,7 @@ export type TurnMessage = z.infer<typeof turnMessageSchema>;
 export const approvalDecision = z.enum(['allow_once', 'allow_session', 'deny']);
 export type ApprovalDecision = z.infer<typeof approvalDecision>;
 const pendingApprovals = z.object({
-  items: z.array(z.object({ approval_id: z.string(), turn_id: z.string(), call_id: z.string(), tool: z.string(), input: z.unknown(), reason: z.string() })),
+  items: z.array(z.object({ approval_id: z.string(), turn_id: z.string(), call_id: z.string(), tool: z.string(), input: z.unknown(), reason: z.string(), sandbox_notice: z.string().optional() })),
 });
 export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel']);
 export type TurnOrigin = z.infer<typeof turnOrigin>;
