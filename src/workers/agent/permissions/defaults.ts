@@ -1,5 +1,5 @@
 import { isInside, type Places } from './glob.js';
-import { rmRecursive } from './hard-deny.js';
+import { findActions, rmRecursive } from './hard-deny.js';
 import { realish } from './real.js';
 import type { Unit } from './match.js';
 import { patternWords, type Rule, type Verdict } from './rules.js';
@@ -100,11 +100,13 @@ function staysReadOnly(unit: Unit): boolean {
 /** rm -r whose targets are not all inside the working folder or a temp folder. */
 function recursiveDeleteOutside(unit: Unit, places: Places): boolean {
   const cmd = unit.cmd;
-  if (!cmd || unit.wrapper || cmd.name !== 'rm' || !rmRecursive(cmd)) return false;
+  if (!cmd || unit.wrapper || !((cmd.name === 'rm' && rmRecursive(cmd)) || (cmd.name === 'find' && findActions(cmd).acts))) return false;
   if (unit.unknownPath) return true;
   // Inside the working folder (as named and as it really is) or a temp folder, never the folder itself.
   const roots = [...(places.cwd ? [places.cwd, realish(places.cwd)] : []), ...TMP_DIRS, ...TMP_DIRS.map(realish)];
-  return unit.paths.some((abs) => !abs.startsWith('/dev/') && !roots.some((r) => isInside(abs, r) && abs !== r));
+  // find deletes below its starting points, so the working folder itself is fine there.
+  const itself = cmd.name === 'find';
+  return unit.paths.some((abs) => !abs.startsWith('/dev/') && !roots.some((r) => isInside(abs, r) && (itself || abs !== r)));
 }
 
 const TERMINAL: Rule[] = [

@@ -19,6 +19,12 @@ export function resolvePath(p: string, base: string, home: string): string {
   return abs.length > 1 ? abs.replace(/\/+$/, '') : abs;
 }
 
+/** A shell word, already expanded (a `~` left in it is a file named ~), made absolute against `base`. */
+export function resolveArg(word: string, base: string): string {
+  const abs = posix.resolve(base, word);
+  return abs.length > 1 ? abs.replace(/\/+$/, '') : abs;
+}
+
 export function isInside(child: string, parent: string): boolean {
   return child === parent || child.startsWith(parent === '/' ? '/' : parent + '/');
 }

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { checkBudget } from './budget.js';
-import { globMatches, isInside, resolvePath } from './glob.js';
+import { globMatches, isInside, resolveArg, resolvePath } from './glob.js';
 import { CHMOD, CHOWN, readOptions, RM } from './options.js';
 import { realish } from './real.js';
 import { patternWords } from './rules.js';
@@ -101,7 +101,7 @@ function protectedDir(p: string, home: string): Protected | null {
  */
 function protectedTarget(target: string, base: string | null, home: string): Protected | null {
   if (base === null && !target.startsWith('/')) return null;
-  const named = resolvePath(target, base ?? '/', home);
+  const named = resolveArg(target, base ?? '/');
   const real = realish(named);
   return protectedPath(named, home) ?? (real !== named ? protectedPath(real, home) : null);
 }
@@ -421,7 +421,7 @@ function writes(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny
   if (cmd.name === 'dd') targets.push(...cmd.args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)));
   for (const t of targets) {
     if (base === null && !t.startsWith('/')) continue;
-    const named = resolvePath(t, base ?? '/', env.home);
+    const named = resolveArg(t, base ?? '/');
     const abs = isInside(named, '/dev') ? named : realish(named);
     const dir = isSystemWrite(abs, env.cwd === null ? null : realish(env.cwd)) ?? isSystemWrite(named, env.cwd);
     if (dir) return { id: 'system-write', reason: `Refused: this writes to ${abs}, inside the system folder ${dir}. ${LIMIT}` };

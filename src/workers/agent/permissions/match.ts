@@ -1,5 +1,5 @@
 import { checkBudget } from './budget.js';
-import { hostMatches, hostOf, pathMatches, resolvePath, type Places } from './glob.js';
+import { hostMatches, hostOf, pathMatches, resolveArg, type Places } from './glob.js';
 import { realish } from './real.js';
 import type { Rule } from './rules.js';
 import { safeRegex } from './safe-regex.js';
@@ -65,14 +65,14 @@ function pathsOf(cmd: SimpleCommand, home: string): { paths: string[]; unknown: 
       unknown = true;
       return;
     }
-    const bases = text.startsWith('/') || text.startsWith('~') ? ['/'] : cmd.cwds;
+    const bases = text.startsWith('/') ? ['/'] : cmd.cwds;
     if (bases === null) {
       unknown = true;
       return;
     }
     checkBudget();
     for (const b of bases) {
-      const abs = resolvePath(text, b, home);
+      const abs = resolveArg(text, b);
       paths.add(abs);
       if (real++ < MAX_REAL) paths.add(realish(abs));
     }

@@ -1,5 +1,5 @@
 import { checkBudget } from './budget.js';
-import { resolvePath } from './glob.js';
+import { resolveArg } from './glob.js';
 import { parseBash, type Node } from './parser.js';
 import { skipWrapperOptions, WRAPPERS } from './wrappers.js';
 import { expandWord, visitSubstitutions, type Word, type WordEnv } from './words.js';
@@ -547,7 +547,7 @@ class Walker {
     else if (ops[0]!.dynamic || ops[0]!.text === '-' || /^[+-]\d+$/.test(ops[0]!.text) || ops[0]!.glob) to = null;
     else {
       const target = ops[0]!.text;
-      to = before === null ? (target.startsWith('/') ? [resolvePath(target, '/', this.opts.home)] : null) : before.map((b) => resolvePath(target, b, this.opts.home));
+      to = before === null ? (target.startsWith('/') ? [resolveArg(target, '/')] : null) : before.map((b) => resolveArg(target, b));
     }
     ctx.cwds = to;
     ctx.fallback = before;
