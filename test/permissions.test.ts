@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { applyMode, emptyRules, evaluate, loadRules, parseRules, parseShell, type Decision, type EvalInput, type RuleSet } from '../src/workers/agent/permissions/index.js';
+import { applyMode, emptyRules, evaluate, loadRules, loadShellParser, parseRules, parseShell, type Decision, type EvalInput, type RuleSet } from '../src/workers/agent/permissions/index.js';
+
+await loadShellParser();
 
 const HOME = '/home/u';
 const CWD = '/home/u/proj';

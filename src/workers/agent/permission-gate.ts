@@ -7,10 +7,11 @@ import type { Db } from '../../shared/store/db.js';
 import { addGrant, hasGrant } from '../../shared/store/grants.js';
 import { getSession } from '../../shared/store/sessions.js';
 import type { Approvals } from './approvals.js';
-import { applyMode, evaluate, loadRules, type Decision, type EvalEnv, type RuleSet } from './permissions/index.js';
+import { applyMode, evaluate, loadRules, loadShellParser, type Decision, type EvalEnv, type RuleSet } from './permissions/index.js';
 import { sandboxStatus, type SandboxOptions } from './sandbox/index.js';
 import { OUTSIDE_TOOL, stepOutside } from './sandbox/outside.js';
 import { realish } from './tools/file-path.js';
+import { fileIsPrivateKey } from './tools/private-key.js';
 import type { PermissionGate, Tool, ToolContext, ToolSubject } from './tools/registry.js';
 
 /**
@@ -29,10 +30,14 @@ export class RulesGate implements PermissionGate {
     private readonly paths: Paths,
     private readonly approvals: Approvals,
     private readonly sandbox?: SandboxOptions,
-  ) {}
+  ) {
+    // The grammar loads once per worker, from its start; a check waits for it (a load failure refuses).
+    loadShellParser().catch((err: unknown) => log.error('the bash grammar did not load; terminal commands are refused', { error: String(err) }));
+  }
 
   async check(tool: Tool, args: unknown, subject: ToolSubject, ctx: ToolContext): Promise<{ allowed: true } | { allowed: false; reason: string }> {
     const mode = getSession(this.db, ctx.sessionId)?.permission_mode ?? 'interactive';
+    await loadShellParser().catch(() => undefined);
     const env: EvalEnv = { home: homedir(), svcHome: this.paths.home, svcPids: svcPids() };
     const rules = this.currentRules();
     const status = this.sandbox ? await sandboxStatus(this.sandbox.enabled()) : undefined;
@@ -94,6 +99,7 @@ export class RulesGate implements PermissionGate {
 }
 
 const RANK = { allow: 0, ask: 1, deny: 2 } as const;
+const READERS = new Set(['read_file', 'grep']);
 
 /**
  * The rules match paths as written, so a symbolic link (say `keys` -> ~/.ssh, or `out` -> a folder
@@ -105,6 +111,15 @@ function judge(tool: string, subject: ToolSubject, cwd: string | null, rules: Ru
   const named = evaluate({ tool, ...subject, cwd }, rules, env);
   if (subject.path === undefined) return named;
   const path = realish(subject.path);
+  const decided = throughLinks(tool, subject, path, cwd, rules, env, named);
+  // A private key is one by what it holds, whatever its name (`deploy.pem`, `server-key`).
+  if (READERS.has(tool) && decided.verdict !== 'deny' && !decided.rule?.startsWith('permissions.yml') && fileIsPrivateKey(path)) {
+    return { verdict: 'deny', reason: `${subject.path} holds a private key, which is not read into the conversation unless your permissions.yml allows it.`, rule: 'built-in: keys', hard: false };
+  }
+  return decided;
+}
+
+function throughLinks(tool: string, subject: ToolSubject, path: string, cwd: string | null, rules: RuleSet, env: EvalEnv, named: Decision): Decision {
   const realCwd = cwd === null ? null : realish(cwd);
   if (path === subject.path && realCwd === cwd) return named;
   const real = evaluate({ tool, ...subject, path, cwd: realCwd }, rules, { ...env, home: realish(env.home), svcHome: realish(env.svcHome) });

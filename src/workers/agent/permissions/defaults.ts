@@ -1,4 +1,6 @@
-import { isInside, resolvePath, type Places } from './glob.js';
+import { isInside, type Places } from './glob.js';
+import { findActions, rmRecursive } from './hard-deny.js';
+import { realish } from './real.js';
 import type { Unit } from './match.js';
 import { patternWords, type Rule, type Verdict } from './rules.js';
 import { basename } from './shell.js';
@@ -48,6 +50,8 @@ export function fallbackVerdict(tool: string): Verdict {
 
 /** Private keys and credentials: never sent to the model by the file tools unless you allow it. */
 const KEY_FILES = ['**/.ssh/id_*', '**/id_rsa*', '**/id_ed25519*', '**/id_ecdsa*', '**/id_dsa*', '**/.aws/credentials', '**/.netrc', '**/.git-credentials', '$SVC_HOME/access_key', '!**/*.pub'];
+/** Folders that hold private keys whatever their names: everything in them but public keys. */
+const KEY_FOLDERS = ['~/.ssh/*/**', '~/.ssh/*', '~/.gnupg/**', '!~/.ssh/*.pub', '!~/.ssh', '!~/.gnupg'];
 const ENV_FILES = ['**/.env', '**/.env.*', '!**/.env.example', '!**/.env.sample', '!**/.env.template', '!**/.env.dist'];
 const SVC_SECRETS = ['$SVC_HOME/access_key', '$SVC_HOME/config.yml', '$SVC_HOME/serve.env'];
 /** svc's own rules, store and control files: a command that edits them could lift every other rule. */
@@ -96,17 +100,13 @@ function staysReadOnly(unit: Unit): boolean {
 /** rm -r whose targets are not all inside the working folder or a temp folder. */
 function recursiveDeleteOutside(unit: Unit, places: Places): boolean {
   const cmd = unit.cmd;
-  if (!cmd || unit.wrapper || cmd.name !== 'rm') return false;
-  const flags = cmd.args.filter((a) => a.startsWith('-') && a !== '--');
-  if (!flags.some((f) => f === '--recursive' || (!f.startsWith('--') && /[rR]/.test(f)))) return false;
+  if (!cmd || unit.wrapper || !((cmd.name === 'rm' && rmRecursive(cmd)) || (cmd.name === 'find' && findActions(cmd).acts))) return false;
   if (unit.unknownPath) return true;
-  const roots = [...(places.cwd ? [places.cwd] : []), ...TMP_DIRS];
-  const base = places.cwd ?? places.home;
-  return cmd.args.some((a, k) => {
-    if (a.startsWith('-') || cmd.dynamic[cmd.start + 1 + k]) return false;
-    const abs = resolvePath(a, base, places.home);
-    return !roots.some((r) => isInside(abs, r) && abs !== r);
-  });
+  // Inside the working folder (as named and as it really is) or a temp folder, never the folder itself.
+  const roots = [...(places.cwd ? [places.cwd, realish(places.cwd)] : []), ...TMP_DIRS, ...TMP_DIRS.map(realish)];
+  // find deletes below its starting points, so the working folder itself is fine there.
+  const itself = cmd.name === 'find';
+  return unit.paths.some((abs) => !abs.startsWith('/dev/') && !roots.some((r) => isInside(abs, r) && (itself || abs !== r)));
 }
 
 const TERMINAL: Rule[] = [
@@ -117,7 +117,7 @@ const TERMINAL: Rule[] = [
   rule('ask', 'recursive permission change', 'A recursive chmod/chown/chgrp changes many files at once, so it needs your approval.', { command: RECURSIVE_PERMS }),
   rule('ask', 'docker removals', 'This removes Docker containers, images or volumes, so it needs your approval.', { command: DOCKER }),
   rule('ask', 'destructive git', 'This rewrites remote history or throws away uncommitted work (nothing goes to the trash), so it needs your approval.', { command: GIT_DESTRUCTIVE }),
-  rule('ask', 'secrets', 'This command touches credentials or secret files, whose contents would be sent to the model, so it needs your approval.', { path: [...KEY_FILES.filter((p) => !p.startsWith('!')), ...ENV_FILES, ...SVC_SECRETS, '!**/*.pub'] }),
+  rule('ask', 'secrets', 'This command touches credentials or secret files, whose contents would be sent to the model, so it needs your approval.', { path: [...KEY_FILES.filter((p) => !p.startsWith('!')), ...KEY_FOLDERS, ...ENV_FILES, ...SVC_SECRETS, '!**/*.pub'] }),
   rule('ask', 'svc control files', 'This command touches svc\'s own rules, database or control files (or another process\'s environment), which could undo your rules or leak keys, so it needs your approval.', { path: SVC_CONTROL }),
   rule('ask', 'process internals', 'This reads another process\'s environment or memory under /proc, where keys live, so it needs your approval.', {
     test: (unit) => (unit.words ?? []).some((w, i) => w.includes('/proc/') && (unit.dynamic[i] === true || /\/(environ|cmdline|mem|maps|auxv)\b/.test(w))),
@@ -138,7 +138,7 @@ const WRITES: Rule[] = [
 ];
 
 const READS: Rule[] = [
-  rule('deny', 'keys', 'Private keys and credentials are not read into the conversation unless your permissions.yml allows it.', { path: KEY_FILES }),
+  rule('deny', 'keys', 'Private keys and credentials are not read into the conversation unless your permissions.yml allows it.', { path: [...KEY_FILES, ...KEY_FOLDERS] }),
   rule('ask', 'secrets', 'This file holds secrets (.env or svc\'s own configuration) that would be sent to the model, so reading it needs your approval.', { path: [...ENV_FILES, ...SVC_SECRETS] }),
 ];
 
@@ -148,7 +148,7 @@ const ALWAYS: Rule[] = [rule('ask', 'restart', 'Restarting svc interrupts every 
 export function builtinRules(tool: string): readonly Rule[] {
   if (tool === 'terminal') return TERMINAL;
   if (WRITE_TOOLS.has(tool)) return WRITES;
-  if (tool === 'read_file' || tool === 'grep') return READS;
+  if (tool === 'read_file' || tool === 'grep' || tool === 'glob') return READS;
   if (ALWAYS_ASK.has(tool)) return ALWAYS;
   return [];
 }

@@ -1,9 +1,13 @@
+import { checkBudget, endBudget, OutOfTime, startBudget } from './budget.js';
 import { ALWAYS_ASK, builtinRules, fallbackVerdict, WRITE_TOOLS } from './defaults.js';
-import { hostOf, resolvePath, type Places } from './glob.js';
+import { unknownTarget } from './fail-closed.js';
+import { hostOf, isInside, resolvePath, type Places } from './glob.js';
 import { hardDenyCommand, hardDenyWrite } from './hard-deny.js';
 import { commandUnits, ruleMatches, type Unit } from './match.js';
+import { shellParserReady } from './parser.js';
+import { realBudgetExceeded, realish, resetRealBudget } from './real.js';
 import type { Rule, RuleSet, Verdict } from './rules.js';
-import { parseShell } from './shell.js';
+import { parseShell, type ParsedLine } from './shell.js';
 
 /**
  * Decides one tool call: hard denies first, then your rules, the built-in rules, your default
@@ -95,21 +99,72 @@ function fallback(input: EvalInput, set: RuleSet): Decision {
   return { verdict, reason: fallbackReason(input.tool, verdict, input.cwd), rule: null, hard: false };
 }
 
+/**
+ * Turns a decision into an ask that no session mode lets through (auto included): for a call
+ * that reaches svc's own folder, and the hook for a terminal command that would step outside an
+ * OS sandbox. A deny stays a deny.
+ */
+export function insistOnAsk(decision: Decision, reason: string, rule: string): Decision {
+  if (decision.verdict === 'deny') return decision;
+  return { verdict: 'ask', reason, rule, hard: false, askAlways: true };
+}
+
+const SVC_HOME_REASON =
+  "This command reaches into svc's own folder ($SVC_HOME), where its keys, database and permission rules live; from there the agent could read the access key or change its own session's mode or rules. It always asks, whatever the session's mode.";
+
+/** Whether a terminal line works in, names or writes inside svc's folder. */
+function touchesSvcHome(line: ParsedLine, units: readonly Unit[], env: EvalEnv): boolean {
+  const homes = [...new Set([env.svcHome, realish(env.svcHome)])];
+  const inside = (p: string) => homes.some((h) => isInside(p, h));
+  for (const cmd of line.commands) {
+    if (cmd.cwds?.some((c) => inside(c) || inside(realish(c)))) return true;
+    if (cmd.words.some((w) => homes.some((h) => w.includes(h)))) return true;
+    if (cmd.redirects.some((r) => homes.some((h) => r.target.includes(h)))) return true;
+  }
+  return units.some((u) => u.paths.some(inside));
+}
+
+/** Any failure inside the engine is a refusal, never a failed turn and never an allow. */
 export function evaluate(input: EvalInput, rules: RuleSet, env: EvalEnv): Decision {
+  startBudget();
+  try {
+    return evaluateOrThrow(input, rules, env);
+  } catch (err) {
+    if (err instanceof OutOfTime) {
+      const d: Decision = { verdict: 'ask', reason: '', rule: null, hard: false };
+      return insistOnAsk(d, "This command could not be checked: it is too complex to judge in time. It always asks, whatever the session's mode.", 'built-in: unread');
+    }
+    return { verdict: 'deny', reason: `Refused: this call could not be checked (${err instanceof Error ? err.message : String(err)}), so it does not run.`, rule: 'hard: unchecked', hard: true };
+  } finally {
+    endBudget();
+  }
+}
+
+function evaluateOrThrow(input: EvalInput, rules: RuleSet, env: EvalEnv): Decision {
+  resetRealBudget();
   const places: Places = { home: env.home, svcHome: env.svcHome, cwd: input.cwd };
   const base = input.cwd ?? env.home;
   const units: Unit[] = [];
+  let unknown: string | null = null;
+  let unread: string | null = null;
+  let svcHome = false;
   if (typeof input.command === 'string') {
-    const line = parseShell(input.command, { home: env.home, svcHome: env.svcHome });
+    if (!shellParserReady()) throw new Error('the bash grammar is not loaded yet');
+    const line = parseShell(input.command, { home: env.home, svcHome: env.svcHome, cwd: input.cwd });
     const hard = hardDenyCommand(line, { ...env, cwd: input.cwd });
     if (hard) return { verdict: 'deny', reason: hard.reason, rule: `hard: ${hard.id}`, hard: true };
     // What we could not see might be anything: refuse rather than let auto mode run it.
     if (line.tooDeep) return { verdict: 'deny', reason: 'Refused: this command nests commands too deeply to check. Write it as simpler steps.', rule: 'hard: too-deep', hard: true };
     units.push(...commandUnits(line, places));
+    unknown = line.unknown[0] ?? null;
+    unread = line.unread;
+    for (const cmd of line.commands) unknown ??= unknownTarget(cmd);
+    svcHome = touchesSvcHome(line, units, env);
+    if (realBudgetExceeded()) unknown ??= 'more paths than the check resolves through symbolic links';
   }
   const path = typeof input.path === 'string' ? resolvePath(input.path, base, env.home) : null;
   if (path !== null && WRITE_TOOLS.has(input.tool)) {
-    const hard = hardDenyWrite(path);
+    const hard = hardDenyWrite(path, input.cwd);
     if (hard) return { verdict: 'deny', reason: hard.reason, rule: `hard: ${hard.id}`, hard: true };
   }
   const host = typeof input.url === 'string' ? hostOf(input.url) : null;
@@ -119,10 +174,16 @@ export function evaluate(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
 
   let best: Decision | null = null;
   for (const unit of units) {
+    checkBudget();
     const d = decideUnit(input, unit, rules, places);
     if (d && (best === null || RANK[d.verdict] > RANK[best.verdict])) best = d;
   }
-  const decision = best ?? fallback(input, rules);
+  let decision = best ?? fallback(input, rules);
+  if (unread !== null) decision = insistOnAsk(decision, `This command could not be checked: ${unread}. It always asks, whatever the session's mode; to run long content, write it to a file first.`, 'built-in: unread');
+  else if (svcHome) decision = insistOnAsk(decision, SVC_HOME_REASON, 'built-in: svc home');
+  else if (unknown !== null && decision.verdict === 'allow') {
+    decision = { verdict: 'ask', reason: `This command holds ${unknown}, which the permission check cannot see through, so it needs your approval.`, rule: 'built-in: could not see through', hard: false };
+  }
   return decision.verdict === 'ask' && ALWAYS_ASK.has(input.tool) ? { ...decision, askAlways: true } : decision;
 }
 

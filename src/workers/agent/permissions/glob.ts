@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { safeRegex } from './safe-regex.js';
 
 /** Path and host matching for rules. Pure string work: no file system access. */
 
@@ -18,21 +19,27 @@ export function resolvePath(p: string, base: string, home: string): string {
   return abs.length > 1 ? abs.replace(/\/+$/, '') : abs;
 }
 
+/** A shell word, already expanded (a `~` left in it is a file named ~), made absolute against `base`. */
+export function resolveArg(word: string, base: string): string {
+  const abs = posix.resolve(base, word);
+  return abs.length > 1 ? abs.replace(/\/+$/, '') : abs;
+}
+
 export function isInside(child: string, parent: string): boolean {
   return child === parent || child.startsWith(parent === '/' ? '/' : parent + '/');
 }
 
-const regexCache = new Map<string, RegExp>();
+type Matcher = { test(text: string): boolean };
+const regexCache = new Map<string, Matcher>();
 
 /**
  * A glob over absolute paths as a RegExp: `**` spans folders (a trailing `/**` also matches the
  * folder itself), `*` and `?` stay within one name, `{a,b}` is a choice, `[…]` a class.
  * Dot files are not special: a deny for `**\/.env` must not miss them.
  */
-export function globToRegExp(glob: string): RegExp {
+export function globToRegExp(glob: string): Matcher {
   const cached = regexCache.get(glob);
   if (cached) return cached;
-  if (regexCache.size > 5000) regexCache.clear();
   let re = '';
   let braces = 0;
   for (let i = 0; i < glob.length; i++) {
@@ -71,14 +78,67 @@ export function globToRegExp(glob: string): RegExp {
     else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
   }
   re += ')'.repeat(braces);
-  let out: RegExp;
-  try {
-    out = new RegExp(`^${re}$`);
-  } catch {
-    out = /(?!)/;
-  }
-  regexCache.set(glob, out);
+  // RE2: a rule's glob against a path the model wrote runs in linear time.
+  const out = safeRegex(`^${re}$`, 's');
+  if (regexCache.size < 5000) regexCache.set(glob, out);
   return out;
+}
+
+type GlobToken = { kind: 'char'; c: string } | { kind: 'one' } | { kind: 'star' } | { kind: 'globstar' } | { kind: 'class'; negate: boolean; body: string };
+
+/**
+ * Whether a path the model wrote, as a shell glob (`*`, `?`, `[…]`), matches `text`. Runs the
+ * glob as a set of states over the text (no backtracking): time is length × length whatever the glob.
+ */
+export function globMatches(glob: string, text: string): boolean {
+  const tokens: GlobToken[] = [];
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*') {
+      let k = i;
+      while (glob[k + 1] === '*') k++;
+      tokens.push({ kind: k > i ? 'globstar' : 'star' });
+      i = k;
+    } else if (c === '?') tokens.push({ kind: 'one' });
+    else if (c === '[' && glob.indexOf(']', i + 2) > 0) {
+      const end = glob.indexOf(']', i + 2);
+      const raw = glob.slice(i + 1, end);
+      tokens.push({ kind: 'class', negate: raw[0] === '!' || raw[0] === '^', body: raw.replace(/^[!^]/, '') });
+      i = end;
+    } else tokens.push({ kind: 'char', c });
+  }
+  const inClass = (t: { negate: boolean; body: string }, ch: string): boolean => {
+    let hit = false;
+    for (let k = 0; k < t.body.length; k++) {
+      if (t.body[k + 1] === '-' && k + 2 < t.body.length) {
+        if (ch >= t.body[k]! && ch <= t.body[k + 2]!) hit = true;
+        k += 2;
+      } else if (t.body[k] === ch) hit = true;
+    }
+    return hit !== t.negate && ch !== '/';
+  };
+  let states = new Uint8Array(tokens.length + 1);
+  const close = (set: Uint8Array) => {
+    for (let k = 0; k < tokens.length; k++) if (set[k] && (tokens[k]!.kind === 'star' || tokens[k]!.kind === 'globstar')) set[k + 1] = 1;
+  };
+  states[0] = 1;
+  close(states);
+  for (const ch of text) {
+    const next = new Uint8Array(tokens.length + 1);
+    let any = false;
+    for (let k = 0; k < tokens.length; k++) {
+      if (!states[k]) continue;
+      const t = tokens[k]!;
+      if ((t.kind === 'star' && ch !== '/') || t.kind === 'globstar') next[k] = 1;
+      else if ((t.kind === 'char' && t.c === ch) || (t.kind === 'one' && ch !== '/') || (t.kind === 'class' && inClass(t, ch))) next[k + 1] = 1;
+      else continue;
+      any = true;
+    }
+    if (!any) return false;
+    close(next);
+    states = next;
+  }
+  return states[tokens.length] === 1;
 }
 
 /**
@@ -104,10 +164,10 @@ export function expandPattern(pattern: string, places: Places): string | null {
   return p.replace(/\/{2,}/g, '/');
 }
 
-const expanded = new WeakMap<Places, Map<string, RegExp | null>>();
+const expanded = new WeakMap<Places, Map<string, Matcher | null>>();
 
-/** The RegExp for a pattern in these places, cached per Places object (a long line tests many paths). */
-function compiled(pattern: string, places: Places): RegExp | null {
+/** The matcher for a pattern in these places, cached per Places object (a long line tests many paths). */
+function compiled(pattern: string, places: Places): Matcher | null {
   let cache = expanded.get(places);
   if (!cache) expanded.set(places, (cache = new Map()));
   let re = cache.get(pattern);
@@ -154,5 +214,5 @@ export function hostMatches(glob: string, host: string): boolean {
     rest = rest.slice(2);
   }
   re += rest.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^.]*');
-  return new RegExp(`^${re}$`).test(host);
+  return safeRegex(`^${re}$`).test(host);
 }

@@ -1,4 +1,10 @@
-import { globToRegExp, isInside, resolvePath } from './glob.js';
+import { statSync } from 'node:fs';
+import { checkBudget } from './budget.js';
+import { globMatches, isInside, resolveArg, resolvePath } from './glob.js';
+import { CHMOD, CHOWN, readOptions, RM } from './options.js';
+import { realish } from './real.js';
+import { patternWords } from './rules.js';
+import { safeTest } from './safe-regex.js';
 import type { ParsedLine, SimpleCommand } from './shell.js';
 
 /**
@@ -44,17 +50,37 @@ const PARTITIONERS: Record<string, string[]> = {
 const DISKUTIL_ERASE = new Set(['eraseDisk', 'eraseVolume', 'secureErase', 'partitionDisk', 'zeroDisk', 'randomDisk', 'reformat']);
 const FIND_FILTERS = new Set(['-name', '-iname', '-path', '-ipath', '-wholename', '-iwholename', '-regex', '-iregex', '-newer', '-mtime', '-mmin', '-atime', '-amin', '-ctime', '-cmin', '-size', '-empty', '-user', '-group', '-uid', '-gid', '-inum', '-samefile', '-links', '-perm', '-lname', '-ilname']);
 
-/** Whether writing `abs` would write inside a system folder (a few harmless devices excepted). */
-export function isSystemWrite(abs: string): string | null {
+/** Disks and partitions by name, for when the device file is not there to ask. */
+const DISK_NAME = /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|loop|dm-|md|sr|nbd|zram|ram|mapper\/|root$|mem$|kmem$|port$)/;
+
+/** A device a write to destroys data or the running system: a block device, or memory. */
+function dangerousDevice(abs: string): boolean {
+  if (DISK_NAME.test(abs)) return true;
+  try {
+    return statSync(abs).isBlockDevice();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether writing `abs` would write inside a system folder (harmless devices excepted: a serial
+ * port or terminal is fine, a disk is not). The session's own working folder is writable wherever
+ * it is (`/usr/src/app`), except under /proc, /sys and /dev.
+ */
+export function isSystemWrite(abs: string, cwd: string | null = null): string | null {
   if (DEV_OK.includes(abs) || /^\/dev\/fd\/\d+$/.test(abs) || isInside(abs, '/dev/shm')) return null;
   // bash's /dev/tcp and /dev/udp are network connections, not files: defaults.ts asks about them.
   if (isInside(abs, '/dev/tcp') || isInside(abs, '/dev/udp')) return null;
-  return WRITE_PROTECTED.find((d) => isInside(abs, d)) ?? null;
+  if (isInside(abs, '/dev')) return dangerousDevice(abs) ? '/dev' : null;
+  const dir = WRITE_PROTECTED.find((d) => isInside(abs, d)) ?? null;
+  if (dir && cwd !== null && cwd !== '/' && !['/proc', '/sys'].includes(dir) && !WRITE_PROTECTED.includes(cwd) && isInside(abs, cwd)) return null;
+  return dir;
 }
 
 /** A write-tool path (write_file, edit_file, delete_file) into a system folder. */
-export function hardDenyWrite(abs: string): HardDeny | null {
-  const dir = isSystemWrite(abs);
+export function hardDenyWrite(abs: string, cwd: string | null = null): HardDeny | null {
+  const dir = isSystemWrite(abs, cwd);
   if (!dir) return null;
   return { id: 'system-write', reason: `Refused: ${abs} is inside the system folder ${dir}, and svc never writes or deletes there. ${LIMIT}` };
 }
@@ -75,17 +101,21 @@ function protectedDir(p: string, home: string): Protected | null {
  */
 function protectedTarget(target: string, base: string | null, home: string): Protected | null {
   if (base === null && !target.startsWith('/')) return null;
-  const abs = resolvePath(target, base ?? '/', home);
+  const named = resolveArg(target, base ?? '/');
+  const real = realish(named);
+  return protectedPath(named, home) ?? (real !== named ? protectedPath(real, home) : null);
+}
+
+function protectedPath(abs: string, home: string): Protected | null {
   const contents = /^(.*?)\/(?:\*|\.\*|\*\*|\{\*,\.\*\}|\.\[!.\]\*)$/.exec(abs);
   if (contents) {
     const hit = protectedDir(contents[1] || '/', home);
     if (hit) return { ...hit, contents: true };
   }
   if (/[*?[{]/.test(abs)) {
-    const re = globToRegExp(abs);
     const ancestors: string[] = [];
     for (let d = home; d !== '/' && d.length > 0; d = d.slice(0, d.lastIndexOf('/')) || '/') ancestors.push(d);
-    for (const candidate of ['/', ...ancestors, ...SYSTEM_DIRS]) if (re.test(candidate)) return protectedDir(candidate, home);
+    for (const candidate of ['/', ...ancestors, ...SYSTEM_DIRS]) if (globMatches(abs, candidate)) return protectedDir(candidate, home);
     return null;
   }
   return protectedDir(abs, home);
@@ -125,11 +155,22 @@ function operandsOf(cmd: SimpleCommand): { text: string; dynamic: boolean }[] {
   return out;
 }
 
+/** The arguments after the command word, with whether each is only known at run time. */
+function argsOf(cmd: SimpleCommand): { args: string[]; dynamic: boolean[] } {
+  return { args: cmd.args, dynamic: cmd.args.map((_a, k) => cmd.dynamic[cmd.start + 1 + k] ?? false) };
+}
+
+/** rm with -r/-R/--recursive (or any abbreviation of it). */
+export function rmRecursive(cmd: SimpleCommand): boolean {
+  const { args, dynamic } = argsOf(cmd);
+  const o = readOptions(args, dynamic, RM);
+  return o.flags.has('r') || o.flags.has('R') || o.flags.has('recursive');
+}
+
 function removal(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny | null {
-  const { flags } = split(cmd.args);
-  const recursive = hasShort(flags, 'r') || hasShort(flags, 'R') || flags.includes('--recursive');
-  if (!recursive) return null;
-  for (const op of operandsOf(cmd)) {
+  if (!rmRecursive(cmd)) return null;
+  const { args, dynamic } = argsOf(cmd);
+  for (const op of readOptions(args, dynamic, RM).operands) {
     if (op.dynamic) continue;
     const hit = protectedTarget(op.text, base, env.home);
     if (hit) return { id: `rm-${hit.kind}`, reason: `Refused: \`rm -r ${op.text}\` would delete ${describe(hit)}. ${LIMIT}` };
@@ -137,10 +178,25 @@ function removal(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDen
   return null;
 }
 
+/** `mv ~ /tmp/x` takes the home folder (or /, or a system folder) away as surely as rm -r. */
+function moveHome(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny | null {
+  const { args, dynamic } = argsOf(cmd);
+  const o = readOptions(args, dynamic, { shortValue: 'tS', longValue: ['target-directory', 'suffix', 'backup'] });
+  const target = o.values.get('t') ?? o.values.get('target-directory');
+  const sources = target === undefined ? o.operands.slice(0, -1) : o.operands;
+  for (const op of sources) {
+    if (op.dynamic) continue;
+    const hit = protectedTarget(op.text, base, env.home);
+    if (hit) return { id: `mv-${hit.kind}`, reason: `Refused: \`mv ${op.text}\` would move away ${describe(hit)}. ${LIMIT}` };
+  }
+  return null;
+}
+
 function recursiveOwnership(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny | null {
-  const { flags } = split(cmd.args);
-  if (!(hasShort(flags, 'R') || flags.includes('--recursive'))) return null;
-  for (const op of operandsOf(cmd)) {
+  const { args, dynamic } = argsOf(cmd);
+  const o = readOptions(args, dynamic, cmd.name === 'chmod' ? CHMOD : CHOWN);
+  if (!(o.flags.has('R') || o.flags.has('recursive'))) return null;
+  for (const op of o.operands) {
     if (op.dynamic) continue;
     const hit = protectedTarget(op.text, base, env.home);
     if (hit) return { id: `${cmd.name}-recursive`, reason: `Refused: \`${cmd.name} -R\` on ${describe(hit)} would break file permissions across it. ${LIMIT}` };
@@ -148,15 +204,40 @@ function recursiveOwnership(cmd: SimpleCommand, base: string | null, env: HardEn
   return null;
 }
 
+const FIND_GLOBAL = new Set(['-H', '-L', '-P']);
+
+/** find's starting points and whether its expression deletes (or runs rm on) everything it visits. */
+export function findActions(cmd: SimpleCommand): { roots: { text: string; dynamic: boolean }[]; acts: boolean; unfiltered: boolean; complex: boolean } {
+  const { args, dynamic } = argsOf(cmd);
+  let i = 0;
+  while (i < args.length && (FIND_GLOBAL.has(args[i]!) || /^-O\d*$/.test(args[i]!) || args[i] === '-D')) i += args[i] === '-D' ? 2 : 1;
+  const roots: { text: string; dynamic: boolean }[] = [];
+  for (; i < args.length && !(args[i]!.startsWith('-') || args[i] === '(' || args[i] === '!') ; i++) roots.push({ text: args[i]!, dynamic: dynamic[i] ?? false });
+  if (roots.length === 0) roots.push({ text: '.', dynamic: false });
+  const expr = args.slice(i);
+  let acts = false;
+  let unfiltered = false;
+  let filtered = false;
+  const complex = expr.some((a) => a === '(' || a === '!' || a === '-not' || a === '-o' || a === '-or' || a === ',');
+  for (let k = 0; k < expr.length; k++) {
+    const a = expr[k]!;
+    const action = a === '-delete' || ((a === '-exec' || a === '-execdir' || a === '-ok' || a === '-okdir') && basename(expr[k + 1] ?? '') === 'rm');
+    if (action) {
+      acts = true;
+      // -delete acts wherever it stands: the tests after it filter nothing it already did.
+      if (!filtered) unfiltered = true;
+    } else if (FIND_FILTERS.has(a)) filtered = true;
+  }
+  return { roots, acts, unfiltered, complex };
+}
+
 function findDelete(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny | null {
-  const firstExpr = cmd.args.findIndex((a) => a.startsWith('-') || a === '(' || a === '!');
-  const roots = (firstExpr < 0 ? cmd.args : cmd.args.slice(0, firstExpr)).filter((a) => !/^-[HLP]$/.test(a));
-  const expr = firstExpr < 0 ? [] : cmd.args.slice(firstExpr);
-  const deletes = expr.includes('-delete') || expr.some((a, k) => (a === '-exec' || a === '-execdir') && basename(expr[k + 1] ?? '') === 'rm');
-  if (!deletes || expr.some((a) => FIND_FILTERS.has(a))) return null;
-  for (const r of roots) {
-    const hit = protectedTarget(r, base, env.home);
-    if (hit && hit.path === resolvePath(r, base ?? '/', env.home)) return { id: `rm-${hit.kind}`, reason: `Refused: this find would delete everything under ${describe(hit)}. ${LIMIT}` };
+  const f = findActions(cmd);
+  if (!f.acts || !f.unfiltered || f.complex) return null;
+  for (const r of f.roots) {
+    if (r.dynamic) continue;
+    const hit = protectedTarget(r.text, base, env.home);
+    if (hit && !hit.contents) return { id: `rm-${hit.kind}`, reason: `Refused: this find would delete everything under ${describe(hit)}. ${LIMIT}` };
   }
   return null;
 }
@@ -166,12 +247,13 @@ function basename(w: string): string {
 }
 
 function devices(cmd: SimpleCommand): string[] {
-  return cmd.args.map((a) => (a.startsWith('of=') ? a.slice(3) : a)).filter((a) => a.startsWith('/dev/') && isSystemWrite(a) !== null);
+  return cmd.args.map((a) => (a.startsWith('of=') ? a.slice(3) : a)).filter((a) => a.startsWith('/dev/') && dangerousDevice(a));
 }
 
 function disks(cmd: SimpleCommand): HardDeny | null {
   const { name, args } = cmd;
-  if (name.startsWith('mkfs') || FORMATTERS.has(name) || (name === 'mkswap' && devices(cmd).length > 0)) {
+  // A file system made in an image file (`mkfs.ext4 -F rootfs.img`) harms nothing.
+  if ((name.startsWith('mkfs') || FORMATTERS.has(name) || name === 'mkswap') && devices(cmd).length > 0) {
     return { id: 'mkfs', reason: `Refused: ${name} formats a disk or partition and destroys everything on it. ${LIMIT}` };
   }
   if (name === 'diskutil' && args.some((a) => DISKUTIL_ERASE.has(a))) {
@@ -179,7 +261,7 @@ function disks(cmd: SimpleCommand): HardDeny | null {
   }
   if (name === 'dd') {
     const of = args.find((a) => a.startsWith('of='))?.slice(3);
-    if (of && of.startsWith('/dev/') && isSystemWrite(of)) return { id: 'dd-device', reason: `Refused: dd writing to ${of} overwrites a disk or device directly. ${LIMIT}` };
+    if (of && of.startsWith('/dev/') && dangerousDevice(of)) return { id: 'dd-device', reason: `Refused: dd writing to ${of} overwrites a disk or device directly. ${LIMIT}` };
   }
   const readOnly = Object.hasOwn(PARTITIONERS, name) ? PARTITIONERS[name] : undefined;
   if (readOnly) {
@@ -230,27 +312,18 @@ function killTargets(args: readonly string[]): string[] {
 }
 
 /** Whether a pkill/killall pattern would match svc's processes (named node; `-f` also sees `svc serve`). */
-function matchesSvc(pattern: string, opts: { regex: boolean; exact: boolean; ignoreCase: boolean; full: boolean }): boolean {
+function matchesSvc(pattern: string, opts: { regex: boolean; exact: boolean; ignoreCase: boolean; full: boolean; inverse: boolean }): boolean {
   // With -f the pattern sees whole command lines: those of the supervisor and of every child.
   const names = opts.full ? ['node', 'svc', 'svc serve', 'bin/svc.js', '/usr/bin/node /work/x/bin/svc.js serve --addr 127.0.0.1:8088', 'dist/src/gateway/main.js', 'dist/src/workers/agent/main.js'] : ['node', 'svc'];
   return names.some((n) => {
     if (!opts.regex) return opts.ignoreCase ? pattern.toLowerCase() === n : pattern === n;
-    try {
-      const re = new RegExp(opts.exact ? `^(?:${pattern})$` : pattern, opts.ignoreCase ? 'i' : '');
-      return re.test(n);
-    } catch {
-      return pattern.includes(n);
-    }
+    // Model-written patterns run on RE2 (linear time); one RE2 cannot read is assumed to match.
+    return safeTest(opts.exact ? `^(?:${pattern})$` : pattern, opts.ignoreCase ? 'i' : '', n) ?? true;
   });
 }
 
 function matchesEverything(pattern: string): boolean {
-  try {
-    const re = new RegExp(pattern);
-    return ['init', 'node', 'zsh', 'x', 'Xorg'].every((n) => re.test(n));
-  } catch {
-    return false;
-  }
+  return ['init', 'node', 'zsh', 'x', 'Xorg'].every((n) => safeTest(pattern, '', n) === true);
 }
 
 function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
@@ -261,15 +334,29 @@ function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
   if (name === 'killall5') return { id: 'kill-all', reason: KILL_ALL };
   if (name === 'kill') {
     for (const t of killTargets(args)) {
-      if (t === '-1') return { id: 'kill-all', reason: KILL_ALL };
+      if (/^-0*1$/.test(t)) return { id: 'kill-all', reason: KILL_ALL };
       const pid = Math.abs(Number(t));
       if (/^-?\d+$/.test(t) && env.svcPids.includes(pid)) return svcKill(`kill ${t}`);
       if (/\$\{?PPID\b/.test(t)) return svcKill(`kill ${t}`);
-      if (/\$\(|`/.test(t) && /\b(node|svc|PPID)\b|svc\.pid/.test(t)) return svcKill(`kill ${t}`);
+      // `kill $(pgrep -f x)`: judged as pkill -f x would be; other substitutions by what they name.
+      const finder = /^"?(?:\$\(|`)\s*(pgrep|pidof)\s+([^`)]*?)\s*(?:\)|`)"?$/.exec(t);
+      if (finder) {
+        if (pkillHit(finder[1] === 'pidof' ? 'killall' : 'pkill', patternWords(finder[2]!), env)) return svcKill(`kill ${t}`);
+      } else if (/\$\(|`/.test(t) && /\b(node|svc|PPID)\b|svc\.pid/.test(t)) return svcKill(`kill ${t}`);
+    }
+    // `pgrep node | xargs kill`: the pids are whatever pgrep finds.
+    if (cmd.fed && cmd.feeder && ['pgrep', 'pidof'].includes(basename(cmd.feeder[0] ?? ''))) {
+      const hit = pkillHit(cmd.feeder[0] === 'pidof' ? 'killall' : 'pkill', cmd.feeder.slice(1), env);
+      if (hit) return svcKill(`${cmd.feeder.join(' ')} | xargs kill`);
     }
     return null;
   }
   if (name !== 'pkill' && name !== 'killall') return null;
+  return pkillHit(name, args, env);
+}
+
+/** What pkill/killall (or pgrep/pidof feeding kill) with these arguments would hit that it must not. */
+function pkillHit(name: string, args: readonly string[], env: HardEnv): HardDeny | null {
   const valueShort = name === 'pkill' ? 'gGPstuUFq' : 'suoynZ';
   const valueLong = name === 'pkill' ? ['--signal', '--pgroup', '--group', '--parent', '--session', '--terminal', '--euid', '--uid', '--pidfile', '--ns', '--nslist'] : ['--signal', '--user', '--older-than', '--younger-than', '--ns', '--context'];
   const ownerOpts = name === 'pkill' ? ['-u', '-U', '-g', '-G', '-s', '-t', '--euid', '--uid', '--group', '--pgroup', '--session', '--terminal'] : ['-u', '--user'];
@@ -307,11 +394,13 @@ function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
   const pidfile = values.find((v) => v.opt === '-F' || v.opt === '--pidfile');
   if (pidfile && isInside(resolvePath(pidfile.value, env.cwd ?? env.home, env.home), env.svcHome)) return svcKill(`${name} -F ${pidfile.value}`);
   const opts = {
+    inverse: name === 'pkill' && (letters.has('v') || letters.has('--inverse')),
     regex: name === 'pkill' || letters.has('r') || letters.has('--regexp'),
     exact: letters.has('x') || letters.has('--exact'),
     ignoreCase: letters.has('i') || letters.has('I') || letters.has('--ignore-case'),
     full: name === 'pkill' && (letters.has('f') || letters.has('--full')),
   };
+  if (opts.inverse) return { id: 'kill-all', reason: `Refused: pkill -v signals every process that does not match, svc and your desktop session included. ${LIMIT}` };
   const hit = patterns.find((p) => matchesSvc(p, opts));
   if (hit !== undefined) return svcKill(`${name} ${hit}`);
   return null;
@@ -332,8 +421,9 @@ function writes(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny
   if (cmd.name === 'dd') targets.push(...cmd.args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)));
   for (const t of targets) {
     if (base === null && !t.startsWith('/')) continue;
-    const abs = resolvePath(t, base ?? '/', env.home);
-    const dir = isSystemWrite(abs);
+    const named = resolveArg(t, base ?? '/');
+    const abs = isInside(named, '/dev') ? named : realish(named);
+    const dir = isSystemWrite(abs, env.cwd === null ? null : realish(env.cwd)) ?? isSystemWrite(named, env.cwd);
     if (dir) return { id: 'system-write', reason: `Refused: this writes to ${abs}, inside the system folder ${dir}. ${LIMIT}` };
   }
   return null;
@@ -355,27 +445,19 @@ function forkBomb(line: ParsedLine): HardDeny | null {
 export function hardDenyCommand(line: ParsedLine, env: HardEnv): HardDeny | null {
   const bomb = forkBomb(line);
   if (bomb) return bomb;
-  let base: string | null = env.cwd ?? env.home;
-  let depth = -1;
   for (const cmd of line.commands) {
-    if (cmd.depth !== depth) {
-      base = env.cwd ?? env.home;
-      depth = cmd.depth;
-    }
-    const found =
-      disks(cmd) ??
-      writes(cmd, base, env) ??
-      (cmd.name === 'rm' ? removal(cmd, base, env) : null) ??
-      (['chmod', 'chown', 'chgrp'].includes(cmd.name) ? recursiveOwnership(cmd, base, env) : null) ??
-      (cmd.name === 'find' ? findDelete(cmd, base, env) : null) ??
-      power(cmd) ??
-      kills(cmd, env);
-    if (found) return found;
-    if (cmd.name === 'cd' || cmd.name === 'pushd') {
-      const to = cmd.args.find((a) => !a.startsWith('-'));
-      const dyn = cmd.dynamic[cmd.start + 1 + cmd.args.indexOf(to ?? '')] ?? false;
-      if (to === undefined) base = env.home;
-      else base = dyn || base === null ? null : resolvePath(to, base, env.home);
+    checkBudget();
+    for (const base of cmd.cwds ?? [null]) {
+      const found =
+        disks(cmd) ??
+        writes(cmd, base, env) ??
+        (cmd.name === 'rm' ? removal(cmd, base, env) : null) ??
+        (['chmod', 'chown', 'chgrp'].includes(cmd.name) ? recursiveOwnership(cmd, base, env) : null) ??
+        (cmd.name === 'find' ? findDelete(cmd, base, env) : null) ??
+        (cmd.name === 'mv' ? moveHome(cmd, base, env) : null) ??
+        power(cmd) ??
+        kills(cmd, env);
+      if (found) return found;
     }
   }
   return null;

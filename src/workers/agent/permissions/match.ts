@@ -1,5 +1,8 @@
-import { hostMatches, hostOf, pathMatches, resolvePath, type Places } from './glob.js';
+import { checkBudget } from './budget.js';
+import { hostMatches, hostOf, pathMatches, resolveArg, type Places } from './glob.js';
+import { realish } from './real.js';
 import type { Rule } from './rules.js';
+import { safeRegex } from './safe-regex.js';
 import { basename, type ParsedLine, type SimpleCommand } from './shell.js';
 
 /**
@@ -45,14 +48,34 @@ function hostsOf(cmd: SimpleCommand): string[] {
   return hosts;
 }
 
-/** The file arguments and redirection targets of a command, made absolute. */
-function pathsOf(cmd: SimpleCommand, base: string, home: string): { paths: string[]; unknown: boolean } {
-  const paths: string[] = [];
+/** Paths resolved through symbolic links per command at most (each costs a system call). */
+const MAX_REAL = 256;
+
+/**
+ * The file arguments and redirection targets of a command, made absolute against every folder
+ * it may run in, and also as they really lead through symbolic links.
+ */
+function pathsOf(cmd: SimpleCommand, home: string): { paths: string[]; unknown: boolean } {
+  const paths = new Set<string>();
   let unknown = false;
+  let real = 0;
   const add = (text: string, dynamic: boolean) => {
     if (text.length === 0 || isRemote(text)) return;
-    if (dynamic) unknown = true;
-    else paths.push(resolvePath(text, base, home));
+    if (dynamic) {
+      unknown = true;
+      return;
+    }
+    const bases = text.startsWith('/') ? ['/'] : cmd.cwds;
+    if (bases === null) {
+      unknown = true;
+      return;
+    }
+    checkBudget();
+    for (const b of bases) {
+      const abs = resolveArg(text, b);
+      paths.add(abs);
+      if (real++ < MAX_REAL) paths.add(realish(abs));
+    }
   };
   let done = false;
   cmd.args.forEach((a, k) => {
@@ -70,15 +93,14 @@ function pathsOf(cmd: SimpleCommand, base: string, home: string): { paths: strin
     if ((bare === '>&' || bare === '<&') && /^(\d+-?|-)$/.test(r.target)) continue;
     if (READ_OPS.has(bare) || bare.includes('>')) add(r.target, r.dynamic);
   }
-  return { paths, unknown };
+  return { paths: [...paths], unknown };
 }
 
 /** Units for a parsed terminal line. */
 export function commandUnits(line: ParsedLine, places: Places): Unit[] {
-  const base = places.cwd ?? places.home;
   const units: Unit[] = [];
   for (const cmd of line.commands) {
-    const { paths, unknown } = pathsOf(cmd, base, places.home);
+    const { paths, unknown } = pathsOf(cmd, places.home);
     const hosts = hostsOf(cmd);
     const from = (k: number, wrapper: boolean): Unit => ({ words: cmd.words.slice(k), dynamic: cmd.dynamic.slice(k), cmd, wrapper, paths, unknownPath: unknown, hosts });
     for (const w of cmd.wrappers) units.push(from(w, true));
@@ -88,14 +110,14 @@ export function commandUnits(line: ParsedLine, places: Places): Unit[] {
   return units;
 }
 
-const wordRegex = new Map<string, RegExp>();
+const wordRegex = new Map<string, { test(text: string): boolean }>();
 
 function wordMatches(pattern: string, word: string, dynamic: boolean): boolean {
   if (pattern === word) return true;
   if (dynamic || !/[*?]/.test(pattern)) return false;
   let re = wordRegex.get(pattern);
   if (!re) {
-    re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
+    re = safeRegex(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
     wordRegex.set(pattern, re);
   }
   return re.test(word);

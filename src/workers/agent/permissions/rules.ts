@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { lex } from './lex.js';
 import type { Unit } from './match.js';
 import type { Places } from './glob.js';
 
@@ -69,9 +68,26 @@ const verdict = z.enum(['allow', 'ask', 'deny']);
 
 const asList = (v: string | string[] | undefined): string[] | null => (v === undefined ? null : Array.isArray(v) ? v : [v]);
 
-/** A command pattern's words, split like a shell line (quotes group words). */
+/** A command pattern's words: split on blanks, quotes group words (`git commit -m "wip"`). */
 export function patternWords(pattern: string): string[] {
-  return lex(pattern, { onNested: () => {} }).flatMap((t) => (t.kind === 'word' ? [t.word.text] : []));
+  const words: string[] = [];
+  let cur: string | null = null;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (quote) {
+      if (c === quote) quote = null;
+      else cur += c === '\\' && quote === '"' && i + 1 < pattern.length ? pattern[++i]! : c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      cur ??= '';
+    } else if (/\s/.test(c)) {
+      if (cur !== null) words.push(cur);
+      cur = null;
+    } else cur = (cur ?? '') + (c === '\\' && i + 1 < pattern.length ? pattern[++i]! : c);
+  }
+  if (cur !== null) words.push(cur);
+  return words;
 }
 
 function issueText(issue: z.core.$ZodIssue): string {

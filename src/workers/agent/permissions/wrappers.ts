@@ -1,4 +1,4 @@
-import type { Word } from './lex.js';
+import type { Word } from './words.js';
 
 /**
  * Commands that run another command: `sudo -u bob rm …` runs rm. For each we know which options
@@ -45,8 +45,9 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
 };
 
 /** Skips a wrapper's options; returns where its command word is and any command-line values. */
-export function skipWrapperOptions(words: Word[], from: number, spec: WrapperSpec): { next: number; scripts: string[] } {
+export function skipWrapperOptions(words: Word[], from: number, spec: WrapperSpec): { next: number; scripts: string[]; dynamicScript: boolean } {
   const scripts: string[] = [];
+  let dynamicScript = false;
   let positionals = spec.positionals ?? 0;
   let i = from;
   while (i < words.length) {
@@ -66,16 +67,27 @@ export function skipWrapperOptions(words: Word[], from: number, spec: WrapperSpe
       const name = eq < 0 ? a : a.slice(0, eq);
       const takesValue = spec.long?.includes(name) || spec.scriptLong?.includes(name);
       let value = eq < 0 ? undefined : a.slice(eq + 1);
-      if (takesValue && value === undefined) value = words[++i]?.text;
-      if (spec.scriptLong?.includes(name) && value !== undefined) scripts.push(value);
+      let valueWord: Word | undefined = w;
+      if (takesValue && value === undefined) {
+        valueWord = words[++i];
+        value = valueWord?.text;
+      }
+      if (spec.scriptLong?.includes(name) && value !== undefined) {
+        if (valueWord?.dynamic) dynamicScript = true;
+        else scripts.push(value);
+      }
       i++;
     } else if (a.startsWith('-') && a.length > 1) {
       for (let k = 1; k < a.length; k++) {
         const ch = a[k]!;
         const script = spec.scriptShort?.includes(ch) ?? false;
         if (script || spec.short?.includes(ch)) {
-          const value = k + 1 < a.length ? a.slice(k + 1) : words[++i]?.text;
-          if (script && value !== undefined) scripts.push(value);
+          const valueWord = k + 1 < a.length ? w : words[++i];
+          const value = k + 1 < a.length ? a.slice(k + 1) : valueWord?.text;
+          if (script && value !== undefined) {
+            if (valueWord?.dynamic) dynamicScript = true;
+            else scripts.push(value);
+          }
           break;
         }
       }
@@ -89,5 +101,5 @@ export function skipWrapperOptions(words: Word[], from: number, spec: WrapperSpe
       break;
     }
   }
-  return { next: i, scripts };
+  return { next: i, scripts, dynamicScript };
 }

@@ -2,6 +2,7 @@ import { realpathSync, statSync } from 'node:fs';
 import type { Paths } from '../../../shared/paths.js';
 import { displayPath } from './file-path.js';
 import type { ToolContext } from './registry.js';
+import { keyFolders } from './private-key.js';
 
 /** Caps shared by glob and grep. */
 export const SEARCH_LIMITS = {
@@ -16,9 +17,9 @@ export const SEARCH_LIMITS = {
   graceMs: 5_000,
 };
 
-/** svc's own files (keys, config, database, trash): a search never reads or lists them. */
+/** svc's own files (keys, config, database, trash) and key folders (~/.ssh, ~/.gnupg): a search never reads or lists them. */
 export function searchSkips(paths: Paths): string[] {
-  const list = [paths.accessKey, paths.serveEnv, paths.config, paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.runDir, paths.trashDir];
+  const list = [paths.accessKey, paths.serveEnv, paths.config, paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.runDir, paths.trashDir, ...keyFolders()];
   const out = new Set(list);
   for (const p of list) {
     try {

@@ -5,6 +5,7 @@ import { looksBinary } from './binary.js';
 import { globToRegExp } from './glob-pattern.js';
 import { searchTaskSchema, type GlobResult, type GlobTask, type GrepLine, type GrepResult, type GrepTask } from './search-types.js';
 import { walkFiles, type WalkStats } from './walk.js';
+import { looksLikePrivateKey } from './private-key.js';
 
 /** Runs on the search pool's threads (piscina): the walking and matching that would block the loop. */
 export default function search(raw: unknown): GlobResult | GrepResult {
@@ -63,6 +64,7 @@ function grep(task: GrepTask): GrepResult {
       continue;
     }
     const text = buf.toString('utf8');
+    if (looksLikePrivateKey(text)) continue; // read_file refuses keys; a search does not show them either
     if (!whole.test(text)) continue;
     const lines = text.split('\n');
     if (lines.at(-1) === '') lines.pop(); // a final newline does not start another line
