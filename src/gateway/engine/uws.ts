@@ -86,8 +86,14 @@ class UwsResponse implements EngineResponse {
   endWithoutBody(length: number | undefined, close: boolean): void {
     // endWithoutBody(undefined, close) would write "Content-Length: 9223372036854775808"; only its
     // no-argument form writes no Content-Length, and it cannot close, so closing goes through end().
-    if (length !== undefined) this.res.endWithoutBody(length, close);
-    else if (close) this.res.end(undefined, true);
+    // The pinned build also takes endWithoutBody(length) as the start of a body of that length,
+    // leaves the request unanswered and aborts the process (a HEAD request did that), so the
+    // length (and Connection: close, which the no-argument form cannot ask for) goes out as headers.
+    if (length !== undefined) {
+      this.res.writeHeader('Content-Length', String(length));
+      if (close) this.res.writeHeader('Connection', 'close');
+      this.res.endWithoutBody();
+    } else if (close) this.res.end(undefined, true);
     else this.res.endWithoutBody();
   }
   write(chunk: string | Uint8Array): void {

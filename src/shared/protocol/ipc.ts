@@ -26,12 +26,15 @@ const processStatus = z.object({
   rss_bytes: z.number().int().nullable(),
   inflight_turns: z.number().int(),
   last_exit: z.string().nullable(),
+  /** For a child that is down: when its next start is tried (null while one is starting). */
+  next_try_at: z.string().nullable().optional(),
 });
 export type ProcessStatus = z.infer<typeof processStatus>;
 
 export const statusSchema = z.object({
   version: z.string(),
-  state: z.enum(['starting', 'running', 'draining', 'restarting', 'stopping']),
+  /** `degraded`: the supervisor runs but no gateway serves (see the gateway's row for why). */
+  state: z.enum(['starting', 'running', 'degraded', 'draining', 'restarting', 'stopping']),
   started_at: z.string(),
   home: z.string(),
   addr: z.string().nullable(),
