@@ -1,12 +1,17 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chooseEngine } from '../src/gateway/engine/pick.js';
 
 /**
  * Runs every `*.test.js` under dist/test in its own process (a crashed server or a stuck socket
  * in one file cannot sink the others), adds up uvu's counts, and ends with `N passed, N failed`.
  * `node dist/test/run.js auth` runs only files whose path contains "auth".
+ *
+ * Both HTTP engines: where native uWS loads (and SVC_HTTP_ENGINE does not pick one), the files
+ * that talk to a real gateway run a second time with SVC_HTTP_ENGINE=node; on a runtime without
+ * uWS the one pass is the Node engine's already. SVC_TEST_ONE_ENGINE=1 skips the second pass.
  */
 const root = dirname(fileURLToPath(import.meta.url));
 const FILE_TIMEOUT_MS = 5 * 60_000;
@@ -22,9 +27,9 @@ function* walk(dir: string): Generator<string> {
 const filters = process.argv.slice(2);
 const files = [...walk(root)].filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 
-function runFile(file: string): Promise<{ passed: number; failed: number; skipped: number }> {
+function runFile(file: string, env: NodeJS.ProcessEnv = {}): Promise<{ passed: number; failed: number; skipped: number }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--enable-source-maps', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0' } });
+    const child = spawn(process.execPath, ['--enable-source-maps', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0', ...env } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -52,17 +57,41 @@ function runFile(file: string): Promise<{ passed: number; failed: number; skippe
   });
 }
 
+/** Files that start a real gateway (svc serve, the turn rig, a browser) or an engine of their own. */
+function talksToGateway(file: string): boolean {
+  const text = readFileSync(file, 'utf8');
+  return ['startServer(', 'startRig(', 'createEngine(', 'helpers/browser.js'].some((m) => text.includes(m));
+}
+
+const passes: Array<{ label: string; files: string[]; env: NodeJS.ProcessEnv }> = [{ label: '', files, env: {} }];
+let first: 'uws' | 'node';
+try {
+  first = chooseEngine();
+} catch (err) {
+  process.stdout.write(`${(err as Error).message}\n0 passed, 1 failed\n`);
+  process.exit(1);
+}
+if (process.env.SVC_HTTP_ENGINE === undefined && first === 'uws' && process.env.SVC_TEST_ONE_ENGINE !== '1') {
+  passes.push({ label: ' [node engine]', files: files.filter(talksToGateway), env: { SVC_HTTP_ENGINE: 'node' } });
+}
+
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+let ran = 0;
 const started = Date.now();
-for (const file of files) {
-  process.stdout.write(`\n# ${relative(root, file)}\n`);
-  const r = await runFile(file);
-  passed += r.passed;
-  failed += r.failed;
-  skipped += r.skipped;
+for (const pass of passes) {
+  const engine = pass.env.SVC_HTTP_ENGINE ?? first;
+  process.stdout.write(`\n## Node ${process.versions.node}, ${engine} engine: ${pass.files.length} files\n`);
+  for (const file of pass.files) {
+    process.stdout.write(`\n# ${relative(root, file)}${pass.label}\n`);
+    const r = await runFile(file, pass.env);
+    passed += r.passed;
+    failed += r.failed;
+    skipped += r.skipped;
+    ran++;
+  }
 }
-process.stdout.write(`\n${files.length} test files in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+process.stdout.write(`\n${ran} test file runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 process.stdout.write(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
 process.exit(failed > 0 || files.length === 0 ? 1 : 0);

@@ -3,7 +3,7 @@ import { log } from '../shared/log.js';
 import { formatHostPort, isLoopbackBind, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
 import { version } from '../shared/version.js';
-import { describeEngine } from '../shared/engine-name.js';
+import { describeEngine, untestedNodeWarning } from '../shared/runtime.js';
 import { askControl } from '../supervisor/control-socket.js';
 import type { Forked } from '../supervisor/spawn-child.js';
 import { Supervisor, type ServeFlags } from '../supervisor/supervisor.js';
@@ -17,6 +17,8 @@ export async function serveForeground(paths: Paths, flags: ServeFlags, badEnvLin
     gateway?.proc.kill('SIGKILL');
     throw err;
   }
+  const untested = untestedNodeWarning();
+  if (untested) process.stderr.write(`${untested}\n`);
   const supervisor = new Supervisor(paths, flags, gateway);
   let stopping = false;
   const stop = (reason: string, code: number) => {

@@ -1,7 +1,7 @@
 import type { Paths } from '../shared/paths.js';
 import { statusSchema, type Status } from '../shared/protocol/ipc.js';
 import { askControl } from '../supervisor/control-socket.js';
-import { describeEngine } from '../shared/engine-name.js';
+import { describeEngine } from '../shared/runtime.js';
 
 /** `svc status`: asks the running supervisor; never boots any part of the server. */
 export async function fetchStatus(paths: Paths): Promise<Status | undefined> {

@@ -70,8 +70,8 @@ export class Gateway {
     this.ws.publish('server', on ? 'draining' : 'resumed', { retry_after_s: retryAfterS });
   }
 
-  listen(host: string, port: number): Promise<number> {
-    return this.engine.listen(host, port);
+  listen(host: string, port: number, inherited?: unknown): Promise<number> {
+    return this.engine.listen(host, port, inherited);
   }
 
   /** Stops accepting (the successor already listens), closes WebSockets, waits out in-flight requests. */

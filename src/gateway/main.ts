@@ -11,6 +11,11 @@ import { allRoutes } from './routes/index.js';
 import { chooseEngine, createEngine } from './engine/pick.js';
 
 /** The gateway process: takes its config and key from the supervisor, listens, serves. */
+/** The previous gateway's listening socket, when its engine could not share the port (see engine/node.ts). */
+let inherited: unknown;
+process.on('message', (m: unknown, handle: unknown) => {
+  if (handle !== undefined && typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'gateway.listener') inherited = handle;
+});
 const endpoint = startChild('gateway');
 let gateway: Gateway | undefined;
 let config: Config | undefined;
@@ -36,10 +41,18 @@ endpoint.handle('child.start', async (start) => {
   };
   gw.setRoutes(allRoutes(deps));
   gw.ws.onCommand = chatCommands(deps, gw.ws);
-  const port = await gw.listen(start.listen.host, start.listen.port);
+  const port = await gw.listen(start.listen.host, start.listen.port, inherited);
+  inherited = undefined;
   gateway = gw;
   log.info(`listening with the ${engineName === 'uws' ? 'native uWebSockets.js' : 'node:http + ws'} engine`, { port });
   return { port, engine: engineName, ...(engineName === 'uws' ? { uws: 'native' as const } : {}) };
+});
+
+endpoint.handle('gateway.listener', async () => {
+  const handle = gateway?.engine.listenerToPass();
+  if (!handle || !process.send) return { sent: false };
+  process.send({ kind: 'event', type: 'gateway.listener', payload: {} }, handle as never);
+  return { sent: true };
 });
 
 endpoint.handle('gateway.handover', async () => ({ open_connections: (await gateway?.handover()) ?? 0 }));

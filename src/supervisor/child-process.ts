@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import type { ChildProcess, SendHandle } from 'node:child_process';
 import { Endpoint, type Link } from '../shared/protocol/endpoint.js';
 import type { ChildRole, IpcMessage, ProcessStatus } from '../shared/protocol/ipc.js';
 import type { Forked } from './spawn-child.js';
@@ -13,6 +13,8 @@ export class Child {
   state: State = 'starting';
   /** Set before an intended stop, so the exit is not taken for a crash. */
   expectedExit = false;
+  /** Sends a message, with an OS handle (a listening socket) when given, in order with the rest; `sent` runs once it is out. */
+  readonly sendRaw: (m: IpcMessage, handle?: SendHandle, sent?: () => void) => void;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   constructor(
@@ -22,12 +24,15 @@ export class Child {
     this.proc = forked.proc;
     const proc = this.proc;
     // A child loads its modules asynchronously; hold messages until it says its handlers exist.
-    let held: IpcMessage[] | undefined = [];
+    let held: Array<{ m: IpcMessage; handle?: SendHandle; sent?: () => void }> | undefined = [];
+    const send = (e: { m: IpcMessage; handle?: SendHandle; sent?: () => void }) => {
+      if (!proc.connected) return e.sent?.();
+      if (e.handle === undefined) proc.send(e.m);
+      else proc.send(e.m, e.handle, {}, () => e.sent?.());
+    };
+    this.sendRaw = (m, handle, sent) => (held ? held.push({ m, handle, sent }) : send({ m, handle, sent }));
     const link: Link = {
-      send: (m: IpcMessage) => {
-        if (held) held.push(m);
-        else if (proc.connected) proc.send(m);
-      },
+      send: (m: IpcMessage) => this.sendRaw(m),
       onMessage: (listener) => {
         proc.on('message', listener);
         // Whatever the child said before this Endpoint existed is heard now, in order.
@@ -39,7 +44,7 @@ export class Child {
       if (event.type !== 'child.ready' || !held) return;
       const queue = held;
       held = undefined;
-      for (const m of queue) if (proc.connected) proc.send(m);
+      for (const e of queue) send(e);
     });
     this.exited = new Promise((resolve) => {
       proc.once('exit', (code, signal) => {

@@ -1,4 +1,5 @@
 import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { SendHandle } from 'node:child_process';
 import type { Server } from 'node:net';
 import type { Config } from '../shared/config/schema.js';
 import { log, redact, setLogConsole, setLogLevel, setLogRole } from '../shared/log.js';
@@ -15,6 +16,7 @@ import { Backoff } from './backoff.js';
 import { assertPortFree } from './port-check.js';
 import { redactConfigSecrets } from '../shared/config/secrets.js';
 import { Child } from './child-process.js';
+import { takeListener } from './listener-handoff.js';
 import { forkChild, type Forked } from './spawn-child.js';
 import { handleConfigEdits } from './config-service.js';
 import { serveControl } from './control-socket.js';
@@ -230,8 +232,9 @@ export class Supervisor {
     const old = this.gateway;
     const oldAgents = this.agents.splice(0);
     try {
-      // The old gateway keeps its socket until the new one listens on the same port (SO_REUSEPORT).
-      await this.spawnGateway(this.boundPort ?? next.listen.port);
+      // The old gateway keeps its socket until the new one listens on the same port (SO_REUSEPORT,
+      // or the socket itself passed on where the engine cannot share a port).
+      await this.spawnGateway(this.boundPort ?? next.listen.port, undefined, old ? await takeListener(old) : undefined);
     } catch (err) {
       this.lastRestartError = `the new gateway did not start: ${(err as Error).message}`;
       log.error('restart abandoned', { error: this.lastRestartError });
@@ -285,8 +288,9 @@ export class Supervisor {
     return agent;
   }
 
-  private async spawnGateway(port: number, forked?: Forked): Promise<{ port: number; engine: 'uws' | 'node' }> {
+  private async spawnGateway(port: number, forked?: Forked, listener?: SendHandle): Promise<{ port: number; engine: 'uws' | 'node' }> {
     const child = this.spawn('gateway', forked);
+    if (listener) child.sendRaw({ kind: 'event', type: 'gateway.listener', payload: {} }, listener, () => (listener as { close?: () => void }).close?.());
     let started;
     try {
       started = await child.endpoint.request(

@@ -52,10 +52,16 @@ export function startServer(opts: StartOptions = {}): Promise<RunningServer> {
       reject(new Error(`svc serve did not start in time:\n${out}`));
     }, opts.timeoutMs ?? 15_000);
     const check = () => {
-      const m = /listening on http:\/\/(\S+?):(\d+)\//.exec(out);
+      const m = /listening on http:\/\/(\S+?):(\d+)\/.*$/m.exec(out);
       if (!m) return;
       clearTimeout(timer);
       proc.stdout!.off('data', check);
+      // SVC_HTTP_ENGINE runs the suite on one engine: a server on the other would prove nothing.
+      const want = env.SVC_HTTP_ENGINE;
+      if (want && !m[0].includes(`(engine: ${want === 'uws' ? 'uWebSockets.js native' : 'node:http'})`)) {
+        proc.kill('SIGKILL');
+        return reject(new Error(`SVC_HTTP_ENGINE=${want}, but svc serve started with another engine: ${m[0]}`));
+      }
       const port = Number(m[2]);
       resolve({
         home,

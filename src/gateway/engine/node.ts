@@ -226,18 +226,26 @@ export class NodeEngine implements HttpEngine {
     this.pinger.unref();
   }
 
-  listen(host: string, port: number): Promise<number> {
+  listen(host: string, port: number, inherited?: unknown): Promise<number> {
     return new Promise((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) =>
         reject(new Error(`cannot listen on ${host || '*'}:${port}: ${err.code === 'EADDRINUSE' ? 'the address is in use' : err.code === 'EADDRNOTAVAIL' ? 'the address is not available on this machine' : err.message}`));
-      this.server.once('error', onError);
-      const opts = { host: host === '' ? undefined : host, port, ...(nodeReusePort ? { reusePort: true } : {}) };
-      this.server.listen(opts, () => {
+      const done = () => {
         this.server.off('error', onError);
         const addr = this.server.address();
         resolve(typeof addr === 'object' && addr ? addr.port : port);
-      });
+      };
+      this.server.once('error', onError);
+      if (inherited !== undefined) this.server.listen(inherited as { _handle: unknown }, done);
+      else this.server.listen({ host: host === '' ? undefined : host, port, ...(nodeReusePort ? { reusePort: true } : {}) }, done);
     });
+  }
+
+  listenerToPass(): object | undefined {
+    if (nodeReusePort) return undefined;
+    // Node before 22.12 cannot set SO_REUSEPORT, so the socket itself goes to the next gateway.
+    // The raw handle, not the Server: a Server would start accepting in every process it passes.
+    return (this.server as unknown as { _handle?: object | null })._handle ?? undefined;
   }
 
   stopListening(): void {

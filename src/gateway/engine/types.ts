@@ -77,8 +77,13 @@ export interface HttpEngine {
   onRequest(fn: (res: EngineResponse, req: RequestInfo) => void): void;
   /** `/ws` upgrades (the only path that upgrades); set before `listen`. */
   ws<T>(handlers: WsHandlers<T>): void;
-  /** Binds (host '' = every interface) and answers the port; the port is shareable with the next gateway (SO_REUSEPORT). */
-  listen(host: string, port: number): Promise<number>;
+  /**
+   * Binds (host '' = every interface) and answers the port, shareable with the next gateway
+   * (SO_REUSEPORT); or accepts on `inherited`, the listening socket of the gateway before it.
+   */
+  listen(host: string, port: number, inherited?: unknown): Promise<number>;
+  /** The listening socket to pass to the next gateway, where the port cannot be shared otherwise. */
+  listenerToPass(): object | undefined;
   /** Stops accepting new connections; open ones go on. */
   stopListening(): void;
 }

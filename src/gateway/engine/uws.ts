@@ -236,6 +236,10 @@ export class UwsEngine implements HttpEngine {
     });
   }
 
+  listenerToPass(): undefined {
+    return undefined; // uSockets binds with SO_REUSEPORT: the next gateway binds the port itself
+  }
+
   stopListening(): void {
     if (this.listenSocket) this.uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = undefined;

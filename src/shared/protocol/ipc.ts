@@ -106,6 +106,11 @@ export const requestDefs = {
     payload: z.object({}),
     result: z.object({ open_connections: z.number().int() }),
   },
+  /** supervisor → gateway, before a restart: send the listening socket (a `gateway.listener` event) when the engine cannot share its port. */
+  'gateway.listener': {
+    payload: z.object({}),
+    result: z.object({ sent: z.boolean() }),
+  },
   /** child → supervisor. */
   'supervisor.status': { payload: z.object({}), result: statusSchema },
   /** gateway → supervisor: POST /api/restart. */
@@ -223,6 +228,8 @@ export const eventDefs = {
     status: z.enum(['completed', 'failed', 'interrupted']),
     continue: z.boolean().default(false),
   }),
+  /** gateway → supervisor → the next gateway: carries the listening socket as the message's IPC handle. */
+  'gateway.listener': z.object({}),
   /** any → gateway: publish to WebSocket subscribers of a topic. */
   'ws.publish': z.object({ topic: z.string().min(1).max(200), type: z.string().min(1).max(100), data: z.unknown() }),
 } as const;
