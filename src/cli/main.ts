@@ -81,7 +81,8 @@ prog
       if (opts.json) console.log(JSON.stringify({ running: false, home: paths.home }));
       die(`svc is not running (${paths.home})`, 3);
     }
-    console.log(opts.json ? JSON.stringify({ running: true, ...status }, null, 2) : formatStatus(status));
+    // `running`: the supervisor answers; `serving`: a gateway takes requests.
+    console.log(opts.json ? JSON.stringify({ running: true, serving: status.state !== 'degraded', ...status }, null, 2) : formatStatus(status));
   });
 
 prog

@@ -14,6 +14,8 @@ export type Role = z.infer<typeof roleSchema>;
 export type ChildRole = Exclude<Role, 'supervisor'>;
 
 export const uwsFlavour = z.enum(['native', 'fallback']);
+/** The gateway's HTTP engine: native uWebSockets.js, or node:http + ws (src/gateway/engine). */
+export const httpEngineName = z.enum(['uws', 'node']);
 
 const processStatus = z.object({
   role: roleSchema,
@@ -24,17 +26,22 @@ const processStatus = z.object({
   rss_bytes: z.number().int().nullable(),
   inflight_turns: z.number().int(),
   last_exit: z.string().nullable(),
+  /** For a child that is down: when its next start is tried (null while one is starting). */
+  next_try_at: z.string().nullable().optional(),
 });
 export type ProcessStatus = z.infer<typeof processStatus>;
 
 export const statusSchema = z.object({
   version: z.string(),
-  state: z.enum(['starting', 'running', 'draining', 'restarting', 'stopping']),
+  /** `degraded`: the supervisor runs but no gateway serves (see the gateway's row for why). */
+  state: z.enum(['starting', 'running', 'degraded', 'draining', 'restarting', 'stopping']),
   started_at: z.string(),
   home: z.string(),
   addr: z.string().nullable(),
   url: z.string().nullable(),
+  /** Kept for older clients: "native" on the uWS engine, null on the Node engine. */
   uws: uwsFlavour.nullable(),
+  engine: httpEngineName.nullable(),
   restarts: z.number().int(),
   last_restart_error: z.string().nullable(),
   processes: z.array(processStatus),
@@ -84,7 +91,7 @@ export const requestDefs = {
       access_key: z.string().optional(),
       listen: listen.optional(),
     }),
-    result: z.object({ port: z.number().int().optional(), uws: uwsFlavour.optional() }),
+    result: z.object({ port: z.number().int().optional(), uws: uwsFlavour.optional(), engine: httpEngineName.optional() }),
   },
   /** supervisor → child: what `svc status` shows about it. */
   'child.stats': {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, get } from '../lib/api';
+import { api, describe, get, path } from '../lib/api';
 import type { ModelEntry, Session } from '../lib/types';
 
 const efforts = ['off', 'low', 'medium', 'high', 'xhigh', 'max'];
@@ -10,7 +10,7 @@ const modes: Array<[string, string]> = [
 ];
 
 /** A chat's settings: title, model, reasoning effort, showing reasoning, permission mode, folder. */
-export function SessionSettings({ session, onSaved }: { session: Session; onSaved: (s: Session) => void }) {
+export function SessionSettings({ session, onSaved, onDirty }: { session: Session; onSaved: (s: Session) => void; onDirty?: (dirty: boolean) => void }) {
   const [f, setF] = useState(() => ({ ...session, working_dir: session.working_dir ?? '' }));
   const [models, setModels] = useState<ModelEntry[]>([]);
   const [state, setState] = useState<{ busy?: boolean; error?: string; saved?: boolean }>({});
@@ -20,8 +20,7 @@ export function SessionSettings({ session, onSaved }: { session: Session; onSave
     get<{ items: ModelEntry[] }>('/api/config/models').then((r) => setModels(r.items), () => setModels([]));
   }, []);
 
-  const save = async (e: Event) => {
-    e.preventDefault();
+  const changes = (): Record<string, unknown> => {
     const patch: Record<string, unknown> = {};
     if (f.title.trim() !== session.title) patch.title = f.title.trim();
     if ((f.model_id || null) !== session.model_id) patch.model_id = f.model_id || null;
@@ -30,10 +29,18 @@ export function SessionSettings({ session, onSaved }: { session: Session; onSave
     if (f.permission_mode !== session.permission_mode) patch.permission_mode = f.permission_mode;
     const dir = f.working_dir.trim() || null;
     if (dir !== session.working_dir) patch.working_dir = dir;
+    return patch;
+  };
+  const dirty = Object.keys(changes()).length > 0;
+  useEffect(() => onDirty?.(dirty), [dirty]);
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const patch = changes();
     if (Object.keys(patch).length === 0) return setState({ saved: true });
     setState({ busy: true });
     try {
-      onSaved(await api<Session>('PATCH', `/api/sessions/${session.id}`, patch));
+      onSaved(await api<Session>('PATCH', path`/api/sessions/${session.id}`, patch));
       setState({ saved: true });
     } catch (err) {
       setState({ error: describe(err) });
