@@ -58,7 +58,8 @@ test('a healthy home with a running server: every line ok or an explained warn, 
     assert.equal(r.report.checks.filter((c) => c.status === 'fail'), []);
     for (const c of r.report.checks.filter((x) => x.status === 'warn')) assert.ok(c.message.length > 20, `a warn says why: ${JSON.stringify(c)}`);
     assert.match(r.byId('node').message, `Node ${process.versions.node}`);
-    assert.match(r.byId('node').message, /HTTP engine: .+running server/);
+    const engine = JSON.parse((await runCli(['status', '--json'], { SVC_HOME: server.home })).stdout).engine;
+    assert.match(r.byId('node').message, `HTTP engine: ${engine === 'uws' ? 'uWebSockets.js native' : 'node:http'} (the running server's)`);
     assert.match(r.byId('running').message, /svc runs \(supervisor pid \d+\)/);
     assert.is(r.byId('home').status, 'ok');
     assert.match(r.byId('database').message, /passes quick_check; schema version \d+ \(current\)/);
@@ -96,6 +97,7 @@ test('a broken config.yml fails with the file, the key and the fix; exit 1', asy
     assert.match(config.message, /config\.yml: unknown key "max_wokers" under agent/);
     assert.match(config.fix ?? '', /edit .*config\.yml/);
     assert.is(r.byId('models').status, 'warn', 'models cannot be judged, which is a warn, not a second failure');
+    assert.match(r.byId('node').message, /HTTP engine: (uWebSockets\.js native|node:http) would serve \(/);
     const text = await runCli(['doctor'], { SVC_HOME: home }, 60_000);
     assert.is(text.code, 1);
     assert.match(text.stdout, /^fail  config\s+.*max_wokers.*\(fix: edit /m);

@@ -1,9 +1,10 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statfsSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { ConfigError, loadConfig } from '../shared/config/load.js';
+import { chooseEngine, loadUws } from '../shared/engine-choice.js';
+import { describeEngine } from '../shared/engine-name.js';
 import type { Config } from '../shared/config/schema.js';
 import { parseServeEnv } from '../shared/config/serve-env.js';
 import { isLoopbackBind, parseListenAddr, type ListenAddr } from '../shared/net/addr.js';
@@ -43,31 +44,30 @@ const fail = (id: string, message: string, fix?: string): Check => ({ id, status
 
 export function checkNode(ctx: Context): Check {
   const major = Number(process.versions.node.split('.')[0]);
-  const engine = ctx.running ? `${runningEngine(ctx.running)} (the running server's)` : `${wouldUseEngine()} (svc is not running; this is what would serve)`;
   if (major < 20) return fail('node', `Node ${process.versions.node} is too old; svc needs Node 20 or newer`, 'install Node 20 or newer and reinstall svc with it');
+  let engine: string;
+  try {
+    engine = ctx.running ? `${runningEngine(ctx.running)} (the running server's)` : wouldUseEngine();
+  } catch (err) {
+    return fail('node', `Node ${process.versions.node}; no HTTP engine can serve: ${(err as Error).message}`, 'unset SVC_HTTP_ENGINE (or set it to node)');
+  }
   return ok('node', `Node ${process.versions.node}; HTTP engine: ${engine}`);
 }
 
-/** The engine field the running server reports (`engine` once the engine choice lands, else `uws`). */
+/** The engine the running server reports (`engine`; older servers said only `uws`). */
 function runningEngine(status: Record<string, unknown>): string {
-  const engine = z.object({ engine: z.string() }).safeParse(status);
-  if (engine.success) return engine.data.engine;
-  const uws = z.object({ uws: z.enum(['native', 'fallback']) }).safeParse(status);
-  if (uws.success) return uws.data.uws === 'native' ? 'uWebSockets.js (native binary)' : 'uWebSockets.js (JavaScript fallback)';
-  return 'not reported';
+  const engine = z.object({ engine: z.enum(['uws', 'node']) }).safeParse(status);
+  if (engine.success) return describeEngine(engine.data.engine);
+  const uws = z.object({ uws: z.literal('native') }).safeParse(status);
+  return uws.success ? describeEngine('uws') : 'not reported';
 }
 
+/** The gateway's own rule, run here: what `svc serve` would pick on this Node. */
 function wouldUseEngine(): string {
-  const forced = process.env.SVC_HTTP_ENGINE?.trim();
-  if (forced === 'node') return 'node:http (forced by SVC_HTTP_ENGINE)';
-  try {
-    const uws: unknown = createRequire(import.meta.url)('uWebSockets.js');
-    const app: unknown = typeof uws === 'object' && uws !== null && 'App' in uws ? uws.App : undefined;
-    if (typeof app === 'function' && Function.prototype.toString.call(app).includes('[native code]')) return 'uWebSockets.js (its native binary loads on this Node)';
-  } catch {
-    // not loadable on this runtime
-  }
-  return 'node:http (the uWebSockets.js binary does not load on this Node)';
+  const name = chooseEngine(); // throws when SVC_HTTP_ENGINE forces one that cannot run
+  if (process.env.SVC_HTTP_ENGINE?.trim()) return `${describeEngine(name)} would serve (forced by SVC_HTTP_ENGINE)`;
+  const uws = loadUws();
+  return `${describeEngine(name)} would serve (${'error' in uws ? uws.error : 'its binary loads on this Node'})`;
 }
 
 export async function checkSandbox(): Promise<Check> {

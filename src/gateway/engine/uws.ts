@@ -1,30 +1,7 @@
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import type * as UWS from 'uWebSockets.js';
+import { loadUws } from '../../shared/engine-choice.js';
 import { formatAddressBytes, isLoopbackBytes } from '../../shared/net/addr.js';
 import type { EngineResponse, EngineSocket, HttpEngine, RequestInfo, WsHandlers } from './types.js';
-
-const require = createRequire(import.meta.url);
-
-let loaded: { mod: typeof UWS } | { error: string } | undefined;
-
-/**
- * The native uWebSockets.js addon for this runtime, or why it cannot load. The package's own
- * entry falls back to a JavaScript imitation that leaves most of the API unimplemented, so the
- * binary is loaded directly and that fallback is never reached.
- */
-export function loadUws(): { mod: typeof UWS } | { error: string } {
-  if (loaded) return loaded;
-  const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
-  try {
-    const dir = dirname(require.resolve('uWebSockets.js/package.json'));
-    loaded = { mod: require(join(dir, 'binaries', file)) as typeof UWS };
-  } catch (err) {
-    const first = ((err as Error).message ?? String(err)).split('\n')[0];
-    loaded = { error: `the uWebSockets.js package has no native binary for Node ${process.versions.node} (${file}): ${first}` };
-  }
-  return loaded;
-}
 
 /** Request data is copied out at once: uWS's request object dies when its callback returns. */
 class UwsRequest implements RequestInfo {
