@@ -21,6 +21,8 @@ import { clockTool } from './tools/clock.js';
 import { goalTool } from './tools/goal.js';
 import { builtinTools } from './tools/index.js';
 import { handTools } from './tools/hands.js';
+import { skillTool } from './tools/skill.js';
+import { usableSkills } from '../../shared/skills/catalog.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 
 type TurnRequest = PayloadOf<'agent.turn'>;
@@ -67,6 +69,7 @@ export class TurnRunner {
         },
       }),
       clockTool,
+      skillTool,
       ...(goal ? [goal] : []),
     ];
   }
@@ -161,6 +164,7 @@ export class TurnRunner {
         user: readOptional(this.paths.user, PROFILE_CAP),
         memoryIndex: readOptional(join(this.paths.memoryDir, 'MEMORY.md'), MEMORY_INDEX_CAP),
         tools: toolNames,
+        skills: usableSkills(this.db, this.paths).map((k) => ({ name: k.name, description: k.description })),
         goal,
         workingDir: session.working_dir,
       });
