@@ -176,6 +176,14 @@ export const migrations: Migration[] = [
     },
   },
   {
+    version: 10,
+    name: 'session_network',
+    up: (db) => {
+      // The sandbox's network for the session: 'on', 'off' or a JSON host list; NULL follows permissions.yml.
+      db.exec('ALTER TABLE sessions ADD COLUMN network TEXT');
+    },
+  },
+  {
     version: 11,
     name: 'skills_workflows',
     up: (db) => {

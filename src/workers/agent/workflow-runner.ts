@@ -7,7 +7,7 @@ import { render, renderDeep, runOrder, shellQuote, stepKind, type WorkflowStep }
 import { getRun, setRunStatus, setStepState } from '../../shared/workflows/runs.js';
 import { runLoop, type LoopOutcome } from './loop.js';
 import type { Provider } from './providers/index.js';
-import { emptyUsage } from './providers/types.js';
+import { emptyUsage } from './providers/index.js';
 import type { ToolRegistry } from './tools/registry.js';
 
 /** A step's output shown in events and the run's row; the whole of it is in the session. */
