@@ -6,6 +6,7 @@ import { getGoal, putGoal } from '../shared/store/goals.js';
 import { getSession } from '../shared/store/sessions.js';
 import { endTurnRow, startTurnRow } from '../shared/store/turns.js';
 import { newId } from '../shared/store/util.js';
+import { failOpenRuns } from '../shared/workflows/runs.js';
 import type { Child } from './child-process.js';
 
 interface Running {
@@ -57,7 +58,7 @@ export class TurnDispatcher {
     this.running.set(p.session_id, { turnId, agent, chain });
     try {
       startTurnRow(this.deps.db, { id: turnId, session_id: p.session_id, origin: p.origin });
-      await agent.endpoint.request('agent.turn', { turn_id: turnId, session_id: p.session_id, message: p.message, origin: p.origin }, { to: 'agent', timeoutMs: 15_000 });
+      await agent.endpoint.request('agent.turn', { turn_id: turnId, session_id: p.session_id, message: p.message, origin: p.origin, ...(p.workflow_run_id ? { workflow_run_id: p.workflow_run_id } : {}) }, { to: 'agent', timeoutMs: 15_000 });
     } catch (err) {
       // A worker that answered late may still run it: tell it to stop before the session is free again.
       void agent.endpoint.request('agent.interrupt', { turn_id: turnId }, { to: 'agent', timeoutMs: 5000 }).catch(() => undefined);
@@ -131,6 +132,11 @@ export class TurnDispatcher {
     }
     if (recorded) {
       this.deps.publish(`session:${sessionId}`, 'turn.failed', { turn_id: turnId, status: 'failed', reason, message });
+    }
+    try {
+      for (const run of failOpenRuns(this.deps.db, sessionId, message)) this.deps.publish('workflows', 'workflow.run_failed', { run_id: run.id, workflow: run.workflow, session_id: sessionId, step: null, reason, message });
+    } catch (err) {
+      log.warn('could not record a failed workflow run', { session: sessionId, error: (err as Error).message });
     }
   }
 }

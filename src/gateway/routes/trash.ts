@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { fileTrashKind } from '../../shared/store/file-trash.js';
 import { sessionTrashKind } from '../../shared/store/session-trash.js';
+import { skillTrashKind } from '../../shared/skills/trash.js';
 import type { Session } from '../../shared/store/sessions.js';
 import { deleteFromTrash, emptyTrash, listTrash, notInTrash, restoreFromTrash, trashTotalBytes, trashView, type TrashKinds } from '../../shared/store/trash.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
 /** How each kind of item goes back; later kinds (files, skills, recordings, tasks) add a line here. */
-export const trashKinds: TrashKinds = { session: sessionTrashKind, file: fileTrashKind };
+export const trashKinds: TrashKinds = { session: sessionTrashKind, file: fileTrashKind, skill: skillTrashKind };
 
 const restoreBody = z
   .strictObject({
@@ -42,6 +43,7 @@ export function trashRoutes(deps: Deps): Route[] {
           deps.publish('sessions', 'session.restored', s);
           deps.publish(`session:${s.id}`, 'session.restored', s);
         }
+        if (item.kind === 'skill') deps.publish('skills', 'skill.created', { name: result.restored_to, restored: true });
         return { body: { id: item.id, kind: item.kind, ...result } };
       },
     }),

@@ -82,7 +82,9 @@ export type ApprovalDecision = z.infer<typeof approvalDecision>;
 const pendingApprovals = z.object({
   items: z.array(z.object({ approval_id: z.string(), turn_id: z.string(), call_id: z.string(), tool: z.string(), input: z.unknown(), reason: z.string(), sandbox_notice: z.string().optional() })),
 });
-export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel']);
+export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel', 'workflow']);
+/** A workflow run's turn carries the run's id: the worker runs its steps instead of one prompt. */
+const workflowRunId = z.string().regex(/^wr_[a-z0-9]{21}$/).optional();
 export type TurnOrigin = z.infer<typeof turnOrigin>;
 
 /** Requests: the payload the sender gives and the result the receiver answers. */
@@ -141,7 +143,7 @@ export const requestDefs = {
   },
   /** gateway → supervisor: run a turn. Answers once a worker took it; the turn's events follow on session:<id>. */
   'turn.start': {
-    payload: z.object({ session_id: z.string(), message: turnMessageSchema, origin: turnOrigin }),
+    payload: z.object({ session_id: z.string(), message: turnMessageSchema, origin: turnOrigin, workflow_run_id: workflowRunId }),
     result: z.object({ turn_id: z.string() }),
   },
   /** gateway → supervisor: stop the session's running turn. */
@@ -151,7 +153,7 @@ export const requestDefs = {
   },
   /** supervisor → agent: run this turn; answers at once, the outcome comes as a turn.ended event. */
   'agent.turn': {
-    payload: z.object({ turn_id: z.string(), session_id: z.string(), message: turnMessageSchema, origin: turnOrigin }),
+    payload: z.object({ turn_id: z.string(), session_id: z.string(), message: turnMessageSchema, origin: turnOrigin, workflow_run_id: workflowRunId }),
     result: z.object({ accepted: z.literal(true) }),
   },
   /** gateway → supervisor → the agent running the session's turn: the user's answer to an approval. */

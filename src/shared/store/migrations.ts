@@ -183,6 +183,32 @@ export const migrations: Migration[] = [
       db.exec('ALTER TABLE sessions ADD COLUMN network TEXT');
     },
   },
+  {
+    version: 11,
+    name: 'skills_workflows',
+    up: (db) => {
+      // A skill's on/off switch (absent = enabled); the skill itself lives on disk.
+      db.exec(`CREATE TABLE skill_state (
+        name TEXT PRIMARY KEY,
+        enabled INTEGER NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT`);
+      // One row per workflow run; its messages live in the run's session.
+      db.exec(`CREATE TABLE workflow_runs (
+        id TEXT PRIMARY KEY,
+        workflow TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        inputs TEXT NOT NULL DEFAULT '{}',
+        steps TEXT NOT NULL DEFAULT '{}',
+        error TEXT,
+        failed_step TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT
+      ) STRICT`);
+      db.exec('CREATE INDEX workflow_runs_by_name ON workflow_runs (workflow, started_at)');
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

@@ -28,6 +28,8 @@ export interface LoopContext {
   signal: AbortSignal;
   maxSteps: number;
   publish: (type: string, data: Record<string, unknown>) => void;
+  /** Only messages after this seq are sent (a workflow step sees its own messages, not the run's others). */
+  sinceSeq?: number;
   /** Called before each model call with that call's system prompt; may shrink the history (compaction). */
   beforeStep?: (system: string) => Promise<void>;
 }
@@ -58,7 +60,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
     // Profile and memory files are read once a step: a memory written in this turn shows in the next step.
     const system = ctx.system();
     await ctx.beforeStep?.(system);
-    const history = historyToMessages(messageRowsOf(ctx.db, ctx.session.id).map(toMessage), { vision: ctx.vision });
+    const history = historyToMessages(messageRowsOf(ctx.db, ctx.session.id).filter((r) => r.seq > (ctx.sinceSeq ?? 0)).map(toMessage), { vision: ctx.vision });
     const reply: StreamedReply = { text: '', reasoning: [], toolCalls: [], usage: emptyUsage(), stopReason: 'other' };
     try {
       await streamOnce(ctx, system, history, reply);

@@ -14,7 +14,7 @@ function readImage(path: string, mime: string): ImagePart | undefined {
 }
 
 /** The system prompt: who the agent is, for whom, the time, and the goal when there is one. */
-export function systemPrompt(opts: { soul?: string; user?: string; memoryIndex?: string; tools?: string[]; goal?: Goal; workingDir: string | null }): string {
+export function systemPrompt(opts: { soul?: string; user?: string; memoryIndex?: string; tools?: string[]; skills?: Array<{ name: string; description: string }>; goal?: Goal; workingDir: string | null }): string {
   const parts = [
     'You are the agent of svc, a personal agent server. You work for one person on their own machine: answer directly, use tools when they help, and say plainly when you cannot do something.',
     `Current time: ${new Date().toISOString()}.`,
@@ -26,6 +26,7 @@ export function systemPrompt(opts: { soul?: string; user?: string; memoryIndex?:
     parts.push(`# Memory (MEMORY.md)\nNotes you kept in earlier sessions; memory_search finds more, memory_write adds one.\n${opts.memoryIndex}`);
   }
   if (opts.tools?.length) parts.push(`# Tools\nYou can use: ${opts.tools.join(', ')}. Risky steps may need the user's approval; if one is refused, say so and suggest another way.`);
+  if (opts.skills?.length) parts.push(skillsSection(opts.skills));
   if (opts.goal && opts.goal.status === 'active') {
     parts.push(
       `# Goal\nThe session has a goal you keep working toward across turns:\n${opts.goal.objective}\n` +
@@ -33,6 +34,20 @@ export function systemPrompt(opts: { soul?: string; user?: string; memoryIndex?:
     );
   }
   return parts.join('\n\n');
+}
+
+/** Skills listed in the prompt at most; the rest are named by count so the model knows to ask. */
+const SKILLS_LISTED = 50;
+const SKILL_DESCRIPTION_CAP = 300;
+
+/** The enabled, valid skills by name and description; their bodies load on demand with the skill tool. */
+function skillsSection(skills: Array<{ name: string; description: string }>): string {
+  const lines = skills.slice(0, SKILLS_LISTED).map((s) => {
+    const d = s.description.replace(/\s+/g, ' ');
+    return `- ${s.name}: ${d.length > SKILL_DESCRIPTION_CAP ? `${d.slice(0, SKILL_DESCRIPTION_CAP)}…` : d}`;
+  });
+  if (skills.length > SKILLS_LISTED) lines.push(`- (${skills.length - SKILLS_LISTED} more skills not listed)`);
+  return `# Skills\nInstructions for tasks you may be asked to do. When a task matches a skill, load it first with the skill tool (name), then follow it.\n${lines.join('\n')}`;
 }
 
 /**

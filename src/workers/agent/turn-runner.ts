@@ -21,6 +21,12 @@ import { clockTool } from './tools/clock.js';
 import { goalTool } from './tools/goal.js';
 import { builtinTools } from './tools/index.js';
 import { handTools } from './tools/hands.js';
+import { skillTool } from './tools/skill.js';
+import { runWorkflowTool } from './tools/run-workflow.js';
+import { runWorkflowTurn, WorkflowFailure } from './workflow-runner.js';
+import { startRun } from '../../shared/workflows/start.js';
+import type { Session } from '../../shared/store/sessions.js';
+import { usableSkills } from '../../shared/skills/catalog.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 
 type TurnRequest = PayloadOf<'agent.turn'>;
@@ -68,6 +74,10 @@ export class TurnRunner {
         },
       }),
       clockTool,
+      skillTool,
+      runWorkflowTool((name, inputs) =>
+        startRun(this.db, this.paths, name, inputs, (p) => this.endpoint.request('turn.start', p, { to: 'supervisor', timeoutMs: 20_000 })),
+      ),
       ...(goal ? [goal] : []),
     ];
   }
@@ -127,6 +137,7 @@ export class TurnRunner {
     const config = this.config();
     const session = getSession(this.db, req.session_id);
     if (!session) throw new TurnFailure('not_found', `The session ${req.session_id} no longer exists.`);
+    if (req.workflow_run_id) return this.workflowTurn(req, req.workflow_run_id, session, signal, publish);
     const modelId = session.model_id ?? config.slots.default;
     const entry = modelId ? config.models[modelId] : undefined;
     if (!modelId || !entry) throw new TurnFailure('no_model', 'No model is configured for this session: add a model entry and put it in the default slot.');
@@ -155,16 +166,7 @@ export class TurnRunner {
       ),
       this.gate,
     );
-    const toolNames = registry.specs().map((t) => t.name);
-    const system = () =>
-      systemPrompt({
-        soul: readOptional(this.paths.soul, PROFILE_CAP),
-        user: readOptional(this.paths.user, PROFILE_CAP),
-        memoryIndex: readOptional(join(this.paths.memoryDir, 'MEMORY.md'), MEMORY_INDEX_CAP),
-        tools: toolNames,
-        goal,
-        workingDir: session.working_dir,
-      });
+    const system = this.systemFor(session, registry, () => goal);
     const lite = config.slots.lite ? config.models[config.slots.lite] : undefined;
     const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model } : { provider, model: entry.model };
     return runLoop({
@@ -194,6 +196,52 @@ export class TurnRunner {
         });
         if (done) publish('turn.compacted', done);
       },
+    });
+  }
+
+  /** The system prompt of a step: profile, memory, tools and skills read fresh each time. */
+  private systemFor(session: Session, registry: ToolRegistry, goal: () => Goal | undefined): () => string {
+    const toolNames = registry.specs().map((t) => t.name);
+    return () =>
+      systemPrompt({
+        soul: readOptional(this.paths.soul, PROFILE_CAP),
+        user: readOptional(this.paths.user, PROFILE_CAP),
+        memoryIndex: readOptional(join(this.paths.memoryDir, 'MEMORY.md'), MEMORY_INDEX_CAP),
+        tools: toolNames,
+        skills: usableSkills(this.db, this.paths).map((k) => ({ name: k.name, description: k.description })),
+        goal: goal(),
+        workingDir: session.working_dir,
+      });
+  }
+
+  /** A workflow run's turn: its steps instead of one prompt, through the same tools and gate. */
+  private workflowTurn(req: TurnRequest, runId: string, session: Session, signal: AbortSignal, publish: (type: string, data: Record<string, unknown>) => void) {
+    const config = this.config();
+    const registry = new ToolRegistry(this.tools(), this.gate);
+    return runWorkflowTurn(
+      {
+        db: this.db,
+        paths: this.paths,
+        turnId: req.turn_id,
+        runId,
+        session,
+        registry,
+        signal,
+        maxSteps: config.agent.max_steps,
+        system: this.systemFor(session, registry, () => undefined),
+        model: (slot) => {
+          // A step on the lite slot falls back to the session's model when no lite model is set.
+          const id = (slot === 'lite' ? config.slots.lite : undefined) ?? (slot === 'default' ? config.slots.default : session.model_id ?? config.slots.default);
+          const entry = id ? config.models[id] : undefined;
+          if (!entry) throw new TurnFailure('no_model', 'No model is configured for this workflow step: add a model entry and put it in the default slot.');
+          return { provider: this.provider(entry, config), model: entry.model, maxOutputTokens: entry.max_output_tokens, vision: takesImages(entry) };
+        },
+        publish,
+        announce: (type, data) => this.batcher.publish('workflows', type, { turn_id: req.turn_id, ...data }),
+      },
+      req.message.text,
+    ).catch((err: unknown) => {
+      throw err instanceof WorkflowFailure ? new TurnFailure(err.reason, err.message) : err;
     });
   }
 

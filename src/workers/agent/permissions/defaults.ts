@@ -38,6 +38,8 @@ const FALLBACK: Record<string, Verdict> = {
   memory_search: 'allow',
   current_time: 'allow',
   update_goal: 'allow',
+  skill: 'allow', // reads enabled skills only, inside their own folders
+  run_workflow: 'allow', // each step of the run asks for itself
   write_file: 'ask',
   edit_file: 'ask',
   delete_file: 'ask',

@@ -1,0 +1,178 @@
+import type { Paths } from '../../shared/paths.js';
+import type { Db } from '../../shared/store/db.js';
+import { appendMessage } from '../../shared/store/messages.js';
+import type { Session } from '../../shared/store/sessions.js';
+import { findWorkflow } from '../../shared/workflows/catalog.js';
+import { render, renderDeep, runOrder, shellQuote, stepKind, type WorkflowStep } from '../../shared/workflows/format.js';
+import { getRun, setRunStatus, setStepState } from '../../shared/workflows/runs.js';
+import { runLoop, type LoopOutcome } from './loop.js';
+import type { Provider } from './providers/index.js';
+import { emptyUsage } from './providers/index.js';
+import type { ToolRegistry } from './tools/registry.js';
+
+/** A step's output shown in events and the run's row; the whole of it is in the session. */
+const SHORT = 500;
+
+export interface WorkflowTurn {
+  db: Db;
+  paths: Paths;
+  turnId: string;
+  runId: string;
+  session: Session;
+  registry: ToolRegistry;
+  signal: AbortSignal;
+  maxSteps: number;
+  system: () => string;
+  /** The provider and model of a slot (a step without `model` uses the session's). */
+  model: (slot: 'default' | 'lite' | undefined) => { provider: Provider; model: string; maxOutputTokens: number | undefined; vision: boolean };
+  /** On the run's session topic, like any turn. */
+  publish: (type: string, data: Record<string, unknown>) => void;
+  /** On the `workflows` topic. */
+  announce: (type: string, data: Record<string, unknown>) => void;
+}
+
+class StepFailed extends Error {
+  constructor(
+    readonly step: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class WorkflowFailure extends Error {
+  readonly reason = 'workflow_failed';
+}
+
+/**
+ * Runs a workflow as one turn of its run's session: steps in `needs` order, each one an agent
+ * loop (prompt), a terminal call (run) or one tool call (tool), all through the same tool
+ * registry and permission gate as a chat. Every step's messages are committed to the session;
+ * progress goes to the `workflows` topic. An interrupt of the session aborts the run at once.
+ */
+export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<LoopOutcome> {
+  const run = getRun(t.db, t.runId);
+  if (!run || run.session_id !== t.session.id) throw new WorkflowFailure(`There is no workflow run ${t.runId} for this session.`);
+  const base = { run_id: run.id, workflow: run.workflow, session_id: t.session.id };
+  const entry = findWorkflow(t.paths, run.workflow);
+  if (!entry?.workflow) {
+    const why = entry?.error ? `${entry.error.field}: ${entry.error.message}` : 'the workflow file is gone';
+    setRunStatus(t.db, run.id, 'failed', { error: why });
+    t.announce('workflow.run_failed', { ...base, step: null, reason: 'invalid_workflow', message: why });
+    throw new WorkflowFailure(`The workflow "${run.workflow}" cannot run: ${why}.`);
+  }
+  const wf = entry.workflow;
+  const inputs = run.inputs as Record<string, string | number | boolean>;
+  const user = appendMessage(t.db, t.session.id, { role: 'user', content: { text } });
+  t.publish('turn.started', { session_id: t.session.id, origin: 'workflow', message: user });
+  setRunStatus(t.db, run.id, 'running');
+  t.announce('workflow.run_started', { ...base, inputs, steps: wf.steps.map((s) => ({ id: s.id, kind: stepKind(s), needs: s.needs })) });
+
+  const outputs: Record<string, string> = {};
+  const usage = emptyUsage();
+  let toolCalls = 0;
+  let current: WorkflowStep | undefined;
+  try {
+    for (const step of runOrder(wf.steps)) {
+      t.signal.throwIfAborted();
+      current = step;
+      const started = new Date().toISOString();
+      setStepState(t.db, run.id, step.id, { status: 'running', started_at: started, ended_at: null, output: null });
+      t.announce('workflow.step_started', { ...base, step: step.id, kind: stepKind(step) });
+      const values = { inputs, outputs };
+      let output: string;
+      if (step.prompt !== undefined) {
+        const out = await promptStep(t, step, render(step.prompt, values));
+        usage.input += out.usage.input;
+        usage.output += out.usage.output;
+        toolCalls += out.toolCalls;
+        output = out.text;
+      } else if (step.run !== undefined) {
+        const args = { command: render(step.run, values, shellQuote), ...(step.timeout_seconds ? { timeout_seconds: step.timeout_seconds } : {}) };
+        const r = await toolStep(t, step, 'terminal', args);
+        toolCalls++;
+        // The terminal tool ends its output with "[exit code N]": only 0 lets the run go on.
+        const m = /\n?\[exit code (\d+)\]$/.exec(r.output);
+        if (r.isError || !m || m[1] !== '0') throw new StepFailed(step.id, `the command failed: ${lastLine(r.output)}`);
+        output = r.output.slice(0, m.index);
+      } else {
+        const r = await toolStep(t, step, step.tool!, renderDeep(step.args ?? {}, values));
+        toolCalls++;
+        if (r.isError) throw new StepFailed(step.id, `the tool call failed: ${r.output.slice(0, 300)}`);
+        output = r.output;
+      }
+      outputs[step.id] = output;
+      const short = output.length > SHORT ? `${output.slice(0, SHORT)}…` : output;
+      setStepState(t.db, run.id, step.id, { status: 'completed', started_at: started, ended_at: new Date().toISOString(), output: short });
+      t.announce('workflow.step_completed', { ...base, step: step.id, output: short });
+    }
+  } catch (err) {
+    const interrupted = t.signal.aborted;
+    const stepId = err instanceof StepFailed ? err.step : (current?.id ?? null);
+    const message = interrupted ? 'the run was interrupted' : (err as Error).message;
+    if (stepId) {
+      const prev = getRun(t.db, run.id)?.steps[stepId];
+      setStepState(t.db, run.id, stepId, { status: 'failed', started_at: prev?.started_at ?? new Date().toISOString(), ended_at: new Date().toISOString(), output: null });
+    }
+    setRunStatus(t.db, run.id, interrupted ? 'interrupted' : 'failed', { error: message, ...(stepId ? { failed_step: stepId } : {}) });
+    t.announce('workflow.run_failed', { ...base, step: stepId, reason: interrupted ? 'interrupted' : 'step_failed', message });
+    if (interrupted || !(err instanceof StepFailed)) throw err;
+    throw new WorkflowFailure(`Step "${err.step}" failed: ${err.message}`);
+  }
+  setRunStatus(t.db, run.id, 'completed');
+  const last = wf.steps.length ? outputs[runOrder(wf.steps).at(-1)!.id] ?? '' : '';
+  t.announce('workflow.run_completed', { ...base, outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, v.length > SHORT ? `${v.slice(0, SHORT)}…` : v])) });
+  const reply = appendMessage(t.db, t.session.id, { role: 'assistant', content: { text: `Workflow "${run.workflow}" completed.\n\n${last}`, stop_reason: 'end_turn' } });
+  t.publish('message.committed', { message: reply });
+  return { usage, stopReason: 'end_turn', text: last, toolCalls, steps: wf.steps.length };
+}
+
+/** An agent step: its prompt as a user message, then the agent loop over this step's messages only. */
+async function promptStep(t: WorkflowTurn, step: WorkflowStep, prompt: string): Promise<LoopOutcome> {
+  const msg = appendMessage(t.db, t.session.id, { role: 'user', content: { text: prompt } });
+  t.publish('message.committed', { message: msg });
+  const m = t.model(step.model);
+  return runLoop({
+    db: t.db,
+    paths: t.paths,
+    turnId: t.turnId,
+    session: t.session,
+    provider: m.provider,
+    model: m.model,
+    maxOutputTokens: m.maxOutputTokens,
+    vision: m.vision,
+    system: t.system,
+    registry: t.registry,
+    signal: t.signal,
+    maxSteps: t.maxSteps,
+    publish: t.publish,
+    sinceSeq: msg.seq - 1,
+  });
+}
+
+/** A shell or tool step: one tool call recorded as the assistant asking for it, then its result, as in a chat. */
+async function toolStep(t: WorkflowTurn, step: WorkflowStep, tool: string, args: unknown): Promise<{ output: string; isError: boolean }> {
+  const callId = `wf_${step.id}_${t.turnId.slice(-8)}`;
+  const argText = JSON.stringify(args);
+  const ask = appendMessage(t.db, t.session.id, { role: 'assistant', content: { text: `Step ${step.id}`, tool_calls: [{ id: callId, name: tool, arguments: argText }], stop_reason: 'tool_use' } });
+  t.publish('message.committed', { message: ask });
+  t.publish('turn.tool_call', { call_id: callId, name: tool, arguments: argText });
+  const result = await t.registry.call(tool, argText, {
+    sessionId: t.session.id,
+    turnId: t.turnId,
+    callId,
+    workingDir: t.session.working_dir,
+    signal: t.signal,
+    db: t.db,
+    paths: t.paths,
+    emit: (type, data) => t.publish(type, { call_id: callId, ...data }),
+  });
+  t.signal.throwIfAborted();
+  const toolMessage = appendMessage(t.db, t.session.id, { role: 'tool', content: { tool_call_id: callId, name: tool, output: result.output, ...(result.isError ? { is_error: true } : {}) } });
+  t.publish('turn.tool_result', { call_id: callId, name: tool, output: result.output, is_error: result.isError === true, message: toolMessage });
+  return { output: result.output, isError: result.isError === true };
+}
+
+function lastLine(s: string): string {
+  return s.trim().split('\n').at(-1)?.slice(0, 300) ?? '';
+}
