@@ -15,7 +15,7 @@ interface Conn {
 
 export const topicSchema = z
   .string()
-  .regex(/^(server|sessions|tasks|workflows|trash|session:[A-Za-z0-9_-]{1,64})$/, 'a topic is server, sessions, tasks, workflows, trash or session:<id>');
+  .regex(/^(server|sessions|tasks|workflows|trash|mcp|session:[A-Za-z0-9_-]{1,64})$/, 'a topic is server, sessions, tasks, workflows, trash, mcp or session:<id>');
 
 /** Client frames that ask the server to do something; answered by the command handler. */
 export const commandFrame = z.discriminatedUnion('type', [

@@ -12,11 +12,13 @@ import { uploadRoutes } from './uploads.js';
 import { systemRoutes } from './system.js';
 import { taskRoutes } from './tasks.js';
 import { profileRoutes } from './profile.js';
+import { mcpRoutes } from './mcp.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
   const routes: Route[] = [...systemRoutes(deps), ...chatRoutes(deps, deps.hub), ...artifactRoutes(deps), ...modelRoutes(deps), ...onboardRoutes(deps), ...sessionRoutes(deps), ...goalRoutes(deps), ...trashRoutes(deps), ...uploadRoutes(deps)];
   routes.push(...taskRoutes(deps), ...profileRoutes(deps));
+  routes.push(...mcpRoutes(deps));
   routes.push(
     route({
       method: 'GET',

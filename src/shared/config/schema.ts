@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mcpConfigSchema } from './mcp.js';
 
 const MiB = 1024 * 1024;
 
@@ -71,6 +72,7 @@ export const configSchema = z
       .object({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') })
       .strict()
       .prefault({}),
+    mcp: mcpConfigSchema,
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -21,6 +21,7 @@ import { clockTool } from './tools/clock.js';
 import { goalTool } from './tools/goal.js';
 import { builtinTools } from './tools/index.js';
 import { handTools } from './tools/hands.js';
+import { mcpTools } from './tools/mcp.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 
 type TurnRequest = PayloadOf<'agent.turn'>;
@@ -50,13 +51,13 @@ export class TurnRunner {
     private readonly gate: PermissionGate = allowAll,
   ) {}
 
-  /** Every tool a turn can have (update_goal only appears while a goal is active). */
-  toolSpecs() {
-    return new ToolRegistry(this.tools(goalTool(this.db, () => {}))).specs();
+  /** Every tool a turn can have (update_goal only appears while a goal is active), MCP tools last. */
+  async toolSpecs() {
+    return new ToolRegistry(this.tools(goalTool(this.db, () => {}), await mcpTools(this.endpoint, this.config()))).specs();
   }
 
-  /** The built-in tools, in the order the model sees them; one list serves turns and GET /api/tools. */
-  private tools(goal?: Tool): Tool[] {
+  /** The tools, in the order the model sees them; one list serves turns and GET /api/tools. */
+  private tools(goal?: Tool, mcp: Tool[] = []): Tool[] {
     return [
       ...builtinTools(),
       ...handTools({
@@ -68,6 +69,7 @@ export class TurnRunner {
       }),
       clockTool,
       ...(goal ? [goal] : []),
+      ...mcp,
     ];
   }
 
@@ -151,6 +153,7 @@ export class TurnRunner {
               this.goalChanged(session.id, g);
             })
           : undefined,
+        await mcpTools(this.endpoint, config),
       ),
       this.gate,
     );

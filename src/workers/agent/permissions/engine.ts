@@ -4,6 +4,7 @@ import { hardDenyCommand, hardDenyWrite } from './hard-deny.js';
 import { commandUnits, ruleMatches, type Unit } from './match.js';
 import type { Rule, RuleSet, Verdict } from './rules.js';
 import { parseShell } from './shell.js';
+import { defaultForTool, rulesForTool } from './tool-names.js';
 
 /**
  * Decides one tool call: hard denies first, then your rules, the built-in rules, your default
@@ -74,7 +75,7 @@ function fallbackReason(tool: string, verdict: Verdict, cwd: string | null): str
 
 /** The decision for one unit; null for a wrapper unit that no rule names. */
 function decideUnit(input: EvalInput, unit: Unit, set: RuleSet, places: Places): Decision | null {
-  const mine = [...(set.rules.get(input.tool) ?? []), ...(set.rules.get('*') ?? [])];
+  const mine = rulesForTool(set, input.tool);
   const own = strongest(mine, unit, places);
   if (own) {
     if (own.verdict === 'allow' && ALWAYS_ASK.has(input.tool)) {
@@ -89,7 +90,7 @@ function decideUnit(input: EvalInput, unit: Unit, set: RuleSet, places: Places):
 }
 
 function fallback(input: EvalInput, set: RuleSet): Decision {
-  const own = set.defaults.get(input.tool) ?? set.defaults.get('*');
+  const own = defaultForTool(set, input.tool);
   if (own) return { verdict: own, reason: `Your permissions.yml makes "${own}" the default for ${input.tool}.`, rule: 'permissions.yml: default', hard: false };
   const verdict = fallbackVerdict(input.tool);
   return { verdict, reason: fallbackReason(input.tool, verdict, input.cwd), rule: null, hard: false };
