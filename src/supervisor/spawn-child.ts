@@ -8,6 +8,7 @@ export type { ChildRoleName } from './roles.js';
  * Starting a child process, kept free of heavy imports: `svc serve` forks the gateway before it
  * loads the supervisor's own modules, so the two load side by side (half the cold start).
  */
+
 /** The environment a child gets: ours, its role, and never the access key (commands inherit it). */
 export function childEnv(role: ChildRoleName, home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: home, SVC_ROLE: role };
@@ -23,14 +24,15 @@ export interface Forked {
 }
 
 export function forkChild(role: ChildRoleName, home: string): Forked {
-  return forkEntry(fileURLToPath(new URL(roleSpecs[role].entry, import.meta.url)), childEnv(role, home));
+  // stderr is piped: the supervisor writes it to logs/<role>.log
+  return forkEntry(fileURLToPath(new URL(roleSpecs[role].entry, import.meta.url)), childEnv(role, home), 'pipe');
 }
 
 /** Forks any entry file with svc's child settings (tests use it for their own peers). */
-export function forkEntry(entry: string, env: NodeJS.ProcessEnv): Forked {
+export function forkEntry(entry: string, env: NodeJS.ProcessEnv, stderr: 'pipe' | 'inherit' = 'inherit'): Forked {
   const proc = fork(entry, [], {
     env,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', 'inherit', stderr, 'ipc'],
     serialization: 'json',
     execArgv: [],
   });

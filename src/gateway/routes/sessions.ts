@@ -3,7 +3,9 @@ import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { modelIdSchema } from '../../shared/config/schema.js';
 import { ApiError } from '../../shared/errors.js';
+import { networkSchema } from '../../shared/sandbox/network.js';
 import { listArtifacts } from '../../shared/store/artifacts.js';
+import { getGoal } from '../../shared/store/goals.js';
 import { listMessages, parseMessageCursor } from '../../shared/store/messages.js';
 import { trashSession } from '../../shared/store/session-trash.js';
 import { createSession, listSessionsJson, parseSessionCursor, permissionModes, reasoningEfforts, requireSession, sessionNotFound, updateSession, type Session, type SessionSettings } from '../../shared/store/sessions.js';
@@ -18,6 +20,7 @@ export const settingsShape = {
   show_reasoning: z.boolean(),
   permission_mode: z.enum(permissionModes),
   working_dir: z.string().min(1, 'the working directory must not be empty').max(4096).nullable(),
+  network: networkSchema.nullable().describe('The sandbox network for terminal commands: "on", "off", or a list of hosts reached through an allow-list proxy; null follows permissions.yml (else "on").'),
 };
 const createBody = z.strictObject(settingsShape).partial();
 const patchBody = z
@@ -96,13 +99,16 @@ export function sessionRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/sessions/:id',
-      summary: 'One session.',
-      handler: ({ params }) => ({ body: requireSession(deps.db, params.id!) }),
+      summary: 'One session, with its goal (null when it has none), so a client opening it needs no second request that may 404.',
+      handler: ({ params }) => {
+        const s = requireSession(deps.db, params.id!);
+        return { body: { ...s, goal: getGoal(deps.db, s.id) ?? null } };
+      },
     }),
     route({
       method: 'PATCH',
       path: '/api/sessions/:id',
-      summary: 'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null).',
+      summary: 'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null), network (sandbox: on, off, or a host list; null follows permissions.yml).',
       body: patchBody,
       handler: ({ params, body }) => {
         requireSession(deps.db, params.id!);

@@ -23,6 +23,12 @@ interface Status {
   uws?: string;
   addr?: string;
   processes: Proc[];
+  sandbox?: Sandbox;
+}
+
+interface Sandbox {
+  state: 'on' | 'off' | 'unavailable';
+  message: string;
 }
 
 /** What `svc status` shows, the version and health, and a restart button; refreshed every few seconds. */
@@ -67,7 +73,7 @@ export function StatusView() {
 
   const state = conn !== 'online' ? 'reconnecting' : server === 'draining' || restarting ? 'restarting' : status?.state ?? '…';
   return (
-    <main class="page" data-testid="status-view">
+    <div class="page" data-testid="status-view">
       <h2>Status</h2>
       <div class="cards">
         <div class="card stat">
@@ -87,10 +93,21 @@ export function StatusView() {
           {status?.uws && <span class="muted small">uWebSockets.js {status.uws}</span>}
         </div>
         <div class="card stat">
+          <span class="muted small">Command sandbox</span>
+          <strong class={status?.sandbox?.state === 'on' ? '' : 'error'} data-testid="sandbox-state">
+            {status?.sandbox?.state ?? '–'}
+          </strong>
+        </div>
+        <div class="card stat">
           <span class="muted small">Restarts</span>
           <strong>{status?.restarts ?? 0}</strong>
         </div>
       </div>
+      {status?.sandbox && status.sandbox.state !== 'on' && (
+        <p class="error" role="alert" data-testid="sandbox-message">
+          {status.sandbox.message}
+        </p>
+      )}
       {status?.last_restart_error && <p class="error">Last restart failed: {status.last_restart_error}</p>}
       {error && <p class="error">{error}</p>}
       <div class="table-wrap">
@@ -109,13 +126,13 @@ export function StatusView() {
           <tbody>
             {status?.processes.map((p) => (
               <tr key={`${p.role}-${p.pid}`} data-testid="process-row">
-                <td>{p.role}</td>
-                <td>{p.pid}</td>
-                <td>{p.state}</td>
-                <td>{duration(p.uptime_s)}</td>
-                <td>{p.restarts}</td>
-                <td>{bytes(p.rss_bytes)}</td>
-                <td>{p.inflight_turns}</td>
+                <td data-label="Role">{p.role}</td>
+                <td data-label="PID">{p.pid}</td>
+                <td data-label="State">{p.state}</td>
+                <td data-label="Uptime">{duration(p.uptime_s)}</td>
+                <td data-label="Restarts">{p.restarts}</td>
+                <td data-label="Memory">{bytes(p.rss_bytes)}</td>
+                <td data-label="Turns">{p.inflight_turns}</td>
               </tr>
             ))}
           </tbody>
@@ -129,6 +146,6 @@ export function StatusView() {
           Restart server
         </button>
       </div>
-    </main>
+    </div>
   );
 }
