@@ -1,19 +1,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { roleSpecs, type ChildRoleName } from './roles.js';
 
-/**
+export type { ChildRoleName } from './roles.js';
+
+/*
  * Starting a child process, kept free of heavy imports: `svc serve` forks the gateway before it
  * loads the supervisor's own modules, so the two load side by side (half the cold start).
  */
-export type ChildRoleName = 'gateway' | 'agent' | 'channels' | 'cron' | 'mcp';
-
-const entryFiles: Record<ChildRoleName, string> = {
-  gateway: '../gateway/main.js',
-  agent: '../workers/agent/main.js',
-  channels: '../workers/channels/main.js',
-  cron: '../workers/cron/main.js',
-  mcp: '../workers/mcp/main.js',
-};
 
 /** The environment a child gets: ours, its role, and never the access key (commands inherit it). */
 export function childEnv(role: ChildRoleName, home: string): NodeJS.ProcessEnv {
@@ -31,7 +25,7 @@ export interface Forked {
 
 export function forkChild(role: ChildRoleName, home: string): Forked {
   // stderr is piped: the supervisor writes it to logs/<role>.log
-  return forkEntry(fileURLToPath(new URL(entryFiles[role], import.meta.url)), childEnv(role, home), 'pipe');
+  return forkEntry(fileURLToPath(new URL(roleSpecs[role].entry, import.meta.url)), childEnv(role, home), 'pipe');
 }
 
 /** Forks any entry file with svc's child settings (tests use it for their own peers). */

@@ -19,6 +19,8 @@ import { Child } from './child-process.js';
 import { takeListener } from './listener-handoff.js';
 import { forkChild, type Forked } from './spawn-child.js';
 import { handleConfigEdits } from './config-service.js';
+import { handleMcpConfigEdits } from './mcp-config.js';
+import { Services } from './services.js';
 import { serveControl } from './control-socket.js';
 import { Router } from './router.js';
 import { LogSink } from './log-sink.js';
@@ -62,6 +64,8 @@ export class Supervisor {
   private restartInFlight: Promise<void> | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
   private turns!: TurnDispatcher;
+  /** Roles started by the role table alone (mcp). */
+  private readonly services = new Services({ spawn: (role) => this.spawn(role), config: () => this.settings.config, running: () => this.state !== 'stopping' });
   private logs: LogSink | undefined;
 
   constructor(
@@ -128,6 +132,7 @@ export class Supervisor {
     this.preforked = undefined;
     const gateway = await this.spawnGateway(this.settings.listen.port, early);
     this.state = 'running';
+    this.services.sync();
     return { port: this.boundPort ?? gateway.port, engine: gateway.engine };
   }
 
@@ -141,7 +146,7 @@ export class Supervisor {
     for (const t of this.pendingRespawn.values()) clearTimeout(t);
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     const children = [this.gateway, ...this.agents].filter((c): c is Child => c !== undefined);
-    await Promise.all(children.map((c) => c.stop(STOP_GRACE_MS)));
+    await Promise.all([...children.map((c) => c.stop(STOP_GRACE_MS)), this.services.stop(STOP_GRACE_MS)]);
     this.control?.close();
     rmSync(this.paths.controlSocket, { force: true });
     rmSync(this.paths.pidFile, { force: true });
@@ -150,7 +155,7 @@ export class Supervisor {
   }
 
   async status(): Promise<Status> {
-    const children = [this.gateway, ...this.agents].filter((c): c is Child => c !== undefined);
+    const children = [this.gateway, ...this.agents, ...this.services.all()].filter((c): c is Child => c !== undefined);
     const processes: ProcessStatus[] = [
       {
         role: 'supervisor',
@@ -178,6 +183,7 @@ export class Supervisor {
         next_try_at: down.nextTryAt === null ? null : new Date(down.nextTryAt).toISOString(),
       });
     }
+    processes.push(...this.services.waiting());
     return {
       version,
       // Running with no gateway serves nobody: say so rather than "running".
@@ -250,6 +256,8 @@ export class Supervisor {
       await old.stop(STOP_GRACE_MS);
     }
     await Promise.all(oldAgents.map((a) => a.stop(STOP_GRACE_MS)));
+    for (const c of this.services.all()) c.endpoint.emit('config.changed', { config: next.config });
+    this.services.sync();
     this.restarts++;
     this.lastRestartError = null;
     this.state = 'running';
@@ -322,6 +330,7 @@ export class Supervisor {
     child.endpoint.handle('supervisor.status', () => this.status());
     child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));
     handleConfigEdits(child.endpoint, this.paths.config, () => this.settings.config, (config) => this.applyConfig(config));
+    handleMcpConfigEdits({ endpoint: child.endpoint, file: this.paths.config, db: this.db, paths: this.paths, current: () => this.settings.config, changed: (config) => this.applyConfig(config) });
     child.endpoint.handle('turn.start', (p) => this.turns.start(p));
     child.endpoint.handle('turn.interrupt', (p) => this.turns.interrupt(p.session_id));
     child.endpoint.handle('approval.answer', (p) => this.turns.answerApproval(p));
@@ -335,6 +344,7 @@ export class Supervisor {
 
   private onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
     const how = signal ? `killed by ${signal}` : `exit code ${code}`;
+    if (this.services.exited(child, how)) return;
     if (child.role === 'agent') {
       const i = this.agents.indexOf(child);
       if (i >= 0) this.agents.splice(i, 1);
@@ -382,7 +392,7 @@ export class Supervisor {
   private pick(role: ChildRole): Child | undefined {
     if (role === 'gateway') return this.gateway;
     if (role === 'agent') return this.agentFor(false);
-    return undefined;
+    return this.services.get(role);
   }
 
   private async childStatus(c: Child): Promise<ProcessStatus> {
@@ -392,10 +402,10 @@ export class Supervisor {
       pid: c.pid,
       state: c.state,
       uptime_s: Math.round((Date.now() - c.startedAt) / 1000),
-      restarts: this.restartCounts.get(c.role) ?? 0,
+      restarts: this.restartCounts.get(c.role) ?? this.services.restartsOf(c.role),
       rss_bytes: stats?.rss_bytes ?? null,
       inflight_turns: stats?.inflight_turns ?? 0,
-      last_exit: this.lastExit.get(c.role) ?? null,
+      last_exit: this.lastExit.get(c.role) ?? this.services.lastExitOf(c.role),
     };
   }
 
@@ -414,7 +424,8 @@ export class Supervisor {
     config.cors = effectiveCors(config.cors, this.flags.cors); // --cors flags stay merged in
     this.settings = { ...this.settings, config };
     redactConfigSecrets(config);
-    for (const c of [this.gateway, ...this.agents]) c?.endpoint.emit('config.changed', { config });
+    for (const c of [this.gateway, ...this.agents, ...this.services.all()]) c?.endpoint.emit('config.changed', { config });
+    this.services.sync();
   }
 
   private applyLogSettings(config: Config): void {

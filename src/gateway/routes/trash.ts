@@ -3,7 +3,7 @@ import { fileTrashKind } from '../../shared/store/file-trash.js';
 import { sessionTrashKind } from '../../shared/store/session-trash.js';
 import { skillTrashKind } from '../../shared/skills/trash.js';
 import type { Session } from '../../shared/store/sessions.js';
-import { deleteFromTrash, emptyTrash, listTrash, notInTrash, restoreFromTrash, trashTotalBytes, trashView, type TrashKinds } from '../../shared/store/trash.js';
+import { deleteFromTrash, emptyTrash, getTrashItem, listTrash, notInTrash, restoreFromTrash, trashTotalBytes, trashView, type TrashKinds } from '../../shared/store/trash.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
@@ -35,7 +35,14 @@ export function trashRoutes(deps: Deps): Route[] {
       path: '/api/trash/:id/restore',
       summary: 'Puts an item back where it was. 409 with a reason when that place is taken; then send {"as_new": true} (or {"new_name": "..."}) to restore it beside, under a new id or name.',
       body: restoreBody,
-      handler: ({ params, body }) => {
+      handler: async ({ params, body }) => {
+        // Kinds whose place is config.yml go back through the supervisor, its only writer.
+        if (getTrashItem(deps.db, params.id!)?.kind === 'mcp_server') {
+          const r = await deps.endpoint.request('trash.restore', { id: params.id!, options: body }, { to: 'supervisor' });
+          deps.publish('trash', 'trash.restored', { id: params.id, kind: 'mcp_server', restored_to: r.restored_to });
+          deps.publish('mcp', 'mcp.config', { names: [r.restored_to] });
+          return { body: { id: params.id, kind: 'mcp_server', restored_to: r.restored_to } };
+        }
         const { item, result } = restoreFromTrash(deps.db, deps.paths, trashKinds, params.id!, body);
         deps.publish('trash', 'trash.restored', { id: item.id, kind: item.kind, restored_to: result.restored_to });
         if (item.kind === 'session') {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mcpConfigSchema } from './mcp.js';
 
 const MiB = 1024 * 1024;
 
@@ -81,6 +82,7 @@ export const configSchema = z
       .object({ enabled: z.boolean().default(true) })
       .strict()
       .prefault({}),
+    mcp: mcpConfigSchema,
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
+import { mcpEventDefs, mcpRequestDefs } from './mcp.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
 
 /**
@@ -179,6 +180,7 @@ export const requestDefs = {
     payload: z.object({ text: z.string().max(10_000) }),
     result: z.object({ text: z.string(), role: roleSchema, pid: z.number().int() }),
   },
+  ...mcpRequestDefs,
 } as const;
 
 export type RequestType = keyof typeof requestDefs;
@@ -234,6 +236,7 @@ export const eventDefs = {
   'gateway.listener': z.object({}),
   /** any → gateway: publish to WebSocket subscribers of a topic. */
   'ws.publish': z.object({ topic: z.string().min(1).max(200), type: z.string().min(1).max(100), data: z.unknown() }),
+  ...mcpEventDefs,
 } as const;
 
 export type EventType = keyof typeof eventDefs;

@@ -35,6 +35,8 @@ export const toolContent = z.object({
   name: z.string(),
   output: z.string(),
   is_error: z.boolean().optional(),
+  /** Images a tool returned (MCP), saved as uploads. */
+  images: z.array(attachmentSchema).optional(),
 });
 
 /** A compaction summary standing in for older messages kept on disk. */

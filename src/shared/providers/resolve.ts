@@ -1,3 +1,4 @@
+import { publicMcpServer } from '../config/mcp.js';
 import type { Config, ModelEntry } from '../config/schema.js';
 import { findProvider, type ProviderProtocol } from './catalog.js';
 
@@ -46,6 +47,7 @@ export function publicConfig(config: Config) {
     ...rest,
     access_key_in_config: access_key !== undefined,
     models: Object.entries(models).map(([id, e]) => publicModel(id, e, config)),
+    mcp: { servers: Object.entries(config.mcp.servers).map(([name, s]) => publicMcpServer(name, s)) },
   };
 }
 

@@ -109,7 +109,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
       for (const file of result.wrote ?? []) recordArtifact(ctx, file, call.id);
       const toolMessage = appendMessage(ctx.db, ctx.session.id, {
         role: 'tool',
-        content: { tool_call_id: call.id, name: call.name, output: result.output, ...(result.isError ? { is_error: true } : {}) },
+        content: { tool_call_id: call.id, name: call.name, output: result.output, ...(result.isError ? { is_error: true } : {}), ...(result.images?.length ? { images: result.images } : {}) },
       });
       ctx.publish('turn.tool_result', { call_id: call.id, name: call.name, output: result.output, is_error: result.isError === true, message: toolMessage });
     }

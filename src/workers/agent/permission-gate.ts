@@ -49,7 +49,11 @@ export class RulesGate implements PermissionGate {
     const verdict = applyMode(decision, mode);
     const input = auditInput(args);
     const audit = (d: AuditDecision, reason?: string) => appendAudit(this.paths.auditLog, { session_id: ctx.sessionId, turn_id: ctx.turnId, tool: tool.name, input, decision: d, reason });
-    if (verdict === 'allow') return { allowed: true };
+    if (verdict === 'allow') {
+      // Built-in tools run unaudited when allowed (they are many and known); MCP tools are outside code.
+      if (tool.name.startsWith('mcp__')) audit('allow', decision.reason);
+      return { allowed: true };
+    }
     if (verdict === 'deny') {
       const strict = decision.verdict === 'ask';
       audit(strict ? 'strict_denied' : 'deny', decision.reason);

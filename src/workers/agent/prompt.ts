@@ -129,7 +129,9 @@ function toProviderMessage(m: StoredMessage, vision: boolean): Message | undefin
   if (m.role === 'tool') {
     const c = toolContent.safeParse(m.content);
     if (!c.success) return undefined;
-    return { role: 'tool', toolCallId: c.data.tool_call_id, content: c.data.output, isError: c.data.is_error };
+    const images = vision ? (c.data.images ?? []).flatMap((a) => (IMAGE_TYPES.has(a.mime) && a.size <= IMAGE_MAX ? (readImage(a.path, a.mime) ?? []) : [])) : [];
+    if (images.length === 0) return { role: 'tool', toolCallId: c.data.tool_call_id, content: c.data.output, isError: c.data.is_error };
+    return { role: 'tool', toolCallId: c.data.tool_call_id, content: [{ type: 'text', text: c.data.output }, ...images], isError: c.data.is_error };
   }
   return undefined;
 }

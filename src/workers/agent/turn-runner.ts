@@ -27,6 +27,7 @@ import { runWorkflowTurn, WorkflowFailure } from './workflow-runner.js';
 import { startRun } from '../../shared/workflows/start.js';
 import type { Session } from '../../shared/store/sessions.js';
 import { usableSkills } from '../../shared/skills/catalog.js';
+import { mcpTools } from './tools/mcp.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 
 type TurnRequest = PayloadOf<'agent.turn'>;
@@ -56,13 +57,13 @@ export class TurnRunner {
     private readonly gate: PermissionGate = allowAll,
   ) {}
 
-  /** Every tool a turn can have (update_goal only appears while a goal is active). */
-  toolSpecs() {
-    return new ToolRegistry(this.tools(goalTool(this.db, () => {}))).specs();
+  /** Every tool a turn can have (update_goal only appears while a goal is active), MCP tools last. */
+  async toolSpecs() {
+    return new ToolRegistry(this.tools(goalTool(this.db, () => {}), await mcpTools(this.endpoint, this.config()))).specs();
   }
 
-  /** The built-in tools, in the order the model sees them; one list serves turns and GET /api/tools. */
-  private tools(goal?: Tool): Tool[] {
+  /** The tools, in the order the model sees them; one list serves turns and GET /api/tools. */
+  private tools(goal?: Tool, mcp: Tool[] = []): Tool[] {
     return [
       ...builtinTools(),
       ...handTools({
@@ -79,6 +80,7 @@ export class TurnRunner {
         startRun(this.db, this.paths, name, inputs, (p) => this.endpoint.request('turn.start', p, { to: 'supervisor', timeoutMs: 20_000 })),
       ),
       ...(goal ? [goal] : []),
+      ...mcp,
     ];
   }
 
@@ -163,6 +165,7 @@ export class TurnRunner {
               this.goalChanged(session.id, g);
             })
           : undefined,
+        await mcpTools(this.endpoint, config),
       ),
       this.gate,
     );

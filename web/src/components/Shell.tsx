@@ -4,12 +4,14 @@ import { route } from '../lib/router';
 import { useStore } from '../lib/store';
 import { ChatView } from './ChatView';
 import { ConnectionBanner } from './ConnectionBanner';
+import { McpView } from './McpView';
 import { SettingsView } from './SettingsView';
 import { StatusView } from './StatusView';
 
 const views = [
   ['chat', 'Chat'],
   ['settings', 'Settings'],
+  ['mcp', 'MCP'],
   ['status', 'Status'],
 ] as const;
 
@@ -50,6 +52,7 @@ export function Shell() {
         {view === 'chat' && <ChatView id={r.arg} />}
         {view === 'settings' && <SettingsView tab={r.arg} />}
         {view === 'status' && <StatusView />}
+        {view === 'mcp' && <McpView />}
       </main>
     </div>
   );

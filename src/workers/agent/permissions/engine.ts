@@ -8,6 +8,7 @@ import { shellParserReady } from './parser.js';
 import { realBudgetExceeded, realish, resetRealBudget } from './real.js';
 import type { Rule, RuleSet, Verdict } from './rules.js';
 import { parseShell, type ParsedLine } from './shell.js';
+import { defaultForTool, rulesForTool } from './tool-names.js';
 
 /**
  * Decides one tool call: hard denies first, then your rules, the built-in rules, your default
@@ -78,7 +79,7 @@ function fallbackReason(tool: string, verdict: Verdict, cwd: string | null): str
 
 /** The decision for one unit; null for a wrapper unit that no rule names. */
 function decideUnit(input: EvalInput, unit: Unit, set: RuleSet, places: Places): Decision | null {
-  const mine = [...(set.rules.get(input.tool) ?? []), ...(set.rules.get('*') ?? [])];
+  const mine = rulesForTool(set, input.tool);
   const own = strongest(mine, unit, places);
   if (own) {
     if (own.verdict === 'allow' && ALWAYS_ASK.has(input.tool)) {
@@ -93,7 +94,7 @@ function decideUnit(input: EvalInput, unit: Unit, set: RuleSet, places: Places):
 }
 
 function fallback(input: EvalInput, set: RuleSet): Decision {
-  const own = set.defaults.get(input.tool) ?? set.defaults.get('*');
+  const own = defaultForTool(set, input.tool);
   if (own) return { verdict: own, reason: `Your permissions.yml makes "${own}" the default for ${input.tool}.`, rule: 'permissions.yml: default', hard: false };
   const verdict = fallbackVerdict(input.tool);
   return { verdict, reason: fallbackReason(input.tool, verdict, input.cwd), rule: null, hard: false };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Paths } from '../../../shared/paths.js';
+import type { Attachment } from '../../../shared/protocol/message-content.js';
 import type { Db } from '../../../shared/store/db.js';
 import type { TurnOrigin } from '../../../shared/protocol/ipc.js';
 import type { ToolSpec } from '../providers/index.js';
@@ -22,6 +23,8 @@ export interface ToolContext {
 export interface ToolResult {
   output: string;
   isError?: boolean;
+  /** Images the call produced (saved as uploads); models that take images see them. */
+  images?: Attachment[];
   /** Files the call wrote: they become the session's artifacts. */
   wrote?: string[];
 }
@@ -40,6 +43,8 @@ export interface Tool<A = unknown> {
   name: string;
   description: string;
   args: z.ZodType<A>;
+  /** The JSON schema the model sees, when it comes from elsewhere (an MCP server) rather than `args`. */
+  parameters?: Record<string, unknown>;
   subject?: (args: A, ctx: ToolContext) => ToolSubject;
   run: (args: A, ctx: ToolContext) => Promise<ToolResult> | ToolResult;
 }
@@ -73,7 +78,7 @@ export class ToolRegistry {
     return (this.cachedSpecs ??= [...this.tools.values()].map((t) => ({
       name: t.name,
       description: t.description,
-      parameters: z.toJSONSchema(t.args, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+      parameters: t.parameters ?? (z.toJSONSchema(t.args, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>),
     })));
   }
 

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { mcpNameSchema, mcpPatchSchema } from '../config/mcp.js';
+
+/** What the mcp worker says about one server: its connection and its tools. */
+export const mcpToolSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  input_schema: z.record(z.string(), z.unknown()),
+});
+export type McpTool = z.infer<typeof mcpToolSchema>;
+
+export const mcpStatusSchema = z.object({
+  name: z.string(),
+  status: z.enum(['connecting', 'connected', 'error', 'disabled']),
+  /** The last error in words (kept while reconnecting). */
+  error: z.string().nullable(),
+  connected_at: z.string().nullable(),
+  /** Which transport carried the connection: stdio, streamable_http or sse. */
+  transport: z.enum(['stdio', 'streamable_http', 'sse']).nullable(),
+  tools: z.array(mcpToolSchema),
+});
+export type McpStatus = z.infer<typeof mcpStatusSchema>;
+
+/** A tool result, already reduced to what the agent uses: text, and images. */
+export const mcpContentSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('image'), mime: z.string(), data: z.string() }),
+]);
+export type McpContent = z.infer<typeof mcpContentSchema>;
+
+const ack = z.object({});
+const rawServer = z.record(z.string(), z.unknown());
+
+/** The request types of the MCP feature; ipc.ts spreads them into its table. */
+export const mcpRequestDefs = {
+  /** gateway → supervisor: config.yml edits of mcp.servers (the gateway validated the entry). */
+  'config.mcp.create': { payload: z.object({ name: mcpNameSchema, server: rawServer }), result: ack },
+  'config.mcp.update': { payload: z.object({ name: mcpNameSchema, patch: mcpPatchSchema }), result: ack },
+  /** Moves the entry to the trash. */
+  'config.mcp.delete': { payload: z.object({ name: mcpNameSchema }), result: z.object({ trash_id: z.string() }) },
+  /** All or nothing: every entry is added, or none. */
+  'config.mcp.import': { payload: z.object({ servers: z.record(mcpNameSchema, rawServer) }), result: ack },
+  /** gateway → supervisor: restore a trash item whose place is config.yml (only the supervisor writes it). */
+  'trash.restore': {
+    payload: z.object({ id: z.string().max(64), options: z.object({ as_new: z.boolean().optional(), new_name: z.string().max(200).optional() }) }),
+    result: z.object({ restored_to: z.string() }),
+  },
+  /** gateway → mcp worker. */
+  'mcp.status': { payload: z.object({}), result: z.object({ servers: z.array(mcpStatusSchema) }) },
+  'mcp.reconnect': { payload: z.object({ name: mcpNameSchema }), result: mcpStatusSchema },
+  /** agent → mcp worker: the tools of every connected server (after each server's allow-list). */
+  'mcp.tools': { payload: z.object({}), result: z.object({ servers: z.array(z.object({ name: z.string(), tools: z.array(mcpToolSchema) })) }) },
+  'mcp.call': {
+    payload: z.object({
+      call_id: z.string().min(1).max(128),
+      server: mcpNameSchema,
+      tool: z.string().min(1).max(128),
+      arguments: z.record(z.string(), z.unknown()),
+    }),
+    result: z.object({ content: z.array(mcpContentSchema), is_error: z.boolean() }),
+  },
+  /** agent → mcp worker: the turn was interrupted; the server gets the protocol's cancellation. */
+  'mcp.cancel': { payload: z.object({ call_id: z.string().min(1).max(128) }), result: z.object({ cancelled: z.boolean() }) },
+} as const;
+
+export const mcpEventDefs = {
+  /** child → supervisor: the process groups it started (MCP servers); killed if the child dies. */
+  'child.groups': z.object({ pgids: z.array(z.number().int().positive()) }),
+} as const;

@@ -1,0 +1,37 @@
+import type { Config } from '../shared/config/schema.js';
+
+/**
+ * The table of roles: how the supervisor knows each child process. A new role is a folder under
+ * src/workers plus one entry here. Kept free of runtime imports: `svc serve` reads it before it
+ * loads the supervisor (to fork the gateway early).
+ */
+export type ChildRoleName = 'gateway' | 'agent' | 'channels' | 'cron' | 'mcp';
+
+export interface RoleSpec {
+  /** The entry file, relative to this file's folder in dist/. */
+  entry: string;
+  /**
+   * How many: `one` process while `wanted`; `pool` grows on demand (agent workers, up to
+   * agent.max_workers). The gateway is `one` with its own port handover on restart.
+   */
+  count: 'one' | 'pool';
+  /** Whether the role should run, given the config (checked at start and on every config change). */
+  wanted: (config: Config) => boolean;
+  /** After an unexpected exit: `backoff` starts it again (with backoff, crash loops reported); `on_demand` waits for work. */
+  restart: 'backoff' | 'on_demand';
+  /** Sent `config.changed` when config.yml changes through the API. */
+  wantsConfig: boolean;
+}
+
+export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
+  gateway: { entry: '../gateway/main.js', count: 'one', wanted: () => true, restart: 'backoff', wantsConfig: true },
+  agent: { entry: '../workers/agent/main.js', count: 'pool', wanted: () => true, restart: 'on_demand', wantsConfig: true },
+  // Not built yet: never wanted until their workers exist.
+  channels: { entry: '../workers/channels/main.js', count: 'one', wanted: () => false, restart: 'backoff', wantsConfig: true },
+  cron: { entry: '../workers/cron/main.js', count: 'one', wanted: () => false, restart: 'backoff', wantsConfig: true },
+  /** MCP clients, shared by every agent worker; only while an enabled server is configured. */
+  mcp: { entry: '../workers/mcp/main.js', count: 'one', wanted: (c) => Object.values(c.mcp.servers).some((s) => s.enabled), restart: 'backoff', wantsConfig: true },
+};
+
+/** The roles the supervisor starts and stops by `wanted` alone (the gateway and the agent pool have their own code). */
+export const serviceRoles = (Object.keys(roleSpecs) as ChildRoleName[]).filter((r) => r !== 'gateway' && roleSpecs[r].count === 'one');

@@ -1,0 +1,250 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '../../shared/config/mcp.js';
+import { log, scrub } from '../../shared/log.js';
+import type { McpContent, McpStatus, McpTool } from '../../shared/protocol/mcp.js';
+import { version } from '../../shared/version.js';
+import { mapToolResult } from './results.js';
+import { GroupStdioTransport } from './stdio-transport.js';
+
+const CONNECT_TIMEOUT_MS = 30_000;
+const BACKOFF_MS = [500, 1000, 2000, 5000, 10_000, 30_000];
+
+export interface ConnectionEvents {
+  /** The status or the tools changed. */
+  changed: (status: McpStatus) => void;
+  /** A stdio server started or stopped (its process group). */
+  groups: () => void;
+}
+
+/**
+ * One MCP server: connects with the SDK client (stdio in its own process group, or Streamable
+ * HTTP falling back to SSE), keeps its tool list fresh on list_changed, and after a crash or a
+ * dropped connection tries again with growing pauses until it is closed.
+ */
+export class Connection {
+  private state: McpStatus['status'] = 'connecting';
+  private error: string | null = null;
+  private connectedAt: string | null = null;
+  private kind: McpStatus['transport'] = null;
+  private tools: McpTool[] = [];
+  private client: Client | undefined;
+  private stdio: GroupStdioTransport | undefined;
+  private attempt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private generation = 0;
+  private closed = false;
+
+  constructor(
+    readonly name: string,
+    readonly server: McpServer,
+    private readonly events: ConnectionEvents,
+  ) {}
+
+  start(): void {
+    if (!this.server.enabled) {
+      this.state = 'disabled';
+      this.emit();
+      return;
+    }
+    void this.connect();
+  }
+
+  status(): McpStatus {
+    return { name: this.name, status: this.state, error: this.error, connected_at: this.connectedAt, transport: this.kind, tools: this.tools };
+  }
+
+  get pgid(): number | undefined {
+    return this.stdio?.pgid;
+  }
+
+  /** Drops the connection (if any) and connects again now, forgetting the backoff. */
+  async reconnect(): Promise<McpStatus> {
+    if (!this.server.enabled || this.closed) return this.status();
+    this.attempt = 0;
+    clearTimeout(this.timer);
+    await this.disconnect();
+    await this.connect();
+    return this.status();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.disconnect();
+  }
+
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<{ content: McpContent[]; is_error: boolean }> {
+    const client = this.client;
+    if (!client || this.state !== 'connected') {
+      return fail(`The MCP server "${this.name}" is not connected${this.error ? `: ${this.error}` : ''}. Try again later or ask the user to check it.`);
+    }
+    if (!this.tools.some((t) => t.name === tool)) return fail(`The MCP server "${this.name}" has no tool "${tool}" (or it is not on the server's allow-list).`);
+    const timeout = this.server.timeout_seconds * 1000;
+    try {
+      const raw = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout, resetTimeoutOnProgress: false });
+      return mapToolResult(raw);
+    } catch (err) {
+      if (signal.aborted) return fail('The call was cancelled.');
+      const message = (err as Error).message;
+      if (/timed out|timeout/i.test(message)) return fail(`${tool} on "${this.name}" did not answer within ${this.server.timeout_seconds} s (timeout_seconds).`);
+      return fail(`${tool} on "${this.name}" failed: ${scrub(message)}`);
+    }
+  }
+
+  private emit(): void {
+    this.events.changed(this.status());
+  }
+
+  private async connect(): Promise<void> {
+    const gen = ++this.generation;
+    this.state = 'connecting';
+    this.emit();
+    try {
+      const opened = await this.open();
+      if (gen !== this.generation || this.closed) {
+        await opened.client.close().catch(() => undefined);
+        return;
+      }
+      this.client = opened.client;
+      this.kind = opened.kind;
+      opened.client.onclose = () => {
+        if (gen === this.generation && !this.closed) this.lost(this.stdio?.exit ? `the server process ${this.stdio.exit}${this.stderrNote()}` : 'the connection closed');
+      };
+      this.tools = await this.listTools(opened.client);
+      if (gen !== this.generation) return;
+      this.state = 'connected';
+      this.error = null;
+      this.connectedAt = new Date().toISOString();
+      this.attempt = 0;
+      log.info('MCP server connected', { server: this.name, transport: opened.kind, tools: this.tools.length });
+      this.emit();
+    } catch (err) {
+      if (gen !== this.generation || this.closed) return;
+      const exit = this.stdio?.exit;
+      await this.disconnect(false);
+      this.lost(`${scrub((err as Error).message)}${exit ? ` (the server process ${exit}${this.stderrNote()})` : ''}`);
+    }
+  }
+
+  private stderrNote(): string {
+    const tail = this.stdio?.stderrTail.split('\n').filter(Boolean).pop();
+    return tail ? `: ${scrub(tail).slice(0, 300)}` : '';
+  }
+
+  private lost(reason: string): void {
+    this.generation++;
+    this.client = undefined;
+    this.state = 'error';
+    this.error = reason;
+    this.connectedAt = null;
+    this.tools = [];
+    log.warn('MCP server unavailable; will retry', { server: this.name, error: reason });
+    this.emit();
+    void this.disconnect(false);
+    const delay = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)] ?? 30_000;
+    this.attempt++;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.connect(), delay);
+  }
+
+  private async disconnect(bump = true): Promise<void> {
+    if (bump) this.generation++;
+    const client = this.client;
+    const stdio = this.stdio;
+    this.client = undefined;
+    this.stdio = undefined;
+    await client?.close().catch(() => undefined);
+    await stdio?.close().catch(() => undefined);
+    if (stdio) this.events.groups();
+  }
+
+  private async open(): Promise<{ client: Client; kind: NonNullable<McpStatus['transport']> }> {
+    const s = this.server;
+    if (s.command !== undefined) {
+      const transport = new GroupStdioTransport({ command: s.command, args: s.args ?? [], env: s.env ?? {}, cwd: s.cwd });
+      this.stdio = transport;
+      const client = this.newClient();
+      try {
+        await withTimeout(client.connect(transport), CONNECT_TIMEOUT_MS, 'the server did not finish the MCP handshake');
+      } finally {
+        this.events.groups();
+      }
+      return { client, kind: 'stdio' };
+    }
+    const url = new URL(s.url ?? '');
+    const requestInit = { headers: s.headers ?? {} };
+    const first = this.newClient();
+    try {
+      await withTimeout(first.connect(new StreamableHTTPClientTransport(url, { requestInit })), CONNECT_TIMEOUT_MS, 'no answer from the server');
+      return { client: first, kind: 'streamable_http' };
+    } catch (err) {
+      await first.close().catch(() => undefined);
+      // Servers from before Streamable HTTP speak the SSE transport at the same address.
+      const second = this.newClient();
+      const headers = s.headers ?? {};
+      const sse: Transport = new SSEClientTransport(url, {
+        requestInit,
+        eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+      });
+      try {
+        await withTimeout(second.connect(sse), CONNECT_TIMEOUT_MS, 'no answer from the server');
+        return { client: second, kind: 'sse' };
+      } catch {
+        await second.close().catch(() => undefined);
+        throw err; // the Streamable HTTP error says more about a modern server
+      }
+    }
+  }
+
+  private newClient(): Client {
+    return new Client(
+      { name: 'svc', version },
+      {
+        listChanged: {
+          tools: {
+            onChanged: (error, tools) => {
+              if (error || !tools || this.state !== 'connected') return;
+              this.tools = this.allowed(tools);
+              log.info('MCP server tools changed', { server: this.name, tools: this.tools.length });
+              this.emit();
+            },
+          },
+        },
+      },
+    );
+  }
+
+  private async listTools(client: Client): Promise<McpTool[]> {
+    const all: SdkTool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await withTimeout(client.listTools(cursor ? { cursor } : undefined), CONNECT_TIMEOUT_MS, 'the server did not list its tools');
+      all.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor && all.length < 1000);
+    return this.allowed(all);
+  }
+
+  private allowed(tools: SdkTool[]): McpTool[] {
+    const only = this.server.tools;
+    return tools
+      .filter((t) => !only || only.includes(t.name))
+      .map((t) => ({ name: t.name, description: t.description ?? '', input_schema: t.inputSchema as Record<string, unknown> }));
+  }
+}
+
+function fail(text: string): { content: McpContent[]; is_error: boolean } {
+  return { content: [{ type: 'text', text }], is_error: true };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,58 @@
+import type { Config } from '../../shared/config/schema.js';
+import { redactConfigSecrets } from '../../shared/config/secrets.js';
+import { startChild } from '../../shared/child.js';
+import { log } from '../../shared/log.js';
+import { IpcCallError } from '../../shared/protocol/endpoint.js';
+import { Manager } from './manager.js';
+
+/**
+ * The mcp worker: holds the connections to every configured MCP server for all agent workers.
+ * Tool calls arrive from agents through the supervisor; status changes go out on the `mcp` topic.
+ */
+let calls = 0;
+const endpoint = startChild('mcp', () => calls);
+const manager = new Manager({
+  status: (data) => endpoint.emit('ws.publish', { topic: 'mcp', type: 'mcp.status', data }),
+  groups: (pgids) => endpoint.emit('child.groups', { pgids }),
+});
+
+function apply(config: Config): void {
+  redactConfigSecrets(config); // env and header values never reach a log line
+  manager.apply(config.mcp.servers);
+}
+
+endpoint.handle('child.start', ({ config }) => {
+  apply(config);
+  return {};
+});
+endpoint.onEvent((event) => {
+  if (event.type === 'config.changed') apply(event.payload.config);
+});
+endpoint.handle('mcp.status', () => ({ servers: manager.statuses() }));
+endpoint.handle('mcp.tools', () => ({
+  servers: manager.statuses().flatMap((s) => (s.status === 'connected' ? [{ name: s.name, tools: s.tools }] : [])),
+}));
+endpoint.handle('mcp.reconnect', async ({ name }) => {
+  const conn = manager.get(name);
+  if (!conn) throw new IpcCallError('not_found', `There is no MCP server "${name}".`);
+  return conn.reconnect();
+});
+endpoint.handle('mcp.call', async ({ call_id, server, tool, arguments: args }) => {
+  calls++;
+  try {
+    return await manager.call(call_id, server, tool, args);
+  } finally {
+    calls--;
+  }
+});
+endpoint.handle('mcp.cancel', ({ call_id }) => ({ cancelled: manager.cancel(call_id) }));
+
+// However this process ends, the servers it started end with it.
+process.on('exit', () => manager.killAllNow());
+process.on('SIGTERM', () => {
+  void manager
+    .closeAll()
+    .catch((err: Error) => log.warn('closing MCP servers failed', { error: err.message }))
+    .finally(() => process.exit(0));
+});
+process.on('SIGINT', () => {});

@@ -1,0 +1,233 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, describe, get, post } from '../lib/api';
+import { when } from '../lib/format';
+import { live } from '../lib/live';
+import { toast } from '../lib/toast';
+
+interface McpServerView {
+  name: string;
+  transport: 'stdio' | 'http';
+  enabled: boolean;
+  command?: string;
+  args?: string[];
+  url?: string;
+  timeout_seconds: number;
+  env_names: string[];
+  header_names: string[];
+  status: 'connecting' | 'connected' | 'error' | 'disabled';
+  error: string | null;
+  connected_at: string | null;
+  connected_via: string | null;
+  tools: Array<{ name: string; description: string }>;
+}
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** A server's API path; names are checked before they go into one. */
+const serverPath = (name: string, rest = '') => {
+  if (!NAME.test(name)) throw new Error(`"${name}" is not a valid server name.`);
+  return `/api/mcp/servers/${encodeURIComponent(name)}${rest}`;
+};
+
+/** `KEY=VALUE` (env) or `Name: value` (headers) lines into an object; blank lines are skipped. */
+function pairs(text: string, sep: '=' | ':'): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const i = line.indexOf(sep);
+    if (i <= 0) throw new Error(`"${line.trim().slice(0, 40)}" is not a ${sep === '=' ? 'KEY=VALUE' : 'Name: value'} line.`);
+    out[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * The MCP page: every server with its live status (the `mcp` topic), error text and tools;
+ * enable, disable, reconnect, delete (to the trash); add one with a form, or paste an
+ * `{"mcpServers": {…}}` document from another MCP client. Secret values are write-only.
+ */
+export function McpView() {
+  const [servers, setServers] = useState<McpServerView[] | undefined>();
+  const [error, setError] = useState('');
+  const load = () =>
+    get<{ servers: McpServerView[] }>('/api/mcp/servers').then(
+      (r) => {
+        setServers(r.servers);
+        setError('');
+      },
+      (err) => setError(describe(err)),
+    );
+  useEffect(() => {
+    void load();
+    return live.on('mcp', () => void load());
+  }, []);
+
+  const act = async (fn: () => Promise<unknown>, done?: string) => {
+    try {
+      await fn();
+      if (done) toast(done);
+    } catch (err) {
+      setError(describe(err));
+    }
+    await load();
+  };
+
+  return (
+    <div class="page stack" data-testid="mcp-view">
+      <h1>MCP servers</h1>
+      <p class="muted">Tools of connected servers reach the agent as mcp__&lt;server&gt;__&lt;tool&gt; and ask before they run unless permissions.yml allows them.</p>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {!servers && !error && <p class="muted">Loading…</p>}
+      {servers?.length === 0 && <p class="muted">No MCP server yet: add one below.</p>}
+      <ul class="plain stack" aria-label="MCP servers">
+        {servers?.map((s) => (
+          <li key={s.name} class="card stack" data-testid="mcp-server" data-name={s.name}>
+            <div class="row">
+              <div class="grow">
+                <strong>{s.name}</strong> <span class="chip">{s.transport === 'stdio' ? 'local' : 'remote'}</span>{' '}
+                <span class={`chip status-${s.status}`} role="status" data-testid="mcp-status">
+                  {s.status}
+                </span>
+                <div class="muted small">
+                  {s.transport === 'stdio' ? [s.command, ...(s.args ?? [])].join(' ') : s.url}
+                  {s.connected_at && ` · connected ${when(s.connected_at)}${s.connected_via ? ` over ${s.connected_via.replace('_', ' ')}` : ''}`}
+                  {(s.env_names.length > 0 || s.header_names.length > 0) && ` · secrets set: ${[...s.env_names, ...s.header_names].join(', ')}`}
+                </div>
+              </div>
+              <div class="actions">
+                <button type="button" onClick={() => act(() => api('PATCH', serverPath(s.name), { enabled: !s.enabled }))}>
+                  {s.enabled ? 'Disable' : 'Enable'}
+                </button>
+                <button type="button" disabled={!s.enabled} onClick={() => act(() => post(serverPath(s.name, '/reconnect')))}>
+                  Reconnect
+                </button>
+                <button type="button" class="danger" onClick={() => act(() => api('DELETE', serverPath(s.name)), `Moved "${s.name}" to the trash.`)}>
+                  Delete
+                </button>
+              </div>
+            </div>
+            {s.error && (
+              <p class="error small" data-testid="mcp-error">
+                {s.error}
+              </p>
+            )}
+            {s.tools.length > 0 && (
+              <details>
+                <summary>
+                  {s.tools.length} tool{s.tools.length === 1 ? '' : 's'}
+                </summary>
+                <ul class="plain">
+                  {s.tools.map((t) => (
+                    <li key={t.name}>
+                      <code>{t.name}</code> <span class="muted small">{t.description.split('\n')[0]}</span>
+                    </li>
+                  ))}
+                </ul>
+              </details>
+            )}
+          </li>
+        ))}
+      </ul>
+      <AddServer onAdded={(msg) => act(async () => undefined, msg)} />
+    </div>
+  );
+}
+
+function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
+  const [kind, setKind] = useState<'local' | 'remote' | 'paste'>('local');
+  const [f, setF] = useState({ name: '', command: '', args: '', env: '', url: '', headers: '', doc: '' });
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const field = (key: keyof typeof f) => ({ value: f[key], onInput: (e: Event) => setF({ ...f, [key]: (e.target as HTMLInputElement).value }) });
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      let body: unknown;
+      if (kind === 'paste') {
+        try {
+          body = JSON.parse(f.doc);
+        } catch {
+          throw new Error('The pasted text is not valid JSON.');
+        }
+      } else if (kind === 'local') {
+        body = { name: f.name.trim(), command: f.command.trim(), args: f.args.split('\n').filter((a) => a.trim() !== ''), env: pairs(f.env, '=') };
+      } else body = { name: f.name.trim(), url: f.url.trim(), headers: pairs(f.headers, ':') };
+      await post('/api/mcp/servers', body);
+      setF({ name: '', command: '', args: '', env: '', url: '', headers: '', doc: '' });
+      onAdded(kind === 'paste' ? 'Imported the servers.' : `Added "${(body as { name: string }).name}".`);
+    } catch (err) {
+      setError(describe(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="card stack" onSubmit={submit} aria-labelledby="mcp-add-title" data-testid="mcp-add">
+      <h2 id="mcp-add-title">Add a server</h2>
+      <fieldset class="row">
+        <legend class="sr-only">Kind of server</legend>
+        {(
+          [
+            ['local', 'Local (command)'],
+            ['remote', 'Remote (URL)'],
+            ['paste', 'Paste mcpServers JSON'],
+          ] as const
+        ).map(([k, label]) => (
+          <label key={k} class="check">
+            <input type="radio" name="mcp-kind" checked={kind === k} onChange={() => setKind(k)} /> {label}
+          </label>
+        ))}
+      </fieldset>
+      {kind !== 'paste' && (
+        <label class="field">
+          Name <input required pattern="[A-Za-z0-9_\-]{1,64}" {...field('name')} />
+        </label>
+      )}
+      {kind === 'local' && (
+        <>
+          <label class="field">
+            Command <input required placeholder="npx" {...field('command')} />
+          </label>
+          <label class="field">
+            Arguments, one a line <textarea rows={3} {...field('args')} />
+          </label>
+          <label class="field">
+            Environment, KEY=VALUE lines (values are never shown again) <textarea rows={2} {...field('env')} />
+          </label>
+        </>
+      )}
+      {kind === 'remote' && (
+        <>
+          <label class="field">
+            URL <input required type="url" placeholder="https://example.com/mcp" {...field('url')} />
+          </label>
+          <label class="field">
+            Headers, Name: value lines (values are never shown again) <textarea rows={2} {...field('headers')} />
+          </label>
+        </>
+      )}
+      {kind === 'paste' && (
+        <label class="field">
+          An {'{"mcpServers": {…}}'} document (all servers are added, or none) <textarea required rows={8} {...field('doc')} />
+        </label>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div>
+        <button type="submit" class="primary" disabled={busy}>
+          {kind === 'paste' ? 'Import' : 'Add'}
+        </button>
+      </div>
+    </form>
+  );
+}
