@@ -267,7 +267,9 @@ export class Supervisor {
   private async waitForTurns(boundMs: number): Promise<void> {
     const until = Date.now() + boundMs;
     while (this.turns.count > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-    if (this.turns.count > 0) log.warn('drain bound reached with turns still running; restarting anyway', { drain_seconds: boundMs / 1000, turns: this.turns.count });
+    if (this.turns.count === 0) return;
+    log.warn('drain bound reached with turns still running; stopping them and restarting', { drain_seconds: boundMs / 1000, turns: this.turns.count });
+    await this.turns.interruptAll(STOP_GRACE_MS);
   }
 
   private retryAfterS(): number {

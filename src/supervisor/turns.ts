@@ -75,6 +75,18 @@ export class TurnDispatcher {
     return { interrupted: ack.interrupted, turn_id: r.turnId };
   }
 
+  /**
+   * A restart past its drain bound: every running turn is stopped while its clients still watch,
+   * so the partial reply is committed and the turn ends as `restarted` before the old gateway goes.
+   * Resolves when they all ended or `boundMs` passed (a worker that does not answer dies with the restart).
+   */
+  async interruptAll(boundMs: number): Promise<void> {
+    const running = [...this.running.values()];
+    await Promise.all(running.map((r) => r.agent.endpoint.request('agent.interrupt', { turn_id: r.turnId, restart: true }, { to: 'agent', timeoutMs: boundMs }).catch(() => undefined)));
+    const until = Date.now() + boundMs;
+    while (running.some((r) => [...this.running.values()].includes(r)) && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
+  }
+
   /** The approvals the session's running turn waits for (none when no turn runs). */
   async pendingApprovals(p: PayloadOf<'approval.list'>): Promise<ResultOf<'approval.list'>> {
     const r = this.running.get(p.session_id);

@@ -139,6 +139,7 @@ function turnResult(deps: Deps, sessionId: string, watch: TurnWatch, end: HubEve
     stop_reason: data.stop_reason ?? null,
     usage: data.usage ?? null,
     ...(end.type === 'turn.failed' ? { error: { reason: data.reason, message: data.message } } : {}),
+    ...(end.type === 'turn.interrupted' && typeof data.reason === 'string' ? { reason: data.reason } : {}),
     messages,
   };
 }

@@ -174,7 +174,7 @@ export const requestDefs = {
     payload: z.object({}),
     result: z.object({ items: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })) }),
   },
-  'agent.interrupt': { payload: z.object({ turn_id: z.string() }), result: z.object({ interrupted: z.boolean() }) },
+  'agent.interrupt': { payload: z.object({ turn_id: z.string(), restart: z.boolean().optional() }), result: z.object({ interrupted: z.boolean() }) },
   /** any → worker: a round trip used by health probes and tests. */
   'worker.echo': {
     payload: z.object({ text: z.string().max(10_000) }),

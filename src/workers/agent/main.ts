@@ -38,7 +38,7 @@ endpoint.handle('agent.turn', (req) => {
 endpoint.handle('agent.approvals', ({ session_id }) => ({ items: approvals.list(session_id) }));
 endpoint.handle('agent.approval', ({ session_id, approval_id, decision }) => ({ answered: approvals.answer(session_id, approval_id, decision) }));
 endpoint.handle('agent.tools', async () => ({ items: ((await runner?.toolSpecs()) ?? []).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) }));
-endpoint.handle('agent.interrupt', ({ turn_id }) => ({ interrupted: runner?.interrupt(turn_id) ?? false }));
+endpoint.handle('agent.interrupt', ({ turn_id, restart }) => ({ interrupted: runner?.interrupt(turn_id, restart === true) ?? false }));
 endpoint.handle('agent.probe_model', async (p) => {
   redact(p.api_key);
   const result = await probeModel({ protocol: p.protocol, baseUrl: p.base_url, apiKey: p.api_key, providerId: p.provider }, p.model, { timeoutMs: 30_000 });

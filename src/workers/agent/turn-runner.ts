@@ -34,6 +34,12 @@ type TurnRequest = PayloadOf<'agent.turn'>;
 
 const DELTA_WINDOW_MS = 8;
 
+class RestartInterrupt extends Error {
+  constructor() {
+    super('svc restarted before this turn finished (it ran past restart.drain_seconds); the reply so far is kept');
+  }
+}
+
 class TurnFailure extends Error {
   constructor(
     readonly reason: string,
@@ -95,10 +101,11 @@ export class TurnRunner {
     return { accepted: true };
   }
 
-  interrupt(turnId: string): boolean {
+  /** `restart`: svc restarts past its drain bound; the turn ends as `restarted` rather than by the user. */
+  interrupt(turnId: string, restart = false): boolean {
     const ac = this.active.get(turnId);
     if (!ac) return false;
-    ac.abort(new Error('interrupted'));
+    ac.abort(restart ? new RestartInterrupt() : new Error('interrupted'));
     return true;
   }
 
@@ -119,7 +126,7 @@ export class TurnRunner {
       if (signal.aborted) {
         status = 'interrupted';
         endTurnRow(this.db, req.turn_id, 'interrupted');
-        final = ['turn.interrupted', { status }];
+        final = ['turn.interrupted', signal.reason instanceof RestartInterrupt ? { status, reason: 'restarted', message: signal.reason.message } : { status }];
       } else {
         const { reason, message } = describe(err);
         endTurnRow(this.db, req.turn_id, 'failed', { error: `${reason}: ${message}` });
