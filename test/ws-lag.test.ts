@@ -1,16 +1,16 @@
 import { connect, type Socket } from 'node:net';
-import { createRequire } from 'node:module';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type * as UWS from 'uWebSockets.js';
+import { chooseEngine, createEngine } from '../src/gateway/engine/pick.js';
 import { WsHub } from '../src/gateway/ws.js';
 import { waitFor } from './helpers/server.js';
 
 /**
- * A client that stops reading must be told to resync, not silently skipped. The real hub on a
- * real uWebSockets.js app, and a raw TCP client that can stop reading (WebSocket clients cannot).
+ * A client that stops reading must be told to resync, not silently skipped. The real hub on the
+ * real HTTP engine (SVC_HTTP_ENGINE picks it, as for svc serve), and a raw TCP client that can
+ * stop reading (WebSocket clients cannot).
  */
-const uws = createRequire(import.meta.url)('uWebSockets.js') as typeof UWS;
+const engineName = chooseEngine();
 
 interface Frame {
   topic?: string;
@@ -77,17 +77,10 @@ class RawClient {
   }
 }
 
-test('a client that stops reading is told to resync, and gets nothing more on that topic', async () => {
-  const app = uws.App();
-  const hub = new WsHub(app, { frameLimit: 1 << 20, authorize: () => ({ ok: true, via: 'local', local: true }) });
-  let listenSocket: UWS.us_listen_socket | undefined;
-  const port = await new Promise<number>((resolve, reject) =>
-    app.listen('127.0.0.1', 0, (s) => {
-      if (!s) return reject(new Error('listen failed'));
-      listenSocket = s;
-      resolve(uws.us_socket_local_port(s));
-    }),
-  );
+test(`a client that stops reading is told to resync, and gets nothing more on that topic (${engineName} engine)`, async () => {
+  const engine = await createEngine(engineName);
+  const hub = new WsHub(engine, { frameLimit: 1 << 20, authorize: () => ({ ok: true, via: 'local', local: true }) });
+  const port = await engine.listen('127.0.0.1', 0);
   const slow = await RawClient.open(port);
   const fast = await RawClient.open(port);
   for (const c of [slow, fast]) c.send({ type: 'subscribe', topics: ['tasks'] });
@@ -117,7 +110,7 @@ test('a client that stops reading is told to resync, and gets nothing more on th
   slow.sock.destroy();
   fast.sock.destroy();
   hub.closeAll(1001, 'test over');
-  if (listenSocket) uws.us_listen_socket_close(listenSocket);
+  engine.stopListening();
 });
 
 test.run();

@@ -3,6 +3,7 @@ import { log } from '../shared/log.js';
 import { formatHostPort, isLoopbackBind, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
 import { version } from '../shared/version.js';
+import { describeEngine } from '../shared/engine-name.js';
 import { askControl } from '../supervisor/control-socket.js';
 import type { Forked } from '../supervisor/spawn-child.js';
 import { Supervisor, type ServeFlags } from '../supervisor/supervisor.js';
@@ -35,10 +36,10 @@ export async function serveForeground(paths: Paths, flags: ServeFlags, badEnvLin
   process.on('unhandledRejection', (err) => log.error('a supervisor task failed', { error: err instanceof Error ? err.message : String(err) }));
 
   try {
-    const { port, uws } = await supervisor.start();
+    const { port, engine } = await supervisor.start();
     const listen = supervisor.listen;
     const shown = listen.host === '' ? '0.0.0.0' : listen.host;
-    process.stdout.write(`svc ${version} listening on http://${formatHostPort(shown, port)}/ (uWebSockets.js ${uws})\n`);
+    process.stdout.write(`svc ${version} listening on http://${formatHostPort(shown, port)}/ (engine: ${describeEngine(engine)})\n`);
     if (!isLoopbackBind(listen) && process.env.SVC_DAEMONIZED !== '1') {
       process.stdout.write(`Open ${openUrl(listen, port, supervisor.accessKey)}\n(remote clients need the access key; anyone with this address controls svc)\n`);
     }

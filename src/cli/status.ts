@@ -1,6 +1,7 @@
 import type { Paths } from '../shared/paths.js';
 import { statusSchema, type Status } from '../shared/protocol/ipc.js';
 import { askControl } from '../supervisor/control-socket.js';
+import { describeEngine } from '../shared/engine-name.js';
 
 /** `svc status`: asks the running supervisor; never boots any part of the server. */
 export async function fetchStatus(paths: Paths): Promise<Status | undefined> {
@@ -10,7 +11,13 @@ export async function fetchStatus(paths: Paths): Promise<Status | undefined> {
 }
 
 export function formatStatus(s: Status): string {
-  const lines = [`svc ${s.version} ${s.state}, listening on ${s.url ?? '(not yet)'} (uWebSockets.js ${s.uws ?? '?'}), home ${s.home}`];
+  const gateway = s.processes.find((p) => p.role === 'gateway');
+  const engine = s.engine ? describeEngine(s.engine) : '?';
+  const lines = [
+    s.state === 'degraded'
+      ? `svc ${s.version} is up but NOT serving: the gateway is down (${gatewayDown(gateway)}); it serves on ${s.url ?? '(no address yet)'} once back, home ${s.home}`
+      : `svc ${s.version} ${s.state}, listening on ${s.url ?? '(not yet)'} (engine: ${engine}), home ${s.home}`,
+  ];
   if (s.restarts > 0) lines.push(`restarted ${s.restarts} time${s.restarts === 1 ? '' : 's'}`);
   if (s.last_restart_error) lines.push(`last restart failed: ${s.last_restart_error}`);
   const rows = [['ROLE', 'PID', 'STATE', 'UPTIME', 'RESTARTS', 'MEMORY', 'TURNS'], ...s.processes.map((p) => [
@@ -25,7 +32,17 @@ export function formatStatus(s: Status): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) lines.push(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
   for (const p of s.processes) if (p.last_exit) lines.push(`${p.role} last exited: ${p.last_exit}`);
+  if (s.sandbox) lines.push(s.sandbox.message);
   return lines.join('\n');
+}
+
+/** Why the gateway is down and when it is tried again, in words. */
+function gatewayDown(p: Status['processes'][number] | undefined): string {
+  const why = p?.last_exit ? `last: ${p.last_exit}` : 'no gateway process';
+  if (!p?.next_try_at) return `${why}; starting it again now`;
+  const inS = Math.max(0, Math.round((Date.parse(p.next_try_at) - Date.now()) / 1000));
+  const what = p.state === 'crash_loop' ? 'it keeps failing to start, so svc pauses' : 'backing off';
+  return `${why}; ${what}; next try at ${p.next_try_at} (in ${inS} s)`;
 }
 
 function duration(s: number): string {

@@ -5,12 +5,12 @@ import { log } from '../shared/log.js';
 import { normalizeOrigin } from '../shared/net/origin.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
 import { changesState, decide, KeyCheck, originAllowed } from './auth.js';
-import { readBody, readRequest, Responder, tooLarge, type RequestInfo } from './http.js';
+import { readBody, Responder, tooLarge, type RequestInfo } from './http.js';
 import type { Route } from './route.js';
 import { Router } from './router.js';
 import { BodyStream } from './body-stream.js';
 import { StaticFiles } from './static.js';
-import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
+import type { EngineResponse, HttpEngine } from './engine/types.js';
 import { WsHub } from './ws.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -20,13 +20,11 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * route table, the drain gate, body parsing and validation, and the handler.
  */
 export class Gateway {
-  readonly app: TemplatedApp;
   readonly ws: WsHub;
   private readonly key: KeyCheck;
   private cors: Set<string>;
   private router!: Router;
   private readonly staticFiles = new StaticFiles();
-  private listenSocket: us_listen_socket | undefined;
   draining = false;
   private retryAfterS = 5;
   handingOver = false;
@@ -40,16 +38,16 @@ export class Gateway {
   constructor(
     private config: Config,
     accessKey: string,
+    readonly engine: HttpEngine,
     readonly startedAt = Date.now(),
   ) {
     this.key = new KeyCheck(accessKey);
     this.cors = new Set(config.cors.map(normalizeOrigin));
-    this.app = uws.App();
-    this.ws = new WsHub(this.app, {
+    this.ws = new WsHub(engine, {
       frameLimit: config.limits.ws_frame_bytes,
       authorize: (info) => decide({ peerLoopback: info.peerLoopback, path: info.path, headers: info.headers, queryKey: info.query.get('access_key') ?? undefined, isPublic: false }, this.key, this.cors),
     });
-    this.app.any('/*', (res, req) => this.onRequest(res, readRequest(res, req)));
+    engine.onRequest((res, req) => this.onRequest(res, req));
   }
 
   /** A config change through the API takes effect at once for limits and CORS. */
@@ -72,42 +70,21 @@ export class Gateway {
     this.ws.publish('server', on ? 'draining' : 'resumed', { retry_after_s: retryAfterS });
   }
 
-  async listen(host: string, port: number): Promise<number> {
-    if (port === 0) {
-      // uSockets sets SO_REUSEPORT only when a port is given, so a socket bound to port 0 could
-      // never share its port with the next gateway on restart. Let the kernel pick a port, then
-      // bind that port for real.
-      const probe = await this.bind(host, 0);
-      port = uws.us_socket_local_port(probe);
-      uws.us_listen_socket_close(probe);
-    }
-    this.listenSocket = await this.bind(host, port);
-    return uws.us_socket_local_port(this.listenSocket);
-  }
-
-  private bind(host: string, port: number): Promise<us_listen_socket> {
-    return new Promise((resolve, reject) => {
-      const done = (sock: us_listen_socket | false) => {
-        if (!sock) reject(new Error(`cannot listen on ${host || '*'}:${port}: the address is in use or not available on this machine`));
-        else resolve(sock);
-      };
-      if (host === '') this.app.listen(port, done);
-      else this.app.listen(host, port, done);
-    });
+  listen(host: string, port: number): Promise<number> {
+    return this.engine.listen(host, port);
   }
 
   /** Stops accepting (the successor already listens), closes WebSockets, waits out in-flight requests. */
   async handover(maxWaitMs = 10_000): Promise<number> {
     this.handingOver = true;
-    if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
-    this.listenSocket = undefined;
+    this.engine.stopListening();
     const open = this.ws.closeAll(1012, 'svc is restarting; reconnect');
     const until = Date.now() + maxWaitMs;
     while (this.inflight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     return open + this.inflight;
   }
 
-  private onRequest(res: HttpResponse, req: RequestInfo): void {
+  private onRequest(res: EngineResponse, req: RequestInfo): void {
     this.inflight++;
     const r = new Responder(res, this, req.method === 'HEAD');
     try {
@@ -118,7 +95,7 @@ export class Gateway {
     r.inCallback = false;
   }
 
-  private dispatch(res: HttpResponse, req: RequestInfo, r: Responder): void {
+  private dispatch(res: EngineResponse, req: RequestInfo, r: Responder): void {
     const origin = req.headers['origin'];
     if (origin !== undefined && this.cors.has(normalizeOrigin(origin))) {
       r.extraHeaders = { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': 'Retry-After', Vary: 'Origin' };
@@ -193,7 +170,7 @@ export class Gateway {
     throw new ApiError('invalid_request', `Invalid ${what}: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`, details);
   }
 
-  /** Runs a handler; one that answers synchronously is written before uWS's callback returns. */
+  /** Runs a handler; one that answers synchronously is written before the engine's callback returns. */
   private run(r: Responder, route: Route, ctx: Parameters<Route['handler']>[0]): void {
     let out: ReturnType<Route['handler']>;
     try {

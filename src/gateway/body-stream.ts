@@ -1,10 +1,10 @@
-import type { HttpResponse } from './uws.js';
+import type { EngineResponse } from './engine/types.js';
 
 const HIGH_WATER = 4; // chunks queued before the socket is paused
 
 /**
  * A request body as an async iterable of Buffers, for routes that stream to disk (uploads).
- * uWS hands out chunks that die with the callback, so each is copied; when the consumer falls
+ * Engines may hand out chunks that die with the callback (uWS), so each is copied; when the consumer falls
  * behind, the socket is paused instead of buffering the whole body in memory.
  */
 export class BodyStream implements AsyncIterable<Buffer> {
@@ -15,10 +15,10 @@ export class BodyStream implements AsyncIterable<Buffer> {
   private paused = false;
   received = 0;
 
-  constructor(private readonly res: HttpResponse) {
+  constructor(private readonly res: EngineResponse) {
     res.onData((chunk, isLast) => {
       this.received += chunk.byteLength;
-      this.queue.push(Buffer.from(chunk.slice(0)));
+      if (chunk.byteLength > 0) this.queue.push(Buffer.from(chunk));
       if (isLast) this.ended = true;
       if (this.queue.length >= HIGH_WATER && !this.ended && !this.paused) {
         this.paused = true;

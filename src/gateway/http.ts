@@ -1,63 +1,7 @@
 import { ApiError } from '../shared/errors.js';
-import { formatAddressBytes, isLoopbackBytes } from '../shared/net/addr.js';
-import type { HttpRequest, HttpResponse } from './uws.js';
+import type { EngineResponse } from './engine/types.js';
 
-/** Everything read from a uWS request while it is still valid (it dies when the handler returns). */
-export interface RequestInfo {
-  method: string;
-  path: string;
-  query: URLSearchParams;
-  headers: Record<string, string>;
-  /** The socket's peer address as text (for logs). */
-  readonly peer: string;
-  readonly peerLoopback: boolean;
-}
-
-/**
- * Reads method, path and headers at once; the query string is parsed and the peer address read
- * only when asked for, since most requests need neither. Read them before answering.
- */
-class UwsRequest implements RequestInfo {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: Record<string, string> = {};
-  private readonly rawQuery: string;
-  private parsedQuery: URLSearchParams | undefined;
-  private peerBytes: Uint8Array | undefined;
-
-  constructor(
-    private readonly res: HttpResponse,
-    req: HttpRequest,
-  ) {
-    this.method = req.getCaseSensitiveMethod(); // HTTP methods are case-sensitive: "get" is not GET
-    this.path = req.getUrl();
-    this.rawQuery = req.getQuery() ?? '';
-    const headers = this.headers;
-    req.forEach((k, v) => {
-      headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
-    });
-  }
-
-  get query(): URLSearchParams {
-    return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
-  }
-
-  private get bytes(): Uint8Array {
-    return (this.peerBytes ??= new Uint8Array(this.res.getRemoteAddress()));
-  }
-
-  get peer(): string {
-    return formatAddressBytes(this.bytes);
-  }
-
-  get peerLoopback(): boolean {
-    return isLoopbackBytes(this.bytes);
-  }
-}
-
-export function readRequest(res: HttpResponse, req: HttpRequest): RequestInfo {
-  return new UwsRequest(res, req);
-}
+export type { RequestInfo } from './engine/types.js';
 
 const statusText: Record<number, string> = {
   200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 302: 'Found', 304: 'Not Modified',
@@ -91,7 +35,7 @@ export class Responder {
   private readonly abortListeners: Array<() => void> = [];
 
   constructor(
-    readonly res: HttpResponse,
+    readonly res: EngineResponse,
     /** Told once when the response is written or the client went away; `handingOver` closes connections. */
     private readonly owner: { readonly handingOver: boolean; settled(): void } = { handingOver: false, settled: () => {} },
     /** A HEAD request: the same status and headers as GET, no body. */
@@ -102,7 +46,7 @@ export class Responder {
 
   /**
    * uWS needs an abort handler before a response goes asynchronous (and charges for one on every
-   * request otherwise), so it is attached only then: call this before leaving the uWS callback.
+   * request otherwise), so it is attached only then: call this before leaving the engine's callback.
    */
   watchAbort(): void {
     if (this.watching) return;
@@ -143,7 +87,7 @@ export class Responder {
   end(): void {
     if (this.aborted) return;
     this.aborted = true; // nothing may be written after this
-    this.res.cork(() => this.res.end());
+    this.res.cork(() => this.res.finish());
   }
 
   private settle(): void {
@@ -152,7 +96,7 @@ export class Responder {
     this.owner.settled();
   }
 
-  /** True while uWS's request callback runs: the socket is corked already, so no cork closure is needed. */
+  /** True while the engine's request callback runs: uWS has corked the socket already, so no cork closure is needed. */
   inCallback = true;
 
   send(reply: Reply): void {
@@ -180,12 +124,9 @@ export class Responder {
       res.writeHeader('Content-Type', typeof raw === 'string' ? 'text/plain; charset=utf-8' : isBuffer ? 'application/octet-stream' : 'application/json');
     }
     if (!(own !== undefined && hasHeader(own, 'X-Content-Type-Options'))) res.writeHeader('X-Content-Type-Options', 'nosniff');
-    // No body for 204/304. endWithoutBody(undefined, close) would write "Content-Length: 9223372036854775808";
-    // only its no-argument form writes no Content-Length, and it cannot close, so closing goes through end().
-    if (this.head && status !== 204 && status !== 304) res.endWithoutBody(Buffer.byteLength(body), close);
-    else if (status !== 204 && status !== 304) res.end(body, close);
-    else if (close) res.end(undefined, true);
-    else res.endWithoutBody();
+    if (status === 204 || status === 304) res.endWithoutBody(undefined, close);
+    else if (this.head) res.endWithoutBody(Buffer.byteLength(body), close);
+    else res.end(body, close);
   }
 
   error(err: ApiError, close = false): void {
@@ -207,7 +148,7 @@ export const DRAIN_BYTES = 1024 * 1024;
 export const DRAIN_MS = 2000;
 
 /** Collects a request body up to `limit` bytes; must be called before the handler returns. */
-export function readBody(res: HttpResponse, limit: number): Promise<Buffer> {
+export function readBody(res: EngineResponse, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -232,7 +173,7 @@ export function readBody(res: HttpResponse, limit: number): Promise<Buffer> {
         if (isLast || size > limit + DRAIN_BYTES) refuse();
         return;
       }
-      chunks.push(Buffer.from(chunk.slice(0)));
+      chunks.push(Buffer.from(chunk)); // a copy: the engine may reuse the chunk
       if (isLast) {
         done = true;
         resolve(Buffer.concat(chunks, size));

@@ -8,7 +8,7 @@ import { Gateway } from './app.js';
 import type { Deps } from './deps.js';
 import { chatCommands } from './routes/chat.js';
 import { allRoutes } from './routes/index.js';
-import { flavour } from './uws.js';
+import { chooseEngine, createEngine } from './engine/pick.js';
 
 /** The gateway process: takes its config and key from the supervisor, listens, serves. */
 const endpoint = startChild('gateway');
@@ -20,7 +20,8 @@ endpoint.handle('child.start', async (start) => {
   redact(start.access_key);
   redactConfigSecrets(start.config);
   config = start.config;
-  const gw = new Gateway(start.config, start.access_key);
+  const engineName = chooseEngine();
+  const gw = new Gateway(start.config, start.access_key, await createEngine(engineName));
   const paths = resolvePaths();
   const db = openDb(paths.db);
   const deps: Deps = {
@@ -37,8 +38,8 @@ endpoint.handle('child.start', async (start) => {
   gw.ws.onCommand = chatCommands(deps, gw.ws);
   const port = await gw.listen(start.listen.host, start.listen.port);
   gateway = gw;
-  log.info(`listening with the ${flavour === 'native' ? 'native uWebSockets.js binary' : 'uWebSockets.js JavaScript fallback (slower)'}`, { port });
-  return { port, uws: flavour };
+  log.info(`listening with the ${engineName === 'uws' ? 'native uWebSockets.js' : 'node:http + ws'} engine`, { port });
+  return { port, engine: engineName, ...(engineName === 'uws' ? { uws: 'native' as const } : {}) };
 });
 
 endpoint.handle('gateway.handover', async () => ({ open_connections: (await gateway?.handover()) ?? 0 }));

@@ -5,8 +5,7 @@ import type { ApiError } from '../shared/errors.js';
 import { approvalDecision, turnMessageSchema } from '../shared/protocol/ipc.js';
 import { version } from '../shared/version.js';
 import type { AuthDecision } from './auth.js';
-import { readRequest, type RequestInfo } from './http.js';
-import type { HttpResponse, TemplatedApp, WebSocket } from './uws.js';
+import type { EngineSocket, HttpEngine, RequestInfo } from './engine/types.js';
 
 interface Conn {
   local: boolean;
@@ -74,42 +73,31 @@ export class WsHub {
   readonly epoch = randomUUID();
   private readonly seqs = new Map<string, number>();
   private readonly rings = new Map<string, Stored[]>();
-  private readonly sockets = new Set<WebSocket<Conn>>();
-  private readonly subscribers = new Map<string, Set<WebSocket<Conn>>>();
+  private readonly sockets = new Set<EngineSocket<Conn>>();
+  private readonly subscribers = new Map<string, Set<EngineSocket<Conn>>>();
   private readonly listeners = new Map<string, Set<(e: HubEvent) => void>>();
   private readonly batcher = new DeltaBatcher(BATCH_MS, (topic, type, data) => this.emit(topic, type, data));
   /** Runs client commands (turn, interrupt); answers the frame to send back. */
   onCommand: ((frame: CommandFrame, local: boolean) => Promise<Record<string, unknown>>) | undefined;
 
   constructor(
-    app: TemplatedApp,
+    engine: HttpEngine,
     opts: { frameLimit: number; authorize: (req: RequestInfo) => AuthDecision },
   ) {
-    app.ws<Conn>('/ws', {
-      maxPayloadLength: opts.frameLimit,
-      idleTimeout: 120,
-      sendPingsAutomatically: true,
-      maxBackpressure: 64 * 1024 * 1024,
-      upgrade: (res, req, context) => {
-        const info = readRequest(res, req);
-        const decision = opts.authorize(info);
-        if (!decision.ok) return refuse(res, decision.error);
-        res.upgrade<Conn>(
-          { local: decision.local, topics: new Set() },
-          info.headers['sec-websocket-key'] ?? '',
-          info.headers['sec-websocket-protocol'] ?? '',
-          info.headers['sec-websocket-extensions'] ?? '',
-          context,
-        );
+    engine.ws<Conn>({
+      maxPayload: opts.frameLimit,
+      upgrade: (req) => {
+        const decision = opts.authorize(req);
+        return decision.ok ? { ok: true, data: { local: decision.local, topics: new Set() } } : decision;
       },
       open: (ws) => {
         this.sockets.add(ws);
-        ws.send(JSON.stringify({ topic: 'server', type: 'hello', seq: 0, data: { version, epoch: this.epoch, local: ws.getUserData().local } }));
+        ws.send(JSON.stringify({ topic: 'server', type: 'hello', seq: 0, data: { version, epoch: this.epoch, local: ws.data.local } }));
       },
       message: (ws, message, isBinary) => this.onFrame(ws, message, isBinary),
       close: (ws) => {
         this.sockets.delete(ws);
-        for (const t of ws.getUserData().topics) this.subscribers.get(t)?.delete(ws);
+        for (const t of ws.data.topics) this.subscribers.get(t)?.delete(ws);
       },
     });
   }
@@ -148,7 +136,7 @@ export class WsHub {
     if (ring.length > RING) ring.shift();
     this.rings.set(topic, ring);
     for (const ws of this.subscribers.get(topic) ?? []) {
-      if (ws.getBufferedAmount() > LAG_BYTES) {
+      if (ws.bufferedAmount() > LAG_BYTES) {
         this.drop(ws, topic, 'you fell too far behind; reload this topic and subscribe again');
         continue;
       }
@@ -158,23 +146,23 @@ export class WsHub {
   }
 
   /** Stops feeding a socket a topic and tells it why; it resubscribes (with `since`) or reloads. */
-  private drop(ws: WebSocket<Conn>, topic: string, reason: string): void {
+  private drop(ws: EngineSocket<Conn>, topic: string, reason: string): void {
     this.subscribers.get(topic)?.delete(ws);
-    ws.getUserData().topics.delete(topic);
+    ws.data.topics.delete(topic);
     ws.cork(() => ws.send(JSON.stringify({ type: 'resync', topic, seq: this.seqs.get(topic) ?? 0, reason })));
   }
 
-  private onFrame(ws: WebSocket<Conn>, message: ArrayBuffer, isBinary: boolean): void {
+  private onFrame(ws: EngineSocket<Conn>, message: Buffer, isBinary: boolean): void {
     let parsed: z.infer<typeof clientFrame>;
     try {
       if (isBinary) throw new Error('frames are JSON text');
-      parsed = clientFrame.parse(JSON.parse(Buffer.from(message).toString('utf8')));
+      parsed = clientFrame.parse(JSON.parse(message.toString('utf8')));
     } catch (err) {
       const problem = err instanceof z.ZodError ? describeIssue(err) : (err as Error).message;
       ws.send(JSON.stringify({ type: 'error', error: { code: 'invalid_request', message: `Ignored a frame: ${problem}. Frames are JSON such as {"type":"subscribe","topics":["server"]}.` } }));
       return;
     }
-    const conn = ws.getUserData();
+    const conn = ws.data;
     if (parsed.type === 'ping') return void ws.send(JSON.stringify({ type: 'pong' }));
     if (parsed.type === 'turn' || parsed.type === 'interrupt' || parsed.type === 'approve') return this.command(ws, parsed, conn.local);
     if (parsed.type === 'unsubscribe') {
@@ -200,7 +188,7 @@ export class WsHub {
     });
   }
 
-  private command(ws: WebSocket<Conn>, frame: CommandFrame, local: boolean): void {
+  private command(ws: EngineSocket<Conn>, frame: CommandFrame, local: boolean): void {
     const send = (reply: Record<string, unknown>) => {
       if (this.sockets.has(ws)) ws.cork(() => ws.send(JSON.stringify({ ...reply, ...(frame.request_id ? { request_id: frame.request_id } : {}) })));
     };
@@ -210,7 +198,7 @@ export class WsHub {
     );
   }
 
-  private replay(ws: WebSocket<Conn>, topic: string, since: number): void {
+  private replay(ws: EngineSocket<Conn>, topic: string, since: number): void {
     const ring = this.rings.get(topic) ?? [];
     const current = this.seqs.get(topic) ?? 0;
     const oldest = ring[0]?.seq ?? current + 1;
@@ -225,13 +213,4 @@ export class WsHub {
 function describeIssue(err: z.ZodError): string {
   const i = err.issues[0];
   return i ? `${i.path.join('.') || 'frame'}: ${i.message}` : 'invalid frame';
-}
-
-function refuse(res: HttpResponse, error: ApiError): void {
-  res.cork(() => {
-    res.writeStatus(`${error.status} ${error.status === 401 ? 'Unauthorized' : 'Forbidden'}`);
-    res.writeHeader('Content-Type', 'application/json');
-    for (const [k, v] of Object.entries(error.headers ?? {})) res.writeHeader(k, v);
-    res.end(JSON.stringify(error.toBody()), true);
-  });
 }

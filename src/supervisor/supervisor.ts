@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import type { Config } from '../shared/config/schema.js';
-import { log, redact, setLogLevel, setLogRole } from '../shared/log.js';
+import { log, redact, setLogConsole, setLogLevel, setLogRole } from '../shared/log.js';
 import { formatHostPort, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
 import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js';
@@ -9,6 +9,7 @@ import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { MetaStore } from '../shared/store/meta.js';
 import { failOrphanTurns } from '../shared/store/turns.js';
 import { enforceTrashRetention } from '../shared/store/trash.js';
+import { sandboxStatus } from '../shared/sandbox/status.js';
 import { version } from '../shared/version.js';
 import { Backoff } from './backoff.js';
 import { assertPortFree } from './port-check.js';
@@ -18,6 +19,7 @@ import { forkChild, type Forked } from './spawn-child.js';
 import { handleConfigEdits } from './config-service.js';
 import { serveControl } from './control-socket.js';
 import { Router } from './router.js';
+import { LogSink } from './log-sink.js';
 import { TurnDispatcher } from './turns.js';
 import { effectiveCors, readSettings, type Settings } from './settings.js';
 
@@ -45,16 +47,20 @@ export class Supervisor {
   private readonly restartCounts = new Map<ChildRole, number>();
   private readonly lastExit = new Map<ChildRole, string>();
   private readonly pendingRespawn = new Map<ChildRole, NodeJS.Timeout>();
+  /** While no gateway serves: why, and when the next start is tried (null while one is starting). */
+  private gatewayDown: { crashLoop: boolean; nextTryAt: number | null } | undefined;
   private readonly router = new Router((role) => this.pick(role));
   private state: Status['state'] = 'starting';
   private readonly startedAt = new Date();
   private boundPort: number | undefined;
   private uws: 'native' | 'fallback' | null = null;
+  private engine: 'uws' | 'node' | null = null;
   private restarts = 0;
   private lastRestartError: string | null = null;
   private restartInFlight: Promise<void> | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
   private turns!: TurnDispatcher;
+  private logs: LogSink | undefined;
 
   constructor(
     private readonly paths: Paths,
@@ -78,7 +84,7 @@ export class Supervisor {
   }
 
   /** Starts everything; rejects with a one-line reason if svc cannot start. */
-  async start(): Promise<{ port: number; uws: 'native' | 'fallback' }> {
+  async start(): Promise<{ port: number; engine: 'uws' | 'node' }> {
     process.umask(0o077); // everything svc writes is the user's alone
     setLogRole('supervisor');
     ensurePrivateDir(this.paths.home);
@@ -86,6 +92,8 @@ export class Supervisor {
     this.applyLogSettings(this.settings.config);
     mkdirSync(this.paths.runDir, { recursive: true, mode: 0o700 });
     mkdirSync(this.paths.logsDir, { recursive: true, mode: 0o700 });
+    this.logs = new LogSink(this.paths.logsDir, this.settings.config.log, process.env.SVC_DAEMONIZED !== '1');
+    if (process.env.SVC_DAEMONIZED === '1') setLogConsole(false);
     await assertPortFree(this.settings.listen);
     const { db, applied } = openAndMigrate(this.paths.db);
     this.db = db;
@@ -107,7 +115,8 @@ export class Supervisor {
 
     this.control = await serveControl(this.paths.controlSocket, async (req) => {
       if (req.cmd === 'status') return this.status();
-      if (req.cmd === 'open_url') return { url: this.url, key: this.settings.key };
+      if (req.cmd === 'open_url') return { url: this.url, key: this.settings.key, key_source: this.settings.keySource };
+      if (req.cmd === 'restart') return this.requestRestart('asked from the command line');
       setImmediate(() => process.kill(process.pid, 'SIGTERM')); // the same path as Ctrl-C
       return { stopping: true };
     });
@@ -117,7 +126,7 @@ export class Supervisor {
     this.preforked = undefined;
     const gateway = await this.spawnGateway(this.settings.listen.port, early);
     this.state = 'running';
-    return { port: this.boundPort ?? gateway.port, uws: gateway.uws };
+    return { port: this.boundPort ?? gateway.port, engine: gateway.engine };
   }
 
   /** Stops every child, then removes the socket and pid file. */
@@ -135,6 +144,7 @@ export class Supervisor {
     rmSync(this.paths.controlSocket, { force: true });
     rmSync(this.paths.pidFile, { force: true });
     this.db?.close();
+    this.logs?.close();
   }
 
   async status(): Promise<Status> {
@@ -152,31 +162,34 @@ export class Supervisor {
       },
       ...(await Promise.all(children.map((c) => this.childStatus(c)))),
     ];
-    for (const role of this.pendingRespawn.keys()) {
-      if (children.some((c) => c.role === role)) continue;
-      const crashLoop = (this.backoff.get(role)?.recent ?? 0) >= 5;
+    const down = this.gateway === undefined ? this.gatewayDown : undefined;
+    if (down) {
       processes.push({
-        role,
+        role: 'gateway',
         pid: -1,
-        state: crashLoop ? 'crash_loop' : 'backoff',
+        state: down.nextTryAt === null ? 'starting' : down.crashLoop ? 'crash_loop' : 'backoff',
         uptime_s: 0,
-        restarts: this.restartCounts.get(role) ?? 0,
+        restarts: this.restartCounts.get('gateway') ?? 0,
         rss_bytes: null,
         inflight_turns: 0,
-        last_exit: this.lastExit.get(role) ?? null,
+        last_exit: this.lastExit.get('gateway') ?? null,
+        next_try_at: down.nextTryAt === null ? null : new Date(down.nextTryAt).toISOString(),
       });
     }
     return {
       version,
-      state: this.state,
+      // Running with no gateway serves nobody: say so rather than "running".
+      state: down && this.state === 'running' ? 'degraded' : this.state,
       started_at: this.startedAt.toISOString(),
       home: this.paths.home,
       addr: this.boundPort === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', this.boundPort),
       url: this.url,
       uws: this.uws,
+      engine: this.engine,
       restarts: this.restarts,
       last_restart_error: this.lastRestartError,
       processes,
+      sandbox: await sandboxStatus(this.settings.config.sandbox.enabled),
     };
   }
 
@@ -272,7 +285,7 @@ export class Supervisor {
     return agent;
   }
 
-  private async spawnGateway(port: number, forked?: Forked): Promise<{ port: number; uws: 'native' | 'fallback' }> {
+  private async spawnGateway(port: number, forked?: Forked): Promise<{ port: number; engine: 'uws' | 'node' }> {
     const child = this.spawn('gateway', forked);
     let started;
     try {
@@ -288,17 +301,20 @@ export class Supervisor {
     }
     const previous = this.gateway;
     this.gateway = child;
+    this.gatewayDown = undefined;
     child.state = 'running';
     if (previous && previous !== child && previous.alive) previous.state = 'draining';
     this.boundPort = started.port ?? port;
     this.uws = started.uws ?? null;
-    return { port: this.boundPort, uws: started.uws ?? 'native' };
+    this.engine = started.engine ?? 'uws';
+    return { port: this.boundPort, engine: this.engine };
   }
 
   /** Starts (or adopts an already forked) child; the key reaches it over IPC only, never the environment. */
   private spawn(role: ChildRole, forked?: Forked): Child {
     const child = new Child(role, forked ?? forkChild(role, this.paths.home));
     this.router.attach(child);
+    this.logs?.follow(role, child.proc.stderr);
     child.endpoint.handle('supervisor.status', () => this.status());
     child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));
     handleConfigEdits(child.endpoint, this.paths.config, () => this.settings.config, (config) => this.applyConfig(config));
@@ -324,21 +340,36 @@ export class Supervisor {
     this.lastExit.set(child.role, `${how} at ${new Date().toISOString()}`);
     if (child.role !== 'gateway' || this.gateway !== child) {
       log.warn(`${child.role} process exited unexpectedly`, { pid: child.pid, how });
-      return; // workers start again on demand
+      // Workers start again on demand; the next one is a restart all the same.
+      if (child.role !== 'gateway') this.restartCounts.set(child.role, (this.restartCounts.get(child.role) ?? 0) + 1);
+      return;
     }
     this.gateway = undefined;
+    this.respawnGateway(how, true);
+  }
+
+  /**
+   * Starts a gateway again. One that had served comes back at once, so no request that crashes
+   * it can buy a minute of downtime; only a gateway that cannot start backs off into a crash-loop
+   * pause.
+   */
+  private respawnGateway(how: string, served: boolean): void {
     const backoff = this.backoff.get('gateway') ?? new Backoff();
     this.backoff.set('gateway', backoff);
-    const { delayMs, crashLoop } = backoff.next();
-    if (crashLoop) log.error('the gateway is crash-looping; pausing before the next try', { exits_in_last_minute: backoff.recent, retry_in_s: delayMs / 1000, last: how });
-    else log.warn('the gateway exited unexpectedly; restarting it', { pid: child.pid, how, in_ms: delayMs });
+    const { delayMs, crashLoop } = served ? { delayMs: 0, crashLoop: false } : backoff.next();
+    this.gatewayDown = { crashLoop, nextTryAt: Date.now() + delayMs };
+    if (crashLoop) log.error('the gateway cannot start; pausing before the next try', { failures_in_last_minute: backoff.recent, retry_in_s: delayMs / 1000, last: how });
+    else log.warn(served ? 'the gateway exited unexpectedly; restarting it' : 'the gateway did not start; trying again', { how, in_ms: delayMs });
     const timer = setTimeout(() => {
       this.pendingRespawn.delete('gateway');
       if (this.state === 'stopping') return;
+      this.gatewayDown = { crashLoop, nextTryAt: null };
       this.restartCounts.set('gateway', (this.restartCounts.get('gateway') ?? 0) + 1);
       this.spawnGateway(this.boundPort ?? this.settings.listen.port).catch((err: Error) => {
+        const why = `did not start: ${err.message}`;
         log.error('the gateway did not come back', { error: err.message });
-        this.onExit(child, code, signal);
+        this.lastExit.set('gateway', `${why} at ${new Date().toISOString()}`);
+        if (this.state !== 'stopping' && this.gateway === undefined) this.respawnGateway(why, false);
       });
     }, delayMs);
     this.pendingRespawn.set('gateway', timer);
@@ -386,6 +417,7 @@ export class Supervisor {
     redact(this.settings.key);
     redactConfigSecrets(config);
     if (!process.env.SVC_LOG_LEVEL) setLogLevel(config.log.level);
+    this.logs?.setLimits(config.log);
   }
 }
 

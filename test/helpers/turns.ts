@@ -27,6 +27,8 @@ export interface RigOptions {
   models?: Record<string, { protocol: FakeProtocol; context_window?: number }>;
   /** A model id to put in the lite slot. */
   lite?: string;
+  /** Extra environment for `svc serve`. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startRig(opts: RigOptions = {}): Promise<TurnRig> {
@@ -41,7 +43,7 @@ export async function startRig(opts: RigOptions = {}): Promise<TurnRig> {
     if (server) removeHome(server.home);
   };
   try {
-    server = await startServer(opts.config === undefined ? {} : { config: opts.config });
+    server = await startServer({ ...(opts.config === undefined ? {} : { config: opts.config }), ...(opts.env ? { env: opts.env } : {}) });
     const models = opts.models ?? { oa: { protocol: 'openai' }, an: { protocol: 'anthropic' } };
     let first = true;
     for (const [id, m] of Object.entries(models)) {

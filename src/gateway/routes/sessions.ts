@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { modelIdSchema } from '../../shared/config/schema.js';
 import { ApiError } from '../../shared/errors.js';
+import { networkSchema } from '../../shared/sandbox/network.js';
 import { listArtifacts } from '../../shared/store/artifacts.js';
 import { getGoal } from '../../shared/store/goals.js';
 import { listMessages, parseMessageCursor } from '../../shared/store/messages.js';
@@ -19,6 +20,7 @@ export const settingsShape = {
   show_reasoning: z.boolean(),
   permission_mode: z.enum(permissionModes),
   working_dir: z.string().min(1, 'the working directory must not be empty').max(4096).nullable(),
+  network: networkSchema.nullable().describe('The sandbox network for terminal commands: "on", "off", or a list of hosts reached through an allow-list proxy; null follows permissions.yml (else "on").'),
 };
 const createBody = z.strictObject(settingsShape).partial();
 const patchBody = z
@@ -106,7 +108,7 @@ export function sessionRoutes(deps: Deps): Route[] {
     route({
       method: 'PATCH',
       path: '/api/sessions/:id',
-      summary: 'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null).',
+      summary: 'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null), network (sandbox: on, off, or a host list; null follows permissions.yml).',
       body: patchBody,
       handler: ({ params, body }) => {
         requireSession(deps.db, params.id!);

@@ -1,22 +1,26 @@
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
+import { sandboxStatus } from '../../shared/sandbox/status.js';
 import { version } from '../../shared/version.js';
 import { route, type Route } from '../route.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 /** Health, version, status and restart: what any client needs to know the server is there. */
-export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'startedAt'>): Route[] {
+export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'startedAt' | 'config'>): Route[] {
   return [
     route({
       method: 'GET',
       path: '/api/health',
-      summary: 'Whether the server answers; public, carries no secrets.',
+      summary: 'Whether the server answers, and whether terminal commands run in the OS sandbox (sandbox.state: on, off or unavailable, with the fix); public, carries no secrets.',
       public: true,
-      handler: () => ({
-        body: { status: deps.draining() ? 'draining' : 'ok', uptime_s: Math.round((Date.now() - deps.startedAt) / 1000) },
-        headers: NO_STORE,
-      }),
+      handler: async () => {
+        const sandbox = await sandboxStatus(deps.config().sandbox.enabled);
+        return {
+          body: { status: deps.draining() ? 'draining' : 'ok', uptime_s: Math.round((Date.now() - deps.startedAt) / 1000), sandbox: { state: sandbox.state, message: sandbox.message } },
+          headers: NO_STORE,
+        };
+      },
     }),
     route({
       method: 'GET',

@@ -267,16 +267,17 @@ function contentDisposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
 }
 
-/** Sends a big file from disk, pausing the read while the socket is full (uWS tryEnd/onWritable). */
+/** Sends a big file from disk with its length, pausing the read while the socket is full. */
 function streamFile(r: Responder, fh: FileHandle, size: number, headers: Record<string, string>, head: boolean): void {
   if (!r.begin(200, headers)) return void fh.close();
   const res = r.res;
   if (head) {
-    res.cork(() => res.endWithoutBody(size));
+    res.cork(() => res.endWithoutBody(size, false));
     return void fh.close();
   }
   const stream = fh.createReadStream({ highWaterMark: 256 * 1024 }); // closes fh when done
   let finished = false;
+  let sent = 0;
   const stop = () => {
     finished = true;
     stream.destroy();
@@ -285,26 +286,20 @@ function streamFile(r: Responder, fh: FileHandle, size: number, headers: Record<
   stream.on('data', (data) => {
     const chunk = data as Buffer;
     if (finished || r.aborted) return stop();
-    const start = res.getWriteOffset();
-    let ok = false;
-    let done = false;
-    res.cork(() => ([ok, done] = res.tryEnd(chunk, size)));
-    if (done) return stop();
+    sent += chunk.length;
+    if (sent > size) return cut('the file grew while it was sent');
+    const ok = res.writeSized(chunk, size);
+    if (sent === size) return stop();
     if (ok) return;
     stream.pause();
-    res.onWritable((offset) => {
-      const [ok2, done2] = res.tryEnd(chunk.subarray(offset - start), size);
-      if (done2) stop();
-      else if (ok2) stream.resume();
-      return ok2;
-    });
+    res.onDrain(() => stream.resume());
   });
   // The file shrank or could not be read: the promised length cannot be met, so drop the connection.
   const cut = (why: string) => {
     if (finished || r.aborted) return;
-    finished = true;
+    stop();
     log.warn('upload download cut short', { error: why });
-    res.cork(() => res.close());
+    res.destroy();
   };
   stream.on('end', () => cut('the file ended early'));
   stream.on('error', (err) => cut(messageOf(err)));

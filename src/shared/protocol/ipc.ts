@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
+import { sandboxStatusSchema } from '../sandbox/status.js';
 
 /**
  * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
@@ -14,6 +15,8 @@ export type Role = z.infer<typeof roleSchema>;
 export type ChildRole = Exclude<Role, 'supervisor'>;
 
 export const uwsFlavour = z.enum(['native', 'fallback']);
+/** The gateway's HTTP engine: native uWebSockets.js, or node:http + ws (src/gateway/engine). */
+export const httpEngineName = z.enum(['uws', 'node']);
 
 const processStatus = z.object({
   role: roleSchema,
@@ -24,20 +27,27 @@ const processStatus = z.object({
   rss_bytes: z.number().int().nullable(),
   inflight_turns: z.number().int(),
   last_exit: z.string().nullable(),
+  /** For a child that is down: when its next start is tried (null while one is starting). */
+  next_try_at: z.string().nullable().optional(),
 });
 export type ProcessStatus = z.infer<typeof processStatus>;
 
 export const statusSchema = z.object({
   version: z.string(),
-  state: z.enum(['starting', 'running', 'draining', 'restarting', 'stopping']),
+  /** `degraded`: the supervisor runs but no gateway serves (see the gateway's row for why). */
+  state: z.enum(['starting', 'running', 'degraded', 'draining', 'restarting', 'stopping']),
   started_at: z.string(),
   home: z.string(),
   addr: z.string().nullable(),
   url: z.string().nullable(),
+  /** Kept for older clients: "native" on the uWS engine, null on the Node engine. */
   uws: uwsFlavour.nullable(),
+  engine: httpEngineName.nullable(),
   restarts: z.number().int(),
   last_restart_error: z.string().nullable(),
   processes: z.array(processStatus),
+  /** Whether terminal commands run in the OS sandbox, and if not why and the fix. */
+  sandbox: sandboxStatusSchema.optional(),
 });
 export type Status = z.infer<typeof statusSchema>;
 
@@ -70,7 +80,7 @@ export type TurnMessage = z.infer<typeof turnMessageSchema>;
 export const approvalDecision = z.enum(['allow_once', 'allow_session', 'deny']);
 export type ApprovalDecision = z.infer<typeof approvalDecision>;
 const pendingApprovals = z.object({
-  items: z.array(z.object({ approval_id: z.string(), turn_id: z.string(), call_id: z.string(), tool: z.string(), input: z.unknown(), reason: z.string() })),
+  items: z.array(z.object({ approval_id: z.string(), turn_id: z.string(), call_id: z.string(), tool: z.string(), input: z.unknown(), reason: z.string(), sandbox_notice: z.string().optional() })),
 });
 export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel']);
 export type TurnOrigin = z.infer<typeof turnOrigin>;
@@ -84,7 +94,7 @@ export const requestDefs = {
       access_key: z.string().optional(),
       listen: listen.optional(),
     }),
-    result: z.object({ port: z.number().int().optional(), uws: uwsFlavour.optional() }),
+    result: z.object({ port: z.number().int().optional(), uws: uwsFlavour.optional(), engine: httpEngineName.optional() }),
   },
   /** supervisor → child: what `svc status` shows about it. */
   'child.stats': {

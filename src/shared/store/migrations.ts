@@ -175,6 +175,14 @@ export const migrations: Migration[] = [
       ) STRICT`);
     },
   },
+  {
+    version: 10,
+    name: 'session_network',
+    up: (db) => {
+      // The sandbox's network for the session: 'on', 'off' or a JSON host list; NULL follows permissions.yml.
+      db.exec('ALTER TABLE sessions ADD COLUMN network TEXT');
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

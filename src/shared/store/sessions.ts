@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
+import { decodeNetwork, encodeNetwork, type NetworkSetting } from '../sandbox/network.js';
 import type { Db } from './db.js';
 import { decodeCursor, encodeCursor, isoNow, newId, stmt } from './util.js';
 
@@ -18,6 +19,8 @@ export interface Session {
   show_reasoning: boolean;
   permission_mode: PermissionMode;
   working_dir: string | null;
+  /** The sandbox's network: on, off or a host list; null follows permissions.yml (else on). */
+  network: NetworkSetting | null;
   created_at: string;
   updated_at: string;
   message_count: number;
@@ -32,6 +35,8 @@ export const sessionRowSchema = z.object({
   show_reasoning: z.number().int(),
   permission_mode: z.enum(permissionModes),
   working_dir: z.string().nullable(),
+  // Rows trashed before the column existed have none.
+  network: z.string().nullable().default(null),
   created_at: z.string(),
   updated_at: z.string(),
   message_count: z.number().int(),
@@ -46,6 +51,7 @@ export interface SessionSettings {
   show_reasoning?: boolean;
   permission_mode?: PermissionMode;
   working_dir?: string | null;
+  network?: NetworkSetting | null;
 }
 
 export const sessionDefaults = {
@@ -55,15 +61,16 @@ export const sessionDefaults = {
   show_reasoning: true,
   permission_mode: 'interactive',
   working_dir: null,
+  network: null,
 } as const satisfies Required<SessionSettings>;
 
 export const SESSION_ID = /^s_[a-z0-9]{21}$/;
 
 export function toSession(r: SessionRow): Session {
-  return { ...r, show_reasoning: r.show_reasoning === 1 };
+  return { ...r, show_reasoning: r.show_reasoning === 1, network: decodeNetwork(r.network) };
 }
 
-const COLS = 'id, title, model_id, reasoning_effort, show_reasoning, permission_mode, working_dir, created_at, updated_at, message_count';
+const COLS = 'id, title, model_id, reasoning_effort, show_reasoning, permission_mode, working_dir, network, created_at, updated_at, message_count';
 
 export function getSessionRow(db: Db, id: string): SessionRow | undefined {
   return stmt<[string], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE id = ?`).get(id);
@@ -85,15 +92,15 @@ export function sessionNotFound(id: string): ApiError {
   return new ApiError('not_found', `There is no session ${JSON.stringify(id)}; it may have been deleted (see GET /api/trash). GET /api/sessions lists the sessions.`);
 }
 
-export function insertSessionRow(db: Db, r: SessionRow): void {
-  stmt(db, `INSERT INTO sessions (${COLS}) VALUES (@id, @title, @model_id, @reasoning_effort, @show_reasoning, @permission_mode, @working_dir, @created_at, @updated_at, @message_count)`).run(r);
+export function insertSessionRow(db: Db, r: Omit<SessionRow, 'network'> & { network?: string | null }): void {
+  stmt(db, `INSERT INTO sessions (${COLS}) VALUES (@id, @title, @model_id, @reasoning_effort, @show_reasoning, @permission_mode, @working_dir, @network, @created_at, @updated_at, @message_count)`).run({ ...r, network: r.network ?? null });
 }
 
 /** Creates a session; `id` is for restores and tests, new sessions get a fresh one. */
 export function createSession(db: Db, input: SessionSettings & { id?: string } = {}): Session {
   const now = isoNow();
   const s = { ...sessionDefaults, ...stripUndefined(input), id: input.id ?? newId('s'), created_at: now, updated_at: now, message_count: 0 };
-  insertSessionRow(db, { ...s, show_reasoning: s.show_reasoning ? 1 : 0 });
+  insertSessionRow(db, { ...s, show_reasoning: s.show_reasoning ? 1 : 0, network: encodeNetwork(s.network) });
   return s;
 }
 
@@ -103,8 +110,14 @@ export function updateSession(db: Db, id: string, patch: SessionSettings): Sessi
     const cur = getSessionRow(db, id);
     if (!cur) return undefined;
     const p = stripUndefined(patch);
-    const next: SessionRow = { ...cur, ...p, show_reasoning: p.show_reasoning === undefined ? cur.show_reasoning : p.show_reasoning ? 1 : 0, updated_at: isoNow() };
-    stmt(db, 'UPDATE sessions SET title = @title, model_id = @model_id, reasoning_effort = @reasoning_effort, show_reasoning = @show_reasoning, permission_mode = @permission_mode, working_dir = @working_dir, updated_at = @updated_at WHERE id = @id').run(next);
+    const next: SessionRow = {
+      ...cur,
+      ...p,
+      show_reasoning: p.show_reasoning === undefined ? cur.show_reasoning : p.show_reasoning ? 1 : 0,
+      network: p.network === undefined ? cur.network : encodeNetwork(p.network),
+      updated_at: isoNow(),
+    };
+    stmt(db, 'UPDATE sessions SET title = @title, model_id = @model_id, reasoning_effort = @reasoning_effort, show_reasoning = @show_reasoning, permission_mode = @permission_mode, working_dir = @working_dir, network = @network, updated_at = @updated_at WHERE id = @id').run(next);
     return toSession(next);
   }).immediate();
 }

@@ -4,7 +4,7 @@ import type { ToolContext } from './tools/registry.js';
 
 interface Pending {
   sessionId: string;
-  view: { approval_id: string; turn_id: string; call_id: string; tool: string; input: unknown; reason: string };
+  view: { approval_id: string; turn_id: string; call_id: string; tool: string; input: unknown; reason: string; sandbox_notice?: string };
   resolve: (d: ApprovalDecision) => void;
 }
 
@@ -16,7 +16,8 @@ interface Pending {
 export class Approvals {
   private readonly pending = new Map<string, Pending>();
 
-  ask(ctx: ToolContext, info: { tool: string; input: unknown; reason: string }): Promise<ApprovalDecision> {
+  /** `notice`: said once per session beside the question (the sandbox is off or unavailable). */
+  ask(ctx: ToolContext, info: { tool: string; input: unknown; reason: string; notice?: string }): Promise<ApprovalDecision> {
     const id = newId('ap');
     return new Promise<ApprovalDecision>((resolve, reject) => {
       const withdraw = () => {
@@ -26,14 +27,14 @@ export class Approvals {
       };
       this.pending.set(id, {
         sessionId: ctx.sessionId,
-        view: { approval_id: id, turn_id: ctx.turnId, call_id: ctx.callId, tool: info.tool, input: info.input, reason: info.reason },
+        view: { approval_id: id, turn_id: ctx.turnId, call_id: ctx.callId, tool: info.tool, input: info.input, reason: info.reason, ...(info.notice ? { sandbox_notice: info.notice } : {}) },
         resolve: (d) => {
           ctx.signal.removeEventListener('abort', withdraw);
           resolve(d);
         },
       });
       ctx.signal.addEventListener('abort', withdraw, { once: true });
-      ctx.emit('approval.requested', { approval_id: id, tool: info.tool, input: info.input, reason: info.reason });
+      ctx.emit('approval.requested', { approval_id: id, tool: info.tool, input: info.input, reason: info.reason, ...(info.notice ? { sandbox_notice: info.notice } : {}) });
     });
   }
 

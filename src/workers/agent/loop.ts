@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { mimeOf } from '../../shared/mime.js';
 import type { Paths } from '../../shared/paths.js';
+import type { TurnOrigin } from '../../shared/protocol/ipc.js';
 import type { AssistantContent } from '../../shared/protocol/message-content.js';
 import { upsertArtifact } from '../../shared/store/artifacts.js';
 import type { Db } from '../../shared/store/db.js';
@@ -8,10 +9,12 @@ import { appendMessage, messageRowsOf, toMessage } from '../../shared/store/mess
 import type { Session } from '../../shared/store/sessions.js';
 import { historyToMessages } from './prompt.js';
 import type { Provider, ReasoningEffort, ToolCall, Usage } from './providers/index.js';
-import { emptyUsage } from './providers/types.js';
+import { emptyUsage } from './providers/index.js';
 import type { ToolRegistry } from './tools/registry.js';
 
 export interface LoopContext {
+  /** What started the turn; tools see it (cron and channel turns never leave the sandbox). */
+  origin?: TurnOrigin;
   db: Db;
   paths: Paths;
   turnId: string;
@@ -95,6 +98,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
               turnId: ctx.turnId,
               callId: call.id,
               workingDir: ctx.session.working_dir,
+              origin: ctx.origin,
               signal: ctx.signal,
               db: ctx.db,
               paths: ctx.paths,

@@ -23,7 +23,7 @@ endpoint.handle('child.start', (start) => {
   config = start.config;
   redactConfigSecrets(config);
   const db = openDb(paths.db);
-  runner = new TurnRunner(endpoint, db, paths, () => config ?? start.config, new RulesGate(db, paths, approvals));
+  runner = new TurnRunner(endpoint, db, paths, () => config ?? start.config, new RulesGate(db, paths, approvals, { enabled: () => (config ?? start.config).sandbox.enabled }));
   return {};
 });
 endpoint.onEvent((event) => {

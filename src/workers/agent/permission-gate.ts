@@ -8,6 +8,8 @@ import { addGrant, hasGrant } from '../../shared/store/grants.js';
 import { getSession } from '../../shared/store/sessions.js';
 import type { Approvals } from './approvals.js';
 import { applyMode, evaluate, loadRules, type Decision, type EvalEnv, type RuleSet } from './permissions/index.js';
+import { sandboxStatus, type SandboxOptions } from './sandbox/index.js';
+import { OUTSIDE_TOOL, stepOutside } from './sandbox/outside.js';
 import { realish } from './tools/file-path.js';
 import type { PermissionGate, Tool, ToolContext, ToolSubject } from './tools/registry.js';
 
@@ -19,16 +21,26 @@ import type { PermissionGate, Tool, ToolContext, ToolSubject } from './tools/reg
 export class RulesGate implements PermissionGate {
   private rules: RuleSet | undefined;
   private rulesText: string | undefined;
+  /** Sessions already told, in an approval, that commands run without a sandbox. */
+  private readonly toldNoSandbox = new Set<string>();
 
   constructor(
     private readonly db: Db,
     private readonly paths: Paths,
     private readonly approvals: Approvals,
+    private readonly sandbox?: SandboxOptions,
   ) {}
 
   async check(tool: Tool, args: unknown, subject: ToolSubject, ctx: ToolContext): Promise<{ allowed: true } | { allowed: false; reason: string }> {
     const mode = getSession(this.db, ctx.sessionId)?.permission_mode ?? 'interactive';
-    const decision = judge(tool.name, subject, ctx.workingDir, this.currentRules(), { home: homedir(), svcHome: this.paths.home, svcPids: svcPids() });
+    const env: EvalEnv = { home: homedir(), svcHome: this.paths.home, svcPids: svcPids() };
+    const rules = this.currentRules();
+    const status = this.sandbox ? await sandboxStatus(this.sandbox.enabled()) : undefined;
+    let decision = judge(tool.name, subject, ctx.workingDir, rules, env);
+    if (subject.outside !== undefined && status) {
+      const byName = evaluate({ tool: OUTSIDE_TOOL, command: subject.command, cwd: ctx.workingDir }, rules, env);
+      decision = stepOutside(decision, byName, subject.outside, ctx.origin, status);
+    }
     const verdict = applyMode(decision, mode);
     const input = auditInput(args);
     const audit = (d: AuditDecision, reason?: string) => appendAudit(this.paths.auditLog, { session_id: ctx.sessionId, turn_id: ctx.turnId, tool: tool.name, input, decision: d, reason });
@@ -43,7 +55,7 @@ export class RulesGate implements PermissionGate {
     audit('ask', decision.reason);
     let answer;
     try {
-      answer = await this.approvals.ask(ctx, { tool: tool.name, input: args, reason: decision.reason });
+      answer = await this.approvals.ask(ctx, { tool: tool.name, input: args, reason: decision.reason, notice: this.sandboxNotice(ctx.sessionId, status) });
     } catch (err) {
       audit('withdrawn', 'the turn was interrupted');
       throw err;
@@ -55,6 +67,13 @@ export class RulesGate implements PermissionGate {
     audit(answer);
     if (answer === 'allow_session' && !decision.askAlways) addGrant(this.db, ctx.sessionId, key);
     return { allowed: true };
+  }
+
+  /** The first approval of a session where commands run unsandboxed says so, with the fix. */
+  private sandboxNotice(sessionId: string, status: { state: string; message: string } | undefined): string | undefined {
+    if (!status || status.state === 'on' || this.toldNoSandbox.has(sessionId)) return undefined;
+    this.toldNoSandbox.add(sessionId);
+    return status.message;
   }
 
   /** permissions.yml is read at every check (it is small): an edit applies to the next tool call. */

@@ -61,6 +61,7 @@ export class TurnRunner {
       ...builtinTools(),
       ...handTools({
         secrets: () => providerSecrets(this.config()),
+        sandbox: { enabled: () => this.config().sandbox.enabled },
         publish: (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }),
         requestRestart: async (reason) => {
           await this.endpoint.request('supervisor.restart', { reason: reason.slice(0, 200) }, { to: 'supervisor' });
@@ -167,6 +168,7 @@ export class TurnRunner {
     const lite = config.slots.lite ? config.models[config.slots.lite] : undefined;
     const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model } : { provider, model: entry.model };
     return runLoop({
+      origin: req.origin,
       db: this.db,
       paths: this.paths,
       turnId: req.turn_id,

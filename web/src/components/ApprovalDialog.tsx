@@ -47,6 +47,11 @@ export function ApprovalDialog({ approval, more, onAnswer }: { approval: Approva
       <h3 id="approval-title">
         Allow <code>{approval.tool}</code>?
       </h3>
+      {approval.sandbox_notice && (
+        <p class="error small" data-testid="sandbox-notice">
+          {approval.sandbox_notice}
+        </p>
+      )}
       <p id="approval-reason">{approval.reason || 'This tool call needs your approval.'}</p>
       <pre class="approval-input" id="approval-input">
         {typeof command === 'string' ? command : show(approval.input)}

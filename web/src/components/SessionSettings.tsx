@@ -9,13 +9,25 @@ const modes: Array<[string, string]> = [
   ['strict', 'Strict: deny whatever would ask'],
 ];
 
-/** A chat's settings: title, model, reasoning effort, showing reasoning, permission mode, folder. */
+type NetChoice = 'default' | 'on' | 'off' | 'hosts';
+const netChoice = (n: Session['network']): NetChoice => (n == null ? 'default' : Array.isArray(n) ? 'hosts' : n === 'off' ? 'off' : 'on');
+const hostsText = (n: Session['network']): string => (Array.isArray(n) ? n.join(' ') : '');
+
+/** The sandbox network as the API takes it; hosts are separated by spaces or commas. */
+function networkValue(choice: NetChoice, hosts: string): string | string[] | null {
+  if (choice === 'default') return null;
+  if (choice === 'hosts') return hosts.split(/[\s,]+/).filter(Boolean);
+  return choice;
+}
+
+/** A chat's settings: title, model, reasoning effort, showing reasoning, permission mode, folder, sandbox network. */
 export function SessionSettings({ session, onSaved, onDirty }: { session: Session; onSaved: (s: Session) => void; onDirty?: (dirty: boolean) => void }) {
-  const [f, setF] = useState(() => ({ ...session, working_dir: session.working_dir ?? '' }));
+  const initial = () => ({ ...session, working_dir: session.working_dir ?? '', net: netChoice(session.network), hosts: hostsText(session.network) });
+  const [f, setF] = useState(initial);
   const [models, setModels] = useState<ModelEntry[]>([]);
   const [state, setState] = useState<{ busy?: boolean; error?: string; saved?: boolean }>({});
 
-  useEffect(() => setF({ ...session, working_dir: session.working_dir ?? '' }), [session.id, session.updated_at]);
+  useEffect(() => setF(initial()), [session.id, session.updated_at]);
   useEffect(() => {
     get<{ items: ModelEntry[] }>('/api/config/models').then((r) => setModels(r.items), () => setModels([]));
   }, []);
@@ -27,6 +39,8 @@ export function SessionSettings({ session, onSaved, onDirty }: { session: Sessio
     if (f.reasoning_effort !== session.reasoning_effort) patch.reasoning_effort = f.reasoning_effort;
     if (f.show_reasoning !== session.show_reasoning) patch.show_reasoning = f.show_reasoning;
     if (f.permission_mode !== session.permission_mode) patch.permission_mode = f.permission_mode;
+    const net = networkValue(f.net, f.hosts);
+    if (JSON.stringify(net) !== JSON.stringify(session.network ?? null)) patch.network = net;
     const dir = f.working_dir.trim() || null;
     if (dir !== session.working_dir) patch.working_dir = dir;
     return patch;
@@ -96,6 +110,21 @@ export function SessionSettings({ session, onSaved, onDirty }: { session: Sessio
         <span>Working folder</span>
         <input value={f.working_dir} placeholder="/absolute/path (empty: none)" onInput={(e) => set('working_dir', e.currentTarget.value)} spellcheck={false} />
       </label>
+      <label class="field">
+        <span>Network for commands (sandbox)</span>
+        <select value={f.net} onChange={(e) => set('net', e.currentTarget.value)} data-testid="sandbox-network">
+          <option value="default">Default (permissions.yml, else on)</option>
+          <option value="on">On</option>
+          <option value="off">Off</option>
+          <option value="hosts">Only these hosts (through a proxy)</option>
+        </select>
+      </label>
+      {f.net === 'hosts' && (
+        <label class="field">
+          <span>Hosts</span>
+          <input value={f.hosts} placeholder="registry.npmjs.org *.github.com" onInput={(e) => set('hosts', e.currentTarget.value)} spellcheck={false} data-testid="sandbox-hosts" />
+        </label>
+      )}
       {state.error && (
         <p class="error small" role="alert">
           {state.error}

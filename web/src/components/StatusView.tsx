@@ -23,6 +23,12 @@ interface Status {
   uws?: string;
   addr?: string;
   processes: Proc[];
+  sandbox?: Sandbox;
+}
+
+interface Sandbox {
+  state: 'on' | 'off' | 'unavailable';
+  message: string;
 }
 
 /** What `svc status` shows, the version and health, and a restart button; refreshed every few seconds. */
@@ -87,10 +93,21 @@ export function StatusView() {
           {status?.uws && <span class="muted small">uWebSockets.js {status.uws}</span>}
         </div>
         <div class="card stat">
+          <span class="muted small">Command sandbox</span>
+          <strong class={status?.sandbox?.state === 'on' ? '' : 'error'} data-testid="sandbox-state">
+            {status?.sandbox?.state ?? '–'}
+          </strong>
+        </div>
+        <div class="card stat">
           <span class="muted small">Restarts</span>
           <strong>{status?.restarts ?? 0}</strong>
         </div>
       </div>
+      {status?.sandbox && status.sandbox.state !== 'on' && (
+        <p class="error" role="alert" data-testid="sandbox-message">
+          {status.sandbox.message}
+        </p>
+      )}
       {status?.last_restart_error && <p class="error">Last restart failed: {status.last_restart_error}</p>}
       {error && <p class="error">{error}</p>}
       <div class="table-wrap" role="region" aria-label="Processes" tabIndex={0}>

@@ -267,7 +267,7 @@ export class ChatSession {
       case 'approval.requested':
         this.update((s) => {
           if (s.approvals.some((a) => a.approval_id === d.approval_id)) return;
-          s.approvals = [...s.approvals, { approval_id: String(d.approval_id), call_id: d.call_id, tool: String(d.tool ?? ''), input: d.input, reason: String(d.reason ?? ''), turn_id: d.turn_id }];
+          s.approvals = [...s.approvals, { approval_id: String(d.approval_id), call_id: d.call_id, tool: String(d.tool ?? ''), input: d.input, reason: String(d.reason ?? ''), turn_id: d.turn_id, ...(typeof d.sandbox_notice === 'string' ? { sandbox_notice: d.sandbox_notice } : {}) }];
         }, true);
         break;
       case 'approval.withdrawn':

@@ -6,6 +6,8 @@ export interface Session {
   show_reasoning: boolean;
   permission_mode: string;
   working_dir: string | null;
+  /** The sandbox network: "on", "off" or a host list; null follows permissions.yml. */
+  network?: string | string[] | null;
   created_at: string;
   updated_at: string;
   message_count?: number;
@@ -55,6 +57,8 @@ export interface Approval {
   input: unknown;
   reason: string;
   turn_id?: string;
+  /** Once per session: the sandbox is off or unavailable, and how to fix it. */
+  sandbox_notice?: string;
 }
 
 export interface ModelEntry {

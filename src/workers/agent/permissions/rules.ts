@@ -134,7 +134,8 @@ export function parseRules(text: string, source = 'permissions.yml'): { rules: R
   const problems: string[] = [];
   const name = source.slice(source.lastIndexOf('/') + 1); // labels stay short: "permissions.yml: terminal #2"
   for (const [tool, items] of Object.entries(raw)) {
-    if (items === null) continue;
+    // `sandbox:` is the OS sandbox's section (src/workers/agent/sandbox/policy.ts), not a tool.
+    if (items === null || tool === 'sandbox') continue;
     if (!Array.isArray(items)) {
       problems.push(`${source}: ${tool} must be a list of rules (each line starting with "- ")`);
       continue;

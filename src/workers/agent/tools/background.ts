@@ -26,13 +26,14 @@ export function runningCount(): number {
   return [...procs.values()].filter((p) => p.exit === undefined).length;
 }
 
-export function startBackground(opts: { sessionId: string; command: string; cwd: string; env: Record<string, string>; svcHome: string }): BackgroundProc {
+export function startBackground(opts: { sessionId: string; command: string; cwd: string; env: Record<string, string>; svcHome: string; prefix?: readonly string[]; onEnd?: () => void }): BackgroundProc {
   const id = `bg_${randomBytes(4).toString('hex')}`;
   const log = new OutputLog(() => outputFile(opts.svcHome, id), WINDOW);
-  const run = spawnShell({ command: opts.command, cwd: opts.cwd, env: opts.env, log });
+  const run = spawnShell({ command: opts.command, cwd: opts.cwd, env: opts.env, log, prefix: opts.prefix });
   const proc: BackgroundProc = { id, sessionId: opts.sessionId, command: opts.command, startedAt: new Date().toISOString(), log, run, exit: undefined, stopped: false };
   procs.set(id, proc);
   void run.done.then((exit) => {
+    opts.onEnd?.();
     proc.exit = exit;
     log.close();
     prune();

@@ -13,6 +13,8 @@ export { terminalOutputTool, terminalStopTool, terminalTool, terminalTools, type
 export interface HandsOptions {
   /** Provider API keys: no command sees an environment variable holding one. */
   secrets?: TerminalOptions['secrets'];
+  /** The OS sandbox around terminal commands. */
+  sandbox?: TerminalOptions['sandbox'];
   /** `/ws` events on other topics than the session's (task.* on `tasks`). */
   publish?: Publish;
   /** Asks the supervisor to restart (IPC `supervisor.restart`); without it there is no restart_server. */
@@ -22,7 +24,7 @@ export interface HandsOptions {
 /** terminal, terminal_output, terminal_stop, task_create/update/list, memory_write/search, restart_server. */
 export function handTools(opts: HandsOptions = {}): Tool[] {
   return [
-    ...terminalTools({ secrets: opts.secrets }),
+    ...terminalTools({ secrets: opts.secrets, sandbox: opts.sandbox }),
     ...taskTools({ publish: opts.publish }),
     ...memoryTools(),
     ...(opts.requestRestart ? [restartTool(opts.requestRestart)] : []),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Paths } from '../../../shared/paths.js';
 import type { Db } from '../../../shared/store/db.js';
+import type { TurnOrigin } from '../../../shared/protocol/ipc.js';
 import type { ToolSpec } from '../providers/index.js';
 
 /** What a tool gets besides its arguments: where it runs, what it may use, and how to stop. */
@@ -12,6 +13,8 @@ export interface ToolContext {
   signal: AbortSignal;
   db: Db;
   paths: Paths;
+  /** What started the turn; cron and channel turns never leave the sandbox. Unset: a person is there. */
+  origin?: TurnOrigin;
   /** Live progress for clients (e.g. terminal output), on the session topic with turn and call ids. */
   emit: (type: string, data: Record<string, unknown>) => void;
 }
@@ -28,6 +31,8 @@ export interface ToolSubject {
   command?: string;
   path?: string;
   url?: string;
+  /** The call asks to run outside the OS sandbox, for this reason. */
+  outside?: string;
 }
 
 /** A tool: a name, a description for the model, a zod schema for its arguments, and what it does. */

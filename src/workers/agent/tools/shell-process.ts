@@ -48,8 +48,17 @@ export function commandEnv(secrets: readonly string[], base: NodeJS.ProcessEnv =
 }
 
 /** Runs `command` through the shell as its own process group, with stdin closed. */
-export function spawnShell(opts: { command: string; cwd: string; env: Record<string, string>; log: OutputLog; onChunk?: (stream: StreamName, chunk: string) => void }): ShellRun {
-  const sub = execa(shell, ['-c', opts.command], {
+export function spawnShell(opts: {
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  log: OutputLog;
+  onChunk?: (stream: StreamName, chunk: string) => void;
+  /** A launcher the shell runs under (the sandbox: `bwrap … --`); its process leads the group. */
+  prefix?: readonly string[];
+}): ShellRun {
+  const argv = [...(opts.prefix ?? []), shell, '-c', opts.command];
+  const sub = execa(argv[0]!, argv.slice(1), {
     cwd: opts.cwd,
     env: opts.env,
     extendEnv: false,

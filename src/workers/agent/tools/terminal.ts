@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { getBackground, MAX_RUNNING, runningCount, startBackground, stopBackground } from './background.js';
 import { LiveOutput } from './live-output.js';
 import { OutputLog, outputFile, RESULT_CAP } from './output-log.js';
+import { prepareLaunch, wallHint, type Launch, type SandboxOptions } from '../sandbox/index.js';
 import { defineTool, type Tool, type ToolContext } from './registry.js';
 import { commandEnv, spawnShell, type ShellExit } from './shell-process.js';
 
@@ -13,6 +14,8 @@ export const MAX_TIMEOUT_S = 600;
 export interface TerminalOptions {
   /** Values no command may see in its environment (provider API keys); a function is read per call. */
   secrets?: readonly string[] | (() => readonly string[]);
+  /** Run commands in the OS sandbox (the agent worker always passes this; without it they run as they are). */
+  sandbox?: SandboxOptions;
 }
 
 const terminalArgs = z
@@ -26,6 +29,13 @@ const terminalArgs = z
       .optional()
       .describe(`Default ${DEFAULT_TIMEOUT_S}, at most ${MAX_TIMEOUT_S}. Ignored in background mode.`),
     background: z.boolean().optional().describe('Start it and return at once with an id; read it with terminal_output, stop it with terminal_stop.'),
+    outside_sandbox: z
+      .string()
+      .trim()
+      .min(1, 'say what the command must reach outside the sandbox and why')
+      .max(500)
+      .optional()
+      .describe('Only when the command must reach beyond the sandbox (write outside the working folder, temp and caches, read a hidden folder, use a network the session does not have): why. The user is asked first; strict sessions and scheduled or channel turns refuse.'),
   })
   .strict();
 
@@ -52,17 +62,27 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
       `Runs a shell command (bash -c, or sh where bash is missing) in the session's working folder with stdin closed; stdout and stderr are merged. ` +
       `Times out after timeout_seconds (default ${DEFAULT_TIMEOUT_S}, max ${MAX_TIMEOUT_S}), and then it and everything it started are stopped. ` +
       `Output over ${RESULT_CAP} characters is saved to a file and you get its head and tail. ` +
-      'Processes a command leaves running are stopped when it ends; for servers and long jobs use background: true.',
+      'Processes a command leaves running are stopped when it ends; for servers and long jobs use background: true. ' +
+      "Commands run in a sandbox where the OS allows one: they can write only the working folder, a private /tmp and package caches, cannot see svc's home or key folders, and get the session's network (on, off, or a host list through a proxy).",
     args: terminalArgs,
-    subject: ({ command }) => ({ command }),
-    run: async ({ command, timeout_seconds, background }, ctx) => {
+    subject: ({ command, outside_sandbox }) => ({ command, ...(outside_sandbox !== undefined ? { outside: outside_sandbox } : {}) }),
+    run: async ({ command, timeout_seconds, background, outside_sandbox }, ctx) => {
       const cwd = workDir(ctx);
       if (!cwd) return { output: `The working folder ${ctx.workingDir ?? homedir()} does not exist or is not a folder.`, isError: true };
       if (ctx.signal.aborted) return { output: 'Not run: the turn was interrupted.', isError: true };
-      const env = commandEnv(secrets());
+      const plainEnv = commandEnv(secrets());
+      const launch: Launch | undefined = opts.sandbox ? await prepareLaunch(opts.sandbox, ctx, cwd, plainEnv, outside_sandbox) : undefined;
+      if (launch?.kind === 'refused') return { output: launch.reason, isError: true };
+      const sandboxed = launch?.kind === 'sandboxed' ? launch : undefined;
+      const env = sandboxed?.env ?? plainEnv;
+      const prefix = sandboxed?.prefix;
+      const close = () => sandboxed?.close();
       if (background) {
-        if (runningCount() >= MAX_RUNNING) return { output: `There are already ${MAX_RUNNING} background commands running; stop one with terminal_stop first.`, isError: true };
-        const p = startBackground({ sessionId: ctx.sessionId, command, cwd, env, svcHome: ctx.paths.home });
+        if (runningCount() >= MAX_RUNNING) {
+          close();
+          return { output: `There are already ${MAX_RUNNING} background commands running; stop one with terminal_stop first.`, isError: true };
+        }
+        const p = startBackground({ sessionId: ctx.sessionId, command, cwd, env, svcHome: ctx.paths.home, prefix, onEnd: close });
         if (p.run.pid === undefined) {
           const exit = await p.run.done;
           return { output: `The command could not be started: ${exit.spawnError ?? 'unknown error'}`, isError: true };
@@ -72,7 +92,7 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
       const timeout = timeout_seconds ?? DEFAULT_TIMEOUT_S;
       const log = new OutputLog(() => outputFile(ctx.paths.home, ctx.callId));
       const live = new LiveOutput(ctx.emit);
-      const run = spawnShell({ command, cwd, env, log, onChunk: live.push });
+      const run = spawnShell({ command, cwd, env, log, onChunk: live.push, prefix });
       let ended: 'timeout' | 'interrupted' | undefined;
       const stopFor = (why: 'timeout' | 'interrupted') => {
         ended ??= why;
@@ -89,6 +109,7 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
         ctx.signal.removeEventListener('abort', onAbort);
         live.flush();
         log.close();
+        close();
       }
       if (exit.spawnError) return { output: `The command could not be started: ${exit.spawnError}`, isError: true };
       const text = log.total === 0 ? '(no output)' : log.summary();
@@ -96,6 +117,9 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
       if (ended === 'timeout') parts.push(`[timed out after ${timeout} s: the command and every process it started were stopped; the output so far is above. For longer work use background: true.]`);
       if (ended === 'interrupted') parts.push('[interrupted: the turn was stopped, and so were the command and every process it started.]');
       if (exit.leftovers && !ended) parts.push('[the command left processes running; they were stopped. Use background: true to keep something running.]');
+      if (launch?.kind === 'plain' && launch.outside) parts.push('[ran outside the sandbox, as approved]');
+      const hint = sandboxed && exit.exitCode !== 0 && !ended ? wallHint(text, ctx.origin, sandboxed.network) : undefined;
+      if (hint) parts.push(hint);
       return { output: parts.join('\n'), isError: ended !== undefined };
     },
   });
