@@ -59,7 +59,7 @@ try {
       const opened = Date.now();
       await page.goto(`${rig.server.base}/#/chat/${id}`);
       await page.getByTestId('composer-input').waitFor({ timeout: 60_000 });
-      await page.waitForFunction(`document.querySelectorAll('[data-testid=assistant-message]').length >= ${id === long ? Math.ceil(MESSAGES / 2) : 1}`, undefined, { timeout: 60_000 });
+      await until(page, `document.querySelectorAll('[data-testid=assistant-message]').length >= ${id === long ? Math.ceil(MESSAGES / 2) : 1}`, 60_000);
       const openMs = Date.now() - opened;
       const openLongest = (await page.evaluate(`Math.max(0, ...window.__tasks.map((t) => t[1]))`)) as number;
       await page.evaluate(`window.__tasks = []`);
@@ -72,7 +72,7 @@ try {
       await page.getByTestId('live-reply').locator('.md').waitFor({ timeout: 30_000 });
       // Count frames from the first delta until the reply is committed.
       await page.evaluate(`window.__frames = 0; window.__t0 = performance.now(); window.__tasks = []; (function tick() { window.__frames++; if (!window.__stop) requestAnimationFrame(tick); })()`);
-      await page.waitForFunction(`document.querySelectorAll('[data-testid=live-reply]').length === 0 && [...document.querySelectorAll('[data-testid=assistant-message]')].some((m) => m.textContent.includes('w${DELTAS - 1}'))`, undefined, { timeout: 120_000, polling: 200 });
+      await until(page, `document.querySelectorAll('[data-testid=live-reply]').length === 0 && [...document.querySelectorAll('[data-testid=assistant-message]')].some((m) => m.textContent.includes('w${DELTAS - 1}'))`, 120_000);
       const r = (await page.evaluate(`(() => { window.__stop = true; const s = (performance.now() - window.__t0) / 1000; return { seconds: s, fps: window.__frames / s, longest: Math.max(0, ...window.__tasks.map((t) => t[1])), over50: window.__tasks.filter((t) => t[1] > 50).length }; })()`)) as { seconds: number; fps: number; longest: number; over50: number };
       const script = (await scriptSeconds(cdp)) - script0;
       const out = { kind: 'result', bench: 'web-stream', chat: label, open_ms: openMs, open_longest_task_ms: round(openLongest), stream_s: round(r.seconds, 2), fps: round(r.fps, 1), longest_task_ms: round(r.longest), long_tasks_over_50ms: r.over50, script_ms: round(script * 1000) };
@@ -107,6 +107,15 @@ try {
 } finally {
   await browser.close().catch(() => undefined);
   await rig.stop();
+}
+
+/** Polls a condition in the page (waitForFunction would eval in the page, which its CSP forbids). */
+async function until(page: Page, expr: string, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expr))) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${expr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 async function scriptSeconds(cdp: { send: (m: 'Performance.getMetrics') => Promise<{ metrics: Array<{ name: string; value: number }> }> }): Promise<number> {
