@@ -11,8 +11,10 @@ import { benchDir, emit, note } from './lib.js';
  */
 
 const all = ['http', 'cold-start', 'memory', 'turns'];
+/** Run only when named (they need Chromium): `node dist/bench/run.js web-stream`. */
+const byName = ['web-stream'];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : all;
-for (const c of chosen) if (!all.includes(c)) throw new Error(`unknown bench ${JSON.stringify(c)}; known: ${all.join(', ')}`);
+for (const c of chosen) if (!all.includes(c) && !byName.includes(c)) throw new Error(`unknown bench ${JSON.stringify(c)}; known: ${[...all, ...byName].join(', ')}`);
 
 let current: ChildProcess | undefined;
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {

@@ -40,7 +40,7 @@ export function ApprovalDialog({ approval, more, onAnswer }: { approval: Approva
       key={approval.approval_id}
       role="alertdialog"
       labelledBy="approval-title"
-      describedBy="approval-reason approval-input"
+      describedBy={`${approval.sandbox_notice ? 'approval-notice ' : ''}approval-reason approval-input`}
       testId="approval-dialog"
       onClose={() => !busy && void answer('deny')}
     >
@@ -48,7 +48,7 @@ export function ApprovalDialog({ approval, more, onAnswer }: { approval: Approva
         Allow <code>{approval.tool}</code>?
       </h3>
       {approval.sandbox_notice && (
-        <p class="error small" data-testid="sandbox-notice">
+        <p class="error small" id="approval-notice" data-testid="sandbox-notice">
           {approval.sandbox_notice}
         </p>
       )}

@@ -52,16 +52,35 @@ export function Modal({ onClose, modal = true, class: cls = 'dialog', role = 'di
       e.preventDefault();
       close.current();
     };
+    // The browser keeps Tab out of the page behind a modal dialog but lets it leave for its own
+    // toolbar (focus on <body> in the page): wrap around inside the dialog instead.
+    const wrap = (e: KeyboardEvent) => {
+      if (e.key !== 'Tab' || !modal) return;
+      const items = [...d.querySelectorAll<HTMLElement>('a[href], button:not([disabled]), input:not([disabled]):not([type=hidden]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])')].filter((el) => el.offsetParent !== null || el === document.activeElement);
+      if (items.length === 0) return;
+      const first = items[0]!;
+      const last = items[items.length - 1]!;
+      const at = document.activeElement;
+      if (e.shiftKey && (at === first || at === d)) {
+        e.preventDefault();
+        last.focus();
+      } else if (!e.shiftKey && at === last) {
+        e.preventDefault();
+        first.focus();
+      }
+    };
     const key = (e: KeyboardEvent) => {
       if (e.key !== 'Escape' || modal || e.defaultPrevented) return;
       e.preventDefault();
       close.current();
     };
     d.addEventListener('cancel', cancel);
+    d.addEventListener('keydown', wrap);
     // A docked panel closes on Escape from anywhere on the page, as a drawer does.
     document.addEventListener('keydown', key);
     return () => {
       d.removeEventListener('cancel', cancel);
+      d.removeEventListener('keydown', wrap);
       document.removeEventListener('keydown', key);
     };
   }, [modal]);

@@ -44,6 +44,9 @@ export function ModelsPanel() {
     }
   };
 
+  // The form closes: focus goes back to the Edit button that opened it.
+  const backToEdit = (id: string) => requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-testid=model-entry][data-id="${CSS.escape(id)}"] [data-testid=edit-model]`)?.focus());
+
   return (
     <section class="stack" data-testid="models-panel">
       <h2>Models</h2>
@@ -83,7 +86,7 @@ export function ModelsPanel() {
                     Make lite
                   </button>
                 )}
-                <button type="button" onClick={() => setEditing(editing === m.id ? undefined : m.id)}>
+                <button type="button" data-testid="edit-model" aria-expanded={editing === m.id} onClick={() => setEditing(editing === m.id ? undefined : m.id)}>
                   Edit
                 </button>
                 <button type="button" class="danger" onClick={() => confirm(`Remove the model entry ${m.id}?`) && act(() => api('DELETE', path`/api/config/models/${m.id}`))}>
@@ -97,10 +100,14 @@ export function ModelsPanel() {
                 providers={providers}
                 entry={m}
                 submitLabel="Save"
-                onCancel={() => setEditing(undefined)}
+                onCancel={() => {
+                  setEditing(undefined);
+                  backToEdit(m.id);
+                }}
                 onSaved={async () => {
                   setEditing(undefined);
                   await load();
+                  backToEdit(m.id);
                 }}
               />
             )}

@@ -110,7 +110,7 @@ export function StatusView() {
       )}
       {status?.last_restart_error && <p class="error">Last restart failed: {status.last_restart_error}</p>}
       {error && <p class="error">{error}</p>}
-      <div class="table-wrap">
+      <div class="table-wrap" role="region" aria-label="Processes" tabIndex={0}>
         <table class="procs">
           <thead>
             <tr>

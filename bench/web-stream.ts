@@ -1,0 +1,124 @@
+import type { Page } from 'playwright-core';
+import { textReply } from '../test/fixtures/fake-provider.js';
+import { api } from '../test/helpers/api.js';
+import { finishOnboarding, launch, newPage } from '../test/helpers/browser.js';
+import { startRig } from '../test/helpers/turns.js';
+import { emit, envInt, machine, note, round } from './lib.js';
+
+/**
+ * The Web UI streaming a reply on a slow phone: Chromium at 4× CPU throttling (CDP
+ * Emulation.setCPUThrottlingRate) streams one reply into a 300-message chat and, as the baseline
+ * in the same run, into a 2-message chat. For each: frames per second while the reply streams
+ * (requestAnimationFrame callbacks), the longest task (PerformanceObserver longtask) while it
+ * streams and while the chat opens, and the script time of the stream (CDP Performance metrics).
+ * Goal (issue 23): the long chat ≥ 50 fps with no long task over 50 ms.
+ *
+ * BENCH_WEB_MESSAGES (300), BENCH_WEB_DELTAS (600), BENCH_WEB_DELTA_MS (8), BENCH_WEB_THROTTLE (4),
+ * BENCH_WEB_ROUNDS (2).
+ */
+
+const MESSAGES = envInt('BENCH_WEB_MESSAGES', 300);
+const DELTAS = envInt('BENCH_WEB_DELTAS', 600);
+const DELTA_MS = envInt('BENCH_WEB_DELTA_MS', 8);
+const THROTTLE = envInt('BENCH_WEB_THROTTLE', 4);
+const ROUNDS = envInt('BENCH_WEB_ROUNDS', 2);
+
+const reply = (i: number) =>
+  `Answer ${i}: here is **some** text with \`code\` and a [link](https://example.com/${i}).\n\n` +
+  '```ts\n' +
+  `export function f${i}(x: number): number {\n  return x * ${i}; // times ${i}\n}\n` +
+  '```\n\n' +
+  `- one point about ${i}\n- another point\n- a third, longer point that wraps on a phone screen\n`;
+
+const rig = await startRig({ models: { oa: { protocol: 'openai' } } });
+const browser = await launch();
+try {
+  await finishOnboarding(rig.port, 'oa');
+  const makeChat = async (title: string, turns: number) => {
+    const id = (await api(rig.port, 'POST', '/api/sessions', { title })).body.id as string;
+    for (let i = 0; i < turns; i++) {
+      rig.fake.enqueue(textReply(reply(i)));
+      const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: `Question ${i}: tell me about ${i}.`, attachments: [] });
+      if (r.status !== 200) throw new Error(`turn ${i}: ${JSON.stringify(r.body)}`);
+    }
+    return id;
+  };
+  note(`making a ${MESSAGES}-message chat and a 2-message one`);
+  const long = await makeChat('Long', Math.ceil(MESSAGES / 2));
+  const short = await makeChat('Short', 1);
+  emit({ kind: 'config', bench: 'web-stream', messages: MESSAGES, deltas: DELTAS, delta_ms: DELTA_MS, throttle: THROTTLE, rounds: ROUNDS, machine: machine() });
+
+  const measure = async (id: string, label: string) => {
+    const rigPage = await newPage(browser, { viewport: { width: 390, height: 780 } });
+    const page: Page = rigPage.page;
+    try {
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Emulation.setCPUThrottlingRate', { rate: THROTTLE });
+      await cdp.send('Performance.enable');
+      await page.addInitScript(`window.__tasks = []; new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__tasks.push([e.startTime, e.duration]); }).observe({ type: 'longtask', buffered: true });`);
+      const opened = Date.now();
+      await page.goto(`${rig.server.base}/#/chat/${id}`);
+      await page.getByTestId('composer-input').waitFor({ timeout: 60_000 });
+      await until(page, `document.querySelectorAll('[data-testid=assistant-message]').length >= ${id === long ? Math.ceil(MESSAGES / 2) : 1}`, 60_000);
+      const openMs = Date.now() - opened;
+      const openLongest = (await page.evaluate(`Math.max(0, ...window.__tasks.map((t) => t[1]))`)) as number;
+      await page.evaluate(`window.__tasks = []`);
+
+      const words = Array.from({ length: DELTAS }, (_, i) => (i % 40 === 39 ? `w${i}\n\n` : `w${i} `));
+      rig.fake.enqueue({ parts: [{ text: words }], delayMs: DELTA_MS });
+      const script0 = await scriptSeconds(cdp);
+      await page.getByTestId('composer-input').fill('Stream one long reply');
+      await page.getByTestId('composer-input').press('Enter');
+      await page.getByTestId('live-reply').locator('.md').waitFor({ timeout: 30_000 });
+      // Count frames from the first delta until the reply is committed.
+      await page.evaluate(`window.__frames = 0; window.__t0 = performance.now(); window.__tasks = []; (function tick() { window.__frames++; if (!window.__stop) requestAnimationFrame(tick); })()`);
+      await until(page, `document.querySelectorAll('[data-testid=live-reply]').length === 0 && [...document.querySelectorAll('[data-testid=assistant-message]')].some((m) => m.textContent.includes('w${DELTAS - 1}'))`, 120_000);
+      const r = (await page.evaluate(`(() => { window.__stop = true; const s = (performance.now() - window.__t0) / 1000; return { seconds: s, fps: window.__frames / s, longest: Math.max(0, ...window.__tasks.map((t) => t[1])), over50: window.__tasks.filter((t) => t[1] > 50).length }; })()`)) as { seconds: number; fps: number; longest: number; over50: number };
+      const script = (await scriptSeconds(cdp)) - script0;
+      const out = { kind: 'result', bench: 'web-stream', chat: label, open_ms: openMs, open_longest_task_ms: round(openLongest), stream_s: round(r.seconds, 2), fps: round(r.fps, 1), longest_task_ms: round(r.longest), long_tasks_over_50ms: r.over50, script_ms: round(script * 1000) };
+      emit(out);
+      return out;
+    } finally {
+      await rigPage.close();
+    }
+  };
+
+  const results: Record<string, Array<Awaited<ReturnType<typeof measure>>>> = { short: [], long: [] };
+  for (let round_ = 0; round_ < ROUNDS; round_++) {
+    // Alternate the order so drift in machine load evens out.
+    for (const which of round_ % 2 === 0 ? (['short', 'long'] as const) : (['long', 'short'] as const)) results[which]!.push(await measure(which === 'long' ? long : short, `${which === 'long' ? MESSAGES : 2} messages`));
+  }
+  const best = (xs: Array<{ fps: number }>) => Math.max(...xs.map((x) => x.fps));
+  const worstTask = (xs: Array<{ longest_task_ms: number }>) => Math.max(...xs.map((x) => x.longest_task_ms));
+  const longFps = best(results.long!);
+  const shortFps = best(results.short!);
+  emit({
+    kind: 'ratios',
+    bench: 'web-stream',
+    fps_long: longFps,
+    fps_short: shortFps,
+    fps_long_over_short: round(longFps / shortFps, 2),
+    longest_task_long_ms: worstTask(results.long!),
+    longest_task_short_ms: worstTask(results.short!),
+    script_ms_long_over_short: round(Math.min(...results.long!.map((x) => x.script_ms)) / Math.max(1, Math.min(...results.short!.map((x) => x.script_ms))), 2),
+    pass_fps: longFps >= 50,
+    pass_long_tasks: worstTask(results.long!) <= 50,
+  });
+} finally {
+  await browser.close().catch(() => undefined);
+  await rig.stop();
+}
+
+/** Polls a condition in the page (waitForFunction would eval in the page, which its CSP forbids). */
+async function until(page: Page, expr: string, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expr))) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${expr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function scriptSeconds(cdp: { send: (m: 'Performance.getMetrics') => Promise<{ metrics: Array<{ name: string; value: number }> }> }): Promise<number> {
+  const m = await cdp.send('Performance.getMetrics');
+  return m.metrics.find((x) => x.name === 'ScriptDuration')?.value ?? 0;
+}
