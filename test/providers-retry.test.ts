@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { collect, createProvider, ProviderError, type ChatRequest, type ProviderOptions, type RetryNotice } from '../src/workers/agent/providers/index.js';
-import { parseRetryAfter, retryDelayMs, defaultRetryPolicy } from '../src/workers/agent/providers/retry.js';
+import { parseRetryAfter, retryDelayMs, defaultRetryPolicy } from '../src/shared/providers/retry.js';
 import { httpError, startFakeProvider, textReply, type FakeProvider } from './fixtures/fake-provider.js';
 
 const KEY = 'sk-retry-test-key';

@@ -74,7 +74,8 @@ if (reason) {
     await page.locator('[data-testid=conn-banner][data-state=reconnecting]').waitFor();
     await waitFor(() => sockets.length > opened, 10_000, 'the page to reconnect by itself');
     await page.locator('.shell[data-conn=online]').waitFor();
-    assert.is(await page.getByTestId('conn-banner').count(), 0, 'the banner is gone');
+    await page.locator('[data-testid=conn-banner][data-state=ok]').waitFor({ state: 'attached' });
+    assert.is(await page.getByTestId('conn-banner').innerText(), '', 'the banner is empty again (its status region stays for the next announcement)');
     const resubscribe = await waitFor(() => sent.at(-1)!.find((f) => f.type === 'subscribe'), 5000, 'the page to subscribe again');
     const topic = `session:${currentId()}`;
     assert.ok(resubscribe.topics.includes(topic), JSON.stringify(resubscribe));
@@ -101,7 +102,7 @@ if (reason) {
     await waitFor(() => sockets.length > opened, 30_000, 'the page to reconnect after the restart');
     await waitFor(async () => (await status(rig.port)).restarts === 1, 20_000, 'the restart to finish');
     await page.locator('.shell[data-conn=online]').waitFor();
-    await waitFor(async () => (await page.getByTestId('conn-banner').count()) === 0, 15_000, 'the banner to go');
+    await page.locator('[data-testid=conn-banner][data-state=ok]').waitFor({ state: 'attached', timeout: 15_000 });
     const resubscribe = await waitFor(() => sent.at(-1)!.find((f) => f.type === 'subscribe'), 5000, 'the page to subscribe again');
     assert.is(resubscribe.since, undefined, 'a new server (new epoch): no since, the chat reloads instead');
     await idle();

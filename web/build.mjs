@@ -1,12 +1,13 @@
 // Builds the Web UI: type-checks web/src, bundles and minifies it with esbuild into web/dist with
 // hashed asset names, writes index.html pointing at them, and records the gzipped JavaScript size
-// in web/dist/build-stats.json. The build fails when that size is over the budget.
+// in web/dist/build-stats.json. The build fails when that size is over the budget. Text files are
+// also written precompressed (.br and .gz beside each) for the gateway to send by Accept-Encoding.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
 
 const BUDGET_GZIP_BYTES = 150 * 1024;
@@ -86,6 +87,18 @@ function stats() {
   }
 }
 
+/** Brotli and gzip copies of every text file, at the highest levels (done once, at build). */
+function precompress() {
+  const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+  for (const file of walk(out)) {
+    if (!/\.(js|css|html|svg|json)$/.test(file)) continue;
+    const body = readFileSync(file);
+    writeFileSync(`${file}.br`, brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }));
+    writeFileSync(`${file}.gz`, gzipSync(body, { level: 9 }));
+  }
+}
+
 if (!process.argv.includes('--no-typecheck')) typecheck();
 page(await bundle());
 stats();
+precompress();

@@ -1,17 +1,20 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { DEFAULT_LOG_FILE_BYTES, DEFAULT_LOG_FILES_KEPT, rotateLogFile } from '../shared/log-files.js';
 import type { Paths } from '../shared/paths.js';
 import { statusSchema } from '../shared/protocol/ipc.js';
 import { askControl } from '../supervisor/control-socket.js';
 
 const READY_TIMEOUT_MS = 20_000;
 
-/** `svc serve -d`: starts a detached supervisor logging to logs/serve.log and waits until it serves. */
+/** `svc serve -d`: starts a detached supervisor (logs under logs/, console output in logs/serve.log) and waits until it serves. */
 export async function startDaemon(paths: Paths, args: string[]): Promise<{ pid: number; url: string | null; key: string }> {
   if (await askControl(paths.controlSocket, { cmd: 'status' }, 2000).catch(() => undefined)) {
     throw new Error(`svc is already running for ${paths.home}; stop it with "svc serve --stop" first`);
   }
   mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 });
+  // serve.log keeps only what the daemon prints outside its log (its start line, a crash trace)
+  if (sizeOf(paths.serveLog) > DEFAULT_LOG_FILE_BYTES) rotateLogFile(paths.serveLog, DEFAULT_LOG_FILES_KEPT);
   const out = openSync(paths.serveLog, 'a', 0o600);
   const child = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? 'svc', 'serve', ...args], {
     detached: true,
@@ -68,5 +71,13 @@ function tail(file: string): string {
     return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-5).join('\n');
   } catch {
     return '';
+  }
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
   }
 }

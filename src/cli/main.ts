@@ -14,11 +14,11 @@ function die(message: string, code = 1): never {
 }
 
 const unknown = (flag: string): never => die(`unknown option ${flag}; see "svc --help"`, 2);
-const commands = new Set(['serve', 'status', 'version']);
+const commands = new Set(['serve', 'status', 'doctor', 'logs', 'key', 'service', 'version']);
 
 const argv = normalizeArgv(process.argv);
 const command = argv[2];
-if (command !== undefined && !command.startsWith('-') && !commands.has(command)) die(`unknown command "${command}"; the commands are serve, status and version`, 2);
+if (command !== undefined && !command.startsWith('-') && !commands.has(command)) die(`unknown command "${command}"; the commands are ${[...commands].join(', ')}`, 2);
 
 const prog = sade('svc').version(version).describe('A personal agent server: one REST + WebSocket API and a Web UI. Data lives in $SVC_HOME (default ~/.svc).');
 
@@ -28,7 +28,7 @@ prog
   .option('--addr', 'Listen address; ":8088" means every interface (also -addr)', '127.0.0.1:8088')
   .option('--access-key', 'Access key for non-local clients (else SVC_ACCESS_KEY, config.yml, or a generated one)')
   .option('--cors', 'An origin allowed to call the API from a browser (repeatable)')
-  .option('-d, --daemon', 'Run in the background, logging to $SVC_HOME/logs/serve.log')
+  .option('-d, --daemon', 'Run in the background (logs: "svc logs"; console output in $SVC_HOME/logs/serve.log)')
   .option('--stop', 'Stop the server running in the background')
   .example('serve')
   .example('serve -addr :8088')
@@ -50,7 +50,7 @@ prog
         const [{ startDaemon }, { openUrl }] = await Promise.all([import('./daemon.js'), import('./serve.js')]);
         const forward = argv.slice(3).filter((a) => a !== '-d' && a !== '--daemon');
         const started = await startDaemon(paths, forward);
-        console.log(`svc is running in the background (pid ${started.pid}) at ${started.url ?? '?'}; logs in ${paths.serveLog}`);
+        console.log(`svc is running in the background (pid ${started.pid}) at ${started.url ?? '?'}; "svc logs" shows its logs`);
         const listen = parseListenAddr(addr ?? '127.0.0.1:8088');
         if (started.url && !isLoopbackBind(listen)) console.log(`Open ${openUrl(listen, Number(new URL(started.url).port), started.key)}`);
         return;
@@ -71,6 +71,8 @@ prog
   .command('status')
   .describe('Show the running server and its processes.')
   .option('--json', 'Print JSON for scripts')
+  .example('status')
+  .example('status --json')
   .action(async (opts: Record<string, unknown>) => {
     const paths = resolvePaths();
     const { fetchStatus, formatStatus } = await import('./status.js');
@@ -84,8 +86,137 @@ prog
   });
 
 prog
+  .command('doctor')
+  .describe('Check this install and say what is wrong and how to fix it: one line per check (ok, warn or fail). Exits 1 when a check fails.')
+  .option('--fix', 'Repair what is safe to repair (file modes, a stale pid file) and say what was done')
+  .option('--json', 'Print JSON for scripts')
+  .option('--timeout', 'Seconds each model may take to answer', 5)
+  .example('doctor')
+  .example('doctor --fix')
+  .example('doctor --json | jq ".checks[] | select(.status != \\"ok\\")"')
+  .action(async (opts: Record<string, unknown>) => {
+    try {
+      const seconds = Number(opts.timeout);
+      if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 120) throw new UsageError('--timeout takes a number of seconds from 1 to 120');
+      const { doctor, formatReport } = await import('./doctor.js');
+      const report = await doctor(resolvePaths(), { fix: opts.fix === true, modelTimeoutMs: seconds * 1000 });
+      console.log(opts.json ? JSON.stringify(report, null, 2) : formatReport(report));
+      process.exitCode = report.ok ? 0 : 1;
+    } catch (err) {
+      die((err as Error).message, err instanceof UsageError ? 2 : 1);
+    }
+  });
+
+prog
+  .command('logs')
+  .describe('Print the recent log lines of every svc process (supervisor, gateway, agent, …), oldest first.')
+  .option('-f, --follow', 'Keep printing lines as they are written')
+  .option('--process', 'Only this process: supervisor, gateway, agent, … (repeatable)')
+  .option('--since', 'Only lines since a time: 30s, 10m, 2h, 1d, or a date and time')
+  .option('-n, --lines', 'How many lines at most', 200)
+  .option('--json', 'One JSON object a line: time, level, process, message')
+  .example('logs')
+  .example('logs --since 10m --process gateway')
+  .example('logs -f --json')
+  .action(async (opts: Record<string, unknown>) => {
+    try {
+      const { follow, formatLine, parseSince, recentLines } = await import('./logs.js');
+      const paths = resolvePaths();
+      const since = stringFlag(opts.since, 'since');
+      const lines = Number(opts.lines);
+      if (!Number.isInteger(lines) || lines < 1) throw new UsageError('--lines takes a whole number of at least 1');
+      const o = { processes: listFlag(opts.process, 'process'), since: since === undefined ? undefined : parseSince(since), lines, json: opts.json === true };
+      const recent = recentLines(paths.logsDir, o);
+      for (const l of recent) console.log(formatLine(l, o.json));
+      if (!opts.follow) {
+        if (recent.length === 0 && !o.json) process.stderr.write(`svc: no log lines${since ? ` since ${since}` : ''} in ${paths.logsDir}\n`);
+        return;
+      }
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      await follow(paths.logsDir, o, (l) => console.log(formatLine(l, o.json)), stop.signal);
+    } catch (err) {
+      die((err as Error).message, err instanceof UsageError ? 2 : 1);
+    }
+  });
+
+prog
+  .command('key <action>')
+  .describe('The access key: "show" prints it with the address that signs the Web UI in; "rotate" writes a new one and restarts svc (through the drain) so the old key is refused.')
+  .option('--json', 'Print JSON for scripts')
+  .example('key show')
+  .example('key rotate')
+  .action(async (action: string, opts: Record<string, unknown>) => {
+    try {
+      if (action !== 'show' && action !== 'rotate') throw new UsageError(`unknown key action "${action}"; use "svc key show" or "svc key rotate"`);
+      const { describeSource, readKey, rotateKey } = await import('./key.js');
+      const paths = resolvePaths();
+      const view = action === 'show' ? await readKey(paths) : await rotateKey(paths, 120_000);
+      if (opts.json) {
+        console.log(JSON.stringify({ key: view.key, source: view.source, url: view.url, running: view.running }, null, 2));
+        return;
+      }
+      if (action === 'rotate') console.log(view.running ? 'A new access key is in use: svc restarted, and the old key is refused from now on.' : 'A new access key is written; svc uses it when it starts.');
+      console.log(`Access key (from ${describeSource(view.source, paths)}): ${view.key}`);
+      console.log(`Sign-in address: ${view.url}`);
+    } catch (err) {
+      die((err as Error).message, err instanceof UsageError ? 2 : 1);
+    }
+  });
+
+prog
+  .command('service <action>')
+  .describe('Run svc under the service manager (a systemd user service on Linux, a launchd agent on macOS): install, uninstall or status. Uninstall keeps your data.')
+  .option('--addr', 'Listen address the service uses', '127.0.0.1:8088')
+  .option('--print', 'Print the service file instead of writing it')
+  .option('--no-start', 'Write the file without enabling or starting it')
+  .option('--manager', 'systemd or launchd (default: this system\'s)')
+  .option('--json', 'Print JSON for scripts (status)')
+  .example('service install')
+  .example('service install --addr :8088 --print')
+  .example('service status')
+  .example('service uninstall')
+  .action(async (action: string, opts: Record<string, unknown>) => {
+    try {
+      if (!['install', 'uninstall', 'status'].includes(action)) throw new UsageError(`unknown service action "${action}"; use install, uninstall or status`);
+      const [service, files] = await Promise.all([import('./service.js'), import('./service-files.js')]);
+      const paths = resolvePaths();
+      const managerFlag = stringFlag(opts.manager, 'manager');
+      if (managerFlag !== undefined && managerFlag !== 'systemd' && managerFlag !== 'launchd') throw new UsageError('--manager is systemd or launchd');
+      const manager = managerFlag ?? files.defaultManager();
+      if (!manager) throw new Error(`svc has no service manager support on ${process.platform}; use "svc serve -d"`);
+      if (action === 'status') {
+        const state = await service.inspectService(paths, manager);
+        console.log(opts.json ? JSON.stringify(state, null, 2) : service.formatServiceState(state).join('\n'));
+        process.exitCode = state.installed ? 0 : 3;
+        return;
+      }
+      if (action === 'uninstall') {
+        for (const line of await service.uninstallService(paths, manager)) console.log(line);
+        return;
+      }
+      const addr = stringFlag(opts.addr, 'addr') ?? '127.0.0.1:8088';
+      try {
+        parseListenAddr(addr);
+      } catch (err) {
+        throw new UsageError(`--addr: ${(err as Error).message}`);
+      }
+      const spec = service.thisInstall(paths, addr);
+      if (opts.print) {
+        process.stdout.write(files.renderService(manager, spec));
+        return;
+      }
+      for (const line of await service.installService(paths, manager, spec, opts.start !== false)) console.log(line);
+    } catch (err) {
+      die((err as Error).message, err instanceof UsageError ? 2 : 1);
+    }
+  });
+
+prog
   .command('version')
   .describe('Print the version.')
+  .example('version')
   .action(() => console.log(`svc ${version}`));
 
 prog.parse(argv, { unknown });

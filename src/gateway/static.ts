@@ -28,18 +28,46 @@ const pageHeaders = {
 /** A year, the longest cache browsers keep; the cookie is re-set on every key exchange. */
 const COOKIE_MAX_AGE = 400 * 24 * 3600;
 
+interface StaticFile {
+  body: Buffer;
+  type: string;
+  /** The build's precompressed copies (`file.br`, `file.gz`), when it made them. */
+  br?: Buffer;
+  gz?: Buffer;
+}
+
+/** brotli or gzip when the client takes it (q=0 refuses), else none. */
+export function pickEncoding(accept: string | undefined, file: StaticFile): 'br' | 'gzip' | undefined {
+  if (!accept || (!file.br && !file.gz)) return undefined;
+  const takes = (name: string) => accept.split(',').some((part) => {
+    const [token, ...params] = part.trim().toLowerCase().split(';');
+    if (token !== name) return false;
+    const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((x) => x !== undefined);
+    return q === undefined || Number(q) > 0;
+  });
+  if (file.br && takes('br')) return 'br';
+  if (file.gz && takes('gzip')) return 'gzip';
+  return undefined;
+}
+
 /**
- * The Web UI: files from `web/dist` (the build) or `web/public`, held in memory. Unknown paths
- * get index.html so the app's own routes work on reload. `/?access_key=` trades the key for a
- * cookie and sends the browser back to a clean address.
+ * The Web UI: files from `web/dist` (the build) or `web/public`, held in memory, with the build's
+ * brotli and gzip copies sent to clients that take them. Unknown paths get index.html so the app's
+ * own routes work on reload. `/?access_key=` trades the key for a cookie and sends the browser
+ * back to a clean address.
  */
 export class StaticFiles {
-  private readonly files = new Map<string, { body: Buffer; type: string }>();
+  private readonly files = new Map<string, StaticFile>();
 
   constructor(root = pickRoot()) {
-    if (root) for (const file of walk(root)) {
+    if (!root) return;
+    const all = new Set([...walk(root)]);
+    for (const file of all) {
+      if (/\.(br|gz)$/.test(file) && all.has(file.slice(0, -3))) continue;
       const rel = '/' + relative(root, file).split('\\').join('/');
-      this.files.set(rel, { body: readFileSync(file), type: types[extname(file)] ?? 'application/octet-stream' });
+      const br = all.has(`${file}.br`) ? readFileSync(`${file}.br`) : undefined;
+      const gz = all.has(`${file}.gz`) ? readFileSync(`${file}.gz`) : undefined;
+      this.files.set(rel, { body: readFileSync(file), type: types[extname(file)] ?? 'application/octet-stream', ...(br ? { br } : {}), ...(gz ? { gz } : {}) });
     }
   }
 
@@ -52,12 +80,15 @@ export class StaticFiles {
     const file = this.files.get(req.path) ?? (extname(req.path) === '' ? this.files.get('/index.html') : undefined);
     if (!file) return { status: 404, body: { error: { code: 'not_found', message: `No file ${req.path}.` } } };
     const immutable = req.path.startsWith('/assets/');
+    const encoding = pickEncoding(req.headers['accept-encoding'], file);
     return {
       status: 200,
-      body: file.body,
+      body: encoding === 'br' ? file.br : encoding === 'gzip' ? file.gz : file.body,
       headers: {
         'Content-Type': file.type,
         'Cache-Control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+        ...(file.br || file.gz ? { Vary: 'Accept-Encoding' } : {}),
+        ...(encoding ? { 'Content-Encoding': encoding } : {}),
         ...(file.type.startsWith('text/html') ? pageHeaders : {}),
       },
     };

@@ -1,5 +1,6 @@
 /**
- * One small logger for every process. Lines go to stderr as `time level role: message k=v`.
+ * One small logger for every process. Lines go to stderr as `time level role: message k=v` (the
+ * supervisor also writes them, and every child's stderr, to rotated files under logs/).
  * Secrets registered with `redact()` are replaced wherever they appear, so a key that slips into
  * an error message still never reaches a log.
  */
@@ -7,6 +8,8 @@ type Level = 'debug' | 'info' | 'warn' | 'error';
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 const secrets = new Set<string>();
+const sinks: ((line: string) => void)[] = [];
+let toConsole = true;
 let role = 'svc';
 let threshold: Level = (process.env.SVC_LOG_LEVEL as Level | undefined) ?? 'info';
 if (!(threshold in order)) threshold = 'info';
@@ -40,7 +43,19 @@ function write(level: Level, message: string, fields?: Record<string, unknown>):
   if (order[level] < order[threshold]) return;
   let line = `${new Date().toISOString()} ${level.padEnd(5)} ${role}: ${message}`;
   if (fields) for (const [k, v] of Object.entries(fields)) if (v !== undefined) line += ` ${k}=${format(v)}`;
-  process.stderr.write(scrub(line) + '\n');
+  const text = scrub(line);
+  if (toConsole) process.stderr.write(text + '\n');
+  for (const sink of sinks) sink(text);
+}
+
+/** Every later line also goes to `sink` (the supervisor's log files), already scrubbed. */
+export function addLogSink(sink: (line: string) => void): void {
+  sinks.push(sink);
+}
+
+/** A daemon's stderr is a file of its own; its lines then go to the sinks alone. */
+export function setLogConsole(on: boolean): void {
+  toConsole = on;
 }
 
 export const log = {

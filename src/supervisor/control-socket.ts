@@ -2,8 +2,8 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { z } from 'zod';
 
-/** Commands `svc status`, `svc serve --stop` and `svc serve -d` send over run/supervisor.sock. */
-export const controlRequest = z.object({ cmd: z.enum(['status', 'stop', 'open_url']) });
+/** Commands `svc status`, `svc serve --stop`, `svc serve -d` and `svc key` send over run/supervisor.sock. */
+export const controlRequest = z.object({ cmd: z.enum(['status', 'stop', 'open_url', 'restart']) });
 export type ControlRequest = z.infer<typeof controlRequest>;
 
 export type ControlHandler = (req: ControlRequest) => Promise<unknown>;

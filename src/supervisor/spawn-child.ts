@@ -30,14 +30,15 @@ export interface Forked {
 }
 
 export function forkChild(role: ChildRoleName, home: string): Forked {
-  return forkEntry(fileURLToPath(new URL(entryFiles[role], import.meta.url)), childEnv(role, home));
+  // stderr is piped: the supervisor writes it to logs/<role>.log
+  return forkEntry(fileURLToPath(new URL(entryFiles[role], import.meta.url)), childEnv(role, home), 'pipe');
 }
 
 /** Forks any entry file with svc's child settings (tests use it for their own peers). */
-export function forkEntry(entry: string, env: NodeJS.ProcessEnv): Forked {
+export function forkEntry(entry: string, env: NodeJS.ProcessEnv, stderr: 'pipe' | 'inherit' = 'inherit'): Forked {
   const proc = fork(entry, [], {
     env,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', 'inherit', stderr, 'ipc'],
     serialization: 'json',
     execArgv: [],
   });

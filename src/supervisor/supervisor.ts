@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import type { Config } from '../shared/config/schema.js';
-import { log, redact, setLogLevel, setLogRole } from '../shared/log.js';
+import { log, redact, setLogConsole, setLogLevel, setLogRole } from '../shared/log.js';
 import { formatHostPort, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
 import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js';
@@ -19,6 +19,7 @@ import { forkChild, type Forked } from './spawn-child.js';
 import { handleConfigEdits } from './config-service.js';
 import { serveControl } from './control-socket.js';
 import { Router } from './router.js';
+import { LogSink } from './log-sink.js';
 import { TurnDispatcher } from './turns.js';
 import { effectiveCors, readSettings, type Settings } from './settings.js';
 
@@ -59,6 +60,7 @@ export class Supervisor {
   private restartInFlight: Promise<void> | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
   private turns!: TurnDispatcher;
+  private logs: LogSink | undefined;
 
   constructor(
     private readonly paths: Paths,
@@ -90,6 +92,8 @@ export class Supervisor {
     this.applyLogSettings(this.settings.config);
     mkdirSync(this.paths.runDir, { recursive: true, mode: 0o700 });
     mkdirSync(this.paths.logsDir, { recursive: true, mode: 0o700 });
+    this.logs = new LogSink(this.paths.logsDir, this.settings.config.log, process.env.SVC_DAEMONIZED !== '1');
+    if (process.env.SVC_DAEMONIZED === '1') setLogConsole(false);
     await assertPortFree(this.settings.listen);
     const { db, applied } = openAndMigrate(this.paths.db);
     this.db = db;
@@ -111,7 +115,8 @@ export class Supervisor {
 
     this.control = await serveControl(this.paths.controlSocket, async (req) => {
       if (req.cmd === 'status') return this.status();
-      if (req.cmd === 'open_url') return { url: this.url, key: this.settings.key };
+      if (req.cmd === 'open_url') return { url: this.url, key: this.settings.key, key_source: this.settings.keySource };
+      if (req.cmd === 'restart') return this.requestRestart('asked from the command line');
       setImmediate(() => process.kill(process.pid, 'SIGTERM')); // the same path as Ctrl-C
       return { stopping: true };
     });
@@ -139,6 +144,7 @@ export class Supervisor {
     rmSync(this.paths.controlSocket, { force: true });
     rmSync(this.paths.pidFile, { force: true });
     this.db?.close();
+    this.logs?.close();
   }
 
   async status(): Promise<Status> {
@@ -308,6 +314,7 @@ export class Supervisor {
   private spawn(role: ChildRole, forked?: Forked): Child {
     const child = new Child(role, forked ?? forkChild(role, this.paths.home));
     this.router.attach(child);
+    this.logs?.follow(role, child.proc.stderr);
     child.endpoint.handle('supervisor.status', () => this.status());
     child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));
     handleConfigEdits(child.endpoint, this.paths.config, () => this.settings.config, (config) => this.applyConfig(config));
@@ -410,6 +417,7 @@ export class Supervisor {
     redact(this.settings.key);
     redactConfigSecrets(config);
     if (!process.env.SVC_LOG_LEVEL) setLogLevel(config.log.level);
+    this.logs?.setLimits(config.log);
   }
 }
 

@@ -1,5 +1,8 @@
 import { render } from 'preact';
 import './styles.css';
 import { App } from './components/App';
+import { keepFocus } from './lib/focus';
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+keepFocus(root);
+render(<App />, root);

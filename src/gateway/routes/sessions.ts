@@ -5,6 +5,7 @@ import { modelIdSchema } from '../../shared/config/schema.js';
 import { ApiError } from '../../shared/errors.js';
 import { networkSchema } from '../../shared/sandbox/network.js';
 import { listArtifacts } from '../../shared/store/artifacts.js';
+import { getGoal } from '../../shared/store/goals.js';
 import { listMessages, parseMessageCursor } from '../../shared/store/messages.js';
 import { trashSession } from '../../shared/store/session-trash.js';
 import { createSession, listSessionsJson, parseSessionCursor, permissionModes, reasoningEfforts, requireSession, sessionNotFound, updateSession, type Session, type SessionSettings } from '../../shared/store/sessions.js';
@@ -98,8 +99,11 @@ export function sessionRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/sessions/:id',
-      summary: 'One session.',
-      handler: ({ params }) => ({ body: requireSession(deps.db, params.id!) }),
+      summary: 'One session, with its goal (null when it has none), so a client opening it needs no second request that may 404.',
+      handler: ({ params }) => {
+        const s = requireSession(deps.db, params.id!);
+        return { body: { ...s, goal: getGoal(deps.db, s.id) ?? null } };
+      },
     }),
     route({
       method: 'PATCH',

@@ -68,7 +68,12 @@ export const configSchema = z
       .strict()
       .prefault({}),
     log: z
-      .object({ level: z.enum(['debug', 'info', 'warn', 'error']).default('info') })
+      .object({
+        level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+        /** Each process's log file is rotated past this size; `files` rotated ones are kept. */
+        file_bytes: z.number().int().min(1024).default(10 * MiB),
+        files: z.number().int().min(1).max(20).default(3),
+      })
       .strict()
       .prefault({}),
     /** The OS sandbox around terminal commands; `enabled: false` turns it off on purpose (every status surface says so). */

@@ -9,7 +9,7 @@ import { appendMessage, messageRowsOf, toMessage } from '../../shared/store/mess
 import type { Session } from '../../shared/store/sessions.js';
 import { historyToMessages } from './prompt.js';
 import type { Provider, ReasoningEffort, ToolCall, Usage } from './providers/index.js';
-import { emptyUsage } from './providers/types.js';
+import { emptyUsage } from './providers/index.js';
 import type { ToolRegistry } from './tools/registry.js';
 
 export interface LoopContext {

@@ -1,6 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { describe } from '../lib/api';
 import type { Approval } from '../lib/types';
+import { Modal } from './Modal';
 
 type Decision = 'allow_once' | 'allow_session' | 'deny';
 
@@ -13,13 +14,14 @@ function show(input: unknown): string {
   }
 }
 
-/** A tool call waits for the user: allow it once, for the rest of this session, or deny it. */
+/**
+ * A tool call waits for the user: allow it once, for the rest of this session, or deny it.
+ * Focus goes to the dialog, not to a button: an Enter meant for the message box must not approve.
+ * Escape denies. A screen reader reads the reason and the command with the title.
+ */
 export function ApprovalDialog({ approval, more, onAnswer }: { approval: Approval; more: number; onAnswer: (d: Decision) => Promise<void> }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
-  // Focus goes to the dialog, not to a button: an Enter meant for the message box must not approve.
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => box.current?.focus(), [approval.approval_id]);
 
   const answer = async (d: Decision) => {
     setBusy(true);
@@ -34,32 +36,43 @@ export function ApprovalDialog({ approval, more, onAnswer }: { approval: Approva
   };
   const command = (approval.input as { command?: unknown } | null)?.command;
   return (
-    <div class="overlay">
-      <div class="dialog" ref={box} tabIndex={-1} role="alertdialog" aria-modal="true" aria-labelledby="approval-title" data-testid="approval-dialog" onKeyDown={(e) => e.key === 'Escape' && !busy && void answer('deny')}>
-        <h3 id="approval-title">
-          Allow <code>{approval.tool}</code>?
-        </h3>
-        {approval.sandbox_notice && (
-          <p class="error small" data-testid="sandbox-notice">
-            {approval.sandbox_notice}
-          </p>
-        )}
-        {approval.reason && <p>{approval.reason}</p>}
-        {typeof command === 'string' ? <pre class="approval-input">{command}</pre> : <pre class="approval-input">{show(approval.input)}</pre>}
-        {more > 0 && <p class="muted small">{more} more waiting after this one.</p>}
-        {error && <p class="error">{error}</p>}
-        <div class="actions">
-          <button type="button" class="primary" disabled={busy} onClick={() => answer('allow_once')}>
-            Allow once
-          </button>
-          <button type="button" disabled={busy} onClick={() => answer('allow_session')}>
-            Allow for this session
-          </button>
-          <button type="button" class="danger" disabled={busy} onClick={() => answer('deny')}>
-            Deny
-          </button>
-        </div>
+    <Modal
+      key={approval.approval_id}
+      role="alertdialog"
+      labelledBy="approval-title"
+      describedBy="approval-reason approval-input"
+      testId="approval-dialog"
+      onClose={() => !busy && void answer('deny')}
+    >
+      <h3 id="approval-title">
+        Allow <code>{approval.tool}</code>?
+      </h3>
+      {approval.sandbox_notice && (
+        <p class="error small" data-testid="sandbox-notice">
+          {approval.sandbox_notice}
+        </p>
+      )}
+      <p id="approval-reason">{approval.reason || 'This tool call needs your approval.'}</p>
+      <pre class="approval-input" id="approval-input">
+        {typeof command === 'string' ? command : show(approval.input)}
+      </pre>
+      {more > 0 && <p class="muted small">{more} more waiting after this one.</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="actions">
+        <button type="button" class="primary" disabled={busy} onClick={() => answer('allow_once')}>
+          Allow once
+        </button>
+        <button type="button" disabled={busy} onClick={() => answer('allow_session')}>
+          Allow for this session
+        </button>
+        <button type="button" class="danger" disabled={busy} onClick={() => answer('deny')}>
+          Deny
+        </button>
       </div>
-    </div>
+    </Modal>
   );
 }

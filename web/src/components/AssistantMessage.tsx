@@ -5,7 +5,7 @@ import { Reasoning } from './Reasoning';
 import { ToolCard } from './ToolCard';
 
 /** A committed reply: its reasoning (folded), its text as Markdown, and a card per tool call. */
-export function AssistantMessage({ m, results, tools, showReasoning }: { m: Message; results: Map<string, Message> | undefined; tools: Record<string, ToolLive> | undefined; showReasoning: boolean }) {
+export function AssistantMessage({ m, results, tools, waiting, showReasoning }: { m: Message; results: Map<string, Message> | undefined; tools: Record<string, ToolLive> | undefined; waiting: Set<string> | undefined; showReasoning: boolean }) {
   const c = m.content ?? {};
   const reasoning = ((c.reasoning ?? []) as Array<{ text?: string }>).map((r) => r.text ?? '').filter(Boolean).join('\n\n');
   const calls = (c.tool_calls ?? []) as ToolCall[];
@@ -22,6 +22,7 @@ export function AssistantMessage({ m, results, tools, showReasoning }: { m: Mess
             args={call.arguments}
             live={tools?.[call.id]}
             result={r ? { output: String(r.content?.output ?? ''), is_error: r.content?.is_error === true } : tools?.[call.id]?.result}
+            waiting={waiting?.has(call.id) === true}
           />
         );
       })}

@@ -16,6 +16,10 @@ export function ChatPane({ id, onShowList }: { id: string; onShowList: () => voi
   const chat = useMemo(() => new ChatSession(id), [id]);
   const s = useStore(chat.state);
   const [side, setSide] = useState(false);
+  const [restore, setRestore] = useState<{ text: string; attachments: string[]; error?: string } | undefined>();
+  useEffect(() => {
+    if (s.restore) setRestore(s.restore);
+  }, [s.restore]);
 
   useEffect(() => {
     chat.open();
@@ -24,7 +28,10 @@ export function ChatPane({ id, onShowList }: { id: string; onShowList: () => voi
       void chat
         .whenLive(3000)
         .then(() => chat.send(first.text, first.attachments))
-        .catch((err) => toast(`The message was not sent: ${describe(err)}`, { kind: 'error' }));
+        .catch((err) => {
+          setRestore({ ...first, error: `The message was not sent: ${describe(err)}` });
+          toast(`The message was not sent: ${describe(err)}`, { kind: 'error' });
+        });
     }
     return () => chat.close();
   }, [chat]);
@@ -32,7 +39,10 @@ export function ChatPane({ id, onShowList }: { id: string; onShowList: () => voi
   const running = s.turn !== undefined || s.sending !== undefined;
   const goal = s.goal;
   return (
-    <div class="chat-pane">
+    <div class={`chat-pane${side ? ' with-side' : ''}`}>
+      <p class="sr-only" role="status" data-testid="announcer">
+        {s.announce}
+      </p>
       <div class="chat-head">
         <button type="button" class="icon only-phone" aria-label="Show chats" onClick={onShowList}>
           <Icon name="menu" />
@@ -45,7 +55,7 @@ export function ChatPane({ id, onShowList }: { id: string; onShowList: () => voi
           </button>
         )}
         {running && <span class="chip running">working…</span>}
-        <button type="button" class="ghost" onClick={() => setSide(!side)} aria-expanded={side} data-testid="session-settings-toggle">
+        <button type="button" class="ghost" onClick={() => setSide(!side)} aria-expanded={side} aria-haspopup="dialog" data-testid="session-settings-toggle">
           Session
         </button>
       </div>
@@ -63,7 +73,7 @@ export function ChatPane({ id, onShowList }: { id: string; onShowList: () => voi
         <Transcript s={s} />
       )}
       {s.approvals[0] && <ApprovalDialog approval={s.approvals[0]} more={s.approvals.length - 1} onAnswer={(d) => chat.answer(s.approvals[0]!.approval_id, d)} />}
-      {!s.gone && <Composer running={running} onSend={(text, files) => chat.send(text, files)} onInterrupt={() => chat.interrupt()} />}
+      {!s.gone && <Composer running={running} restore={restore} onSend={(text, files) => chat.send(text, files)} onInterrupt={() => chat.interrupt()} />}
       {side && s.session && <ChatSide chat={chat} s={s} onClose={() => setSide(false)} />}
     </div>
   );

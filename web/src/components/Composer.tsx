@@ -1,13 +1,21 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { describe, upload, type Uploaded } from '../lib/api';
 import { bytes } from '../lib/format';
+import { takeHomeFocus } from '../lib/focus';
 import { Icon } from './Icon';
+
+interface Restore {
+  text: string;
+  attachments: string[];
+  error?: string;
+}
 
 /**
  * The message box: Enter sends, Shift+Enter starts a new line. Files go to /api/upload first and
- * travel with the message by name. While a turn runs, Stop interrupts it.
+ * travel with the message by name. While a turn runs, Stop interrupts it. A message the server
+ * could not take comes back (`restore`) instead of being lost. The box is the chat's focus home.
  */
-export function Composer({ running, onSend, onInterrupt }: { running: boolean; onSend: (text: string, attachments: string[]) => Promise<void>; onInterrupt?: () => Promise<void> }) {
+export function Composer({ running, restore, onSend, onInterrupt }: { running: boolean; restore?: Restore | undefined; onSend: (text: string, attachments: string[]) => Promise<void>; onInterrupt?: () => Promise<void> }) {
   const [text, setText] = useState('');
   const [files, setFiles] = useState<Uploaded[]>([]);
   const [uploading, setUploading] = useState(0);
@@ -17,6 +25,16 @@ export function Composer({ running, onSend, onInterrupt }: { running: boolean; o
   const area = useRef<HTMLTextAreaElement>(null);
 
   const canSend = !running && !sending && uploading === 0 && text.trim() !== '';
+
+  useEffect(() => {
+    if (takeHomeFocus()) area.current?.focus();
+  }, []);
+  useEffect(() => {
+    if (!restore) return;
+    // Only into an empty box: what someone typed since is not overwritten.
+    setText((t) => (t.trim() ? t : restore.text));
+    if (restore.error) setError(restore.error);
+  }, [restore]);
 
   const send = async () => {
     if (!canSend) return;
@@ -59,6 +77,8 @@ export function Composer({ running, onSend, onInterrupt }: { running: boolean; o
     } catch (err) {
       setError(describe(err));
     }
+    // Stop is replaced by Send: focus goes back to the box, not to <body>.
+    area.current?.focus();
   };
 
   return (
@@ -99,6 +119,7 @@ export function Composer({ running, onSend, onInterrupt }: { running: boolean; o
           placeholder={running ? 'Working… (Stop interrupts)' : 'Message'}
           title="Enter sends; Shift+Enter starts a new line"
           aria-label="Message"
+          data-focus-home
           data-testid="composer-input"
           onInput={(e) => {
             setText(e.currentTarget.value);

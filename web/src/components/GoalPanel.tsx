@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, describe } from '../lib/api';
+import { api, describe, path } from '../lib/api';
 import { tokens } from '../lib/format';
 import { goalUsage, type Goal } from '../lib/types';
 
@@ -21,7 +21,7 @@ export function GoalPanel({ sessionId, goal, note, onChange }: { sessionId: stri
       setBusy(false);
     }
   };
-  const put = (body: Record<string, unknown>) => run(async () => onChange(await api<Goal>('PUT', `/api/sessions/${sessionId}/goal`, body)));
+  const put = (body: Record<string, unknown>) => run(async () => onChange(await api<Goal>('PUT', path`/api/sessions/${sessionId}/goal`, body)));
 
   const { tokens: used, turns } = goal ? goalUsage(goal) : { tokens: 0, turns: 0 };
   const pct = goal?.token_budget ? Math.min(100, Math.round((used / goal.token_budget) * 100)) : 0;
@@ -40,7 +40,7 @@ export function GoalPanel({ sessionId, goal, note, onChange }: { sessionId: stri
             </span>
           </p>
           {goal.token_budget ? (
-            <div class="meter" role="progressbar" aria-valuenow={pct} aria-valuemin={0} aria-valuemax={100}>
+            <div class="meter" role="progressbar" aria-label="Token budget used" aria-valuenow={pct} aria-valuemin={0} aria-valuemax={100}>
               <div style={{ width: `${pct}%` }} />
             </div>
           ) : null}
@@ -64,7 +64,7 @@ export function GoalPanel({ sessionId, goal, note, onChange }: { sessionId: stri
               disabled={busy}
               onClick={() =>
                 run(async () => {
-                  await api('DELETE', `/api/sessions/${sessionId}/goal`);
+                  await api('DELETE', path`/api/sessions/${sessionId}/goal`);
                   onChange(null);
                 })
               }
@@ -84,14 +84,24 @@ export function GoalPanel({ sessionId, goal, note, onChange }: { sessionId: stri
           }}
         >
           <p class="muted small">A goal keeps the agent working across turns until it is reached, blocked or out of budget.</p>
-          <textarea rows={2} value={objective} placeholder="What should this chat achieve?" onInput={(e) => setObjective(e.currentTarget.value)} />
-          <input type="number" min={1} value={budget} placeholder="Token budget (optional)" onInput={(e) => setBudget(e.currentTarget.value)} />
+          <label class="field">
+            <span>Objective</span>
+            <textarea rows={2} value={objective} placeholder="What should this chat achieve?" onInput={(e) => setObjective(e.currentTarget.value)} />
+          </label>
+          <label class="field">
+            <span>Token budget (optional)</span>
+            <input type="number" min={1} value={budget} onInput={(e) => setBudget(e.currentTarget.value)} />
+          </label>
           <button type="submit" disabled={busy || !objective.trim()}>
             Set goal
           </button>
         </form>
       )}
-      {error && <p class="error small">{error}</p>}
+      {error && (
+        <p class="error small" role="alert">
+          {error}
+        </p>
+      )}
     </section>
   );
 }

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, describe } from '../lib/api';
+import { api, describe, path } from '../lib/api';
 import type { ModelEntry, Provider } from '../lib/types';
 
 interface Props {
@@ -57,7 +57,7 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
         if (apiKey.trim()) patch.api_key = apiKey.trim();
         if ((num(ctx) ?? null) !== entry.context_window) patch.context_window = num(ctx) ?? null;
         if ((num(maxOut) ?? null) !== entry.max_output_tokens) patch.max_output_tokens = num(maxOut) ?? null;
-        saved = Object.keys(patch).length > 0 ? await api<ModelEntry>('PATCH', `/api/config/models/${entry.id}`, patch) : entry;
+        saved = Object.keys(patch).length > 0 ? await api<ModelEntry>('PATCH', path`/api/config/models/${entry.id}`, patch) : entry;
       } else {
         const body: Record<string, unknown> = { provider, model: model.trim() };
         if (id.trim()) body.id = id.trim();
@@ -99,22 +99,23 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
           </select>
         </label>
       )}
-      {(!p?.base_url || p.base_url_variants.length > 0 || (entry && entry.base_url !== p.base_url)) && (
-        <label class="field">
-          <span>Base URL{p?.base_url ? '' : ' (required)'}</span>
-          <input type="url" name="base_url" value={baseUrl} required={!p?.base_url} placeholder="https://host/v1" list={`urls-${provider}`} onInput={(e) => setBaseUrl(e.currentTarget.value)} spellcheck={false} />
-          {p && p.base_url_variants.length > 0 && (
-            <datalist id={`urls-${provider}`}>
-              {p.base_url && <option value={p.base_url} />}
-              {p.base_url_variants.map((v) => (
-                <option key={v.base_url} value={v.base_url}>
-                  {v.label}
-                </option>
-              ))}
-            </datalist>
-          )}
-        </label>
-      )}
+      {/* Always shown: an OpenAI-compatible server elsewhere is reached by changing only this. */}
+      <label class="field">
+        <span>
+          Base URL{p?.base_url ? <span class="muted small"> (the provider's own unless changed)</span> : ' (required)'}
+        </span>
+        <input type="url" name="base_url" value={baseUrl} required={!p?.base_url} placeholder="https://host/v1" list={`urls-${provider}`} onInput={(e) => setBaseUrl(e.currentTarget.value)} spellcheck={false} />
+        {p && p.base_url_variants.length > 0 && (
+          <datalist id={`urls-${provider}`}>
+            {p.base_url && <option value={p.base_url} />}
+            {p.base_url_variants.map((v) => (
+              <option key={v.base_url} value={v.base_url}>
+                {v.label}
+              </option>
+            ))}
+          </datalist>
+        )}
+      </label>
       <label class="field">
         <span>Model</span>
         <input name="model" value={model} required list={listId} onInput={(e) => setModel(e.currentTarget.value)} spellcheck={false} />

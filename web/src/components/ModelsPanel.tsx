@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, get, post } from '../lib/api';
+import { api, describe, get, post, path } from '../lib/api';
 import { configVersion } from '../lib/server';
 import { useStore } from '../lib/store';
 import type { ModelEntry, Provider, TestResult as Result } from '../lib/types';
@@ -86,7 +86,7 @@ export function ModelsPanel() {
                 <button type="button" onClick={() => setEditing(editing === m.id ? undefined : m.id)}>
                   Edit
                 </button>
-                <button type="button" class="danger" onClick={() => confirm(`Remove the model entry ${m.id}?`) && act(() => api('DELETE', `/api/config/models/${m.id}`))}>
+                <button type="button" class="danger" onClick={() => confirm(`Remove the model entry ${m.id}?`) && act(() => api('DELETE', path`/api/config/models/${m.id}`))}>
                   Remove
                 </button>
               </div>

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, describe, get, post } from '../lib/api';
 import type { ModelEntry, OnboardStatus, Provider, TestResult as Result } from '../lib/types';
 import { ModelForm } from './ModelForm';
@@ -42,6 +42,15 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
     refresh().catch((err) => setError(describe(err)));
   }, []);
 
+  // A new step takes focus at its heading: the button that led there is gone.
+  const heading = useRef<HTMLHeadingElement>(null);
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else heading.current?.focus();
+  }, [step]);
+  const focusResult = () => requestAnimationFrame(() => document.querySelector<HTMLElement>('[data-testid=test-result]')?.focus());
+
   const current = models.find((m) => m.slots.includes('default'));
   const lite = models.find((m) => m.slots.includes('lite'));
 
@@ -58,6 +67,8 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
     await api('PUT', '/api/config/models/default', { model_id: entry.id });
     setTest(await runTest(entry.id));
     await refresh();
+    // The form is re-made for the saved entry: focus goes to the verdict, then on to Next.
+    focusResult();
   };
 
   const savedLite = async (entry: ModelEntry) => {
@@ -65,6 +76,7 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
     await api('PUT', '/api/config/models/lite', { model_id: entry.id });
     setLiteTest(await runTest(entry.id));
     await refresh();
+    focusResult();
   };
 
   const finish = async () => {
@@ -83,7 +95,7 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
 
   const tested = status?.steps.model_tested === true;
   return (
-    <main class="onboarding" data-testid="onboarding">
+    <main class="onboarding" id="main" tabIndex={-1} data-testid="onboarding">
       <header>
         <h1>Welcome to svc</h1>
         <p class="muted">A few steps and your agent is ready. Everything here can be changed later in Settings.</p>
@@ -106,7 +118,9 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
         <p class="muted">Loading providers…</p>
       ) : step === 'model' ? (
         <section class="card">
-          <h2>Your model</h2>
+          <h2 ref={heading} tabIndex={-1}>
+            Your model
+          </h2>
           <p class="muted">Choose who runs the model, which model, and the key. svc sends one tiny request to check that they work.</p>
           <ModelForm key={current?.id ?? 'new'} providers={providers} entry={current} submitLabel={current ? 'Save and test again' : 'Save and test'} onSaved={savedDefault} />
           <TestResult result={test ?? (status?.last_test && !status.last_test.ok ? { ok: false, reason: status.last_test.reason } : undefined)} />
@@ -121,7 +135,9 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
         </section>
       ) : step === 'lite' ? (
         <section class="card">
-          <h2>A lite model (optional)</h2>
+          <h2 ref={heading} tabIndex={-1}>
+            A lite model (optional)
+          </h2>
           <p class="muted">A cheaper, faster model for small jobs such as titles and summaries. Without one, the default model does them.</p>
           {lite ? (
             <p>
@@ -139,7 +155,9 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
         </section>
       ) : step === 'profile' ? (
         <section class="card">
-          <h2>Profile (optional)</h2>
+          <h2 ref={heading} tabIndex={-1}>
+            Profile (optional)
+          </h2>
           <p class="muted">Two plain Markdown files the agent reads at the start of every chat. You can leave them empty.</p>
           <ProfileForm submitLabel="Save profile" onSaved={() => void refresh()} />
           <div class="actions">
@@ -150,7 +168,9 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
         </section>
       ) : (
         <section class="card">
-          <h2>Ready</h2>
+          <h2 ref={heading} tabIndex={-1}>
+            Ready
+          </h2>
           <ul class="plain">
             <li>Default model: {current ? `${current.id} (${current.provider} · ${current.model})` : 'none'}</li>
             <li>Lite model: {lite ? `${lite.id} (${lite.provider} · ${lite.model})` : 'none'}</li>

@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, describe, get, post } from '../lib/api';
+import { ApiError, describe, get, post, path } from '../lib/api';
 
 /** Reads a profile file from /api/profile/<name>; '' when the server has none (or no such route yet). */
 export async function readProfile(name: 'soul' | 'user'): Promise<{ text: string; available: boolean; truncated: boolean }> {
   try {
-    const r = await get<unknown>(`/api/profile/${name}`);
+    const r = await get<unknown>(path`/api/profile/${name}`);
     if (typeof r === 'string') return { text: r, available: true, truncated: false };
     const o = (r ?? {}) as Record<string, unknown>;
     const text = o.content ?? o.text ?? '';

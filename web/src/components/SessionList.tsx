@@ -1,5 +1,7 @@
+import type { Ref } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, describe, post } from '../lib/api';
+import { wantHomeFocus } from '../lib/focus';
+import { api, describe, post, path } from '../lib/api';
 import { when } from '../lib/format';
 import { go } from '../lib/router';
 import { loadMoreSessions, removeSession, restoreSession, sessions, upsertSession } from '../lib/sessions';
@@ -8,7 +10,7 @@ import { toast } from '../lib/toast';
 import type { Session } from '../lib/types';
 import { Icon } from './Icon';
 
-export function SessionList({ current, onPick }: { current: string | undefined; onPick: () => void }) {
+export function SessionList({ current, onPick, inert, listRef }: { current: string | undefined; onPick: () => void; inert?: boolean; listRef?: Ref<HTMLElement> }) {
   const list = useStore(sessions);
   const [busy, setBusy] = useState(false);
 
@@ -18,6 +20,7 @@ export function SessionList({ current, onPick }: { current: string | undefined; 
       const s = await post<Session>('/api/sessions', {});
       upsertSession(s);
       onPick();
+      wantHomeFocus();
       go(`chat/${s.id}`);
     } catch (err) {
       toast(`Could not start a chat: ${describe(err)}`, { kind: 'error' });
@@ -28,17 +31,22 @@ export function SessionList({ current, onPick }: { current: string | undefined; 
 
   const remove = async (s: Session) => {
     try {
-      const r = await api<{ deleted: string; trash_id: string }>('DELETE', `/api/sessions/${s.id}`);
+      const r = await api<{ deleted: string; trash_id: string }>('DELETE', path`/api/sessions/${s.id}`);
       removeSession(s.id);
-      if (current === s.id) go('chat');
+      if (current === s.id) {
+        wantHomeFocus();
+        go('chat');
+      }
       toast(`Deleted "${s.title}".`, {
         ms: 10_000,
+        about: `deleted:${s.id}`,
         action: {
           label: 'Undo',
           run: () => {
             restoreSession(r.trash_id).then(
               (back) => back && go(`chat/${back.id}`),
-              (err) => toast(`Could not restore: ${describe(err)}`, { kind: 'error' }),
+              (err) =>
+                toast((err as { status?: number }).status === 404 ? `"${s.title}" is no longer in the trash: it was restored or deleted for good.` : `Could not restore "${s.title}": ${describe(err)}`, { kind: 'error' }),
             );
           },
         },
@@ -49,7 +57,7 @@ export function SessionList({ current, onPick }: { current: string | undefined; 
   };
 
   return (
-    <aside class="session-list" aria-label="Sessions">
+    <aside class="session-list" aria-label="Chats" ref={listRef} inert={inert}>
       <button type="button" class="primary block" onClick={create} disabled={busy}>
         + New chat
       </button>

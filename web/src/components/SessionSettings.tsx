@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, get } from '../lib/api';
+import { api, describe, get, path } from '../lib/api';
 import type { ModelEntry, Session } from '../lib/types';
 
 const efforts = ['off', 'low', 'medium', 'high', 'xhigh', 'max'];
@@ -21,7 +21,7 @@ function networkValue(choice: NetChoice, hosts: string): string | string[] | nul
 }
 
 /** A chat's settings: title, model, reasoning effort, showing reasoning, permission mode, folder, sandbox network. */
-export function SessionSettings({ session, onSaved }: { session: Session; onSaved: (s: Session) => void }) {
+export function SessionSettings({ session, onSaved, onDirty }: { session: Session; onSaved: (s: Session) => void; onDirty?: (dirty: boolean) => void }) {
   const initial = () => ({ ...session, working_dir: session.working_dir ?? '', net: netChoice(session.network), hosts: hostsText(session.network) });
   const [f, setF] = useState(initial);
   const [models, setModels] = useState<ModelEntry[]>([]);
@@ -32,8 +32,7 @@ export function SessionSettings({ session, onSaved }: { session: Session; onSave
     get<{ items: ModelEntry[] }>('/api/config/models').then((r) => setModels(r.items), () => setModels([]));
   }, []);
 
-  const save = async (e: Event) => {
-    e.preventDefault();
+  const changes = (): Record<string, unknown> => {
     const patch: Record<string, unknown> = {};
     if (f.title.trim() !== session.title) patch.title = f.title.trim();
     if ((f.model_id || null) !== session.model_id) patch.model_id = f.model_id || null;
@@ -44,10 +43,18 @@ export function SessionSettings({ session, onSaved }: { session: Session; onSave
     if (JSON.stringify(net) !== JSON.stringify(session.network ?? null)) patch.network = net;
     const dir = f.working_dir.trim() || null;
     if (dir !== session.working_dir) patch.working_dir = dir;
+    return patch;
+  };
+  const dirty = Object.keys(changes()).length > 0;
+  useEffect(() => onDirty?.(dirty), [dirty]);
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const patch = changes();
     if (Object.keys(patch).length === 0) return setState({ saved: true });
     setState({ busy: true });
     try {
-      onSaved(await api<Session>('PATCH', `/api/sessions/${session.id}`, patch));
+      onSaved(await api<Session>('PATCH', path`/api/sessions/${session.id}`, patch));
       setState({ saved: true });
     } catch (err) {
       setState({ error: describe(err) });

@@ -13,7 +13,7 @@ const tabs = [
 export function SettingsView({ tab }: { tab: string | undefined }) {
   const current = tabs.some(([t]) => t === tab) ? tab : 'models';
   return (
-    <main class="page settings">
+    <div class="page settings">
       <nav class="tabs" aria-label="Settings">
         {tabs.map(([t, label]) => (
           <a key={t} href={`#/settings/${t}`} class={current === t ? 'active' : ''} aria-current={current === t ? 'page' : undefined}>
@@ -25,6 +25,6 @@ export function SettingsView({ tab }: { tab: string | undefined }) {
       {current === 'trash' && <TrashPanel />}
       {current === 'profile' && <ProfilePanel />}
       {current === 'tools' && <ToolsPanel />}
-    </main>
+    </div>
   );
 }

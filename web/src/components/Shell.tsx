@@ -1,3 +1,4 @@
+import { focusHome } from '../lib/focus';
 import { live } from '../lib/live';
 import { route } from '../lib/router';
 import { useStore } from '../lib/store';
@@ -12,18 +13,31 @@ const views = [
   ['status', 'Status'],
 ] as const;
 
-/** The frame of the app: the top bar with its views, the connection banner, and the view. */
+/**
+ * The frame of the app: a skip link, the top bar with its views, the connection banner, and the
+ * view in <main> (a view adds one entry to `views` and renders inside main, without its own).
+ */
 export function Shell() {
   const r = useStore(route);
   const conn = useStore(live.state);
   const view = views.some(([v]) => v === r.view) ? r.view : 'chat';
   return (
     <div class="shell" data-conn={conn}>
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          focusHome();
+        }}
+      >
+        {view === 'chat' ? 'Skip to the message box' : 'Skip to the content'}
+      </a>
       <header class="topbar">
         <a class="brand" href="#/chat">
           svc
         </a>
-        <nav>
+        <nav aria-label="Views">
           {views.map(([v, label]) => (
             <a key={v} href={`#/${v}`} class={view === v ? 'active' : ''} aria-current={view === v ? 'page' : undefined}>
               {label}
@@ -32,9 +46,11 @@ export function Shell() {
         </nav>
       </header>
       <ConnectionBanner />
-      {view === 'chat' && <ChatView id={r.arg} />}
-      {view === 'settings' && <SettingsView tab={r.arg} />}
-      {view === 'status' && <StatusView />}
+      <main id="main" class={`view-${view}`} tabIndex={-1}>
+        {view === 'chat' && <ChatView id={r.arg} />}
+        {view === 'settings' && <SettingsView tab={r.arg} />}
+        {view === 'status' && <StatusView />}
+      </main>
     </div>
   );
 }

@@ -73,7 +73,7 @@ export function StatusView() {
 
   const state = conn !== 'online' ? 'reconnecting' : server === 'draining' || restarting ? 'restarting' : status?.state ?? '…';
   return (
-    <main class="page" data-testid="status-view">
+    <div class="page" data-testid="status-view">
       <h2>Status</h2>
       <div class="cards">
         <div class="card stat">
@@ -126,13 +126,13 @@ export function StatusView() {
           <tbody>
             {status?.processes.map((p) => (
               <tr key={`${p.role}-${p.pid}`} data-testid="process-row">
-                <td>{p.role}</td>
-                <td>{p.pid}</td>
-                <td>{p.state}</td>
-                <td>{duration(p.uptime_s)}</td>
-                <td>{p.restarts}</td>
-                <td>{bytes(p.rss_bytes)}</td>
-                <td>{p.inflight_turns}</td>
+                <td data-label="Role">{p.role}</td>
+                <td data-label="PID">{p.pid}</td>
+                <td data-label="State">{p.state}</td>
+                <td data-label="Uptime">{duration(p.uptime_s)}</td>
+                <td data-label="Restarts">{p.restarts}</td>
+                <td data-label="Memory">{bytes(p.rss_bytes)}</td>
+                <td data-label="Turns">{p.inflight_turns}</td>
               </tr>
             ))}
           </tbody>
@@ -146,6 +146,6 @@ export function StatusView() {
           Restart server
         </button>
       </div>
-    </main>
+    </div>
   );
 }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, get, post } from '../lib/api';
+import { api, describe, get, post, path } from '../lib/api';
 import { bytes, when } from '../lib/format';
 import { live } from '../lib/live';
 import { restoreSession } from '../lib/sessions';
@@ -40,7 +40,7 @@ export function TrashPanel() {
         const s = await restoreSession(item.id);
         toast(`Restored "${item.name}".`, s ? { action: { label: 'Open', run: () => go(`chat/${s.id}`) } } : {});
       } else {
-        await post(`/api/trash/${item.id}/restore`, {});
+        await post(path`/api/trash/${item.id}/restore`, {});
         toast(`Restored "${item.name}".`);
       }
     });
@@ -70,7 +70,7 @@ export function TrashPanel() {
                   <button type="button" onClick={() => restore(item)}>
                     Restore
                   </button>
-                  <button type="button" class="danger" onClick={() => confirm(`Delete "${item.name}" for good?`) && act(() => api('DELETE', `/api/trash/${item.id}`))}>
+                  <button type="button" class="danger" onClick={() => confirm(`Delete "${item.name}" for good?`) && act(() => api('DELETE', path`/api/trash/${item.id}`))}>
                     Delete
                   </button>
                 </div>

@@ -12,6 +12,25 @@ export class ApiError extends Error {
   }
 }
 
+/** Ids the server makes or accepts (sessions, approvals, trash items, model entries…): nothing that can leave a path segment. */
+const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** A session id as the server makes it. */
+export const SESSION_ID = /^s_[a-z0-9]{21}$/;
+
+/**
+ * The one way to put ids into an API path: `path\`/api/sessions/${id}/goal\``. Every value must
+ * look like an id (else it throws before any request) and is percent-encoded, so an id from the
+ * address or a model's link can never walk to another route.
+ */
+export function path(strings: TemplateStringsArray, ...ids: string[]): string {
+  let out = strings[0]!;
+  ids.forEach((id, i) => {
+    if (!ID.test(id)) throw new ApiError(400, 'bad_id', `"${id.slice(0, 80)}" is not a valid id.`);
+    out += encodeURIComponent(id) + strings[i + 1]!;
+  });
+  return out;
+}
+
 /** Set when any call answers 401: the app then shows the key prompt. */
 export const authNeeded = new Store(false);
 
@@ -32,10 +51,10 @@ function failure(res: Response, body: unknown): ApiError {
 }
 
 /** One JSON call to the API; throws ApiError on a non-2xx answer or when the server cannot be reached. */
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+export async function api<T = any>(method: string, url: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(path, {
+    res = await fetch(url, {
       method,
       credentials: 'same-origin',
       headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
@@ -49,8 +68,8 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
   return data as T;
 }
 
-export const get = <T = any>(path: string) => api<T>('GET', path);
-export const post = <T = any>(path: string, body: unknown = {}) => api<T>('POST', path, body);
+export const get = <T = any>(url: string) => api<T>('GET', url);
+export const post = <T = any>(url: string, body: unknown = {}) => api<T>('POST', url, body);
 
 export interface Uploaded {
   name: string;

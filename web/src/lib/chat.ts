@@ -1,4 +1,4 @@
-import { ApiError, api, describe, get } from './api';
+import { ApiError, api, describe, get, path } from './api';
 import { live, type LiveEvent } from './live';
 import { Store } from './store';
 import type { Approval, Goal, Message, Session } from './types';
@@ -44,6 +44,10 @@ export interface ChatState {
   ended: { kind: 'failed' | 'interrupted'; reason?: string; message?: string } | undefined;
   /** A message sent and not yet started by the server. */
   sending: { text: string; attachments: string[] } | undefined;
+  /** A message the server took but never recorded (the turn failed first): back to the composer. */
+  restore: { text: string; attachments: string[] } | undefined;
+  /** The last thing to tell a screen reader (a reply done, a turn failed), politely. */
+  announce: string;
 }
 
 const OUTPUT_KEEP = 200_000;
@@ -62,6 +66,8 @@ export class ChatSession {
   private draft: ChatState;
   private subscribed = false;
   private onSubscribed: Array<() => void> = [];
+  /** What was last sent, until its turn records it. */
+  private unrecorded: { text: string; attachments: string[] } | undefined;
 
   constructor(readonly id: string) {
     this.draft = {
@@ -79,6 +85,8 @@ export class ChatSession {
       goalNote: undefined,
       ended: undefined,
       sending: undefined,
+      restore: undefined,
+      announce: '',
     };
     this.state = new Store(this.draft);
   }
@@ -117,19 +125,20 @@ export class ChatSession {
     const token = ++this.loadToken;
     this.buffer ??= [];
     try {
-      const [session, messages, goal, waiting] = await Promise.all([
-        get<Session>(`/api/sessions/${this.id}`),
+      // The session comes with its goal (null when none): no goal request, so no 404 in the console.
+      const [session, messages, waiting] = await Promise.all([
+        get<Session & { goal?: Goal | null }>(path`/api/sessions/${this.id}`),
         this.allMessages(),
-        this.fetchGoal(),
-        get<{ items: Approval[] }>(`/api/sessions/${this.id}/approvals`).catch(() => ({ items: [] as Approval[] })),
+        get<{ items: Approval[] }>(path`/api/sessions/${this.id}/approvals`).catch(() => ({ items: [] as Approval[] })),
       ]);
       if (token !== this.loadToken) return;
       const events = this.buffer ?? [];
       this.buffer = undefined;
       this.update((s) => {
-        s.session = session;
+        const { goal: embedded, ...rest } = session;
+        s.session = rest;
         s.messages = messages;
-        s.goal = goal;
+        s.goal = embedded ?? null;
         // A page opened while a tool call waits shows the dialog at once, not only on live events.
         s.approvals = waiting.items;
         s.loading = false;
@@ -155,21 +164,12 @@ export class ChatSession {
     const out: Message[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < 100; page++) {
-      const r: { items: Message[]; next_cursor: string | null } = await get(`/api/sessions/${this.id}/messages?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const r: { items: Message[]; next_cursor: string | null } = await get(path`/api/sessions/${this.id}/messages` + `?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       out.push(...r.items);
       cursor = r.next_cursor;
       if (!cursor) break;
     }
     return out;
-  }
-
-  private async fetchGoal(): Promise<Goal | null> {
-    try {
-      return await get<Goal>(`/api/sessions/${this.id}/goal`);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return null;
-      throw err;
-    }
   }
 
   /** Resolves once the session's topic is subscribed and the transcript loaded (or after `ms`). */
@@ -212,7 +212,11 @@ export class ChatSession {
           s.turnSeq = typeof d.message?.seq === 'number' ? d.message.seq : undefined;
           s.sending = undefined;
           s.ended = undefined;
-          if (d.message) s.messages = withMessage(s.messages, d.message);
+          s.announce = '';
+          if (d.message) {
+            s.messages = withMessage(s.messages, d.message);
+            this.unrecorded = undefined;
+          }
         });
         break;
       case 'turn.text_delta':
@@ -277,6 +281,10 @@ export class ChatSession {
           s.approvals = s.approvals.filter((a) => a.turn_id !== undefined && a.turn_id !== d.turn_id);
           s.sending = undefined;
           s.ended = e.type === 'turn.failed' ? { kind: 'failed', reason: d.reason, message: d.message } : e.type === 'turn.interrupted' ? { kind: 'interrupted' } : undefined;
+          if (e.type === 'turn.failed' && this.unrecorded) s.restore = this.unrecorded;
+          this.unrecorded = undefined;
+          // A failure is an alert of its own (in the transcript); the status region says the rest.
+          s.announce = e.type === 'turn.completed' ? doneText(s.messages) : e.type === 'turn.interrupted' ? 'Stopped.' : '';
         }, true);
         break;
       case 'goal.updated':
@@ -309,18 +317,21 @@ export class ChatSession {
     this.update((s) => {
       s.sending = { text, attachments };
       s.ended = undefined;
+      s.restore = undefined;
     }, true);
+    this.unrecorded = { text, attachments };
     const untitled = this.draft.messages.length === 0 && this.draft.session?.title === 'New session';
     try {
-      await api('POST', `/api/chat/${this.id}/turn?wait=false`, { message: text, attachments });
+      await api('POST', path`/api/chat/${this.id}/turn?wait=false`, { message: text, attachments });
     } catch (err) {
+      this.unrecorded = undefined;
       this.update((s) => void (s.sending = undefined), true);
       throw err;
     }
     // A chat still called "New session" takes its first message's first line as its title.
     const title = text.trim().split('\n')[0]!.slice(0, 60).trim();
     if (untitled && title) {
-      api<Session>('PATCH', `/api/sessions/${this.id}`, { title }).then(
+      api<Session>('PATCH', path`/api/sessions/${this.id}`, { title }).then(
         (s) => this.setSession(s),
         () => undefined,
       );
@@ -328,12 +339,12 @@ export class ChatSession {
   }
 
   async interrupt(): Promise<void> {
-    await api('POST', `/api/chat/${this.id}/interrupt`, {});
+    await api('POST', path`/api/chat/${this.id}/interrupt`, {});
   }
 
   async answer(approvalId: string, decision: 'allow_once' | 'allow_session' | 'deny'): Promise<void> {
     try {
-      await api('POST', `/api/sessions/${this.id}/approvals/${approvalId}`, { decision });
+      await api('POST', path`/api/sessions/${this.id}/approvals/${approvalId}`, { decision });
     } catch (err) {
       // Already answered elsewhere or withdrawn: nothing waits any more.
       if (!(err instanceof ApiError && err.status === 404)) throw err;
@@ -361,6 +372,16 @@ export function takeQueuedMessage(id: string): { text: string; attachments: stri
   const q = queued.get(id);
   queued.delete(id);
   return q;
+}
+
+/** What a screen reader hears when a reply is done: the start of its last text. */
+function doneText(messages: Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === 'user') break;
+    if (m.role === 'assistant' && typeof m.content?.text === 'string' && m.content.text.trim()) return `The reply is done: ${m.content.text.trim().slice(0, 200)}`;
+  }
+  return 'The reply is done.';
 }
 
 /** Adds or replaces a message, keeping the transcript ordered by seq. */

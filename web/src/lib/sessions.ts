@@ -1,6 +1,7 @@
-import { get, post } from './api';
+import { get, post, path } from './api';
 import { live, type LiveEvent } from './live';
 import { Store } from './store';
+import { dismissAbout } from './toast';
 import type { Session } from './types';
 
 export interface SessionList {
@@ -46,6 +47,8 @@ export function removeSession(id: string): void {
 
 function onEvent(e: LiveEvent): void {
   if (e.type === '$reset') return void loadSessions();
+  // Restored elsewhere (the Trash page, another tab, the CLI): an Undo toast about it is settled.
+  if (e.type === 'session.restored') dismissAbout(`deleted:${String(e.data?.id ?? '')}`);
   if (e.type === 'session.created' || e.type === 'session.updated' || e.type === 'session.restored') upsertSession(e.data as Session);
   else if (e.type === 'session.deleted') removeSession(String(e.data?.id ?? ''));
 }
@@ -62,11 +65,13 @@ export function watchSessions(): void {
 export async function restoreSession(trashId: string): Promise<Session | undefined> {
   let r: { session?: Session };
   try {
-    r = await post(`/api/trash/${trashId}/restore`, {});
+    r = await post(path`/api/trash/${trashId}/restore`, {});
   } catch (err) {
     if ((err as { status?: number }).status !== 409) throw err;
-    r = await post(`/api/trash/${trashId}/restore`, { as_new: true });
+    r = await post(path`/api/trash/${trashId}/restore`, { as_new: true });
   }
   if (r.session) upsertSession(r.session);
+  // An Undo offered for this chat has nothing left to undo.
+  if (r.session) dismissAbout(`deleted:${r.session.id}`);
   return r.session;
 }
