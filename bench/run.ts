@@ -10,7 +10,7 @@ import { benchDir, emit, note } from './lib.js';
  * Pass names to run only some: `node dist/bench/run.js http memory`.
  */
 
-const all = ['http', 'cold-start', 'memory', 'turns'];
+const all = ['http', 'cold-start', 'memory', 'turns', 'sandbox'];
 /** Run only when named (they need Chromium): `node dist/bench/run.js web-stream`. */
 const byName = ['web-stream'];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : all;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { execa } from 'execa';
 import type { OutputLog } from './output-log.js';
-import { groupAlive, terminateGroup, trackGroup, untrackGroup } from './process-group.js';
+import { groupAlive, signalGroup, terminateGroup, trackGroup, untrackGroup } from './process-group.js';
 
 export type StreamName = 'stdout' | 'stderr';
 
@@ -56,6 +56,11 @@ export function spawnShell(opts: {
   onChunk?: (stream: StreamName, chunk: string) => void;
   /** A launcher the shell runs under (the sandbox: `bwrap … --`); its process leads the group. */
   prefix?: readonly string[];
+  /**
+   * The launcher ends everything the command started when the command ends (bwrap's own pid
+   * namespace): what is still in the group is only the launcher's teardown, not a leftover.
+   */
+  contained?: boolean;
 }): ShellRun {
   const argv = [...(opts.prefix ?? []), shell, '-c', opts.command];
   const sub = execa(argv[0]!, argv.slice(1), {
@@ -105,8 +110,11 @@ export function spawnShell(opts: {
     await Promise.race([closed, new Promise((r) => setTimeout(r, DRAIN_MS).unref())]);
     let leftovers = false;
     if (!stopping && groupAlive(pid)) {
-      leftovers = true;
-      await stop();
+      if (opts.contained) signalGroup(pid, 'SIGKILL');
+      else {
+        leftovers = true;
+        await stop();
+      }
     } else if (stopping) await stopping;
     sub.stdout.destroy();
     sub.stderr.destroy();

@@ -92,7 +92,7 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
       const timeout = timeout_seconds ?? DEFAULT_TIMEOUT_S;
       const log = new OutputLog(() => outputFile(ctx.paths.home, ctx.callId));
       const live = new LiveOutput(ctx.emit);
-      const run = spawnShell({ command, cwd, env, log, onChunk: live.push, prefix });
+      const run = spawnShell({ command, cwd, env, log, onChunk: live.push, prefix, contained: sandboxed !== undefined });
       let ended: 'timeout' | 'interrupted' | undefined;
       const stopFor = (why: 'timeout' | 'interrupted') => {
         ended ??= why;
