@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { ConfigError, loadConfig } from '../shared/config/load.js';
 import { chooseEngine, loadUws } from '../shared/engine-choice.js';
-import { describeEngine } from '../shared/engine-name.js';
+import { describeEngine } from '../shared/runtime.js';
 import type { Config } from '../shared/config/schema.js';
 import { parseServeEnv } from '../shared/config/serve-env.js';
 import { isLoopbackBind, parseListenAddr, type ListenAddr } from '../shared/net/addr.js';
