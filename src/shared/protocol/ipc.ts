@@ -234,6 +234,11 @@ export const eventDefs = {
   }),
   /** gateway → supervisor → the next gateway: carries the listening socket as the message's IPC handle. */
   'gateway.listener': z.object({}),
+  /**
+   * worker → supervisor: the process groups its commands run in, after each change; the
+   * supervisor kills those still listed when the worker dies, however it dies.
+   */
+  'child.process_groups': z.object({ pgids: z.array(z.number().int().min(2)).max(4096) }),
   /** any → gateway: publish to WebSocket subscribers of a topic. */
   'ws.publish': z.object({ topic: z.string().min(1).max(200), type: z.string().min(1).max(100), data: z.unknown() }),
   ...mcpEventDefs,
