@@ -130,6 +130,11 @@ export class WsHub {
     };
   }
 
+  /** The last seq given on a topic (0 before its first event). */
+  seqOf(topic: string): number {
+    return this.seqs.get(topic) ?? 0;
+  }
+
   /** Closes every WebSocket (restart handover); returns how many there were. */
   closeAll(code: number, reason: string): number {
     this.batcher.flushAll();
