@@ -25,34 +25,33 @@ function cleanTitle(answer: string): string {
 
 /**
  * Names a chat still called "New session" after its first completed turn, for every client (the
- * API, channels, the Web UI): the lite model writes a short title when one is set, otherwise it
- * is the first line of the user's message. A title the user set meanwhile is never replaced.
+ * API, channels, the Web UI): the lite model writes a short title, or, when it cannot, the first
+ * line of the user's message is the title. Without a lite model nothing is asked (the Web UI names
+ * its chats by their first line itself). A title the user set meanwhile is never replaced.
  */
 export async function titleChat(opts: {
   db: Db;
   sessionId: string;
   userText: string;
   reply: string;
-  lite: { provider: Provider; model: string } | undefined;
+  lite: { provider: Provider; model: string };
   announce: (s: Session) => void;
 }): Promise<void> {
   if (getSession(opts.db, opts.sessionId)?.title !== sessionDefaults.title) return;
   let title = '';
-  if (opts.lite) {
-    try {
-      const answer = await opts.lite.provider.complete({
-        model: opts.lite.model,
-        maxTokens: TITLE_TOKENS,
-        signal: AbortSignal.timeout(TITLE_TIMEOUT_MS),
-        messages: [
-          { role: 'system', content: 'Write a short title (at most six words) for the chat below, in the language of the user. Answer with the title only.' },
-          { role: 'user', content: `User: ${opts.userText.slice(0, 2000)}\n\nAssistant: ${opts.reply.slice(0, 1000)}` },
-        ],
-      });
-      title = cleanTitle(answer.text);
-    } catch (err) {
-      log.warn('the lite model could not title a chat; it takes its first line', { session: opts.sessionId, error: (err as Error).message });
-    }
+  try {
+    const answer = await opts.lite.provider.complete({
+      model: opts.lite.model,
+      maxTokens: TITLE_TOKENS,
+      signal: AbortSignal.timeout(TITLE_TIMEOUT_MS),
+      messages: [
+        { role: 'system', content: 'Write a short title (at most six words) for the chat below, in the language of the user. Answer with the title only.' },
+        { role: 'user', content: `User: ${opts.userText.slice(0, 2000)}\n\nAssistant: ${opts.reply.slice(0, 1000)}` },
+      ],
+    });
+    title = cleanTitle(answer.text);
+  } catch (err) {
+    log.warn('the lite model could not title a chat; it takes its first line', { session: opts.sessionId, error: (err as Error).message });
   }
   title ||= firstLineTitle(opts.userText);
   if (!title) return;

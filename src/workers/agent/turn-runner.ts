@@ -146,15 +146,16 @@ export class TurnRunner {
     if (status === 'completed' && !req.workflow_run_id) this.titleLater(req, reply);
   }
 
-  /** A chat still called "New session" gets its title after the turn, without holding the turn up. */
+  /** A chat still called "New session" is titled by the lite model after the turn, without holding the turn up. */
   private titleLater(req: TurnRequest, reply: string): void {
     const config = this.config();
     const entry = config.slots.lite ? config.models[config.slots.lite] : undefined;
-    let lite: { provider: Provider; model: string } | undefined;
+    if (!entry) return;
+    let lite: { provider: Provider; model: string };
     try {
-      lite = entry ? { provider: this.provider(entry, config), model: entry.model } : undefined;
+      lite = { provider: this.provider(entry, config), model: entry.model };
     } catch {
-      lite = undefined; // a lite entry without an address: the first line will do
+      return; // a lite entry without an address titles nothing
     }
     const announce = (s: Session) => {
       this.batcher.publish('sessions', 'session.updated', s);
