@@ -5,7 +5,7 @@ import type { Config } from '../shared/config/schema.js';
 import { log, redact, setLogConsole, setLogLevel, setLogRole } from '../shared/log.js';
 import { formatHostPort, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
-import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js';
+import type { ChildRole, ProcessStatus, Status, WsState } from '../shared/protocol/ipc.js';
 import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { MetaStore } from '../shared/store/meta.js';
 import { failOrphanTurns } from '../shared/store/turns.js';
@@ -238,15 +238,19 @@ export class Supervisor {
     const old = this.gateway;
     const oldAgents = this.agents.splice(0);
     try {
+      // The new gateway goes on numbering /ws events where the old one stops, so clients resume
+      // with `since`; without that (an old gateway that does not answer) they reload instead.
+      const wsState = old ? await old.endpoint.request('gateway.ws_state', {}, { to: 'gateway', timeoutMs: 5000 }).catch(() => undefined) : undefined;
       // The old gateway keeps its socket until the new one listens on the same port (SO_REUSEPORT,
       // or the socket itself passed on where the engine cannot share a port).
-      await this.spawnGateway(this.boundPort ?? next.listen.port, undefined, old ? await takeListener(old) : undefined);
+      await this.spawnGateway(this.boundPort ?? next.listen.port, undefined, old ? await takeListener(old) : undefined, wsState);
     } catch (err) {
       this.lastRestartError = `the new gateway did not start: ${(err as Error).message}`;
       log.error('restart abandoned', { error: this.lastRestartError });
       this.gateway = old;
       this.agents.push(...oldAgents);
       old?.endpoint.emit('server.resumed', { reason: this.lastRestartError });
+      this.router.release();
       this.state = 'running';
       return;
     }
@@ -298,14 +302,20 @@ export class Supervisor {
     return agent;
   }
 
-  private async spawnGateway(port: number, forked?: Forked, listener?: SendHandle): Promise<{ port: number; engine: 'uws' | 'node' }> {
+  private async spawnGateway(port: number, forked?: Forked, listener?: SendHandle, wsState?: WsState): Promise<{ port: number; engine: 'uws' | 'node' }> {
     const child = this.spawn('gateway', forked);
     if (listener) child.sendRaw({ kind: 'event', type: 'gateway.listener', payload: {} }, listener, () => (listener as { close?: () => void }).close?.());
     let started;
     try {
       started = await child.endpoint.request(
         'child.start',
-        { config: this.settings.config, access_key: this.settings.key, listen: { host: this.settings.listen.host, port } },
+        {
+          config: this.settings.config,
+          access_key: this.settings.key,
+          listen: { host: this.settings.listen.host, port },
+          started_at: this.startedAt.getTime(),
+          ...(wsState ? { ws_state: wsState } : {}),
+        },
         { to: 'gateway', timeoutMs: 15_000 },
       );
     } catch (err) {
@@ -315,6 +325,7 @@ export class Supervisor {
     }
     const previous = this.gateway;
     this.gateway = child;
+    this.router.release();
     this.gatewayDown = undefined;
     child.state = 'running';
     if (previous && previous !== child && previous.alive) previous.state = 'draining';

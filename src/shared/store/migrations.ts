@@ -209,6 +209,18 @@ export const migrations: Migration[] = [
       db.exec('CREATE INDEX workflow_runs_by_name ON workflow_runs (workflow, started_at)');
     },
   },
+  {
+    version: 12,
+    name: 'turn_outcomes',
+    up: (db) => {
+      // What GET /api/sessions/{id}/turns/{turn_id} answers after ?wait=false: the turn's first
+      // message, its reply and why it ended, as the waiting call would have said.
+      db.exec('ALTER TABLE turns ADD COLUMN first_seq INTEGER');
+      db.exec('ALTER TABLE turns ADD COLUMN reply TEXT');
+      db.exec('ALTER TABLE turns ADD COLUMN stop_reason TEXT');
+      db.exec('ALTER TABLE turns ADD COLUMN reason TEXT');
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

@@ -8,6 +8,7 @@ import { Approvals } from './approvals.js';
 import { RulesGate } from './permission-gate.js';
 import { probeModel } from './providers/index.js';
 import { TurnRunner } from './turn-runner.js';
+import { onGroupsChange } from './tools/process-group.js';
 
 /**
  * An agent worker: runs turns and provider probes. It holds provider keys, so each one is
@@ -18,6 +19,8 @@ let config: Config | undefined;
 let runner: TurnRunner | undefined;
 const approvals = new Approvals();
 const endpoint = startChild('agent', () => runner?.inflight ?? 0);
+// A kill -9 skips this worker's exit hook: the supervisor then stops its commands' groups.
+onGroupsChange((pgids) => endpoint.emit('child.process_groups', { pgids }));
 
 endpoint.handle('child.start', (start) => {
   config = start.config;
