@@ -123,7 +123,8 @@ export function WorkflowsView() {
                   {w.why}
                 </p>
               )}
-              {w.valid && <Steps w={w} run={run} />}
+              {/* A finished run read from the list has no steps until its own answer arrives: show none meanwhile. */}
+              {w.valid && <Steps w={w} run={run && (Object.keys(run.steps).length > 0 || !isOver(run.status)) ? run : undefined} />}
               <p role="status" class="small" data-testid="workflow-status">
                 {run ? summary(run) : ''}
               </p>
