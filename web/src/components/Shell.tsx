@@ -6,12 +6,16 @@ import { ChatView } from './ChatView';
 import { ConnectionBanner } from './ConnectionBanner';
 import { McpView } from './McpView';
 import { SettingsView } from './SettingsView';
+import { SkillsView } from './SkillsView';
 import { StatusView } from './StatusView';
+import { WorkflowsView } from './WorkflowsView';
 
 const views = [
   ['chat', 'Chat'],
   ['settings', 'Settings'],
   ['mcp', 'MCP'],
+  ['skills', 'Skills'],
+  ['workflows', 'Workflows'],
   ['status', 'Status'],
 ] as const;
 
@@ -53,6 +57,8 @@ export function Shell() {
         {view === 'settings' && <SettingsView tab={r.arg} />}
         {view === 'status' && <StatusView />}
         {view === 'mcp' && <McpView />}
+        {view === 'skills' && <SkillsView />}
+        {view === 'workflows' && <WorkflowsView />}
       </main>
     </div>
   );
