@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply } from './fixtures/fake-provider.js';
@@ -156,6 +159,80 @@ test('bad fields are 400s naming the field', async () => {
   assert.match(bad.body.error.message, 'timezone:');
   assert.is((await getTask(t.id)).timezone, 'Europe/Berlin', 'a refused PATCH changes nothing');
   assert.is((await api(rig.port, 'PATCH', `/api/tasks/${t.id}`, { schedule: 'nope' })).status, 400);
+});
+
+test('DST: a daily task fires at its wall time on both sides of a change; svc reports UTC and the zone\'s wall time', async () => {
+  const t = await create({ name: 'Berlin 9', schedule: '0 9 * * *', timezone: 'Europe/Berlin', prompt: 'p', enabled: true });
+  assert.match(t.next_run_local, /T09:00:00\+0[12]:00$/);
+  assert.is(new Date(t.next_run_local).toISOString(), t.next_run_at);
+  const preview = async (q: string) => {
+    const r = await api(rig.port, 'GET', `/api/cron/preview?${q}`);
+    assert.is(r.status, 200, JSON.stringify(r.body));
+    return r.body.next as Array<{ at: string; local: string }>;
+  };
+  // Spring forward (29 March 2026): 09:00 stays 09:00, UTC moves an hour.
+  const spring = await preview(`schedule=${encodeURIComponent('0 9 * * *')}&timezone=Europe/Berlin&from=2026-03-27T12:00:00Z&count=3`);
+  assert.equal(spring, [
+    { at: '2026-03-28T08:00:00.000Z', local: '2026-03-28T09:00:00+01:00' },
+    { at: '2026-03-29T07:00:00.000Z', local: '2026-03-29T09:00:00+02:00' },
+    { at: '2026-03-30T07:00:00.000Z', local: '2026-03-30T09:00:00+02:00' },
+  ]);
+  // Fall back (1 November 2026, New York): 01:30 happens twice on the clock and fires once.
+  const fall = await preview(`schedule=${encodeURIComponent('30 1 * * *')}&timezone=America/New_York&from=2026-10-31T12:00:00Z&count=2`);
+  assert.equal(fall, [
+    { at: '2026-11-01T05:30:00.000Z', local: '2026-11-01T01:30:00-04:00' },
+    { at: '2026-11-02T06:30:00.000Z', local: '2026-11-02T01:30:00-05:00' },
+  ]);
+  const bad = await api(rig.port, 'GET', '/api/cron/preview?schedule=nope');
+  assert.is(bad.status, 400);
+  assert.match(bad.body.error.message, 'schedule');
+  await api(rig.port, 'PATCH', `/api/tasks/${t.id}`, { enabled: false });
+
+  // A live fire in that zone: a daily time given as Berlin's wall clock fires at that instant.
+  await quiet();
+  const at = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000);
+  const wall = Object.fromEntries(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: 'numeric', minute: 'numeric', second: 'numeric', hourCycle: 'h23' }).formatToParts(at).map((p) => [p.type, Number(p.value)]));
+  const live = await create({ name: 'Berlin now', schedule: `${wall.second} ${wall.minute} ${wall.hour} * * *`, timezone: 'Europe/Berlin', prompt: 'p' });
+  assert.is(live.next_run_at, at.toISOString());
+  const run = await waitFor(async () => (await runsOf(live.id)).find((r) => r.status !== 'running'), 20_000, 'the Berlin run');
+  // (catch_up when that second passed while the cron worker was still starting on a busy machine.)
+  assert.equal([run.status, run.scheduled_for], ['completed', at.toISOString()]);
+  assert.ok(['schedule', 'catch_up'].includes(run.trigger), run.trigger);
+  assert.ok(Date.parse(run.started_at) >= at.getTime(), 'it did not fire early');
+  await api(rig.port, 'PATCH', `/api/tasks/${live.id}`, { enabled: false });
+});
+
+test('an approval during a run goes to the Web UI and is denied after approval_timeout_seconds, the reason recorded; the run goes on', async () => {
+  await quiet();
+  const work = mkdtempSync(join(tmpdir(), 'svc-cron-work-'));
+  rig.fake.enqueue(
+    { parts: [{ toolCall: { id: 'c1', name: 'terminal', arguments: [JSON.stringify({ command: 'curl --version >/dev/null 2>&1; echo ran-cron' })] } }], stop: 'tool_use' },
+    textReply('carried on without it'),
+  );
+  const t = await create({ name: 'Needs approval', schedule: '0 0 1 1 *', prompt: 'fetch it', enabled: false, permission_mode: 'interactive', working_dir: work, approval_timeout_seconds: 4 });
+  const r = await api(rig.port, 'POST', `/api/tasks/${t.id}/run`);
+  assert.is(r.status, 202);
+  const sid = r.body.session_id as string;
+  // While it waits, the Web UI's list of approvals shows it.
+  const pending = await waitFor(async () => {
+    const items = (await api(rig.port, 'GET', `/api/sessions/${sid}/approvals`)).body.items as any[];
+    return items.length > 0 ? items : undefined;
+  }, 10_000, 'the approval to be waiting');
+  assert.is(pending[0].tool, 'terminal');
+  const done = await waitFor(async () => (await runsOf(t.id)).find((x) => x.id === r.body.run_id && x.status !== 'running'), 30_000, 'the run to end');
+  assert.is(done.status, 'completed', JSON.stringify(done));
+  assert.is(done.approvals.length, 1, JSON.stringify(done.approvals));
+  assert.equal([done.approvals[0].tool, done.approvals[0].decision], ['terminal', 'deny']);
+  assert.match(done.approvals[0].why, 'nobody answered within 4 s');
+  const msgs = await messagesOf(rig.port, sid);
+  const tool = msgs.find((m) => m.role === 'tool');
+  assert.match(tool.content.output, 'not approved');
+  assert.match(tool.content.output, 'nobody answered within 4 s');
+  assert.is(msgs.at(-1).content.text, 'carried on without it');
+  const audit = readFileSync(join(rig.server.home, 'logs', 'audit.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.session_id === sid);
+  assert.equal(audit.map((e) => e.decision), ['ask', 'denied_by_timeout']);
+  assert.not.ok(existsSync(join(work, 'ran-cron')), 'the command did not run');
+  rmSync(work, { recursive: true, force: true });
 });
 
 test('GET ?kind=cron lists cron tasks only; the graph list does not show them', async () => {

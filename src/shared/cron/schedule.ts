@@ -47,8 +47,9 @@ export function nextFires(schedule: string, timezone: string, from: Date, count 
 
 /** The scheduled time a fire happening now belongs to: the latest one at or before this second. */
 export function scheduledTimeOf(schedule: string, timezone: string, now: Date): Date | undefined {
-  const second = Math.floor(now.getTime() / 1000) * 1000;
-  return cronOf(schedule, timezone).previousRuns(1, new Date(second + 1))[0];
+  // previousRuns is strictly before its reference, at whole seconds: the next second includes this one.
+  const nextSecond = Math.floor(now.getTime() / 1000) * 1000 + 1000;
+  return cronOf(schedule, timezone).previousRuns(1, new Date(nextSecond))[0];
 }
 
 /** A time as a wall clock in a zone with its UTC offset, e.g. 2026-03-29T09:00:00+02:00. */
