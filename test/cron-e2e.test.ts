@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { openDb } from '../src/shared/store/db.js';
 import { textReply } from './fixtures/fake-provider.js';
 import { api } from './helpers/api.js';
 import { waitFor } from './helpers/server.js';
@@ -210,6 +211,11 @@ test('an approval during a run goes to the Web UI and is denied after approval_t
     textReply('carried on without it'),
   );
   const t = await create({ name: 'Needs approval', schedule: '0 0 1 1 *', prompt: 'fetch it', enabled: false, permission_mode: 'interactive', working_dir: work, approval_timeout_seconds: 4 });
+  // A notify target whose platform has no channels worker here (channels is not configured on
+  // this server, so the API refuses it: it is written to the store as an older config would leave it).
+  const db = openDb(join(rig.server.home, 'svc.db'));
+  db.prepare('UPDATE cron_tasks SET notify = ? WHERE id = ?').run(JSON.stringify([{ platform: 'telegram', chat_id: '4242' }]), t.id);
+  db.close();
   const r = await api(rig.port, 'POST', `/api/tasks/${t.id}/run`);
   assert.is(r.status, 202);
   const sid = r.body.session_id as string;
@@ -232,6 +238,14 @@ test('an approval during a run goes to the Web UI and is denied after approval_t
   const audit = readFileSync(join(rig.server.home, 'logs', 'audit.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.session_id === sid);
   assert.equal(audit.map((e) => e.decision), ['ask', 'denied_by_timeout']);
   assert.not.ok(existsSync(join(work, 'ran-cron')), 'the command did not run');
+  // The approval and the result went to the notify target; it could not be reached, which is recorded and fails nothing.
+  const sent = await waitFor(async () => {
+    const run = (await runsOf(t.id)).find((x) => x.id === r.body.run_id);
+    return run.notify_results.length >= 2 ? run.notify_results : undefined;
+  }, 20_000, 'both notify attempts to be recorded');
+  assert.equal(sent.map((n: any) => [n.kind, n.platform, n.chat_id, n.ok]).sort(), [['approval', 'telegram', '4242', false], ['result', 'telegram', '4242', false]]);
+  assert.ok(sent.every((n: any) => /channels/.test(n.error)), JSON.stringify(sent));
+  assert.is((await runsOf(t.id)).find((x) => x.id === r.body.run_id).status, 'completed');
   rmSync(work, { recursive: true, force: true });
 });
 

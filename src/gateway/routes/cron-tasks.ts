@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { statSync } from 'node:fs';
 import { z } from 'zod';
-import { isTimezone, machineTimezone, nextFires, scheduleProblem, wallTime } from '../../shared/cron/schedule.js';
+import { describeSchedule, isTimezone, machineTimezone, nextFires, scheduleProblem, wallTime } from '../../shared/cron/schedule.js';
 import { notifyPlatforms } from '../../shared/cron/targets.js';
 import { ApiError } from '../../shared/errors.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
@@ -233,12 +233,12 @@ export function cronRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/cron/preview',
-      summary: 'The next fire times of a schedule: query schedule, timezone (default the machine\'s), from (ISO time, default now), count (1-20, default 5). Answers {timezone, next: [{at (UTC), local (wall time in the zone)}]}.',
+      summary: 'The next fire times of a schedule: query schedule, timezone (default the machine\'s), from (ISO time, default now), count (1-20, default 5). Answers {description (in words), timezone, next: [{at (UTC), local (wall time in the zone)}]}.',
       query: previewQuery,
       handler: ({ query }) => {
         const tz = query.timezone ?? machineTimezone();
         const from = query.from ? new Date(query.from) : new Date();
-        return { body: { schedule: query.schedule, timezone: tz, next: nextFires(query.schedule, tz, from, query.count).map((d) => ({ at: d.toISOString(), local: wallTime(d, tz) })) } };
+        return { body: { schedule: query.schedule, description: describeSchedule(query.schedule), timezone: tz, next: nextFires(query.schedule, tz, from, query.count).map((d) => ({ at: d.toISOString(), local: wallTime(d, tz) })) } };
       },
     }),
   ];

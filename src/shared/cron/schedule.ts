@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import cronstrue from 'cronstrue';
 
 /**
  * Every schedule computation of svc, on croner: validation, the next fire times, the time a fire
@@ -61,4 +62,13 @@ export function wallTime(at: Date, timezone: string): string {
   ) as Record<string, string>;
   const offset = (parts.timeZoneName ?? 'GMT').replace(/^GMT/, '') || '+00:00';
   return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${offset}`;
+}
+
+/** A schedule in words ("At 09:00, Monday through Friday"), by cronstrue; the line itself if it cannot say. */
+export function describeSchedule(schedule: string): string {
+  try {
+    return cronstrue.toString(schedule.trim(), { use24HourTimeFormat: true, throwExceptionOnParseError: true });
+  } catch {
+    return schedule.trim();
+  }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
 import type { Paths } from '../paths.js';
-import { nextFires, wallTime } from '../cron/schedule.js';
+import { describeSchedule, nextFires, wallTime } from '../cron/schedule.js';
 import type { Db } from './db.js';
 import { permissionModes } from './sessions.js';
 import { putInTrash, trashConflict, type TrashItem, type TrashKind } from './trash.js';
@@ -357,6 +357,7 @@ export function cronTaskView(db: Db, t: CronTask, now = new Date()) {
     kind: 'cron' as const,
     ...fields,
     session_id: reuse_session_id,
+    description: describeSchedule(t.schedule),
     next_run_at: next ? next.toISOString() : null,
     next_run_local: next ? wallTime(next, t.timezone) : null,
     last_run: last ? { id: last.id, status: last.status, started_at: last.started_at, ended_at: last.ended_at, session_id: last.session_id, error: last.error } : null,
