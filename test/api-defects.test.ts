@@ -79,9 +79,13 @@ test('when the lite model cannot title a chat, it takes the first line of the fi
 test('GET /api/sessions/{id}/turns/{turn_id} answers a turn started with ?wait=false: running, then its outcome', async () => {
   const id = (await api(rig.port, 'POST', '/api/sessions', { title: 'Async' })).body.id as string;
   rig.fake.enqueue({ parts: [{ text: ['Slow ', 'and '] }, { stall: true }], match: { stream: true } });
+  const ws = await connectWs(rig.port, [`session:${id}`]);
   const started = await api(rig.port, 'POST', `/api/chat/${id}/turn?wait=false`, { message: 'Go slowly' });
   assert.is(started.status, 202);
   const turnId = started.body.turn_id as string;
+  // The interrupt below must come after the streamed text, or there is no partial reply to keep.
+  await waitFor(() => ws.events.filter((e) => e.type === 'turn.text_delta' && e.data?.turn_id === turnId).map((e) => e.data.delta).join('') === 'Slow and ', 10_000, 'the text before the stall');
+  ws.close();
   const running = await waitFor(async () => {
     const r = await api(rig.port, 'GET', `/api/sessions/${id}/turns/${turnId}`);
     return r.body.messages?.length === 1 ? r : undefined;

@@ -9,6 +9,7 @@ import type { ChildRole, ProcessStatus, Status, WsState } from '../shared/protoc
 import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { MetaStore } from '../shared/store/meta.js';
 import { failOrphanTurns } from '../shared/store/turns.js';
+import { cronWorkNeeded } from '../shared/store/cron.js';
 import { enforceTrashRetention } from '../shared/store/trash.js';
 import { sandboxStatus } from '../shared/sandbox/status.js';
 import { version } from '../shared/version.js';
@@ -65,7 +66,12 @@ export class Supervisor {
   private retentionTimer: NodeJS.Timeout | undefined;
   private turns!: TurnDispatcher;
   /** Roles started by the role table alone (mcp). */
-  private readonly services = new Services({ spawn: (role) => this.spawn(role), config: () => this.settings.config, running: () => this.state !== 'stopping' });
+  private readonly services = new Services({
+    spawn: (role) => this.spawn(role),
+    config: () => this.settings.config,
+    store: { cronWork: () => cronWorkNeeded(this.db) },
+    running: () => this.state !== 'stopping',
+  });
   private logs: LogSink | undefined;
 
   constructor(
@@ -351,8 +357,31 @@ export class Supervisor {
     child.endpoint.onEvent((event) => {
       if (event.type === 'turn.ended') this.turns.ended(event.payload);
     });
+    this.handleCron(child);
     void child.exited.then(({ code, signal }) => this.onExit(child, code, signal));
     return child;
+  }
+
+  /**
+   * Scheduled tasks: a task changed (start or stop the cron worker, then have it reload the task),
+   * a run ended (stop the worker if nothing wants it), and the turn events its runs wait for.
+   */
+  private handleCron(child: Child): void {
+    child.endpoint.handle('cron.changed', async (p) => {
+      this.services.sync();
+      const cron = this.services.get('cron');
+      if (cron) await cron.endpoint.request('cron.reload', p, { to: 'cron', timeoutMs: 10_000 }).catch((err: Error) => log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }));
+      return {};
+    });
+    child.endpoint.handle('cron.idle', () => {
+      this.services.sync();
+      return {};
+    });
+    child.endpoint.onEvent((event) => {
+      if (event.type !== 'turn.ended' && event.type !== 'cron.approval') return;
+      const cron = this.services.get('cron');
+      if (cron && cron !== child) cron.endpoint.emit(event.type, event.payload as never);
+    });
   }
 
   private onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
@@ -402,9 +431,10 @@ export class Supervisor {
     this.pendingRespawn.set('gateway', timer);
   }
 
-  private pick(role: ChildRole): Child | undefined {
+  private pick(role: ChildRole): Child | undefined | Promise<Child | undefined> {
     if (role === 'gateway') return this.gateway;
     if (role === 'agent') return this.agentFor(false);
+    if (role === 'cron') return this.services.ensure('cron'); // a manual run of a disabled task starts it
     return this.services.get(role);
   }
 

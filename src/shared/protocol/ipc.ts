@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
 import { mcpEventDefs, mcpRequestDefs } from './mcp.js';
+import { cronEventDefs, cronRequestDefs } from './cron.js';
+import { channelsDeliverDefs } from './channels-deliver.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
 
 /**
@@ -202,6 +204,8 @@ export const requestDefs = {
     result: z.object({ text: z.string(), role: roleSchema, pid: z.number().int() }),
   },
   ...mcpRequestDefs,
+  ...cronRequestDefs,
+  ...channelsDeliverDefs,
 } as const;
 
 export type RequestType = keyof typeof requestDefs;
@@ -263,6 +267,7 @@ export const eventDefs = {
   /** any → gateway: publish to WebSocket subscribers of a topic. */
   'ws.publish': z.object({ topic: z.string().min(1).max(200), type: z.string().min(1).max(100), data: z.unknown() }),
   ...mcpEventDefs,
+  ...cronEventDefs,
 } as const;
 
 export type EventType = keyof typeof eventDefs;

@@ -4,6 +4,8 @@ import { startChild } from '../../shared/child.js';
 import { redact } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
 import { openDb } from '../../shared/store/db.js';
+import { cronApprovalTimeout } from '../../shared/store/cron-approval.js';
+import type { EventPayload } from '../../shared/protocol/ipc.js';
 import { Approvals } from './approvals.js';
 import { RulesGate } from './permission-gate.js';
 import { probeModel } from './providers/index.js';
@@ -26,7 +28,13 @@ endpoint.handle('child.start', (start) => {
   config = start.config;
   redactConfigSecrets(config);
   const db = openDb(paths.db);
-  runner = new TurnRunner(endpoint, db, paths, () => config ?? start.config, new RulesGate(db, paths, approvals, { enabled: () => (config ?? start.config).sandbox.enabled }));
+  const current = () => config ?? start.config;
+  // Cron turns: an approval waits approval_timeout_seconds (the task's, else config's), and the cron worker hears of it.
+  const unattended = {
+    timeoutSeconds: (sessionId: string) => cronApprovalTimeout(db, sessionId) ?? current().cron.approval_timeout_seconds,
+    tell: (e: EventPayload<'cron.approval'>) => endpoint.emit('cron.approval', e),
+  };
+  runner = new TurnRunner(endpoint, db, paths, current, new RulesGate(db, paths, approvals, { enabled: () => current().sandbox.enabled }, unattended));
   return {};
 });
 endpoint.onEvent((event) => {
