@@ -206,7 +206,7 @@ function ImportSkill({ onImported }: { onImported: () => void }) {
           }}
         />
       </div>
-      <form class="row" onSubmit={fromPath}>
+      <form class="row end" onSubmit={fromPath}>
         <label class="field grow">
           Or a path on the server's machine (a skill folder or a .zip)
           <input value={source} placeholder="/home/me/skills/weather" onInput={(e) => setSource(e.currentTarget.value)} />
