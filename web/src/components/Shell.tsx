@@ -5,6 +5,7 @@ import { useStore } from '../lib/store';
 import { ChatView } from './ChatView';
 import { ConnectionBanner } from './ConnectionBanner';
 import { McpView } from './McpView';
+import { SchedulesView } from './SchedulesView';
 import { SettingsView } from './SettingsView';
 import { SkillsView } from './SkillsView';
 import { StatusView } from './StatusView';
@@ -16,6 +17,7 @@ const views = [
   ['mcp', 'MCP'],
   ['skills', 'Skills'],
   ['workflows', 'Workflows'],
+  ['schedules', 'Schedules'],
   ['status', 'Status'],
 ] as const;
 
@@ -59,6 +61,7 @@ export function Shell() {
         {view === 'mcp' && <McpView />}
         {view === 'skills' && <SkillsView />}
         {view === 'workflows' && <WorkflowsView />}
+        {view === 'schedules' && <SchedulesView />}
       </main>
     </div>
   );
