@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -232,6 +232,21 @@ test('shell steps go through the permission engine: an asking command waits for 
   assert.is(end.data.step, 'net');
   const tool = (await messagesOf(rig.port, sid)).find((m) => m.role === 'tool');
   assert.match(tool.content.output, /permission_denied/);
+});
+
+test('a tool step goes through the permission engine: a write into svc\'s folder waits for approval, then runs', async () => {
+  const target = join(rig.server.home, 'wf-written.txt');
+  write('writes', `description: writes a file\nsteps:\n  - id: put\n    tool: write_file\n    args: { path: ${JSON.stringify(target)}, content: written-by-a-step }\n`);
+  const start = await api(rig.port, 'POST', '/api/workflows/writes/run', {});
+  assert.is(start.status, 202, JSON.stringify(start.body));
+  const sid = start.body.session_id;
+  const pending = await waitFor(async () => (await api(rig.port, 'GET', `/api/sessions/${sid}/approvals`)).body.items?.[0], 15_000, 'an approval request');
+  assert.is(pending.tool, 'write_file');
+  assert.not.ok(existsSync(target), 'nothing is written before the approval');
+  assert.is((await api(rig.port, 'POST', `/api/sessions/${sid}/approvals/${pending.approval_id}`, { decision: 'allow_once' })).status, 200);
+  const end = await ended(start.body.run_id);
+  assert.is(end.type, 'workflow.run_completed', JSON.stringify(end.data));
+  assert.is(readFileSync(target, 'utf8'), 'written-by-a-step');
 });
 
 test('an interrupt of the run\'s session stops the run', async () => {

@@ -17,6 +17,7 @@ import { maybeCompact } from './compaction.js';
 import { runLoop } from './loop.js';
 import { systemPrompt } from './prompt.js';
 import { createProvider, ProviderError, type Provider } from './providers/index.js';
+import { RestartInterrupt } from './restart-interrupt.js';
 import { clockTool } from './tools/clock.js';
 import { goalTool } from './tools/goal.js';
 import { builtinTools } from './tools/index.js';
@@ -34,12 +35,6 @@ import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/
 type TurnRequest = PayloadOf<'agent.turn'>;
 
 const DELTA_WINDOW_MS = 8;
-
-class RestartInterrupt extends Error {
-  constructor() {
-    super('svc restarted before this turn finished (it ran past restart.drain_seconds); the reply so far is kept');
-  }
-}
 
 class TurnFailure extends Error {
   constructor(

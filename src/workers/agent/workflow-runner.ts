@@ -8,6 +8,7 @@ import { getRun, setRunStatus, setStepState } from '../../shared/workflows/runs.
 import { runLoop, type LoopOutcome } from './loop.js';
 import type { Provider } from './providers/index.js';
 import { emptyUsage } from './providers/index.js';
+import { RestartInterrupt } from './restart-interrupt.js';
 import type { ToolRegistry } from './tools/registry.js';
 
 /** A step's output shown in events and the run's row; the whole of it is in the session. */
@@ -108,14 +109,16 @@ export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<Lo
     }
   } catch (err) {
     const interrupted = t.signal.aborted;
+    // Stopped by a restart past its drain bound, not by the user: the run says so, as a turn does.
+    const restarted = t.signal.reason instanceof RestartInterrupt;
     const stepId = err instanceof StepFailed ? err.step : (current?.id ?? null);
-    const message = interrupted ? 'the run was interrupted' : (err as Error).message;
+    const message = restarted ? 'svc restarted before the run finished (it ran past restart.drain_seconds)' : interrupted ? 'the run was interrupted' : (err as Error).message;
     if (stepId) {
       const prev = getRun(t.db, run.id)?.steps[stepId];
       setStepState(t.db, run.id, stepId, { status: 'failed', started_at: prev?.started_at ?? new Date().toISOString(), ended_at: new Date().toISOString(), output: null });
     }
     setRunStatus(t.db, run.id, interrupted ? 'interrupted' : 'failed', { error: message, ...(stepId ? { failed_step: stepId } : {}) });
-    t.announce('workflow.run_failed', { ...base, step: stepId, reason: interrupted ? 'interrupted' : 'step_failed', message });
+    t.announce('workflow.run_failed', { ...base, step: stepId, reason: restarted ? 'restarted' : interrupted ? 'interrupted' : 'step_failed', message });
     if (interrupted || !(err instanceof StepFailed)) throw err;
     throw new WorkflowFailure(`Step "${err.step}" failed: ${err.message}`);
   }

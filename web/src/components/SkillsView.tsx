@@ -86,7 +86,7 @@ export function SkillsView() {
           const toggle = skillPath(s.name, '/toggle');
           const exportUrl = skillPath(s.name, '/export');
           return (
-            <li key={s.name} class="card stack" data-testid="skill" data-name={s.name}>
+            <li key={s.name} class="card stack row-card" data-testid="skill" data-name={s.name}>
               <div class="row">
                 <div class="grow">
                   <strong>{s.name}</strong> <span class="chip">{s.source === 'builtin' ? 'built-in' : 'yours'}</span>
@@ -206,7 +206,7 @@ function ImportSkill({ onImported }: { onImported: () => void }) {
           }}
         />
       </div>
-      <form class="row" onSubmit={fromPath}>
+      <form class="row end" onSubmit={fromPath}>
         <label class="field grow">
           Or a path on the server's machine (a skill folder or a .zip)
           <input value={source} placeholder="/home/me/skills/weather" onInput={(e) => setSource(e.currentTarget.value)} />

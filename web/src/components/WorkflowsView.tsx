@@ -98,7 +98,7 @@ export function WorkflowsView() {
         {items?.map((w) => {
           const run = shown[w.name] ? runs[shown[w.name]!] : undefined;
           return (
-            <li key={w.name} class="card stack" data-testid="workflow" data-name={w.name}>
+            <li key={w.name} class="card stack row-card" data-testid="workflow" data-name={w.name}>
               <div class="row">
                 <div class="grow">
                   <h2 class="inline">{w.name}</h2> <span class="chip">{w.source === 'builtin' ? 'built-in' : 'yours'}</span>
