@@ -107,21 +107,28 @@ export class Runs {
     const timer = setTimeout(() => void this.timeout(run.id), Math.max(0, Date.parse(deadline) - Date.now()));
     this.active.set(run.id, { runId: run.id, taskId: task.id, sessionId: session.id, turnId: null, timer });
     this.ensureSweeper();
+    // The run is recorded and has its session: the caller hears of it now, the turn starts meanwhile
+    // (a cold agent worker on a busy machine can take seconds); a turn that cannot start fails the run.
+    void this.startTurn(run.id, session.id, text, workflowRunId);
+    return { run_id: run.id, session_id: session.id };
+  }
+
+  private async startTurn(runId: string, sessionId: string, text: string, workflowRunId: string | undefined): Promise<void> {
+    const { db } = this.deps;
     try {
       const { turn_id } = await this.deps.endpoint.request(
         'turn.start',
-        { session_id: session.id, message: { text, attachments: [] }, origin: 'cron', ...(workflowRunId ? { workflow_run_id: workflowRunId } : {}) },
+        { session_id: sessionId, message: { text, attachments: [] }, origin: 'cron', ...(workflowRunId ? { workflow_run_id: workflowRunId } : {}) },
         { to: 'supervisor', timeoutMs: 20_000 },
       );
-      setRunTurn(db, run.id, turn_id);
-      const a = this.active.get(run.id);
+      setRunTurn(db, runId, turn_id);
+      const a = this.active.get(runId);
       if (a) a.turnId = turn_id;
     } catch (err) {
       if (workflowRunId) setRunStatus(db, workflowRunId, 'failed', { error: `the run could not start: ${(err as Error).message}` });
-      this.end(run.id, 'failed', `the turn could not start: ${(err as Error).message}`);
-      if (trigger === 'manual') throw err;
+      log.warn('a cron run\'s turn could not start', { run: runId, error: (err as Error).message });
+      this.end(runId, 'failed', `the turn could not start: ${(err as Error).message}`);
     }
-    return { run_id: run.id, session_id: session.id };
   }
 
   /** The run's session (new, the task's reused one, or a workflow run's) and the text of its turn. */
