@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeProvider } from '../test/fixtures/fake-provider.js';
 import { api } from '../test/helpers/api.js';
-import { emit, envInt, machine, median, note, pssBytes, removeLater, round, sleep, startSvc } from './lib.js';
+import { startServer } from '../test/helpers/server.js';
+import { emit, envInt, machine, median, note, pssBytes, removeLater, round, sleep, svcStatus } from './lib.js';
 
 /**
  * Scheduled tasks through the real server: the cron worker fires a one-second schedule and each
@@ -23,7 +24,8 @@ const N = envInt('BENCH_CRON_RUNS', 20);
 const fake = await startFakeProvider({ apiKey: KEY });
 const home = mkdtempSync(join(tmpdir(), 'svc-bench-cron-'));
 removeLater(home);
-const svc = await startSvc({ home });
+// The test helper's start (it knows both engines' start lines).
+const svc = await startServer({ home, env: { SVC_LOG_LEVEL: 'warn' } });
 try {
   const port = svc.port;
   const must = async (method: string, path: string, body?: unknown) => {
@@ -52,7 +54,7 @@ try {
     await sleep(500);
     runs = await runsOf();
   }
-  const st = await svc.status();
+  const st = (await svcStatus(home)) as { processes: Array<{ role: string; pid: number }> };
   const pssOf = (role: string) => {
     const p = st.processes.find((x) => x.role === role && x.pid > 0);
     return p ? pssBytes(p.pid) : null;

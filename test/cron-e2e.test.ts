@@ -67,6 +67,7 @@ test('max_runtime_seconds interrupts a run, recorded as such', async () => {
 });
 
 test('a one-second task fires; its run is a session with the reply; next_run_at moves', async () => {
+  await quiet();
   rig.fake.enqueue(textReply('Good ', 'morning from cron'));
   const t = await create({ name: 'Morning note', schedule: '* * * * * *', prompt: 'Say good morning.' });
   assert.equal([t.kind, t.enabled, t.session, t.max_runtime_seconds, t.catch_up, t.permission_mode], ['cron', true, 'new', 1800, true, 'auto']);
