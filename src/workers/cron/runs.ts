@@ -124,10 +124,13 @@ export class Runs {
       setRunTurn(db, runId, turn_id);
       const a = this.active.get(runId);
       if (a) a.turnId = turn_id;
+      if (a?.overdue) await this.interruptTurn(a);
     } catch (err) {
       if (workflowRunId) setRunStatus(db, workflowRunId, 'failed', { error: `the run could not start: ${(err as Error).message}` });
       log.warn('a cron run\'s turn could not start', { run: runId, error: (err as Error).message });
-      this.end(runId, 'failed', `the turn could not start: ${(err as Error).message}`);
+      const overdue = this.active.get(runId)?.overdue;
+      if (overdue) this.end(runId, 'interrupted', overdue);
+      else this.end(runId, 'failed', `the turn could not start: ${(err as Error).message}`);
     }
   }
 
@@ -206,13 +209,16 @@ export class Runs {
     const limit = task ? `${task.max_runtime_seconds} s` : 'its limit';
     log.warn('a cron run ran past max_runtime_seconds; interrupting it', { run: runId, task: a.taskId });
     a.overdue = `the run took longer than max_runtime_seconds (${limit}) and was interrupted`;
-    const r = await this.deps.endpoint.request('turn.interrupt', { session_id: a.sessionId }, { to: 'supervisor', timeoutMs: 10_000 }).catch((err: Error) => {
-      log.warn('could not interrupt a cron run', { run: runId, error: err.message });
-      return undefined;
+    // The run ends when its turn reports the stop; if it never does, a little later all the same.
+    a.timer = setTimeout(() => this.end(runId, 'interrupted', a.overdue ?? null), 15_000);
+    // A turn not started yet is interrupted as soon as it has started (see startTurn).
+    if (a.turnId !== null) await this.interruptTurn(a);
+  }
+
+  private async interruptTurn(a: Active): Promise<void> {
+    await this.deps.endpoint.request('turn.interrupt', { session_id: a.sessionId }, { to: 'supervisor', timeoutMs: 10_000 }).catch((err: Error) => {
+      log.warn('could not interrupt a cron run', { run: a.runId, error: err.message });
     });
-    // The run ends when its turn reports the stop; one that had no turn running, or never reports, ends now or soon.
-    if (!r?.interrupted) this.end(runId, 'interrupted', a.overdue);
-    else a.timer = setTimeout(() => this.end(runId, 'interrupted', a.overdue ?? null), 15_000);
   }
 
   /** Records the outcome once, tells the tasks topic, sends the result to the notify targets. */
