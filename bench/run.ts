@@ -11,6 +11,7 @@ import { benchDir, emit, note } from './lib.js';
  */
 
 const all = ['http', 'cold-start', 'memory', 'turns', 'sandbox'];
+all.push('cron'); // scheduled tasks: bench/cron.ts
 /** Run only when named (they need Chromium): `node dist/bench/run.js web-stream`. */
 const byName = ['web-stream'];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : all;

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -67,6 +67,7 @@ test('max_runtime_seconds interrupts a run, recorded as such', async () => {
 });
 
 test('a one-second task fires; its run is a session with the reply; next_run_at moves', async () => {
+  await quiet();
   rig.fake.enqueue(textReply('Good ', 'morning from cron'));
   const t = await create({ name: 'Morning note', schedule: '* * * * * *', prompt: 'Say good morning.' });
   assert.equal([t.kind, t.enabled, t.session, t.max_runtime_seconds, t.catch_up, t.permission_mode], ['cron', true, 'new', 1800, true, 'auto']);
@@ -247,6 +248,34 @@ test('an approval during a run goes to the Web UI and is denied after approval_t
   assert.ok(sent.every((n: any) => /channels/.test(n.error)), JSON.stringify(sent));
   assert.is((await runsOf(t.id)).find((x) => x.id === r.body.run_id).status, 'completed');
   rmSync(work, { recursive: true, force: true });
+});
+
+test('session reuse: every run goes to one session; a workflow task runs its workflow with the inputs', async () => {
+  await quiet();
+  const t = await create({ name: 'Same chat', schedule: '0 0 1 1 *', prompt: 'again', enabled: false, session: 'reuse' });
+  const runOnce = async (id: string) => {
+    const r = await api(rig.port, 'POST', `/api/tasks/${id}/run`);
+    assert.is(r.status, 202, JSON.stringify(r.body));
+    return waitFor(async () => (await runsOf(id)).find((x) => x.id === r.body.run_id && x.status !== 'running'), 20_000, 'the run to end');
+  };
+  const a = await runOnce(t.id);
+  const b = await runOnce(t.id);
+  assert.is(a.session_id, b.session_id);
+  assert.is((await getTask(t.id)).session_id, a.session_id);
+  assert.equal((await messagesOf(rig.port, a.session_id)).map((m) => m.role), ['user', 'assistant', 'user', 'assistant']);
+
+  mkdirSync(join(rig.server.home, 'workflows'), { recursive: true });
+  writeFileSync(join(rig.server.home, 'workflows', 'brief.yml'), 'description: A brief.\ninputs:\n  topic:\n    required: true\nsteps:\n  - id: one\n    prompt: Say one thing about {{inputs.topic}}.\n');
+  const missing = await api(rig.port, 'POST', '/api/tasks', { kind: 'cron', name: 'Brief', schedule: '@daily', workflow: 'brief', enabled: false });
+  assert.is(missing.status, 400);
+  assert.match(missing.body.error.message, 'topic');
+  const w = await create({ name: 'Brief', schedule: '@daily', workflow: 'brief', inputs: { topic: 'green tea' }, enabled: false });
+  assert.equal([w.workflow, w.prompt, w.inputs], ['brief', null, { topic: 'green tea' }]);
+  const run = await runOnce(w.id);
+  assert.is(run.status, 'completed', JSON.stringify(run));
+  const texts = JSON.stringify(await messagesOf(rig.port, run.session_id));
+  assert.match(texts, 'Say one thing about green tea.');
+  assert.match((await api(rig.port, 'GET', `/api/sessions/${run.session_id}`)).body.title, /^Brief · /);
 });
 
 test('GET ?kind=cron lists cron tasks only; the graph list does not show them', async () => {

@@ -54,13 +54,27 @@ export class Services {
       if (!wanted) {
         clearTimeout(this.pending.get(role));
         this.pending.delete(role);
-        if (child) {
-          this.children.delete(role);
-          log.info(`${role} worker no longer needed; stopping it`);
-          void child.stop(5000);
+        if (!child) continue;
+        // Not while it starts for, or answers, a request (a manual cron run about to be recorded): look again soon.
+        if (child.endpoint.inflight > 0 || (this.demand.get(role) ?? 0) > 0) {
+          this.resyncSoon();
+          continue;
         }
+        this.children.delete(role);
+        log.info(`${role} worker no longer needed; stopping it`);
+        void child.stop(5000);
       }
     }
+  }
+
+  private resync: NodeJS.Timeout | undefined;
+  private resyncSoon(): void {
+    if (this.resync) return;
+    this.resync = setTimeout(() => {
+      this.resync = undefined;
+      this.sync();
+    }, 1000);
+    this.resync.unref();
   }
 
   /**
@@ -68,15 +82,32 @@ export class Services {
    * a manual cron run while no task is enabled). It stays until `sync` finds it unwanted.
    */
   async ensure(role: ChildRoleName): Promise<Child | undefined> {
-    if (!this.host.running()) return undefined;
-    let child = this.get(role);
-    if (!child) {
-      clearTimeout(this.pending.get(role));
-      this.pending.delete(role);
-      child = this.start(role);
+    this.demand.set(role, (this.demand.get(role) ?? 0) + 1);
+    try {
+      return await this.ensureOnce(role);
+    } finally {
+      this.demand.set(role, (this.demand.get(role) ?? 1) - 1);
     }
-    await this.started.get(child);
-    return child.alive ? child : undefined;
+  }
+
+  /** Callers waiting in `ensure`, by role: `sync` leaves their child alone. */
+  private readonly demand = new Map<ChildRoleName, number>();
+
+  private async ensureOnce(role: ChildRoleName): Promise<Child | undefined> {
+    // Twice: a child that was being stopped (no longer wanted) as the request came gets a successor.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (!this.host.running()) return undefined;
+      let child = this.get(role);
+      if (!child || child.state === 'stopping') {
+        clearTimeout(this.pending.get(role));
+        this.pending.delete(role);
+        child = this.start(role);
+      }
+      await this.started.get(child);
+      if (child.alive && child.state !== 'stopping') return child;
+      log.warn(`the ${role} worker was gone before it could take a request`, { pid: child.pid, attempt: attempt + 1 });
+    }
+    return undefined;
   }
 
   private readonly started = new WeakMap<Child, Promise<unknown>>();
@@ -159,6 +190,7 @@ export class Services {
   }
 
   async stop(graceMs: number): Promise<void> {
+    clearTimeout(this.resync);
     for (const t of this.pending.values()) clearTimeout(t);
     this.pending.clear();
     await Promise.all(this.all().map((c) => c.stop(graceMs)));

@@ -370,7 +370,8 @@ export class Supervisor {
     child.endpoint.handle('cron.changed', async (p) => {
       this.services.sync();
       const cron = this.services.get('cron');
-      if (cron) await cron.endpoint.request('cron.reload', p, { to: 'cron', timeoutMs: 10_000 }).catch((err: Error) => log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }));
+      // Not awaited: a worker still starting reads the task at its start, and handles this after that in order.
+      if (cron) void cron.endpoint.request('cron.reload', p, { to: 'cron', timeoutMs: 30_000 }).catch((err: Error) => log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }));
       return {};
     });
     child.endpoint.handle('cron.idle', () => {

@@ -212,9 +212,12 @@ export function cronRoutes(deps: Deps): Route[] {
       handler: async ({ params }) => {
         const id = params.id!;
         if (!getCronTask(deps.db, id)) throw cronTaskNotFound(id);
-        const r = await deps.endpoint.request('cron.run', { id }, { to: 'cron', timeoutMs: 30_000 }).catch((err: unknown) => {
-          if (err instanceof IpcCallError && err.code === 'conflict') throw new ApiError('conflict', err.message);
-          if (err instanceof IpcCallError && err.code === 'not_found') throw cronTaskNotFound(id);
+        // A cold start of the cron worker on a busy machine takes seconds; the answer itself comes once the run is recorded.
+        const r = await deps.endpoint.request('cron.run', { id }, { to: 'cron', timeoutMs: 60_000 }).catch((err: unknown) => {
+          if (!(err instanceof IpcCallError)) throw err;
+          if (err.code === 'not_found') throw cronTaskNotFound(id);
+          if (err.code === 'conflict' || err.code === 'invalid_request') throw new ApiError(err.code, err.message);
+          if (err.code === 'unavailable' || err.code === 'timeout') throw new ApiError('unavailable', `The run could not start: ${err.message}. Try again in a moment.`);
           throw toApiError(err, deps);
         });
         return { status: 202, body: { status: 'started', id, run_id: r.run_id, session_id: r.session_id } };

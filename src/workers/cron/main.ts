@@ -3,6 +3,7 @@ import { nextFires, scheduledTimeOf } from '../../shared/cron/schedule.js';
 import { startChild } from '../../shared/child.js';
 import { log } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
+import { ApiError } from '../../shared/errors.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
 import { getCronTask, listCronTasks, runningRunOf, setSchedFrom, type CronTask } from '../../shared/store/cron.js';
 import { openDb, type Db } from '../../shared/store/db.js';
@@ -79,7 +80,11 @@ endpoint.handle('cron.run', async ({ id }) => {
   if (!task) throw new IpcCallError('not_found', `There is no task ${id}.`);
   const running = runningRunOf(db, id);
   if (running) throw new IpcCallError('conflict', `A run of this task is going already (${running.id}, since ${running.started_at}); runs never overlap. Wait for it, or interrupt its session ${running.session_id ?? ''}.`.trim());
-  const r = await runs.start(task, 'manual', null);
+  const r = await runs.start(task, 'manual', null).catch((err: unknown) => {
+    // A workflow gone or invalid, a model removed: the client's to fix; the run is recorded as failed.
+    if (err instanceof ApiError) throw new IpcCallError(err.code === 'not_found' || err.code === 'conflict' ? 'invalid_request' : err.code, `The run failed to start: ${err.message}`);
+    throw err;
+  });
   if (!r) throw new IpcCallError('conflict', 'A run of this task started a moment ago; runs never overlap.');
   return r;
 });

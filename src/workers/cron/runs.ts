@@ -107,21 +107,31 @@ export class Runs {
     const timer = setTimeout(() => void this.timeout(run.id), Math.max(0, Date.parse(deadline) - Date.now()));
     this.active.set(run.id, { runId: run.id, taskId: task.id, sessionId: session.id, turnId: null, timer });
     this.ensureSweeper();
+    // The run is recorded and has its session: the caller hears of it now, the turn starts meanwhile
+    // (a cold agent worker on a busy machine can take seconds); a turn that cannot start fails the run.
+    void this.startTurn(run.id, session.id, text, workflowRunId);
+    return { run_id: run.id, session_id: session.id };
+  }
+
+  private async startTurn(runId: string, sessionId: string, text: string, workflowRunId: string | undefined): Promise<void> {
+    const { db } = this.deps;
     try {
       const { turn_id } = await this.deps.endpoint.request(
         'turn.start',
-        { session_id: session.id, message: { text, attachments: [] }, origin: 'cron', ...(workflowRunId ? { workflow_run_id: workflowRunId } : {}) },
+        { session_id: sessionId, message: { text, attachments: [] }, origin: 'cron', ...(workflowRunId ? { workflow_run_id: workflowRunId } : {}) },
         { to: 'supervisor', timeoutMs: 20_000 },
       );
-      setRunTurn(db, run.id, turn_id);
-      const a = this.active.get(run.id);
+      setRunTurn(db, runId, turn_id);
+      const a = this.active.get(runId);
       if (a) a.turnId = turn_id;
+      if (a?.overdue) await this.interruptTurn(a);
     } catch (err) {
       if (workflowRunId) setRunStatus(db, workflowRunId, 'failed', { error: `the run could not start: ${(err as Error).message}` });
-      this.end(run.id, 'failed', `the turn could not start: ${(err as Error).message}`);
-      if (trigger === 'manual') throw err;
+      log.warn('a cron run\'s turn could not start', { run: runId, error: (err as Error).message });
+      const overdue = this.active.get(runId)?.overdue;
+      if (overdue) this.end(runId, 'interrupted', overdue);
+      else this.end(runId, 'failed', `the turn could not start: ${(err as Error).message}`);
     }
-    return { run_id: run.id, session_id: session.id };
   }
 
   /** The run's session (new, the task's reused one, or a workflow run's) and the text of its turn. */
@@ -199,13 +209,16 @@ export class Runs {
     const limit = task ? `${task.max_runtime_seconds} s` : 'its limit';
     log.warn('a cron run ran past max_runtime_seconds; interrupting it', { run: runId, task: a.taskId });
     a.overdue = `the run took longer than max_runtime_seconds (${limit}) and was interrupted`;
-    const r = await this.deps.endpoint.request('turn.interrupt', { session_id: a.sessionId }, { to: 'supervisor', timeoutMs: 10_000 }).catch((err: Error) => {
-      log.warn('could not interrupt a cron run', { run: runId, error: err.message });
-      return undefined;
+    // The run ends when its turn reports the stop; if it never does, a little later all the same.
+    a.timer = setTimeout(() => this.end(runId, 'interrupted', a.overdue ?? null), 15_000);
+    // A turn not started yet is interrupted as soon as it has started (see startTurn).
+    if (a.turnId !== null) await this.interruptTurn(a);
+  }
+
+  private async interruptTurn(a: Active): Promise<void> {
+    await this.deps.endpoint.request('turn.interrupt', { session_id: a.sessionId }, { to: 'supervisor', timeoutMs: 10_000 }).catch((err: Error) => {
+      log.warn('could not interrupt a cron run', { run: a.runId, error: err.message });
     });
-    // The run ends when its turn reports the stop; one that had no turn running, or never reports, ends now or soon.
-    if (!r?.interrupted) this.end(runId, 'interrupted', a.overdue);
-    else a.timer = setTimeout(() => this.end(runId, 'interrupted', a.overdue ?? null), 15_000);
   }
 
   /** Records the outcome once, tells the tasks topic, sends the result to the notify targets. */
