@@ -352,13 +352,12 @@ export function svcEnv(home: string): NodeJS.ProcessEnv {
 
 /**
  * Starts the real `svc serve --addr host:port` and resolves once it prints its listening line.
- * `engine` forces the gateway's HTTP engine (SVC_HTTP_ENGINE); unset, svc picks as a user's would.
+ * `engine` forces the gateway's HTTP engine (SVC_HTTP_ENGINE); unset, svc picks by the runtime (or the inherited SVC_HTTP_ENGINE).
  */
 export async function startSvc(opts: { home: string; host?: string; port?: number; timeoutMs?: number; engine?: 'uws' | 'node' }): Promise<Svc> {
   const host = opts.host ?? '127.0.0.1';
   const env = svcEnv(opts.home);
   if (opts.engine) env.SVC_HTTP_ENGINE = opts.engine;
-  else delete env.SVC_HTTP_ENGINE;
   const proc = tracked(process.execPath, [svcBin, 'serve', '--addr', `${host}:${opts.port ?? 0}`], { env });
   let out = '';
   const keep = (d: Buffer) => {
