@@ -5,13 +5,15 @@ import { createServer } from 'node:http';
  * Baselines for bench/http.ts, each in its own process like the svc gateway:
  *   node dist/bench/baseline-server.js uws|uws_async|node_http <host> <port>
  * Both answer `GET /api/health` with the same body and headers as the svc gateway
- * (`{"status":"ok","uptime_s":N}`, Content-Type, Cache-Control, X-Content-Type-Options) and 404
+ * (`{"status":"ok","uptime_s":N,"sandbox":{…}}`, Content-Type, Cache-Control, X-Content-Type-Options) and 404
  * for anything else, and print `listening <port>` when ready.
  */
 
 const [kind, host = '127.0.0.1', portArg = '0'] = process.argv.slice(2);
 const startedAt = Date.now();
-const body = () => JSON.stringify({ status: 'ok', uptime_s: Math.round((Date.now() - startedAt) / 1000) });
+// The sandbox part is what svc's /api/health carries on a machine with bubblewrap (a constant there too).
+const sandbox = { state: 'on', message: 'sandbox on (bubblewrap 0.8.0)' };
+const body = () => JSON.stringify({ status: 'ok', uptime_s: Math.round((Date.now() - startedAt) / 1000), sandbox });
 
 // Exit with the parent: the bench harness holds our stdin open; EOF means it is gone.
 process.stdin.on('end', () => process.exit(0));

@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import { loadUws } from '../src/shared/engine-choice.js';
 import { createNetns, netnsUnavailable, type Netns } from '../test/helpers/netns.js';
 import type { LoadConfig, Tool } from './loadgen.js';
 import { nodeHttpSessionsServer, SESSIONS_PATH, svcSessionsServer } from './sessions.js';
@@ -52,8 +53,11 @@ export const targets: Target[] = [
   { name: 'svc_remote_auth_health', server: 'svc_remote', path: '/api/health', auth: true, about: 'full svc gateway from a network namespace (non-loopback), Bearer key sent and checked' },
   { name: 'svc_remote_auth_status', server: 'svc_remote', path: '/api/status', auth: true, about: 'authenticated non-loopback GET /api/status: key check + IPC round trip to the supervisor' },
   { name: 'raw_uws_remote', server: 'uws_remote', path: '/api/health', about: 'bare uWebSockets.js over the same veth path, to separate network cost from svc cost' },
-  { name: 'svc_sessions', server: 'svc_sessions', path: SESSIONS_PATH, about: 'GET /api/sessions?limit=50 with 10,000 sessions, full svc gateway (bench/sessions.ts)' },
+  { name: 'svc_sessions', server: 'svc_sessions', path: SESSIONS_PATH, auth: true, about: 'GET /api/sessions?limit=50 with 10,000 sessions, Bearer key sent and checked, full svc gateway (bench/sessions.ts)' },
   { name: 'node_http_sessions', server: 'node_http_sessions', path: SESSIONS_PATH, about: 'the same query, same DAL and db file, served by bare node:http' },
+  // The node:http engine (SVC_HTTP_ENGINE=node): what svc serves with on a Node that uWS has no binary for.
+  { name: 'svc_node_health', server: 'svc_node', path: '/api/health', about: 'full svc gateway on its node:http engine (SVC_HTTP_ENGINE=node), public route, loopback client' },
+  { name: 'svc_node_sessions', server: 'svc_node_sessions', path: SESSIONS_PATH, auth: true, about: 'GET /api/sessions?limit=50 with 10,000 sessions, Bearer key sent and checked, full svc gateway on its node:http engine' },
   { name: 'raw_uws_async', server: 'uws_async', path: '/api/health', optional: true, about: 'diagnostic: bare uWebSockets.js answering from a promise continuation, corked' },
 ];
 
@@ -69,6 +73,9 @@ export const ratios: Ratio[] = [
   { name: 'health/raw_uws', numerator: 'svc_health', denominator: 'raw_uws', min: 0.8 },
   { name: 'health/node_http', numerator: 'svc_health', denominator: 'node_http', min: 1.5 },
   { name: 'sessions/node_http', numerator: 'svc_sessions', denominator: 'node_http_sessions', min: 1.5 },
+  { name: 'node_engine_health/node_http', numerator: 'svc_node_health', denominator: 'node_http', min: 0.9 },
+  { name: 'node_engine_sessions/node_http', numerator: 'svc_node_sessions', denominator: 'node_http_sessions' },
+  { name: 'node_engine_health/uws_engine_health', numerator: 'svc_node_health', denominator: 'svc_health' },
   { name: 'remote_auth_health/raw_uws_remote', numerator: 'svc_remote_auth_health', denominator: 'raw_uws_remote' },
   { name: 'remote_auth_status/raw_uws_remote', numerator: 'svc_remote_auth_status', denominator: 'raw_uws_remote' },
 ];
@@ -92,29 +99,34 @@ interface Ctx {
   ns?: Netns;
 }
 
-type ServerName = 'svc' | 'svc_remote' | 'uws' | 'uws_async' | 'node_http' | 'uws_remote' | 'svc_sessions' | 'node_http_sessions';
+type ServerName = 'svc' | 'svc_remote' | 'uws' | 'uws_async' | 'node_http' | 'uws_remote' | 'svc_sessions' | 'node_http_sessions' | 'svc_node' | 'svc_node_sessions';
 
 interface ServerSpec {
   /** Needs the network namespace (host side bind on ns.hostIp, client inside the namespace). */
   remote: boolean;
+  /** Needs uWebSockets.js's native binary for this runtime (the targets are skipped without it). */
+  uws?: boolean;
   start(ctx: Ctx): Promise<Running>;
 }
 
+// The svc servers without `_node` run the uWS engine (forced, so they never quietly measure the other one).
 const servers: Record<ServerName, ServerSpec> = {
-  svc: { remote: false, start: () => svcServer('127.0.0.1') },
-  svc_remote: { remote: true, start: (ctx) => svcServer(ctx.ns!.hostIp) },
-  uws: { remote: false, start: () => baseline('uws', '127.0.0.1') },
-  uws_async: { remote: false, start: () => baseline('uws_async', '127.0.0.1') },
+  svc: { remote: false, uws: true, start: () => svcServer('127.0.0.1', 'uws') },
+  svc_remote: { remote: true, uws: true, start: (ctx) => svcServer(ctx.ns!.hostIp, 'uws') },
+  uws: { remote: false, uws: true, start: () => baseline('uws', '127.0.0.1') },
+  uws_async: { remote: false, uws: true, start: () => baseline('uws_async', '127.0.0.1') },
   node_http: { remote: false, start: () => baseline('node_http', '127.0.0.1') },
-  uws_remote: { remote: true, start: (ctx) => baseline('uws', ctx.ns!.hostIp) },
-  svc_sessions: { remote: false, start: () => svcSessionsServer() },
+  uws_remote: { remote: true, uws: true, start: (ctx) => baseline('uws', ctx.ns!.hostIp) },
+  svc_sessions: { remote: false, uws: true, start: () => svcSessionsServer('127.0.0.1', 'uws') },
   node_http_sessions: { remote: false, start: () => nodeHttpSessionsServer() },
+  svc_node: { remote: false, start: () => svcServer('127.0.0.1', 'node') },
+  svc_node_sessions: { remote: false, start: () => svcSessionsServer('127.0.0.1', 'node') },
 };
 
-async function svcServer(host: string): Promise<Running> {
+async function svcServer(host: string, engine: 'uws' | 'node'): Promise<Running> {
   const home = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   removeLater(home);
-  const svc: Svc = await startSvc({ home, host });
+  const svc: Svc = await startSvc({ home, host, engine });
   return { host, port: svc.port, pids: () => [svc.pid, ...descendants(svc.pid)], key: svc.key, stop: svc.stop };
 }
 
@@ -215,6 +227,15 @@ export async function runHttp(): Promise<{ ok: boolean }> {
   let selected = only.length ? targets.filter((t) => only.includes(t.name)) : targets.filter((t) => !t.optional);
   const ctx: Ctx = {};
   const skipped: Record<string, string> = {};
+  const uws = loadUws();
+  if ('error' in uws) {
+    skipped.uws = uws.error;
+    for (const t of selected.filter((t) => servers[t.server].uws)) {
+      emit({ bench: 'http', target: t.name, skipped: true, reason: uws.error });
+      note(`skipping ${t.name}: ${uws.error}`);
+    }
+    selected = selected.filter((t) => !servers[t.server].uws);
+  }
   if (selected.some((t) => servers[t.server].remote)) {
     const why = netnsUnavailable();
     let ns: Netns | undefined;
@@ -341,7 +362,7 @@ export async function runHttp(): Promise<{ ok: boolean }> {
     bench: 'http', kind: 'ratios', loadgen: tool, ...out, pass, pass_per_cpu: passPerCpu, all_targets_met: allPass, measurements_clean: ok,
     // A server below ~0.85 of a core was waiting on the load generator (or on CPU taken by other
     // load on the machine): its rps is a floor, and the *_per_cpu ratios are the better estimate.
-    ...(notSaturated.length ? { server_not_saturated: notSaturated } : {}), ...(skipped.reason ? { skipped_remote: skipped.reason } : {}),
+    ...(notSaturated.length ? { server_not_saturated: notSaturated } : {}), ...(skipped.reason ? { skipped_remote: skipped.reason } : {}), ...(skipped.uws ? { skipped_uws: skipped.uws } : {}),
   });
   return { ok };
 }

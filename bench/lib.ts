@@ -4,6 +4,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeEngine } from '../src/shared/runtime.js';
 
 /**
  * Shared pieces of the benchmarks: JSON-line output, a cleanup registry that kills every process
@@ -328,6 +329,8 @@ export interface Svc {
   home: string;
   host: string;
   port: number;
+  /** The HTTP engine the gateway serves with, as its start line names it. */
+  engine: 'uws' | 'node';
   proc: ChildProcess;
   /** Supervisor pid. */
   pid: number;
@@ -347,24 +350,31 @@ export function svcEnv(home: string): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Starts the real `svc serve --addr host:port` and resolves once it prints its listening line. */
-export async function startSvc(opts: { home: string; host?: string; port?: number; timeoutMs?: number }): Promise<Svc> {
+/**
+ * Starts the real `svc serve --addr host:port` and resolves once it prints its listening line.
+ * `engine` forces the gateway's HTTP engine (SVC_HTTP_ENGINE); unset, svc picks by the runtime (or the inherited SVC_HTTP_ENGINE).
+ */
+export async function startSvc(opts: { home: string; host?: string; port?: number; timeoutMs?: number; engine?: 'uws' | 'node' }): Promise<Svc> {
   const host = opts.host ?? '127.0.0.1';
-  const proc = tracked(process.execPath, [svcBin, 'serve', '--addr', `${host}:${opts.port ?? 0}`], { env: svcEnv(opts.home) });
+  const env = svcEnv(opts.home);
+  if (opts.engine) env.SVC_HTTP_ENGINE = opts.engine;
+  const proc = tracked(process.execPath, [svcBin, 'serve', '--addr', `${host}:${opts.port ?? 0}`], { env });
   let out = '';
   const keep = (d: Buffer) => {
     out = (out + d.toString()).slice(-8192);
   };
   proc.stdout!.on('data', keep);
   proc.stderr!.on('data', keep);
-  const m = await waitForLine(proc, /listening on http:\/\/(\S+?):(\d+)\/ \(uWebSockets\.js (\w+)\)/, opts.timeoutMs ?? 20_000, 'svc serve');
-  if (m[3] !== 'native') note(`svc loaded the ${m[3]} uWebSockets.js build, not the native one: numbers will be low`);
+  const m = await waitForLine(proc, /listening on http:\/\/(\S+?):(\d+)\/ \(engine: ([^)]+)\)/, opts.timeoutMs ?? 20_000, 'svc serve');
+  const engine = m[3] === describeEngine('uws') ? 'uws' : 'node';
+  if (opts.engine && engine !== opts.engine) throw new Error(`svc serve started the ${m[3]} engine, not ${opts.engine}`);
   const pid = proc.pid!;
   for (const d of descendants(pid)) trackPid(d);
   const svc: Svc = {
     home: opts.home,
     host,
     port: Number(m[2]),
+    engine,
     proc,
     pid,
     key: () => readFileSync(join(opts.home, 'access_key'), 'utf8').trim(),

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +30,7 @@ interface Running {
 
 let seeded: Promise<string> | undefined;
 
-/** One $SVC_HOME with N sessions, shared by both servers so they read the same file. */
+/** One $SVC_HOME with N sessions: the baseline reads its svc.db, each svc server a copy of it. */
 function seededHome(): Promise<string> {
   seeded ??= Promise.resolve().then(() => {
     const home = mkdtempSync(join(tmpdir(), 'svc-bench-sessions-'));
@@ -56,9 +56,13 @@ function seededHome(): Promise<string> {
   return seeded;
 }
 
-export async function svcSessionsServer(host = '127.0.0.1'): Promise<Running> {
-  const home = await seededHome();
-  const svc = await startSvc({ home, host });
+export async function svcSessionsServer(host = '127.0.0.1', engine?: 'uws' | 'node'): Promise<Running> {
+  // A home of its own (one svc per home), holding a copy of the same seeded file.
+  const seededDb = join(await seededHome(), 'svc.db');
+  const home = mkdtempSync(join(tmpdir(), 'svc-bench-sessions-'));
+  removeLater(home);
+  copyFileSync(seededDb, join(home, 'svc.db'));
+  const svc = await startSvc({ home, host, engine });
   return { host, port: svc.port, pids: () => [svc.pid, ...descendants(svc.pid)], key: svc.key, stop: svc.stop };
 }
 
@@ -107,7 +111,7 @@ function serveBaseline(dbFile: string, host: string): void {
 if (isMain(import.meta.url)) {
   if (process.argv[2] === 'serve-baseline') serveBaseline(process.argv[3]!, process.argv[4] ?? '127.0.0.1');
   else {
-    process.env.BENCH_TARGETS ||= 'svc_sessions,node_http_sessions';
+    process.env.BENCH_TARGETS ||= 'svc_sessions,svc_node_sessions,node_http_sessions';
     // Not a top-level await: http.js imports this module, which must have finished evaluating.
     void import('./http.js').then(({ runHttp }) => runHttp()).then(
       (r) => process.exit(r.ok ? 0 : 1),

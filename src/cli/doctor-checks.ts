@@ -1,6 +1,5 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statfsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { ConfigError, loadConfig } from '../shared/config/load.js';
 import { chooseEngine, loadUws } from '../shared/engine-choice.js';
@@ -9,6 +8,7 @@ import type { Config } from '../shared/config/schema.js';
 import { parseServeEnv } from '../shared/config/serve-env.js';
 import { isLoopbackBind, parseListenAddr, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
+import { Database, type SqliteDatabase } from '../shared/store/sqlite.js';
 import { probeModel } from '../shared/providers/probe.js';
 import { resolveModel } from '../shared/providers/resolve.js';
 import { migrations } from '../shared/store/migrations.js';
@@ -173,7 +173,7 @@ export function checkDatabase(ctx: Context): Check {
   const known = Math.max(...migrations.map((m) => m.version));
   const damaged = (why: string) =>
     fail('database', `svc.db is damaged: ${why}`, `stop svc, keep a copy of ${file}, then restore it from a backup (or move it aside to start with an empty store)`);
-  let db: Database.Database | undefined;
+  let db: SqliteDatabase | undefined;
   try {
     // read-write (nothing is written) so closing cleans up the WAL files a read-only open would leave
     db = new Database(file, { fileMustExist: true });

@@ -108,6 +108,18 @@ function sameOrigin(origin: string, host: string | undefined): boolean {
   return origin === `http://${h}` || origin === `https://${h}`;
 }
 
+/** Allowed without looking at the socket; `local` is worked out only if something reads it. (A class: an object literal with a getter is slow to make on every request.) */
+class Allowed {
+  readonly ok = true as const;
+  constructor(
+    readonly via: 'public' | 'key',
+    private readonly input: AuthInput,
+  ) {}
+  get local(): boolean {
+    return isLocalRequest(this.input);
+  }
+}
+
 /**
  * The decision of DESIGN §4: a foreign Origin is refused; then a public route, a valid key, or a
  * local request is allowed; anything else needs the key.
@@ -122,8 +134,8 @@ export function decide(input: AuthInput, key: KeyCheck, allowlist: ReadonlySet<s
   }
   // A public route or a valid key decides without the socket's address; `local` is then worked out
   // only if something reads it (the version route does; health, the hot path, does not).
-  if (input.isPublic) return { ok: true, via: 'public', get local() { return isLocalRequest(input); } };
-  if (presentedKeys(input).some((k) => key.matches(k))) return { ok: true, via: 'key', get local() { return isLocalRequest(input); } };
+  if (input.isPublic) return new Allowed('public', input);
+  if (presentedKeys(input).some((k) => key.matches(k))) return new Allowed('key', input);
   if (isLocalRequest(input)) return { ok: true, via: 'local', local: true };
   return {
     ok: false,

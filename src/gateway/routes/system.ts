@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
-import { sandboxStatus } from '../../shared/sandbox/status.js';
+import { sandboxStatus, type SandboxStatus } from '../../shared/sandbox/status.js';
 import { version } from '../../shared/version.js';
 import { route, type Route } from '../route.js';
 
@@ -8,18 +8,26 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 
 /** Health, version, status and restart: what any client needs to know the server is there. */
 export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'startedAt' | 'config'>): Route[] {
+  /** The sandbox probe's result (it is remembered for the process anyway), for the enabled flag it was made with. */
+  let probed: { enabled: boolean; status: SandboxStatus } | undefined;
   return [
     route({
       method: 'GET',
       path: '/api/health',
       summary: 'Whether the server answers, and whether terminal commands run in the OS sandbox (sandbox.state: on, off or unavailable, with the fix); public, carries no secrets.',
       public: true,
-      handler: async () => {
-        const sandbox = await sandboxStatus(deps.config().sandbox.enabled);
-        return {
+      handler: () => {
+        const enabled = deps.config().sandbox.enabled;
+        const answer = (sandbox: SandboxStatus) => ({
           body: { status: deps.draining() ? 'draining' : 'ok', uptime_s: Math.round((Date.now() - deps.startedAt) / 1000), sandbox: { state: sandbox.state, message: sandbox.message } },
           headers: NO_STORE,
-        };
+        });
+        // Once probed, the answer is synchronous: the hot path then costs no promise hop or abort watch.
+        if (probed?.enabled === enabled) return answer(probed.status);
+        return sandboxStatus(enabled).then((status) => {
+          probed = { enabled, status };
+          return answer(status);
+        });
       },
     }),
     route({

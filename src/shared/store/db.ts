@@ -1,7 +1,7 @@
-import Database from 'better-sqlite3';
+import { Database, type SqliteDatabase } from './sqlite.js';
 import { migrate } from './migrations.js';
 
-export type Db = Database.Database;
+export type Db = SqliteDatabase;
 
 /** Opens svc.db the way every process should: WAL, a busy timeout, foreign keys on. */
 export function openDb(file: string, opts: { readonly?: boolean } = {}): Db {
