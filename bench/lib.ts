@@ -357,7 +357,7 @@ export async function startSvc(opts: { home: string; host?: string; port?: numbe
   };
   proc.stdout!.on('data', keep);
   proc.stderr!.on('data', keep);
-  const m = await waitForLine(proc, /listening on http:\/\/(\S+?):(\d+)\/ \(uWebSockets\.js (\w+)\)/, opts.timeoutMs ?? 20_000, 'svc serve');
+  const m = await waitForLine(proc, /listening on http:\/\/(\S+?):(\d+)\/ \((?:engine: )?uWebSockets\.js (\w+)\)/, opts.timeoutMs ?? 20_000, 'svc serve');
   if (m[3] !== 'native') note(`svc loaded the ${m[3]} uWebSockets.js build, not the native one: numbers will be low`);
   const pid = proc.pid!;
   for (const d of descendants(pid)) trackPid(d);
