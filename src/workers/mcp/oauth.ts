@@ -131,8 +131,11 @@ export class SvcOAuthProvider implements OAuthClientProvider {
   }
 
   state(): string {
-    if (this.mode.kind !== 'start') throw new NeedsSignIn();
-    return this.mode.state;
+    if (this.mode.kind === 'start') return this.mode.state;
+    // Passive, and the SDK is about to start a new sign-in: the refresh failed. A refresh token it
+    // kept means the failure was not a refusal (those drop it): retry later rather than ask the user.
+    if (this.store.read().tokens?.refresh_token) throw new Error('the authorization server did not refresh the OAuth token; trying again later');
+    throw new NeedsSignIn();
   }
 
   clientInformation(): OAuthClientInformationMixed | undefined {
