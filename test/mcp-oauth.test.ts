@@ -191,6 +191,15 @@ test('Sign in is refused with a reason for what cannot sign in', async () => {
   assert.is(badOrigin.status, 400);
 });
 
+test('deleting the server removes its tokens; restored from the trash, it asks for a sign-in again', async () => {
+  assert.ok(existsSync(tokenFile()));
+  const del = await api('DELETE', '/api/mcp/servers/secure');
+  assert.is(del.status, 200, JSON.stringify(del.body));
+  assert.not.ok(existsSync(tokenFile()), 'the tokens are gone with the server');
+  assert.is((await api('POST', `/api/trash/${del.body.trash_id}/restore`, {})).status, 200);
+  await waitFor(async () => ((await serverOf()).needs_auth ? true : undefined), 30_000, 'needs_auth after the restore');
+});
+
 test('no token, code or client secret appears in a response or a log', async () => {
   const all = [answered.join('\n'), rig.server.output()];
   const logs = join(rig.server.home, 'logs');

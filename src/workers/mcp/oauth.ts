@@ -1,8 +1,9 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname } from 'node:path';
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { z } from 'zod';
+import { mcpOAuthFile } from '../../shared/config/mcp.js';
 import { redact } from '../../shared/log.js';
 import { version } from '../../shared/version.js';
 
@@ -43,7 +44,7 @@ export class OAuthStore {
     readonly name: string,
     readonly serverUrl: string,
   ) {
-    this.file = join(home, 'mcp-oauth', `${name}.json`);
+    this.file = mcpOAuthFile(home, name);
   }
 
   read(): Stored {
@@ -68,7 +69,7 @@ export class OAuthStore {
     const s = structuredClone(this.read());
     change(s);
     redactStored(s);
-    const dir = join(this.file, '..');
+    const dir = dirname(this.file);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(s), { mode: 0o600 });
