@@ -13,6 +13,9 @@ export interface Routable {
  * publishes for WebSocket clients go to the gateway.
  */
 export class Router {
+  /** What the gateway itself forwarded while it is still the current one (it handed its /ws numbering to a successor not yet in place). */
+  private held: IpcEvent[] = [];
+
   constructor(
     /** Finds (or starts) a process to take a request for `role`. */
     private readonly pick: (role: ChildRole) => Routable | undefined | Promise<Routable | undefined>,
@@ -32,8 +35,16 @@ export class Router {
     // Only the supervisor announces server state; a child claiming to is ignored.
     if (event.type !== 'ws.publish') return;
     const gateway = this.pick('gateway');
-    if (gateway && !(gateway instanceof Promise) && gateway !== from) {
-      gateway.endpoint.emit('ws.publish', event.payload);
-    }
+    if (gateway === from) this.held.push(event);
+    else if (gateway && !(gateway instanceof Promise)) gateway.endpoint.emit('ws.publish', event.payload);
+  }
+
+  /** Passes what was held to the gateway now current (the successor, or the old one taking its numbering back). */
+  release(): void {
+    const gateway = this.pick('gateway');
+    if (!gateway || gateway instanceof Promise) return;
+    const held = this.held;
+    this.held = [];
+    for (const e of held) if (e.type === 'ws.publish') gateway.endpoint.emit('ws.publish', e.payload);
   }
 }

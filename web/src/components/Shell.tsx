@@ -5,13 +5,19 @@ import { useStore } from '../lib/store';
 import { ChatView } from './ChatView';
 import { ConnectionBanner } from './ConnectionBanner';
 import { McpView } from './McpView';
+import { SchedulesView } from './SchedulesView';
 import { SettingsView } from './SettingsView';
+import { SkillsView } from './SkillsView';
 import { StatusView } from './StatusView';
+import { WorkflowsView } from './WorkflowsView';
 
 const views = [
   ['chat', 'Chat'],
   ['settings', 'Settings'],
   ['mcp', 'MCP'],
+  ['skills', 'Skills'],
+  ['workflows', 'Workflows'],
+  ['schedules', 'Schedules'],
   ['status', 'Status'],
 ] as const;
 
@@ -53,6 +59,9 @@ export function Shell() {
         {view === 'settings' && <SettingsView tab={r.arg} />}
         {view === 'status' && <StatusView />}
         {view === 'mcp' && <McpView />}
+        {view === 'skills' && <SkillsView />}
+        {view === 'workflows' && <WorkflowsView />}
+        {view === 'schedules' && <SchedulesView />}
       </main>
     </div>
   );
