@@ -12,6 +12,8 @@ import { benchDir, emit, note } from './lib.js';
 
 const all = ['http', 'cold-start', 'memory', 'turns', 'sandbox'];
 all.push('cron'); // scheduled tasks: bench/cron.ts
+// issue 13: the MCP tool call through svc against the SDK client alone.
+all.push('mcp');
 /** Run only when named (they need Chromium): `node dist/bench/run.js web-stream`. */
 const byName = ['web-stream'];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : all;

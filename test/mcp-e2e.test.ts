@@ -176,6 +176,21 @@ test('an MCP tool asks by default; allowed once, the call reaches the server and
     assert.equal([result.data.output, result.data.is_error], ['stdio echo: hello', false]);
     assert.is(toolMessageSent(id)?.message.content, 'stdio echo: hello', 'the model got the result');
 
+    // Asked again and denied by the user: the call never reaches the server; the model hears why.
+    const denyId = enqueueCall('mcp__local__echo', { text: 'never sent' });
+    const denyTurn = await startTurn(chat);
+    const ask2 = await chat.ws.waitEvent((e) => e.type === 'approval.requested' && e.data.call_id === denyId, 'the second approval', 30_000);
+    await api('POST', `/api/sessions/${chat.id}/approvals/${ask2.data.approval_id}`, { decision: 'deny' });
+    assert.is((await endOf(chat, denyTurn)).type, 'turn.completed');
+    const denied = await resultOf(chat, denyId);
+    assert.is(denied.data.is_error, true);
+    assert.match(denied.data.output, /denied/i);
+    assert.not.ok(String(toolMessageSent(denyId)?.message.content).includes('stdio echo'), 'the server never answered it');
+    assert.equal(
+      auditLines().filter((l) => l.session_id === chat.id && l.tool === 'mcp__local__echo').map((l) => l.decision),
+      ['ask', 'allow_once', 'ask', 'denied_by_user'],
+    );
+
     // The env reaches the server (its value is never shown).
     setRules('mcp__local__secret_length:\n  - allow: {}\n');
     const len = await callTool(chat, 'mcp__local__secret_length', {});

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { startMcpOAuthServer, type McpOAuthFixture } from './fixtures/mcp-oauth-server.js';
 import { api } from './helpers/api.js';
 import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from './helpers/browser.js';
 import { startRig, type TurnRig } from './helpers/turns.js';
@@ -12,7 +13,8 @@ import { startRig, type TurnRig } from './helpers/turns.js';
 /*
  * The MCP page in headless Chromium against the real server: add a local server with the form
  * (a real SDK server over stdio), see it connect with its tools, paste an import with a bad entry
- * and read the error, disable and enable it, and delete it to the trash.
+ * and read the error, disable and enable it, and delete it to the trash; sign in to a remote server
+ * that requires OAuth (a real SDK authorization server that approves at once) with the Sign in button.
  */
 
 const browserMissing = browserUnavailable();
@@ -27,6 +29,7 @@ if (browserMissing) {
   let browser: Browser;
   let p: PageRig;
   let dir = '';
+  let oauth: McpOAuthFixture | undefined;
 
   test.before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-web-mcp-'));
@@ -41,6 +44,7 @@ if (browserMissing) {
     await p?.close().catch(() => undefined);
     await browser?.close().catch(() => undefined);
     await rig?.stop();
+    await oauth?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -84,6 +88,22 @@ if (browserMissing) {
     await page.getByText('No MCP server yet').waitFor();
     const trash = await api(rig.port, 'GET', '/api/trash');
     assert.ok(trash.body.items.some((i: any) => i.kind === 'mcp_server' && i.name === 'local'));
+    assert.equal(p.errors, []);
+  });
+
+  test('Sign in: a server that requires OAuth says so; the button goes through the authorization server and back, connected', async () => {
+    const { page } = p;
+    oauth = await startMcpOAuthServer();
+    assert.is((await api(rig.port, 'POST', '/api/mcp/servers', { name: 'secure', url: oauth.url })).status, 201);
+    const card = page.locator('[data-testid="mcp-server"][data-name="secure"]');
+    await card.locator('[data-testid="mcp-error"]', { hasText: 'sign in' }).waitFor({ timeout: 30_000 });
+    await card.getByRole('button', { name: 'Sign in' }).click();
+    await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    assert.is(new URL(page.url()).hash, '#/mcp', 'back on the MCP page');
+    assert.is(await card.getByRole('button', { name: 'Sign in' }).count(), 0);
+    assert.equal([oauth.counts.authorizations, oauth.counts.codeExchanges], [1, 1]);
+    const html = await page.content();
+    assert.ok(oauth.issued.every((t) => !html.includes(t)), 'no token on the page');
     assert.equal(p.errors, []);
   });
 }

@@ -1,6 +1,7 @@
 import { isMap, type Document } from 'yaml';
 import { z } from 'zod';
-import { mcpNameSchema, mcpServerSchema, patchMcpServer } from '../shared/config/mcp.js';
+import { rmSync } from 'node:fs';
+import { mcpNameSchema, mcpOAuthFile, mcpServerSchema, patchMcpServer } from '../shared/config/mcp.js';
 import { ConfigError } from '../shared/config/load.js';
 import type { Config } from '../shared/config/schema.js';
 import { ApiError } from '../shared/errors.js';
@@ -83,6 +84,8 @@ export function handleMcpConfigEdits(ctx: Ctx): void {
       })
       .immediate();
     if (config) ctx.changed(config);
+    // Its OAuth tokens go with it, not to the trash: a restored server signs in again.
+    rmSync(mcpOAuthFile(ctx.paths.home, name), { force: true });
     return { trash_id: item.id };
   });
 

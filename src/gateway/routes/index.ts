@@ -15,13 +15,14 @@ import { profileRoutes } from './profile.js';
 import { skillRoutes } from './skills.js';
 import { workflowRoutes } from './workflows.js';
 import { mcpRoutes } from './mcp.js';
+import { mcpOAuthRoutes } from './mcp-oauth.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
   const routes: Route[] = [...systemRoutes(deps), ...chatRoutes(deps, deps.hub), ...artifactRoutes(deps), ...modelRoutes(deps), ...onboardRoutes(deps), ...sessionRoutes(deps), ...goalRoutes(deps), ...trashRoutes(deps), ...uploadRoutes(deps)];
   routes.push(...taskRoutes(deps), ...profileRoutes(deps));
   routes.push(...skillRoutes(deps), ...workflowRoutes(deps));
-  routes.push(...mcpRoutes(deps));
+  routes.push(...mcpRoutes(deps), ...mcpOAuthRoutes(deps));
   routes.push(
     route({
       method: 'GET',

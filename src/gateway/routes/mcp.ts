@@ -40,6 +40,8 @@ export function mcpRoutes(deps: Deps): Route[] {
     connected_at: s.enabled ? (status?.connected_at ?? null) : null,
     connected_via: s.enabled ? (status?.transport ?? null) : null,
     tools: s.enabled ? (status?.tools ?? []).map((t) => ({ name: t.name, description: t.description })) : [],
+    /** Waits for the user to sign in (OAuth): POST /api/mcp/servers/{name}/oauth/start. */
+    needs_auth: s.enabled ? (status?.needs_auth ?? false) : false,
   });
   const one = async (name: string) => view(name, serverOr404(name), (await live()).get(name));
   const list = async () => {

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -103,3 +104,8 @@ export function publicMcpServer(name: string, s: McpServer) {
   };
 }
 export type PublicMcpServer = ReturnType<typeof publicMcpServer>;
+
+/** Where the OAuth tokens and client registration of a remote server are kept (0600). */
+export function mcpOAuthFile(home: string, name: string): string {
+  return join(home, 'mcp-oauth', `${name}.json`);
+}

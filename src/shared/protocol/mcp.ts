@@ -18,6 +18,8 @@ export const mcpStatusSchema = z.object({
   /** Which transport carried the connection: stdio, streamable_http or sse. */
   transport: z.enum(['stdio', 'streamable_http', 'sse']).nullable(),
   tools: z.array(mcpToolSchema),
+  /** The server wants the user to sign in (OAuth); the connection waits for it. */
+  needs_auth: z.boolean(),
 });
 export type McpStatus = z.infer<typeof mcpStatusSchema>;
 
@@ -61,6 +63,16 @@ export const mcpRequestDefs = {
   },
   /** agent → mcp worker: the turn was interrupted; the server gets the protocol's cancellation. */
   'mcp.cancel': { payload: z.object({ call_id: z.string().min(1).max(128) }), result: z.object({ cancelled: z.boolean() }) },
+  /**
+   * gateway → mcp worker: the user asks to sign in to a remote server (OAuth). Answers where to
+   * send the browser, or null when stored tokens could be refreshed instead (then it reconnects).
+   */
+  'mcp.oauth.start': { payload: z.object({ name: mcpNameSchema, redirect_url: z.url({ protocol: /^https?$/ }) }), result: z.object({ authorization_url: z.string().nullable() }) },
+  /** gateway → mcp worker: the authorization server sent the browser back with these (state is single use). */
+  'mcp.oauth.finish': {
+    payload: z.object({ state: z.string().min(1).max(512), code: z.string().min(1).max(4096).optional(), error: z.string().max(200).optional() }),
+    result: z.object({ name: mcpNameSchema, status: mcpStatusSchema }),
+  },
 } as const;
 
 export const mcpEventDefs = {

@@ -1,12 +1,14 @@
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '../../shared/config/mcp.js';
 import { log, scrub } from '../../shared/log.js';
 import type { McpContent, McpStatus, McpTool } from '../../shared/protocol/mcp.js';
 import { version } from '../../shared/version.js';
+import { NeedsSignIn, OAuthStore, SvcOAuthProvider } from './oauth.js';
 import { mapToolResult } from './results.js';
 import { GroupStdioTransport } from './stdio-transport.js';
 
@@ -37,12 +39,20 @@ export class Connection {
   private timer: NodeJS.Timeout | undefined;
   private generation = 0;
   private closed = false;
+  /** Waiting for the user to sign in (OAuth): no retries meanwhile. */
+  private needsAuth = false;
+  /** Remote servers without an Authorization header of their own may sign in with OAuth. */
+  private readonly oauth: OAuthStore | undefined;
 
   constructor(
     readonly name: string,
     readonly server: McpServer,
     private readonly events: ConnectionEvents,
-  ) {}
+    home: string,
+  ) {
+    const ownAuth = Object.keys(server.headers ?? {}).some((h) => h.toLowerCase() === 'authorization');
+    this.oauth = server.url !== undefined && !ownAuth ? new OAuthStore(home, name, server.url) : undefined;
+  }
 
   start(): void {
     if (!this.server.enabled) {
@@ -54,7 +64,7 @@ export class Connection {
   }
 
   status(): McpStatus {
-    return { name: this.name, status: this.state, error: this.error, connected_at: this.connectedAt, transport: this.kind, tools: this.tools };
+    return { name: this.name, status: this.state, error: this.error, connected_at: this.connectedAt, transport: this.kind, tools: this.tools, needs_auth: this.needsAuth };
   }
 
   get pgid(): number | undefined {
@@ -89,6 +99,10 @@ export class Connection {
       return mapToolResult(raw);
     } catch (err) {
       if (signal.aborted) return fail('The call was cancelled.');
+      if (isAuthError(err)) {
+        this.waitForSignIn();
+        return fail(`The MCP server "${this.name}" asks the user to sign in again (OAuth); ask them to use Sign in on the MCP page.`);
+      }
       const message = (err as Error).message;
       if (/timed out|timeout/i.test(message)) return fail(`${tool} on "${this.name}" did not answer within ${this.server.timeout_seconds} s (timeout_seconds).`);
       return fail(`${tool} on "${this.name}" failed: ${scrub(message)}`);
@@ -102,6 +116,7 @@ export class Connection {
   private async connect(): Promise<void> {
     const gen = ++this.generation;
     this.state = 'connecting';
+    this.needsAuth = false;
     this.emit();
     try {
       const opened = await this.open();
@@ -124,6 +139,7 @@ export class Connection {
       this.emit();
     } catch (err) {
       if (gen !== this.generation || this.closed) return;
+      if (isAuthError(err)) return this.waitForSignIn();
       const exit = this.stdio?.exit;
       await this.disconnect(false);
       this.lost(`${scrub((err as Error).message)}${exit ? ` (the server process ${exit}${this.stderrNote()})` : ''}`);
@@ -133,6 +149,51 @@ export class Connection {
   private stderrNote(): string {
     const tail = this.stdio?.stderrTail.split('\n').filter(Boolean).pop();
     return tail ? `: ${scrub(tail).slice(0, 300)}` : '';
+  }
+
+  /** Needs the user: no retry until they sign in (which reconnects) or press reconnect. */
+  private waitForSignIn(): void {
+    this.generation++;
+    clearTimeout(this.timer);
+    void this.disconnect(false);
+    this.client = undefined;
+    this.state = 'error';
+    this.needsAuth = true;
+    this.error = 'The server asks you to sign in (OAuth): use Sign in on the MCP page (POST /api/mcp/servers/{name}/oauth/start).';
+    this.connectedAt = null;
+    this.tools = [];
+    log.info('MCP server needs sign-in', { server: this.name });
+    this.emit();
+  }
+
+  /**
+   * Starts the SDK's OAuth flow for the user: answers the authorization URL to send the browser to
+   * and the PKCE verifier to finish with; null when stored tokens could be refreshed instead.
+   */
+  async startSignIn(redirectUrl: string, state: string): Promise<{ url: string; verifier: string } | null> {
+    const store = this.oauthStore();
+    let started: { url: string; verifier: string } | undefined;
+    const provider = new SvcOAuthProvider(store, { kind: 'start', redirectUrl, state, started: (url, verifier) => void (started = { url: url.href, verifier }) });
+    const result = await auth(provider, { serverUrl: store.serverUrl });
+    if (result === 'AUTHORIZED') {
+      void this.reconnect();
+      return null;
+    }
+    if (!started) throw new Error('the OAuth flow gave no authorization URL');
+    return started;
+  }
+
+  /** Trades the code the authorization server sent back for tokens, then connects with them. */
+  async finishSignIn(code: string, redirectUrl: string, verifier: string): Promise<McpStatus> {
+    const store = this.oauthStore();
+    await auth(new SvcOAuthProvider(store, { kind: 'finish', redirectUrl, verifier }), { serverUrl: store.serverUrl, authorizationCode: code });
+    log.info('MCP server signed in', { server: this.name });
+    return this.reconnect();
+  }
+
+  private oauthStore(): OAuthStore {
+    if (!this.oauth) throw new Error(this.server.url ? 'the server has an Authorization header of its own; remove it to sign in with OAuth' : 'a local (stdio) server has no sign-in');
+    return this.oauth;
   }
 
   private lost(reason: string): void {
@@ -177,17 +238,20 @@ export class Connection {
     }
     const url = new URL(s.url ?? '');
     const requestInit = { headers: s.headers ?? {} };
+    const authProvider = this.oauth ? new SvcOAuthProvider(this.oauth, { kind: 'passive' }) : undefined;
     const first = this.newClient();
     try {
-      await withTimeout(first.connect(new StreamableHTTPClientTransport(url, { requestInit })), CONNECT_TIMEOUT_MS, 'no answer from the server');
+      await withTimeout(first.connect(new StreamableHTTPClientTransport(url, { requestInit, authProvider })), CONNECT_TIMEOUT_MS, 'no answer from the server');
       return { client: first, kind: 'streamable_http' };
     } catch (err) {
       await first.close().catch(() => undefined);
+      if (isAuthError(err)) throw err; // the server is there and wants a sign-in: SSE would not help
       // Servers from before Streamable HTTP speak the SSE transport at the same address.
       const second = this.newClient();
       const headers = s.headers ?? {};
       const sse: Transport = new SSEClientTransport(url, {
         requestInit,
+        authProvider,
         eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
       });
       try {
@@ -235,6 +299,11 @@ export class Connection {
       .filter((t) => !only || only.includes(t.name))
       .map((t) => ({ name: t.name, description: t.description ?? '', input_schema: t.inputSchema as Record<string, unknown> }));
   }
+}
+
+/** The server refused us for want of a sign-in the user has to make. */
+function isAuthError(err: unknown): boolean {
+  return err instanceof NeedsSignIn || err instanceof UnauthorizedError || (err instanceof StreamableHTTPError && err.code === 401 && err.message.includes('after successful authentication'));
 }
 
 function fail(text: string): { content: McpContent[]; is_error: boolean } {

@@ -2,6 +2,7 @@ import type { Config } from '../../shared/config/schema.js';
 import { redactConfigSecrets } from '../../shared/config/secrets.js';
 import { startChild } from '../../shared/child.js';
 import { log } from '../../shared/log.js';
+import { resolvePaths } from '../../shared/paths.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
 import { Manager } from './manager.js';
 
@@ -14,7 +15,7 @@ const endpoint = startChild('mcp', () => calls);
 const manager = new Manager({
   status: (data) => endpoint.emit('ws.publish', { topic: 'mcp', type: 'mcp.status', data }),
   groups: (pgids) => endpoint.emit('child.groups', { pgids }),
-});
+}, resolvePaths().home);
 
 function apply(config: Config): void {
   redactConfigSecrets(config); // env and header values never reach a log line
@@ -46,6 +47,8 @@ endpoint.handle('mcp.call', async ({ call_id, server, tool, arguments: args }) =
   }
 });
 endpoint.handle('mcp.cancel', ({ call_id }) => ({ cancelled: manager.cancel(call_id) }));
+endpoint.handle('mcp.oauth.start', async ({ name, redirect_url }) => ({ authorization_url: await manager.signInStart(name, redirect_url) }));
+endpoint.handle('mcp.oauth.finish', ({ state, code, error }) => manager.signInFinish(state, code, error));
 
 // However this process ends, the servers it started end with it.
 process.on('exit', () => manager.killAllNow());

@@ -19,6 +19,8 @@ interface McpServerView {
   connected_at: string | null;
   connected_via: string | null;
   tools: Array<{ name: string; description: string }>;
+  /** The server waits for the user to sign in (OAuth). */
+  needs_auth: boolean;
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -61,6 +63,14 @@ export function McpView() {
     return live.on('mcp', () => void load());
   }, []);
 
+  /** OAuth: svc answers where the authorization server is; it sends the browser back to svc, then here. */
+  const signIn = (name: string) =>
+    act(async () => {
+      const r = await post<{ authorization_url: string | null }>(serverPath(name, '/oauth/start'), { origin: location.origin });
+      if (r.authorization_url) location.assign(r.authorization_url);
+      else toast(`Signed in to "${name}" again.`);
+    });
+
   const act = async (fn: () => Promise<unknown>, done?: string) => {
     try {
       await fn();
@@ -98,6 +108,11 @@ export function McpView() {
                 </div>
               </div>
               <div class="actions">
+                {s.needs_auth && (
+                  <button type="button" class="primary" onClick={() => signIn(s.name)}>
+                    Sign in
+                  </button>
+                )}
                 <button type="button" onClick={() => act(() => api('PATCH', serverPath(s.name), { enabled: !s.enabled }))}>
                   {s.enabled ? 'Disable' : 'Enable'}
                 </button>

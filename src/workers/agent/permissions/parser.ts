@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Language, Parser, type Node, type Tree } from 'web-tree-sitter';
-import { remainingMs } from './budget.js';
+import { budgetSpent } from './budget.js';
 
 /**
  * The bash grammar (tree-sitter-bash, run by web-tree-sitter; both ship their WASM). It loads
@@ -35,11 +35,10 @@ export function shellParserReady(): boolean {
 /** Parses one bash text; null when it ran past the check's time budget (cancelled). */
 export function parseBash(text: string): Tree | null {
   if (parser === null) throw new Error('the bash grammar is not loaded yet');
-  const deadline = performance.now() + Math.max(0, remainingMs());
   let cancelled = false;
   const tree = parser.parse(text, null, {
     progressCallback: () => {
-      if (performance.now() > deadline) cancelled = true;
+      if (budgetSpent()) cancelled = true;
       return cancelled;
     },
   });
