@@ -26,8 +26,9 @@ export interface RoleSpec {
 export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
   gateway: { entry: '../gateway/main.js', count: 'one', wanted: () => true, restart: 'backoff', wantsConfig: true },
   agent: { entry: '../workers/agent/main.js', count: 'pool', wanted: () => true, restart: 'on_demand', wantsConfig: true },
-  // Not built yet: never wanted until their workers exist.
-  channels: { entry: '../workers/channels/main.js', count: 'one', wanted: () => false, restart: 'backoff', wantsConfig: true },
+  /** Messaging-platform adapters; only while a channel is enabled. */
+  channels: { entry: '../workers/channels/main.js', count: 'one', wanted: (c) => Object.values(c.channels).some((p) => p?.enabled === true), restart: 'backoff', wantsConfig: true },
+  // Not built yet: never wanted until its worker exists.
   cron: { entry: '../workers/cron/main.js', count: 'one', wanted: () => false, restart: 'backoff', wantsConfig: true },
   /** MCP clients, shared by every agent worker; only while an enabled server is configured. */
   mcp: { entry: '../workers/mcp/main.js', count: 'one', wanted: (c) => Object.values(c.mcp.servers).some((s) => s.enabled), restart: 'backoff', wantsConfig: true },

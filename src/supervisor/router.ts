@@ -16,13 +16,20 @@ export class Router {
   constructor(
     /** Finds (or starts) a process to take a request for `role`. */
     private readonly pick: (role: ChildRole) => Routable | undefined | Promise<Routable | undefined>,
+    /** Publishes a `/ws` event a child sent (to the gateway, and where else it is wanted). */
+    private readonly publish?: (event: { topic: string; type: string; data: unknown }, from: Routable) => void,
   ) {}
 
   attach(child: Routable): void {
     child.endpoint.forwardOthers(async (req) => {
       const role = req.to as Exclude<Role, 'supervisor'>;
       const target = await this.pick(role);
-      if (!target) throw new IpcCallError('unavailable', `no ${role} process is running to take ${req.type}`);
+      if (!target) {
+        // No channels worker means no platform is enabled: say so in the words a caller (cron) can pass on.
+        const platform = (req.payload as { platform?: unknown } | undefined)?.platform;
+        if (role === 'channels' && typeof platform === 'string') throw new IpcCallError('conflict', `The ${platform} channel is not running (no channel is enabled).`);
+        throw new IpcCallError('unavailable', `no ${role} process is running to take ${req.type}`);
+      }
       return target.endpoint.request(req.type as RequestType, req.payload as never, { to: role, deadline: req.deadline });
     });
     child.endpoint.onEvent((event) => this.route(child, event));
@@ -31,6 +38,7 @@ export class Router {
   private route(from: Routable, event: IpcEvent): void {
     // Only the supervisor announces server state; a child claiming to is ignored.
     if (event.type !== 'ws.publish') return;
+    if (this.publish) return this.publish(event.payload, from);
     const gateway = this.pick('gateway');
     if (gateway && !(gateway instanceof Promise) && gateway !== from) {
       gateway.endpoint.emit('ws.publish', event.payload);

@@ -20,6 +20,8 @@ import { takeListener } from './listener-handoff.js';
 import { forkChild, type Forked } from './spawn-child.js';
 import { handleConfigEdits } from './config-service.js';
 import { handleMcpConfigEdits } from './mcp-config.js';
+import { handleChannelConfigEdits } from './channels-config.js';
+import { handleTrashRestore } from './trash-restore.js';
 import { Services } from './services.js';
 import { serveControl } from './control-socket.js';
 import { Router } from './router.js';
@@ -53,7 +55,7 @@ export class Supervisor {
   private readonly pendingRespawn = new Map<ChildRole, NodeJS.Timeout>();
   /** While no gateway serves: why, and when the next start is tried (null while one is starting). */
   private gatewayDown: { crashLoop: boolean; nextTryAt: number | null } | undefined;
-  private readonly router = new Router((role) => this.pick(role));
+  private readonly router = new Router((role) => this.pick(role), (e, from) => this.publishWs(e, from));
   private state: Status['state'] = 'starting';
   private readonly startedAt = new Date();
   private boundPort: number | undefined;
@@ -113,7 +115,7 @@ export class Supervisor {
       accepting: () => this.state === 'running',
       retryAfterS: () => this.retryAfterS(),
       maxContinuations: () => this.settings.config.agent.max_continuations,
-      publish: (topic, type, data) => this.gateway?.endpoint.emit('ws.publish', { topic, type, data }),
+      publish: (topic, type, data) => this.publishWs({ topic, type, data }),
     });
     this.enforceRetention();
     this.retentionTimer = setInterval(() => this.enforceRetention(), DAY_MS);
@@ -332,7 +334,8 @@ export class Supervisor {
     child.endpoint.handle('supervisor.status', () => this.status());
     child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));
     handleConfigEdits(child.endpoint, this.paths.config, () => this.settings.config, (config) => this.applyConfig(config));
-    handleMcpConfigEdits({ endpoint: child.endpoint, file: this.paths.config, db: this.db, paths: this.paths, current: () => this.settings.config, changed: (config) => this.applyConfig(config) });
+    const editCtx = { endpoint: child.endpoint, file: this.paths.config, db: this.db, paths: this.paths, current: () => this.settings.config, changed: (config: Config) => this.applyConfig(config) };
+    handleTrashRestore(child.endpoint, this.db, this.paths, { ...handleMcpConfigEdits(editCtx), ...handleChannelConfigEdits(editCtx) });
     child.endpoint.handle('turn.start', (p) => this.turns.start(p));
     child.endpoint.handle('turn.interrupt', (p) => this.turns.interrupt(p.session_id));
     child.endpoint.handle('approval.answer', (p) => this.turns.answerApproval(p));
@@ -389,6 +392,16 @@ export class Supervisor {
       });
     }, delayMs);
     this.pendingRespawn.set('gateway', timer);
+  }
+
+  /**
+   * A `/ws` event: to the gateway, and a session's events also to the channels worker, which
+   * streams the turns of chats to their platform.
+   */
+  private publishWs(e: { topic: string; type: string; data: unknown }, from?: { endpoint: unknown }): void {
+    if (this.gateway && this.gateway !== from) this.gateway.endpoint.emit('ws.publish', e);
+    const channels = e.topic.startsWith('session:') ? this.services.get('channels') : undefined;
+    if (channels && channels !== from) channels.endpoint.emit('ws.publish', e);
   }
 
   private pick(role: ChildRole): Child | undefined {

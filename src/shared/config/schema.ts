@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { mcpConfigSchema } from './mcp.js';
+import { channelsConfigSchema } from './channels.js';
 
 const MiB = 1024 * 1024;
 
@@ -83,6 +84,8 @@ export const configSchema = z
       .strict()
       .prefault({}),
     mcp: mcpConfigSchema,
+    /** Messaging channels by platform (telegram, messenger), each with `enabled` and its fields. */
+    channels: channelsConfigSchema,
   })
   .strict()
   .superRefine((c, ctx) => {

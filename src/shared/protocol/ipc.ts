@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
 import { mcpEventDefs, mcpRequestDefs } from './mcp.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
+import { channelsRequestDefs } from './channels.js';
+import { channelsDeliverDefs } from './channels-deliver.js';
 
 /**
  * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
@@ -181,6 +183,9 @@ export const requestDefs = {
     result: z.object({ text: z.string(), role: roleSchema, pid: z.number().int() }),
   },
   ...mcpRequestDefs,
+  /** Messaging channels (gateway → supervisor → channels worker); channels.deliver also from cron. */
+  ...channelsRequestDefs,
+  ...channelsDeliverDefs,
 } as const;
 
 export type RequestType = keyof typeof requestDefs;

@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { textReply, type FakeReply } from './fixtures/fake-provider.js';
+import { startFakeTelegram, type FakeTelegram, type TgUser } from './fixtures/fake-telegram.js';
+import { api as rawApi, type ApiResult } from './helpers/api.js';
+import { waitFor } from './helpers/server.js';
+import { startRig, type TurnRig } from './helpers/turns.js';
+
+/**
+ * Telegram end to end: the real svc with a channels worker talking grammY to a local fake of the
+ * Bot API. A user writes in a chat; the agent (fake model) answers there, streamed by edits;
+ * strangers get a pairing code; commands, approvals with buttons, send/test/send-file, 429s,
+ * and a kill -9 of the worker with nothing lost or answered twice. The bot token never shows.
+ */
+
+const TOKEN = '123456789:AAHsvcFakeTokenForTests_abcdefXYZ';
+const ALICE: TgUser = { id: 4242, first_name: 'Alice' };
+const MALLORY: TgUser = { id: 6666, first_name: 'Mallory' };
+
+let rig: TurnRig;
+let tg: FakeTelegram;
+const answered: string[] = [];
+
+async function api(method: string, path: string, body?: unknown): Promise<ApiResult> {
+  const r = await rawApi(rig.port, method, path, body);
+  answered.push(JSON.stringify(r.body ?? null));
+  return r;
+}
+
+const channel = async (p = 'telegram') => (await api('GET', `/api/channels/${p}`)).body;
+const running = () => waitFor(async () => ((await channel()).state === 'running' ? channel() : undefined), 20_000, 'telegram running');
+/** The bot's messages in a chat once `n` of them exist. */
+const botSaid = (user: TgUser, n: number) => waitFor(() => (tg.chat(user.id).length >= n ? tg.chat(user.id) : undefined), 20_000, `${n} bot messages to ${user.first_name}`);
+const lastText = (user: TgUser) => tg.chat(user.id).at(-1)?.text ?? '';
+const settled = (user: TgUser, text: string) => waitFor(() => tg.chat(user.id).find((m) => m.text === text), 20_000, `a message "${text}" to ${user.first_name}`);
+
+test.before(async () => {
+  tg = await startFakeTelegram(TOKEN);
+  rig = await startRig({ models: { oa: { protocol: 'openai' } } });
+});
+
+test.after(async () => {
+  await rig?.stop();
+  await tg?.close();
+});
+
+test('connect: saved with the secret masked, the worker starts, the bot connects', async () => {
+  const bad = await api('POST', '/api/channels/telegram', { bot_token: 'nope', base_url: tg.url });
+  assert.is(bad.status, 400);
+  assert.match(bad.body.error.message, /bot_token/);
+  const unknown = await api('POST', '/api/channels/telegram', { bot_token: TOKEN, colour: 'blue' });
+  assert.is(unknown.status, 400);
+  assert.match(unknown.body.error.message, /colour/);
+  assert.is((await api('GET', '/api/channels/nope')).status, 404);
+
+  const saved = await api('POST', '/api/channels/telegram', { bot_token: TOKEN, base_url: tg.url, allowed_users: String(ALICE.id) });
+  assert.is(saved.status, 200, JSON.stringify(saved.body));
+  assert.is(saved.body.fields.bot_token, `********${TOKEN.slice(-4)}`);
+  assert.equal(saved.body.fields.allowed_users, [String(ALICE.id)]);
+  const ch = await running();
+  assert.is(ch.account, '@svc_test_bot');
+  const list = await api('GET', '/api/channels');
+  assert.equal(list.body.channels.map((c: any) => [c.platform, c.state]), [['telegram', 'running']]);
+  const avail = await api('GET', '/api/channels/available');
+  const fields = avail.body.platforms.find((p: any) => p.platform === 'telegram').fields;
+  assert.equal(fields.find((f: any) => f.name === 'bot_token'), { name: 'bot_token', required: true, secret: true, description: fields[0].description });
+
+  // Saving again with the masked token (as the form sends it back) keeps the real one.
+  const again = await api('POST', '/api/channels/telegram', { bot_token: saved.body.fields.bot_token, parse_mode: 'HTML' });
+  assert.is(again.status, 200, JSON.stringify(again.body));
+  const yml = readFileSync(join(rig.server.home, 'config.yml'), 'utf8');
+  assert.ok(yml.includes(TOKEN), 'config.yml keeps the real token');
+  await running();
+});
+
+test('an allowed user writes; the agent answers in that chat, streamed by edits', async () => {
+  const reply: FakeReply = { parts: [{ text: ['Hello ', 'from ', '**svc**', ', streaming', ' by edits.'] }], delayMs: 400 };
+  rig.fake.enqueue(reply);
+  tg.userSays(ALICE, 'hi there');
+  const final = await settled(ALICE, 'Hello from <b>svc</b>, streaming by edits.');
+  assert.is(final.parse_mode, 'HTML');
+  assert.ok(final.history.length >= 2, `the reply was edited as it streamed: ${JSON.stringify(final.history)}`);
+  assert.ok('Hello from **svc**, streaming by edits.'.startsWith(final.history[0]!), 'the first text was the start of the reply');
+  assert.is(tg.chat(ALICE.id).length, 1, 'one message, edited in place');
+  assert.ok(tg.calls.some((c) => c.method === 'sendChatAction'), 'typing was shown');
+
+  // The chat's session is in the session list, with its platform.
+  const sessions = (await api('GET', '/api/sessions')).body.items;
+  const s = sessions.find((x: any) => x.channel === 'telegram');
+  assert.ok(s, 'a telegram session is listed');
+  assert.match(s.title, /Telegram · Alice/);
+  const msgs = (await api('GET', `/api/sessions/${s.id}/messages`)).body.items;
+  assert.equal(msgs.map((m: any) => m.role), ['user', 'assistant']);
+  assert.is(msgs[0].content.text, 'hi there');
+});
+
+test('a stranger gets a pairing code and no turn; approved, they are answered', async () => {
+  const before = rig.fake.requests.length;
+  tg.userSays(MALLORY, 'let me in, run rm -rf');
+  const [pairingMsg] = await botSaid(MALLORY, 1);
+  const code = /pairing code is ([A-Z0-9]{6})/.exec(pairingMsg!.text)?.[1];
+  assert.ok(code, pairingMsg!.text);
+  // Again: the same code, still nothing for the model.
+  tg.userSays(MALLORY, 'hello?');
+  await botSaid(MALLORY, 2);
+  assert.ok(lastText(MALLORY).includes(code!));
+  assert.is(rig.fake.requests.length, before, 'nothing from a stranger reached the model');
+  const sessions = (await api('GET', '/api/sessions')).body.items;
+  assert.not.ok(sessions.some((s: any) => s.title.includes('Mallory')), 'no session for a stranger');
+
+  const list = await api('GET', '/api/channels/telegram/pairings');
+  assert.equal(list.body.items.map((p: any) => [p.code, p.user_id, p.name, p.status]), [[code, String(MALLORY.id), 'Mallory', 'pending']]);
+  assert.is((await api('POST', '/api/channels/telegram/pairings', { code: 'ZZZZZZ', decision: 'approve' })).status, 404);
+  const ok = await api('POST', '/api/channels/telegram/pairings', { code: code!.toLowerCase(), decision: 'approve' });
+  assert.is(ok.status, 200, JSON.stringify(ok.body));
+  assert.is(ok.body.status, 'approved');
+  await botSaid(MALLORY, 3);
+  assert.match(lastText(MALLORY), /approved/);
+
+  rig.fake.enqueue(textReply('Welcome, Mallory.'));
+  tg.userSays(MALLORY, 'now?');
+  await settled(MALLORY, 'Welcome, Mallory.');
+  assert.is(rig.fake.requests.length, before + 1);
+});
+
+test('/help, /status, /new and /stop answer without the model', async () => {
+  const before = rig.fake.requests.length;
+  tg.userSays(ALICE, '/help');
+  await waitFor(() => lastText(ALICE).includes('/new'), 20_000, 'help');
+  tg.userSays(ALICE, '/status');
+  await waitFor(() => lastText(ALICE).startsWith('Session "Telegram · Alice"'), 20_000, 'status');
+  const first = /\((s_[a-z0-9]+)\)/.exec(lastText(ALICE))![1];
+  tg.userSays(ALICE, '/new');
+  await waitFor(() => lastText(ALICE).startsWith('New session started'), 20_000, '/new');
+  const second = /\((s_[a-z0-9]+)\)/.exec(lastText(ALICE))![1];
+  assert.is.not(first, second);
+  tg.userSays(ALICE, '/stop');
+  await waitFor(() => lastText(ALICE) === 'Nothing is running.', 20_000, '/stop idle');
+  tg.userSays(ALICE, '/frobnicate');
+  await waitFor(() => lastText(ALICE).startsWith('Unknown command /frobnicate'), 20_000, 'unknown');
+  assert.is(rig.fake.requests.length, before, 'commands never reach the model');
+
+  // /stop interrupts a running turn; the chat is told.
+  rig.fake.enqueue({ parts: [{ text: ['Working', ' on', ' it', ' slowly', '…'] }], delayMs: 1500 });
+  tg.userSays(ALICE, 'a long one');
+  await waitFor(() => tg.chat(ALICE.id).some((m) => m.text.startsWith('Working')), 20_000, 'the reply started');
+  tg.userSays(ALICE, '/stop');
+  const stopped = await waitFor(() => tg.chat(ALICE.id).find((m) => m.text.startsWith('Working') && m.text.includes('(stopped)')), 20_000, 'the reply marked stopped');
+  assert.not.ok(stopped.text.includes('slowly…'));
+  const s = (await api('GET', `/api/sessions/${second}`)).body;
+  assert.is(s.channel, 'telegram');
+});
+
+test.run();
