@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -151,6 +152,128 @@ test('/help, /status, /new and /stop answer without the model', async () => {
   assert.not.ok(stopped.text.includes('slowly…'));
   const s = (await api('GET', `/api/sessions/${second}`)).body;
   assert.is(s.channel, 'telegram');
+});
+
+test('send, test and send-file deliver; the platform\'s refusal is a 502 with its reason; 429s are waited out', async () => {
+  const sent = await api('POST', '/api/channels/telegram/send', { chat_id: String(ALICE.id), text: 'ping **bold**' });
+  assert.is(sent.status, 200, JSON.stringify(sent.body));
+  await settled(ALICE, 'ping <b>bold</b>');
+  assert.is(sent.body.message_id, String(tg.chat(ALICE.id).at(-1)!.message_id));
+
+  const refused = await api('POST', '/api/channels/telegram/send', { chat_id: '-100404000', text: 'to nowhere' });
+  assert.is(refused.status, 502, JSON.stringify(refused.body));
+  assert.is(refused.body.error.code, 'platform_error');
+  assert.match(refused.body.error.message, /chat not found/);
+  assert.is((await api('POST', '/api/channels/telegram/send', { chat_id: '1', text: '' })).status, 400);
+
+  // A 429 with retry_after: waited out, then delivered once.
+  tg.failNext('sendMessage', { error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1 });
+  const slowed = await api('POST', '/api/channels/telegram/send', { chat_id: String(ALICE.id), text: 'after a pause' });
+  assert.is(slowed.status, 200, JSON.stringify(slowed.body));
+  const tries = tg.calls.filter((c) => c.method === 'sendMessage' && c.body.text === 'after a pause');
+  assert.equal(tries.map((c) => c.status), [429, 200]);
+  assert.ok(tries[1]!.at - tries[0]!.at >= 900, 'retry_after was honoured');
+  assert.is(tg.chat(ALICE.id).filter((m) => m.text === 'after a pause').length, 1);
+
+  const tested = await api('POST', '/api/channels/telegram/test', {});
+  assert.is(tested.status, 200, JSON.stringify(tested.body));
+  assert.ok([String(ALICE.id), String(MALLORY.id)].includes(tested.body.chat_id));
+  assert.match(tg.chat(tested.body.chat_id).at(-1)!.text, /Test message from svc/);
+  const testedBad = await api('POST', '/api/channels/telegram/test', { chat_id: '-100404001' });
+  assert.is(testedBad.status, 502);
+
+  const form = new FormData();
+  form.append('file', new Blob([Buffer.from('report body 42')]), 'report.txt');
+  const up = await fetch(`http://127.0.0.1:${rig.port}/api/upload`, { method: 'POST', body: form });
+  assert.is(up.status, 201);
+  const name = ((await up.json()) as { files: { name: string }[] }).files[0]!.name;
+  const file = await api('POST', '/api/channels/telegram/send-file', { chat_id: String(ALICE.id), upload: name });
+  assert.is(file.status, 200, JSON.stringify(file.body));
+  const doc = tg.documents.at(-1)!;
+  assert.equal([doc.chat_id, doc.filename, doc.bytes.toString()], [String(ALICE.id), 'report.txt', 'report body 42']);
+  assert.is((await api('POST', '/api/channels/telegram/send-file', { chat_id: '-100404002', upload: name })).status, 502);
+  assert.is((await api('POST', '/api/channels/telegram/send-file', { chat_id: '1', upload: 'nope.txt' })).status, 400);
+});
+
+test('an approval is asked in the chat with buttons; a press answers it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-ch-outside-'));
+  const target = join(dir, 'x.txt');
+  try {
+    rig.fake.enqueue({ parts: [{ toolCall: { id: 'tg1', name: 'write_file', arguments: [JSON.stringify({ path: target, content: 'from the chat' })] } }], stop: 'tool_use' }, textReply('Written.'));
+    tg.userSays(ALICE, 'write the file');
+    const q = await waitFor(() => tg.chat(ALICE.id).find((m) => m.text.startsWith('⚠️ Allow write_file') && m.text.includes(target)), 20_000, 'the question');
+    const keyboard = (q.reply_markup as { inline_keyboard: { text: string; callback_data: string }[][] }).inline_keyboard.flat();
+    assert.equal(keyboard.map((b) => b.text), ['✅ Allow once', '🔁 Allow for session', '❌ Deny']);
+    assert.not.ok(existsSync(target));
+    tg.press(ALICE, q.message_id, keyboard[0]!.callback_data);
+    await settled(ALICE, 'Written.');
+    assert.is(readFileSync(target, 'utf8'), 'from the chat');
+    assert.match(q.text, /→ Allowed once$/);
+    assert.ok(tg.calls.some((c) => c.method === 'answerCallbackQuery'));
+    // A stranger's press does nothing.
+    tg.press(MALLORY, q.message_id, keyboard[0]!.callback_data.replace(/:o$/, ':d'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('kill -9 of the channels worker: the adapter comes back, nothing is lost or answered twice', async () => {
+  const pidOf = async () => ((await api('GET', '/api/status')).body.processes as { role: string; pid: number }[]).find((p) => p.role === 'channels' && p.pid > 0)?.pid;
+  const pid = await waitFor(pidOf, 10_000, 'the channels worker');
+  rig.fake.enqueue({ parts: [{ text: ['Survived ', 'the ', 'crash ', 'without ', 'a ', 'scratch.'] }], delayMs: 500 });
+  const first = tg.userSays(ALICE, 'survive this');
+  await waitFor(() => tg.chat(ALICE.id).some((m) => m.text.startsWith('Survived')), 20_000, 'the reply started');
+  process.kill(pid, 'SIGKILL');
+  // Written while the worker is down, and a redelivery of the first (as when a confirm was lost).
+  rig.fake.enqueue(textReply('Second answer.'));
+  tg.userSays(ALICE, 'and this one');
+  tg.redeliver(first);
+  await waitFor(async () => ((await pidOf()) ?? pid) !== pid, 20_000, 'a new channels worker');
+  await settled(ALICE, 'Survived the crash without a scratch.');
+  await settled(ALICE, 'Second answer.');
+  await running();
+  // Let anything still queued happen, then count.
+  tg.userSays(ALICE, '/help');
+  await waitFor(() => lastText(ALICE).includes('/new'), 20_000, 'help after');
+  const texts = tg.chat(ALICE.id).map((m) => m.text);
+  assert.is(texts.filter((t) => t.startsWith('Survived')).length, 1, `one reply to the first message: ${JSON.stringify(texts)}`);
+  assert.is(texts.filter((t) => t === 'Second answer.').length, 1);
+});
+
+test('a message during a restart drain is told to come again; the running turn still finishes', async () => {
+  rig.fake.enqueue({ parts: [{ text: ['Long ', 'answer ', 'done.'] }], delayMs: 700 });
+  tg.userSays(ALICE, 'take your time');
+  await waitFor(() => tg.chat(ALICE.id).some((m) => m.text.startsWith('Long')), 20_000, 'the reply started');
+  assert.is((await api('POST', '/api/restart', {})).status, 202);
+  tg.userSays(MALLORY, 'are you there?');
+  await waitFor(() => lastText(MALLORY).includes('restarting'), 20_000, 'the restarting reply');
+  await settled(ALICE, 'Long answer done.');
+  await waitFor(async () => (await api('GET', '/api/status')).body?.state === 'running', 30_000, 'restarted');
+});
+
+test('disabled: 409; deleted: 404, in the trash, restorable', async () => {
+  assert.is((await api('POST', '/api/channels/telegram', { enabled: false })).status, 200);
+  assert.is((await channel()).state, 'stopped');
+  const off = await api('POST', '/api/channels/telegram/send', { chat_id: String(ALICE.id), text: 'x' });
+  assert.is(off.status, 409, JSON.stringify(off.body));
+  assert.is((await api('POST', '/api/channels/telegram', { enabled: true })).status, 200);
+  await running();
+
+  const del = await api('DELETE', '/api/channels/telegram');
+  assert.is(del.status, 200, JSON.stringify(del.body));
+  assert.is((await api('GET', '/api/channels/telegram')).status, 404);
+  assert.equal((await api('GET', '/api/channels')).body.channels, []);
+  assert.is((await api('POST', '/api/channels/telegram/send', { chat_id: '1', text: 'x' })).status, 404);
+  const restored = await api('POST', `/api/trash/${del.body.trash_id}/restore`, {});
+  assert.is(restored.status, 200, JSON.stringify(restored.body));
+  await running();
+});
+
+test('the bot token never appears in a response or a log', async () => {
+  for (const body of answered) assert.not.ok(body.includes(TOKEN), `a response carried the token: ${body.slice(0, 200)}`);
+  assert.not.ok(rig.server.output().includes(TOKEN), 'the console output carries the token');
+  const logs = join(rig.server.home, 'logs');
+  for (const f of readdirSync(logs)) assert.not.ok(readFileSync(join(logs, f), 'utf8').includes(TOKEN), `logs/${f} carries the token`);
 });
 
 test.run();

@@ -109,17 +109,23 @@ export interface Inbound {
   text: string;
   session_id: string | null;
   turn_id: string | null;
+  /** The platform's id of the message the reply streams into, once sent. */
+  reply_id: string | null;
   created_at: string;
 }
 
 /** Records an inbound message; false when it was seen before (a redelivery after a crash). */
 export function recordInbound(db: Db, m: { platform: string; msg_key: string; chat_id: string; text: string }): boolean {
-  return stmt(db, "INSERT OR IGNORE INTO channel_inbound (platform, msg_key, chat_id, status, text, session_id, turn_id, created_at) VALUES (@platform, @msg_key, @chat_id, 'received', @text, NULL, NULL, @at)").run({ ...m, at: isoNow() }).changes === 1;
+  return stmt(db, "INSERT OR IGNORE INTO channel_inbound (platform, msg_key, chat_id, status, text, session_id, turn_id, reply_id, created_at) VALUES (@platform, @msg_key, @chat_id, 'received', @text, NULL, NULL, NULL, @at)").run({ ...m, at: isoNow() }).changes === 1;
 }
 
 export function markInbound(db: Db, platform: string, msgKey: string, status: Inbound['status'], turn?: { session_id: string; turn_id: string }): void {
   if (turn) stmt(db, 'UPDATE channel_inbound SET status = ?, session_id = ?, turn_id = ? WHERE platform = ? AND msg_key = ?').run(status, turn.session_id, turn.turn_id, platform, msgKey);
   else stmt(db, 'UPDATE channel_inbound SET status = ? WHERE platform = ? AND msg_key = ?').run(status, platform, msgKey);
+}
+
+export function setInboundReply(db: Db, platform: string, msgKey: string, replyId: string): void {
+  stmt(db, 'UPDATE channel_inbound SET reply_id = ? WHERE platform = ? AND msg_key = ?').run(replyId, platform, msgKey);
 }
 
 /** Messages taken but not yet answered, oldest first (what a restarted worker picks up). */

@@ -254,6 +254,7 @@ export const migrations: Migration[] = [
         text TEXT NOT NULL,
         session_id TEXT,
         turn_id TEXT,
+        reply_id TEXT,
         created_at TEXT NOT NULL,
         PRIMARY KEY (platform, msg_key)
       ) STRICT`);

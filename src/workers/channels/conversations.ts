@@ -4,7 +4,7 @@ import type { Config } from '../../shared/config/schema.js';
 import { log } from '../../shared/log.js';
 import { IpcCallError, type Endpoint } from '../../shared/protocol/endpoint.js';
 import type { ApprovalDecision } from '../../shared/protocol/ipc.js';
-import { getChat, isApprovedUser, lastReplyText, markInbound, openInbound, pairingFor, recordInbound, setChatSession, touchChat, type ChannelChat } from '../../shared/store/channels.js';
+import { getChat, isApprovedUser, lastReplyText, setInboundReply, markInbound, openInbound, pairingFor, recordInbound, setChatSession, touchChat, type ChannelChat } from '../../shared/store/channels.js';
 import type { Db } from '../../shared/store/db.js';
 import { createSession, getSession, type Session } from '../../shared/store/sessions.js';
 import { getTurnRow } from '../../shared/store/turns.js';
@@ -59,6 +59,8 @@ export class Conversations {
   private readonly watches = new Map<string, Watch>();
   /** Events of sessions whose turn start is still on its way (the worker can publish first). */
   private readonly early = new Map<string, { type: string; data: Data }[]>();
+  /** Messages that came while their session's turn (one this worker answers) ran: they go next, in order. */
+  private readonly queued = new Map<string, { adapter: Adapter; chat: ChannelChat; msgKey: string; text: string }[]>();
   /** Approvals asked in a chat, by `platform:chat`. */
   private readonly asks = new Map<string, PendingAsk[]>();
 
@@ -115,7 +117,7 @@ export class Conversations {
       }
       if (!row.turn_id || !row.session_id || this.watches.has(row.turn_id)) continue;
       const turn = getTurnRow(this.deps.db, row.turn_id);
-      const stream = new ReplyStream(adapter, row.chat_id, false);
+      const stream = new ReplyStream(adapter, row.chat_id, false, (id) => setInboundReply(this.deps.db, adapter.platform, row.msg_key, id), row.reply_id);
       const watch: Watch = { platform: adapter.platform, chatId: row.chat_id, sessionId: row.session_id, msgKey: row.msg_key, stream };
       if (!turn || turn.status === 'running') {
         this.watches.set(row.turn_id, watch); // its end is still to come
@@ -155,10 +157,17 @@ export class Conversations {
     else text = `${w.stream.seen.trim() ? `${w.stream.seen}\n\n` : ''}⚠️ The turn failed: ${typeof data.message === 'string' && data.message ? data.message : 'see the session in svc'}`;
     await w.stream.finish(text);
     markInbound(this.deps.db, w.platform, w.msgKey, 'answered');
+    const next = this.queued.get(w.sessionId)?.shift();
+    if (this.queued.get(w.sessionId)?.length === 0) this.queued.delete(w.sessionId);
+    if (next) await this.startTurn(next.adapter, next.chat, next.msgKey, next.text);
   }
 
   private async startTurn(adapter: Adapter, chat: ChannelChat, msgKey: string, text: string): Promise<void> {
     const session = this.sessionOf(chat);
+    if ([...this.watches.values()].some((w) => w.sessionId === session.id)) {
+      this.queued.set(session.id, [...(this.queued.get(session.id) ?? []), { adapter, chat, msgKey, text }]);
+      return;
+    }
     this.early.set(session.id, []);
     let turnId: string;
     try {
@@ -172,7 +181,7 @@ export class Conversations {
       return;
     }
     markInbound(this.deps.db, adapter.platform, msgKey, 'started', { session_id: session.id, turn_id: turnId });
-    const watch: Watch = { platform: adapter.platform, chatId: chat.chat_id, sessionId: session.id, msgKey, stream: new ReplyStream(adapter, chat.chat_id, true) };
+    const watch: Watch = { platform: adapter.platform, chatId: chat.chat_id, sessionId: session.id, msgKey, stream: new ReplyStream(adapter, chat.chat_id, true, (id) => setInboundReply(this.deps.db, adapter.platform, msgKey, id)) };
     this.watches.set(turnId, watch);
     const early = this.early.get(session.id) ?? [];
     this.early.delete(session.id);

@@ -27,7 +27,12 @@ export class ReplyStream {
     readonly chatId: string,
     /** False when the stream joined a turn already under way (a restarted worker): the turn's own reply is then the text. */
     readonly sawStart: boolean,
+    /** Hears the id of the message the reply streams into, so a restarted worker finishes that same message. */
+    private readonly onMessageId: (id: string) => void = () => {},
+    /** That message, when an earlier worker had sent it. */
+    messageId: string | null = null,
   ) {
+    this.messageId = messageId;
     void adapter.typing(chatId);
     this.typingTimer = setInterval(() => void adapter.typing(chatId), TYPING_EVERY_MS);
   }
@@ -74,8 +79,10 @@ export class ReplyStream {
     // Past the cap the message stays as it is until the end splits the whole reply.
     if (!text || text === this.shown || text.length > this.adapter.textCap) return;
     this.lastEdit = Date.now();
-    if (this.messageId === null) this.messageId = await this.adapter.sendText(this.chatId, text, { plain: true });
-    else await this.adapter.editText(this.chatId, this.messageId, text, { plain: true });
+    if (this.messageId === null) {
+      this.messageId = await this.adapter.sendText(this.chatId, text, { plain: true });
+      if (this.messageId !== null) this.onMessageId(this.messageId);
+    } else await this.adapter.editText(this.chatId, this.messageId, text, { plain: true });
     this.shown = text;
     clearInterval(this.typingTimer);
   }
