@@ -23,7 +23,7 @@ let config: Config | undefined;
 let db: Db | undefined;
 let conversations: Conversations | undefined;
 const hosts = new Map<PlatformName, { host: AdapterHost; key: string }>();
-const login = new MessengerLogin(paths, () => config, () => apply());
+const login = new MessengerLogin(paths, () => config, () => apply(), (state) => endpoint.emit('ws.publish', { topic: 'channels', type: 'channels.login', data: state }));
 
 const cfg = (): Config => {
   if (!config) throw new IpcCallError('unavailable', 'the channels worker has not started yet');
