@@ -80,6 +80,7 @@ export class Conversations {
       if (m.buttonQueryId) await adapter.answerButton?.(m.buttonQueryId);
       else {
         const p = pairingFor(this.deps.db, { platform: m.platform, user_id: m.userId, chat_id: m.chatId, name: m.name });
+        this.deps.endpoint.emit('ws.publish', { topic: 'channels', type: 'channels.pairing', data: p });
         await adapter.sendText(m.chatId, `This agent is private. Your pairing code is ${p.code}. Ask its owner to approve it in svc (Channels); then send your message again.`, { plain: true });
       }
       return done();

@@ -15,6 +15,8 @@ export interface HostHooks {
   message: (adapter: Adapter, m: InboundMessage) => Promise<void>;
   /** Called each time an adapter connects (the conversations pick up unanswered messages then). */
   connected: (adapter: Adapter) => void;
+  /** The state changed (for the Web UI's live status). */
+  changed: () => void;
 }
 
 /**
@@ -67,6 +69,7 @@ export class AdapterHost {
     if ('needsLogin' in made) {
       this.state = 'needs_login';
       this.error = made.needsLogin;
+      this.hooks.changed();
       return;
     }
     const adapter = made;
@@ -83,6 +86,7 @@ export class AdapterHost {
           this.connectedSince = new Date().toISOString();
           log.info(`${this.platform} connected`, { account });
           this.hooks.connected(adapter);
+          this.hooks.changed();
         },
         message: (m) => this.hooks.message(adapter, m),
       })
@@ -102,6 +106,7 @@ export class AdapterHost {
     if (Date.now() - startedAt > HEALTHY_MS) this.crashes = 0;
     this.crashes++;
     this.state = 'error';
+    this.hooks.changed();
     if (this.crashes >= GIVE_UP_AFTER) {
       this.error = `gave up after ${this.crashes} failures in a row; last: ${err.message}. Save the configuration again to retry.`;
       log.error(`${this.platform} adapter gave up`, { failures: this.crashes, error: err.message });

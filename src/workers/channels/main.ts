@@ -48,6 +48,7 @@ function apply(): void {
       create: () => createAdapter(platform, cfg(), paths, login),
       message: (adapter, m) => convo.onMessage(adapter, m),
       connected: (adapter) => void convo.recover(adapter).catch((err: Error) => log.warn('could not pick up unanswered messages', { error: err.message })),
+      changed: () => endpoint.emit('ws.publish', { topic: 'channels', type: 'channels.status', data: host.status(null) }),
     });
     hosts.set(platform, { host, key });
     host.start();

@@ -5,6 +5,7 @@ import { useStore } from '../lib/store';
 import { ChatView } from './ChatView';
 import { ConnectionBanner } from './ConnectionBanner';
 import { McpView } from './McpView';
+import { ChannelsView } from './ChannelsView';
 import { SettingsView } from './SettingsView';
 import { StatusView } from './StatusView';
 
@@ -12,6 +13,7 @@ const views = [
   ['chat', 'Chat'],
   ['settings', 'Settings'],
   ['mcp', 'MCP'],
+  ['channels', 'Channels'],
   ['status', 'Status'],
 ] as const;
 
@@ -53,6 +55,7 @@ export function Shell() {
         {view === 'settings' && <SettingsView tab={r.arg} />}
         {view === 'status' && <StatusView />}
         {view === 'mcp' && <McpView />}
+        {view === 'channels' && <ChannelsView />}
       </main>
     </div>
   );
