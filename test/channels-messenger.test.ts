@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -94,6 +95,22 @@ test('a message from an allowed user is answered with its context token; send an
   // Every authenticated call carried the protocol's headers.
   const posts = wx.calls.filter((c) => c.path.startsWith('/ilink/bot/send'));
   assert.ok(posts.every((c) => c.headers.authorizationtype === 'ilink_bot_token' && typeof c.headers['x-wechat-uin'] === 'string'));
+});
+
+test('an approval is asked in words and answered by a reply', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-wx-outside-'));
+  const target = join(dir, 'y.txt');
+  try {
+    rig.fake.enqueue({ parts: [{ toolCall: { id: 'wx1', name: 'write_file', arguments: [JSON.stringify({ path: target, content: 'via wechat' })] } }], stop: 'tool_use' }, textReply('Done writing.'));
+    wx.userSays(ALICE, 'please write it');
+    const q = await waitFor(() => wx.sent.find((m) => m.text.startsWith('⚠️ Allow write_file')), 20_000, 'the question');
+    assert.match(q.text, /Reply "yes"/);
+    wx.userSays(ALICE, 'yes');
+    await waitFor(() => wx.sent.find((m) => m.text === 'Done writing.'), 30_000, 'the reply');
+    assert.is(readFileSync(target, 'utf8'), 'via wechat');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('expired three times: the flow gives up; cancel; logout', async () => {

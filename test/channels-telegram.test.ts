@@ -175,6 +175,18 @@ test('send, test and send-file deliver; the platform\'s refusal is a 502 with it
   assert.ok(tries[1]!.at - tries[0]!.at >= 900, 'retry_after was honoured');
   assert.is(tg.chat(ALICE.id).filter((m) => m.text === 'after a pause').length, 1);
 
+  // Markdown the platform will not parse goes again as plain text; a long text is split at the cap.
+  tg.failNext('sendMessage', { error_code: 400, description: "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 3" });
+  assert.is((await api('POST', '/api/channels/telegram/send', { chat_id: String(ALICE.id), text: 'a **b** c' })).status, 200);
+  const plain = tg.chat(ALICE.id).at(-1)!;
+  assert.equal([plain.text, plain.parse_mode], ['a **b** c', undefined]);
+  const long = Array.from({ length: 300 }, (_, i) => `Line ${i} of a long report.`).join('\n');
+  const before = tg.chat(ALICE.id).length;
+  assert.is((await api('POST', '/api/channels/telegram/send', { chat_id: String(ALICE.id), text: long })).status, 200);
+  const parts = tg.chat(ALICE.id).slice(before);
+  assert.ok(parts.length >= 2 && parts.every((m) => m.text.length <= 4096), `split into ${parts.length}`);
+  assert.is(parts.map((m) => m.text).join('\n'), long);
+
   const tested = await api('POST', '/api/channels/telegram/test', {});
   assert.is(tested.status, 200, JSON.stringify(tested.body));
   assert.ok([String(ALICE.id), String(MALLORY.id)].includes(tested.body.chat_id));
@@ -266,6 +278,19 @@ test('disabled: 409; deleted: 404, in the trash, restorable', async () => {
   assert.is((await api('POST', '/api/channels/telegram/send', { chat_id: '1', text: 'x' })).status, 404);
   const restored = await api('POST', `/api/trash/${del.body.trash_id}/restore`, {});
   assert.is(restored.status, 200, JSON.stringify(restored.body));
+  await running();
+});
+
+test('a token the platform refuses: the state says why in words, and the adapter retries', async () => {
+  const wrong = '987654321:AAHthisTokenIsNotKnownToTheFake_xyz';
+  assert.is((await api('POST', '/api/channels/telegram', { bot_token: wrong })).status, 200);
+  const failing = await waitFor(async () => {
+    const c = await channel();
+    return c.state === 'error' ? c : undefined;
+  }, 20_000, 'the error state');
+  assert.match(failing.error, /Telegram did not accept the bot: 401 Unauthorized \(trying again in \d+ s\)/);
+  assert.not.ok(JSON.stringify(failing).includes(wrong));
+  assert.is((await api('POST', '/api/channels/telegram', { bot_token: TOKEN })).status, 200);
   await running();
 });
 

@@ -172,7 +172,7 @@ export class Conversations {
     this.early.set(session.id, []);
     let turnId: string;
     try {
-      turnId = (await this.deps.endpoint.request('turn.start', { session_id: session.id, message: { text, attachments: [] }, origin: 'channel' }, { to: 'supervisor', timeoutMs: 20_000 })).turn_id;
+      turnId = await this.requestTurn(session.id, text);
     } catch (err) {
       this.early.delete(session.id);
       const code = err instanceof IpcCallError ? err.code : '';
@@ -187,6 +187,23 @@ export class Conversations {
     const early = this.early.get(session.id) ?? [];
     this.early.delete(session.id);
     for (const e of early) if (e.data.turn_id === turnId && this.watches.get(turnId) === watch) await this.apply(turnId, watch, e.type, e.data);
+  }
+
+  /**
+   * Starts the turn. A worker that was still booting (timeout) or could not be had (unavailable)
+   * is tried again twice: the supervisor has already withdrawn the turn it did not hand over.
+   */
+  private async requestTurn(sessionId: string, text: string): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await this.deps.endpoint.request('turn.start', { session_id: sessionId, message: { text, attachments: [] }, origin: 'channel' }, { to: 'supervisor', timeoutMs: 30_000 })).turn_id;
+      } catch (err) {
+        const code = err instanceof IpcCallError ? err.code : '';
+        if (attempt >= 2 || (code !== 'timeout' && code !== 'unavailable')) throw err;
+        log.warn('a channel turn did not start; trying again', { error: (err as Error).message });
+        await new Promise((r) => setTimeout(r, 1000 * (attempt + 1)));
+      }
+    }
   }
 
   /** The chat's session, made on its first message (or after /new, or when it was deleted). */

@@ -11,7 +11,7 @@ const HEALTHY_MS = 5 * 60_000;
 
 export interface HostHooks {
   /** A fresh adapter each start (a crashed one is never reused); undefined: it cannot start yet (needs_login, with why). */
-  create: () => Adapter | { needsLogin: string };
+  create: () => Promise<Adapter | { needsLogin: string }>;
   message: (adapter: Adapter, m: InboundMessage) => Promise<void>;
   /** Called each time an adapter connects (the conversations pick up unanswered messages then). */
   connected: (adapter: Adapter) => void;
@@ -65,7 +65,19 @@ export class AdapterHost {
 
   private launch(): void {
     if (this.stopped) return;
-    const made = this.hooks.create();
+    this.state = 'starting';
+    this.hooks.create().then(
+      (made) => this.run(made),
+      (err: Error) => {
+        this.state = 'error';
+        this.error = `cannot start: ${err.message}`;
+        this.hooks.changed();
+      },
+    );
+  }
+
+  private run(made: Adapter | { needsLogin: string }): void {
+    if (this.stopped) return;
     if ('needsLogin' in made) {
       this.state = 'needs_login';
       this.error = made.needsLogin;

@@ -1,6 +1,5 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import QRCode from 'qrcode';
 import type { PlatformName } from '../../shared/config/channels.js';
 import type { Config } from '../../shared/config/schema.js';
 import { writeFileAtomic } from '../../shared/atomic-write.js';
@@ -157,6 +156,7 @@ export class MessengerLogin {
 
   private async newCode(base: string, signal: AbortSignal): Promise<string> {
     const qr = await fetchQr(base, signal);
+    const { default: QRCode } = await import('qrcode'); // only a login needs it
     const png = await QRCode.toDataURL(qr.url, { errorCorrectionLevel: 'M', margin: 2, width: 280 });
     this.set({ status: 'pending', qr_url: qr.url, qr_png: png, codes: this.current.codes + 1 });
     return qr.id;

@@ -4,7 +4,7 @@ import type { TelegramConfig } from '../../shared/config/channels.js';
 import { log } from '../../shared/log.js';
 import type { Adapter, AdapterEvents, Button } from './adapter.js';
 import { PlatformError } from './adapter.js';
-import { markdownToTelegramHtml } from './format.js';
+import { markdownToTelegramHtml, splitText } from './format.js';
 
 /** What svc reads of an update; anything else in it is ignored. */
 const tgUser = z.object({ id: z.number().int(), is_bot: z.boolean().optional(), username: z.string().optional(), first_name: z.string().optional(), last_name: z.string().optional() });
@@ -121,12 +121,18 @@ export class TelegramAdapter implements Adapter {
     this.abort.abort();
   }
 
+  /** Long text goes as several messages, split on a natural boundary; buttons ride on the last. */
   async sendText(chatId: string, text: string, opts: { buttons?: Button[]; plain?: boolean } = {}): Promise<string | null> {
-    const markup = opts.buttons?.length ? { reply_markup: { inline_keyboard: rows(opts.buttons) } } : {};
-    const sent = await this.withHtml(text, opts.plain === true, (body, html) =>
-      this.api.sendMessage(chatId, body, { ...markup, ...(html ? { parse_mode: 'HTML' as const } : {}), link_preview_options: { is_disabled: true } }),
-    );
-    return String(sent.message_id);
+    const pieces = splitText(text, this.textCap);
+    let id: string | null = null;
+    for (const [i, piece] of pieces.entries()) {
+      const markup = opts.buttons?.length && i === pieces.length - 1 ? { reply_markup: { inline_keyboard: rows(opts.buttons) } } : {};
+      const sent = await this.withHtml(piece, opts.plain === true, (body, html) =>
+        this.api.sendMessage(chatId, body, { ...markup, ...(html ? { parse_mode: 'HTML' as const } : {}), link_preview_options: { is_disabled: true } }),
+      );
+      id = String(sent.message_id);
+    }
+    return id;
   }
 
   async editText(chatId: string, messageId: string, text: string, opts: { plain?: boolean } = {}): Promise<void> {
