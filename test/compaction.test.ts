@@ -56,7 +56,8 @@ async function compactingTurn(id: string, summary: string) {
 }
 
 test('a history past 75% of the context window is summarised by the lite model; the turn completes', async () => {
-  const id = await newChat(rig.port);
+  // Titled: an untitled chat would be named by the lite model after its first turn, one more request.
+  const id = await newChat(rig.port, { title: 'Compaction' });
   const { reqs, compacted, stored } = await compactingTurn(id, 'SUMMARY: the user sent a long first part.');
 
   // The summary request reached the lite model, not streamed, with the older messages in it.
@@ -98,7 +99,8 @@ test('a history past 75% of the context window is summarised by the lite model; 
 test('without a lite model, the session model summarises', async () => {
   const slot = await api(rig.port, 'PUT', '/api/config/models/lite', { model_id: null });
   assert.is(slot.status, 200, JSON.stringify(slot.body));
-  const id = await newChat(rig.port);
+  // Titled: an untitled chat would be named by the lite model after its first turn, one more request.
+  const id = await newChat(rig.port, { title: 'Compaction' });
   const { reqs } = await compactingTurn(id, 'SUMMARY by the default model.');
   assert.equal(reqs.map((r) => [r.protocol, r.stream]), [['openai', false], ['openai', true]]);
   assert.match(sentText(reqs[0]!), /FIRST:/);

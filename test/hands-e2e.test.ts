@@ -161,6 +161,7 @@ test('GET /api/tools lists every built-in tool with an object schema', async () 
   const want = [
     'read_file', 'write_file', 'edit_file', 'delete_file', 'glob', 'grep', 'web_fetch', 'terminal', 'terminal_output', 'terminal_stop',
     'task_create', 'task_update', 'task_list', 'memory_write', 'memory_search', 'restart_server', 'current_time', 'update_goal',
+    'skill', 'run_workflow',
   ];
   assert.equal(items.map((t) => t.name).sort(), [...want].sort());
   for (const t of items) {

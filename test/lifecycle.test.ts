@@ -58,15 +58,17 @@ function postRestart(port: number, reason = 'test') {
   return http({ port, method: 'POST', path: '/api/restart', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ reason }) });
 }
 
-test('kill -9 of the gateway: it is back within 2 s and status counts one restart', async () => {
+test('kill -9 of the gateway: it is back at once and status counts one restart', async () => {
   const server = await startServer();
   try {
     const before = gatewayOf(await statusJson(server.home));
     assert.ok(before, 'a gateway runs');
     assert.is(before!.restarts, 0);
     process.kill(before!.pid, 'SIGKILL');
-    // Once the killed process is gone, a 200 can only come from a new gateway.
-    await waitFor(async () => gone(before!.pid) && (await health(server.port)).status === 200, 2000, 'the gateway to answer again');
+    // Once the killed process is gone, a 200 can only come from a new gateway. Here it takes
+    // well under 2 s; the bound is for a loaded CI machine, and still far below the 60 s
+    // crash-loop pause a restart must not fall into.
+    await waitFor(async () => gone(before!.pid) && (await health(server.port)).status === 200, 20_000, 'the gateway to answer again');
     const after = gatewayOf(await statusJson(server.home))!;
     assert.ok(after, 'status lists a gateway');
     assert.is.not(after.pid, before!.pid, 'a new gateway process');

@@ -244,6 +244,37 @@ test('an invalid skill on disk is listed with its reason and never offered to th
 // ---- hostile archives ----
 
 const md = (name: string) => strToU8(`---\nname: ${name}\ndescription: a test skill\n---\nbody\n`);
+
+/**
+ * Rewrites one entry's headers (local and central) in a zip: its flags (bit 0 = encrypted) or the
+ * uncompressed size it declares. The zip is walked from its end-of-central-directory record.
+ */
+function patchEntry(zip: Uint8Array, name: string, change: { flags?: number; declaredSize?: number }): Uint8Array {
+  const b = Buffer.from(zip);
+  const eocd = b.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const count = b.readUInt16LE(eocd + 10);
+  let at = b.readUInt32LE(eocd + 16);
+  let found = false;
+  for (let i = 0; i < count; i++) {
+    const nameLen = b.readUInt16LE(at + 28);
+    const next = at + 46 + nameLen + b.readUInt16LE(at + 30) + b.readUInt16LE(at + 32);
+    if (b.subarray(at + 46, at + 46 + nameLen).toString('utf8') === name) {
+      const local = b.readUInt32LE(at + 42);
+      if (change.flags !== undefined) {
+        b.writeUInt16LE(b.readUInt16LE(at + 8) | change.flags, at + 8);
+        b.writeUInt16LE(b.readUInt16LE(local + 6) | change.flags, local + 6);
+      }
+      if (change.declaredSize !== undefined) {
+        b.writeUInt32LE(change.declaredSize, at + 24);
+        b.writeUInt32LE(change.declaredSize, local + 22);
+      }
+      found = true;
+    }
+    at = next;
+  }
+  if (!found) throw new Error(`no entry ${name} in the zip`);
+  return new Uint8Array(b);
+}
 const UNIX = 3;
 
 const hostile: Array<[string, string, () => Uint8Array]> = [
@@ -278,6 +309,13 @@ const hostile: Array<[string, string, () => Uint8Array]> = [
   ['skill_md_missing', 'SKILL.md two folders down', () => zipSync({ a: { b: { 'SKILL.md': md('evil') } } })],
   ['unsafe_name', 'an unsafe name', () => zipSync({ 'SKILL.md': md('../Evil Name') })],
   ['not_a_zip', 'random bytes', () => strToU8('this is not a zip archive at all')],
+  ['path_escape', '..\\ with backslashes', () => zipSync({ 'SKILL.md': md('evil'), '..\\escape.txt': strToU8('x') })],
+  ['absolute_path', 'a name starting with a backslash', () => zipSync({ 'SKILL.md': md('evil'), '\\evil.txt': strToU8('x') })],
+  ['drive_letter', 'a drive letter with a backslash', () => zipSync({ 'SKILL.md': md('evil'), 'C:\\evil.txt': strToU8('x') })],
+  ['path_escape', 'a NUL byte in a name', () => zipSync({ 'SKILL.md': md('evil'), 'a\u0000b.txt': strToU8('x') })],
+  ['skill_md_missing', 'two top-level folders', () => zipSync({ a: { 'SKILL.md': md('evil') }, b: { 'SKILL.md': md('other') } })],
+  ['invalid_skill_md', 'SKILL.md without a description', () => zipSync({ 'SKILL.md': strToU8('---\nname: evil\n---\nbody\n') })],
+  ['encrypted', 'an entry flagged as encrypted', () => patchEntry(zipSync({ 'SKILL.md': md('evil'), 'secret.txt': strToU8('a secret, deflated') }, { level: 9 }), 'secret.txt', { flags: 1 })],
 ];
 
 for (const [rule, what, make] of hostile) {
@@ -294,6 +332,57 @@ for (const [rule, what, make] of hostile) {
     assert.not.ok(existsSync(join(rig.server.home, 'escape.txt')));
   });
 }
+
+test('a header that lies about its size is caught while unpacking; the files already unpacked are removed', async () => {
+  // SKILL.md and a.txt unpack first; b.bin declares 5,000 bytes (a 50:1 ratio, within the rules)
+  // and inflates to 200 KiB, so the refusal comes after files were written to the staging folder.
+  const zip = patchEntry(zipSync({ 'SKILL.md': md('liar'), 'a.txt': strToU8('first file\n'), 'b.bin': new Uint8Array(200 * 1024) }, { level: 9 }), 'b.bin', { declaredSize: 5000 });
+  const before = readdirSync(skillsDir()).sort();
+  const res = await postMultipart(rig.port, '/api/skills/import', [{ name: 'file', filename: 'liar.zip', data: Buffer.from(zip) }]);
+  assert.is(res.status, 400, JSON.stringify(res.body));
+  assert.is(res.body.error.details.rule, 'not_a_zip');
+  assert.match(res.body.error.message, /b\.bin/);
+  assert.equal(readdirSync(skillsDir()).sort(), before, 'no skill folder and no staging folder is left');
+  assert.is(await listed('liar'), undefined);
+});
+
+test('a zip by its absolute path imports like an upload; a forced import over it is announced as updated', async () => {
+  assert.is((await importPath(makeSkill('zipped'))).status, 201);
+  const original = hashes(join(skillsDir(), 'zipped'));
+  const zipFile = join(work, 'zipped-export.zip');
+  writeFileSync(zipFile, (await getBytes(rig.port, '/api/skills/zipped/export')).body);
+  assert.is((await api(rig.port, 'DELETE', '/api/skills/zipped')).status, 200);
+  const imp = await importPath(zipFile);
+  assert.is(imp.status, 201, JSON.stringify(imp.body));
+  assert.equal(hashes(join(skillsDir(), 'zipped')), original, 'byte-identical through a zip on disk');
+  const forced = await importPath(zipFile, true);
+  assert.is(forced.status, 201);
+  await ws.waitEvent((e) => e.topic === 'skills' && e.type === 'skill.updated' && e.data.name === 'zipped', 'skill.updated');
+  await ws.waitEvent((e) => e.topic === 'trash' && e.type === 'trash.added' && e.data.id === forced.body.replaced, 'trash.added for the replaced copy');
+});
+
+test('a skill changed on disk, added by hand or deleted is seen by the next turn without a restart', async () => {
+  assert.is((await importPath(makeSkill('changing'))).status, 201);
+  const id = await newChat(rig.port, {});
+  const seen = async () => {
+    const from = rig.fake.requests.length;
+    assert.is((await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'hello' })).status, 200);
+    return systemOf(from);
+  };
+  assert.match(await seen(), /- changing: Reports the weather in a fixed format\./);
+  writeFileSync(join(skillsDir(), 'changing', 'SKILL.md'), '---\nname: changing\ndescription: Now explains tides instead.\n---\nTIDES\n');
+  mkdirSync(join(skillsDir(), 'by-hand'));
+  writeFileSync(join(skillsDir(), 'by-hand', 'SKILL.md'), '---\nname: by-hand\ndescription: Copied into the folder by hand.\n---\nbody\n');
+  const changed = await seen();
+  assert.match(changed, /- changing: Now explains tides instead\./, 'the new description');
+  assert.not.match(changed, /- changing: Reports/, 'not the old one');
+  assert.match(changed, /- by-hand: Copied into the folder by hand\./, 'a folder added by hand');
+  assert.is((await api(rig.port, 'DELETE', '/api/skills/changing')).status, 200);
+  assert.is((await api(rig.port, 'DELETE', '/api/skills/by-hand')).status, 200);
+  const gone = await seen();
+  assert.not.match(gone, /- changing:/);
+  assert.not.match(gone, /- by-hand:/);
+});
 
 test('a folder import with a symlink or without SKILL.md is refused the same way', async () => {
   const withLink = makeSkill('linked');

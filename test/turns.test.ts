@@ -97,10 +97,11 @@ for (const [protocol, model] of protocols) {
     assert.match(String(s.headers['content-type']), /^text\/event-stream/);
     const [accepted, ...rest] = s.events;
     assert.is(accepted!.event, 'turn.accepted');
-    const turnId = accepted!.data.turn_id as string;
+    const turnId = accepted!.data.data.turn_id as string;
     assert.match(turnId, /^turn_/);
-    // Every SSE event is one turn event: its name is the event type, its id the seq.
-    for (const e of rest) {
+    assert.is(accepted!.data.data.session_id, id);
+    // Every SSE event, turn.accepted too, is one turn event: its name is the event type, its id the seq.
+    for (const e of s.events) {
       assert.is(e.event, e.data.type);
       assert.is(e.id, String(e.data.seq));
       assert.is(e.data.topic, `session:${id}`);
@@ -108,6 +109,7 @@ for (const [protocol, model] of protocols) {
     }
     const events = rest.map((e) => e.data);
     assertIncreasing(events, 'SSE');
+    assert.ok(accepted!.data.seq < events[0].seq, 'turn.accepted comes before the turn\'s events in seq order too');
     assert.is(events[0].type, 'turn.started');
     assert.is(events[0].data.message.content.text, 'Which plan?');
     assert.is(events.at(-1).type, 'turn.completed', 'the stream ends after the final event');

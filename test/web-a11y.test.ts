@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply } from './fixtures/fake-provider.js';
 import { api } from './helpers/api.js';
+import { active, axe, focusKept } from './helpers/a11y.js';
 import { browserUnavailable, launch, newPage, type PageRig } from './helpers/browser.js';
 import { waitFor } from './helpers/server.js';
 import { startRig, type TurnRig } from './helpers/turns.js';
@@ -18,18 +17,6 @@ import { startRig, type TurnRig } from './helpers/turns.js';
  */
 
 const reason = browserUnavailable();
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** The element that has focus, as a short description; "BODY" when focus is lost. */
-const active = (page: Page) => page.evaluate(`(() => { const a = document.activeElement; if (!a || a === document.body) return 'BODY'; return a.tagName + (a.getAttribute('data-testid') ? '[' + a.getAttribute('data-testid') + ']' : '') + ' ' + (a.getAttribute('aria-label') || a.textContent || '').trim().slice(0, 40); })()`) as Promise<string>;
-
-/** After an action: focus settles somewhere other than <body>. */
-async function focusKept(page: Page, after: string): Promise<string> {
-  return waitFor(async () => {
-    const a = await active(page);
-    return a === 'BODY' ? undefined : a;
-  }, 5000, `focus to be on an element (not <body>) after ${after}`);
-}
 
 /**
  * Presses Tab (or Shift+Tab) until the focused element matches `selector` (and has the text
@@ -43,19 +30,6 @@ async function tabTo(page: Page, selector: string, opts: { back?: boolean; max?:
     assert.is.not(await active(page), 'BODY', `Tab ${i + 1} toward ${selector} left focus on <body>`);
   }
   assert.unreachable(`${selector} ${opts.text ?? ''} was not reached with ${opts.back ? 'Shift+' : ''}Tab (focus: ${await active(page)})`);
-}
-
-async function axe(page: Page, what: string): Promise<string[]> {
-  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(axeSource);
-  const script = [
-    "axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then(function (r) {",
-    "  return r.violations.filter(function (v) { return v.impact === 'serious' || v.impact === 'critical'; }).map(function (v) {",
-    "    return v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map(function (n) { return n.target.join(' ') + ' - ' + String(n.failureSummary || '').replace(/\\s+/g, ' ').slice(0, 160); }).join(' | ');",
-    '  });',
-    '})',
-  ].join('\n');
-  const found = (await page.evaluate(script)) as string[];
-  return found.map((f) => `${what}: ${f}`);
 }
 
 if (reason) {

@@ -145,8 +145,10 @@ if (browserMissing) {
       // Online: no connection banner once the WebSocket (same origin, cookie) is up.
       await p.page.locator('.shell[data-conn=online]').waitFor();
       await p.page.getByRole('button', { name: '+ New chat' }).click();
+      // The new session can reach the list (over /ws) before the page moves to it: wait for
+      // the address rather than reading it once (that race failed one run in three).
+      await p.page.waitForURL(/#\/chat\/s_/);
       await p.page.locator('[data-testid=session-item]').first().waitFor();
-      assert.match(p.page.url(), /#\/chat\/s_/);
       assert.equal(p.errors, [], 'no refused request or socket');
     } finally {
       await p.close();

@@ -22,7 +22,8 @@ const write = (name: string, text: string) => {
 };
 
 test.before(async () => {
-  rig = await startRig({ models: { oa: { protocol: 'openai' } } });
+  // The lite slot is the Anthropic entry, so a step's slot shows in which protocol the fake was asked.
+  rig = await startRig({ models: { oa: { protocol: 'openai' }, an: { protocol: 'anthropic' } }, lite: 'an' });
   ws = await connectWs(rig.port, ['workflows']);
   write(
     'fan-in',
@@ -165,6 +166,38 @@ test('a three-step fan-in runs through the agent worker: events in order on /ws,
   assert.is(listed.last_run.status, 'completed');
   const session = (await api(rig.port, 'GET', `/api/sessions/${session_id}`)).body;
   assert.is(session.title, 'Workflow: fan-in');
+});
+
+test('a prompt step runs on the slot it names (lite or default); a tool step makes its one call', async () => {
+  write(
+    'slots',
+    `description: a quick draft, a skill, then the full answer
+steps:
+  - id: quick
+    model: lite
+    prompt: Draft it quickly.
+  - id: load
+    tool: skill
+    args: { name: svc-config }
+  - id: full
+    needs: [quick, load]
+    model: default
+    prompt: "Expand: {{steps.quick.output}}"
+`,
+  );
+  rig.fake.enqueue({ parts: [{ text: 'quick-draft' }] }, { parts: [{ text: 'full-answer' }] });
+  const start = await api(rig.port, 'POST', '/api/workflows/slots/run', {});
+  assert.is(start.status, 202, JSON.stringify(start.body));
+  const end = await ended(start.body.run_id);
+  assert.is(end.type, 'workflow.run_completed', JSON.stringify(end.data));
+  assert.equal(rig.fake.requests.map((r) => r.protocol), ['anthropic', 'openai'], 'the lite step went to the lite entry, the other to the default');
+  assert.is(end.data.outputs.quick, 'quick-draft');
+  assert.is(end.data.outputs.full, 'full-answer');
+  assert.match(end.data.outputs.load, /svc/, 'the skill tool answered with the skill');
+  const msgs = await messagesOf(rig.port, start.body.session_id);
+  const call = msgs.find((m) => m.role === 'assistant' && m.content.tool_calls?.[0]?.name === 'skill');
+  assert.ok(call, 'the tool step is a tool call in the session');
+  assert.equal(JSON.parse(call.content.tool_calls[0].arguments), { name: 'svc-config' });
 });
 
 test('a failing shell step fails the run with the step and the reason; later steps do not run', async () => {

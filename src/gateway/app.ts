@@ -12,6 +12,7 @@ import { BodyStream } from './body-stream.js';
 import { StaticFiles } from './static.js';
 import type { EngineResponse, HttpEngine } from './engine/types.js';
 import { WsHub } from './ws.js';
+import type { WsState } from '../shared/protocol/ipc.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -40,11 +41,14 @@ export class Gateway {
     accessKey: string,
     readonly engine: HttpEngine,
     readonly startedAt = Date.now(),
+    /** The previous gateway's /ws numbering, on a restart. */
+    resume?: WsState,
   ) {
     this.key = new KeyCheck(accessKey);
     this.cors = new Set(config.cors.map(normalizeOrigin));
     this.ws = new WsHub(engine, {
       frameLimit: config.limits.ws_frame_bytes,
+      resume,
       authorize: (info) => decide({ peerLoopback: info.peerLoopback, path: info.path, headers: info.headers, queryKey: info.query.get('access_key') ?? undefined, isPublic: false }, this.key, this.cors),
     });
     engine.onRequest((res, req) => this.onRequest(res, req));

@@ -26,7 +26,7 @@ endpoint.handle('child.start', async (start) => {
   redactConfigSecrets(start.config);
   config = start.config;
   const engineName = chooseEngine();
-  const gw = new Gateway(start.config, start.access_key, await createEngine(engineName));
+  const gw = new Gateway(start.config, start.access_key, await createEngine(engineName), start.started_at, start.ws_state);
   const paths = resolvePaths();
   const db = openDb(paths.db);
   const deps: Deps = {
@@ -44,6 +44,8 @@ endpoint.handle('child.start', async (start) => {
   const port = await gw.listen(start.listen.host, start.listen.port, inherited);
   inherited = undefined;
   gateway = gw;
+  // The successor of a gateway that drained: clients resuming the server topic learn it is over.
+  if (start.ws_state) gw.setDraining(false);
   log.info(`listening with the ${engineName === 'uws' ? 'native uWebSockets.js' : 'node:http + ws'} engine`, { port });
   return { port, engine: engineName, ...(engineName === 'uws' ? { uws: 'native' as const } : {}) };
 });
@@ -55,12 +57,21 @@ endpoint.handle('gateway.listener', async () => {
   return { sent: true };
 });
 
+// The successor numbers /ws events from here on; ours go to it through the supervisor.
+endpoint.handle('gateway.ws_state', () => {
+  if (!gateway) throw new Error('the gateway has not started yet');
+  return gateway.ws.handOff((topic, type, data) => endpoint.emit('ws.publish', { topic, type, data }));
+});
+
 endpoint.handle('gateway.handover', async () => ({ open_connections: (await gateway?.handover()) ?? 0 }));
 
 endpoint.onEvent((event) => {
   if (!gateway) return;
   if (event.type === 'server.draining') gateway.setDraining(true, event.payload.retry_after_s);
-  else if (event.type === 'server.resumed') gateway.setDraining(false);
+  else if (event.type === 'server.resumed') {
+    gateway.ws.takeBack();
+    gateway.setDraining(false);
+  }
   else if (event.type === 'config.changed') {
     config = event.payload.config;
     redactConfigSecrets(config);

@@ -16,6 +16,8 @@ export interface TurnWatch {
   follow(fn: (e: HubEvent) => void): void;
   /** Resolves with the turn's final event. */
   ended: Promise<HubEvent>;
+  /** Resolves once the turn stored its user message (turn.started), or ended without doing so. */
+  started: Promise<void>;
   stop(): void;
 }
 
@@ -35,10 +37,13 @@ export async function startTurn(deps: Deps, hub: WsHub, sessionId: string, messa
   let follower: ((e: HubEvent) => void) | undefined;
   let finish: (e: HubEvent) => void = () => {};
   const ended = new Promise<HubEvent>((resolve) => (finish = resolve));
+  let begin: () => void = () => {};
+  const started = Promise.race([new Promise<void>((resolve) => (begin = resolve)), ended.then(() => undefined)]);
   const take = (e: HubEvent) => {
     if (!isTurnEvent(e, turnId)) return;
     mine.push(e);
     follower?.(e);
+    if (e.type === 'turn.started') begin();
     if (TERMINAL.has(e.type)) finish(e);
   };
   const unlisten = hub.listen(`session:${sessionId}`, (e) => (turnId === undefined ? early.push(e) : take(e)));
@@ -62,6 +67,7 @@ export async function startTurn(deps: Deps, hub: WsHub, sessionId: string, messa
       follower = fn;
     },
     ended,
+    started,
     stop,
   };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { DeltaBatcher } from '../shared/delta-batcher.js';
 import type { ApiError } from '../shared/errors.js';
-import { approvalDecision, turnMessageSchema } from '../shared/protocol/ipc.js';
+import { approvalDecision, turnMessageSchema, type WsState } from '../shared/protocol/ipc.js';
 import { version } from '../shared/version.js';
 import type { AuthDecision } from './auth.js';
 import type { EngineSocket, HttpEngine, RequestInfo } from './engine/types.js';
@@ -47,6 +47,8 @@ const RING = 1024;
 const BATCH_MS = 16;
 /** A client with this much unsent data is behind: it is told to resync instead of being fed more. */
 const LAG_BYTES = 4 * 1024 * 1024;
+/** At most this much of the kept frames goes to a successor gateway (newest first); older `since` values resync. */
+const HANDOFF_BYTES = 16 * 1024 * 1024;
 
 interface Stored {
   seq: number;
@@ -69,8 +71,13 @@ export interface HubEvent {
  * listeners (SSE streams, waiting HTTP calls) see exactly the frames WebSocket clients see.
  */
 export class WsHub {
-  /** Changes every gateway start: a `since` from another epoch cannot be trusted. */
-  readonly epoch = randomUUID();
+  /**
+   * Names this numbering: kept across a restart (the successor takes it over with the seqs and
+   * frames), new after a crash, where a `since` from before cannot be trusted.
+   */
+  readonly epoch: string;
+  /** Set once the numbering went to a successor: events go there instead (see handOff). */
+  private forward: ((topic: string, type: string, data: unknown) => void) | undefined;
   private readonly seqs = new Map<string, number>();
   private readonly rings = new Map<string, Stored[]>();
   private readonly sockets = new Set<EngineSocket<Conn>>();
@@ -82,8 +89,13 @@ export class WsHub {
 
   constructor(
     engine: HttpEngine,
-    opts: { frameLimit: number; authorize: (req: RequestInfo) => AuthDecision },
+    opts: { frameLimit: number; authorize: (req: RequestInfo) => AuthDecision; resume?: WsState },
   ) {
+    this.epoch = opts.resume?.epoch ?? randomUUID();
+    for (const t of opts.resume?.topics ?? []) {
+      this.seqs.set(t.topic, t.seq);
+      this.rings.set(t.topic, t.frames.slice(-RING));
+    }
     engine.ws<Conn>({
       maxPayload: opts.frameLimit,
       upgrade: (req) => {
@@ -118,6 +130,11 @@ export class WsHub {
     };
   }
 
+  /** The last seq given on a topic (0 before its first event). */
+  seqOf(topic: string): number {
+    return this.seqs.get(topic) ?? 0;
+  }
+
   /** Closes every WebSocket (restart handover); returns how many there were. */
   closeAll(code: number, reason: string): number {
     this.batcher.flushAll();
@@ -126,7 +143,32 @@ export class WsHub {
     return n;
   }
 
+  /**
+   * Gives this hub's numbering to a successor gateway (on a restart): what is batched goes out
+   * first, then every later event is passed to `forward` unnumbered, so the successor numbers it
+   * after the last seq here and no number is used twice.
+   */
+  handOff(forward: (topic: string, type: string, data: unknown) => void): WsState {
+    this.batcher.flushAll();
+    this.forward = forward;
+    let budget = HANDOFF_BYTES;
+    const topics: WsState['topics'] = [];
+    for (const [topic, seq] of this.seqs) {
+      const ring = this.rings.get(topic) ?? [];
+      let from = ring.length;
+      while (from > 0 && budget >= ring[from - 1]!.frame.length) budget -= ring[--from]!.frame.length;
+      topics.push({ topic, seq, frames: ring.slice(from) });
+    }
+    return { epoch: this.epoch, topics };
+  }
+
+  /** The restart was abandoned: this hub numbers its events again. */
+  takeBack(): void {
+    this.forward = undefined;
+  }
+
   private emit(topic: string, type: string, data: unknown): void {
+    if (this.forward) return this.forward(topic, type, data);
     const seq = (this.seqs.get(topic) ?? 0) + 1;
     this.seqs.set(topic, seq);
     const event: HubEvent = { topic, type, seq, data };

@@ -9,7 +9,7 @@ import { scrub } from './log.js';
  * not stop a tool call.
  */
 
-export type AuditDecision = 'allow' | 'deny' | 'ask' | 'allow_once' | 'allow_session' | 'denied_by_user' | 'withdrawn' | 'strict_denied';
+export type AuditDecision = 'allow' | 'deny' | 'ask' | 'allow_once' | 'allow_session' | 'denied_by_user' | 'withdrawn' | 'strict_denied' | 'denied_by_timeout';
 
 export interface AuditEntry {
   session_id: string;

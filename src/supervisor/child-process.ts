@@ -40,6 +40,17 @@ export class Child {
       },
     };
     this.endpoint = new Endpoint(link, 'supervisor', `${role} (pid ${proc.pid ?? '?'})`);
+    // The groups a worker runs commands in: stopped when it exits, however it exits (its own exit
+    // hook does not run on kill -9). Once more when the IPC channel closes: by then every report
+    // it sent before dying has been read.
+    let groups: readonly number[] = [];
+    this.endpoint.onEvent((event) => {
+      if (event.type === 'child.process_groups') groups = event.payload.pgids;
+    });
+    proc.once('exit', () => killGroups(groups));
+    proc.once('disconnect', () => {
+      if (!this.alive) killGroups(groups);
+    });
     this.endpoint.onEvent((event) => {
       if (event.type !== 'child.ready' || !held) return;
       const queue = held;
@@ -72,5 +83,17 @@ export class Child {
     const timer = setTimeout(() => this.proc.kill('SIGKILL'), graceMs);
     await this.exited;
     clearTimeout(timer);
+  }
+}
+
+function killGroups(pgids: readonly number[]): void {
+  for (const g of pgids) {
+    // Never our own group, whatever a confused child reports.
+    if (g <= 1 || g === process.pid) continue;
+    try {
+      process.kill(-g, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
   }
 }

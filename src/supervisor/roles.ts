@@ -7,6 +7,12 @@ import type { Config } from '../shared/config/schema.js';
  */
 export type ChildRoleName = 'gateway' | 'agent' | 'channels' | 'cron' | 'mcp';
 
+/** What the store says when a role is wanted (read by the supervisor; kept as plain answers so this file imports nothing). */
+export interface StoreFacts {
+  /** An enabled cron task exists, or a cron run is still going. */
+  cronWork: () => boolean;
+}
+
 export interface RoleSpec {
   /** The entry file, relative to this file's folder in dist/. */
   entry: string;
@@ -15,8 +21,8 @@ export interface RoleSpec {
    * agent.max_workers). The gateway is `one` with its own port handover on restart.
    */
   count: 'one' | 'pool';
-  /** Whether the role should run, given the config (checked at start and on every config change). */
-  wanted: (config: Config) => boolean;
+  /** Whether the role should run, given the config and the store (checked at start, on every config change, and when a cron task changes). */
+  wanted: (config: Config, store: StoreFacts) => boolean;
   /** After an unexpected exit: `backoff` starts it again (with backoff, crash loops reported); `on_demand` waits for work. */
   restart: 'backoff' | 'on_demand';
   /** Sent `config.changed` when config.yml changes through the API. */
@@ -28,8 +34,8 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
   agent: { entry: '../workers/agent/main.js', count: 'pool', wanted: () => true, restart: 'on_demand', wantsConfig: true },
   /** Messaging-platform adapters; only while a channel is enabled. */
   channels: { entry: '../workers/channels/main.js', count: 'one', wanted: (c) => Object.values(c.channels).some((p) => p?.enabled === true), restart: 'backoff', wantsConfig: true },
-  // Not built yet: never wanted until its worker exists.
-  cron: { entry: '../workers/cron/main.js', count: 'one', wanted: () => false, restart: 'backoff', wantsConfig: true },
+  /** Schedules: only while an enabled cron task exists (or a run of one is going). */
+  cron: { entry: '../workers/cron/main.js', count: 'one', wanted: (_c, store) => store.cronWork(), restart: 'backoff', wantsConfig: true },
   /** MCP clients, shared by every agent worker; only while an enabled server is configured. */
   mcp: { entry: '../workers/mcp/main.js', count: 'one', wanted: (c) => Object.values(c.mcp.servers).some((s) => s.enabled), restart: 'backoff', wantsConfig: true },
 };

@@ -13,11 +13,14 @@ export interface Routable {
  * publishes for WebSocket clients go to the gateway.
  */
 export class Router {
+  /** What the gateway itself forwarded while it is still the current one (it handed its /ws numbering to a successor not yet in place). */
+  private held: IpcEvent[] = [];
+
   constructor(
     /** Finds (or starts) a process to take a request for `role`. */
     private readonly pick: (role: ChildRole) => Routable | undefined | Promise<Routable | undefined>,
-    /** Publishes a `/ws` event a child sent (to the gateway, and where else it is wanted). */
-    private readonly publish?: (event: { topic: string; type: string; data: unknown }, from: Routable) => void,
+    /** Also hears every `/ws` event a child sends (the channels worker wants the session events). */
+    private readonly alsoTo?: (event: { topic: string; type: string; data: unknown }, from: Routable) => void,
   ) {}
 
   attach(child: Routable): void {
@@ -38,10 +41,18 @@ export class Router {
   private route(from: Routable, event: IpcEvent): void {
     // Only the supervisor announces server state; a child claiming to is ignored.
     if (event.type !== 'ws.publish') return;
-    if (this.publish) return this.publish(event.payload, from);
+    this.alsoTo?.(event.payload, from);
     const gateway = this.pick('gateway');
-    if (gateway && !(gateway instanceof Promise) && gateway !== from) {
-      gateway.endpoint.emit('ws.publish', event.payload);
-    }
+    if (gateway === from) this.held.push(event);
+    else if (gateway && !(gateway instanceof Promise)) gateway.endpoint.emit('ws.publish', event.payload);
+  }
+
+  /** Passes what was held to the gateway now current (the successor, or the old one taking its numbering back). */
+  release(): void {
+    const gateway = this.pick('gateway');
+    if (!gateway || gateway instanceof Promise) return;
+    const held = this.held;
+    this.held = [];
+    for (const e of held) if (e.type === 'ws.publish') gateway.endpoint.emit('ws.publish', e.payload);
   }
 }

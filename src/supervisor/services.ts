@@ -3,12 +3,13 @@ import { log } from '../shared/log.js';
 import type { ProcessStatus } from '../shared/protocol/ipc.js';
 import { Backoff } from './backoff.js';
 import type { Child } from './child-process.js';
-import { roleSpecs, serviceRoles, type ChildRoleName } from './roles.js';
+import { roleSpecs, serviceRoles, type ChildRoleName, type StoreFacts } from './roles.js';
 
 export interface ServiceHost {
   /** Forks a child of the role with the supervisor's handlers attached. */
   spawn: (role: ChildRoleName) => Child;
   config: () => Config;
+  store: StoreFacts;
   /** False while svc stops: nothing is started then. */
   running: () => boolean;
 }
@@ -47,7 +48,7 @@ export class Services {
     if (!this.host.running()) return;
     const config = this.host.config();
     for (const role of serviceRoles) {
-      const wanted = roleSpecs[role].wanted(config);
+      const wanted = roleSpecs[role].wanted(config, this.host.store);
       const child = this.children.get(role);
       if (wanted && !child && !this.pending.has(role)) this.start(role);
       if (!wanted) {
@@ -62,19 +63,39 @@ export class Services {
     }
   }
 
-  private start(role: ChildRoleName): void {
+  /**
+   * A child of the role that has started, starting one when none runs (a request for it arrived:
+   * a manual cron run while no task is enabled). It stays until `sync` finds it unwanted.
+   */
+  async ensure(role: ChildRoleName): Promise<Child | undefined> {
+    if (!this.host.running()) return undefined;
+    let child = this.get(role);
+    if (!child) {
+      clearTimeout(this.pending.get(role));
+      this.pending.delete(role);
+      child = this.start(role);
+    }
+    await this.started.get(child);
+    return child.alive ? child : undefined;
+  }
+
+  private readonly started = new WeakMap<Child, Promise<unknown>>();
+
+  private start(role: ChildRoleName): Child {
     const child = this.host.spawn(role);
     this.children.set(role, child);
     child.endpoint.onEvent((e) => {
       if (e.type === 'child.groups') this.groups.set(child, e.payload.pgids);
     });
     void child.exited.then(() => this.killGroups(child));
-    child.endpoint
+    const started = child.endpoint
       .request('child.start', { config: this.host.config() }, { to: role, timeoutMs: 15_000 })
       .then(() => {
         if (child.alive) child.state = 'running';
       })
       .catch((err: Error) => log.warn(`the ${role} worker did not start`, { error: err.message }));
+    this.started.set(child, started);
+    return child;
   }
 
   /** Called for every child exit; answers whether the child was one of ours. */
@@ -94,7 +115,7 @@ export class Services {
       role,
       setTimeout(() => {
         this.pending.delete(role);
-        if (!this.host.running() || !roleSpecs[role].wanted(this.host.config())) return;
+        if (!this.host.running() || !roleSpecs[role].wanted(this.host.config(), this.host.store)) return;
         this.restarts.set(role, (this.restarts.get(role) ?? 0) + 1);
         this.start(role);
       }, delayMs),

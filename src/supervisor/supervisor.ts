@@ -5,10 +5,11 @@ import type { Config } from '../shared/config/schema.js';
 import { log, redact, setLogConsole, setLogLevel, setLogRole } from '../shared/log.js';
 import { formatHostPort, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
-import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js';
+import type { ChildRole, ProcessStatus, Status, WsState } from '../shared/protocol/ipc.js';
 import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { MetaStore } from '../shared/store/meta.js';
 import { failOrphanTurns } from '../shared/store/turns.js';
+import { cronWorkNeeded } from '../shared/store/cron.js';
 import { enforceTrashRetention } from '../shared/store/trash.js';
 import { sandboxStatus } from '../shared/sandbox/status.js';
 import { version } from '../shared/version.js';
@@ -55,7 +56,7 @@ export class Supervisor {
   private readonly pendingRespawn = new Map<ChildRole, NodeJS.Timeout>();
   /** While no gateway serves: why, and when the next start is tried (null while one is starting). */
   private gatewayDown: { crashLoop: boolean; nextTryAt: number | null } | undefined;
-  private readonly router = new Router((role) => this.pick(role), (e, from) => this.publishWs(e, from));
+  private readonly router = new Router((role) => this.pick(role), (e, from) => this.toChannels(e, from));
   private state: Status['state'] = 'starting';
   private readonly startedAt = new Date();
   private boundPort: number | undefined;
@@ -67,7 +68,12 @@ export class Supervisor {
   private retentionTimer: NodeJS.Timeout | undefined;
   private turns!: TurnDispatcher;
   /** Roles started by the role table alone (mcp). */
-  private readonly services = new Services({ spawn: (role) => this.spawn(role), config: () => this.settings.config, running: () => this.state !== 'stopping' });
+  private readonly services = new Services({
+    spawn: (role) => this.spawn(role),
+    config: () => this.settings.config,
+    store: { cronWork: () => cronWorkNeeded(this.db) },
+    running: () => this.state !== 'stopping',
+  });
   private logs: LogSink | undefined;
 
   constructor(
@@ -240,15 +246,19 @@ export class Supervisor {
     const old = this.gateway;
     const oldAgents = this.agents.splice(0);
     try {
+      // The new gateway goes on numbering /ws events where the old one stops, so clients resume
+      // with `since`; without that (an old gateway that does not answer) they reload instead.
+      const wsState = old ? await old.endpoint.request('gateway.ws_state', {}, { to: 'gateway', timeoutMs: 5000 }).catch(() => undefined) : undefined;
       // The old gateway keeps its socket until the new one listens on the same port (SO_REUSEPORT,
       // or the socket itself passed on where the engine cannot share a port).
-      await this.spawnGateway(this.boundPort ?? next.listen.port, undefined, old ? await takeListener(old) : undefined);
+      await this.spawnGateway(this.boundPort ?? next.listen.port, undefined, old ? await takeListener(old) : undefined, wsState);
     } catch (err) {
       this.lastRestartError = `the new gateway did not start: ${(err as Error).message}`;
       log.error('restart abandoned', { error: this.lastRestartError });
       this.gateway = old;
       this.agents.push(...oldAgents);
       old?.endpoint.emit('server.resumed', { reason: this.lastRestartError });
+      this.router.release();
       this.state = 'running';
       return;
     }
@@ -300,14 +310,20 @@ export class Supervisor {
     return agent;
   }
 
-  private async spawnGateway(port: number, forked?: Forked, listener?: SendHandle): Promise<{ port: number; engine: 'uws' | 'node' }> {
+  private async spawnGateway(port: number, forked?: Forked, listener?: SendHandle, wsState?: WsState): Promise<{ port: number; engine: 'uws' | 'node' }> {
     const child = this.spawn('gateway', forked);
     if (listener) child.sendRaw({ kind: 'event', type: 'gateway.listener', payload: {} }, listener, () => (listener as { close?: () => void }).close?.());
     let started;
     try {
       started = await child.endpoint.request(
         'child.start',
-        { config: this.settings.config, access_key: this.settings.key, listen: { host: this.settings.listen.host, port } },
+        {
+          config: this.settings.config,
+          access_key: this.settings.key,
+          listen: { host: this.settings.listen.host, port },
+          started_at: this.startedAt.getTime(),
+          ...(wsState ? { ws_state: wsState } : {}),
+        },
         { to: 'gateway', timeoutMs: 15_000 },
       );
     } catch (err) {
@@ -317,6 +333,7 @@ export class Supervisor {
     }
     const previous = this.gateway;
     this.gateway = child;
+    this.router.release();
     this.gatewayDown = undefined;
     child.state = 'running';
     if (previous && previous !== child && previous.alive) previous.state = 'draining';
@@ -343,8 +360,31 @@ export class Supervisor {
     child.endpoint.onEvent((event) => {
       if (event.type === 'turn.ended') this.turns.ended(event.payload);
     });
+    this.handleCron(child);
     void child.exited.then(({ code, signal }) => this.onExit(child, code, signal));
     return child;
+  }
+
+  /**
+   * Scheduled tasks: a task changed (start or stop the cron worker, then have it reload the task),
+   * a run ended (stop the worker if nothing wants it), and the turn events its runs wait for.
+   */
+  private handleCron(child: Child): void {
+    child.endpoint.handle('cron.changed', async (p) => {
+      this.services.sync();
+      const cron = this.services.get('cron');
+      if (cron) await cron.endpoint.request('cron.reload', p, { to: 'cron', timeoutMs: 10_000 }).catch((err: Error) => log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }));
+      return {};
+    });
+    child.endpoint.handle('cron.idle', () => {
+      this.services.sync();
+      return {};
+    });
+    child.endpoint.onEvent((event) => {
+      if (event.type !== 'turn.ended' && event.type !== 'cron.approval') return;
+      const cron = this.services.get('cron');
+      if (cron && cron !== child) cron.endpoint.emit(event.type, event.payload as never);
+    });
   }
 
   private onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
@@ -394,19 +434,22 @@ export class Supervisor {
     this.pendingRespawn.set('gateway', timer);
   }
 
-  /**
-   * A `/ws` event: to the gateway, and a session's events also to the channels worker, which
-   * streams the turns of chats to their platform.
-   */
-  private publishWs(e: { topic: string; type: string; data: unknown }, from?: { endpoint: unknown }): void {
-    if (this.gateway && this.gateway !== from) this.gateway.endpoint.emit('ws.publish', e);
+  /** A `/ws` event the supervisor publishes itself: to the gateway, and to the channels worker. */
+  private publishWs(e: { topic: string; type: string; data: unknown }): void {
+    this.gateway?.endpoint.emit('ws.publish', e);
+    this.toChannels(e);
+  }
+
+  /** A session's events also go to the channels worker, which streams the turns of chats to their platform. */
+  private toChannels(e: { topic: string; type: string; data: unknown }, from?: { endpoint: unknown }): void {
     const channels = e.topic.startsWith('session:') ? this.services.get('channels') : undefined;
     if (channels && channels !== from) channels.endpoint.emit('ws.publish', e);
   }
 
-  private pick(role: ChildRole): Child | undefined {
+  private pick(role: ChildRole): Child | undefined | Promise<Child | undefined> {
     if (role === 'gateway') return this.gateway;
     if (role === 'agent') return this.agentFor(false);
+    if (role === 'cron') return this.services.ensure('cron'); // a manual run of a disabled task starts it
     return this.services.get(role);
   }
 

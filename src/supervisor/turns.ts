@@ -138,7 +138,7 @@ export class TurnDispatcher {
     this.running.delete(sessionId);
     let recorded = false;
     try {
-      recorded = endTurnRow(this.deps.db, turnId, 'failed', { error: message });
+      recorded = endTurnRow(this.deps.db, turnId, 'failed', { error: message, reason });
     } catch (err) {
       log.warn('could not record a failed turn', { turn: turnId, error: (err as Error).message });
     }

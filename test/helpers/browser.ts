@@ -40,7 +40,7 @@ export interface PageRig {
 /** A fresh context (its own cookies) and page; `confirm()` dialogs are accepted. */
 export async function newPage(browser: Browser, opts: { viewport?: { width: number; height: number }; colorScheme?: 'light' | 'dark' } = {}): Promise<PageRig> {
   const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1200, height: 800 }, colorScheme: opts.colorScheme ?? 'light' });
-  context.setDefaultTimeout(15_000);
+  context.setDefaultTimeout(30_000);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));

@@ -147,6 +147,9 @@ export class UwsEngine implements HttpEngine {
     const got = loadUws();
     if ('error' in got) throw new Error(got.error);
     this.uws = got.mod;
+    // Responses must not name the server software: this uWS build's switch for its
+    // "uWebSockets: 20" header (there is no named option for it).
+    this.uws._cfg('999999990007');
     this.app = this.uws.App();
   }
 

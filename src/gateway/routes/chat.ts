@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { approvalDecision, type ApprovalDecision, type TurnMessage } from '../../shared/protocol/ipc.js';
-import { listMessages } from '../../shared/store/messages.js';
+import { ApiError } from '../../shared/errors.js';
+import { listMessages, type Message } from '../../shared/store/messages.js';
+import { getTurnRow, nextTurnFirstSeq, type TurnRow } from '../../shared/store/turns.js';
 import { createSession, requireSession } from '../../shared/store/sessions.js';
 import type { Deps } from '../deps.js';
 import type { Reply, RequestInfo, Responder } from '../http.js';
@@ -24,17 +26,20 @@ const SSE_HEARTBEAT_MS = 15_000;
  * turn's events as SSE (`Accept: text/event-stream`), or 202 at once (`?wait=false`).
  */
 export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
-  const run = async (req: RequestInfo, responder: Responder, sessionId: string, message: TurnMessage, wait: boolean, created?: unknown): Promise<Reply | undefined> => {
+  const run = async (req: RequestInfo, responder: Responder, sessionId: string, message: TurnMessage, wait: boolean, created = false): Promise<Reply | undefined> => {
     const watch = await startTurn(deps, hub, sessionId, message, 'http');
     if (!wait) {
+      // A new chat is shown with its first message in it: answer once the turn stored it.
+      if (created) await watch.started;
       watch.stop();
-      return { status: 202, body: { session_id: sessionId, turn_id: watch.turnId, status: 'running', ...(created ? { session: created } : {}) } };
+      return { status: 202, body: { session_id: sessionId, turn_id: watch.turnId, status: 'running', ...(created ? { session: requireSession(deps.db, sessionId) } : {}) } };
     }
-    if ((req.headers['accept'] ?? '').includes('text/event-stream')) return streamSse(responder, watch);
+    if ((req.headers['accept'] ?? '').includes('text/event-stream')) return streamSse(responder, watch, hub, sessionId);
     responder.onAbort(() => watch.stop());
-    const end = await watch.ended;
+    await watch.ended;
     watch.stop();
-    return { status: created ? 201 : 200, body: { ...turnResult(deps, sessionId, watch, end), ...(created ? { session: created } : {}) } };
+    // The session as it is now (its messages counted), not as it was created.
+    return { status: created ? 201 : 200, body: { ...turnResult(deps, sessionId, watch), ...(created ? { session: requireSession(deps.db, sessionId) } : {}) } };
   };
 
   return [
@@ -49,7 +54,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
         const session = createSession(deps.db, checkSettings(deps, settings));
         deps.publish('sessions', 'session.created', session);
         if (message === undefined) return { status: 201, body: { session_id: session.id, session } };
-        return run(req, responder, session.id, { text: message, attachments: attachments ?? [] }, query.wait === 'true', session);
+        return run(req, responder, session.id, { text: message, attachments: attachments ?? [] }, query.wait === 'true', true);
       },
     }),
     route({
@@ -62,6 +67,20 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       handler: ({ params, body, query, req, responder }) => {
         requireSession(deps.db, params.id ?? '');
         return run(req, responder, params.id ?? '', { text: body.message, attachments: body.attachments }, query.wait === 'true');
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/sessions/:id/turns/:turn_id',
+      summary:
+        'One turn: status (running, completed, failed with error.reason, interrupted), reply, stop_reason, usage and the messages it added, as a waiting POST /api/chat/{id}/turn answers; for turns started with ?wait=false.',
+      handler: ({ params }) => {
+        requireSession(deps.db, params.id ?? '');
+        const row = getTurnRow(deps.db, params.turn_id ?? '');
+        if (!row || row.session_id !== params.id) {
+          throw new ApiError('not_found', `There is no turn ${JSON.stringify(params.turn_id)} in session ${params.id}; a turn id is what POST /api/chat/{id}/turn answered (turn_id).`);
+        }
+        return { body: turnOutcome(deps, row) };
       },
     }),
     route({
@@ -126,26 +145,49 @@ async function answerApproval(deps: Deps, sessionId: string, approvalId: string,
   });
 }
 
-function turnResult(deps: Deps, sessionId: string, watch: TurnWatch, end: HubEvent) {
-  const data = end.data as Record<string, unknown>;
-  const started = watch.events.find((e) => e.type === 'turn.started')?.data as { message?: { seq?: number } } | undefined;
-  const fromSeq = started?.message?.seq;
-  const messages = fromSeq === undefined ? [] : listMessages(deps.db, sessionId, { limit: 200, afterSeq: fromSeq - 1 }).items;
+const usageSchema = z.record(z.string(), z.number());
+
+/**
+ * A turn as the API tells it, from its row: how it ended, its reply and the messages it added.
+ * The waiting call and GET /api/sessions/{id}/turns/{turn_id} answer the same thing.
+ */
+function turnOutcome(deps: Deps, row: TurnRow) {
+  let messages: Message[] = [];
+  if (row.first_seq !== null) {
+    const next = nextTurnFirstSeq(deps.db, row.session_id, row.first_seq);
+    messages = listMessages(deps.db, row.session_id, { limit: 200, afterSeq: row.first_seq - 1 }).items.filter((m) => next === null || m.seq < next);
+  }
+  let usage: unknown = null;
+  try {
+    usage = row.usage === null ? null : (usageSchema.safeParse(JSON.parse(row.usage)).data ?? null);
+  } catch {
+    usage = null;
+  }
   return {
-    session_id: sessionId,
-    turn_id: watch.turnId,
-    status: end.type === 'turn.completed' ? 'completed' : end.type === 'turn.failed' ? 'failed' : 'interrupted',
-    reply: typeof data.reply === 'string' ? data.reply : null,
-    stop_reason: data.stop_reason ?? null,
-    usage: data.usage ?? null,
-    ...(end.type === 'turn.failed' ? { error: { reason: data.reason, message: data.message } } : {}),
-    ...(end.type === 'turn.interrupted' && typeof data.reason === 'string' ? { reason: data.reason } : {}),
+    session_id: row.session_id,
+    turn_id: row.id,
+    status: row.status,
+    origin: row.origin,
+    started_at: row.started_at,
+    ended_at: row.ended_at,
+    reply: row.reply,
+    stop_reason: row.stop_reason,
+    usage,
+    ...(row.status === 'failed' ? { error: { reason: row.reason ?? 'failed', message: row.error ?? 'the turn failed' } } : {}),
+    ...(row.status === 'interrupted' && row.reason !== null ? { reason: row.reason } : {}),
     messages,
   };
 }
 
+function turnResult(deps: Deps, sessionId: string, watch: TurnWatch) {
+  const row = getTurnRow(deps.db, watch.turnId);
+  if (!row || row.session_id !== sessionId) throw new ApiError('internal', `The turn ${watch.turnId} ended but is not on record.`);
+  return turnOutcome(deps, row);
+}
+
 /** SSE: one `event:` per turn event, ending after the turn's final event; comments keep proxies awake. */
-function streamSse(responder: Responder, watch: TurnWatch): undefined {
+function streamSse(responder: Responder, watch: TurnWatch, hub: WsHub, sessionId: string): undefined {
+  const topic = `session:${sessionId}`;
   if (!responder.begin(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' })) {
     watch.stop();
     return undefined;
@@ -156,8 +198,12 @@ function streamSse(responder: Responder, watch: TurnWatch): undefined {
     watch.stop();
   };
   responder.onAbort(close);
-  responder.write(`event: turn.accepted\ndata: ${JSON.stringify({ turn_id: watch.turnId })}\n\n`);
-  watch.follow((e) => responder.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
+  const sendEvent = (e: HubEvent) => responder.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+  // Shaped like every other event; its seq is where the topic stood when the turn was taken, so
+  // the turn's own events follow it in order.
+  const first = watch.events[0];
+  sendEvent({ topic, type: 'turn.accepted', seq: first ? first.seq - 1 : hub.seqOf(topic), data: { session_id: sessionId, turn_id: watch.turnId } });
+  watch.follow(sendEvent);
   void watch.ended.then(() => {
     close();
     responder.end();

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors.js';
 import { getSession } from '../../shared/store/sessions.js';
-import { createTask, deleteTask, listTasks, taskFields, taskKinds, taskStatuses, updateTask, type Task } from '../../shared/store/tasks.js';
+import { createTask, deleteTask, getTask, listTasks, taskNotFound, taskFields, taskKinds, taskStatuses, updateTask, type Task } from '../../shared/store/tasks.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
+import { cronRoutes, cronTaskApi, parseBody } from './cron-tasks.js';
 
 const listQuery = z.object({
-  kind: z.enum(taskKinds).optional(),
+  kind: z.enum([...taskKinds, 'cron']).optional(),
   session: z.string().min(1).max(100).optional(),
   status: z.enum(taskStatuses).optional(),
 });
@@ -24,23 +25,50 @@ const patchBody = z
   .partial()
   .refine((b) => Object.keys(b).length > 0, `send at least one of: ${Object.keys(patchFields).join(', ')}`);
 
-/** The task list (kind 'graph': the agent's plan; 'cron' comes later), with events on topic `tasks`. */
+const kindOnly = z.looseObject({ kind: z.enum([...taskKinds, 'cron'], 'kind is graph (the default) or cron').optional() });
+
+/**
+ * The task list, with events on topic `tasks`: kind 'graph' (the agent's plan) and kind 'cron'
+ * (scheduled tasks, in ./cron-tasks.ts). A list without ?kind= shows the graph, as it always did.
+ */
 export function taskRoutes(deps: Deps): Route[] {
   const announce = (type: string, data: Task | { id: string; kind: string; owner_session: string | null }) => deps.publish('tasks', type, data);
+  const cron = cronTaskApi(deps);
   return [
     route({
       method: 'GET',
       path: '/api/tasks',
-      summary: 'Tasks in creation order. Query: kind (graph), session (owner session id), status (pending, in_progress, completed). Answers {items}.',
+      summary:
+        'Tasks in creation order. Query: kind (graph, the default, or cron), session (owner session id), status (pending, in_progress, completed). Answers {items}. Cron tasks carry next_run_at (UTC), next_run_local (the zone\'s wall time) and last_run.',
       query: listQuery,
-      handler: ({ query }) => ({ body: { items: listTasks(deps.db, query) } }),
+      handler: ({ query }) => {
+        if (query.kind === 'cron') {
+          if (query.session !== undefined || query.status !== undefined) throw new ApiError('invalid_request', 'Invalid query parameter kind: session and status filter graph tasks only.', [{ path: 'kind', message: 'cron tasks take no session or status filter' }]);
+          return { body: { items: cron.list() } };
+        }
+        return { body: { items: listTasks(deps.db, query as { kind?: 'graph'; session?: string; status?: (typeof taskStatuses)[number] }) } };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/tasks/:id',
+      summary: 'One task of either kind.',
+      handler: ({ params }) => {
+        if (cron.isCron(params.id!)) return { body: cron.get(params.id!) };
+        const t = getTask(deps.db, params.id!);
+        if (!t) throw taskNotFound(params.id!);
+        return { body: t };
+      },
     }),
     route({
       method: 'POST',
       path: '/api/tasks',
-      summary: 'Creates a task: subject (required), description, status (default pending), blocked_by (existing task ids), owner_session, kind (default graph). Answers 201 with the task.',
-      body: createBody,
-      handler: ({ body }) => {
+      summary:
+        'Creates a task. Graph (kind omitted or "graph"): subject (required), description, status (default pending), blocked_by (existing task ids), owner_session. Cron (kind "cron"): name and schedule (required; 5 or 6 fields or a nickname such as @hourly), timezone (IANA, default the machine\'s), prompt or workflow with inputs, enabled (default true), model (id or slot, default the default slot), working_dir, permission_mode (default auto), session (new or reuse), notify [{platform, chat_id}], max_runtime_seconds (default 1800), catch_up (default true), approval_timeout_seconds (default config cron.approval_timeout_seconds). Answers 201 with the task.',
+      body: kindOnly,
+      handler: async ({ body: raw }) => {
+        if (raw.kind === 'cron') return { status: 201, body: await cron.create(raw) };
+        const body = parseBody(createBody, raw);
         if (body.owner_session != null && !getSession(deps.db, body.owner_session)) {
           throw new ApiError('invalid_request', `Invalid request body: owner_session: there is no session ${body.owner_session}.`, [{ path: 'owner_session', message: 'unknown session' }]);
         }
@@ -52,9 +80,13 @@ export function taskRoutes(deps: Deps): Route[] {
     route({
       method: 'PATCH',
       path: '/api/tasks/:id',
-      summary: 'Changes any of: subject, description, status, blocked_by. A task may be in_progress or completed only once its blockers are completed (409 otherwise); an unknown blocker or a cycle is a 400.',
-      body: patchBody,
-      handler: ({ params, body }) => {
+      summary:
+        'Changes any of: subject, description, status, blocked_by. A task may be in_progress or completed only once its blockers are completed (409 otherwise); an unknown blocker or a cycle is a 400. A cron task takes any subset of its fields (enabled to switch it on or off); the schedule changes at once.',
+      body: z.unknown(),
+      handler: async ({ params, body: raw }) => {
+        if (cron.isCron(params.id!)) return { body: await cron.patch(params.id!, raw) };
+        if (!getTask(deps.db, params.id!)) throw taskNotFound(params.id!);
+        const body = parseBody(patchBody, raw);
         const t = updateTask(deps.db, params.id!, body);
         announce('task.updated', t);
         return { body: t };
@@ -63,13 +95,15 @@ export function taskRoutes(deps: Deps): Route[] {
     route({
       method: 'DELETE',
       path: '/api/tasks/:id',
-      summary: 'Deletes a task and removes it from the blocked_by of the tasks it blocked. Answers {deleted}.',
-      handler: ({ params }) => {
+      summary: 'Deletes a graph task and removes it from the blocked_by of the tasks it blocked. Answers {deleted}. A cron task goes to the trash (restorable with its schedule): {deleted, trash_id}.',
+      handler: async ({ params }) => {
+        if (cron.isCron(params.id!)) return { body: await cron.remove(params.id!) };
         const { deleted, unblocked } = deleteTask(deps.db, params.id!);
         announce('task.deleted', { id: deleted.id, kind: deleted.kind, owner_session: deleted.owner_session });
         for (const t of unblocked) announce('task.updated', t);
         return { body: { deleted: deleted.id } };
       },
     }),
+    ...cronRoutes(deps),
   ];
 }

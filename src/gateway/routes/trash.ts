@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { fileTrashKind } from '../../shared/store/file-trash.js';
 import { sessionTrashKind } from '../../shared/store/session-trash.js';
 import { skillTrashKind } from '../../shared/skills/trash.js';
+import { CRON_TRASH_KIND, cronTaskTrashKind, cronTaskView, type CronTask } from '../../shared/store/cron.js';
 import type { Session } from '../../shared/store/sessions.js';
 import { deleteFromTrash, emptyTrash, getTrashItem, listTrash, notInTrash, restoreFromTrash, trashTotalBytes, trashView, type TrashKinds } from '../../shared/store/trash.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
 /** How each kind of item goes back; later kinds (files, skills, recordings, tasks) add a line here. */
-export const trashKinds: TrashKinds = { session: sessionTrashKind, file: fileTrashKind, skill: skillTrashKind };
+export const trashKinds: TrashKinds = { session: sessionTrashKind, file: fileTrashKind, skill: skillTrashKind, [CRON_TRASH_KIND]: cronTaskTrashKind };
 
 const restoreBody = z
   .strictObject({
@@ -57,6 +58,10 @@ export function trashRoutes(deps: Deps): Route[] {
           deps.publish(`session:${s.id}`, 'session.restored', s);
         }
         if (item.kind === 'skill') deps.publish('skills', 'skill.created', { name: result.restored_to, restored: true });
+        if (item.kind === CRON_TRASH_KIND) {
+          deps.publish('tasks', 'task.created', { ...cronTaskView(deps.db, result.task as CronTask), restored: true });
+          await deps.endpoint.request('cron.changed', { id: result.restored_to }, { to: 'supervisor', timeoutMs: 20_000 }).catch(() => undefined);
+        }
         return { body: { id: item.id, kind: item.kind, ...result } };
       },
     }),

@@ -84,6 +84,11 @@ export const configSchema = z
       .strict()
       .prefault({}),
     mcp: mcpConfigSchema,
+    /** Scheduled tasks: an approval nobody answers during a run is denied after this long (a task may set its own). */
+    cron: z
+      .object({ approval_timeout_seconds: z.number().int().min(1).max(86_400).default(600) })
+      .strict()
+      .prefault({}),
     /** Messaging channels by platform (telegram, messenger), each with `enabled` and its fields. */
     channels: channelsConfigSchema,
   })

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
 import { mcpEventDefs, mcpRequestDefs } from './mcp.js';
+import { cronEventDefs, cronRequestDefs } from './cron.js';
+import { channelsDeliverDefs } from './channels-deliver.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
 import { channelsRequestDefs } from './channels.js';
-import { channelsDeliverDefs } from './channels-deliver.js';
 
 /**
  * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
@@ -56,6 +57,17 @@ export type Status = z.infer<typeof statusSchema>;
 
 const listen = z.object({ host: z.string(), port: z.number().int().min(0).max(65535) });
 
+/**
+ * A gateway's /ws numbering, passed from the old gateway to its successor on a restart so that
+ * clients resume with `since` as across a dropped connection: the epoch, and per topic its last
+ * seq and the newest frames it keeps for replay.
+ */
+export const wsStateSchema = z.object({
+  epoch: z.string().min(1).max(64),
+  topics: z.array(z.object({ topic: z.string().min(1).max(200), seq: z.number().int().min(0), frames: z.array(z.object({ seq: z.number().int().min(1), frame: z.string() })) })),
+});
+export type WsState = z.infer<typeof wsStateSchema>;
+
 /** A change to a model entry: a field set to null is removed. */
 export const modelPatchSchema = z
   .object({
@@ -98,6 +110,10 @@ export const requestDefs = {
       config: configSchema,
       access_key: z.string().optional(),
       listen: listen.optional(),
+      /** When svc started (ms since the epoch): /api/health's uptime counts from it, not from this gateway. */
+      started_at: z.number().int().positive().optional(),
+      /** The previous gateway's /ws numbering, on a restart. */
+      ws_state: wsStateSchema.optional(),
     }),
     result: z.object({ port: z.number().int().optional(), uws: uwsFlavour.optional(), engine: httpEngineName.optional() }),
   },
@@ -111,6 +127,12 @@ export const requestDefs = {
     payload: z.object({}),
     result: z.object({ open_connections: z.number().int() }),
   },
+  /**
+   * supervisor → old gateway, on a restart before its successor starts: its /ws numbering; from
+   * then on it numbers nothing and sends what it would publish to the supervisor (`ws.publish`),
+   * which passes it to the successor, until a `server.resumed` gives it back.
+   */
+  'gateway.ws_state': { payload: z.object({}), result: wsStateSchema },
   /** supervisor → gateway, before a restart: send the listening socket (a `gateway.listener` event) when the engine cannot share its port. */
   'gateway.listener': {
     payload: z.object({}),
@@ -183,6 +205,7 @@ export const requestDefs = {
     result: z.object({ text: z.string(), role: roleSchema, pid: z.number().int() }),
   },
   ...mcpRequestDefs,
+  ...cronRequestDefs,
   /** Messaging channels (gateway → supervisor → channels worker); channels.deliver also from cron. */
   ...channelsRequestDefs,
   ...channelsDeliverDefs,
@@ -239,9 +262,15 @@ export const eventDefs = {
   }),
   /** gateway → supervisor → the next gateway: carries the listening socket as the message's IPC handle. */
   'gateway.listener': z.object({}),
+  /**
+   * worker → supervisor: the process groups its commands run in, after each change; the
+   * supervisor kills those still listed when the worker dies, however it dies.
+   */
+  'child.process_groups': z.object({ pgids: z.array(z.number().int().min(2)).max(4096) }),
   /** any → gateway: publish to WebSocket subscribers of a topic. */
   'ws.publish': z.object({ topic: z.string().min(1).max(200), type: z.string().min(1).max(100), data: z.unknown() }),
   ...mcpEventDefs,
+  ...cronEventDefs,
 } as const;
 
 export type EventType = keyof typeof eventDefs;

@@ -210,6 +210,18 @@ export const migrations: Migration[] = [
     },
   },
   {
+    version: 12,
+    name: 'turn_outcomes',
+    up: (db) => {
+      // What GET /api/sessions/{id}/turns/{turn_id} answers after ?wait=false: the turn's first
+      // message, its reply and why it ended, as the waiting call would have said.
+      db.exec('ALTER TABLE turns ADD COLUMN first_seq INTEGER');
+      db.exec('ALTER TABLE turns ADD COLUMN reply TEXT');
+      db.exec('ALTER TABLE turns ADD COLUMN stop_reason TEXT');
+      db.exec('ALTER TABLE turns ADD COLUMN reason TEXT');
+    },
+  },
+  {
     version: 13,
     name: 'channels',
     up: (db) => {
@@ -259,6 +271,57 @@ export const migrations: Migration[] = [
         PRIMARY KEY (platform, msg_key)
       ) STRICT`);
       db.exec("CREATE INDEX channel_inbound_open ON channel_inbound (platform, status) WHERE status != 'answered'");
+    },
+  },
+  {
+    version: 14,
+    name: 'cron_tasks',
+    up: (db) => {
+      // Scheduled tasks (kind "cron" on /api/tasks). sched_from: scheduled times after it count
+      // as due (moved on each fire, and on create, re-enable and schedule change).
+      db.exec(`CREATE TABLE cron_tasks (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        schedule TEXT NOT NULL,
+        timezone TEXT NOT NULL,
+        prompt TEXT,
+        workflow TEXT,
+        inputs TEXT NOT NULL DEFAULT '{}',
+        enabled INTEGER NOT NULL,
+        model TEXT,
+        working_dir TEXT,
+        permission_mode TEXT NOT NULL,
+        session_mode TEXT NOT NULL,
+        reuse_session_id TEXT,
+        notify TEXT NOT NULL DEFAULT '[]',
+        max_runtime_seconds INTEGER NOT NULL,
+        catch_up INTEGER NOT NULL,
+        approval_timeout_seconds INTEGER,
+        sched_from TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      ) STRICT`);
+      db.exec(`CREATE TABLE cron_runs (
+        id TEXT PRIMARY KEY,
+        task_id TEXT NOT NULL,
+        trigger TEXT NOT NULL,
+        scheduled_for TEXT,
+        status TEXT NOT NULL,
+        session_id TEXT,
+        turn_id TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        error TEXT,
+        reply TEXT,
+        deadline_at TEXT NOT NULL,
+        notify_results TEXT NOT NULL DEFAULT '[]',
+        approvals TEXT NOT NULL DEFAULT '[]'
+      ) STRICT`);
+      db.exec('CREATE INDEX cron_runs_by_task ON cron_runs (task_id, started_at)');
+      // Runs never overlap, across processes and crashes: one running row per task.
+      db.exec("CREATE UNIQUE INDEX cron_runs_one_running ON cron_runs (task_id) WHERE status = 'running'");
+      // A scheduled time fires once, even when a worker dies and comes back.
+      db.exec('CREATE UNIQUE INDEX cron_runs_once ON cron_runs (task_id, scheduled_for) WHERE scheduled_for IS NOT NULL');
     },
   },
 ];

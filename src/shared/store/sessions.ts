@@ -125,6 +125,12 @@ export function updateSession(db: Db, id: string, patch: SessionSettings): Sessi
   }).immediate();
 }
 
+/** Sets the title of a session still called by the default one; undefined when it has another title by now (or is gone). */
+export function titleIfUntitled(db: Db, id: string, title: string): Session | undefined {
+  const changed = stmt(db, 'UPDATE sessions SET title = ?, updated_at = ? WHERE id = ? AND title = ?').run(title, isoNow(), id, sessionDefaults.title).changes;
+  return changed > 0 ? getSession(db, id) : undefined;
+}
+
 export interface SessionCursor {
   created_at: string;
   id: string;

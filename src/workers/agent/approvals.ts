@@ -5,7 +5,7 @@ import type { ToolContext } from './tools/registry.js';
 interface Pending {
   sessionId: string;
   view: { approval_id: string; turn_id: string; call_id: string; tool: string; input: unknown; reason: string; sandbox_notice?: string };
-  resolve: (d: ApprovalDecision) => void;
+  resolve: (d: ApprovalDecision | 'expired') => void;
 }
 
 /**
@@ -16,11 +16,17 @@ interface Pending {
 export class Approvals {
   private readonly pending = new Map<string, Pending>();
 
-  /** `notice`: said once per session beside the question (the sandbox is off or unavailable). */
-  ask(ctx: ToolContext, info: { tool: string; input: unknown; reason: string; notice?: string }): Promise<ApprovalDecision> {
+  /**
+   * `notice`: said once per session beside the question (the sandbox is off or unavailable).
+   * `timeoutMs`: nobody may be watching (a scheduled run); unanswered by then it answers 'expired'.
+   * `onAsked`: told the approval's id once it waits.
+   */
+  ask(ctx: ToolContext, info: { tool: string; input: unknown; reason: string; notice?: string; timeoutMs?: number; onAsked?: (id: string) => void }): Promise<ApprovalDecision | 'expired'> {
     const id = newId('ap');
-    return new Promise<ApprovalDecision>((resolve, reject) => {
+    return new Promise<ApprovalDecision | 'expired'>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
       const withdraw = () => {
+        clearTimeout(timer);
         if (!this.pending.delete(id)) return;
         ctx.emit('approval.withdrawn', { approval_id: id });
         reject(ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('interrupted'));
@@ -29,12 +35,24 @@ export class Approvals {
         sessionId: ctx.sessionId,
         view: { approval_id: id, turn_id: ctx.turnId, call_id: ctx.callId, tool: info.tool, input: info.input, reason: info.reason, ...(info.notice ? { sandbox_notice: info.notice } : {}) },
         resolve: (d) => {
+          clearTimeout(timer);
           ctx.signal.removeEventListener('abort', withdraw);
           resolve(d);
         },
       });
       ctx.signal.addEventListener('abort', withdraw, { once: true });
-      ctx.emit('approval.requested', { approval_id: id, tool: info.tool, input: info.input, reason: info.reason, ...(info.notice ? { sandbox_notice: info.notice } : {}) });
+      const expires = info.timeoutMs === undefined ? {} : { expires_at: new Date(Date.now() + info.timeoutMs).toISOString() };
+      ctx.emit('approval.requested', { approval_id: id, tool: info.tool, input: info.input, reason: info.reason, ...(info.notice ? { sandbox_notice: info.notice } : {}), ...expires });
+      if (info.timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          const p = this.pending.get(id);
+          if (!p) return;
+          this.pending.delete(id);
+          ctx.emit('approval.expired', { approval_id: id, timeout_seconds: Math.round(info.timeoutMs! / 1000) });
+          p.resolve('expired');
+        }, info.timeoutMs);
+      }
+      info.onAsked?.(id);
     });
   }
 

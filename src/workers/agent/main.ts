@@ -4,10 +4,13 @@ import { startChild } from '../../shared/child.js';
 import { redact } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
 import { openDb } from '../../shared/store/db.js';
+import { cronApprovalTimeout } from '../../shared/store/cron-approval.js';
+import type { EventPayload } from '../../shared/protocol/ipc.js';
 import { Approvals } from './approvals.js';
 import { RulesGate } from './permission-gate.js';
 import { probeModel } from './providers/index.js';
 import { TurnRunner } from './turn-runner.js';
+import { onGroupsChange } from './tools/process-group.js';
 
 /**
  * An agent worker: runs turns and provider probes. It holds provider keys, so each one is
@@ -18,12 +21,20 @@ let config: Config | undefined;
 let runner: TurnRunner | undefined;
 const approvals = new Approvals();
 const endpoint = startChild('agent', () => runner?.inflight ?? 0);
+// A kill -9 skips this worker's exit hook: the supervisor then stops its commands' groups.
+onGroupsChange((pgids) => endpoint.emit('child.process_groups', { pgids }));
 
 endpoint.handle('child.start', (start) => {
   config = start.config;
   redactConfigSecrets(config);
   const db = openDb(paths.db);
-  runner = new TurnRunner(endpoint, db, paths, () => config ?? start.config, new RulesGate(db, paths, approvals, { enabled: () => (config ?? start.config).sandbox.enabled }));
+  const current = () => config ?? start.config;
+  // Cron turns: an approval waits approval_timeout_seconds (the task's, else config's), and the cron worker hears of it.
+  const unattended = {
+    timeoutSeconds: (sessionId: string) => cronApprovalTimeout(db, sessionId) ?? current().cron.approval_timeout_seconds,
+    tell: (e: EventPayload<'cron.approval'>) => endpoint.emit('cron.approval', e),
+  };
+  runner = new TurnRunner(endpoint, db, paths, current, new RulesGate(db, paths, approvals, { enabled: () => current().sandbox.enabled }, unattended));
   return {};
 });
 endpoint.onEvent((event) => {

@@ -14,6 +14,12 @@ import { realish } from './tools/file-path.js';
 import { fileIsPrivateKey } from './tools/private-key.js';
 import type { PermissionGate, Tool, ToolContext, ToolSubject } from './tools/registry.js';
 
+/** What the gate needs for turns nobody watches: the approval timeout, and where approvals are reported. */
+export interface Unattended {
+  timeoutSeconds: (sessionId: string) => number;
+  tell: (e: { session_id: string; turn_id: string; approval_id: string; tool: string; reason: string; state: 'asked' | 'answered' | 'expired'; decision: string | null; why: string | null }) => void;
+}
+
 /**
  * The permission engine at work: permissions.yml (re-read when it changes) and the built-in rules
  * decide, the session's mode turns asks into allow or deny, and an ask left standing waits for the
@@ -30,6 +36,8 @@ export class RulesGate implements PermissionGate {
     private readonly paths: Paths,
     private readonly approvals: Approvals,
     private readonly sandbox?: SandboxOptions,
+    /** Turns nobody watches (cron): how long an approval waits, and who hears of it. */
+    private readonly unattended?: Unattended,
   ) {
     // The grammar loads once per worker, from its start; a check waits for it (a load failure refuses).
     loadShellParser().catch((err: unknown) => log.error('the bash grammar did not load; terminal commands are refused', { error: String(err) }));
@@ -63,12 +71,35 @@ export class RulesGate implements PermissionGate {
     if (!decision.askAlways && hasGrant(this.db, ctx.sessionId, key)) return { allowed: true };
     audit('ask', decision.reason);
     let answer;
+    const watchless = ctx.origin === 'cron' && this.unattended ? this.unattended : undefined;
+    const timeoutS = watchless?.timeoutSeconds(ctx.sessionId);
+    let approvalId = '';
+    const tell = (state: 'asked' | 'answered' | 'expired', d: string | null, why: string | null) =>
+      watchless?.tell({ session_id: ctx.sessionId, turn_id: ctx.turnId, approval_id: approvalId, tool: tool.name, reason: decision.reason, state, decision: d, why });
     try {
-      answer = await this.approvals.ask(ctx, { tool: tool.name, input: args, reason: decision.reason, notice: this.sandboxNotice(ctx.sessionId, status) });
+      answer = await this.approvals.ask(ctx, {
+        tool: tool.name,
+        input: args,
+        reason: decision.reason,
+        notice: this.sandboxNotice(ctx.sessionId, status),
+        ...(timeoutS === undefined ? {} : { timeoutMs: timeoutS * 1000 }),
+        onAsked: (id) => {
+          approvalId = id;
+          tell('asked', null, null);
+        },
+      });
     } catch (err) {
       audit('withdrawn', 'the turn was interrupted');
+      tell('answered', null, 'withdrawn: the turn was interrupted');
       throw err;
     }
+    if (answer === 'expired') {
+      const why = `nobody answered within ${timeoutS} s (approval_timeout_seconds; this turn runs unattended for a scheduled task), so it was denied`;
+      audit('denied_by_timeout', why);
+      tell('expired', 'deny', why);
+      return { allowed: false, reason: `${tool.name} was not approved: ${why}.` };
+    }
+    tell('answered', answer, answer === 'deny' ? 'denied by the user' : 'approved by the user');
     if (answer === 'deny') {
       audit('denied_by_user');
       return { allowed: false, reason: `the user declined to run ${tool.name}.` };

@@ -11,7 +11,7 @@ import type { Db } from '../../shared/store/db.js';
 import { addGoalUsage, getGoal, putGoal, type Goal } from '../../shared/store/goals.js';
 import { appendMessage } from '../../shared/store/messages.js';
 import { getSession } from '../../shared/store/sessions.js';
-import { endTurnRow } from '../../shared/store/turns.js';
+import { endTurnRow, setTurnFirstSeq } from '../../shared/store/turns.js';
 import { resolveUpload } from '../../shared/store/uploads.js';
 import { maybeCompact } from './compaction.js';
 import { runLoop } from './loop.js';
@@ -28,6 +28,7 @@ import { startRun } from '../../shared/workflows/start.js';
 import type { Session } from '../../shared/store/sessions.js';
 import { usableSkills } from '../../shared/skills/catalog.js';
 import { mcpTools } from './tools/mcp.js';
+import { titleChat } from './titling.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 
 type TurnRequest = PayloadOf<'agent.turn'>;
@@ -116,20 +117,22 @@ export class TurnRunner {
     let status: 'completed' | 'failed' | 'interrupted' = 'failed';
     let carryOn = false;
     let final: [string, Record<string, unknown>];
+    let reply = '';
     try {
       const outcome = await this.turn(req, signal, publish);
       status = 'completed';
-      endTurnRow(this.db, req.turn_id, 'completed', { usage: outcome.usage });
+      reply = outcome.text;
+      endTurnRow(this.db, req.turn_id, 'completed', { usage: outcome.usage, reply: outcome.text, stop_reason: outcome.stopReason });
       carryOn = this.afterTurn(req, outcome, publish);
       final = ['turn.completed', { status, stop_reason: outcome.stopReason, reply: outcome.text, usage: outcome.usage, steps: outcome.steps }];
     } catch (err) {
       if (signal.aborted) {
         status = 'interrupted';
-        endTurnRow(this.db, req.turn_id, 'interrupted');
+        endTurnRow(this.db, req.turn_id, 'interrupted', signal.reason instanceof RestartInterrupt ? { reason: 'restarted', error: signal.reason.message } : {});
         final = ['turn.interrupted', signal.reason instanceof RestartInterrupt ? { status, reason: 'restarted', message: signal.reason.message } : { status }];
       } else {
         const { reason, message } = describe(err);
-        endTurnRow(this.db, req.turn_id, 'failed', { error: `${reason}: ${message}` });
+        endTurnRow(this.db, req.turn_id, 'failed', { reason, error: message });
         final = ['turn.failed', { status: 'failed', reason, message }];
         if (reason === 'internal') log.error('turn failed', { turn: req.turn_id, error: message });
       }
@@ -140,6 +143,26 @@ export class TurnRunner {
     this.endpoint.emit('turn.ended', { turn_id: req.turn_id, session_id: req.session_id, status, continue: carryOn });
     publish(...final);
     this.batcher.flush(topic);
+    if (status === 'completed' && !req.workflow_run_id) this.titleLater(req, reply);
+  }
+
+  /** A chat still called "New session" gets its title after the turn, without holding the turn up. */
+  private titleLater(req: TurnRequest, reply: string): void {
+    const config = this.config();
+    const entry = config.slots.lite ? config.models[config.slots.lite] : undefined;
+    let lite: { provider: Provider; model: string } | undefined;
+    try {
+      lite = entry ? { provider: this.provider(entry, config), model: entry.model } : undefined;
+    } catch {
+      lite = undefined; // a lite entry without an address: the first line will do
+    }
+    const announce = (s: Session) => {
+      this.batcher.publish('sessions', 'session.updated', s);
+      this.batcher.publish(`session:${s.id}`, 'session.updated', s);
+    };
+    titleChat({ db: this.db, sessionId: req.session_id, userText: req.message.text, reply, lite, announce }).catch((err: unknown) =>
+      log.warn('a chat could not be titled', { session: req.session_id, error: (err as Error).message }),
+    );
   }
 
   private async turn(req: TurnRequest, signal: AbortSignal, publish: (type: string, data: Record<string, unknown>) => void) {
@@ -161,6 +184,7 @@ export class TurnRunner {
       role: 'user',
       content: { text: req.message.text, ...(attachments.length ? { attachments } : {}), ...(req.origin === 'goal' ? { continuation: true } : {}) },
     });
+    setTurnFirstSeq(this.db, req.turn_id, userMessage.seq);
     publish('turn.started', { session_id: session.id, origin: req.origin, message: userMessage });
 
     let goal = getGoal(this.db, session.id);

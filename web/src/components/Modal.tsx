@@ -12,7 +12,7 @@ interface Props {
   labelledBy: string;
   describedBy?: string;
   /** What gets focus on open; default the dialog itself (an Enter meant elsewhere presses nothing). */
-  initialFocus?: RefObject<HTMLElement>;
+  initialFocus?: RefObject<HTMLElement | null>;
   testId?: string;
   children: ComponentChildren;
 }

@@ -5,14 +5,20 @@ import { useStore } from '../lib/store';
 import { ChatView } from './ChatView';
 import { ConnectionBanner } from './ConnectionBanner';
 import { McpView } from './McpView';
+import { SchedulesView } from './SchedulesView';
 import { ChannelsView } from './ChannelsView';
 import { SettingsView } from './SettingsView';
+import { SkillsView } from './SkillsView';
 import { StatusView } from './StatusView';
+import { WorkflowsView } from './WorkflowsView';
 
 const views = [
   ['chat', 'Chat'],
   ['settings', 'Settings'],
   ['mcp', 'MCP'],
+  ['skills', 'Skills'],
+  ['workflows', 'Workflows'],
+  ['schedules', 'Schedules'],
   ['channels', 'Channels'],
   ['status', 'Status'],
 ] as const;
@@ -55,6 +61,9 @@ export function Shell() {
         {view === 'settings' && <SettingsView tab={r.arg} />}
         {view === 'status' && <StatusView />}
         {view === 'mcp' && <McpView />}
+        {view === 'skills' && <SkillsView />}
+        {view === 'workflows' && <WorkflowsView />}
+        {view === 'schedules' && <SchedulesView />}
         {view === 'channels' && <ChannelsView />}
       </main>
     </div>

@@ -56,10 +56,13 @@ export function StatusView() {
     const t = setInterval(load, 3000);
     return () => clearInterval(t);
   }, []);
+  // A restart is over when the server runs again: a new epoch (after a crash) or, as a restart
+  // keeps the epoch, its `resumed` on the server topic.
   useEffect(() => {
+    if (server === 'draining') return;
     setRestarting(false);
     void load();
-  }, [epochs]);
+  }, [epochs, server]);
 
   const restart = async () => {
     if (!confirm('Restart the server? Running turns finish first; new ones wait until it is back.')) return;

@@ -79,19 +79,24 @@ export interface Uploaded {
   url: string;
 }
 
-/** Uploads files as multipart/form-data (parts named "file"). */
-export async function upload(files: File[]): Promise<Uploaded[]> {
-  const form = new FormData();
-  for (const f of files) form.append('file', f, f.name);
+/** POSTs a multipart/form-data body (files and fields); throws ApiError like `api`. */
+export async function postForm<T = any>(url: string, form: FormData): Promise<T> {
   let res: Response;
   try {
-    res = await fetch('/api/upload', { method: 'POST', body: form, credentials: 'same-origin' });
+    res = await fetch(url, { method: 'POST', body: form, credentials: 'same-origin', headers: { Accept: 'application/json' } });
   } catch {
     throw new ApiError(0, 'network', 'The upload could not reach the server.');
   }
   const data = await parse(res);
   if (!res.ok) throw failure(res, data);
-  return (data as { files: Uploaded[] }).files;
+  return data as T;
+}
+
+/** Uploads files as multipart/form-data (parts named "file"). */
+export async function upload(files: File[]): Promise<Uploaded[]> {
+  const form = new FormData();
+  for (const f of files) form.append('file', f, f.name);
+  return (await postForm<{ files: Uploaded[] }>('/api/upload', form)).files;
 }
 
 /** A message a person can act on, for any thrown value. */

@@ -8,9 +8,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 const live = new Set<number>();
 let hooked = false;
+let changed: ((pgids: number[]) => void) | undefined;
+
+/**
+ * Tells `listener` the groups still running each time one starts or ends, so that someone outside
+ * this process (the supervisor) can stop them if this process dies without running its exit hook
+ * (kill -9, the out-of-memory killer).
+ */
+export function onGroupsChange(listener: (pgids: number[]) => void): void {
+  changed = listener;
+}
 
 export function trackGroup(pgid: number): void {
   live.add(pgid);
+  changed?.([...live]);
   if (hooked) return;
   hooked = true;
   // 'exit' handlers must be synchronous: SIGKILL now, there is no later.
@@ -20,7 +31,7 @@ export function trackGroup(pgid: number): void {
 }
 
 export function untrackGroup(pgid: number): void {
-  live.delete(pgid);
+  if (live.delete(pgid)) changed?.([...live]);
 }
 
 export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {

@@ -1,0 +1,74 @@
+import { Cron } from 'croner';
+import cronstrue from 'cronstrue';
+
+/**
+ * Every schedule computation of svc, on croner: validation, the next fire times, the time a fire
+ * was scheduled for. A schedule is a 5-field (minutes) or 6-field (seconds first) cron line, or a
+ * nickname such as @hourly; `timezone` is an IANA zone.
+ */
+
+const OPTIONS = { paused: true, mode: '5-or-6-parts', domAndDow: false } as const;
+
+/** The machine's zone, the default of a task's `timezone`. */
+export function machineTimezone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+/** Whether the runtime knows the IANA zone. */
+export function isTimezone(tz: string): boolean {
+  if (tz.trim() === '' || tz.length > 100) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The problem with a cron line in words, or undefined when croner accepts it. */
+export function scheduleProblem(schedule: string): string | undefined {
+  if (schedule.trim() === '') return 'the schedule must not be empty';
+  try {
+    new Cron(schedule.trim(), OPTIONS);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message.replace(/^CronPattern: /, '');
+  }
+}
+
+/** A paused croner job for computations (throws on a bad schedule; validate first). */
+export function cronOf(schedule: string, timezone: string): Cron {
+  return new Cron(schedule.trim(), { ...OPTIONS, timezone });
+}
+
+/** The next `count` fire times strictly after `from`. */
+export function nextFires(schedule: string, timezone: string, from: Date, count = 1): Date[] {
+  return cronOf(schedule, timezone).nextRuns(count, from);
+}
+
+/** The scheduled time a fire happening now belongs to: the latest one at or before this second. */
+export function scheduledTimeOf(schedule: string, timezone: string, now: Date): Date | undefined {
+  // previousRuns is strictly before its reference, at whole seconds: the next second includes this one.
+  const nextSecond = Math.floor(now.getTime() / 1000) * 1000 + 1000;
+  return cronOf(schedule, timezone).previousRuns(1, new Date(nextSecond))[0];
+}
+
+/** A time as a wall clock in a zone with its UTC offset, e.g. 2026-03-29T09:00:00+02:00. */
+export function wallTime(at: Date, timezone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'longOffset' })
+      .formatToParts(at)
+      .map((p) => [p.type, p.value]),
+  ) as Record<string, string>;
+  const offset = (parts.timeZoneName ?? 'GMT').replace(/^GMT/, '') || '+00:00';
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${offset}`;
+}
+
+/** A schedule in words ("At 09:00, Monday through Friday"), by cronstrue; the line itself if it cannot say. */
+export function describeSchedule(schedule: string): string {
+  try {
+    return cronstrue.toString(schedule.trim(), { use24HourTimeFormat: true, throwExceptionOnParseError: true });
+  } catch {
+    return schedule.trim();
+  }
+}

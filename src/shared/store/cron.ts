@@ -1,0 +1,379 @@
+import { z } from 'zod';
+import { ApiError } from '../errors.js';
+import type { Paths } from '../paths.js';
+import { describeSchedule, nextFires, wallTime } from '../cron/schedule.js';
+import type { Db } from './db.js';
+import { permissionModes } from './sessions.js';
+import { putInTrash, trashConflict, type TrashItem, type TrashKind } from './trash.js';
+import { isoNow, newId, stmt } from './util.js';
+
+/** Scheduled tasks (kind "cron" on /api/tasks) and their runs. Any process reads; the routes and the cron worker write. */
+
+export const notifyTargetSchema = z.strictObject({
+  platform: z.string().trim().min(1, 'the platform must not be empty').max(50),
+  chat_id: z.string().trim().min(1, 'the chat_id must not be empty').max(200),
+});
+export type NotifyTarget = z.infer<typeof notifyTargetSchema>;
+export const sessionModes = ['new', 'reuse'] as const;
+const inputValue = z.union([z.string().max(100_000), z.number(), z.boolean()]);
+
+/** The stored row. */
+const rowSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  schedule: z.string(),
+  timezone: z.string(),
+  prompt: z.string().nullable(),
+  workflow: z.string().nullable(),
+  inputs: z.string(),
+  enabled: z.number().int(),
+  model: z.string().nullable(),
+  working_dir: z.string().nullable(),
+  permission_mode: z.enum(permissionModes),
+  session_mode: z.enum(sessionModes),
+  reuse_session_id: z.string().nullable(),
+  notify: z.string(),
+  max_runtime_seconds: z.number().int(),
+  catch_up: z.number().int(),
+  approval_timeout_seconds: z.number().int().nullable(),
+  sched_from: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type CronTaskRow = z.infer<typeof rowSchema>;
+const COLS = Object.keys(rowSchema.shape).join(', ');
+
+export interface CronTaskSpec {
+  name: string;
+  schedule: string;
+  timezone: string;
+  prompt: string | null;
+  workflow: string | null;
+  inputs: Record<string, string | number | boolean>;
+  enabled: boolean;
+  /** A model id, or a slot name (default, lite); null is the default slot. */
+  model: string | null;
+  working_dir: string | null;
+  permission_mode: (typeof permissionModes)[number];
+  session: (typeof sessionModes)[number];
+  notify: NotifyTarget[];
+  max_runtime_seconds: number;
+  catch_up: boolean;
+  /** null follows config cron.approval_timeout_seconds. */
+  approval_timeout_seconds: number | null;
+}
+
+/** A task as stored, decoded. */
+export interface CronTask extends CronTaskSpec {
+  id: string;
+  reuse_session_id: string | null;
+  sched_from: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export const runStatuses = ['running', 'completed', 'failed', 'interrupted'] as const;
+export type CronRunStatus = (typeof runStatuses)[number];
+export const runTriggers = ['schedule', 'manual', 'catch_up'] as const;
+export type CronRunTrigger = (typeof runTriggers)[number];
+
+const notifyResultSchema = z.object({ platform: z.string(), chat_id: z.string(), ok: z.boolean(), message_id: z.string().nullable().optional(), error: z.string().optional(), kind: z.enum(['result', 'approval']), at: z.string() });
+export type NotifyResult = z.infer<typeof notifyResultSchema>;
+const approvalRecordSchema = z.object({ approval_id: z.string(), tool: z.string(), reason: z.string(), decision: z.string().nullable(), why: z.string().nullable(), asked_at: z.string(), answered_at: z.string().nullable() });
+export type ApprovalRecord = z.infer<typeof approvalRecordSchema>;
+
+const runRowSchema = z.object({
+  id: z.string(),
+  task_id: z.string(),
+  trigger: z.enum(runTriggers),
+  scheduled_for: z.string().nullable(),
+  status: z.enum(runStatuses),
+  session_id: z.string().nullable(),
+  turn_id: z.string().nullable(),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+  error: z.string().nullable(),
+  reply: z.string().nullable(),
+  deadline_at: z.string(),
+  notify_results: z.string(),
+  approvals: z.string(),
+});
+type CronRunRow = z.infer<typeof runRowSchema>;
+const RUN_COLS = Object.keys(runRowSchema.shape).join(', ');
+
+export interface CronRun extends Omit<CronRunRow, 'notify_results' | 'approvals'> {
+  notify_results: NotifyResult[];
+  approvals: ApprovalRecord[];
+}
+
+/** Runs kept per task; older ones are dropped as new ones start. */
+export const RUNS_KEPT = 100;
+
+function toTask(raw: unknown): CronTask {
+  const r = rowSchema.parse(raw);
+  return {
+    id: r.id,
+    name: r.name,
+    schedule: r.schedule,
+    timezone: r.timezone,
+    prompt: r.prompt,
+    workflow: r.workflow,
+    inputs: z.record(z.string(), inputValue).parse(JSON.parse(r.inputs)),
+    enabled: r.enabled === 1,
+    model: r.model,
+    working_dir: r.working_dir,
+    permission_mode: r.permission_mode,
+    session: r.session_mode,
+    notify: z.array(notifyTargetSchema).parse(JSON.parse(r.notify)),
+    max_runtime_seconds: r.max_runtime_seconds,
+    catch_up: r.catch_up === 1,
+    approval_timeout_seconds: r.approval_timeout_seconds,
+    reuse_session_id: r.reuse_session_id,
+    sched_from: r.sched_from,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+function toRow(t: CronTask): CronTaskRow {
+  return {
+    id: t.id,
+    name: t.name,
+    schedule: t.schedule,
+    timezone: t.timezone,
+    prompt: t.prompt,
+    workflow: t.workflow,
+    inputs: JSON.stringify(t.inputs),
+    enabled: t.enabled ? 1 : 0,
+    model: t.model,
+    working_dir: t.working_dir,
+    permission_mode: t.permission_mode,
+    session_mode: t.session,
+    reuse_session_id: t.reuse_session_id,
+    notify: JSON.stringify(t.notify),
+    max_runtime_seconds: t.max_runtime_seconds,
+    catch_up: t.catch_up ? 1 : 0,
+    approval_timeout_seconds: t.approval_timeout_seconds,
+    sched_from: t.sched_from,
+    created_at: t.created_at,
+    updated_at: t.updated_at,
+  };
+}
+
+function toRun(raw: unknown): CronRun {
+  const r = runRowSchema.parse(raw);
+  return { ...r, notify_results: z.array(notifyResultSchema).parse(JSON.parse(r.notify_results)), approvals: z.array(approvalRecordSchema).parse(JSON.parse(r.approvals)) };
+}
+
+export function cronTaskNotFound(id: string): ApiError {
+  return new ApiError('not_found', `There is no task ${id}.`);
+}
+
+export function getCronTask(db: Db, id: string): CronTask | undefined {
+  const r = stmt<[string]>(db, `SELECT ${COLS} FROM cron_tasks WHERE id = ?`).get(id);
+  return r === undefined ? undefined : toTask(r);
+}
+
+/** In creation order. */
+export function listCronTasks(db: Db): CronTask[] {
+  return stmt(db, `SELECT ${COLS} FROM cron_tasks ORDER BY created_at, id`).all().map(toTask);
+}
+
+/** Whether the cron worker is wanted: an enabled task, or a run still going. */
+export function cronWorkNeeded(db: Db): boolean {
+  const r = stmt<[], { n: number }>(db, "SELECT (SELECT count(*) FROM cron_tasks WHERE enabled = 1) + (SELECT count(*) FROM cron_runs WHERE status = 'running') AS n").get();
+  return (r?.n ?? 0) > 0;
+}
+
+const insertSql = `INSERT INTO cron_tasks (${COLS}) VALUES (${Object.keys(rowSchema.shape).map((k) => `@${k}`).join(', ')})`;
+
+export function createCronTask(db: Db, spec: CronTaskSpec): CronTask {
+  const now = isoNow();
+  const t: CronTask = { ...spec, id: newId('task'), reuse_session_id: null, sched_from: now, created_at: now, updated_at: now };
+  stmt(db, insertSql).run(toRow(t));
+  return t;
+}
+
+/** Changes the fields given; a schedule, timezone or enable change restarts the count of due times from now (no burst of old ones). */
+export function updateCronTask(db: Db, id: string, patch: Partial<CronTaskSpec>): CronTask {
+  return db
+    .transaction(() => {
+      const cur = getCronTask(db, id);
+      if (!cur) throw cronTaskNotFound(id);
+      const given = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<CronTaskSpec>;
+      const next: CronTask = { ...cur, ...given, updated_at: isoNow() };
+      if (given.prompt != null) next.workflow = null;
+      if (given.workflow != null) next.prompt = null;
+      if (given.workflow != null && given.inputs === undefined && given.workflow !== cur.workflow) next.inputs = {};
+      const rescheduled = next.schedule !== cur.schedule || next.timezone !== cur.timezone || (next.enabled && !cur.enabled);
+      if (rescheduled) next.sched_from = next.updated_at;
+      if (next.session !== 'reuse') next.reuse_session_id = null;
+      stmt(db, `UPDATE cron_tasks SET ${Object.keys(rowSchema.shape).filter((k) => k !== 'id').map((k) => `${k} = @${k}`).join(', ')} WHERE id = @id`).run(toRow(next));
+      return next;
+    })
+    .immediate();
+}
+
+/** Scheduled times after `at` count as due from now on (called as a time fires). */
+export function setSchedFrom(db: Db, id: string, at: string): void {
+  stmt(db, 'UPDATE cron_tasks SET sched_from = ? WHERE id = ? AND sched_from < ?').run(at, id, at);
+}
+
+export function setReuseSession(db: Db, id: string, sessionId: string): void {
+  stmt(db, 'UPDATE cron_tasks SET reuse_session_id = ? WHERE id = ?').run(sessionId, id);
+}
+
+export const CRON_TRASH_KIND = 'cron_task';
+const trashPayload = z.object({ task: rowSchema });
+
+/** Moves a task to the trash (its run history stays, so a restored task keeps it). */
+export function trashCronTask(db: Db, paths: Paths, id: string): { item: TrashItem; task: CronTask } {
+  return db
+    .transaction(() => {
+      const task = getCronTask(db, id);
+      if (!task) throw cronTaskNotFound(id);
+      const item = putInTrash(db, paths, { kind: CRON_TRASH_KIND, name: task.name, original: id, payload: { task: toRow(task) } });
+      stmt(db, 'DELETE FROM cron_tasks WHERE id = ?').run(id);
+      return { item, task };
+    })
+    .immediate();
+}
+
+/** Restores with its schedule; times missed while it was in the trash are not run. */
+export const cronTaskTrashKind: TrashKind = {
+  restore({ db, payload, options }) {
+    const p = trashPayload.parse(payload);
+    const asNew = options.as_new === true || options.new_name !== undefined;
+    if (!asNew && getCronTask(db, p.task.id)) throw trashConflict(`A task with id ${p.task.id} exists again; restore this one as a copy with {"as_new": true}.`, { task_id: p.task.id });
+    const now = isoNow();
+    const row: CronTaskRow = { ...p.task, id: asNew ? newId('task') : p.task.id, name: options.new_name ?? p.task.name, sched_from: now, updated_at: now };
+    stmt(db, insertSql).run(row);
+    return { restored_to: row.id, task: toTask(row) };
+  },
+};
+
+/* ---------- runs ---------- */
+
+export interface NewRun {
+  task_id: string;
+  trigger: CronRunTrigger;
+  scheduled_for: string | null;
+  deadline_at: string;
+}
+
+/**
+ * Records a run as started, or answers undefined when one of this task is running already or
+ * this scheduled time has fired before (the unique indexes decide, across processes).
+ */
+export function insertRun(db: Db, r: NewRun): CronRun | undefined {
+  const row: CronRunRow = { id: newId('run'), ...r, status: 'running', session_id: null, turn_id: null, started_at: isoNow(), ended_at: null, error: null, reply: null, notify_results: '[]', approvals: '[]' };
+  try {
+    stmt(db, `INSERT INTO cron_runs (${RUN_COLS}) VALUES (${Object.keys(runRowSchema.shape).map((k) => `@${k}`).join(', ')})`).run(row);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
+    throw err;
+  }
+  // Keep the newest RUNS_KEPT of the task.
+  stmt(db, `DELETE FROM cron_runs WHERE task_id = ? AND status != 'running' AND id NOT IN (SELECT id FROM cron_runs WHERE task_id = ? ORDER BY started_at DESC, id DESC LIMIT ${RUNS_KEPT})`).run(r.task_id, r.task_id);
+  return toRun(row);
+}
+
+export function getRun(db: Db, id: string): CronRun | undefined {
+  const r = stmt<[string]>(db, `SELECT ${RUN_COLS} FROM cron_runs WHERE id = ?`).get(id);
+  return r === undefined ? undefined : toRun(r);
+}
+
+export function setRunSession(db: Db, id: string, sessionId: string): void {
+  stmt(db, 'UPDATE cron_runs SET session_id = ? WHERE id = ?').run(sessionId, id);
+}
+
+export function setRunTurn(db: Db, id: string, turnId: string): void {
+  stmt(db, 'UPDATE cron_runs SET turn_id = ? WHERE id = ?').run(turnId, id);
+}
+
+/** Ends a running run; false when it had ended already (the first outcome stays). */
+export function finishRun(db: Db, id: string, status: Exclude<CronRunStatus, 'running'>, extra: { error?: string | null; reply?: string | null } = {}): boolean {
+  return stmt(db, "UPDATE cron_runs SET status = ?, ended_at = ?, error = ?, reply = ? WHERE id = ? AND status = 'running'").run(status, isoNow(), extra.error ?? null, extra.reply ?? null, id).changes > 0;
+}
+
+export function addNotifyResult(db: Db, id: string, result: NotifyResult): void {
+  db.transaction(() => {
+    const run = getRun(db, id);
+    if (!run) return;
+    stmt(db, 'UPDATE cron_runs SET notify_results = ? WHERE id = ?').run(JSON.stringify([...run.notify_results, result]), id);
+  }).immediate();
+}
+
+/** Adds or updates (by approval_id) an approval asked during the run. */
+export function putRunApproval(db: Db, id: string, a: ApprovalRecord): void {
+  db.transaction(() => {
+    const run = getRun(db, id);
+    if (!run) return;
+    const rest = run.approvals.filter((x) => x.approval_id !== a.approval_id);
+    stmt(db, 'UPDATE cron_runs SET approvals = ? WHERE id = ?').run(JSON.stringify([...rest, a]), id);
+  }).immediate();
+}
+
+/** Newest first. */
+export function listRuns(db: Db, taskId: string, limit = RUNS_KEPT): CronRun[] {
+  return stmt<[string, number]>(db, `SELECT ${RUN_COLS} FROM cron_runs WHERE task_id = ? ORDER BY started_at DESC, id DESC LIMIT ?`).all(taskId, limit).map(toRun);
+}
+
+export function runningRuns(db: Db): CronRun[] {
+  return stmt(db, `SELECT ${RUN_COLS} FROM cron_runs WHERE status = 'running' ORDER BY started_at`).all().map(toRun);
+}
+
+export function runningRunOf(db: Db, taskId: string): CronRun | undefined {
+  const r = stmt<[string]>(db, `SELECT ${RUN_COLS} FROM cron_runs WHERE task_id = ? AND status = 'running'`).get(taskId);
+  return r === undefined ? undefined : toRun(r);
+}
+
+/* ---------- the API view ---------- */
+
+export interface RunView {
+  id: string;
+  task_id: string;
+  trigger: CronRunTrigger;
+  scheduled_for: string | null;
+  status: CronRunStatus;
+  session_id: string | null;
+  started_at: string;
+  ended_at: string | null;
+  error: string | null;
+  notify_results: NotifyResult[];
+  approvals: ApprovalRecord[];
+}
+
+export function runView(r: CronRun): RunView {
+  return { id: r.id, task_id: r.task_id, trigger: r.trigger, scheduled_for: r.scheduled_for, status: r.status, session_id: r.session_id, started_at: r.started_at, ended_at: r.ended_at, error: r.error, notify_results: r.notify_results, approvals: r.approvals };
+}
+
+/** A task as the API shows it: its fields, when it fires next (UTC and the zone's wall time), and its last run. */
+export function cronTaskView(db: Db, t: CronTask, now = new Date()) {
+  const next = t.enabled ? (nextFires(t.schedule, t.timezone, now)[0] ?? null) : null;
+  const last = listRuns(db, t.id, 1)[0];
+  const { sched_from: _s, reuse_session_id, ...fields } = t;
+  return {
+    kind: 'cron' as const,
+    ...fields,
+    session_id: reuse_session_id,
+    description: describeSchedule(t.schedule),
+    next_run_at: next ? next.toISOString() : null,
+    next_run_local: next ? wallTime(next, t.timezone) : null,
+    last_run: last ? { id: last.id, status: last.status, started_at: last.started_at, ended_at: last.ended_at, session_id: last.session_id, error: last.error } : null,
+  };
+}
+export type CronTaskView = ReturnType<typeof cronTaskView>;
+
+/** The text of the last assistant message written since `since`: a run's final reply. */
+export function lastReplySince(db: Db, sessionId: string, since: string): string | null {
+  const r = stmt<[string, string], { content: string }>(db, "SELECT content FROM messages WHERE session_id = ? AND role = 'assistant' AND created_at >= ? ORDER BY seq DESC LIMIT 1").get(sessionId, since);
+  if (!r) return null;
+  const parsed = z.object({ text: z.string() }).safeParse(JSON.parse(r.content));
+  return parsed.success ? parsed.data.text : null;
+}
+
+/** The newest turn of a session started at or after `since` (a run whose worker died before it saved the turn id). */
+export function turnOfRun(db: Db, sessionId: string, since: string): { id: string; status: string; error: string | null } | undefined {
+  return stmt<[string, string], { id: string; status: string; error: string | null }>(db, 'SELECT id, status, error FROM turns WHERE session_id = ? AND started_at >= ? ORDER BY started_at DESC LIMIT 1').get(sessionId, since);
+}

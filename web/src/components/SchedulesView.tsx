@@ -1,0 +1,307 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, describe, get, post } from '../lib/api';
+import { when } from '../lib/format';
+import { live } from '../lib/live';
+import { toast } from '../lib/toast';
+
+interface LastRun {
+  id: string;
+  status: RunStatus;
+  started_at: string;
+  ended_at: string | null;
+  session_id: string | null;
+  error: string | null;
+}
+type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';
+
+interface CronTaskView {
+  id: string;
+  kind: 'cron';
+  name: string;
+  schedule: string;
+  description: string;
+  timezone: string;
+  prompt: string | null;
+  workflow: string | null;
+  enabled: boolean;
+  permission_mode: 'interactive' | 'auto' | 'strict';
+  max_runtime_seconds: number;
+  catch_up: boolean;
+  next_run_at: string | null;
+  last_run: LastRun | null;
+}
+
+interface RunView extends LastRun {
+  trigger: 'schedule' | 'manual' | 'catch_up';
+  notify_results: Array<{ platform: string; chat_id: string; ok: boolean; error?: string; kind: string }>;
+  approvals: Array<{ tool: string; decision: string | null; why: string | null }>;
+}
+
+interface Preview {
+  description: string;
+  timezone: string;
+  next: Array<{ at: string; local: string }>;
+}
+
+const TASK_ID = /^task_[a-z0-9]{21}$/;
+const taskPath = (id: string, rest = '') => {
+  if (!TASK_ID.test(id)) throw new Error(`"${id}" is not a task id.`);
+  return `/api/tasks/${id}${rest}`;
+};
+const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+
+/** A fire time as the task's zone sees it: "Tue 25 Nov 09:00". */
+function wall(iso: string, timeZone: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone }).format(new Date(iso)).replace(',', '');
+  } catch {
+    return iso;
+  }
+}
+
+/**
+ * The Schedules page: cron tasks with what their schedule means and when they fire next, live
+ * from the `tasks` topic; create and edit with a preview of the expression, enable or disable,
+ * run now, delete to the trash, and each task's run history with links to the runs' sessions.
+ */
+export function SchedulesView() {
+  const [tasks, setTasks] = useState<CronTaskView[] | undefined>();
+  const [error, setError] = useState('');
+  const [editing, setEditing] = useState<CronTaskView | 'new' | undefined>();
+  const [runsTick, setRunsTick] = useState(0);
+  const load = () =>
+    get<{ items: CronTaskView[] }>('/api/tasks?kind=cron').then(
+      (r) => {
+        setTasks(r.items);
+        setError('');
+      },
+      (err) => setError(describe(err)),
+    );
+  useEffect(() => {
+    void load();
+    return live.on('tasks', () => {
+      void load();
+      setRunsTick((n) => n + 1);
+    });
+  }, []);
+
+  const act = async (fn: () => Promise<unknown>, done?: string) => {
+    try {
+      await fn();
+      if (done) toast(done);
+    } catch (err) {
+      setError(describe(err));
+    }
+    await load();
+  };
+
+  return (
+    <div class="page stack" data-testid="schedules-view">
+      <h1>Schedules</h1>
+      <p class="muted">Tasks that run a prompt on a schedule, each run in a session of its own. An approval nobody answers is denied after its timeout.</p>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {!tasks && !error && <p class="muted">Loading…</p>}
+      {tasks?.length === 0 && <p class="muted">No scheduled task yet: add one below.</p>}
+      <ul class="plain stack" aria-label="Scheduled tasks">
+        {tasks?.map((t) => (
+          <li key={t.id} class="card stack" data-testid="schedule" data-name={t.name}>
+            <div class="row">
+              <div class="grow">
+                <strong>{t.name}</strong> <span class={`chip ${t.enabled ? 'status-connected' : 'status-disabled'}`}>{t.enabled ? 'enabled' : 'disabled'}</span>
+                <div class="small" data-testid="schedule-when">
+                  {t.description} <code>{t.schedule}</code> ({t.timezone})
+                </div>
+                <div class="muted small" data-testid="schedule-next">
+                  {t.next_run_at ? `Next: ${wall(t.next_run_at, t.timezone)}` : 'Not scheduled while disabled'}
+                  {t.last_run && ` · last run ${when(t.last_run.started_at)}: ${t.last_run.status}`}
+                </div>
+              </div>
+              <div class="actions">
+                <button type="button" onClick={() => act(() => api('PATCH', taskPath(t.id), { enabled: !t.enabled }), `${t.enabled ? 'Disabled' : 'Enabled'} "${t.name}".`)}>
+                  {t.enabled ? 'Disable' : 'Enable'}
+                </button>
+                <button type="button" onClick={() => act(() => post(taskPath(t.id, '/run')), `Started "${t.name}".`)}>
+                  Run now
+                </button>
+                <button type="button" onClick={() => setEditing(t)}>
+                  Edit
+                </button>
+                <button type="button" class="danger" onClick={() => act(() => api('DELETE', taskPath(t.id)), `Moved "${t.name}" to the trash.`)}>
+                  Delete
+                </button>
+              </div>
+            </div>
+            {editing !== 'new' && editing?.id === t.id && <TaskForm task={t} onDone={(msg) => (setEditing(undefined), act(async () => undefined, msg))} onCancel={() => setEditing(undefined)} />}
+            <RunHistory id={t.id} tick={runsTick} />
+          </li>
+        ))}
+      </ul>
+      {editing === 'new' ? (
+        <TaskForm onDone={(msg) => (setEditing(undefined), act(async () => undefined, msg))} onCancel={() => setEditing(undefined)} />
+      ) : (
+        <div>
+          <button type="button" class="primary" onClick={() => setEditing('new')}>
+            New schedule
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function RunHistory({ id, tick }: { id: string; tick: number }) {
+  const [open, setOpen] = useState(false);
+  const [runs, setRuns] = useState<RunView[] | undefined>();
+  const [error, setError] = useState('');
+  useEffect(() => {
+    if (!open) return;
+    get<{ items: RunView[] }>(taskPath(id, '/runs')).then(
+      (r) => setRuns(r.items),
+      (err) => setError(describe(err)),
+    );
+  }, [open, tick, id]);
+  return (
+    <details onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
+      <summary>Run history</summary>
+      {error && <p class="error small">{error}</p>}
+      {open && runs?.length === 0 && <p class="muted small">No run yet.</p>}
+      <ol class="plain" aria-label="Runs" data-testid="runs">
+        {runs?.map((r) => (
+          <li key={r.id} data-testid="run" data-status={r.status}>
+            <span class={`chip run-${r.status}`}>{r.status}</span> {new Date(r.started_at).toLocaleString()} <span class="muted small">({r.trigger.replace('_', '-')})</span>{' '}
+            {r.session_id && <a href={`#/chat/${encodeURIComponent(r.session_id)}`}>Open session</a>}
+            {r.error && <div class="error small">{r.error}</div>}
+            {r.approvals.map((a, i) => (
+              <div key={i} class="muted small">
+                Approval for {a.tool}: {a.decision ?? 'waiting'}
+                {a.why ? ` (${a.why})` : ''}
+              </div>
+            ))}
+            {r.notify_results
+              .filter((n) => !n.ok)
+              .map((n, i) => (
+                <div key={`n${i}`} class="muted small">
+                  Not delivered to {n.platform} {n.chat_id}: {n.error}
+                </div>
+              ))}
+          </li>
+        ))}
+      </ol>
+    </details>
+  );
+}
+
+function TaskForm({ task, onDone, onCancel }: { task?: CronTaskView; onDone: (message: string) => void; onCancel: () => void }) {
+  const [f, setF] = useState({
+    name: task?.name ?? '',
+    schedule: task?.schedule ?? '0 9 * * 1-5',
+    timezone: task?.timezone ?? browserZone(),
+    prompt: task?.prompt ?? '',
+    permission_mode: task?.permission_mode ?? 'auto',
+    max_runtime_seconds: String(task?.max_runtime_seconds ?? 1800),
+    catch_up: task?.catch_up ?? true,
+  });
+  const [preview, setPreview] = useState<Preview | undefined>();
+  const [previewError, setPreviewError] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const field = (key: 'name' | 'schedule' | 'timezone' | 'prompt' | 'max_runtime_seconds') => ({ value: f[key], onInput: (e: Event) => setF({ ...f, [key]: (e.target as HTMLInputElement).value }) });
+
+  // The preview asks the server (croner and cronstrue there), a moment after typing stops.
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      if (!f.schedule.trim()) return;
+      const q = new URLSearchParams({ schedule: f.schedule, timezone: f.timezone, count: '3' });
+      get<Preview>(`/api/cron/preview?${q}`).then(
+        (p) => {
+          setPreview(p);
+          setPreviewError('');
+        },
+        (err) => {
+          setPreview(undefined);
+          setPreviewError(describe(err));
+        },
+      );
+    }, 250);
+    return () => clearTimeout(timer);
+  }, [f.schedule, f.timezone]);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      const body = {
+        name: f.name.trim(),
+        schedule: f.schedule.trim(),
+        timezone: f.timezone.trim(),
+        prompt: f.prompt,
+        permission_mode: f.permission_mode,
+        max_runtime_seconds: Number(f.max_runtime_seconds),
+        catch_up: f.catch_up,
+      };
+      if (task) await api('PATCH', taskPath(task.id), body);
+      else await post('/api/tasks', { kind: 'cron', ...body });
+      onDone(task ? `Saved "${body.name}".` : `Scheduled "${body.name}".`);
+    } catch (err) {
+      setError(describe(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const titleId = task ? `edit-${task.id}` : 'schedule-new-title';
+  return (
+    <form class="card stack" onSubmit={submit} aria-labelledby={titleId} data-testid="schedule-form">
+      <h2 id={titleId}>{task ? `Edit "${task.name}"` : 'New schedule'}</h2>
+      <label class="field">
+        Name <input required maxLength={200} {...field('name')} />
+      </label>
+      <label class="field">
+        Cron expression (minute hour day month weekday; six fields start with seconds; or @hourly, @daily) <input required {...field('schedule')} />
+      </label>
+      <label class="field">
+        Time zone <input required {...field('timezone')} />
+      </label>
+      <p class="small" aria-live="polite" data-testid="schedule-preview">
+        {previewError ? <span class="error">{previewError}</span> : preview ? `${preview.description}${preview.next[0] ? `, next: ${wall(preview.next[0].at, preview.timezone)}` : ''}` : ''}
+      </p>
+      <label class="field">
+        Prompt <textarea required rows={4} {...field('prompt')} />
+      </label>
+      <div class="row">
+        <label class="field">
+          Permissions
+          <select value={f.permission_mode} onChange={(e) => setF({ ...f, permission_mode: (e.target as HTMLSelectElement).value as typeof f.permission_mode })}>
+            <option value="auto">auto</option>
+            <option value="interactive">interactive (asks; denied after the timeout)</option>
+            <option value="strict">strict</option>
+          </select>
+        </label>
+        <label class="field">
+          Max run time, seconds <input type="number" min={1} {...field('max_runtime_seconds')} />
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={f.catch_up} onChange={(e) => setF({ ...f, catch_up: (e.target as HTMLInputElement).checked })} /> Run once at start if a time was missed
+        </label>
+      </div>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div class="row">
+        <button type="submit" class="primary" disabled={busy}>
+          {task ? 'Save' : 'Create'}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,229 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, describe, get, path, post, postForm } from '../lib/api';
+import { bytes } from '../lib/format';
+import { live } from '../lib/live';
+import { toast } from '../lib/toast';
+
+interface SkillView {
+  name: string;
+  description: string;
+  source: 'builtin' | 'user';
+  enabled: boolean;
+  valid: boolean;
+  why: string | null;
+  file_count: number;
+  size_bytes: number;
+}
+
+interface Imported {
+  name: string;
+  replaced: string | null;
+}
+
+/** A skill's API path, or undefined for a folder name that is not a valid id (then it offers no actions). */
+const skillPath = (name: string, rest: '/toggle' | '/export' | '' = '') => {
+  try {
+    return path`/api/skills/${name}` + rest;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The Skills page: every skill (built-in and user) with a switch, its size, an export link and,
+ * for user skills, delete to the trash; invalid ones say why. Import a zip by dropping it or
+ * choosing it, or a folder or zip by its path on the server's machine. Live via the `skills` topic.
+ */
+export function SkillsView() {
+  const [skills, setSkills] = useState<SkillView[] | undefined>();
+  const [error, setError] = useState('');
+  const load = () =>
+    get<{ items: SkillView[] }>('/api/skills').then(
+      (r) => {
+        setSkills(r.items);
+        setError('');
+      },
+      (err) => setError(describe(err)),
+    );
+  useEffect(() => {
+    void load();
+    return live.on('skills', () => void load());
+  }, []);
+
+  const act = async (fn: () => Promise<unknown>) => {
+    try {
+      await fn();
+    } catch (err) {
+      setError(describe(err));
+    }
+    await load();
+  };
+
+  const remove = (s: SkillView, at: string) =>
+    act(async () => {
+      const r = await api<{ trash_id: string }>('DELETE', at);
+      toast(`Moved "${s.name}" to the trash.`, {
+        action: { label: 'Undo', run: () => void act(() => post(path`/api/trash/${r.trash_id}/restore`, {})) },
+      });
+    });
+
+  return (
+    <div class="page stack" data-testid="skills-view">
+      <h1>Skills</h1>
+      <p class="muted">
+        What the agent knows how to do: each skill is a folder with a SKILL.md. The enabled, valid ones are listed to the model, which loads one when it needs it; a change is seen by the next
+        turn.
+      </p>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {!skills && !error && <p class="muted">Loading…</p>}
+      <ul class="plain stack" aria-label="Skills">
+        {skills?.map((s) => {
+          const at = skillPath(s.name);
+          const toggle = skillPath(s.name, '/toggle');
+          const exportUrl = skillPath(s.name, '/export');
+          return (
+            <li key={s.name} class="card stack" data-testid="skill" data-name={s.name}>
+              <div class="row">
+                <div class="grow">
+                  <strong>{s.name}</strong> <span class="chip">{s.source === 'builtin' ? 'built-in' : 'yours'}</span>
+                  {!s.valid && (
+                    <>
+                      {' '}
+                      <span class="chip invalid">invalid</span>
+                    </>
+                  )}
+                  <div class="muted small">
+                    {s.description || 'No description.'} · {s.file_count} file{s.file_count === 1 ? '' : 's'}, {bytes(s.size_bytes)}
+                  </div>
+                </div>
+                <div class="actions">
+                  <label class="check">
+                    <input type="checkbox" role="switch" checked={s.enabled} disabled={!toggle} onChange={(e) => toggle && act(() => api('PATCH', toggle, { enabled: e.currentTarget.checked }))} data-testid="skill-toggle" />
+                    Enabled<span class="sr-only"> ({s.name})</span>
+                  </label>
+                  {exportUrl && (
+                    <a class="button" href={exportUrl} download={`${s.name}.zip`} data-testid="skill-export">
+                      Export<span class="sr-only"> {s.name}</span>
+                    </a>
+                  )}
+                  {s.source === 'user' && at && (
+                    <button type="button" class="danger" onClick={() => remove(s, at)}>
+                      Delete<span class="sr-only"> {s.name}</span>
+                    </button>
+                  )}
+                </div>
+              </div>
+              {!s.valid && s.why && (
+                <p class="error small" data-testid="skill-why">
+                  Not offered to the model: {s.why}
+                </p>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      <ImportSkill onImported={() => void load()} />
+    </div>
+  );
+}
+
+/** Import: a zip dropped on the zone or chosen with the button, or a path on the server's machine. */
+function ImportSkill({ onImported }: { onImported: () => void }) {
+  const [force, setForce] = useState(false);
+  const [source, setSource] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [over, setOver] = useState(false);
+  const picker = useRef<HTMLInputElement>(null);
+
+  const run = async (fn: () => Promise<Imported>) => {
+    setBusy(true);
+    setError('');
+    try {
+      const r = await fn();
+      toast(r.replaced ? `Imported "${r.name}"; the old one is in the trash.` : `Imported "${r.name}".`);
+      onImported();
+      return true;
+    } catch (err) {
+      setError(describe(err));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const sendZip = (file: File | undefined) => {
+    if (!file) return;
+    if (!/\.zip$/i.test(file.name)) {
+      setError(`"${file.name}" is not a .zip file; a skill comes as a zip of its folder.`);
+      return;
+    }
+    const form = new FormData();
+    if (force) form.append('force', 'true');
+    form.append('file', file, file.name);
+    void run(() => postForm<Imported>('/api/skills/import', form));
+  };
+
+  const fromPath = async (e: Event) => {
+    e.preventDefault();
+    if (await run(() => post<Imported>('/api/skills/import', { source: source.trim(), ...(force ? { force: true } : {}) }))) setSource('');
+  };
+
+  return (
+    <section class="card stack" aria-labelledby="skill-import-title" data-testid="skill-import">
+      <h2 id="skill-import-title">Import a skill</h2>
+      <div
+        class={`dropzone${over ? ' over' : ''}`}
+        data-testid="skill-drop"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={(e) => {
+          e.preventDefault();
+          setOver(false);
+          sendZip(e.dataTransfer?.files[0]);
+        }}
+      >
+        <p>Drop a skill's .zip here, or</p>
+        <button type="button" disabled={busy} onClick={() => picker.current?.click()}>
+          Choose a zip…
+        </button>
+        <input
+          ref={picker}
+          type="file"
+          accept=".zip,application/zip"
+          hidden
+          data-testid="skill-file"
+          onChange={(e) => {
+            sendZip(e.currentTarget.files?.[0]);
+            e.currentTarget.value = '';
+          }}
+        />
+      </div>
+      <form class="row" onSubmit={fromPath}>
+        <label class="field grow">
+          Or a path on the server's machine (a skill folder or a .zip)
+          <input value={source} placeholder="/home/me/skills/weather" onInput={(e) => setSource(e.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={busy || !source.trim()}>
+          Import
+        </button>
+      </form>
+      <label class="check">
+        <input type="checkbox" checked={force} onChange={(e) => setForce(e.currentTarget.checked)} /> Replace a skill of the same name (the old one goes to the trash)
+      </label>
+      {busy && <p class="muted">Importing…</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
+  );
+}
