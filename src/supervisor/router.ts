@@ -30,7 +30,7 @@ export class Router {
       if (!target) {
         // No channels worker means no platform is enabled: say so in the words a caller (cron) can pass on.
         const platform = (req.payload as { platform?: unknown } | undefined)?.platform;
-        if (role === 'channels' && typeof platform === 'string') throw new IpcCallError('conflict', `The ${platform} channel is not running (no channel is enabled).`);
+        if (role === 'channels' && typeof platform === 'string') throw new IpcCallError('conflict', `The ${platform} channel is not running (no channels are enabled).`);
         throw new IpcCallError('unavailable', `no ${role} process is running to take ${req.type}`);
       }
       return target.endpoint.request(req.type as RequestType, req.payload as never, { to: role, deadline: req.deadline });
