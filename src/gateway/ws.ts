@@ -14,7 +14,7 @@ interface Conn {
 
 export const topicSchema = z
   .string()
-  .regex(/^(server|sessions|tasks|workflows|skills|trash|mcp|session:[A-Za-z0-9_-]{1,64})$/, 'a topic is server, sessions, tasks, workflows, skills, trash, mcp or session:<id>');
+  .regex(/^(server|sessions|tasks|workflows|skills|trash|mcp|channels|session:[A-Za-z0-9_-]{1,64})$/, 'a topic is server, sessions, tasks, workflows, skills, trash, mcp, channels or session:<id>');
 
 /** Client frames that ask the server to do something; answered by the command handler. */
 export const commandFrame = z.discriminatedUnion('type', [

@@ -12,6 +12,8 @@ export const errorStatus = {
   too_large: 413,
   unsupported_media_type: 415,
   internal: 500,
+  /** A messaging platform refused or failed a delivery; the message says what it answered. */
+  platform_error: 502,
   unavailable: 503,
   draining: 503,
   timeout: 504,

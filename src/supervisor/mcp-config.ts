@@ -4,11 +4,10 @@ import { rmSync } from 'node:fs';
 import { mcpNameSchema, mcpOAuthFile, mcpServerSchema, patchMcpServer } from '../shared/config/mcp.js';
 import { ConfigError } from '../shared/config/load.js';
 import type { Config } from '../shared/config/schema.js';
-import { ApiError } from '../shared/errors.js';
 import type { Paths } from '../shared/paths.js';
 import { IpcCallError, type Endpoint } from '../shared/protocol/endpoint.js';
 import type { Db } from '../shared/store/db.js';
-import { putInTrash, restoreFromTrash, trashConflict, type TrashKind } from '../shared/store/trash.js';
+import { putInTrash, trashConflict, type TrashKind, type TrashKinds } from '../shared/store/trash.js';
 import { editConfig } from './config-writer.js';
 
 /** The trash kind of an MCP server; its place is config.yml, so only the supervisor restores it. */
@@ -28,9 +27,10 @@ interface Ctx {
 /**
  * The config.yml edits of `mcp.servers`, like the model entries: edit the YAML document, validate
  * the whole result, write atomically, tell every child, then answer. A delete puts the entry in the
- * trash in the same transaction, so it is either gone and restorable, or still there.
+ * trash in the same transaction, so it is either gone and restorable, or still there. Answers the
+ * trash kind that puts an entry back (trash-restore.ts registers it).
  */
-export function handleMcpConfigEdits(ctx: Ctx): void {
+export function handleMcpConfigEdits(ctx: Ctx): TrashKinds {
   const { endpoint, file, current } = ctx;
   const write = (edit: (doc: Document) => void): Config => {
     try {
@@ -109,14 +109,5 @@ export function handleMcpConfigEdits(ctx: Ctx): void {
     },
   };
 
-  endpoint.handle('trash.restore', ({ id, options }) => {
-    try {
-      const { result } = restoreFromTrash(ctx.db, ctx.paths, { [MCP_TRASH_KIND]: kind }, id, options);
-      return { restored_to: result.restored_to };
-    } catch (err) {
-      // The gateway answers with the same status: the code crosses IPC, the message too.
-      if (err instanceof ApiError) throw new IpcCallError(err.code, err.message);
-      throw err;
-    }
-  });
+  return { [MCP_TRASH_KIND]: kind };
 }

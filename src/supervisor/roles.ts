@@ -32,8 +32,8 @@ export interface RoleSpec {
 export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
   gateway: { entry: '../gateway/main.js', count: 'one', wanted: () => true, restart: 'backoff', wantsConfig: true },
   agent: { entry: '../workers/agent/main.js', count: 'pool', wanted: () => true, restart: 'on_demand', wantsConfig: true },
-  // Not built yet: never wanted until their workers exist.
-  channels: { entry: '../workers/channels/main.js', count: 'one', wanted: () => false, restart: 'backoff', wantsConfig: true },
+  /** Messaging-platform adapters; only while a channel is enabled. */
+  channels: { entry: '../workers/channels/main.js', count: 'one', wanted: (c) => Object.values(c.channels).some((p) => p?.enabled === true), restart: 'backoff', wantsConfig: true },
   /** Schedules: only while an enabled cron task exists (or a run of one is going). */
   cron: { entry: '../workers/cron/main.js', count: 'one', wanted: (_c, store) => store.cronWork(), restart: 'backoff', wantsConfig: true },
   /** MCP clients, shared by every agent worker; only while an enabled server is configured. */

@@ -19,13 +19,20 @@ export class Router {
   constructor(
     /** Finds (or starts) a process to take a request for `role`. */
     private readonly pick: (role: ChildRole) => Routable | undefined | Promise<Routable | undefined>,
+    /** Also hears every `/ws` event a child sends (the channels worker wants the session events). */
+    private readonly alsoTo?: (event: { topic: string; type: string; data: unknown }, from: Routable) => void,
   ) {}
 
   attach(child: Routable): void {
     child.endpoint.forwardOthers(async (req) => {
       const role = req.to as Exclude<Role, 'supervisor'>;
       const target = await this.pick(role);
-      if (!target) throw new IpcCallError('unavailable', `no ${role} process is running to take ${req.type}`);
+      if (!target) {
+        // No channels worker means no platform is enabled: say so in the words a caller (cron) can pass on.
+        const platform = (req.payload as { platform?: unknown } | undefined)?.platform;
+        if (role === 'channels' && typeof platform === 'string') throw new IpcCallError('conflict', `The ${platform} channel is not running (no channels are enabled).`);
+        throw new IpcCallError('unavailable', `no ${role} process is running to take ${req.type}`);
+      }
       return target.endpoint.request(req.type as RequestType, req.payload as never, { to: role, deadline: req.deadline });
     });
     child.endpoint.onEvent((event) => this.route(child, event));
@@ -34,6 +41,7 @@ export class Router {
   private route(from: Routable, event: IpcEvent): void {
     // Only the supervisor announces server state; a child claiming to is ignored.
     if (event.type !== 'ws.publish') return;
+    this.alsoTo?.(event.payload, from);
     const gateway = this.pick('gateway');
     if (gateway === from) this.held.push(event);
     else if (gateway && !(gateway instanceof Promise)) gateway.endpoint.emit('ws.publish', event.payload);

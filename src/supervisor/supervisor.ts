@@ -21,6 +21,8 @@ import { takeListener } from './listener-handoff.js';
 import { forkChild, type Forked } from './spawn-child.js';
 import { handleConfigEdits } from './config-service.js';
 import { handleMcpConfigEdits } from './mcp-config.js';
+import { handleChannelConfigEdits } from './channels-config.js';
+import { handleTrashRestore } from './trash-restore.js';
 import { Services } from './services.js';
 import { serveControl } from './control-socket.js';
 import { Router } from './router.js';
@@ -54,7 +56,7 @@ export class Supervisor {
   private readonly pendingRespawn = new Map<ChildRole, NodeJS.Timeout>();
   /** While no gateway serves: why, and when the next start is tried (null while one is starting). */
   private gatewayDown: { crashLoop: boolean; nextTryAt: number | null } | undefined;
-  private readonly router = new Router((role) => this.pick(role));
+  private readonly router = new Router((role) => this.pick(role), (e, from) => this.toChannels(e, from));
   private state: Status['state'] = 'starting';
   private readonly startedAt = new Date();
   private boundPort: number | undefined;
@@ -119,7 +121,7 @@ export class Supervisor {
       accepting: () => this.state === 'running',
       retryAfterS: () => this.retryAfterS(),
       maxContinuations: () => this.settings.config.agent.max_continuations,
-      publish: (topic, type, data) => this.gateway?.endpoint.emit('ws.publish', { topic, type, data }),
+      publish: (topic, type, data) => this.publishWs({ topic, type, data }),
     });
     this.enforceRetention();
     this.retentionTimer = setInterval(() => this.enforceRetention(), DAY_MS);
@@ -349,7 +351,8 @@ export class Supervisor {
     child.endpoint.handle('supervisor.status', () => this.status());
     child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));
     handleConfigEdits(child.endpoint, this.paths.config, () => this.settings.config, (config) => this.applyConfig(config));
-    handleMcpConfigEdits({ endpoint: child.endpoint, file: this.paths.config, db: this.db, paths: this.paths, current: () => this.settings.config, changed: (config) => this.applyConfig(config) });
+    const editCtx = { endpoint: child.endpoint, file: this.paths.config, db: this.db, paths: this.paths, current: () => this.settings.config, changed: (config: Config) => this.applyConfig(config) };
+    handleTrashRestore(child.endpoint, this.db, this.paths, { ...handleMcpConfigEdits(editCtx), ...handleChannelConfigEdits(editCtx) });
     child.endpoint.handle('turn.start', (p) => this.turns.start(p));
     child.endpoint.handle('turn.interrupt', (p) => this.turns.interrupt(p.session_id));
     child.endpoint.handle('approval.answer', (p) => this.turns.answerApproval(p));
@@ -430,6 +433,18 @@ export class Supervisor {
       });
     }, delayMs);
     this.pendingRespawn.set('gateway', timer);
+  }
+
+  /** A `/ws` event the supervisor publishes itself: to the gateway, and to the channels worker. */
+  private publishWs(e: { topic: string; type: string; data: unknown }): void {
+    this.gateway?.endpoint.emit('ws.publish', e);
+    this.toChannels(e);
+  }
+
+  /** A session's events also go to the channels worker, which streams the turns of chats to their platform. */
+  private toChannels(e: { topic: string; type: string; data: unknown }, from?: { endpoint: unknown }): void {
+    const channels = e.topic.startsWith('session:') ? this.services.get('channels') : undefined;
+    if (channels && channels !== from) channels.endpoint.emit('ws.publish', e);
   }
 
   private pick(role: ChildRole): Child | undefined | Promise<Child | undefined> {

@@ -16,6 +16,7 @@ import { skillRoutes } from './skills.js';
 import { workflowRoutes } from './workflows.js';
 import { mcpRoutes } from './mcp.js';
 import { mcpOAuthRoutes } from './mcp-oauth.js';
+import { channelRoutes } from './channels.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
@@ -23,6 +24,7 @@ export function allRoutes(deps: Deps): Route[] {
   routes.push(...taskRoutes(deps), ...profileRoutes(deps));
   routes.push(...skillRoutes(deps), ...workflowRoutes(deps));
   routes.push(...mcpRoutes(deps), ...mcpOAuthRoutes(deps));
+  routes.push(...channelRoutes(deps));
   routes.push(
     route({
       method: 'GET',

@@ -44,6 +44,12 @@ export function trashRoutes(deps: Deps): Route[] {
           deps.publish('mcp', 'mcp.config', { names: [r.restored_to] });
           return { body: { id: params.id, kind: 'mcp_server', restored_to: r.restored_to } };
         }
+        if (getTrashItem(deps.db, params.id!)?.kind === 'channel_config') {
+          const r = await deps.endpoint.request('trash.restore', { id: params.id!, options: body }, { to: 'supervisor' });
+          deps.publish('trash', 'trash.restored', { id: params.id, kind: 'channel_config', restored_to: r.restored_to });
+          deps.publish('channels', 'channels.changed', { platform: r.restored_to });
+          return { body: { id: params.id, kind: 'channel_config', restored_to: r.restored_to } };
+        }
         const { item, result } = restoreFromTrash(deps.db, deps.paths, trashKinds, params.id!, body);
         deps.publish('trash', 'trash.restored', { id: item.id, kind: item.kind, restored_to: result.restored_to });
         if (item.kind === 'session') {

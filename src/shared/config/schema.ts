@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { mcpConfigSchema } from './mcp.js';
+import { channelsConfigSchema } from './channels.js';
 
 const MiB = 1024 * 1024;
 
@@ -88,6 +89,8 @@ export const configSchema = z
       .object({ approval_timeout_seconds: z.number().int().min(1).max(86_400).default(600) })
       .strict()
       .prefault({}),
+    /** Messaging channels by platform (telegram, messenger), each with `enabled` and its fields. */
+    channels: channelsConfigSchema,
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -4,6 +4,7 @@ import { mcpEventDefs, mcpRequestDefs } from './mcp.js';
 import { cronEventDefs, cronRequestDefs } from './cron.js';
 import { channelsDeliverDefs } from './channels-deliver.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
+import { channelsRequestDefs } from './channels.js';
 
 /**
  * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
@@ -205,6 +206,8 @@ export const requestDefs = {
   },
   ...mcpRequestDefs,
   ...cronRequestDefs,
+  /** Messaging channels (gateway → supervisor → channels worker); channels.deliver also from cron. */
+  ...channelsRequestDefs,
   ...channelsDeliverDefs,
 } as const;
 

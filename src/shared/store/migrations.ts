@@ -222,6 +222,58 @@ export const migrations: Migration[] = [
     },
   },
   {
+    version: 13,
+    name: 'channels',
+    up: (db) => {
+      // The platform whose chat a session is (NULL for sessions made anywhere else).
+      db.exec('ALTER TABLE sessions ADD COLUMN channel TEXT');
+      // Each chat and the session it talks to now (/new points it at a fresh one).
+      db.exec(`CREATE TABLE channel_chats (
+        platform TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        session_id TEXT,
+        last_message_at TEXT NOT NULL,
+        PRIMARY KEY (platform, chat_id)
+      ) STRICT`);
+      // Users the operator approved by pairing code (allowed_users in config.yml are the others).
+      db.exec(`CREATE TABLE channel_users (
+        platform TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        approved_at TEXT NOT NULL,
+        PRIMARY KEY (platform, user_id)
+      ) STRICT`);
+      db.exec(`CREATE TABLE channel_pairings (
+        code TEXT PRIMARY KEY,
+        platform TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending','approved','rejected')),
+        created_at TEXT NOT NULL,
+        answered_at TEXT
+      ) STRICT`);
+      db.exec('CREATE INDEX channel_pairings_by_user ON channel_pairings (platform, user_id, status)');
+      // Every inbound message, so one that arrives twice (a worker killed before the platform
+      // heard it was taken) is neither lost nor answered twice.
+      db.exec(`CREATE TABLE channel_inbound (
+        platform TEXT NOT NULL,
+        msg_key TEXT NOT NULL,
+        chat_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('received','started','answered')),
+        text TEXT NOT NULL,
+        session_id TEXT,
+        turn_id TEXT,
+        reply_id TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (platform, msg_key)
+      ) STRICT`);
+      db.exec("CREATE INDEX channel_inbound_open ON channel_inbound (platform, status) WHERE status != 'answered'");
+    },
+  },
+  {
     version: 14,
     name: 'cron_tasks',
     up: (db) => {

@@ -21,6 +21,8 @@ export interface Session {
   working_dir: string | null;
   /** The sandbox's network: on, off or a host list; null follows permissions.yml (else on). */
   network: NetworkSetting | null;
+  /** The messaging platform whose chat this session is (telegram, messenger); null for others. */
+  channel: string | null;
   created_at: string;
   updated_at: string;
   message_count: number;
@@ -37,6 +39,7 @@ export const sessionRowSchema = z.object({
   working_dir: z.string().nullable(),
   // Rows trashed before the column existed have none.
   network: z.string().nullable().default(null),
+  channel: z.string().nullable().default(null),
   created_at: z.string(),
   updated_at: z.string(),
   message_count: z.number().int(),
@@ -70,7 +73,7 @@ export function toSession(r: SessionRow): Session {
   return { ...r, show_reasoning: r.show_reasoning === 1, network: decodeNetwork(r.network) };
 }
 
-const COLS = 'id, title, model_id, reasoning_effort, show_reasoning, permission_mode, working_dir, network, created_at, updated_at, message_count';
+const COLS = 'id, title, model_id, reasoning_effort, show_reasoning, permission_mode, working_dir, network, channel, created_at, updated_at, message_count';
 
 export function getSessionRow(db: Db, id: string): SessionRow | undefined {
   return stmt<[string], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE id = ?`).get(id);
@@ -92,14 +95,14 @@ export function sessionNotFound(id: string): ApiError {
   return new ApiError('not_found', `There is no session ${JSON.stringify(id)}; it may have been deleted (see GET /api/trash). GET /api/sessions lists the sessions.`);
 }
 
-export function insertSessionRow(db: Db, r: Omit<SessionRow, 'network'> & { network?: string | null }): void {
-  stmt(db, `INSERT INTO sessions (${COLS}) VALUES (@id, @title, @model_id, @reasoning_effort, @show_reasoning, @permission_mode, @working_dir, @network, @created_at, @updated_at, @message_count)`).run({ ...r, network: r.network ?? null });
+export function insertSessionRow(db: Db, r: Omit<SessionRow, 'network' | 'channel'> & { network?: string | null; channel?: string | null }): void {
+  stmt(db, `INSERT INTO sessions (${COLS}) VALUES (@id, @title, @model_id, @reasoning_effort, @show_reasoning, @permission_mode, @working_dir, @network, @channel, @created_at, @updated_at, @message_count)`).run({ ...r, network: r.network ?? null, channel: r.channel ?? null });
 }
 
 /** Creates a session; `id` is for restores and tests, new sessions get a fresh one. */
-export function createSession(db: Db, input: SessionSettings & { id?: string } = {}): Session {
+export function createSession(db: Db, input: SessionSettings & { id?: string; channel?: string } = {}): Session {
   const now = isoNow();
-  const s = { ...sessionDefaults, ...stripUndefined(input), id: input.id ?? newId('s'), created_at: now, updated_at: now, message_count: 0 };
+  const s = { ...sessionDefaults, channel: null, ...stripUndefined(input), id: input.id ?? newId('s'), created_at: now, updated_at: now, message_count: 0 };
   insertSessionRow(db, { ...s, show_reasoning: s.show_reasoning ? 1 : 0, network: encodeNetwork(s.network) });
   return s;
 }

@@ -68,7 +68,10 @@ export function SessionList({ current, onPick, inert, listRef }: { current: stri
           <li key={s.id} class={s.id === current ? 'current' : ''} data-testid="session-item" data-id={s.id}>
             <a href={`#/chat/${s.id}`} onClick={onPick} title={s.title}>
               <span class="title">{s.title}</span>
-              <span class="muted small">{when(s.updated_at)}</span>
+              <span class="muted small">
+                {s.channel && <span data-testid="session-channel">{s.channel === 'messenger' ? 'WeChat' : s.channel === 'telegram' ? 'Telegram' : s.channel} · </span>}
+                {when(s.updated_at)}
+              </span>
             </a>
             <button type="button" class="icon" aria-label={`Delete ${s.title}`} title="Delete" onClick={() => remove(s)}>
               <Icon name="trash" />

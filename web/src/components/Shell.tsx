@@ -6,6 +6,7 @@ import { ChatView } from './ChatView';
 import { ConnectionBanner } from './ConnectionBanner';
 import { McpView } from './McpView';
 import { SchedulesView } from './SchedulesView';
+import { ChannelsView } from './ChannelsView';
 import { SettingsView } from './SettingsView';
 import { SkillsView } from './SkillsView';
 import { StatusView } from './StatusView';
@@ -18,6 +19,7 @@ const views = [
   ['skills', 'Skills'],
   ['workflows', 'Workflows'],
   ['schedules', 'Schedules'],
+  ['channels', 'Channels'],
   ['status', 'Status'],
 ] as const;
 
@@ -62,6 +64,7 @@ export function Shell() {
         {view === 'skills' && <SkillsView />}
         {view === 'workflows' && <WorkflowsView />}
         {view === 'schedules' && <SchedulesView />}
+        {view === 'channels' && <ChannelsView />}
       </main>
     </div>
   );

@@ -8,6 +8,8 @@ export interface Session {
   working_dir: string | null;
   /** The sandbox network: "on", "off" or a host list; null follows permissions.yml. */
   network?: string | string[] | null;
+  /** The messaging platform this chat lives on (telegram, messenger); null for others. */
+  channel?: string | null;
   created_at: string;
   updated_at: string;
   message_count?: number;

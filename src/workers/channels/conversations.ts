@@ -1,0 +1,290 @@
+import { z } from 'zod';
+import { platformInfo, type PlatformName } from '../../shared/config/channels.js';
+import type { Config } from '../../shared/config/schema.js';
+import { log } from '../../shared/log.js';
+import { IpcCallError, type Endpoint } from '../../shared/protocol/endpoint.js';
+import type { ApprovalDecision } from '../../shared/protocol/ipc.js';
+import { getChat, isApprovedUser, lastReplyText, setInboundReply, markInbound, openInbound, pairingFor, recordInbound, setChatSession, touchChat, type ChannelChat } from '../../shared/store/channels.js';
+import type { Db } from '../../shared/store/db.js';
+import { createSession, getSession, type Session } from '../../shared/store/sessions.js';
+import { getTurnRow } from '../../shared/store/turns.js';
+import type { Adapter, InboundMessage } from './adapter.js';
+import { answerWord, approvalButtons, approvalQuestion, decisionLabel, parseButton } from './approval-text.js';
+import { ReplyStream } from './reply-stream.js';
+
+const HELP = [
+  'Talk to the agent by sending a message. Commands:',
+  '/new — start a fresh session for this chat',
+  '/stop — stop the running turn',
+  '/status — this chat\'s session and whether a turn runs',
+  '/help — this list',
+].join('\n');
+
+const RESTARTING = 'svc is restarting; send that again in a moment.';
+
+interface Watch {
+  platform: PlatformName;
+  chatId: string;
+  sessionId: string;
+  msgKey: string;
+  stream: ReplyStream;
+}
+
+interface PendingAsk {
+  approvalId: string;
+  sessionId: string;
+  question: string;
+  messageId: string | null;
+}
+
+const eventData = z.object({ turn_id: z.string() }).loose();
+type Data = z.infer<typeof eventData>;
+
+export interface ConversationDeps {
+  db: Db;
+  endpoint: Endpoint;
+  config: () => Config;
+  /** The running adapter of a platform, if any. */
+  adapter: (platform: PlatformName) => Adapter | undefined;
+}
+
+/**
+ * Who may talk, and what their messages become: a message from an allowed or paired user starts
+ * a turn in the chat's session and the reply streams back; anyone else gets a pairing code and
+ * nothing reaches the model. Every inbound message is recorded first, so a redelivery after a
+ * crash is recognised and a message taken but not answered is picked up again.
+ */
+export class Conversations {
+  /** Turns being answered, by turn id. */
+  private readonly watches = new Map<string, Watch>();
+  /** Events of sessions whose turn start is still on its way (the worker can publish first). */
+  private readonly early = new Map<string, { type: string; data: Data }[]>();
+  /** Messages that came while their session's turn (one this worker answers) ran: they go next, in order. */
+  private readonly queued = new Map<string, { adapter: Adapter; chat: ChannelChat; msgKey: string; text: string }[]>();
+  /** Approvals asked in a chat, by `platform:chat`. */
+  private readonly asks = new Map<string, PendingAsk[]>();
+
+  constructor(private readonly deps: ConversationDeps) {}
+
+  allowed(platform: PlatformName, userId: string): boolean {
+    const listed = this.deps.config().channels[platform]?.allowed_users ?? [];
+    return listed.includes(userId) || isApprovedUser(this.deps.db, platform, userId);
+  }
+
+  async onMessage(adapter: Adapter, m: InboundMessage): Promise<void> {
+    if (!recordInbound(this.deps.db, { platform: m.platform, msg_key: m.msgKey, chat_id: m.chatId, text: m.text })) return; // seen before
+    log.info('channel message', { platform: m.platform, chat: m.chatId, bytes: Buffer.byteLength(m.text) });
+    const chat = touchChat(this.deps.db, { platform: m.platform, chat_id: m.chatId, user_id: m.userId, name: m.name });
+    const done = () => markInbound(this.deps.db, m.platform, m.msgKey, 'answered');
+    if (!this.allowed(m.platform, m.userId)) {
+      if (m.buttonQueryId) await adapter.answerButton?.(m.buttonQueryId);
+      else {
+        const p = pairingFor(this.deps.db, { platform: m.platform, user_id: m.userId, chat_id: m.chatId, name: m.name });
+        this.deps.endpoint.emit('ws.publish', { topic: 'channels', type: 'channels.pairing', data: p });
+        await adapter.sendText(m.chatId, `This agent is private. Your pairing code is ${p.code}. Ask its owner to approve it in svc (Channels); then send your message again.`, { plain: true });
+      }
+      return done();
+    }
+    if (m.buttonData !== undefined) {
+      await this.onButton(adapter, m);
+      return done();
+    }
+    const text = m.text.trim();
+    if (text.startsWith('/')) {
+      await this.command(adapter, chat, text);
+      return done();
+    }
+    // On a platform without buttons, the next message after a question answers it.
+    const ask = adapter.hasButtons ? undefined : this.asks.get(`${m.platform}:${m.chatId}`)?.[0];
+    if (ask) {
+      await this.answer(adapter, m.platform, m.chatId, ask, answerWord(text));
+      return done();
+    }
+    if (!text) {
+      await adapter.sendText(m.chatId, 'Only text messages reach the agent for now.', { plain: true });
+      return done();
+    }
+    await this.startTurn(adapter, chat, m.msgKey, text);
+  }
+
+  /** Messages taken but not answered when the worker or adapter stopped: started again, or answered from the store. */
+  async recover(adapter: Adapter): Promise<void> {
+    for (const row of openInbound(this.deps.db, adapter.platform)) {
+      const chat = getChat(this.deps.db, adapter.platform, row.chat_id);
+      if (!chat) continue;
+      if (row.status === 'received') {
+        await this.startTurn(adapter, chat, row.msg_key, row.text).catch((err: Error) => log.warn('could not resume a channel message', { error: err.message }));
+        continue;
+      }
+      if (!row.turn_id || !row.session_id || this.watches.has(row.turn_id)) continue;
+      const turn = getTurnRow(this.deps.db, row.turn_id);
+      const stream = new ReplyStream(adapter, row.chat_id, false, (id) => setInboundReply(this.deps.db, adapter.platform, row.msg_key, id), row.reply_id);
+      const watch: Watch = { platform: adapter.platform, chatId: row.chat_id, sessionId: row.session_id, msgKey: row.msg_key, stream };
+      if (!turn || turn.status === 'running') {
+        this.watches.set(row.turn_id, watch); // its end is still to come
+        continue;
+      }
+      await this.end(row.turn_id, watch, turn.status === 'completed' ? 'turn.completed' : turn.status === 'interrupted' ? 'turn.interrupted' : 'turn.failed', { turn_id: row.turn_id, reply: lastReplyText(this.deps.db, row.session_id), message: turn.error ?? '' });
+    }
+  }
+
+  /** A `/ws` event of some session; only the turns this worker answers are of interest. */
+  async onEvent(topic: string, type: string, raw: unknown): Promise<void> {
+    const parsed = eventData.safeParse(raw);
+    if (!parsed.success) return;
+    const data = parsed.data;
+    const watch = this.watches.get(data.turn_id);
+    if (!watch) {
+      this.early.get(topic.slice('session:'.length))?.push({ type, data });
+      return;
+    }
+    await this.apply(data.turn_id, watch, type, data);
+  }
+
+  private async apply(turnId: string, w: Watch, type: string, data: Data): Promise<void> {
+    if (type === 'turn.text_delta' && typeof data.delta === 'string') w.stream.push(data.delta);
+    else if (type === 'approval.requested') await this.ask(w, data);
+    else if (type === 'approval.withdrawn') this.dropAsk(w.platform, w.chatId, String(data.approval_id));
+    else if (type === 'turn.completed' || type === 'turn.failed' || type === 'turn.interrupted') await this.end(turnId, w, type, data);
+  }
+
+  private async end(turnId: string, w: Watch, type: string, data: Data): Promise<void> {
+    this.watches.delete(turnId);
+    for (const a of this.asks.get(`${w.platform}:${w.chatId}`) ?? []) if (a.sessionId === w.sessionId) this.dropAsk(w.platform, w.chatId, a.approvalId);
+    const reply = typeof data.reply === 'string' ? data.reply : '';
+    let text: string;
+    if (type === 'turn.completed') text = w.stream.sawStart && w.stream.seen.trim() ? w.stream.seen : reply;
+    else if (type === 'turn.interrupted') text = `${w.stream.seen.trim() ? `${w.stream.seen}\n\n` : ''}(stopped${data.reason === 'restarted' ? ': svc restarted' : ''})`;
+    else text = `${w.stream.seen.trim() ? `${w.stream.seen}\n\n` : ''}⚠️ The turn failed: ${typeof data.message === 'string' && data.message ? data.message : 'see the session in svc'}`;
+    await w.stream.finish(text);
+    markInbound(this.deps.db, w.platform, w.msgKey, 'answered');
+    const next = this.queued.get(w.sessionId)?.shift();
+    if (this.queued.get(w.sessionId)?.length === 0) this.queued.delete(w.sessionId);
+    if (next) await this.startTurn(next.adapter, next.chat, next.msgKey, next.text);
+  }
+
+  private async startTurn(adapter: Adapter, chat: ChannelChat, msgKey: string, text: string): Promise<void> {
+    const session = this.sessionOf(chat);
+    if ([...this.watches.values()].some((w) => w.sessionId === session.id)) {
+      this.queued.set(session.id, [...(this.queued.get(session.id) ?? []), { adapter, chat, msgKey, text }]);
+      return;
+    }
+    this.early.set(session.id, []);
+    let turnId: string;
+    try {
+      turnId = await this.requestTurn(session.id, text);
+    } catch (err) {
+      this.early.delete(session.id);
+      const code = err instanceof IpcCallError ? err.code : '';
+      const say = code === 'draining' ? RESTARTING : code === 'turn_in_progress' ? 'Still working on your previous message; wait for the reply, or send /stop.' : `That could not start: ${(err as Error).message}`;
+      await adapter.sendText(chat.chat_id, say, { plain: true });
+      markInbound(this.deps.db, adapter.platform, msgKey, 'answered');
+      return;
+    }
+    markInbound(this.deps.db, adapter.platform, msgKey, 'started', { session_id: session.id, turn_id: turnId });
+    const watch: Watch = { platform: adapter.platform, chatId: chat.chat_id, sessionId: session.id, msgKey, stream: new ReplyStream(adapter, chat.chat_id, true, (id) => setInboundReply(this.deps.db, adapter.platform, msgKey, id)) };
+    this.watches.set(turnId, watch);
+    const early = this.early.get(session.id) ?? [];
+    this.early.delete(session.id);
+    for (const e of early) if (e.data.turn_id === turnId && this.watches.get(turnId) === watch) await this.apply(turnId, watch, e.type, e.data);
+  }
+
+  /**
+   * Starts the turn. A worker that was still booting (timeout) or could not be had (unavailable)
+   * is tried again twice: the supervisor has already withdrawn the turn it did not hand over.
+   */
+  private async requestTurn(sessionId: string, text: string): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await this.deps.endpoint.request('turn.start', { session_id: sessionId, message: { text, attachments: [] }, origin: 'channel' }, { to: 'supervisor', timeoutMs: 30_000 })).turn_id;
+      } catch (err) {
+        const code = err instanceof IpcCallError ? err.code : '';
+        if (attempt >= 2 || (code !== 'timeout' && code !== 'unavailable')) throw err;
+        log.warn('a channel turn did not start; trying again', { error: (err as Error).message });
+        await new Promise((r) => setTimeout(r, 1000 * (attempt + 1)));
+      }
+    }
+  }
+
+  /** The chat's session, made on its first message (or after /new, or when it was deleted). */
+  private sessionOf(chat: ChannelChat): Session {
+    const current = chat.session_id ? getSession(this.deps.db, chat.session_id) : undefined;
+    return current ?? this.newSession(chat);
+  }
+
+  private newSession(chat: ChannelChat): Session {
+    const platform = chat.platform as PlatformName;
+    const s = createSession(this.deps.db, { title: `${platformInfo[platform].label} · ${chat.name}`.slice(0, 200), channel: platform });
+    setChatSession(this.deps.db, platform, chat.chat_id, s.id);
+    this.deps.endpoint.emit('ws.publish', { topic: 'sessions', type: 'session.created', data: s });
+    return s;
+  }
+
+  private async command(adapter: Adapter, chat: ChannelChat, text: string): Promise<void> {
+    const cmd = text.split(/\s+/)[0]!.toLowerCase().replace(/@.*$/, '');
+    const reply = (t: string) => adapter.sendText(chat.chat_id, t, { plain: true });
+    if (cmd === '/help' || cmd === '/start') return void (await reply(HELP));
+    if (cmd === '/new') {
+      const s = this.newSession(chat);
+      return void (await reply(`New session started (${s.id}). The earlier one stays in svc.`));
+    }
+    const session = chat.session_id ? getSession(this.deps.db, chat.session_id) : undefined;
+    if (cmd === '/stop') {
+      if (!session) return void (await reply('Nothing is running.'));
+      const r = await this.deps.endpoint.request('turn.interrupt', { session_id: session.id }, { to: 'supervisor', timeoutMs: 10_000 }).catch(() => ({ interrupted: false }));
+      return void (await reply(r.interrupted ? 'Stopping.' : 'Nothing is running.'));
+    }
+    if (cmd === '/status') {
+      if (!session) return void (await reply('No session yet: send a message to start one.'));
+      const running = [...this.watches.values()].some((w) => w.sessionId === session.id);
+      const model = session.model_id ?? this.deps.config().slots.default ?? 'none configured';
+      return void (await reply(`Session "${session.title}" (${session.id})\nModel: ${model}\nMessages: ${session.message_count}\n${running ? 'A turn is running (/stop stops it).' : 'Idle.'}`));
+    }
+    await reply(`Unknown command ${cmd}. ${HELP}`);
+  }
+
+  private async ask(w: Watch, data: Data): Promise<void> {
+    const adapter = this.deps.adapter(w.platform);
+    if (!adapter) return;
+    const approvalId = String(data.approval_id);
+    const question = approvalQuestion(String(data.tool ?? 'a tool'), data.input, adapter.hasButtons);
+    const messageId = await adapter.sendText(w.chatId, question, { plain: true, ...(adapter.hasButtons ? { buttons: approvalButtons(approvalId) } : {}) }).catch((err: Error) => {
+      log.warn('could not ask for an approval in the chat', { error: err.message });
+      return null;
+    });
+    const key = `${w.platform}:${w.chatId}`;
+    this.asks.set(key, [...(this.asks.get(key) ?? []), { approvalId, sessionId: w.sessionId, question, messageId }]);
+  }
+
+  private dropAsk(platform: PlatformName, chatId: string, approvalId: string): void {
+    const key = `${platform}:${chatId}`;
+    const left = (this.asks.get(key) ?? []).filter((a) => a.approvalId !== approvalId);
+    if (left.length > 0) this.asks.set(key, left);
+    else this.asks.delete(key);
+  }
+
+  private async onButton(adapter: Adapter, m: InboundMessage): Promise<void> {
+    if (m.buttonQueryId) await adapter.answerButton?.(m.buttonQueryId);
+    const b = parseButton(m.buttonData ?? '');
+    if (!b) return;
+    const ask = this.asks.get(`${m.platform}:${m.chatId}`)?.find((a) => a.approvalId === b.approvalId);
+    if (!ask) {
+      if (m.buttonMessageId) await adapter.editText(m.chatId, m.buttonMessageId, 'This question was already answered or withdrawn.', { plain: true }).catch(() => undefined);
+      return;
+    }
+    await this.answer(adapter, m.platform, m.chatId, ask, b.decision);
+  }
+
+  private async answer(adapter: Adapter, platform: PlatformName, chatId: string, ask: PendingAsk, decision: ApprovalDecision): Promise<void> {
+    this.dropAsk(platform, chatId, ask.approvalId);
+    let outcome = decisionLabel(decision);
+    try {
+      await this.deps.endpoint.request('approval.answer', { session_id: ask.sessionId, approval_id: ask.approvalId, decision }, { to: 'supervisor', timeoutMs: 10_000 });
+    } catch (err) {
+      outcome = `not applied: ${(err as Error).message}`;
+    }
+    const text = `${ask.question}\n→ ${outcome}`;
+    if (ask.messageId && adapter.canEdit) await adapter.editText(chatId, ask.messageId, text, { plain: true }).catch(() => undefined);
+    else await adapter.sendText(chatId, `→ ${outcome}`, { plain: true }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,130 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { request } from 'undici';
+import { z } from 'zod';
+import { PlatformError } from './adapter.js';
+
+/**
+ * The WeChat personal-bot protocol (iLink) over HTTPS: QR issue and status for the login, then
+ * authenticated JSON POSTs (getupdates long poll, sendmessage). Every answer is parsed by a
+ * schema; a non-zero ret/errcode or an HTTP error is a PlatformError with the platform's words.
+ */
+
+const APP_HEADERS = { 'iLink-App-Id': 'bot', 'iLink-App-ClientVersion': '256' };
+const BASE_INFO = { channel_version: '1.0.2' };
+
+const qrSchema = z.object({ qrcode: z.string().min(1), qrcode_img_content: z.string().min(1) }).loose();
+export const qrStatusSchema = z
+  .object({
+    status: z.enum(['wait', 'scaned', 'confirmed', 'expired', 'scaned_but_redirect']),
+    bot_token: z.string().optional(),
+    ilink_bot_id: z.string().optional(),
+    ilink_user_id: z.string().optional(),
+    baseurl: z.string().optional(),
+    redirect_host: z.string().optional(),
+  })
+  .loose();
+export type QrStatus = z.infer<typeof qrStatusSchema>;
+
+const envelope = z.object({ ret: z.number().int().optional(), errcode: z.number().int().optional(), errmsg: z.string().optional() }).loose();
+
+const item = z.object({ type: z.number().int(), text_item: z.object({ text: z.string() }).loose().optional(), file_item: z.object({ file_name: z.string().optional() }).loose().optional() }).loose();
+export const ilinkMessageSchema = z
+  .object({
+    message_id: z.union([z.number(), z.string()]).optional(),
+    seq: z.number().optional(),
+    message_type: z.number().int().optional(),
+    from_user_id: z.string().optional(),
+    context_token: z.string().optional(),
+    create_time_ms: z.number().optional(),
+    item_list: z.array(item).default([]),
+  })
+  .loose();
+export type IlinkMessage = z.infer<typeof ilinkMessageSchema>;
+const updatesSchema = z.object({ msgs: z.array(z.unknown()).default([]), get_updates_buf: z.string().optional() }).loose();
+
+/** iLink error codes svc acts on. */
+export const ILINK_SESSION_EXPIRED = -14;
+export const ILINK_RATE_LIMITED = -2;
+
+export class IlinkError extends PlatformError {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function call(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; timeoutMs: number; signal?: AbortSignal }): Promise<unknown> {
+  const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(init.timeoutMs)]) : AbortSignal.timeout(init.timeoutMs);
+  let res;
+  try {
+    res = await request(url, { method: init.method, headers: init.headers, ...(init.body === undefined ? {} : { body: init.body }), signal });
+  } catch (err) {
+    throw new IlinkError(0, `network error: ${(err as Error).message}`);
+  }
+  const text = await res.body.text();
+  if (res.statusCode >= 400) throw new IlinkError(res.statusCode, `HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new IlinkError(0, 'the server answered something other than JSON');
+  }
+  const e = envelope.safeParse(json);
+  const code = e.success ? (e.data.ret || e.data.errcode || 0) : 0;
+  if (code !== 0) throw new IlinkError(code, `error ${code}${e.success && e.data.errmsg ? `: ${e.data.errmsg}` : ''}`);
+  return json;
+}
+
+const trimBase = (u: string) => u.replace(/\/+$/, '');
+
+/** The login half: needs no token. */
+export async function fetchQr(baseUrl: string, signal?: AbortSignal): Promise<{ id: string; url: string }> {
+  const r = qrSchema.parse(await call(`${trimBase(baseUrl)}/ilink/bot/get_bot_qrcode?bot_type=3`, { method: 'GET', headers: APP_HEADERS, timeoutMs: 15_000, ...(signal ? { signal } : {}) }));
+  return { id: r.qrcode, url: r.qrcode_img_content };
+}
+
+export async function qrStatus(baseUrl: string, qr: string, signal?: AbortSignal): Promise<QrStatus> {
+  return qrStatusSchema.parse(await call(`${trimBase(baseUrl)}/ilink/bot/get_qrcode_status?qrcode=${encodeURIComponent(qr)}`, { method: 'GET', headers: APP_HEADERS, timeoutMs: 40_000, ...(signal ? { signal } : {}) }));
+}
+
+/** The bot half: every call carries the token from the login. */
+export class IlinkClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+  ) {}
+
+  private post(path: string, body: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+    return call(`${trimBase(this.baseUrl)}/ilink/bot/${path}`, {
+      method: 'POST',
+      headers: {
+        ...APP_HEADERS,
+        'Content-Type': 'application/json',
+        AuthorizationType: 'ilink_bot_token',
+        Authorization: `Bearer ${this.token}`,
+        // A fresh random uin per request, as the protocol's own clients send.
+        'X-WECHAT-UIN': Buffer.from(String(randomBytes(4).readUInt32BE(0))).toString('base64'),
+      },
+      body: JSON.stringify({ ...body, base_info: BASE_INFO }),
+      timeoutMs,
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  async getUpdates(cursor: string, signal: AbortSignal): Promise<{ msgs: IlinkMessage[]; cursor: string }> {
+    const r = updatesSchema.parse(await this.post('getupdates', { get_updates_buf: cursor }, 50_000, signal));
+    const msgs = r.msgs.flatMap((m) => {
+      const p = ilinkMessageSchema.safeParse(m);
+      return p.success ? [p.data] : [];
+    });
+    return { msgs, cursor: r.get_updates_buf ?? cursor };
+  }
+
+  async sendText(to: string, contextToken: string, text: string): Promise<string> {
+    const clientId = randomUUID();
+    await this.post('sendmessage', { msg: { from_user_id: '', to_user_id: to, client_id: clientId, message_type: 2, message_state: 2, context_token: contextToken, item_list: [{ type: 1, text_item: { text } }] } }, 30_000);
+    return clientId;
+  }
+}

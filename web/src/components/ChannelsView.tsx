@@ -1,0 +1,329 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, describe, get, post } from '../lib/api';
+import { when } from '../lib/format';
+import { live } from '../lib/live';
+import { toast } from '../lib/toast';
+
+interface Field {
+  name: string;
+  required: boolean;
+  secret: boolean;
+  description: string;
+}
+interface Platform {
+  platform: string;
+  label: string;
+  login: 'token' | 'qr';
+  configured: boolean;
+  fields: Field[];
+}
+interface Channel {
+  platform: string;
+  label: string;
+  enabled: boolean;
+  state: 'starting' | 'running' | 'stopped' | 'error' | 'needs_login';
+  error: string | null;
+  connected_since: string | null;
+  last_message_at: string | null;
+  account: string | null;
+  fields: Record<string, unknown>;
+}
+interface Pairing {
+  code: string;
+  user_id: string;
+  name: string;
+  status: 'pending' | 'approved' | 'rejected';
+  created_at: string;
+}
+interface Login {
+  status: 'idle' | 'pending' | 'scanned' | 'confirmed' | 'expired' | 'failed' | 'cancelled' | 'logged_in';
+  qr_url: string | null;
+  qr_png: string | null;
+  user_id: string | null;
+  error: string | null;
+}
+
+const PLATFORM = /^[a-z]{1,32}$/;
+const channelPath = (p: string, rest = '') => {
+  if (!PLATFORM.test(p)) throw new Error(`"${p}" is not a platform name.`);
+  return `/api/channels/${p}${rest}`;
+};
+const STATE_WORDS: Record<Channel['state'], string> = { starting: 'starting', running: 'running', stopped: 'stopped', error: 'error', needs_login: 'needs login' };
+
+/**
+ * The Channels page: every platform svc can connect, each with its state (live, on the
+ * `channels` topic) and the reason in words when it fails; connect from the platform's field
+ * list (secrets are write-only), the messenger's QR login shown live, pairing requests to approve,
+ * a test message, disable and disconnect (to the trash).
+ */
+export function ChannelsView() {
+  const [platforms, setPlatforms] = useState<Platform[] | undefined>();
+  const [channels, setChannels] = useState<Record<string, Channel>>({});
+  const [pairings, setPairings] = useState<Record<string, Pairing[]>>({});
+  const [login, setLogin] = useState<Login | undefined>();
+  const [error, setError] = useState('');
+
+  const load = async () => {
+    try {
+      const [avail, list] = await Promise.all([get<{ platforms: Platform[] }>('/api/channels/available'), get<{ channels: Channel[] }>('/api/channels')]);
+      setPlatforms(avail.platforms);
+      setChannels(Object.fromEntries(list.channels.map((c) => [c.platform, c])));
+      const pairs = await Promise.all(list.channels.map(async (c) => [c.platform, (await get<{ items: Pairing[] }>(channelPath(c.platform, '/pairings'))).items] as const));
+      setPairings(Object.fromEntries(pairs));
+      setError('');
+    } catch (err) {
+      setError(describe(err));
+    }
+  };
+  const loadLogin = async () => {
+    try {
+      setLogin(await get<Login>('/api/channels/messenger/login'));
+    } catch {
+      // not configured, or the worker is starting: nothing to show yet
+    }
+  };
+
+  useEffect(() => {
+    void load();
+    void loadLogin();
+    return live.on('channels', (e) => {
+      if (e.type === 'channels.login') setLogin(e.data as Login);
+      void load();
+    });
+  }, []);
+
+  // While a code is up, the state is also polled: the platform moves on by itself (expiry).
+  useEffect(() => {
+    if (login?.status !== 'pending' && login?.status !== 'scanned') return;
+    const t = setInterval(() => void loadLogin(), 2000);
+    return () => clearInterval(t);
+  }, [login?.status]);
+
+  const act = async (fn: () => Promise<unknown>, done?: string) => {
+    try {
+      await fn();
+      if (done) toast(done);
+    } catch (err) {
+      setError(describe(err));
+    }
+    await load();
+  };
+
+  return (
+    <div class="page stack" data-testid="channels-view">
+      <h1>Channels</h1>
+      <p class="muted">Talk to the agent from a messaging app. Only people you allow (or approve by pairing code) reach it.</p>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {!platforms && !error && <p class="muted">Loading…</p>}
+      {platforms?.map((p) => {
+        const c = channels[p.platform];
+        return (
+          <section key={p.platform} class="card stack" data-testid="channel" data-platform={p.platform} aria-labelledby={`ch-${p.platform}`}>
+            <div class="row">
+              <div class="grow">
+                <h2 id={`ch-${p.platform}`}>{p.label}</h2>
+                {c ? (
+                  <>
+                    <span class={`chip status-${c.state}`} role="status" data-testid="channel-state">
+                      {STATE_WORDS[c.state]}
+                    </span>
+                    <span class="muted small">
+                      {c.account && ` ${c.account}`}
+                      {c.connected_since && ` · connected ${when(c.connected_since)}`}
+                      {c.last_message_at && ` · last message ${when(c.last_message_at)}`}
+                    </span>
+                  </>
+                ) : (
+                  <span class="muted small">Not connected.</span>
+                )}
+              </div>
+              {c && (
+                <div class="actions">
+                  <button type="button" onClick={() => act(() => post(channelPath(p.platform), { enabled: !c.enabled }))}>
+                    {c.enabled ? 'Disable' : 'Enable'}
+                  </button>
+                  <button type="button" class="danger" onClick={() => act(() => api('DELETE', channelPath(p.platform)), `Disconnected ${p.label}; its settings are in the trash.`)}>
+                    Disconnect
+                  </button>
+                </div>
+              )}
+            </div>
+            {c?.error && (
+              <p class="error small" data-testid="channel-error">
+                {c.error}
+              </p>
+            )}
+            {p.login === 'qr' && c?.enabled && <QrLogin login={login} onChange={(l) => setLogin(l)} onError={setError} />}
+            {c && (pairings[p.platform] ?? []).some((x) => x.status === 'pending') && (
+              <div class="stack" data-testid="pairings">
+                <h3>Pairing requests</h3>
+                <ul class="plain stack">
+                  {(pairings[p.platform] ?? [])
+                    .filter((x) => x.status === 'pending')
+                    .map((x) => (
+                      <li key={x.code} class="row" data-testid="pairing" data-code={x.code}>
+                        <span class="grow">
+                          <strong>{x.name}</strong> <span class="muted small">({x.user_id}) · code</span> <code>{x.code}</code>
+                        </span>
+                        <button type="button" class="primary" onClick={() => act(() => post(channelPath(p.platform, '/pairings'), { code: x.code, decision: 'approve' }), `${x.name} may talk to the agent now.`)}>
+                          Approve
+                        </button>
+                        <button type="button" onClick={() => act(() => post(channelPath(p.platform, '/pairings'), { code: x.code, decision: 'reject' }))}>
+                          Reject
+                        </button>
+                      </li>
+                    ))}
+                </ul>
+              </div>
+            )}
+            {c?.state === 'running' && <TestMessage platform={p.platform} onError={setError} />}
+            <ChannelForm platform={p} channel={c} onSaved={(msg) => act(async () => undefined, msg)} />
+          </section>
+        );
+      })}
+    </div>
+  );
+}
+
+function ChannelForm({ platform, channel, onSaved }: { platform: Platform; channel: Channel | undefined; onSaved: (message: string) => void }) {
+  const initial = () => Object.fromEntries(platform.fields.map((f) => [f.name, f.secret ? '' : valueText(channel?.fields[f.name])]));
+  const [values, setValues] = useState<Record<string, string>>(initial);
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  useEffect(() => setValues(initial()), [channel?.fields && JSON.stringify(channel.fields)]);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      // An empty secret keeps the saved one; other empty fields mean the default.
+      const body = Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== '').map(([k, v]) => [k, v.trim()]));
+      await post(channelPath(platform.platform), channel ? body : { ...body, enabled: true });
+      onSaved(channel ? `Saved ${platform.label}.` : `Connecting ${platform.label}…`);
+    } catch (err) {
+      setError(describe(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <details open={!channel}>
+      <summary>{channel ? 'Settings' : `Connect ${platform.label}`}</summary>
+      <form class="stack" onSubmit={submit} data-testid="channel-form">
+        {platform.fields.map((f) => (
+          <label key={f.name} class="field">
+            {f.name}
+            {f.required ? '' : ' (optional)'}
+            {f.secret ? (
+              <input
+                name={f.name}
+                type="password"
+                autoComplete="off"
+                required={f.required && !channel?.fields[f.name]}
+                placeholder={channel?.fields[f.name] ? 'saved; type to replace' : ''}
+                value={values[f.name] ?? ''}
+                onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })}
+              />
+            ) : (
+              <input name={f.name} type="text" autoComplete="off" required={f.required} value={values[f.name] ?? ''} onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })} />
+            )}
+            <span class="muted small">{f.description}</span>
+          </label>
+        ))}
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <div>
+          <button type="submit" class="primary" disabled={busy}>
+            {channel ? 'Save' : 'Connect'}
+          </button>
+        </div>
+      </form>
+    </details>
+  );
+}
+
+function valueText(v: unknown): string {
+  if (Array.isArray(v)) return v.join(', ');
+  return typeof v === 'string' ? v : '';
+}
+
+function QrLogin({ login, onChange, onError }: { login: Login | undefined; onChange: (l: Login) => void; onError: (m: string) => void }) {
+  const run = async (fn: () => Promise<Login>) => {
+    try {
+      onChange(await fn());
+    } catch (err) {
+      onError(describe(err));
+    }
+  };
+  const status = login?.status ?? 'idle';
+  const waiting = status === 'pending' || status === 'scanned';
+  return (
+    <div class="stack" data-testid="qr-login">
+      <p role="status" data-testid="login-status">
+        {status === 'pending' && 'Scan this code with WeChat on your phone.'}
+        {status === 'scanned' && 'Scanned: confirm the login on your phone.'}
+        {(status === 'confirmed' || status === 'logged_in') && `Logged in as ${login?.user_id ?? 'your WeChat account'}.`}
+        {status === 'expired' && `The code expired. ${login?.error ?? ''}`}
+        {status === 'failed' && (login?.error ?? 'The login failed.')}
+        {status === 'cancelled' && 'The login was cancelled.'}
+        {status === 'idle' && 'Not logged in.'}
+      </p>
+      {waiting && login?.qr_png && <img src={login.qr_png} alt="WeChat login QR code" width={220} height={220} data-testid="qr-image" data-url={login.qr_url ?? ''} />}
+      <div class="row">
+        {!waiting && (
+          <button type="button" class="primary" onClick={() => run(() => post<Login>('/api/channels/messenger/login', status === 'logged_in' || status === 'confirmed' ? { force: true } : {}))}>
+            {status === 'logged_in' || status === 'confirmed' ? 'Log in again' : 'Log in with a QR code'}
+          </button>
+        )}
+        {waiting && (
+          <button type="button" onClick={() => run(() => api<Login>('DELETE', '/api/channels/messenger/login'))}>
+            Cancel
+          </button>
+        )}
+        {(status === 'logged_in' || status === 'confirmed') && (
+          <button type="button" class="danger" onClick={() => run(() => api<Login>('DELETE', '/api/channels/messenger/login'))}>
+            Log out
+          </button>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function TestMessage({ platform, onError }: { platform: string; onError: (m: string) => void }) {
+  const [chat, setChat] = useState('');
+  const [result, setResult] = useState('');
+  const send = async (e: Event) => {
+    e.preventDefault();
+    setResult('');
+    try {
+      const r = await post<{ chat_id: string }>(channelPath(platform, '/test'), chat.trim() ? { chat_id: chat.trim() } : {});
+      setResult(`Sent a test message to chat ${r.chat_id}.`);
+    } catch (err) {
+      onError(describe(err));
+    }
+  };
+  return (
+    <form class="row" onSubmit={send} data-testid="channel-test">
+      <label class="field grow">
+        Chat id for a test message (empty: the latest chat)
+        <input value={chat} onInput={(e) => setChat((e.target as HTMLInputElement).value)} />
+      </label>
+      <button type="submit">Send test message</button>
+      {result && (
+        <span role="status" class="muted small">
+          {result}
+        </span>
+      )}
+    </form>
+  );
+}
