@@ -86,7 +86,7 @@ test('a server that requires OAuth shows that it waits for a sign-in, without re
   assert.is(add.status, 201, JSON.stringify(add.body));
   const s = await waitFor(async () => ((await serverOf()).needs_auth ? serverOf() : undefined), 30_000, 'needs_auth');
   assert.equal([s.status, s.needs_auth, s.tools], ['error', true, []]);
-  assert.match(s.error, /sign in/);
+  assert.match(s.error, /wants credentials: use Sign in on the MCP page/);
   assert.is(remote.counts.authorizations, 0, 'no sign-in starts by itself');
   assert.is(remote.counts.registrations, 0, 'no client registers before the user asks');
   assert.not.ok(existsSync(tokenFile()));

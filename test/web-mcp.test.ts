@@ -96,7 +96,7 @@ if (browserMissing) {
     oauth = await startMcpOAuthServer();
     assert.is((await api(rig.port, 'POST', '/api/mcp/servers', { name: 'secure', url: oauth.url })).status, 201);
     const card = page.locator('[data-testid="mcp-server"][data-name="secure"]');
-    await card.locator('[data-testid="mcp-error"]', { hasText: 'sign in' }).waitFor({ timeout: 30_000 });
+    await card.locator('[data-testid="mcp-error"]', { hasText: 'use Sign in' }).waitFor({ timeout: 30_000 });
     await card.getByRole('button', { name: 'Sign in' }).click();
     await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
     assert.is(new URL(page.url()).hash, '#/mcp', 'back on the MCP page');

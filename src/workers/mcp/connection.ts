@@ -159,7 +159,7 @@ export class Connection {
     this.client = undefined;
     this.state = 'error';
     this.needsAuth = true;
-    this.error = 'The server asks you to sign in (OAuth): use Sign in on the MCP page (POST /api/mcp/servers/{name}/oauth/start).';
+    this.error = 'The server wants credentials: use Sign in on the MCP page (OAuth; POST /api/mcp/servers/{name}/oauth/start), or, if it takes a key instead, give it an Authorization header.';
     this.connectedAt = null;
     this.tools = [];
     log.info('MCP server needs sign-in', { server: this.name });
