@@ -384,6 +384,29 @@ test('a skill changed on disk, added by hand or deleted is seen by the next turn
   assert.not.match(gone, /- by-hand:/);
 });
 
+test('with many skills the system prompt lists a bounded number and says how many were left out', async () => {
+  // The cap is SKILLS_LISTED (50) in src/workers/agent/prompt.ts; 60 skills on disk are over it.
+  const made = Array.from({ length: 60 }, (_, i) => `many-${String(i).padStart(2, '0')}`);
+  for (const name of made) {
+    mkdirSync(join(skillsDir(), name), { recursive: true });
+    writeFileSync(join(skillsDir(), name, 'SKILL.md'), `---\nname: ${name}\ndescription: Filler skill number ${name}.\n---\nbody\n`);
+  }
+  try {
+    const usable = ((await api(rig.port, 'GET', '/api/skills')).body.items as any[]).filter((s) => s.enabled && s.valid);
+    assert.ok(usable.length >= 63, `the 60 fillers and the built-ins are usable (${usable.length})`);
+    const id = await newChat(rig.port, {});
+    const from = rig.fake.requests.length;
+    assert.is((await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'hi' })).status, 200);
+    const section = systemOf(from).split('# Skills\n')[1]?.split('\n\n')[0] ?? '';
+    const listedLines = section.split('\n').filter((l) => /^- [a-z0-9-]+: /.test(l));
+    assert.is(listedLines.length, 50, 'exactly the cap is listed by name and description');
+    assert.ok(section.includes(`- (${usable.length - 50} more skills not listed)`), `the rest are counted: ${section.split('\n').at(-1)}`);
+    assert.ok(listedLines.every((l) => usable.some((s) => l.startsWith(`- ${s.name}: `))), 'only usable skills are listed');
+  } finally {
+    for (const name of made) rmSync(join(skillsDir(), name), { recursive: true, force: true });
+  }
+});
+
 test('a folder import with a symlink or without SKILL.md is refused the same way', async () => {
   const withLink = makeSkill('linked');
   symlinkSync('/etc/hostname', join(withLink, 'link'));

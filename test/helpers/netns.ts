@@ -10,6 +10,8 @@ export interface Netns {
   name: string;
   /** The host's end of the pair: bind the server here (or to every interface). */
   hostIp: string;
+  /** The host end's interface name (removed with the namespace, so addresses added to it go too). */
+  hostIf: string;
   /** The client's address inside the namespace. */
   nsIp: string;
   /** Runs a program inside the namespace to completion. */
@@ -69,6 +71,7 @@ export function createNetns(): Netns {
   return {
     name,
     hostIp,
+    hostIf,
     nsIp,
     spawn: (cmd) => spawn('ip', ['netns', 'exec', name, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'] }),
     run(cmd, timeoutMs = 30_000) {
