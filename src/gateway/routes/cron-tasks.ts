@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { statSync } from 'node:fs';
 import { z } from 'zod';
 import { describeSchedule, isTimezone, machineTimezone, nextFires, scheduleProblem, wallTime } from '../../shared/cron/schedule.js';
+import { platformNames } from '../../shared/config/channels.js';
 import { notifyPlatforms } from '../../shared/cron/targets.js';
 import { ApiError } from '../../shared/errors.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
@@ -107,8 +108,10 @@ function checkSpec(deps: Deps, s: CronTaskSpec): CronTaskSpec {
   }
   const platforms = notifyPlatforms(config);
   s.notify.forEach((t, i) => {
-    if (!platforms.includes(t.platform)) {
-      throw fieldError(`notify.${i}.platform`, `the platform "${t.platform}" is not configured under channels in config.yml (${platforms.length ? `configured: ${platforms.join(', ')}` : 'none is'})`);
+    if (!platforms.some((p) => p === t.platform)) {
+      const connected = platforms.length ? `connected: ${platforms.join(', ')}` : 'none is';
+      const how = platformNames.some((p) => p === t.platform) ? `connect it on the Channels page or with POST /api/channels/${t.platform}` : `svc knows ${platformNames.join(', ')}`;
+      throw fieldError(`notify.${i}.platform`, `the platform "${t.platform}" is not a connected channel (${connected}); ${how}`);
     }
   });
   return { ...s, working_dir: workingDir };
