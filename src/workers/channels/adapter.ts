@@ -64,6 +64,8 @@ export interface Adapter {
   editText(chatId: string, messageId: string, text: string, opts?: { plain?: boolean }): Promise<void>;
   sendFile(chatId: string, path: string, name: string): Promise<string | null>;
   typing(chatId: string): Promise<void>;
+  /** Takes the typing indicator away, where the platform has such a call (Telegram's lapses by itself). */
+  stopTyping?(chatId: string): Promise<void>;
   /** The largest file the platform lets a bot fetch (Telegram's Bot API: 20 MB). */
   readonly fileCap?: number;
   /** The bytes of a file a user sent; throws PlatformError when the platform will not give it. */
