@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError, messageOf } from '../../shared/errors.js';
 import { log } from '../../shared/log.js';
 import { servedType } from '../../shared/mime.js';
-import { detectMime, formatBytes, placeUpload, sanitizeFileName, writeTemp } from '../../shared/upload-files.js';
+import { detectMime, formatBytes, placeUpload, sanitizeFileName, tempPath, writeTemp } from '../../shared/upload-files.js';
 import { isoNow } from '../../shared/store/util.js';
 import { insertUpload, resolveUpload, type Upload } from '../../shared/store/uploads.js';
 import type { Deps } from '../deps.js';
@@ -46,7 +45,7 @@ export function uploadRoutes(deps: Deps): Route[] {
         }
         if (!body) return refuse(new ApiError('invalid_request', 'The upload has no body: send at least one part named "file".'));
         try {
-          const files = await receive(deps, tmpDir, parseMultipart(capped(body, limit), type.boundary));
+          const files = await receive(deps, parseMultipart(capped(body, limit), type.boundary));
           // Whatever follows the final boundary (an epilogue) is dropped; a body that goes on and on costs its connection.
           return { status: 201, body: { files }, close: !(await drain(body)) };
         } catch (err) {
@@ -107,15 +106,14 @@ interface Received {
  * each its final name and records them all. Any failure (limit, bad body, client gone) removes
  * every file of the request, so an upload is all or nothing.
  */
-async function receive(deps: Deps, tmpDir: string, parts: AsyncIterable<Part>) {
+async function receive(deps: Deps, parts: AsyncIterable<Part>) {
   const files: Received[] = [];
   try {
-    await mkdir(tmpDir, { recursive: true, mode: 0o700 });
     for await (const part of parts) {
       if (part.name !== 'file') continue; // the parser skips the unread body
       if (files.length >= MAX_FILES) throw new ApiError('invalid_request', `An upload holds at most ${MAX_FILES} files; send the rest in another request.`);
       const original = sanitizeFileName(part.filename);
-      const f: Received = { tmp: join(tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}.part`), original, mime: '', size: 0, sha256: '' };
+      const f: Received = { tmp: await tempPath(deps.paths.uploadsDir), original, mime: '', size: 0, sha256: '' };
       files.push(f);
       const w = await writeTemp(part.body, f.tmp);
       f.size = w.size;

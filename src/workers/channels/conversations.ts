@@ -156,6 +156,12 @@ export class Conversations {
       const chat = getChat(this.deps.db, adapter.platform, row.chat_id);
       if (!chat) continue;
       if (row.status === 'received') {
+        // A file without words whose download the stop cut short: the file is not on record, so ask for it again.
+        if (!row.text.trim()) {
+          await adapter.sendText(row.chat_id, 'svc restarted while receiving what you sent; send it again, please.', { plain: true }).catch(() => undefined);
+          markInbound(this.deps.db, adapter.platform, row.msg_key, 'answered');
+          continue;
+        }
         await this.startTurn(adapter, chat, row.msg_key, row.text).catch((err: Error) => log.warn('could not resume a channel message', { error: err.message }));
         continue;
       }
