@@ -76,6 +76,20 @@ test('a document sent to the bot reaches the model as the turn\'s attachment, st
   assert.match(second, /Attached file: \S*data\.csv \(text\/csv, 8 bytes\)/);
 });
 
+// A 1×1 PNG (Telegram would send a JPEG; the bytes decide the type either way).
+const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex');
+
+test('a photo reaches a model that takes images as the picture itself, at its largest size', async () => {
+  assert.is((await api(rig.port, 'PATCH', '/api/config/models/oa', { vision: true })).status, 200);
+  rig.fake.enqueue(textReply('A single dot.'));
+  tg.userSendsPhoto(ALICE, { bytes: PNG, caption: 'what is this?' });
+  await settled('A single dot.');
+  const sent = JSON.stringify(rig.fake.requests.at(-1)!.body);
+  assert.ok(sent.includes(`data:image/png;base64,${PNG.toString('base64')}`), 'the largest size went inline');
+  assert.not.ok(sent.includes(Buffer.from('thumbnail bytes').toString('base64')), 'not the thumbnail');
+  assert.is((await api(rig.port, 'PATCH', '/api/config/models/oa', { vision: false })).status, 200);
+});
+
 test('a file over the cap gets a reply saying so and starts no turn', async () => {
   const before = rig.fake.requests.length;
   const downloads = tg.downloads.length;
