@@ -83,6 +83,10 @@ test('a message from an allowed user is answered with its context token; send an
   const reply = await waitFor(() => wx.sent.find((m) => m.to === ALICE), 20_000, 'the reply');
   assert.is(reply.text, 'Hello from svc over WeChat.');
   assert.match(reply.context_token, /^ctx-/);
+  // "Typing…" was shown while the turn ran (a ticket from getconfig), and taken away at the reply.
+  const typed = await waitFor(() => (wx.typing.filter((t) => t.to === ALICE).at(-1)?.status === 2 ? wx.typing.filter((t) => t.to === ALICE) : undefined), 20_000, 'typing stopped');
+  assert.is(typed[0]!.status, 1, JSON.stringify(typed));
+  assert.ok(wx.calls.some((c) => c.path === '/ilink/bot/getconfig' && c.body.ilink_user_id === ALICE && String(c.body.context_token).startsWith('ctx-')));
   const sessions = (await api('GET', '/api/sessions')).body.items;
   assert.ok(sessions.some((s: any) => s.channel === 'messenger'));
 

@@ -204,7 +204,7 @@ test('send, test and send-file deliver; the platform\'s refusal is a 502 with it
   const doc = tg.documents.at(-1)!;
   assert.equal([doc.chat_id, doc.filename, doc.bytes.toString()], [String(ALICE.id), 'report.txt', 'report body 42']);
   assert.is((await api('POST', '/api/channels/telegram/send-file', { chat_id: '-100404002', upload: name })).status, 502);
-  assert.is((await api('POST', '/api/channels/telegram/send-file', { chat_id: '1', upload: 'nope.txt' })).status, 400);
+  assert.is((await api('POST', '/api/channels/telegram/send-file', { chat_id: '1', upload: 'nope.txt' })).status, 404);
 });
 
 test('an approval is asked in the chat with buttons; a press answers it', async () => {

@@ -1,8 +1,11 @@
+import { statSync } from 'node:fs';
+import { basename } from 'node:path';
 import { z } from 'zod';
 import { maskSecret, platformInfo, platformNames, platformNameSchema, platformSchemas, secretFields, type PlatformName } from '../../shared/config/channels.js';
 import { ApiError } from '../../shared/errors.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
 import type { ChannelStatus } from '../../shared/protocol/channels.js';
+import { getArtifactById } from '../../shared/store/artifacts.js';
 import { answerPairing, listPairings } from '../../shared/store/channels.js';
 import { getTrashItem, trashView } from '../../shared/store/trash.js';
 import { resolveUpload } from '../../shared/store/uploads.js';
@@ -12,7 +15,13 @@ import { route, type Route } from '../route.js';
 const chatId = z.string().trim().min(1, 'chat_id must not be empty').max(128);
 const saveBody = z.looseObject({ enabled: z.boolean().optional() }).describe('{"enabled"?: boolean, …the platform\'s fields (GET /api/channels/available lists them)}; a secret sent back masked, or left out, keeps its value.');
 const sendBody = z.strictObject({ chat_id: chatId, text: z.string().min(1, 'text must not be empty').max(100_000) });
-const sendFileBody = z.strictObject({ chat_id: chatId, upload: z.string().min(1).max(255).describe('The name of a file uploaded with POST /api/upload.') });
+const sendFileBody = z
+  .strictObject({
+    chat_id: chatId,
+    upload: z.string().min(1).max(255).optional().describe('The name of a file uploaded with POST /api/upload.'),
+    artifact: z.string().min(1).max(64).optional().describe('The id of a file the agent wrote (GET /api/sessions/{id}/artifacts lists them).'),
+  })
+  .refine((b) => (b.upload === undefined) !== (b.artifact === undefined), { message: 'give exactly one of upload (an uploaded file\'s name) or artifact (an artifact id)', path: ['upload'] });
 const testBody = z.strictObject({ chat_id: chatId.optional() }).optional();
 const pairingBody = z.strictObject({ code: z.string().trim().regex(/^[A-Za-z0-9]{6}$/, 'a pairing code is 6 letters and digits'), decision: z.enum(['approve', 'reject']) });
 const loginBody = z.strictObject({ force: z.boolean().optional() }).optional();
@@ -68,6 +77,21 @@ export function channelRoutes(deps: Deps): Route[] {
   const one = async (p: PlatformName) => {
     configuredOr404(p);
     return view(p, (await live()).get(p));
+  };
+  const uploadFile = (name: string) => {
+    const u = resolveUpload(deps.db, deps.paths, name);
+    if (!u) throw new ApiError('not_found', `There is no uploaded file "${name}"; upload it first with POST /api/upload (it answers the name).`);
+    return { path: u.path, name: u.original_name };
+  };
+  const artifactFile = (id: string) => {
+    const a = getArtifactById(deps.db, id);
+    if (!a) throw new ApiError('not_found', `There is no artifact ${JSON.stringify(id)}; GET /api/sessions/{id}/artifacts lists a session's artifacts.`);
+    try {
+      if (!statSync(a.path).isFile()) throw new Error('not a file');
+    } catch {
+      throw new ApiError('not_found', `The artifact's file ${a.path} is gone (moved or deleted since the agent wrote it).`);
+    }
+    return { path: a.path, name: basename(a.path) };
   };
   const changed = (p: PlatformName) => deps.publish('channels', 'channels.changed', { platform: p });
   /** The worker's refusals keep their code; a worker that is not there means the platform is not running. */
@@ -154,11 +178,10 @@ export function channelRoutes(deps: Deps): Route[] {
       const r = await toWorker(p, () => deps.endpoint.request('channels.send', { platform: p, chat_id: body.chat_id, text: body.text }, { to: 'channels', timeoutMs: 60_000 }));
       return { body: { sent: true, ...r } };
     } }),
-    route({ method: 'POST', path: '/api/channels/:platform/send-file', summary: 'Sends an uploaded file ({chat_id, upload}: the name POST /api/upload answered). 409 when the platform is not running, 502 with its reason when delivery fails.', body: sendFileBody, handler: async ({ params, body }) => {
+    route({ method: 'POST', path: '/api/channels/:platform/send-file', summary: 'Sends a file: {chat_id, upload} (the name POST /api/upload answered) or {chat_id, artifact} (the id of a file the agent wrote). 404 for an unknown one; 409 when the platform is not running, 502 with its reason when delivery fails.', body: sendFileBody, handler: async ({ params, body }) => {
       const p = platformOr404(params.platform);
-      const u = resolveUpload(deps.db, deps.paths, body.upload);
-      if (!u) throw new ApiError('invalid_request', `"${body.upload}" is not an uploaded file; upload it first with POST /api/upload.`, [{ path: 'upload', message: 'unknown upload' }]);
-      const r = await toWorker(p, () => deps.endpoint.request('channels.send_file', { platform: p, chat_id: body.chat_id, path: u.path, name: u.original_name }, { to: 'channels', timeoutMs: 120_000 }));
+      const file = body.artifact !== undefined ? artifactFile(body.artifact) : uploadFile(body.upload ?? '');
+      const r = await toWorker(p, () => deps.endpoint.request('channels.send_file', { platform: p, chat_id: body.chat_id, path: file.path, name: file.name }, { to: 'channels', timeoutMs: 120_000 }));
       return { body: { sent: true, ...r } };
     } }),
     route({ method: 'GET', path: '/api/channels/:platform/pairings', summary: 'Pairing requests of the last hour and their answers: people not in allowed_users who wrote to the bot and were given a code.', handler: ({ params }) => ({ body: { items: listPairings(deps.db, platformOr404(params.platform)) } }) }),

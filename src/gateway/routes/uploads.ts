@@ -1,11 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { link, mkdir, open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { ApiError, messageOf } from '../../shared/errors.js';
 import { log } from '../../shared/log.js';
-import { mimeOf, servedType } from '../../shared/mime.js';
+import { servedType } from '../../shared/mime.js';
+import { detectMime, formatBytes, placeUpload, sanitizeFileName, tempPath, writeTemp } from '../../shared/upload-files.js';
 import { isoNow } from '../../shared/store/util.js';
 import { insertUpload, resolveUpload, type Upload } from '../../shared/store/uploads.js';
 import type { Deps } from '../deps.js';
@@ -15,8 +13,6 @@ import { multipartBoundary, parseMultipart, type Part } from '../multipart.js';
 import { route, type Route } from '../route.js';
 
 const MAX_FILES = 100;
-const MAX_NAME_BYTES = 255;
-const PREFIX_BYTES = '20261122-030102-ab12cd_'.length;
 /** Files up to this size are read whole and sent in one go; bigger ones are streamed from disk. */
 const STREAM_ABOVE = 8 * 1024 * 1024;
 /** Temp files older than this are leftovers of a crashed gateway (never of a live upload). */
@@ -49,7 +45,7 @@ export function uploadRoutes(deps: Deps): Route[] {
         }
         if (!body) return refuse(new ApiError('invalid_request', 'The upload has no body: send at least one part named "file".'));
         try {
-          const files = await receive(deps, tmpDir, parseMultipart(capped(body, limit), type.boundary));
+          const files = await receive(deps, parseMultipart(capped(body, limit), type.boundary));
           // Whatever follows the final boundary (an epilogue) is dropped; a body that goes on and on costs its connection.
           return { status: 201, body: { files }, close: !(await drain(body)) };
         } catch (err) {
@@ -110,36 +106,23 @@ interface Received {
  * each its final name and records them all. Any failure (limit, bad body, client gone) removes
  * every file of the request, so an upload is all or nothing.
  */
-async function receive(deps: Deps, tmpDir: string, parts: AsyncIterable<Part>) {
+async function receive(deps: Deps, parts: AsyncIterable<Part>) {
   const files: Received[] = [];
   try {
-    await mkdir(tmpDir, { recursive: true, mode: 0o700 });
     for await (const part of parts) {
       if (part.name !== 'file') continue; // the parser skips the unread body
       if (files.length >= MAX_FILES) throw new ApiError('invalid_request', `An upload holds at most ${MAX_FILES} files; send the rest in another request.`);
       const original = sanitizeFileName(part.filename);
-      const f: Received = { tmp: join(tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}.part`), original, mime: '', size: 0, sha256: '' };
+      const f: Received = { tmp: await tempPath(deps.paths.uploadsDir), original, mime: '', size: 0, sha256: '' };
       files.push(f);
-      const hash = createHash('sha256');
-      let head = Buffer.alloc(0);
-      await pipeline(
-        part.body,
-        async function* (src: AsyncIterable<Buffer>) {
-          for await (const chunk of src) {
-            hash.update(chunk);
-            f.size += chunk.length;
-            if (head.length < 16) head = Buffer.concat([head, chunk.subarray(0, 16 - head.length)]);
-            yield chunk;
-          }
-        },
-        createWriteStream(f.tmp, { flags: 'wx', mode: 0o600 }),
-      );
-      f.sha256 = hash.digest('hex');
-      f.mime = detectMime(part.contentType, original, head);
+      const w = await writeTemp(part.body, f.tmp);
+      f.size = w.size;
+      f.sha256 = w.sha256;
+      f.mime = detectMime(part.contentType, original, w.head);
     }
     if (files.length === 0) throw new ApiError('invalid_request', 'The upload has no file: send at least one part named "file" (Content-Disposition: form-data; name="file"; filename="...").');
     const now = isoNow();
-    for (const f of files) f.final = await place(deps.paths.uploadsDir, f.tmp, f.original);
+    for (const f of files) f.final = await placeUpload(deps.paths.uploadsDir, f.tmp, f.original);
     const rows: Upload[] = files.map((f) => ({ name: f.final!, original_name: f.original, mime: f.mime, size: f.size, sha256: f.sha256, created_at: now }));
     deps.db.transaction(() => rows.forEach((r) => insertUpload(deps.db, r)))();
     for (const f of files) await unlink(f.tmp).catch(() => {});
@@ -183,81 +166,6 @@ async function* capped(body: AsyncIterable<Buffer>, limit: number): AsyncGenerat
 
 function uploadTooLarge(limit: number): ApiError {
   return new ApiError('too_large', `The upload is larger than the limit of ${limit} bytes (${formatBytes(limit)}, limits.upload_bytes in config.yml).`);
-}
-
-function formatBytes(n: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB'];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1 && n % 1024 === 0) (n /= 1024), i++;
-  return `${n} ${units[i]}`;
-}
-
-/**
- * Links the temp file under a fresh unique name (a link never replaces an existing file, unlike
- * rename) and answers that name: `20261122-030102-ab12cd_report.pdf`.
- */
-async function place(dir: string, tmp: string, original: string): Promise<string> {
-  for (let attempt = 0; ; attempt++) {
-    const d = new Date().toISOString();
-    const stamp = `${d.slice(0, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${d.slice(11, 13)}${d.slice(14, 16)}${d.slice(17, 19)}`;
-    const rand = BigInt(`0x${randomBytes(5).toString('hex')}`).toString(36).padStart(6, '0').slice(-6);
-    const name = `${stamp}-${rand}_${truncateBytes(original, MAX_NAME_BYTES - PREFIX_BYTES)}`;
-    try {
-      await link(tmp, join(dir, name));
-      return name;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw err;
-    }
-  }
-}
-
-/**
- * A client's file name made safe to store and show: basename only (either slash), no control or
- * bidi-override characters (they disguise extensions), no leading dots, at most 255 bytes with
- * the extension kept; "upload" when nothing is left. A NUL is refused outright.
- */
-export function sanitizeFileName(raw: string | undefined): string {
-  if (raw === undefined) return 'upload';
-  if (raw.includes('\0')) throw new ApiError('invalid_request', 'A file name contains a NUL character; rename the file and upload it again.');
-  let name = raw.normalize('NFC').split(/[/\\]/).pop() ?? '';
-  name = name.replace(/[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '');
-  name = name.trim().replace(/^[.\s]+/, '');
-  return truncateBytes(name, MAX_NAME_BYTES) || 'upload';
-}
-
-/** Cuts a name to `max` UTF-8 bytes at a character boundary, keeping a short extension. */
-function truncateBytes(name: string, max: number): string {
-  if (Buffer.byteLength(name) <= max) return name;
-  const dot = name.lastIndexOf('.');
-  const ext = dot > 0 && Buffer.byteLength(name.slice(dot)) <= 32 ? name.slice(dot) : '';
-  let out = '';
-  let bytes = Buffer.byteLength(ext);
-  for (const ch of name.slice(0, name.length - ext.length)) {
-    bytes += Buffer.byteLength(ch);
-    if (bytes > max) break;
-    out += ch;
-  }
-  return out + ext;
-}
-
-/** Signatures of the types served as themselves, so a claimed image that is not one is not kept as one. */
-function sniff(head: Buffer): string | undefined {
-  const hex = head.toString('hex');
-  if (hex.startsWith('89504e470d0a1a0a')) return 'image/png';
-  if (hex.startsWith('ffd8ff')) return 'image/jpeg';
-  if (hex.startsWith('474946383761') || hex.startsWith('474946383961')) return 'image/gif';
-  if (hex.startsWith('52494646') && head.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
-  if (hex.startsWith('255044462d')) return 'application/pdf';
-  return undefined;
-}
-
-/** The part's Content-Type, else the extension's; a binary type must match the file's signature. */
-function detectMime(declared: string | undefined, name: string, head: Buffer): string {
-  const claimed = declared !== undefined && declared !== 'application/octet-stream' ? declared : mimeOf(name);
-  const sniffed = sniff(head);
-  if (sniffed && (claimed === 'application/octet-stream' || claimed.startsWith('image/') || claimed === 'application/pdf')) return sniffed;
-  if (claimed === 'application/pdf' || ['image/png', 'image/jpeg', 'image/gif', 'image/webp'].includes(claimed)) return 'application/octet-stream';
-  return claimed;
 }
 
 /** `attachment` with an ASCII fallback name and the exact one in RFC 5987 form. */

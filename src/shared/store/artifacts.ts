@@ -36,3 +36,8 @@ export function insertArtifactRow(db: Db, a: Artifact): void {
 export function getArtifact(db: Db, sessionId: string, id: string): Artifact | undefined {
   return stmt<[string, string], Artifact>(db, `SELECT ${COLS} FROM artifacts WHERE session_id = ? AND id = ?`).get(sessionId, id);
 }
+
+/** An artifact by its id alone (ids are unique across sessions), e.g. to send it over a channel. */
+export function getArtifactById(db: Db, id: string): Artifact | undefined {
+  return stmt<[string], Artifact>(db, `SELECT ${COLS} FROM artifacts WHERE id = ?`).get(id);
+}

@@ -16,6 +16,18 @@ export interface InboundMessage {
   buttonQueryId?: string;
   /** The message a button was on. */
   buttonMessageId?: string;
+  /** Files sent with the message (a document, a photo…), fetched with the adapter's downloadFile. */
+  files?: InboundFile[];
+}
+
+/** A file a user sent, as the platform announced it (not yet downloaded). */
+export interface InboundFile {
+  /** The platform's handle for fetching it (Telegram's file_id). */
+  ref: string;
+  name: string;
+  mime?: string;
+  /** Bytes, when the platform says beforehand. */
+  size?: number;
 }
 
 export interface Button {
@@ -52,6 +64,12 @@ export interface Adapter {
   editText(chatId: string, messageId: string, text: string, opts?: { plain?: boolean }): Promise<void>;
   sendFile(chatId: string, path: string, name: string): Promise<string | null>;
   typing(chatId: string): Promise<void>;
+  /** Takes the typing indicator away, where the platform has such a call (Telegram's lapses by itself). */
+  stopTyping?(chatId: string): Promise<void>;
+  /** The largest file the platform lets a bot fetch (Telegram's Bot API: 20 MB). */
+  readonly fileCap?: number;
+  /** The bytes of a file a user sent; throws PlatformError when the platform will not give it. */
+  downloadFile?(file: InboundFile): Promise<AsyncIterable<Uint8Array>>;
   /** Answers a button press (the client stops waiting). */
   answerButton?(queryId: string): Promise<void>;
 }

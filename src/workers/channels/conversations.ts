@@ -8,7 +8,9 @@ import { getChat, isApprovedUser, lastReplyText, setInboundReply, markInbound, o
 import type { Db } from '../../shared/store/db.js';
 import { createSession, getSession, type Session } from '../../shared/store/sessions.js';
 import { getTurnRow } from '../../shared/store/turns.js';
-import type { Adapter, InboundMessage } from './adapter.js';
+import { FileTooLarge, formatBytes, storeUpload } from '../../shared/upload-files.js';
+import type { Upload } from '../../shared/store/uploads.js';
+import type { Adapter, InboundFile, InboundMessage } from './adapter.js';
 import { answerWord, approvalButtons, approvalQuestion, decisionLabel, parseButton } from './approval-text.js';
 import { ReplyStream } from './reply-stream.js';
 
@@ -44,6 +46,8 @@ export interface ConversationDeps {
   db: Db;
   endpoint: Endpoint;
   config: () => Config;
+  /** $SVC_HOME/uploads: files sent to a bot are stored there as uploads. */
+  uploadsDir: string;
   /** The running adapter of a platform, if any. */
   adapter: (platform: PlatformName) => Adapter | undefined;
 }
@@ -60,7 +64,7 @@ export class Conversations {
   /** Events of sessions whose turn start is still on its way (the worker can publish first). */
   private readonly early = new Map<string, { type: string; data: Data }[]>();
   /** Messages that came while their session's turn (one this worker answers) ran: they go next, in order. */
-  private readonly queued = new Map<string, { adapter: Adapter; chat: ChannelChat; msgKey: string; text: string }[]>();
+  private readonly queued = new Map<string, { adapter: Adapter; chat: ChannelChat; msgKey: string; text: string; attachments: string[] }[]>();
   /** Approvals asked in a chat, by `platform:chat`. */
   private readonly asks = new Map<string, PendingAsk[]>();
 
@@ -73,7 +77,7 @@ export class Conversations {
 
   async onMessage(adapter: Adapter, m: InboundMessage): Promise<void> {
     if (!recordInbound(this.deps.db, { platform: m.platform, msg_key: m.msgKey, chat_id: m.chatId, text: m.text })) return; // seen before
-    log.info('channel message', { platform: m.platform, chat: m.chatId, bytes: Buffer.byteLength(m.text) });
+    log.info('channel message', { platform: m.platform, chat: m.chatId, bytes: Buffer.byteLength(m.text), files: m.files?.length ?? 0 });
     const chat = touchChat(this.deps.db, { platform: m.platform, chat_id: m.chatId, user_id: m.userId, name: m.name });
     const done = () => markInbound(this.deps.db, m.platform, m.msgKey, 'answered');
     if (!this.allowed(m.platform, m.userId)) {
@@ -100,11 +104,50 @@ export class Conversations {
       await this.answer(adapter, m.platform, m.chatId, ask, answerWord(text));
       return done();
     }
+    let attachments: string[] = [];
+    if (m.files?.length) {
+      const got = await this.receiveFiles(adapter, m.files);
+      if (typeof got === 'string') {
+        await adapter.sendText(m.chatId, got, { plain: true });
+        return done();
+      }
+      attachments = got.map((u) => u.name);
+      // A file without a caption still needs words for the model (and the API's non-empty rule).
+      if (!text) {
+        await this.startTurn(adapter, chat, m.msgKey, `(sent ${got.map((u) => u.original_name).join(', ')})`, attachments);
+        return;
+      }
+    }
     if (!text) {
-      await adapter.sendText(m.chatId, 'Only text messages reach the agent for now.', { plain: true });
+      await adapter.sendText(m.chatId, 'Only text messages and files reach the agent.', { plain: true });
       return done();
     }
-    await this.startTurn(adapter, chat, m.msgKey, text);
+    await this.startTurn(adapter, chat, m.msgKey, text, attachments);
+  }
+
+  /**
+   * Stores the files a user sent as uploads (as POST /api/upload does), so the turn gets them as
+   * attachments like an API turn. A file over the cap (limits.upload_bytes, or what the platform
+   * lets a bot fetch) is refused with a reply that says so: the answer is a string then.
+   */
+  private async receiveFiles(adapter: Adapter, files: InboundFile[]): Promise<Upload[] | string> {
+    const cap = Math.min(this.deps.config().limits.upload_bytes, adapter.fileCap ?? Infinity);
+    const tooLarge = (name: string, size?: number) => `${name} is too large${size === undefined ? '' : ` (${formatBytes(size)})`}: files up to ${formatBytes(cap)} reach the agent. Nothing was sent to it.`;
+    const over = files.find((f) => f.size !== undefined && f.size > cap);
+    if (over) return tooLarge(over.name, over.size);
+    if (!adapter.downloadFile) return `Files sent on ${platformInfo[adapter.platform].label} do not reach the agent yet; send the text instead.`;
+    const stored: Upload[] = [];
+    for (const f of files) {
+      try {
+        stored.push(await storeUpload(this.deps.db, this.deps.uploadsDir, await adapter.downloadFile(f), { filename: f.name, contentType: f.mime, maxBytes: cap }));
+      } catch (err) {
+        if (err instanceof FileTooLarge) return tooLarge(f.name);
+        log.warn('a file sent to the bot was not received', { platform: adapter.platform, error: (err as Error).message });
+        return `${f.name} could not be received (${(err as Error).message}); nothing was sent to the agent. Try again, or send it another way.`;
+      }
+    }
+    log.info('channel files stored as uploads', { platform: adapter.platform, files: stored.length, bytes: stored.reduce((n, u) => n + u.size, 0) });
+    return stored;
   }
 
   /** Messages taken but not answered when the worker or adapter stopped: started again, or answered from the store. */
@@ -113,6 +156,12 @@ export class Conversations {
       const chat = getChat(this.deps.db, adapter.platform, row.chat_id);
       if (!chat) continue;
       if (row.status === 'received') {
+        // A file without words whose download the stop cut short: the file is not on record, so ask for it again.
+        if (!row.text.trim()) {
+          await adapter.sendText(row.chat_id, 'svc restarted while receiving what you sent; send it again, please.', { plain: true }).catch(() => undefined);
+          markInbound(this.deps.db, adapter.platform, row.msg_key, 'answered');
+          continue;
+        }
         await this.startTurn(adapter, chat, row.msg_key, row.text).catch((err: Error) => log.warn('could not resume a channel message', { error: err.message }));
         continue;
       }
@@ -160,19 +209,19 @@ export class Conversations {
     markInbound(this.deps.db, w.platform, w.msgKey, 'answered');
     const next = this.queued.get(w.sessionId)?.shift();
     if (this.queued.get(w.sessionId)?.length === 0) this.queued.delete(w.sessionId);
-    if (next) await this.startTurn(next.adapter, next.chat, next.msgKey, next.text);
+    if (next) await this.startTurn(next.adapter, next.chat, next.msgKey, next.text, next.attachments);
   }
 
-  private async startTurn(adapter: Adapter, chat: ChannelChat, msgKey: string, text: string): Promise<void> {
+  private async startTurn(adapter: Adapter, chat: ChannelChat, msgKey: string, text: string, attachments: string[] = []): Promise<void> {
     const session = this.sessionOf(chat);
     if ([...this.watches.values()].some((w) => w.sessionId === session.id)) {
-      this.queued.set(session.id, [...(this.queued.get(session.id) ?? []), { adapter, chat, msgKey, text }]);
+      this.queued.set(session.id, [...(this.queued.get(session.id) ?? []), { adapter, chat, msgKey, text, attachments }]);
       return;
     }
     this.early.set(session.id, []);
     let turnId: string;
     try {
-      turnId = await this.requestTurn(session.id, text);
+      turnId = await this.requestTurn(session.id, text, attachments);
     } catch (err) {
       this.early.delete(session.id);
       const code = err instanceof IpcCallError ? err.code : '';
@@ -193,10 +242,10 @@ export class Conversations {
    * Starts the turn. A worker that was still booting (timeout) or could not be had (unavailable)
    * is tried again twice: the supervisor has already withdrawn the turn it did not hand over.
    */
-  private async requestTurn(sessionId: string, text: string): Promise<string> {
+  private async requestTurn(sessionId: string, text: string, attachments: string[]): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await this.deps.endpoint.request('turn.start', { session_id: sessionId, message: { text, attachments: [] }, origin: 'channel' }, { to: 'supervisor', timeoutMs: 30_000 })).turn_id;
+        return (await this.deps.endpoint.request('turn.start', { session_id: sessionId, message: { text, attachments }, origin: 'channel' }, { to: 'supervisor', timeoutMs: 30_000 })).turn_id;
       } catch (err) {
         const code = err instanceof IpcCallError ? err.code : '';
         if (attempt >= 2 || (code !== 'timeout' && code !== 'unavailable')) throw err;

@@ -40,6 +40,7 @@ export const ilinkMessageSchema = z
   })
   .loose();
 export type IlinkMessage = z.infer<typeof ilinkMessageSchema>;
+const configSchema = z.object({ typing_ticket: z.string().min(1) }).loose();
 const updatesSchema = z.object({ msgs: z.array(z.unknown()).default([]), get_updates_buf: z.string().optional() }).loose();
 
 /** iLink error codes svc acts on. */
@@ -120,6 +121,16 @@ export class IlinkClient {
       return p.success ? [p.data] : [];
     });
     return { msgs, cursor: r.get_updates_buf ?? cursor };
+  }
+
+  /** The ticket that lets the bot show "typing" to a user (asked with their context token). */
+  async typingTicket(user: string, contextToken: string): Promise<string> {
+    return configSchema.parse(await this.post('getconfig', { ilink_user_id: user, context_token: contextToken }, 15_000)).typing_ticket;
+  }
+
+  /** 1 shows the typing indicator, 2 takes it away. */
+  async sendTyping(user: string, ticket: string, status: 1 | 2): Promise<void> {
+    await this.post('sendtyping', { ilink_user_id: user, typing_ticket: ticket, status }, 15_000);
   }
 
   async sendText(to: string, contextToken: string, text: string): Promise<string> {

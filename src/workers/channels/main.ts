@@ -61,7 +61,7 @@ endpoint.handle('child.start', ({ config: c }) => {
   db = openDb(paths.db);
   pruneInbound(db);
   const theDb = db;
-  conversations = new Conversations({ db: theDb, endpoint, config: cfg, adapter: (p) => hosts.get(p)?.host.live() });
+  conversations = new Conversations({ db: theDb, endpoint, config: cfg, uploadsDir: paths.uploadsDir, adapter: (p) => hosts.get(p)?.host.live() });
   apply();
   return {};
 });

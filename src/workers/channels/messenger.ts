@@ -15,6 +15,8 @@ export type MessengerCredentials = z.infer<typeof credentialsSchema>;
 /** The protocol wants this much time between two sends to a user. */
 const SEND_GAP_MS = 2000;
 const RETRY_MS = [2000, 4000, 8000];
+/** Typing tickets stay valid a day. */
+const TICKET_TTL_MS = 24 * 3600_000;
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
@@ -68,6 +70,8 @@ export class MessengerAdapter implements Adapter {
   private readonly abort = new AbortController();
   private sending: Promise<unknown> = Promise.resolve();
   private lastSend = 0;
+  private readonly tickets = new Map<string, { ticket: string; at: number }>();
+  private readonly typingChain = new Map<string, Promise<void>>();
 
   constructor(
     private readonly creds: MessengerCredentials,
@@ -128,7 +132,41 @@ export class MessengerAdapter implements Adapter {
     throw new PlatformError('sending files to WeChat is not supported yet');
   }
 
-  async typing(): Promise<void> {}
+  /** "Typing…" while a turn runs: a ticket from getconfig (kept a day per user), then sendtyping. Failures only cost the indicator. */
+  async typing(chatId: string): Promise<void> {
+    await this.setTyping(chatId, 1);
+  }
+
+  async stopTyping(chatId: string): Promise<void> {
+    await this.setTyping(chatId, 2);
+  }
+
+  /** In order per chat, so a stop never overtakes the start it ends. */
+  private setTyping(chatId: string, status: 1 | 2): Promise<void> {
+    const p = (this.typingChain.get(chatId) ?? Promise.resolve()).then(() => this.sendTyping(chatId, status));
+    this.typingChain.set(chatId, p);
+    void p.finally(() => {
+      if (this.typingChain.get(chatId) === p) this.typingChain.delete(chatId);
+    });
+    return p;
+  }
+
+  private async sendTyping(chatId: string, status: 1 | 2): Promise<void> {
+    const token = this.contexts.get(chatId);
+    if (!token) return;
+    try {
+      let t = this.tickets.get(chatId);
+      if (!t || Date.now() - t.at > TICKET_TTL_MS) {
+        if (status === 2) return; // never shown
+        t = { ticket: await this.client.typingTicket(chatId, token), at: Date.now() };
+        this.tickets.set(chatId, t);
+      }
+      await this.client.sendTyping(chatId, t.ticket, status);
+    } catch (err) {
+      this.tickets.delete(chatId);
+      log.debug('iLink typing not shown', { error: (err as Error).message });
+    }
+  }
 
   /** One send at a time, two seconds apart; the rate-limit code and network errors are retried. */
   private queue<T>(send: () => Promise<T>): Promise<T> {

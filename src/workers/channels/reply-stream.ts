@@ -57,7 +57,7 @@ export class ReplyStream {
   finish(finalText: string): Promise<void> {
     this.done = true;
     clearTimeout(this.timer);
-    clearInterval(this.typingTimer);
+    this.stopTyping();
     this.enqueue(() => this.deliver(finalText));
     return this.chain;
   }
@@ -66,7 +66,14 @@ export class ReplyStream {
   cancel(): void {
     this.done = true;
     clearTimeout(this.timer);
+    this.stopTyping();
+  }
+
+  private stopTyping(): void {
+    if (this.typingTimer === undefined) return;
     clearInterval(this.typingTimer);
+    this.typingTimer = undefined;
+    void this.adapter.stopTyping?.(this.chatId);
   }
 
   private enqueue(fn: () => Promise<void>): void {
@@ -84,7 +91,7 @@ export class ReplyStream {
       if (this.messageId !== null) this.onMessageId(this.messageId);
     } else await this.adapter.editText(this.chatId, this.messageId, text, { plain: true });
     this.shown = text;
-    clearInterval(this.typingTimer);
+    this.stopTyping();
   }
 
   private async deliver(finalText: string): Promise<void> {

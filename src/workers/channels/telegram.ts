@@ -2,19 +2,27 @@ import { Api, GrammyError, HttpError, InputFile, type RawApi } from 'grammy';
 import { z } from 'zod';
 import type { TelegramConfig } from '../../shared/config/channels.js';
 import { log } from '../../shared/log.js';
-import type { Adapter, AdapterEvents, Button } from './adapter.js';
+import type { Adapter, AdapterEvents, Button, InboundFile } from './adapter.js';
 import { PlatformError } from './adapter.js';
 import { markdownToTelegramHtml, splitText } from './format.js';
 
 /** What svc reads of an update; anything else in it is ignored. */
 const tgUser = z.object({ id: z.number().int(), is_bot: z.boolean().optional(), username: z.string().optional(), first_name: z.string().optional(), last_name: z.string().optional() });
+const tgFile = z.object({ file_id: z.string().min(1), file_unique_id: z.string().optional(), file_size: z.number().int().nonnegative().optional() });
 const tgMessage = z.object({
   message_id: z.number().int(),
   from: tgUser.optional(),
   chat: z.object({ id: z.number().int(), type: z.string() }),
   text: z.string().optional(),
   caption: z.string().optional(),
+  document: tgFile.extend({ file_name: z.string().optional(), mime_type: z.string().optional() }).optional(),
+  audio: tgFile.extend({ file_name: z.string().optional(), mime_type: z.string().optional() }).optional(),
+  video: tgFile.extend({ file_name: z.string().optional(), mime_type: z.string().optional() }).optional(),
+  voice: tgFile.extend({ mime_type: z.string().optional() }).optional(),
+  /** One photo in several sizes, smallest first. */
+  photo: z.array(tgFile).optional(),
 });
+const tgFilePath = z.object({ file_path: z.string().min(1) });
 const tgUpdate = z.object({
   update_id: z.number().int(),
   message: tgMessage.optional(),
@@ -27,6 +35,8 @@ type GrammySignal = Parameters<Api['getMe']>[0];
 const grammySignal = (s: AbortSignal) => s as unknown as GrammySignal;
 const MAX_429_RETRIES = 3;
 const HTML_CAP = 4096;
+/** getFile serves files up to 20 MB (core.telegram.org/bots/api#getfile). */
+const BOT_API_FILE_CAP = 20 * 1024 * 1024;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -46,11 +56,14 @@ export class TelegramAdapter implements Adapter {
   readonly canEdit = true;
   readonly hasButtons = true;
   readonly textCap = 4000;
+  readonly fileCap = BOT_API_FILE_CAP;
+  private readonly apiRoot: string;
   private readonly api: Api<RawApi>;
   private readonly abort = new AbortController();
 
   constructor(private readonly config: TelegramConfig) {
-    this.api = new Api(config.bot_token, { apiRoot: config.base_url.replace(/\/+$/, '') });
+    this.apiRoot = config.base_url.replace(/\/+$/, '');
+    this.api = new Api(config.bot_token, { apiRoot: this.apiRoot });
     // Rate limits: wait what Telegram says (at most 30 s a time), up to three times.
     this.api.config.use(async (prev, method, payload, signal) => {
       for (let attempt = 0; ; attempt++) {
@@ -114,7 +127,8 @@ export class TelegramAdapter implements Adapter {
     // Private chats only: in a group every member would reach the agent through one binding.
     if (!m || !m.from || m.from.is_bot || m.chat.type !== 'private') return;
     const text = m.text ?? m.caption ?? '';
-    await events.message({ platform: 'telegram', chatId: String(m.chat.id), userId: String(m.from.id), name: nameOf(m.from), text, msgKey: key });
+    const files = filesOf(m);
+    await events.message({ platform: 'telegram', chatId: String(m.chat.id), userId: String(m.from.id), name: nameOf(m.from), text, msgKey: key, ...(files.length ? { files } : {}) });
   }
 
   async stop(): Promise<void> {
@@ -153,6 +167,22 @@ export class TelegramAdapter implements Adapter {
     }
   }
 
+  /** getFile answers the file's path; the bytes are at <apiRoot>/file/bot<token>/<file_path>. */
+  async downloadFile(file: InboundFile): Promise<AsyncIterable<Uint8Array>> {
+    let path: string;
+    try {
+      path = tgFilePath.parse(await this.api.getFile(file.ref, grammySignal(this.abort.signal))).file_path;
+    } catch (err) {
+      throw new PlatformError(`Telegram did not give the file: ${reason(err)}`);
+    }
+    // The URL holds the token: it never goes into a message or a log.
+    const res = await fetch(`${this.apiRoot}/file/bot${this.config.bot_token}/${path.split('/').map(encodeURIComponent).join('/')}`, { signal: this.abort.signal }).catch((err: Error) => {
+      throw new PlatformError(`the file could not be fetched from Telegram (${err.message.split(this.config.bot_token).join('…')})`);
+    });
+    if (!res.ok || !res.body) throw new PlatformError(`Telegram answered ${res.status} for the file`);
+    return res.body;
+  }
+
   async typing(chatId: string): Promise<void> {
     await this.api.sendChatAction(chatId, 'typing').catch(() => undefined);
   }
@@ -177,6 +207,20 @@ export class TelegramAdapter implements Adapter {
       throw new PlatformError(reason(err));
     }
   }
+}
+
+/** The files of a message: a document, audio, video or voice note as sent, a photo at its largest size. */
+function filesOf(m: z.infer<typeof tgMessage>): InboundFile[] {
+  const out: InboundFile[] = [];
+  const add = (f: z.infer<typeof tgFile> & { mime_type?: string | undefined }, name: string) =>
+    out.push({ ref: f.file_id, name, ...(f.mime_type ? { mime: f.mime_type } : {}), ...(f.file_size === undefined ? {} : { size: f.file_size }) });
+  if (m.document) add(m.document, m.document.file_name ?? 'document');
+  if (m.audio) add(m.audio, m.audio.file_name ?? 'audio');
+  if (m.video) add(m.video, m.video.file_name ?? 'video.mp4');
+  if (m.voice) add(m.voice, 'voice.ogg');
+  const photo = m.photo?.at(-1);
+  if (photo) add({ ...photo, mime_type: 'image/jpeg' }, `photo-${m.message_id}.jpg`);
+  return out;
 }
 
 function rows(buttons: Button[]) {
