@@ -9,9 +9,10 @@ import { chooseEngine } from '../src/gateway/engine/pick.js';
  * in one file cannot sink the others), adds up uvu's counts, and ends with `N passed, N failed`.
  * `node dist/test/run.js auth` runs only files whose path contains "auth".
  *
- * Both HTTP engines: where native uWS loads (and SVC_HTTP_ENGINE does not pick one), the files
- * that talk to a real gateway run a second time with SVC_HTTP_ENGINE=node; on a runtime without
- * uWS the one pass is the Node engine's already. SVC_TEST_ONE_ENGINE=1 skips the second pass.
+ * One pass, on the engine this runtime serves with: uWS where its native binary loads (Node 20),
+ * node:http elsewhere (Node 22, 24). CI runs the suite on Node 20 and on Node 24, so each engine
+ * gets every file once. SVC_TEST_BOTH_ENGINES=1 adds, where uWS loads, a second pass of the files
+ * that talk to a real gateway with SVC_HTTP_ENGINE=node (both engines on one runtime).
  */
 const root = dirname(fileURLToPath(import.meta.url));
 const FILE_TIMEOUT_MS = 5 * 60_000;
@@ -71,7 +72,7 @@ try {
   process.stdout.write(`${(err as Error).message}\n0 passed, 1 failed\n`);
   process.exit(1);
 }
-if (process.env.SVC_HTTP_ENGINE === undefined && first === 'uws' && process.env.SVC_TEST_ONE_ENGINE !== '1') {
+if (process.env.SVC_HTTP_ENGINE === undefined && first === 'uws' && process.env.SVC_TEST_BOTH_ENGINES === '1') {
   passes.push({ label: ' [node engine]', files: files.filter(talksToGateway), env: { SVC_HTTP_ENGINE: 'node' } });
 }
 

@@ -23,6 +23,8 @@ const reason = browserUnavailable();
  * `text`, when given); focus is never on <body> on the way.
  */
 async function tabTo(page: Page, selector: string, opts: { back?: boolean; max?: number; text?: string } = {}): Promise<void> {
+  // A person starts tabbing once they see where they are going.
+  await page.locator(selector).filter(opts.text ? { hasText: opts.text } : {}).first().waitFor();
   const check = `(() => { const a = document.activeElement; return !!a && a.matches(${JSON.stringify(selector)}) && (${JSON.stringify(opts.text ?? null)} === null || a.textContent.trim() === ${JSON.stringify(opts.text ?? null)}); })()`;
   for (let i = 0; i < (opts.max ?? 40); i++) {
     if (await page.evaluate(check)) return;

@@ -26,6 +26,9 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
   const [liteTest, setLiteTest] = useState<Result | undefined>();
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  // The form waits for the saved models too: rendered before them, it would be re-made for the
+  // saved default when they arrive, and take the keyboard user's focus with it.
+  const [loaded, setLoaded] = useState(false);
 
   const refresh = async () => {
     const [m, s] = await Promise.all([get<{ items: ModelEntry[] }>('/api/config/models'), get<OnboardStatus>('/api/onboard/status')]);
@@ -39,7 +42,9 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
       (r) => setProviders(r.items),
       (err) => setError(describe(err)),
     );
-    refresh().catch((err) => setError(describe(err)));
+    refresh()
+      .catch((err) => setError(describe(err)))
+      .finally(() => setLoaded(true));
   }, []);
 
   // A new step takes focus at its heading: the button that led there is gone.
@@ -114,7 +119,7 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
           {error}
         </p>
       )}
-      {!providers ? (
+      {!providers || !loaded ? (
         <p class="muted">Loading providers…</p>
       ) : step === 'model' ? (
         <section class="card">
