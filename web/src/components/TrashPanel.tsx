@@ -6,6 +6,7 @@ import { restoreSession } from '../lib/sessions';
 import { go } from '../lib/router';
 import { toast } from '../lib/toast';
 import type { TrashItem } from '../lib/types';
+import { action } from '../lib/action';
 
 /** Deleted things: restore one, delete one for good, or empty the trash. Live via the `trash` topic. */
 export function TrashPanel() {
@@ -25,14 +26,7 @@ export function TrashPanel() {
     return live.on('trash', () => void load());
   }, []);
 
-  const act = async (fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-    } catch (err) {
-      setError(describe(err));
-    }
-    await load();
-  };
+  const act = action(load, setError);
 
   const restore = (item: TrashItem) =>
     act(async () => {
