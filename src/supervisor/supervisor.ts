@@ -28,6 +28,7 @@ import { serveControl } from './control-socket.js';
 import { Router } from './router.js';
 import { LogSink } from './log-sink.js';
 import { TurnDispatcher } from './turns.js';
+import { IdleRetirer } from './idle-retire.js';
 import { effectiveCors, readSettings, type Settings } from './settings.js';
 
 
@@ -66,6 +67,20 @@ export class Supervisor {
   private lastRestartError: string | null = null;
   private restartInFlight: Promise<void> | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
+  /** Idle agent workers retire, so an idle svc is back to two processes. */
+  private readonly idle = new IdleRetirer({
+    members: () => this.agents,
+    busy: (a) => this.turns.turnsOn(a) > 0 || a.endpoint.inflight > 0,
+    idleSeconds: () => this.settings.config.agent.idle_retire_seconds,
+    withdraw: (a) => {
+      const i = this.agents.indexOf(a);
+      if (i >= 0) this.agents.splice(i, 1);
+    },
+    restore: (a) => {
+      if (a.alive && !this.agents.includes(a)) this.agents.push(a);
+    },
+    stopGraceMs: STOP_GRACE_MS,
+  });
   private turns!: TurnDispatcher;
   /** Roles started by the role table alone (mcp). */
   private readonly services = new Services({
@@ -123,6 +138,7 @@ export class Supervisor {
       maxContinuations: () => this.settings.config.agent.max_continuations,
       publish: (topic, type, data) => this.publishWs({ topic, type, data }),
     });
+    this.idle.start();
     this.enforceRetention();
     this.retentionTimer = setInterval(() => this.enforceRetention(), DAY_MS);
     this.retentionTimer.unref();
@@ -153,6 +169,7 @@ export class Supervisor {
     this.state = 'stopping';
     for (const t of this.pendingRespawn.values()) clearTimeout(t);
     if (this.retentionTimer) clearInterval(this.retentionTimer);
+    this.idle.stop();
     const children = [this.gateway, ...this.agents].filter((c): c is Child => c !== undefined);
     await Promise.all([...children.map((c) => c.stop(STOP_GRACE_MS)), this.services.stop(STOP_GRACE_MS)]);
     this.control?.close();

@@ -54,6 +54,8 @@ export const configSchema = z
         max_continuations: z.number().int().min(0).max(1000).default(25),
         /** A provider stream that sends nothing for this long is given up. */
         stall_seconds: z.number().positive().max(3600).default(60),
+        /** An agent worker with nothing to do for this long exits (the next turn starts one); 0 keeps them. */
+        idle_retire_seconds: z.number().min(0).max(86_400).default(300),
       })
       .strict()
       .prefault({}),

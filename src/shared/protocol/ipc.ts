@@ -198,6 +198,8 @@ export const requestDefs = {
     payload: z.object({}),
     result: z.object({ items: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })) }),
   },
+  /** supervisor → an idle agent worker: may it retire? It says no while a background command runs, and takes no new work once it says yes. */
+  'agent.retire': { payload: z.object({}), result: z.object({ retired: z.boolean(), why: z.string().optional() }) },
   'agent.interrupt': { payload: z.object({ turn_id: z.string(), restart: z.boolean().optional() }), result: z.object({ interrupted: z.boolean() }) },
   /** any → worker: a round trip used by health probes and tests. */
   'worker.echo': {
