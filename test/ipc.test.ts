@@ -68,6 +68,19 @@ test('malformed messages from a child are dropped, counted, and the link keeps w
   assert.is(echo.text, 'still here');
 });
 
+test('the routing table decides who may send what: an agent cannot write config, read the status or message a channel', async () => {
+  const { refused } = await waitFor(() => lines().find((l) => l.role === 'agent' && l.refused), 10_000, 'the agent peer to try its forbidden requests');
+  assert.equal(
+    refused.map((r: { type: string; code: string }) => [r.type, r.code]),
+    [
+      ['config.slots.set', 'forbidden'],
+      ['supervisor.status', 'forbidden'],
+      ['channels.send', 'forbidden'],
+    ],
+  );
+  assert.match(refused[0].message, /the agent process may not send config\.slots\.set/);
+});
+
 test('malformed messages to a child are dropped by the child, which keeps answering', async () => {
   const gateway = children.get('gateway')!;
   gateway.proc.send({ kind: 'req', id: 'y', type: 'worker.echo', to: 'gateway', deadline: Date.now() + 1000, payload: { text: 7 } });

@@ -69,6 +69,8 @@ function inl(list: Inline[]): ComponentChildren {
         );
       case 'br':
         return <br key={i} />;
+      default:
+        return null;
     }
   });
 }
