@@ -45,7 +45,7 @@ export function appendMessage(db: Db, sessionId: string, msg: { role: MessageRol
   if (content === undefined) throw new TypeError('message content must be JSON-serialisable');
   return db.transaction(() => {
     const now = msg.created_at ?? isoNow();
-    const bumped = stmt(db, 'UPDATE sessions SET message_count = message_count + 1, updated_at = ? WHERE id = ?').run(now, sessionId);
+    const bumped = stmt(db, 'UPDATE sessions SET message_count = message_count + 1, updated_at = ? WHERE id = ? AND trash_id IS NULL').run(now, sessionId);
     if (bumped.changes === 0) throw new ApiError('not_found', `There is no session ${JSON.stringify(sessionId)} to add a message to.`);
     const { seq } = stmt<[string], { seq: number }>(db, 'SELECT coalesce(max(seq), 0) + 1 AS seq FROM messages WHERE session_id = ?').get(sessionId)!;
     const row: MessageRow = { id: newId('m'), session_id: sessionId, seq, role: msg.role, content, created_at: now };
