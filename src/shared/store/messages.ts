@@ -63,6 +63,16 @@ export function messageRowsOf(db: Db, sessionId: string): MessageRow[] {
   return stmt<[string], MessageRow>(db, `SELECT ${COLS} FROM messages WHERE session_id = ? ORDER BY seq`).all(sessionId);
 }
 
+/** A session's rows after `afterSeq`, oldest first (from the (session_id, seq) index). */
+export function messageRowsAfter(db: Db, sessionId: string, afterSeq: number): MessageRow[] {
+  return stmt<[string, number], MessageRow>(db, `SELECT ${COLS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq`).all(sessionId, afterSeq);
+}
+
+/** A session's system messages after `afterSeq`, newest first, read lazily (from a partial index). */
+export function systemRowsNewestFirst(db: Db, sessionId: string, afterSeq: number): IterableIterator<Pick<MessageRow, 'seq' | 'content'>> {
+  return stmt<[string, number], Pick<MessageRow, 'seq' | 'content'>>(db, "SELECT seq, content FROM messages WHERE session_id = ? AND role = 'system' AND seq > ? ORDER BY seq DESC").iterate(sessionId, afterSeq);
+}
+
 /** A messages cursor: the last seq seen. Undefined when the text is not one of ours. */
 export function parseMessageCursor(cursor: string): number | undefined {
   const v = decodeCursor(cursor);

@@ -340,6 +340,8 @@ export const migrations: Migration[] = [
         BEGIN DELETE FROM sessions WHERE id = old.original AND trash_id = old.id; END`);
       // Retention and the total read (deleted_at, size) from an index, never the payloads.
       db.exec('CREATE INDEX trash_by_age_size ON trash (deleted_at, id, size_bytes, blob)');
+      // The agent finds a session's latest compaction summary without reading its transcript.
+      db.exec("CREATE INDEX messages_summaries ON messages (session_id, seq) WHERE role = 'system'");
       // Start-up finds turns left running without scanning every turn.
       db.exec("CREATE INDEX turns_running ON turns (status) WHERE status = 'running'");
     },
