@@ -198,7 +198,7 @@ export class TurnRunner {
     );
     const system = this.systemFor(session, registry, () => goal);
     const lite = config.slots.lite ? config.models[config.slots.lite] : undefined;
-    const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model } : { provider, model: entry.model };
+    const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model, contextWindow: lite.context_window ?? 128_000 } : { provider, model: entry.model, contextWindow: entry.context_window ?? 128_000 };
     return runLoop({
       origin: req.origin,
       db: this.db,
@@ -214,8 +214,9 @@ export class TurnRunner {
       signal,
       maxSteps: config.agent.max_steps,
       publish,
-      beforeStep: async (systemText) => {
+      beforeStep: async (systemText, window) => {
         const done = await maybeCompact({
+          window,
           db: this.db,
           paths: this.paths,
           sessionId: session.id,
