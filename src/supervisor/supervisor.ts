@@ -22,6 +22,7 @@ import { forkChild, type Forked } from './spawn-child.js';
 import { handleConfigEdits } from './config-service.js';
 import { handleMcpConfigEdits } from './mcp-config.js';
 import { handleChannelConfigEdits } from './channels-config.js';
+import { handleBrowserConfigEdits } from './browser-config.js';
 import { handleTrashRestore } from './trash-restore.js';
 import { Services } from './services.js';
 import { serveControl } from './control-socket.js';
@@ -370,6 +371,7 @@ export class Supervisor {
     handleConfigEdits(child.endpoint, this.paths.config, () => this.settings.config, (config) => this.applyConfig(config));
     const editCtx = { endpoint: child.endpoint, file: this.paths.config, db: this.db, paths: this.paths, current: () => this.settings.config, changed: (config: Config) => this.applyConfig(config) };
     handleTrashRestore(child.endpoint, this.db, this.paths, { ...handleMcpConfigEdits(editCtx), ...handleChannelConfigEdits(editCtx) });
+    handleBrowserConfigEdits(editCtx);
     child.endpoint.handle('turn.start', (p) => this.turns.start(p));
     child.endpoint.handle('turn.interrupt', (p) => this.turns.interrupt(p.session_id));
     child.endpoint.handle('approval.answer', (p) => this.turns.answerApproval(p));
@@ -468,6 +470,7 @@ export class Supervisor {
     if (role === 'gateway') return this.gateway;
     if (role === 'agent') return this.agentFor(false);
     if (role === 'cron') return this.services.ensure('cron'); // a manual run of a disabled task starts it
+    if (role === 'browser') return this.services.ensure('browser'); // a verify before any browser is configured starts it
     return this.services.get(role);
   }
 

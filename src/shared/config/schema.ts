@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { mcpConfigSchema } from './mcp.js';
 import { channelsConfigSchema } from './channels.js';
+import { browserConfigSchema } from './browser.js';
 
 const MiB = 1024 * 1024;
 
@@ -93,6 +94,8 @@ export const configSchema = z
       .prefault({}),
     /** Messaging channels by platform (telegram, messenger), each with `enabled` and its fields. */
     channels: channelsConfigSchema,
+    /** The browser the agent drives over CDP: cdp_url, port or launch: auto (see config/browser.ts). */
+    browser: browserConfigSchema,
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -5,6 +5,7 @@ import { cronEventDefs, cronRequestDefs } from './cron.js';
 import { channelsDeliverDefs } from './channels-deliver.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
 import { channelsRequestDefs } from './channels.js';
+import { browserRequestDefs } from './browser.js';
 
 /**
  * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
@@ -13,7 +14,7 @@ import { channelsRequestDefs } from './channels.js';
  * and drops what does not parse.
  */
 
-export const roles = ['supervisor', 'gateway', 'agent', 'channels', 'cron', 'mcp'] as const;
+export const roles = ['supervisor', 'gateway', 'agent', 'channels', 'cron', 'mcp', 'browser'] as const;
 export const roleSchema = z.enum(roles);
 export type Role = z.infer<typeof roleSchema>;
 export type ChildRole = Exclude<Role, 'supervisor'>;
@@ -211,6 +212,8 @@ export const requestDefs = {
   /** Messaging channels (gateway → supervisor → channels worker); channels.deliver also from cron. */
   ...channelsRequestDefs,
   ...channelsDeliverDefs,
+  /** The browser (gateway/agent → browser worker; config.browser.set → supervisor). */
+  ...browserRequestDefs,
 } as const;
 
 export type RequestType = keyof typeof requestDefs;

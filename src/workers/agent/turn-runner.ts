@@ -29,6 +29,7 @@ import { startRun } from '../../shared/workflows/start.js';
 import type { Session } from '../../shared/store/sessions.js';
 import { usableSkills } from '../../shared/skills/catalog.js';
 import { mcpTools } from './tools/mcp.js';
+import { browserTools } from './tools/browser.js';
 import { titleChat } from './titling.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 
@@ -82,6 +83,7 @@ export class TurnRunner {
         startRun(this.db, this.paths, name, inputs, (p) => this.endpoint.request('turn.start', p, { to: 'supervisor', timeoutMs: 20_000 })),
       ),
       ...(goal ? [goal] : []),
+      ...browserTools(this.endpoint, this.config), // none while no browser is configured
       ...mcp,
     ];
   }

@@ -11,6 +11,7 @@ import { SettingsView } from './SettingsView';
 import { SkillsView } from './SkillsView';
 import { StatusView } from './StatusView';
 import { WorkflowsView } from './WorkflowsView';
+import { BrowserView } from './BrowserView';
 
 const views = [
   ['chat', 'Chat'],
@@ -20,6 +21,7 @@ const views = [
   ['workflows', 'Workflows'],
   ['schedules', 'Schedules'],
   ['channels', 'Channels'],
+  ['browser', 'Browser'],
   ['status', 'Status'],
 ] as const;
 
@@ -65,6 +67,7 @@ export function Shell() {
         {view === 'workflows' && <WorkflowsView />}
         {view === 'schedules' && <SchedulesView />}
         {view === 'channels' && <ChannelsView />}
+        {view === 'browser' && <BrowserView />}
       </main>
     </div>
   );

@@ -63,7 +63,7 @@ function mcpTool(endpoint: Endpoint, server: string, tool: string, description: 
 }
 
 /** An interrupt ends the wait at once; the worker tells the server to cancel meanwhile. */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+export function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
@@ -93,7 +93,7 @@ function toResult(content: McpContent[], isError: boolean, ctx: ToolContext): To
   return { output: log.summary() || (isError ? 'The tool failed without saying why.' : '(no output)'), ...(isError ? { isError: true } : {}), ...(images.length ? { images } : {}) };
 }
 
-function saveImage(ctx: ToolContext, mime: string, bytes: Buffer): Attachment {
+export function saveImage(ctx: ToolContext, mime: string, bytes: Buffer): Attachment {
   mkdirSync(ctx.paths.uploadsDir, { recursive: true, mode: 0o700 });
   const name = `${newId('mcp')}.${EXT[mime] ?? 'bin'}`;
   const path = join(ctx.paths.uploadsDir, name);
