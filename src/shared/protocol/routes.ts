@@ -74,6 +74,13 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   'channels.login.get': { to: 'channels', from: gw },
   'channels.login.cancel': { to: 'channels', from: gw },
   'channels.deliver': { to: 'channels', from: ['cron'] },
+
+  // The browser: the API shows and verifies the connection; the agent acts on pages.
+  'browser.status': { to: 'browser', from: gw },
+  'browser.verify': { to: 'browser', from: gw },
+  'config.browser.set': { to: 'supervisor', from: gw },
+  'browser.act': { to: 'browser', from: ['agent'] },
+  'browser.cancel': { to: 'browser', from: ['agent'] },
 };
 
 /** Why `from` may not send `type` to `to`, or null when the table allows it. */
