@@ -54,6 +54,8 @@ export const configSchema = z
         max_continuations: z.number().int().min(0).max(1000).default(25),
         /** A provider stream that sends nothing for this long is given up. */
         stall_seconds: z.number().positive().max(3600).default(60),
+        /** An approval nobody answers is denied after this long, so a turn never waits forever. */
+        approval_timeout_seconds: z.number().int().min(1).max(86_400).default(1800),
       })
       .strict()
       .prefault({}),
@@ -84,6 +86,17 @@ export const configSchema = z
       .strict()
       .prefault({}),
     mcp: mcpConfigSchema,
+    /**
+     * The supervisor pings every child each `ping_seconds`; one that answers none for
+     * `timeout_seconds` (and at least three pings in a row) is killed and replaced.
+     */
+    liveness: z
+      .object({
+        ping_seconds: z.number().min(0.1).max(60).default(1),
+        timeout_seconds: z.number().min(1).max(3600).default(10),
+      })
+      .strict()
+      .prefault({}),
     /** Scheduled tasks: an approval nobody answers during a run is denied after this long (a task may set its own). */
     cron: z
       .object({ approval_timeout_seconds: z.number().int().min(1).max(86_400).default(600) })
