@@ -30,6 +30,7 @@ const INTERRUPT_ACK_MS = 4000;
 /** How long an interrupt that waits for the end (a deleted session) waits for it. */
 const INTERRUPT_WAIT_MS = 15_000;
 
+const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
 const streamEvent = z.object({ topic: z.string(), type: z.string(), data: z.object({ turn_id: z.string(), delta: z.string().optional() }).passthrough() });
 
 export interface TurnDeps {
@@ -52,6 +53,8 @@ export interface TurnDeps {
  */
 export class TurnDispatcher {
   private readonly running = new Map<string, Running>();
+  /** Interrupts waiting until a turn's last event has gone out to clients, by turn id. */
+  private readonly endHeard = new Map<string, () => void>();
 
   constructor(private readonly deps: TurnDeps) {}
 
@@ -104,7 +107,12 @@ export class TurnDispatcher {
       await bounded(r.done, INTERRUPT_WAIT_MS);
       return { interrupted: true, turn_id: r.turnId };
     }
-    if (wait) await bounded(r.done, INTERRUPT_WAIT_MS);
+    if (wait) {
+      // Until the turn's end event has been passed on too: clients hear the turn end before what the caller does next.
+      const heard = new Promise<void>((resolve) => this.endHeard.set(r.turnId, resolve));
+      await bounded(Promise.all([r.done, heard]).then(() => undefined), INTERRUPT_WAIT_MS);
+      this.endHeard.delete(r.turnId);
+    }
     return { interrupted: ack?.interrupted ?? true, turn_id: r.turnId };
   }
 
@@ -112,6 +120,7 @@ export class TurnDispatcher {
   observe(e: unknown): void {
     const parsed = streamEvent.safeParse(e);
     if (!parsed.success || !parsed.data.topic.startsWith('session:')) return;
+    if (TERMINAL.has(parsed.data.type)) this.endHeard.get(parsed.data.data.turn_id)?.();
     const r = this.running.get(parsed.data.topic.slice('session:'.length));
     if (!r || r.turnId !== parsed.data.data.turn_id) return;
     if (parsed.data.type === 'turn.text_delta') r.streamed += parsed.data.data.delta ?? '';
@@ -215,6 +224,7 @@ export class TurnDispatcher {
       if (o.status === 'failed') this.deps.publish(topic, 'turn.failed', { turn_id: r.turnId, status: 'failed', reason: o.reason, message: o.message });
       else this.deps.publish(topic, 'turn.interrupted', { turn_id: r.turnId, status: 'interrupted' });
     }
+    this.endHeard.get(r.turnId)?.();
     if (o.status !== 'failed') return;
     try {
       for (const run of failOpenRuns(this.deps.db, sessionId, o.message)) this.deps.publish('workflows', 'workflow.run_failed', { run_id: run.id, workflow: run.workflow, session_id: sessionId, step: null, reason: o.reason, message: o.message });
