@@ -147,9 +147,11 @@ test('interactive: curl asks over /ws; allow_once over HTTP runs it; the same ca
 
     const ap1 = await approvalFor(chat, c1!);
     assert.equal(
-      { ...ap1.data, approval_id: undefined },
-      { turn_id: turnId, call_id: c1, approval_id: undefined, tool: 'terminal', input: { command }, reason: 'This command reaches the network, so it needs your approval.' },
+      { ...ap1.data, approval_id: undefined, expires_at: undefined },
+      { turn_id: turnId, call_id: c1, approval_id: undefined, expires_at: undefined, tool: 'terminal', input: { command }, reason: 'This command reaches the network, so it needs your approval.' },
     );
+    // Nobody may ever answer: it expires (agent.approval_timeout_seconds, 30 min by default).
+    assert.ok(Date.parse(ap1.data.expires_at) > Date.now() + 60_000, ap1.data.expires_at);
     assert.match(ap1.data.approval_id, /^ap_/);
     assert.not.ok(chat.ws.events.some((e) => e.type === 'turn.tool_result'), 'the call waits for the answer');
     // A client that was not listening (a reloaded page) finds the waiting call through the API.

@@ -13,6 +13,10 @@ export class Child {
   state: State = 'starting';
   /** Set before an intended stop, so the exit is not taken for a crash. */
   expectedExit = false;
+  /** It said its handlers are in place (liveness pings only such a child). */
+  ready = false;
+  /** Set when svc killed it for not answering (liveness, or an interrupt it did not acknowledge). */
+  hung = false;
   /** Sends a message, with an OS handle (a listening socket) when given, in order with the rest; `sent` runs once it is out. */
   readonly sendRaw: (m: IpcMessage, handle?: SendHandle, sent?: () => void) => void;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -53,6 +57,7 @@ export class Child {
     });
     this.endpoint.onEvent((event) => {
       if (event.type !== 'child.ready' || !held) return;
+      this.ready = true;
       const queue = held;
       held = undefined;
       for (const e of queue) send(e);
@@ -72,6 +77,14 @@ export class Child {
 
   get alive(): boolean {
     return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** Liveness gave up on it: SIGKILL (works on a stopped process too); its exit is handled as a crash. */
+  killUnresponsive(): void {
+    if (!this.alive) return;
+    this.hung = true;
+    this.state = 'unresponsive';
+    this.proc.kill('SIGKILL');
   }
 
   /** Asks the child to stop; kills it after `graceMs`. */

@@ -30,6 +30,7 @@ import { Router } from './router.js';
 import { LogSink } from './log-sink.js';
 import { TurnDispatcher } from './turns.js';
 import { IdleRetirer } from './idle-retire.js';
+import { Liveness } from './liveness.js';
 import { effectiveCors, readSettings, type Settings } from './settings.js';
 
 
@@ -91,6 +92,12 @@ export class Supervisor {
     running: () => this.state !== 'stopping',
   });
   private logs: LogSink | undefined;
+  /** Pings every child; one that stops answering is killed and replaced. */
+  private readonly liveness = new Liveness({
+    children: () => [this.gateway, ...this.agents, ...this.services.all()],
+    bounds: () => ({ pingMs: this.settings.config.liveness.ping_seconds * 1000, timeoutMs: this.settings.config.liveness.timeout_seconds * 1000 }),
+    unresponsive: (child, silentMs) => this.killHung(child, `it answered no liveness ping for ${(silentMs / 1000).toFixed(1)} s`),
+  });
 
   constructor(
     private readonly paths: Paths,
@@ -134,6 +141,7 @@ export class Supervisor {
     this.turns = new TurnDispatcher({
       db,
       agentForTurn: () => this.agentFor(true),
+      killWorker: (agent, why) => this.killHung(agent, why),
       accepting: () => this.state === 'running',
       retryAfterS: () => this.retryAfterS(),
       maxContinuations: () => this.settings.config.agent.max_continuations,
@@ -158,6 +166,7 @@ export class Supervisor {
     const gateway = await this.spawnGateway(this.settings.listen.port, early);
     this.state = 'running';
     this.services.sync();
+    this.liveness.start();
     return { port: this.boundPort ?? gateway.port, engine: gateway.engine };
   }
 
@@ -171,6 +180,7 @@ export class Supervisor {
     for (const t of this.pendingRespawn.values()) clearTimeout(t);
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     this.idle.stop();
+    this.liveness.stop();
     const children = [this.gateway, ...this.agents].filter((c): c is Child => c !== undefined);
     await Promise.all([...children.map((c) => c.stop(STOP_GRACE_MS)), this.services.stop(STOP_GRACE_MS)]);
     this.control?.close();
@@ -373,11 +383,12 @@ export class Supervisor {
     handleTrashRestore(child.endpoint, this.db, this.paths, { ...handleMcpConfigEdits(editCtx), ...handleChannelConfigEdits(editCtx) });
     handleBrowserConfigEdits(editCtx);
     child.endpoint.handle('turn.start', (p) => this.turns.start(p));
-    child.endpoint.handle('turn.interrupt', (p) => this.turns.interrupt(p.session_id));
+    child.endpoint.handle('turn.interrupt', (p) => this.turns.interrupt(p.session_id, p.wait === true));
     child.endpoint.handle('approval.answer', (p) => this.turns.answerApproval(p));
     child.endpoint.handle('approval.list', (p) => this.turns.pendingApprovals(p));
     child.endpoint.onEvent((event) => {
       if (event.type === 'turn.ended') this.turns.ended(event.payload);
+      else if (event.type === 'ws.publish' && child.role === 'agent') this.turns.observe(event.payload);
     });
     this.handleCron(child);
     void child.exited.then(({ code, signal }) => this.onExit(child, code, signal));
@@ -407,8 +418,19 @@ export class Supervisor {
     });
   }
 
+  /** A child that does not answer (hung, or stopped with SIGSTOP): killed, then replaced as after a crash. */
+  private killHung(child: Child, why: string): void {
+    if (!child.alive || child.hung) return;
+    log.error(`the ${child.role} process stopped answering; killing and replacing it`, { pid: child.pid, why });
+    this.hungWhy.set(child, why);
+    child.killUnresponsive();
+  }
+
+  private readonly hungWhy = new WeakMap<Child, string>();
+
   private onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
-    const how = signal ? `killed by ${signal}` : `exit code ${code}`;
+    const hung = this.hungWhy.get(child);
+    const how = hung ? `killed as unresponsive (${hung})` : signal ? `killed by ${signal}` : `exit code ${code}`;
     if (this.services.exited(child, how)) return;
     if (child.role === 'agent') {
       const i = this.agents.indexOf(child);
@@ -475,7 +497,8 @@ export class Supervisor {
   }
 
   private async childStatus(c: Child): Promise<ProcessStatus> {
-    const stats = await c.endpoint.request('child.stats', {}, { to: c.role, timeoutMs: 1000 }).catch(() => undefined);
+    // One already known not to answer is not waited for: status stays quick while it lasts.
+    const stats = c.state === 'unresponsive' ? undefined : await c.endpoint.request('child.stats', {}, { to: c.role, timeoutMs: 1000 }).catch(() => undefined);
     return {
       role: c.role,
       pid: c.pid,

@@ -1,9 +1,11 @@
+import { z } from 'zod';
 import { log } from '../shared/log.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
 import type { EventPayload, PayloadOf, ResultOf, TurnMessage, TurnOrigin } from '../shared/protocol/ipc.js';
 import type { Db } from '../shared/store/db.js';
 import { getGoal, putGoal } from '../shared/store/goals.js';
 import { getSession } from '../shared/store/sessions.js';
+import { appendMessage } from '../shared/store/messages.js';
 import { endTurnRow, startTurnRow } from '../shared/store/turns.js';
 import { newId } from '../shared/store/util.js';
 import { failOpenRuns } from '../shared/workflows/runs.js';
@@ -14,12 +16,29 @@ interface Running {
   agent: Child;
   /** Goal continuations in a row, so a goal cannot run forever without the user. */
   chain: number;
+  /** The text streamed since the turn's last committed message: kept when svc (not the worker) ends the turn. */
+  streamed: string;
+  /** Set when an interrupt could not reach the worker: the turn ends as interrupted when the worker is gone. */
+  endAs?: 'interrupted';
+  /** Resolved once the turn is over (whoever ended it). */
+  done: Promise<void>;
+  finish: () => void;
 }
+
+/** How long an agent worker has to acknowledge an interrupt before svc ends the turn without it. */
+const INTERRUPT_ACK_MS = 4000;
+/** How long an interrupt that waits for the end (a deleted session) waits for it. */
+const INTERRUPT_WAIT_MS = 15_000;
+
+const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
+const streamEvent = z.object({ topic: z.string(), type: z.string(), data: z.object({ turn_id: z.string(), delta: z.string().optional() }).passthrough() });
 
 export interface TurnDeps {
   db: Db;
   /** An agent worker with room for one more turn (started if needed), or undefined when none can be had. */
   agentForTurn: () => Child | undefined;
+  /** Kills a worker that did not answer (liveness does the same); its turns end when it is gone. */
+  killWorker: (agent: Child, why: string) => void;
   accepting: () => boolean;
   retryAfterS: () => number;
   maxContinuations: () => number;
@@ -34,6 +53,8 @@ export interface TurnDeps {
  */
 export class TurnDispatcher {
   private readonly running = new Map<string, Running>();
+  /** Interrupts waiting until a turn's last event has gone out to clients, by turn id. */
+  private readonly endHeard = new Map<string, () => void>();
 
   constructor(private readonly deps: TurnDeps) {}
 
@@ -55,7 +76,9 @@ export class TurnDispatcher {
     const agent = this.deps.agentForTurn();
     if (!agent) throw new IpcCallError('unavailable', 'No agent worker could be started; see the svc log.');
     const turnId = newId('turn');
-    this.running.set(p.session_id, { turnId, agent, chain });
+    let finish = () => {};
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    this.running.set(p.session_id, { turnId, agent, chain, streamed: '', done, finish });
     try {
       startTurnRow(this.deps.db, { id: turnId, session_id: p.session_id, origin: p.origin });
       await agent.endpoint.request('agent.turn', { turn_id: turnId, session_id: p.session_id, message: p.message, origin: p.origin, ...(p.workflow_run_id ? { workflow_run_id: p.workflow_run_id } : {}) }, { to: 'agent', timeoutMs: 15_000 });
@@ -68,11 +91,40 @@ export class TurnDispatcher {
     return { turn_id: turnId };
   }
 
-  async interrupt(sessionId: string): Promise<ResultOf<'turn.interrupt'>> {
+  /**
+   * Stops the session's running turn. A worker that does not acknowledge within a few seconds is
+   * hung: it is killed and the turn ends as interrupted all the same. `wait`: answer once the turn
+   * has ended (a session about to be deleted), not as soon as the worker was told.
+   */
+  async interrupt(sessionId: string, wait = false): Promise<ResultOf<'turn.interrupt'>> {
     const r = this.running.get(sessionId);
     if (!r) return { interrupted: false, turn_id: null };
-    const ack = await r.agent.endpoint.request('agent.interrupt', { turn_id: r.turnId }, { to: 'agent', timeoutMs: 5000 }).catch(() => ({ interrupted: false }));
-    return { interrupted: ack.interrupted, turn_id: r.turnId };
+    const ack = await r.agent.endpoint.request('agent.interrupt', { turn_id: r.turnId }, { to: 'agent', timeoutMs: INTERRUPT_ACK_MS }).catch(() => undefined);
+    if (!ack && this.running.get(sessionId) === r) {
+      log.warn('the agent worker did not answer an interrupt; ending the turn without it', { turn: r.turnId, pid: r.agent.pid });
+      r.endAs = 'interrupted';
+      this.deps.killWorker(r.agent, 'it did not answer an interrupt');
+      await bounded(r.done, INTERRUPT_WAIT_MS);
+      return { interrupted: true, turn_id: r.turnId };
+    }
+    if (wait) {
+      // Until the turn's end event has been passed on too: clients hear the turn end before what the caller does next.
+      const heard = new Promise<void>((resolve) => this.endHeard.set(r.turnId, resolve));
+      await bounded(Promise.all([r.done, heard]).then(() => undefined), INTERRUPT_WAIT_MS);
+      this.endHeard.delete(r.turnId);
+    }
+    return { interrupted: ack?.interrupted ?? true, turn_id: r.turnId };
+  }
+
+  /** A `/ws` event an agent worker sent: the text streamed so far of each running turn, until committed. */
+  observe(e: unknown): void {
+    const parsed = streamEvent.safeParse(e);
+    if (!parsed.success || !parsed.data.topic.startsWith('session:')) return;
+    if (TERMINAL.has(parsed.data.type)) this.endHeard.get(parsed.data.data.turn_id)?.();
+    const r = this.running.get(parsed.data.topic.slice('session:'.length));
+    if (!r || r.turnId !== parsed.data.data.turn_id) return;
+    if (parsed.data.type === 'turn.text_delta') r.streamed += parsed.data.data.delta ?? '';
+    else if (parsed.data.type === 'message.committed') r.streamed = '';
   }
 
   /**
@@ -108,6 +160,7 @@ export class TurnDispatcher {
     const r = this.running.get(e.session_id);
     if (!r || r.turnId !== e.turn_id) return;
     this.running.delete(e.session_id);
+    r.finish();
     if (!e.continue || e.status !== 'completed') return;
     if (r.chain >= this.deps.maxContinuations()) {
       // Paused on record too, as for no_progress: the goal waits for the user to resume it.
@@ -124,31 +177,65 @@ export class TurnDispatcher {
     );
   }
 
-  /** A worker died: its turns end as failed, keeping whatever they had committed. */
+  /** A worker died: its turns end as failed, keeping whatever they had committed (and, when svc killed it, what they had streamed). */
   workerGone(agent: Child, how: string): void {
+    const hung = agent.hung;
     const why = agent.expectedExit
       ? 'svc restarted before this turn finished (it ran past restart.drain_seconds)'
-      : `the agent worker stopped unexpectedly (${how})`;
+      : hung
+        ? `the agent worker stopped answering and was replaced (${how})`
+        : `the agent worker stopped unexpectedly (${how})`;
     for (const [sessionId, r] of [...this.running]) {
-      if (r.agent === agent) this.fail(sessionId, r.turnId, `${why}; what was already saved is kept`, agent.expectedExit ? 'restarted' : 'worker_crashed');
+      if (r.agent !== agent) continue;
+      if (r.endAs === 'interrupted') this.end(sessionId, r, { status: 'interrupted', reason: 'interrupted', message: 'interrupted; the agent worker did not answer, so it was replaced', keep: true });
+      else this.end(sessionId, r, { status: 'failed', reason: agent.expectedExit ? 'restarted' : hung ? 'worker_unresponsive' : 'worker_crashed', message: `${why}; what was already saved is kept`, keep: hung });
     }
   }
 
   private fail(sessionId: string, turnId: string, message: string, reason = 'worker_crashed'): void {
+    const r = this.running.get(sessionId);
+    if (r && r.turnId === turnId) this.end(sessionId, r, { status: 'failed', reason, message, keep: false });
+  }
+
+  /**
+   * Ends a turn on svc's side. Its clients always hear the end: when the row cannot be written
+   * (a full disk) the event goes out all the same; only a row another process already ended
+   * (the worker got there first) means the end was told already.
+   */
+  private end(sessionId: string, r: Running, o: { status: 'failed' | 'interrupted'; reason: string; message: string; keep: boolean }): void {
     this.running.delete(sessionId);
-    let recorded = false;
+    r.finish();
+    const topic = `session:${sessionId}`;
+    let endedHere = true;
     try {
-      recorded = endTurnRow(this.deps.db, turnId, 'failed', { error: message, reason });
+      if (o.keep && r.streamed) {
+        const message = appendMessage(this.deps.db, sessionId, { role: 'assistant', content: { text: r.streamed, stop_reason: o.status === 'interrupted' ? 'interrupted' : 'error' } });
+        this.deps.publish(topic, 'message.committed', { turn_id: r.turnId, message });
+      }
     } catch (err) {
-      log.warn('could not record a failed turn', { turn: turnId, error: (err as Error).message });
-    }
-    if (recorded) {
-      this.deps.publish(`session:${sessionId}`, 'turn.failed', { turn_id: turnId, status: 'failed', reason, message });
+      log.warn('could not keep the text a turn had streamed', { turn: r.turnId, error: (err as Error).message });
     }
     try {
-      for (const run of failOpenRuns(this.deps.db, sessionId, message)) this.deps.publish('workflows', 'workflow.run_failed', { run_id: run.id, workflow: run.workflow, session_id: sessionId, step: null, reason, message });
+      endedHere = endTurnRow(this.deps.db, r.turnId, o.status, o.status === 'failed' ? { error: o.message, reason: o.reason } : {});
+    } catch (err) {
+      log.warn('could not record the end of a turn', { turn: r.turnId, error: (err as Error).message });
+    }
+    if (endedHere) {
+      if (o.status === 'failed') this.deps.publish(topic, 'turn.failed', { turn_id: r.turnId, status: 'failed', reason: o.reason, message: o.message });
+      else this.deps.publish(topic, 'turn.interrupted', { turn_id: r.turnId, status: 'interrupted' });
+    }
+    this.endHeard.get(r.turnId)?.();
+    if (o.status !== 'failed') return;
+    try {
+      for (const run of failOpenRuns(this.deps.db, sessionId, o.message)) this.deps.publish('workflows', 'workflow.run_failed', { run_id: run.id, workflow: run.workflow, session_id: sessionId, step: null, reason: o.reason, message: o.message });
     } catch (err) {
       log.warn('could not record a failed workflow run', { session: sessionId, error: (err as Error).message });
     }
   }
+}
+
+/** Waits for `p`, at most `ms`. */
+function bounded(p: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
 }

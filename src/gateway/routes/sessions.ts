@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { modelIdSchema } from '../../shared/config/schema.js';
 import { ApiError } from '../../shared/errors.js';
+import { log } from '../../shared/log.js';
 import { networkSchema } from '../../shared/sandbox/network.js';
 import { listArtifacts } from '../../shared/store/artifacts.js';
 import { getGoal } from '../../shared/store/goals.js';
@@ -121,8 +122,13 @@ export function sessionRoutes(deps: Deps): Route[] {
     route({
       method: 'DELETE',
       path: '/api/sessions/:id',
-      summary: 'Moves the session, with its messages, artifacts and goal, to the trash. Answers {deleted, trash_id}.',
-      handler: ({ params }) => {
+      summary: 'Ends the session\'s running turn (interrupted, keeping what it streamed), then moves the session, with its messages, artifacts and goal, to the trash. Answers {deleted, trash_id}.',
+      handler: async ({ params }) => {
+        requireSession(deps.db, params.id!);
+        // The turn ends first: the trash then holds the whole conversation, and no turn runs on (and spends tokens for) a deleted session.
+        await deps.endpoint.request('turn.interrupt', { session_id: params.id!, wait: true }, { to: 'supervisor', timeoutMs: 25_000 }).catch((err: Error) => {
+          log.warn('the running turn of a deleted session could not be stopped first', { session: params.id, error: err.message });
+        });
         const r = trashSession(deps.db, deps.paths, params.id!);
         if (!r) throw sessionNotFound(params.id!);
         const data = { id: r.session.id, trash_id: r.item.id };

@@ -57,6 +57,8 @@ export const configSchema = z
         stall_seconds: z.number().positive().max(3600).default(60),
         /** An agent worker with nothing to do for this long exits (the next turn starts one); 0 keeps them. */
         idle_retire_seconds: z.number().min(0).max(86_400).default(300),
+        /** An approval nobody answers is denied after this long, so a turn never waits forever. */
+        approval_timeout_seconds: z.number().int().min(1).max(86_400).default(1800),
       })
       .strict()
       .prefault({}),
@@ -87,6 +89,17 @@ export const configSchema = z
       .strict()
       .prefault({}),
     mcp: mcpConfigSchema,
+    /**
+     * The supervisor pings every child each `ping_seconds`; one that answers none for
+     * `timeout_seconds` (and at least three pings in a row) is killed and replaced.
+     */
+    liveness: z
+      .object({
+        ping_seconds: z.number().min(0.1).max(60).default(1),
+        timeout_seconds: z.number().min(1).max(3600).default(10),
+      })
+      .strict()
+      .prefault({}),
     /** Scheduled tasks: an approval nobody answers during a run is denied after this long (a task may set its own). */
     cron: z
       .object({ approval_timeout_seconds: z.number().int().min(1).max(86_400).default(600) })

@@ -114,8 +114,11 @@ export class Endpoint {
     }
   }
 
+  /** Requests waiting on the peer, liveness pings aside (they are not work: a pool picks and retires by this). */
   get inflight(): number {
-    return this.pending.size;
+    let n = 0;
+    for (const p of this.pending.values()) if (p.type !== 'child.ping') n++;
+    return n;
   }
 
   private safeSend(message: IpcMessage): void {

@@ -26,7 +26,7 @@ export const httpEngineName = z.enum(['uws', 'node']);
 const processStatus = z.object({
   role: roleSchema,
   pid: z.number().int(),
-  state: z.enum(['starting', 'running', 'draining', 'stopping', 'backoff', 'crash_loop', 'exited']),
+  state: z.enum(['starting', 'running', 'draining', 'stopping', 'backoff', 'crash_loop', 'exited', 'unresponsive']),
   uptime_s: z.number(),
   restarts: z.number().int(),
   rss_bytes: z.number().int().nullable(),
@@ -123,6 +123,8 @@ export const requestDefs = {
     payload: z.object({}),
     result: z.object({ rss_bytes: z.number().int(), inflight_turns: z.number().int() }),
   },
+  /** supervisor → every child, each second: liveness (a child that stops answering is killed and replaced). */
+  'child.ping': { payload: z.object({}), result: z.object({}) },
   /** supervisor → old gateway once its successor listens: stop accepting, finish, exit. */
   'gateway.handover': {
     payload: z.object({}),
@@ -174,7 +176,8 @@ export const requestDefs = {
   },
   /** gateway → supervisor: stop the session's running turn. */
   'turn.interrupt': {
-    payload: z.object({ session_id: z.string() }),
+    /** `wait`: answer once the turn has ended (a session about to be deleted), not once the worker was told. */
+    payload: z.object({ session_id: z.string(), wait: z.boolean().optional() }),
     result: z.object({ interrupted: z.boolean(), turn_id: z.string().nullable() }),
   },
   /** supervisor → agent: run this turn; answers at once, the outcome comes as a turn.ended event. */

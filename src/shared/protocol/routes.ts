@@ -18,6 +18,7 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   // The supervisor's own calls to its children.
   'child.start': { to: 'child', from: sup },
   'child.stats': { to: 'child', from: sup },
+  'child.ping': { to: 'child', from: sup },
   'worker.echo': { to: 'child', from: ['supervisor', 'gateway'] },
   'gateway.handover': { to: 'gateway', from: sup },
   'gateway.ws_state': { to: 'gateway', from: sup },

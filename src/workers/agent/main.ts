@@ -33,6 +33,7 @@ endpoint.handle('child.start', (start) => {
   // Cron turns: an approval waits approval_timeout_seconds (the task's, else config's), and the cron worker hears of it.
   const unattended = {
     timeoutSeconds: (sessionId: string) => cronApprovalTimeout(db, sessionId) ?? current().cron.approval_timeout_seconds,
+    interactiveTimeoutSeconds: () => current().agent.approval_timeout_seconds,
     tell: (e: EventPayload<'cron.approval'>) => endpoint.emit('cron.approval', e),
   };
   runner = new TurnRunner(endpoint, db, paths, current, new RulesGate(db, paths, approvals, { enabled: () => current().sandbox.enabled }, unattended));

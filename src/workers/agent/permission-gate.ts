@@ -17,6 +17,8 @@ import type { PermissionGate, Tool, ToolContext, ToolSubject } from './tools/reg
 /** What the gate needs for turns nobody watches: the approval timeout, and where approvals are reported. */
 export interface Unattended {
   timeoutSeconds: (sessionId: string) => number;
+  /** The bound for an approval a person is asked in a chat (agent.approval_timeout_seconds). */
+  interactiveTimeoutSeconds: () => number;
   tell: (e: { session_id: string; turn_id: string; approval_id: string; tool: string; reason: string; state: 'asked' | 'answered' | 'expired'; decision: string | null; why: string | null }) => void;
 }
 
@@ -72,7 +74,8 @@ export class RulesGate implements PermissionGate {
     audit('ask', decision.reason);
     let answer;
     const watchless = ctx.origin === 'cron' && this.unattended ? this.unattended : undefined;
-    const timeoutS = watchless?.timeoutSeconds(ctx.sessionId);
+    // Nobody may ever answer (the page was closed): a turn never waits past the bound.
+    const timeoutS = watchless ? watchless.timeoutSeconds(ctx.sessionId) : this.unattended?.interactiveTimeoutSeconds();
     let approvalId = '';
     const tell = (state: 'asked' | 'answered' | 'expired', d: string | null, why: string | null) =>
       watchless?.tell({ session_id: ctx.sessionId, turn_id: ctx.turnId, approval_id: approvalId, tool: tool.name, reason: decision.reason, state, decision: d, why });
@@ -94,7 +97,9 @@ export class RulesGate implements PermissionGate {
       throw err;
     }
     if (answer === 'expired') {
-      const why = `nobody answered within ${timeoutS} s (approval_timeout_seconds; this turn runs unattended for a scheduled task), so it was denied`;
+      const why = watchless
+        ? `nobody answered within ${timeoutS} s (approval_timeout_seconds; this turn runs unattended for a scheduled task), so it was denied`
+        : `no answer: nobody answered within ${timeoutS} s (agent.approval_timeout_seconds), so it was denied`;
       audit('denied_by_timeout', why);
       tell('expired', 'deny', why);
       return { allowed: false, reason: `${tool.name} was not approved: ${why}.` };

@@ -131,7 +131,7 @@ export function StatusView() {
               <tr key={`${p.role}-${p.pid}`} data-testid="process-row">
                 <td data-label="Role">{p.role}</td>
                 <td data-label="PID">{p.pid}</td>
-                <td data-label="State">{p.state}</td>
+                <td data-label="State" class={p.state === 'unresponsive' ? 'error' : undefined}>{p.state}</td>
                 <td data-label="Uptime">{duration(p.uptime_s)}</td>
                 <td data-label="Restarts">{p.restarts}</td>
                 <td data-label="Memory">{bytes(p.rss_bytes)}</td>

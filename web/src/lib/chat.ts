@@ -271,6 +271,7 @@ export class ChatSession {
         }, true);
         break;
       case 'approval.withdrawn':
+      case 'approval.expired':
         this.update((s) => void (s.approvals = s.approvals.filter((a) => a.approval_id !== d.approval_id)), true);
         break;
       case 'turn.completed':
