@@ -8,7 +8,7 @@ import { configSchema } from '../src/shared/config/schema.js';
 import { IpcCallError } from '../src/shared/protocol/endpoint.js';
 import { ipcMessage } from '../src/shared/protocol/ipc.js';
 import { Child } from '../src/supervisor/child-process.js';
-import { Router } from '../src/supervisor/router.js';
+import { IpcRouter } from '../src/supervisor/ipc-router.js';
 import { forkEntry } from '../src/supervisor/spawn-child.js';
 import { waitFor } from './helpers/server.js';
 
@@ -27,7 +27,7 @@ function lines(): Array<Record<string, any>> {
 
 // The test plays the supervisor with the real Child and Router; the children are real processes.
 const children = new Map<string, Child>();
-const router = new Router((role) => children.get(role));
+const router = new IpcRouter((role) => children.get(role));
 function spawn(role: 'gateway' | 'agent'): Child {
   const child = new Child(role, forkEntry(peer, { ...process.env, SVC_ROLE: role, IPC_TEST_OUT: outFile }));
   router.attach(child);

@@ -26,7 +26,7 @@ import { handleBrowserConfigEdits } from './browser-config.js';
 import { handleTrashRestore } from './trash-restore.js';
 import { Services } from './services.js';
 import { serveControl } from './control-socket.js';
-import { Router } from './router.js';
+import { IpcRouter } from './ipc-router.js';
 import { LogSink } from './log-sink.js';
 import { TurnDispatcher } from './turns.js';
 import { IdleRetirer } from './idle-retire.js';
@@ -59,7 +59,7 @@ export class Supervisor {
   private readonly pendingRespawn = new Map<ChildRole, NodeJS.Timeout>();
   /** While no gateway serves: why, and when the next start is tried (null while one is starting). */
   private gatewayDown: { crashLoop: boolean; nextTryAt: number | null } | undefined;
-  private readonly router = new Router((role) => this.pick(role), (e, from) => this.toChannels(e, from));
+  private readonly router = new IpcRouter((role) => this.pick(role), (e, from) => this.toChannels(e, from));
   private state: Status['state'] = 'starting';
   private readonly startedAt = new Date();
   private boundPort: number | undefined;

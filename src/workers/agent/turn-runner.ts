@@ -21,7 +21,7 @@ import { RestartInterrupt } from './restart-interrupt.js';
 import { clockTool } from './tools/clock.js';
 import { goalTool } from './tools/goal.js';
 import { builtinTools } from './tools/index.js';
-import { handTools } from './tools/hands.js';
+import { hostTools } from './tools/host-tools.js';
 import { skillTool } from './tools/skill.js';
 import { runWorkflowTool } from './tools/run-workflow.js';
 import { runWorkflowTurn, WorkflowFailure } from './workflow-runner.js';
@@ -69,7 +69,7 @@ export class TurnRunner {
   private tools(goal?: Tool, mcp: Tool[] = []): Tool[] {
     return [
       ...builtinTools(),
-      ...handTools({
+      ...hostTools({
         secrets: () => providerSecrets(this.config()),
         sandbox: { enabled: () => this.config().sandbox.enabled },
         publish: (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }),
