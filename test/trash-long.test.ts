@@ -89,6 +89,19 @@ test('deleting a 10,000-message session moves it by reference; every event stays
   }
 });
 
+test('the trash sizes a session from the byte count kept as messages arrive; a session from before v16 is counted from its rows', async () => {
+  const paths = resolvePaths({ SVC_HOME: server.home });
+  const kept = longSession('counted as it grew', 300);
+  const exact = (db.prepare('SELECT sum(octet_length(content)) AS n FROM messages WHERE session_id = ?').get(kept) as { n: number }).n;
+  assert.is((db.prepare('SELECT content_bytes AS n FROM sessions WHERE id = ?').get(kept) as { n: number }).n, exact);
+  const legacy = longSession('from before v16', 300);
+  db.prepare('UPDATE sessions SET content_bytes = NULL WHERE id = ?').run(legacy);
+  const a = trashSession(db, paths, kept)!.item;
+  const b = trashSession(db, paths, legacy)!.item;
+  assert.ok(a.size_bytes >= exact && a.size_bytes < exact + 200, `${a.size_bytes} vs ${exact}`);
+  assert.is(b.size_bytes, a.size_bytes, 'the same transcript, the same size either way');
+});
+
 test('deleting a trash item for good, emptying and expiring remove the session rows with it', async () => {
   const paths = resolvePaths({ SVC_HOME: server.home });
   const a = longSession('gone for good', 50);

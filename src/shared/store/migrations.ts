@@ -332,6 +332,14 @@ export const migrations: Migration[] = [
       // A deleted session stays where it is, marked with its trash item's id, instead of being
       // copied into trash.payload: deleting costs the same at 10 or 50,000 messages.
       db.exec('ALTER TABLE sessions ADD COLUMN trash_id TEXT');
+      // The bytes of a session's transcript, kept as messages arrive, so the trash can size a
+      // session without reading it. NULL (sessions from before v16, or re-keyed ones) means
+      // unknown: the trash counts those once.
+      db.exec('ALTER TABLE sessions ADD COLUMN content_bytes INTEGER');
+      db.exec(`CREATE TRIGGER sessions_bytes_start AFTER INSERT ON sessions WHEN new.content_bytes IS NULL AND new.message_count = 0
+        BEGIN UPDATE sessions SET content_bytes = 0 WHERE id = new.id; END`);
+      db.exec(`CREATE TRIGGER messages_bytes_add AFTER INSERT ON messages
+        BEGIN UPDATE sessions SET content_bytes = content_bytes + octet_length(new.content) WHERE id = new.session_id; END`);
       // The session list reads only live sessions, in the order of the old index.
       db.exec('CREATE INDEX sessions_live_by_created ON sessions (created_at DESC, id DESC) WHERE trash_id IS NULL');
       // Whichever way a session's trash item leaves (deleted, emptied, expired), the session

@@ -29,8 +29,7 @@ export function trashSession(db: Db, paths: Paths, id: string): { item: TrashIte
   return db.transaction(() => {
     const session = getSessionRow(db, id);
     if (!session) return undefined;
-    // octet_length reads each row's header, not its content, so this stays cheap on long transcripts.
-    const held = stmt<[string], { n: number }>(db, 'SELECT coalesce(sum(octet_length(content)), 0) AS n FROM messages WHERE session_id = ?').get(id)!.n;
+    const held = heldBytes(db, id);
     const item = putInTrash(db, paths, { kind: 'session', name: session.title, original: id, payload: { session_id: id }, heldBytes: held });
     markSessionTrashed(db, id, item.id);
     // What the session had read is no proof for a restored one: its files may change meanwhile.
@@ -38,6 +37,13 @@ export function trashSession(db: Db, paths: Paths, id: string): { item: TrashIte
     stmt(db, 'DELETE FROM permission_grants WHERE session_id = ?').run(id);
     return { item, session: toSession(session) };
   }).immediate();
+}
+
+/** The transcript's bytes: kept on the session row as messages arrive; counted once (O(n)) for sessions from before v16. */
+function heldBytes(db: Db, id: string): number {
+  const kept = stmt<[string], { n: number | null }>(db, 'SELECT content_bytes AS n FROM sessions WHERE id = ?').get(id)?.n;
+  if (kept != null) return kept;
+  return stmt<[string], { n: number }>(db, 'SELECT coalesce(sum(octet_length(content)), 0) AS n FROM messages WHERE session_id = ?').get(id)!.n;
 }
 
 /**
