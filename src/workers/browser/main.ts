@@ -44,7 +44,7 @@ endpoint.handle('browser.act', async ({ call_id, step, max_chars, session_id }) 
     recorder.keep(session_id, kept);
     return r;
   } catch (err) {
-    const page = await link.page().catch(() => null);
+    const page = link.pageIfConnected();
     const why = ac.signal.aborted ? 'interrupted' : ((err as Error).message.split('\n')[0] ?? 'failed');
     const gist = page && !ac.signal.aborted ? await pageGist(page) : '';
     return { ok: false, output: `${step.action}${step.target ? ` ${step.target}` : ''} failed: ${why}${gist ? `\nThe page shows:\n${gist}` : ''}`, url: page?.url() ?? '', title: page ? await page.title().catch(() => '') : '' };
