@@ -128,9 +128,9 @@ if (browserMissing) {
 
       const snap = await call(chat, 'browser', { action: 'snapshot' });
       assert.match(snap.output, /heading "Greeter"/);
-      const field = /textbox "Your name" \[ref=(e\d+)\]/.exec(snap.output)?.[1];
-      const button = /button "Send" \[ref=(e\d+)\]/.exec(snap.output)?.[1];
-      const select = /combobox "Size" \[ref=(e\d+)\]/.exec(snap.output)?.[1];
+      const field = /textbox "Your name" \[ref=((?:f\d+)?e\d+)\]/.exec(snap.output)?.[1];
+      const button = /button "Send" \[ref=((?:f\d+)?e\d+)\]/.exec(snap.output)?.[1];
+      const select = /combobox "Size" \[ref=((?:f\d+)?e\d+)\]/.exec(snap.output)?.[1];
       assert.ok(field && button && select, `refs in the snapshot:\n${snap.output}`);
 
       assert.match((await call(chat, 'browser', { action: 'type', target: field, text: 'Ada' })).output, /Typed 3 characters/);
@@ -175,6 +175,36 @@ if (browserMissing) {
       assert.ok(Date.now() - started < 60_000, 'long before the wait would have ended');
       const next = await call(chat, 'browser', { action: 'snapshot' });
       assert.is(next.is_error, false, next.output);
+    } finally {
+      chat.ws.close();
+    }
+  });
+
+  test('browser_record keeps what the agent does (refs become role selectors) and saves it with a param; it replays', async () => {
+    setRules(ALLOW_LOCAL);
+    const chat = await newChat('interactive');
+    try {
+      assert.match((await call(chat, 'browser_record', { action: 'start' })).output, /Recording/);
+      await call(chat, 'browser', { action: 'navigate', url: `${site.base}/` });
+      const snap = await call(chat, 'browser', { action: 'snapshot' });
+      const field = /textbox "Your name" \[ref=((?:f\d+)?e\d+)\]/.exec(snap.output)?.[1];
+      const button = /button "Send" \[ref=((?:f\d+)?e\d+)\]/.exec(snap.output)?.[1];
+      assert.ok(field && button, snap.output);
+      await call(chat, 'browser', { action: 'type', target: field, text: 'Lin' });
+      await call(chat, 'browser', { action: 'click', target: button });
+      const saved = await call(chat, 'browser_record', { action: 'stop', name: 'recorded', description: 'Greets', params: [{ name: 'who', value: 'Lin' }] });
+      assert.is(saved.is_error, false, saved.output);
+      const rec = (await api('GET', '/api/browser/recordings/recorded')).body.recording;
+      assert.equal(rec.steps, [
+        { action: 'navigate', value: `${site.base}/` },
+        { action: 'type', target: 'role=textbox[name="Your name"]', value: '{{who}}' },
+        { action: 'click', target: 'role=button[name="Send"]' },
+      ]);
+      assert.equal(rec.params, [{ name: 'who', default: 'Lin' }]);
+      const again = await call(chat, 'browser_replay', { name: 'recorded', params: { who: 'Max' } });
+      assert.is(again.is_error, false, again.output);
+      const seen = await call(chat, 'browser', { action: 'wait', text: 'Hello, Max (s)!' });
+      assert.is(seen.is_error, false, seen.output);
     } finally {
       chat.ws.close();
     }

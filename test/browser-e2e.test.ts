@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -75,6 +75,25 @@ if (browserMissing) {
     assert.is(r.body.saved, false);
     assert.is(r.body.error, `nothing listens on 127.0.0.1:${port}; start Chrome with --remote-debugging-port=${port}`);
     assert.not.match(readConfig(), /browser:/);
+  });
+
+  test('verify against a port that accepts and never answers gives up within its bound, and says so', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((s) => sockets.add(s)); // takes the connection, never says a word
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      const started = Date.now();
+      const r = await api(server.port, 'POST', '/api/browser/verify', { port, timeout_seconds: 1 });
+      assert.is(r.status, 200, JSON.stringify(r.body));
+      assert.is(r.body.ok, false);
+      assert.is(r.body.saved, false);
+      assert.match(r.body.error, new RegExp(`no answer from 127\\.0\\.0\\.1:${port} within 1 s`));
+      assert.ok(Date.now() - started < 20_000, 'bounded');
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
   });
 
   test('verify against the real DevTools port answers the browser and its tabs, and saves the port', async () => {

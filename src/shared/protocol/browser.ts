@@ -53,7 +53,12 @@ export const browserRequestDefs = {
   /** gateway → supervisor: save a verified endpoint in config.yml (replacing launch). */
   'config.browser.set': { payload: z.object(target), result: ack },
   /** agent → browser worker: one action on the page. */
-  'browser.act': { payload: z.object({ call_id: z.string().min(1).max(128), step: browserStepSchema, max_chars: z.number().int().min(200).max(100_000).optional() }), result: browserActResultSchema },
+  'browser.act': {
+    payload: z.object({ call_id: z.string().min(1).max(128), step: browserStepSchema, max_chars: z.number().int().min(200).max(100_000).optional(), session_id: z.string().max(64).optional() }),
+    result: browserActResultSchema,
+  },
+  /** agent → browser worker: start keeping the session's successful steps, or stop and answer them (refs made into role selectors). */
+  'browser.record': { payload: z.object({ session_id: z.string().min(1).max(64), op: z.enum(['start', 'stop']) }), result: z.object({ steps: z.array(browserStepSchema), was_recording: z.boolean() }) },
   /** agent → browser worker: the turn was interrupted; the waiting action stops. */
   'browser.cancel': { payload: z.object({ call_id: z.string().min(1).max(128) }), result: z.object({ cancelled: z.boolean() }) },
 } as const;

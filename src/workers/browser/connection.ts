@@ -189,6 +189,11 @@ export class BrowserLink {
     return Promise.all(pages.map(async (p, index) => ({ index, url: p.url(), title: await p.title().catch(() => ''), active: p === active })));
   }
 
+  /** The agent's tab when connected, without connecting (for saying what a failed step's page showed). */
+  pageIfConnected(): Page | null {
+    return this.browser?.isConnected() && this.current && !this.current.isClosed() ? this.current : null;
+  }
+
   /** The tab the agent works in: the one it selected, else the first, else a new one. */
   async page(): Promise<Page> {
     const b = await this.ensure();

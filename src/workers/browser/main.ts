@@ -3,6 +3,7 @@ import { log } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
 import { runStep, pageGist } from './actions.js';
 import { BrowserLink } from './connection.js';
+import { Recorder } from './recorder.js';
 
 /**
  * The browser worker: the one CDP connection (through playwright-core's connectOverCDP) shared
@@ -15,6 +16,7 @@ let acting = 0;
 const endpoint = startChild('browser', () => acting);
 const link = new BrowserLink(resolvePaths().home, (pgid) => endpoint.emit('child.groups', { pgids: pgid === null ? [] : [pgid] }));
 const calls = new Map<string, AbortController>();
+const recorder = new Recorder();
 
 endpoint.handle('child.start', async ({ config }) => {
   await link.apply(config.browser);
@@ -25,14 +27,24 @@ endpoint.onEvent((event) => {
 });
 endpoint.handle('browser.status', () => link.status());
 endpoint.handle('browser.verify', ({ cdp_url, port, timeout_ms }) => link.verify({ cdp_url, port }, timeout_ms));
-endpoint.handle('browser.act', async ({ call_id, step, max_chars }) => {
+endpoint.handle('browser.record', ({ session_id, op }) => {
+  if (op === 'start') {
+    recorder.start(session_id);
+    return { steps: [], was_recording: false };
+  }
+  return recorder.stop(session_id);
+});
+endpoint.handle('browser.act', async ({ call_id, step, max_chars, session_id }) => {
   const ac = new AbortController();
   calls.set(call_id, ac);
   acting++;
   try {
-    return await runStep(link, step, ac.signal, max_chars);
+    const kept = recorder.recording(session_id) ? await recorder.prepare(await link.page(), session_id, step) : null;
+    const r = await runStep(link, step, ac.signal, max_chars);
+    recorder.keep(session_id, kept);
+    return r;
   } catch (err) {
-    const page = await link.page().catch(() => null);
+    const page = link.pageIfConnected();
     const why = ac.signal.aborted ? 'interrupted' : ((err as Error).message.split('\n')[0] ?? 'failed');
     const gist = page && !ac.signal.aborted ? await pageGist(page) : '';
     return { ok: false, output: `${step.action}${step.target ? ` ${step.target}` : ''} failed: ${why}${gist ? `\nThe page shows:\n${gist}` : ''}`, url: page?.url() ?? '', title: page ? await page.title().catch(() => '') : '' };

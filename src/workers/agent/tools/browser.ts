@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { browserActions, type BrowserStep } from '../../../shared/browser/steps.js';
-import { fillParams, parseRecording, readRecording, recordingNameSchema } from '../../../shared/browser/recording.js';
+import { fillParams, parseRecording, readRecording, recordingNameSchema, writeRecording } from '../../../shared/browser/recording.js';
+import { stringify } from 'yaml';
 import type { Config } from '../../../shared/config/schema.js';
 import type { Endpoint } from '../../../shared/protocol/endpoint.js';
 import type { BrowserActResult } from '../../../shared/protocol/browser.js';
@@ -93,7 +94,7 @@ async function act(endpoint: Endpoint, step: BrowserStep, ctx: ToolContext, suff
   const cancel = () => void endpoint.request('browser.cancel', { call_id: callId }, { to: 'browser', timeoutMs: 5000 }).catch(() => undefined);
   ctx.signal.addEventListener('abort', cancel, { once: true });
   try {
-    const r = await untilAborted(endpoint.request('browser.act', { call_id: callId, step }, { to: 'browser', timeoutMs: ACT_TIMEOUT_MS }), ctx.signal);
+    const r = await untilAborted(endpoint.request('browser.act', { call_id: callId, step, session_id: ctx.sessionId }, { to: 'browser', timeoutMs: ACT_TIMEOUT_MS }), ctx.signal);
     if (r.url) lastUrl = r.url;
     return r;
   } finally {
@@ -174,5 +175,41 @@ export function browserTools(endpoint: Endpoint, config: () => Config): Tool[] {
       return { output: `Replayed "${a.name}": ${loaded.steps.length} steps.\n${done.join('\n')}${last ? `\nPage: ${last.title || '(no title)'} — ${last.url}` : ''}` };
     },
   });
-  return [browser, replay];
+  const recordArgs = z.strictObject({
+    action: z.enum(['start', 'stop']).describe('start keeps every browser action of this chat from now on; stop saves them as a recording'),
+    name: recordingNameSchema.optional().describe('stop: the recording\'s name'),
+    description: z.string().max(2000).optional().describe('stop: what the recording does'),
+    params: z
+      .array(z.strictObject({ name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/), value: z.string().min(1).max(2000).describe('the text you used, replaced by {{name}} in the steps'), description: z.string().max(500).optional() }))
+      .max(20)
+      .default([])
+      .describe('stop: values in the steps to turn into params (their default is the value used)'),
+  });
+  const record = defineTool({
+    name: 'browser_record',
+    description:
+      'Records what you do with the browser tool in this chat as a reusable recording: call with action start, do the task, then action stop with a name (and params: values you typed that should become {{params}}). Snapshots and screenshots are not kept; refs become role selectors.',
+    args: recordArgs,
+    run: async (a, ctx) => {
+      if (a.action === 'start') {
+        await endpoint.request('browser.record', { session_id: ctx.sessionId, op: 'start' }, { to: 'browser', timeoutMs: 30_000 });
+        return { output: 'Recording: every browser action of this chat is kept until browser_record stop.' };
+      }
+      if (!a.name) return { output: 'Give the recording a name ({"action": "stop", "name": "…"}).', isError: true };
+      if (readRecording(ctx.paths.home, a.name) !== null) return { output: `A recording "${a.name}" exists already; choose another name (the recording goes on until you stop it under a free name).`, isError: true };
+      const r = await endpoint.request('browser.record', { session_id: ctx.sessionId, op: 'stop' }, { to: 'browser', timeoutMs: 30_000 });
+      if (!r.was_recording) return { output: 'Nothing was being recorded in this chat; call browser_record with action start first.', isError: true };
+      if (r.steps.length === 0) return { output: 'The recording has no steps (snapshots and screenshots are not kept), so nothing was saved.', isError: true };
+      const byLength = [...a.params].sort((x, y) => y.value.length - x.value.length);
+      const templ = (v: string | undefined) => (v === undefined ? undefined : byLength.reduce((t, p) => t.split(p.value).join(`{{${p.name}}}`), v));
+      const steps = r.steps.map((s) => Object.fromEntries(Object.entries({ ...s, target: templ(s.target), value: templ(s.value) }).filter(([, v]) => v !== undefined)));
+      const doc = { description: a.description ?? '', params: a.params.map((p) => ({ name: p.name, ...(p.description ? { description: p.description } : {}), default: p.value })), steps };
+      const text = stringify(doc);
+      const parsed = parseRecording(text);
+      if (!parsed.ok) return { output: `The recording did not validate: ${parsed.issues[0]?.message}`, isError: true };
+      writeRecording(ctx.paths.home, a.name, text);
+      return { output: `Saved the recording "${a.name}" with ${steps.length} steps${a.params.length ? ` and params ${a.params.map((p) => p.name).join(', ')}` : ''}:\n${text}` };
+    },
+  });
+  return [browser, replay, record];
 }
