@@ -59,6 +59,8 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   'mcp.tools': { to: 'mcp', from: ['agent'] },
   'mcp.call': { to: 'mcp', from: ['agent'] },
   'mcp.cancel': { to: 'mcp', from: ['agent'] },
+  // The agent asks, through the supervisor, for the mcp worker's direct socket (and a one-time token).
+  'mcp.direct': { to: 'mcp', from: ['agent'] },
   'mcp.status': { to: 'mcp', from: gw },
   'mcp.reconnect': { to: 'mcp', from: gw },
   'mcp.oauth.start': { to: 'mcp', from: gw },
@@ -82,6 +84,7 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   'config.browser.set': { to: 'supervisor', from: gw },
   'browser.act': { to: 'browser', from: ['agent'] },
   'browser.cancel': { to: 'browser', from: ['agent'] },
+  'browser.record': { to: 'browser', from: ['agent'] },
 };
 
 /** Why `from` may not send `type` to `to`, or null when the table allows it. */

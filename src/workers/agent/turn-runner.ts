@@ -30,6 +30,7 @@ import type { Session } from '../../shared/store/sessions.js';
 import { usableSkills } from '../../shared/skills/catalog.js';
 import { mcpTools } from './tools/mcp.js';
 import { browserTools } from './tools/browser.js';
+import { McpChannel } from './tools/mcp-channel.js';
 import { titleChat } from './titling.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 
@@ -52,17 +53,22 @@ export class TurnRunner {
   /** Streaming deltas merged before they cross to the supervisor: far fewer IPC messages a turn. */
   private readonly batcher = new DeltaBatcher(DELTA_WINDOW_MS, (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }));
 
+  /** The way to the mcp worker: a direct channel once brokered, else the supervisor's relay. */
+  private readonly mcp: McpChannel;
+
   constructor(
     private readonly endpoint: Endpoint,
     private readonly db: Db,
     private readonly paths: Paths,
     private readonly config: () => Config,
     private readonly gate: PermissionGate = allowAll,
-  ) {}
+  ) {
+    this.mcp = new McpChannel(endpoint);
+  }
 
   /** Every tool a turn can have (update_goal only appears while a goal is active), MCP tools last. */
   async toolSpecs() {
-    return new ToolRegistry(this.tools(goalTool(this.db, () => {}), await mcpTools(this.endpoint, this.config()))).specs();
+    return new ToolRegistry(this.tools(goalTool(this.db, () => {}), await mcpTools(this.mcp, this.config()))).specs();
   }
 
   /** The tools, in the order the model sees them; one list serves turns and GET /api/tools. */
@@ -194,7 +200,7 @@ export class TurnRunner {
               this.goalChanged(session.id, g);
             })
           : undefined,
-        await mcpTools(this.endpoint, config),
+        await mcpTools(this.mcp, config),
       ),
       this.gate,
     );
