@@ -180,6 +180,28 @@ test('a file the agent wrote goes back to the chat (send-file {artifact})', asyn
   rmSync(dir, { recursive: true, force: true });
 });
 
+test('kill -9 of the channels worker while a captioned file is fetched: after the restart the turn has the file too, once', async () => {
+  const pidOf = async () => ((await api(rig.port, 'GET', '/api/status')).body.processes as { role: string; pid: number }[]).find((p) => p.role === 'channels' && p.pid > 0)?.pid;
+  const pid = await waitFor(pidOf, 10_000, 'the channels worker');
+  const before = rig.fake.requests.length;
+  const downloads = wx.downloads.length;
+  const hold = wx.holdDownloads();
+  rig.fake.enqueue(textReply('Read the plan after the restart.'));
+  wx.userSendsFile(ALICE, { kind: 'file', name: 'plan.txt', bytes: Buffer.from('step one, step two'), caption: 'summarise the plan' });
+  await hold.started; // recorded, being fetched: no turn yet
+  process.kill(pid, 'SIGKILL');
+  await waitFor(async () => ((await pidOf()) ?? pid) !== pid, 20_000, 'a new channels worker');
+  hold.release();
+  await replied('Read the plan after the restart.');
+  const sent = JSON.stringify(rig.fake.requests.at(-1)!.body);
+  assert.match(sent, /summarise the plan/);
+  assert.is(attachment(sent, 'plan.txt').bytes.toString(), 'step one, step two');
+  assert.is(rig.fake.requests.length, before + 1, 'one turn');
+  assert.is(wx.downloads.length, downloads + 2, 'fetched again by the new worker');
+  await waitFor(async () => (await api(rig.port, 'GET', '/api/channels/messenger')).body.state === 'running', 20_000, 'running');
+  assert.is(wx.sent.filter((m) => m.text === 'Read the plan after the restart.').length, 1, 'answered once');
+});
+
 test('the bot token never appears in the output or the model\'s requests', async () => {
   assert.not.ok(rig.server.output().includes(wx.token));
   for (const r of rig.fake.requests) assert.not.ok(JSON.stringify(r.body).includes(wx.token));

@@ -324,6 +324,15 @@ export const migrations: Migration[] = [
       db.exec('CREATE UNIQUE INDEX cron_runs_once ON cron_runs (task_id, scheduled_for) WHERE scheduled_for IS NOT NULL');
     },
   },
+  {
+    version: 18,
+    name: 'channel_inbound_files',
+    up: (db) => {
+      // The files a channel message brought (as the platform named them, then the upload each
+      // became), so a worker killed before the turn started starts it with them.
+      db.exec("ALTER TABLE channel_inbound ADD COLUMN files TEXT NOT NULL DEFAULT '[]'");
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */
