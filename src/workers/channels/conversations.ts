@@ -77,7 +77,7 @@ export class Conversations {
   async onMessage(adapter: Adapter, m: InboundMessage): Promise<void> {
     if (!recordInbound(this.deps.db, { platform: m.platform, msg_key: m.msgKey, chat_id: m.chatId, text: m.text, files: m.files ?? [] })) return; // seen before
     log.info('channel message', { platform: m.platform, chat: m.chatId, bytes: Buffer.byteLength(m.text), files: m.files?.length ?? 0 });
-    const chat = touchChat(this.deps.db, { platform: m.platform, chat_id: m.chatId, user_id: m.userId, name: m.name });
+    const chat = touchChat(this.deps.db, { platform: m.platform, chat_id: m.chatId, user_id: m.userId, name: m.chatTitle ?? m.name });
     const done = () => markInbound(this.deps.db, m.platform, m.msgKey, 'answered');
     if (!this.allowed(m.platform, m.userId)) {
       if (m.buttonQueryId) await adapter.answerButton?.(m.buttonQueryId);
