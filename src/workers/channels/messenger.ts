@@ -1,7 +1,7 @@
 import { writeFileAtomic } from '../../shared/atomic-write.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import type { MessengerConfig } from '../../shared/config/channels.js';
 import { log } from '../../shared/log.js';
@@ -15,6 +15,8 @@ import { decryptStream, downloadUrl, encrypt, ITEM, itemAesKey, MEDIA_TYPE, medi
 export const credentialsSchema = z.object({ token: z.string().min(1), base_url: z.string(), account_id: z.string(), user_id: z.string(), saved_at: z.string() });
 export type MessengerCredentials = z.infer<typeof credentialsSchema>;
 
+/** A file is encrypted in memory before its upload: this much at most. */
+const MAX_SEND_BYTES = 100 * 1024 * 1024;
 /** The protocol wants this much time between two sends to a user. */
 const SEND_GAP_MS = 2000;
 const RETRY_MS = [2000, 4000, 8000];
@@ -166,6 +168,7 @@ export class MessengerAdapter implements Adapter {
   async sendFile(chatId: string, path: string, name: string): Promise<string | null> {
     const token = this.contexts.get(chatId);
     if (!token) throw new PlatformError(`no conversation with ${chatId} yet: WeChat lets a bot write only to users who wrote to it first`);
+    if ((await stat(path)).size > MAX_SEND_BYTES) throw new PlatformError(`${name} is larger than the ${MAX_SEND_BYTES / 1024 / 1024} MiB svc sends to WeChat`);
     const plain = await readFile(path);
     const key = randomBytes(16);
     const cipher = encrypt(plain, key);
