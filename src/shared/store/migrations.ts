@@ -352,6 +352,16 @@ export const migrations: Migration[] = [
       db.exec("CREATE INDEX messages_summaries ON messages (session_id, seq) WHERE role = 'system'");
       // Start-up finds turns left running without scanning every turn.
       db.exec("CREATE INDEX turns_running ON turns (status) WHERE status = 'running'");
+      },
+    },
+  // --- wxmedia (issue 14) ---
+  {
+    version: 18,
+    name: 'channel_inbound_files',
+    up: (db) => {
+      // The files a channel message brought (as the platform named them, then the upload each
+      // became), so a worker killed before the turn started starts it with them.
+      db.exec("ALTER TABLE channel_inbound ADD COLUMN files TEXT NOT NULL DEFAULT '[]'");
     },
   },
 ];
