@@ -17,6 +17,7 @@ import { workflowRoutes } from './workflows.js';
 import { mcpRoutes } from './mcp.js';
 import { mcpOAuthRoutes } from './mcp-oauth.js';
 import { channelRoutes } from './channels.js';
+import { versionRoutes } from './version.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
@@ -25,6 +26,7 @@ export function allRoutes(deps: Deps): Route[] {
   routes.push(...skillRoutes(deps), ...workflowRoutes(deps));
   routes.push(...mcpRoutes(deps), ...mcpOAuthRoutes(deps));
   routes.push(...channelRoutes(deps));
+  routes.push(...versionRoutes(deps));
   routes.push(
     route({
       method: 'GET',

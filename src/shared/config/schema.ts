@@ -91,6 +91,14 @@ export const configSchema = z
       .prefault({}),
     /** Messaging channels by platform (telegram, messenger), each with `enabled` and its fields. */
     channels: channelsConfigSchema,
+    /** Where releases come from (SVC_RELEASES_URL wins) and whether svc looks for a newer one. */
+    upgrade: z
+      .object({
+        releases_url: z.url({ protocol: /^https$/, error: 'upgrade.releases_url must be an https:// URL (the base of a GitHub-compatible releases API)' }).default('https://api.github.com/repos/svc-agent/svc/releases'),
+        check: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .superRefine((c, ctx) => {
