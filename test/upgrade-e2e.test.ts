@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -48,16 +48,13 @@ test.before(async () => {
   const sums = readFileSync(join(out, 'checksums.txt'), 'utf8');
   nextSum = /^([0-9a-f]{64}) {2}(\S+)$/m.exec(sums)![1]!;
   assert.match(sums, `${nextSum}  ${nextName}\n`);
-  // a release that cannot start: the same archive, renamed, with `svc serve` broken
+  // a release that cannot start: a small archive of the right shape whose `svc serve` throws at once
   const work = mkdtempSync(join(tmpdir(), 'svc-upgrade-broken-'));
-  sh('tar', ['-xzf', join(out, nextName), '-C', work]);
   const stem = `svc-${broken}-${target}`;
-  sh('mv', [`svc-${next}-${target}`, stem], work);
-  const pkgFile = join(work, stem, 'package.json');
-  writeFileSync(pkgFile, readFileSync(pkgFile, 'utf8').replace(`"version": "${next}"`, `"version": "${broken}"`));
-  const serveJs = join(work, stem, 'dist', 'src', 'cli', 'serve.js');
-  writeFileSync(serveJs, `throw new Error('this release cannot start');\n${readFileSync(serveJs, 'utf8')}`);
-  sh('tar', ['-I', 'gzip -1', '-cf', join(out, brokenName), '-C', work, stem]);
+  mkdirSync(join(work, stem, 'dist', 'src', 'cli'), { recursive: true });
+  writeFileSync(join(work, stem, 'package.json'), JSON.stringify({ name: 'svc', version: broken, type: 'module' }));
+  writeFileSync(join(work, stem, 'dist', 'src', 'cli', 'main.js'), "throw new Error('this release cannot start');\n");
+  sh('tar', ['-czf', join(out, brokenName), '-C', work, stem]);
   rmSync(work, { recursive: true, force: true });
   brokenSum = sh('sha256sum', [join(out, brokenName)]).split(' ')[0]!;
 });
@@ -105,6 +102,14 @@ function versionsState(home: string): string {
   if (!existsSync(dir)) return 'none';
   return readdirSync(dir).sort().map((n) => `${n}${n === 'current' || n === 'previous' ? `->${realpathSync(join(dir, n))}` : ''}`).join(',');
 }
+
+let t0 = Date.now();
+test.before.each(() => {
+  t0 = Date.now();
+});
+test.after.each(() => {
+  console.log(`  (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+});
 
 test('the automatic check fills GET /api/version; svc upgrade --check changes nothing; a remote POST without the key is 401', async () => {
   goodRelease();

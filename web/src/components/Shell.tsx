@@ -11,6 +11,7 @@ import { SettingsView } from './SettingsView';
 import { SkillsView } from './SkillsView';
 import { StatusView } from './StatusView';
 import { WorkflowsView } from './WorkflowsView';
+import { VersionBadge } from './VersionBadge';
 
 const views = [
   ['chat', 'Chat'],
@@ -54,6 +55,7 @@ export function Shell() {
             </a>
           ))}
         </nav>
+        <VersionBadge />
       </header>
       <ConnectionBanner />
       <main id="main" class={`view-${view}`} tabIndex={-1}>
