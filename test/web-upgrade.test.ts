@@ -64,7 +64,7 @@ if (browserMissing) {
     const deadline = Date.now() + 30_000;
     while ((await api(rig.port, 'GET', '/api/version')).body.checked_at === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 150));
     await page.goto(`${rig.server.base}/#/chat`);
-    const badge = page.getByRole('button', { name: `svc ${running}, update available: 9.9.9` });
+    const badge = page.getByRole('button', { name: `v${running}, the svc version; update available: 9.9.9` });
     await badge.waitFor();
     assert.is((await badge.innerText()).trim(), `v${running}`);
     assert.is(await badge.locator('.update-dot').count(), 1);

@@ -4,7 +4,8 @@ import { basename, join, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import { z } from 'zod';
 import { packageRoot } from '../shared/version.js';
-import { archiveName, archiveStem, CHECKSUMS_FILE, checksumLine, sha256File, thisTarget } from '../shared/upgrade/release-files.js';
+import { archiveName, archiveStem, CHECKSUMS_FILE, checksumLine, sha256File, SIGNATURE_FILE, thisTarget } from '../shared/upgrade/release-files.js';
+import { signChecksums } from '../shared/upgrade/signature.js';
 import { parseVersion } from '../shared/upgrade/semver.js';
 
 /*
@@ -72,7 +73,7 @@ function stage(root: string, into: string, version: string): void {
   delete pkg.devDependencies;
   mkdirSync(into, { recursive: true });
   writeFileSync(join(into, 'package.json'), JSON.stringify(pkg, null, 2) + '\n');
-  for (const f of ['README.md', 'LICENSE']) if (existsSync(join(root, f))) cpSync(join(root, f), join(into, f));
+  for (const f of ['README.md', 'LICENSE', 'release-key.pem']) if (existsSync(join(root, f))) cpSync(join(root, f), join(into, f));
   cpSync(join(root, 'bin'), join(into, 'bin'), { recursive: true });
   cpSync(join(root, 'builtin'), join(into, 'builtin'), { recursive: true });
   cpSync(join(root, 'web', 'dist'), join(into, 'web', 'dist'), { recursive: true });
@@ -115,6 +116,9 @@ export async function buildRelease(opts: { root: string; out: string; version?: 
     }
     const checksums = join(opts.out, CHECKSUMS_FILE);
     writeFileSync(checksums, lines.join(''));
+    // SVC_RELEASE_SIGNING_KEY: a PEM Ed25519 private key; its signature goes beside checksums.txt
+    const signing = process.env.SVC_RELEASE_SIGNING_KEY;
+    if (signing) writeFileSync(join(opts.out, SIGNATURE_FILE), signChecksums(lines.join(''), readFileSync(signing, 'utf8')));
     return { archive, sha256, checksums };
   } finally {
     rmSync(work, { recursive: true, force: true });

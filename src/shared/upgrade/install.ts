@@ -4,7 +4,8 @@ import { execa } from 'execa';
 import { z } from 'zod';
 import { packageRoot, version as runningVersion } from '../version.js';
 import { download, fetchText, mib, UpgradeError } from './fetch.js';
-import { archiveName, archiveStem, CHECKSUMS_FILE, MAX_ARCHIVE_BYTES, parseChecksums, sha256File, thisTarget } from './release-files.js';
+import { archiveName, archiveStem, CHECKSUMS_FILE, MAX_ARCHIVE_BYTES, parseChecksums, sha256File, SIGNATURE_FILE, thisTarget } from './release-files.js';
+import { checkSignature } from './signature.js';
 import type { Release } from './releases.js';
 import { tagVersion } from './semver.js';
 import { activate, layout, pruneVersions, target } from './versions.js';
@@ -46,7 +47,11 @@ export async function installRelease(home: string, release: Release, onProgress:
   mkdirSync(l.dir, { recursive: true, mode: 0o700 });
   const work = mkdtempSync(join(l.dir, '.incoming-'));
   try {
-    const checksums = parseChecksums(await fetchText(sums.browser_download_url, CHECKSUMS_FILE, { cap: CHECKSUMS_CAP, timeoutMs: 30_000 }));
+    const sumsText = await fetchText(sums.browser_download_url, CHECKSUMS_FILE, { cap: CHECKSUMS_CAP, timeoutMs: 30_000 });
+    const sigAsset = release.assets.find((a) => a.name === SIGNATURE_FILE);
+    const sig = sigAsset ? await fetchText(sigAsset.browser_download_url, SIGNATURE_FILE, { cap: 4096, timeoutMs: 30_000 }) : undefined;
+    if (checkSignature(sumsText, sig) === 'verified') onProgress({ stage: 'verifying', message: `${CHECKSUMS_FILE} is signed by this version's release key` });
+    const checksums = parseChecksums(sumsText);
     const file = join(work, name);
     onProgress({ stage: 'downloading', bytes: 0, total: asset.size, message: `downloading ${name} (${mib(asset.size)})` });
     await download(asset.browser_download_url, file, name, {

@@ -91,7 +91,8 @@ export function VersionBadge() {
       setError(describe(err));
     }
   };
-  const label = `svc ${info.version}${info.update_available ? `, update available: ${info.latest}` : ''}`;
+  // the visible text starts the accessible name (WCAG label-in-name)
+  const label = `v${info.version}, the svc version${info.update_available ? `; update available: ${info.latest}` : ''}`;
   return (
     <div class="version-badge" ref={box}>
       <button type="button" class="ghost version-button" aria-label={label} aria-expanded={open} aria-haspopup="dialog" onClick={() => setOpen(!open)} data-testid="version-badge">
