@@ -111,6 +111,22 @@ test.after.each(() => {
   console.log(`  (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
 });
 
+test('the release archive holds the built code, the Web UI and production dependencies only', () => {
+  const stem = `svc-${next}-${target}`;
+  const members = sh('tar', ['-tzf', join(out, nextName)]).split('\n').filter((m) => m !== '');
+  assert.ok(members.every((m) => m === `${stem}/` || m.startsWith(`${stem}/`)), 'one top folder');
+  for (const needed of ['package.json', 'bin/svc.js', 'dist/src/cli/main.js', 'web/dist/index.html', 'node_modules/better-sqlite3/package.json', 'node_modules/zod/package.json']) {
+    assert.ok(members.includes(`${stem}/${needed}`), needed);
+  }
+  const pkg = JSON.parse(sh('tar', ['-xzOf', join(out, nextName), `${stem}/package.json`]));
+  assert.is(pkg.version, next);
+  assert.is(pkg.devDependencies, undefined);
+  assert.equal(members.filter((m) => /^[^/]+\/(src|test|bench|dist\/test|dist\/bench)\//.test(m) || (m.startsWith(`${stem}/dist/`) && m.endsWith('.map')) || /\/node_modules\/(typescript|esbuild|uvu|playwright-core)\//.test(m)), [], 'no sources, tests, our source maps or dev dependencies');
+  const natives = members.filter((m) => m.endsWith('.node'));
+  assert.ok(natives.some((m) => m.includes('better_sqlite3.node')), 'the SQLite binding is in');
+  assert.ok(natives.every((m) => !/_(darwin|win32)_|prebuilds\/(darwin|win32)/.test(m) || process.platform !== 'linux'), `no other platform's binaries: ${natives.join(', ')}`);
+});
+
 test('the automatic check fills GET /api/version; svc upgrade --check changes nothing; a remote POST without the key is 401', async () => {
   goodRelease();
   const server = await startServer(at(tmpHome('svc-upgrade-')));
@@ -197,6 +213,9 @@ test('a running svc is upgraded (sessions intact), rolled back, and upgraded aga
 
     const started = await api(server.port, 'POST', '/api/version/upgrade', {});
     assert.is(started.status, 202, JSON.stringify(started.body));
+    const again = await api(server.port, 'POST', '/api/version/upgrade', {});
+    assert.is(again.status, 409, 'one upgrade at a time');
+    assert.match(again.body.error.message, 'already running');
     await until('the new version through the Web UI\'s route', async () => ((await versionAt(server.port)).version === next ? true : undefined), 90_000);
     assert.is((await api(server.port, 'GET', `/api/sessions/${session.body.id}`)).status, 200);
   } finally {

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } 
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { z } from 'zod';
+import type { UpgradeProgress } from '../protocol/ipc.js';
 import { packageRoot, version as runningVersion } from '../version.js';
 import { download, fetchText, mib, UpgradeError } from './fetch.js';
 import { archiveName, archiveStem, CHECKSUMS_FILE, MAX_ARCHIVE_BYTES, parseChecksums, sha256File, SIGNATURE_FILE, thisTarget } from './release-files.js';
@@ -11,13 +12,7 @@ import { tagVersion } from './semver.js';
 import { activate, layout, pruneVersions, target } from './versions.js';
 
 /** The steps of an upgrade, as `svc upgrade` prints them and /ws (topic server) carries them. */
-export type Stage = 'checking' | 'downloading' | 'verifying' | 'installing' | 'restarting' | 'done' | 'failed';
-export interface Progress {
-  stage: Stage;
-  message?: string;
-  bytes?: number;
-  total?: number;
-}
+export type Progress = UpgradeProgress;
 export type OnProgress = (p: Progress) => void;
 
 const CHECKSUMS_CAP = 1024 * 1024;
