@@ -40,7 +40,8 @@ export function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   if (opts.config !== undefined) writeFileSync(join(home, 'config.yml'), opts.config, { mode: 0o600 });
   const args = opts.args ?? [];
   const hasAddr = args.some((a) => a === '--addr' || a === '-addr' || a.startsWith('--addr='));
-  const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: home, SVC_LOG_LEVEL: 'info', ...opts.env };
+  // SVC_UPGRADE_CHECK=0: no test server asks the real releases API (the upgrade tests turn it on with their own)
+  const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: home, SVC_LOG_LEVEL: 'info', SVC_UPGRADE_CHECK: '0', ...opts.env };
   if (opts.env && 'SVC_ACCESS_KEY' in opts.env && opts.env.SVC_ACCESS_KEY === undefined) delete env.SVC_ACCESS_KEY;
   const proc = spawn(process.execPath, [svcBin, 'serve', ...(hasAddr ? [] : ['--addr', '127.0.0.1:0']), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

@@ -109,6 +109,14 @@ export const configSchema = z
     channels: channelsConfigSchema,
     /** The browser the agent drives over CDP: cdp_url, port or launch: auto (see config/browser.ts). */
     browser: browserConfigSchema,
+    /** Where releases come from (SVC_RELEASES_URL wins) and whether svc looks for a newer one. */
+    upgrade: z
+      .object({
+        releases_url: z.url({ protocol: /^https$/, error: 'upgrade.releases_url must be an https:// URL (the base of a GitHub-compatible releases API)' }).default('https://api.github.com/repos/svc-agent/svc/releases'),
+        check: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .superRefine((c, ctx) => {

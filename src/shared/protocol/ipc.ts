@@ -103,6 +103,34 @@ export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel', 'work
 const workflowRunId = z.string().regex(/^wr_[a-z0-9]{21}$/).optional();
 export type TurnOrigin = z.infer<typeof turnOrigin>;
 
+/** GET /api/version: the running version and what the automatic check found. */
+export const versionInfoSchema = z.object({
+  name: z.literal('svc'),
+  version: z.string(),
+  /** A version with a suffix: never offered an update. */
+  dev_build: z.boolean(),
+  latest: z.string().nullable(),
+  update_available: z.boolean(),
+  checked_at: z.string().nullable(),
+  release_url: z.string().nullable(),
+  /** The release notes' first lines. */
+  notes: z.array(z.string()),
+  check_enabled: z.boolean(),
+  check_error: z.string().nullable(),
+  upgrading: z.boolean(),
+});
+export type VersionInfo = z.infer<typeof versionInfoSchema>;
+
+/** One step of an upgrade: `svc upgrade --json` prints these, /ws (topic server, type upgrade) carries them. */
+export const upgradeProgressSchema = z.object({
+  stage: z.enum(['checking', 'downloading', 'verifying', 'installing', 'restarting', 'done', 'failed']),
+  message: z.string().max(2000).optional(),
+  bytes: z.number().int().nonnegative().optional(),
+  total: z.number().int().nonnegative().optional(),
+  version: z.string().max(100).optional(),
+});
+export type UpgradeProgress = z.infer<typeof upgradeProgressSchema>;
+
 /** Requests: the payload the sender gives and the result the receiver answers. */
 export const requestDefs = {
   /** supervisor → child, first message after spawn. */
@@ -147,6 +175,13 @@ export const requestDefs = {
   'supervisor.restart': {
     payload: z.object({ reason: z.string().max(200) }),
     result: z.object({ accepted: z.boolean(), state: z.string() }),
+  },
+  /** gateway → supervisor: GET /api/version. */
+  'version.info': { payload: z.object({}), result: versionInfoSchema },
+  /** gateway → supervisor: POST /api/version/upgrade; refused while one runs or on a development build. */
+  'version.upgrade': {
+    payload: z.object({}),
+    result: z.object({ accepted: z.boolean(), reason: z.enum(['running', 'dev_build']).nullable() }),
   },
   /** gateway → supervisor: config.yml edits; the supervisor alone writes the file. */
   'config.models.create': { payload: z.object({ id: modelIdSchema, entry: modelEntrySchema }), result: ack },

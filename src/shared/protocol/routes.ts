@@ -44,6 +44,8 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   'config.channels.save': { to: 'supervisor', from: gw },
   'config.channels.delete': { to: 'supervisor', from: gw },
   'trash.restore': { to: 'supervisor', from: gw },
+  'version.info': { to: 'supervisor', from: gw },
+  'version.upgrade': { to: 'supervisor', from: gw },
   'cron.changed': { to: 'supervisor', from: gw },
   'cron.idle': { to: 'supervisor', from: ['cron'] },
 

@@ -12,6 +12,7 @@ import { SkillsView } from './SkillsView';
 import { StatusView } from './StatusView';
 import { WorkflowsView } from './WorkflowsView';
 import { BrowserView } from './BrowserView';
+import { VersionBadge } from './VersionBadge';
 
 const views = [
   ['chat', 'Chat'],
@@ -56,6 +57,7 @@ export function Shell() {
             </a>
           ))}
         </nav>
+        <VersionBadge />
       </header>
       <ConnectionBanner />
       <main id="main" class={`view-${view}`} tabIndex={-1}>
