@@ -48,10 +48,11 @@ export function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {
+    // A bound, not a measure: a loaded CI machine can take many seconds to start a process.
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       reject(new Error(`svc serve did not start in time:\n${out}`));
-    }, opts.timeoutMs ?? 15_000);
+    }, (opts.timeoutMs ?? 15_000) * SLACK);
     const check = () => {
       const m = /listening on http:\/\/(\S+?):(\d+)\/.*$/m.exec(out);
       if (!m) return;
