@@ -177,7 +177,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
     let stderr = '';
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs * SLACK);
     proc.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
@@ -193,7 +193,7 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * take several times as long. A longer bound never slows a passing test: waits end on the
  * condition. SVC_TEST_SLACK overrides the factor.
  */
-const SLACK = Math.max(1, Number(process.env.SVC_TEST_SLACK) || 4);
+export const SLACK = Math.max(1, Number(process.env.SVC_TEST_SLACK) || 4);
 
 /** Polls `fn` until it returns a truthy value or the time runs out (no fixed sleeps in assertions). */
 export async function waitFor<T>(fn: () => Promise<T> | T, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
