@@ -139,10 +139,14 @@ if (browserMissing) {
     const own = await startServer({ config: 'browser:\n  launch: auto\n' });
     let pid = 0;
     try {
+      let last = '';
       const s = await waitFor(async () => {
         const r = await api(own.port, 'GET', '/api/browser/status');
+        last = JSON.stringify(r.body);
         return r.body.connected ? r.body : undefined;
-      }, 40_000, 'the launched browser connected');
+      }, 60_000, 'the launched browser connected').catch((err: Error) => {
+        throw new Error(`${err.message}; last status: ${last}`);
+      });
       assert.is(s.mode, 'launch');
       assert.ok(Number.isInteger(s.launched_pid) && s.launched_pid > 0);
       pid = s.launched_pid;
@@ -154,6 +158,30 @@ if (browserMissing) {
     }
     await waitFor(() => !alive(pid), 15_000, 'the launched Chromium to be gone');
     await waitFor(() => pidsMentioning(join(own.home, 'browser', 'profile')).length === 0, 15_000, 'no Chromium helper left');
+    removeHome(own.home);
+  });
+
+  test('launch: auto: a browser worker killed outright takes its Chromium with it; the next one starts a new one', async () => {
+    const own = await startServer({ config: 'browser:\n  launch: auto\n' });
+    const profile = join(own.home, 'browser', 'profile');
+    try {
+      const first = await waitFor(async () => {
+        const r = await api(own.port, 'GET', '/api/browser/status');
+        return r.body.connected ? r.body : undefined;
+      }, 40_000, 'the launched browser connected');
+      const worker = (await api(own.port, 'GET', '/api/status')).body.processes.find((p: { role: string }) => p.role === 'browser');
+      assert.ok(worker && worker.pid > 0);
+      process.kill(worker.pid, 'SIGKILL');
+      await waitFor(() => !alive(first.launched_pid), 15_000, 'the Chromium of the killed worker to be gone');
+      const second = await waitFor(async () => {
+        const r = await api(own.port, 'GET', '/api/browser/status').catch(() => undefined);
+        return r?.body.connected && r.body.launched_pid !== first.launched_pid ? r.body : undefined;
+      }, 60_000, 'a new worker with a new Chromium');
+      assert.ok(alive(second.launched_pid));
+    } finally {
+      await own.stop();
+    }
+    await waitFor(() => pidsMentioning(profile).length === 0, 15_000, 'no Chromium left');
     removeHome(own.home);
   });
 
