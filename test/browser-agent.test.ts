@@ -247,6 +247,29 @@ steps:
       chat.ws.close();
     }
   });
+
+  test('every page a replay opens is judged: a later step to a denied host refuses the whole replay before it starts', async () => {
+    setRules(`${ALLOW_LOCAL}  - deny: { host: "denied.example", reason: "Not that site." }\n`);
+    const yaml = `description: Two sites
+params:
+  - name: site
+steps:
+  - action: navigate
+    value: "{{site}}/"
+  - action: navigate
+    value: https://denied.example/
+`;
+    assert.is((await api('PUT', '/api/browser/recordings/two-sites', { yaml })).status, 201);
+    const chat = await newChat('auto');
+    try {
+      const r = await call(chat, 'browser_replay', { name: 'two-sites', params: { site: site.base } });
+      assert.is(r.is_error, true, r.output);
+      assert.match(r.output, /Not that site\./);
+      assert.not.match(r.output, /Replayed/);
+    } finally {
+      chat.ws.close();
+    }
+  });
 }
 
 test.run();

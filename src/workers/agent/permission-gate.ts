@@ -53,6 +53,10 @@ export class RulesGate implements PermissionGate {
     const env: EvalEnv = { home: homedir(), svcHome: this.paths.home, get svcPids() { return (pids ??= svcPids()); } };
     const rules = this.currentRules();
     let decision = judge(tool.name, subject, ctx.workingDir, rules, env);
+    for (const more of subject.also ?? []) {
+      const d = judge(tool.name, more, ctx.workingDir, rules, env);
+      if (RANK[d.verdict] > RANK[decision.verdict]) decision = d;
+    }
     // The sandbox's state matters only to a call that steps outside it or waits for the user.
     const status = this.sandbox && (subject.outside !== undefined || decision.verdict === 'ask') ? await sandboxStatus(this.sandbox.enabled()) : undefined;
     if (subject.outside !== undefined && status) {
@@ -174,7 +178,9 @@ function throughLinks(tool: string, subject: ToolSubject, path: string, cwd: str
 /** What "allow for this session" remembers: the tool and what it touched. */
 function grantKey(tool: string, subject: ToolSubject, args: unknown): string {
   const what = subject.command ?? subject.path ?? subject.url ?? JSON.stringify(args);
-  return `${tool}\u0000${what}`;
+  // A grant for one set of places is not one for another that starts the same way.
+  const more = (subject.also ?? []).map((s) => s.path ?? s.url ?? '').join('\u0000');
+  return `${tool}\u0000${what}${more ? `\u0000${more}` : ''}`;
 }
 
 function auditInput(args: unknown): Record<string, unknown> {

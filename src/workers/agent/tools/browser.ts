@@ -6,8 +6,6 @@ import { stringify } from 'yaml';
 import type { Config } from '../../../shared/config/schema.js';
 import type { Endpoint } from '../../../shared/protocol/endpoint.js';
 import type { BrowserActResult } from '../../../shared/protocol/browser.js';
-import { privateHost } from '../permissions/browser-hosts.js';
-import { hostOf } from '../permissions/glob.js';
 import { saveImage, untilAborted } from './mcp.js';
 import { defineTool, type Tool, type ToolContext, type ToolResult, type ToolSubject } from './registry.js';
 
@@ -153,10 +151,9 @@ export function browserTools(endpoint: Endpoint, config: () => Config): Tool[] {
     subject: (a, ctx) => {
       const loaded = load(a, ctx.paths.home);
       if ('error' in loaded) return {};
-      // The addresses it opens: a private or file one decides, as if it were the only one.
-      const urls = loaded.steps.filter((s) => s.action === 'navigate').map((s) => s.value ?? '');
-      const worst = urls.find((u) => /^file:/i.test(u)) ?? urls.find((u) => privateHost(hostOf(u) ?? 'localhost')) ?? urls[0];
-      return browserSubject(worst);
+      // Every address it opens is judged (rules by host included), and the strictest answer stands.
+      const [first, ...rest] = loaded.steps.filter((s) => s.action === 'navigate').map((s) => browserSubject(s.value ?? ''));
+      return { ...first, also: rest };
     },
     run: async (a, ctx) => {
       const missing = notConfigured(config());

@@ -36,6 +36,8 @@ export interface ToolSubject {
   url?: string;
   /** The call asks to run outside the OS sandbox, for this reason. */
   outside?: string;
+  /** More places the same call reaches (each page a replayed recording opens): each is judged too, and the strictest answer stands. */
+  also?: Array<Pick<ToolSubject, 'path' | 'url'>>;
 }
 
 /** A tool: a name, a description for the model, a zod schema for its arguments, and what it does. */
