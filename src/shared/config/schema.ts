@@ -56,6 +56,8 @@ export const configSchema = z
         stall_seconds: z.number().positive().max(3600).default(60),
         /** An approval nobody answers is denied after this long, so a turn never waits forever. */
         approval_timeout_seconds: z.number().int().min(1).max(86_400).default(1800),
+        /** All full outputs of tool calls ($SVC_HOME/tool-output) together; the oldest go first beyond it. */
+        tool_output_max_bytes: z.number().int().min(MiB).default(2 * GiB),
       })
       .strict()
       .prefault({}),

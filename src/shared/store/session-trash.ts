@@ -8,6 +8,10 @@ import { deleteSessionRow, getSessionRow, insertSessionRow, sessionRowSchema, to
 import { putInTrash, trashConflict, type TrashItem, type TrashKind } from './trash.js';
 import type { Paths } from '../paths.js';
 import { isoNow, newId, stmt } from './util.js';
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { toolOutputDir } from '../tool-output.js';
+import { moveBlob } from './trash.js';
 
 /** A deleted session whole: its row, transcript, artifact rows and goal, exactly as stored. */
 const payloadSchema = z.object({
@@ -23,7 +27,9 @@ export function trashSession(db: Db, paths: Paths, id: string): { item: TrashIte
     const session = getSessionRow(db, id);
     if (!session) return undefined;
     const payload: z.infer<typeof payloadSchema> = { session, messages: messageRowsOf(db, id), artifacts: listArtifacts(db, id), goal: getGoalRow(db, id) ?? null };
-    const item = putInTrash(db, paths, { kind: 'session', name: session.title, original: id, payload });
+    // Its tool output files go with it: restored with it, gone for good when the trash is emptied.
+    const outputs = toolOutputDir(paths.home, id);
+    const item = putInTrash(db, paths, { kind: 'session', name: session.title, original: id, payload, ...(existsSync(outputs) ? { blobFrom: outputs } : {}) });
     deleteSessionRow(db, id);
     // What the session had read is no proof for a restored one: its files may change meanwhile.
     forgetSessionFileReads(db, id);
@@ -37,9 +43,13 @@ export function trashSession(db: Db, paths: Paths, id: string): { item: TrashIte
  * artifact ids, the title set to new_name when given. The goal and its usage come back as they were.
  */
 export const sessionTrashKind: TrashKind = {
-  restore({ db, payload, options }) {
+  restore({ db, paths, payload, blobDir, options }) {
     const p = payloadSchema.parse(payload);
     const oldId = p.session.id;
+    // The tool outputs go back where the transcript says they are (restoreFromTrash removes the blob folder after this).
+    const outputs = toolOutputDir(paths.home, oldId);
+    const kept = blobDir === null ? undefined : join(blobDir, basename(outputs));
+    if (kept && existsSync(kept) && !existsSync(outputs)) moveBlob(kept, outputs);
     const asNew = options.as_new === true || options.new_name !== undefined;
     if (!asNew && getSessionRow(db, oldId)) {
       throw trashConflict(`A session with id ${oldId} exists again, so this one cannot go back under its own id. Restore it as a copy with {"as_new": true} or {"new_name": "..."}.`, { session_id: oldId });
@@ -53,3 +63,4 @@ export const sessionTrashKind: TrashKind = {
     return { restored_to: id, session: toSession(session) };
   },
 };
+
