@@ -14,6 +14,8 @@ const all = ['http', 'cold-start', 'memory', 'turns', 'sandbox'];
 all.push('cron'); // scheduled tasks: bench/cron.ts
 // issue 13: the MCP tool call through svc against the SDK client alone.
 all.push('mcp');
+// issue 22: long sessions and a full trash (bench/longs.ts).
+all.push('longs');
 /** Run only when named (they need Chromium): `node dist/bench/run.js web-stream`. */
 const byName = ['web-stream'];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : all;

@@ -67,6 +67,7 @@ try {
       const words = Array.from({ length: DELTAS }, (_, i) => (i % 40 === 39 ? `w${i}\n\n` : `w${i} `));
       rig.fake.enqueue({ parts: [{ text: words }], delayMs: DELTA_MS });
       const script0 = await scriptSeconds(cdp);
+      const render0 = await renderSeconds(cdp);
       await page.getByTestId('composer-input').fill('Stream one long reply');
       await page.getByTestId('composer-input').press('Enter');
       await page.getByTestId('live-reply').locator('.md').waitFor({ timeout: 30_000 });
@@ -75,7 +76,8 @@ try {
       await until(page, `document.querySelectorAll('[data-testid=live-reply]').length === 0 && [...document.querySelectorAll('[data-testid=assistant-message]')].some((m) => m.textContent.includes('w${DELTAS - 1}'))`, 120_000);
       const r = (await page.evaluate(`(() => { window.__stop = true; const s = (performance.now() - window.__t0) / 1000; return { seconds: s, fps: window.__frames / s, longest: Math.max(0, ...window.__tasks.map((t) => t[1])), over50: window.__tasks.filter((t) => t[1] > 50).length }; })()`)) as { seconds: number; fps: number; longest: number; over50: number };
       const script = (await scriptSeconds(cdp)) - script0;
-      const out = { kind: 'result', bench: 'web-stream', chat: label, open_ms: openMs, open_longest_task_ms: round(openLongest), stream_s: round(r.seconds, 2), fps: round(r.fps, 1), longest_task_ms: round(r.longest), long_tasks_over_50ms: r.over50, script_ms: round(script * 1000) };
+      const render1 = await renderSeconds(cdp);
+      const out = { kind: 'result', bench: 'web-stream', chat: label, open_ms: openMs, open_longest_task_ms: round(openLongest), stream_s: round(r.seconds, 2), fps: round(r.fps, 1), longest_task_ms: round(r.longest), long_tasks_over_50ms: r.over50, script_ms: round(script * 1000), layout_ms: round((render1.layout - render0.layout) * 1000), style_ms: round((render1.style - render0.style) * 1000) };
       emit(out);
       return out;
     } finally {
@@ -121,4 +123,11 @@ async function until(page: Page, expr: string, timeoutMs: number): Promise<void>
 async function scriptSeconds(cdp: { send: (m: 'Performance.getMetrics') => Promise<{ metrics: Array<{ name: string; value: number }> }> }): Promise<number> {
   const m = await cdp.send('Performance.getMetrics');
   return m.metrics.find((x) => x.name === 'ScriptDuration')?.value ?? 0;
+}
+
+/** Layout and style recalculation time so far (s): what a long transcript costs besides script. */
+async function renderSeconds(cdp: { send: (m: 'Performance.getMetrics') => Promise<{ metrics: Array<{ name: string; value: number }> }> }): Promise<{ layout: number; style: number }> {
+  const m = await cdp.send('Performance.getMetrics');
+  const of = (name: string) => m.metrics.find((x) => x.name === name)?.value ?? 0;
+  return { layout: of('LayoutDuration'), style: of('RecalcStyleDuration') };
 }

@@ -1,2 +1,22 @@
 #!/usr/bin/env node
-import '../dist/src/cli/main.js';
+// The launcher. `svc upgrade` installs versions under $SVC_HOME/versions and points
+// $SVC_HOME/versions/current at the active one; every install's launcher runs that version, so
+// the `svc` on your PATH (and a service file naming this file) always starts the active version.
+// With no versions/current (never upgraded), or SVC_IGNORE_VERSIONS=1, it runs this install.
+import { existsSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = join(dirname(fileURLToPath(import.meta.url)), '..');
+let root = here;
+if (process.env.SVC_IGNORE_VERSIONS !== '1') {
+  const home = resolve(process.env.SVC_HOME ? process.env.SVC_HOME : join(homedir(), '.svc'));
+  try {
+    const active = realpathSync(join(home, 'versions', 'current'));
+    if (existsSync(join(active, 'dist', 'src', 'cli', 'main.js'))) root = active;
+  } catch {
+    // no active version recorded: this install is the one
+  }
+}
+await import(pathToFileURL(join(root, 'dist', 'src', 'cli', 'main.js')).href);

@@ -8,7 +8,7 @@ import { configSchema } from '../src/shared/config/schema.js';
 import { IpcCallError } from '../src/shared/protocol/endpoint.js';
 import { ipcMessage } from '../src/shared/protocol/ipc.js';
 import { Child } from '../src/supervisor/child-process.js';
-import { Router } from '../src/supervisor/router.js';
+import { IpcRouter } from '../src/supervisor/ipc-router.js';
 import { forkEntry } from '../src/supervisor/spawn-child.js';
 import { waitFor } from './helpers/server.js';
 
@@ -27,7 +27,7 @@ function lines(): Array<Record<string, any>> {
 
 // The test plays the supervisor with the real Child and Router; the children are real processes.
 const children = new Map<string, Child>();
-const router = new Router((role) => children.get(role));
+const router = new IpcRouter((role) => children.get(role));
 function spawn(role: 'gateway' | 'agent'): Child {
   const child = new Child(role, forkEntry(peer, { ...process.env, SVC_ROLE: role, IPC_TEST_OUT: outFile }));
   router.attach(child);
@@ -66,6 +66,19 @@ test('malformed messages from a child are dropped, counted, and the link keeps w
   assert.is(agent.endpoint.dropped, 4);
   const echo = await agent.endpoint.request('worker.echo', { text: 'still here' }, { to: 'agent' });
   assert.is(echo.text, 'still here');
+});
+
+test('the routing table decides who may send what: an agent cannot write config, read the status or message a channel', async () => {
+  const { refused } = await waitFor(() => lines().find((l) => l.role === 'agent' && l.refused), 10_000, 'the agent peer to try its forbidden requests');
+  assert.equal(
+    refused.map((r: { type: string; code: string }) => [r.type, r.code]),
+    [
+      ['config.slots.set', 'forbidden'],
+      ['supervisor.status', 'forbidden'],
+      ['channels.send', 'forbidden'],
+    ],
+  );
+  assert.match(refused[0].message, /the agent process may not send config\.slots\.set/);
 });
 
 test('malformed messages to a child are dropped by the child, which keeps answering', async () => {

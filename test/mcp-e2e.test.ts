@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -295,6 +296,35 @@ test('kill -9 of the mcp worker: it is restarted, the servers reconnect, no serv
   const chat = await newChat('interactive');
   try {
     assert.is((await callTool(chat, 'mcp__local__echo', { text: 'again' })).output, 'stdio echo: again');
+  } finally {
+    chat.ws.close();
+  }
+});
+
+/** Writes to a unix socket and answers all it sent back before it closed. */
+function talk(path: string, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let got = '';
+    const socket = createConnection(path, () => socket.write(text));
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (got += d));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(got));
+  });
+}
+
+test('tool calls take a direct channel to the mcp worker: a private socket that serves only an agent holding a token from the supervisor', async () => {
+  const worker = (await api('GET', '/api/status')).body.processes.find((p: any) => p.role === 'mcp');
+  const sock = join(rig.server.home, 'run', `mcp-${worker.pid}.sock`);
+  const chat = await newChat('interactive');
+  try {
+    assert.is((await callTool(chat, 'mcp__local__echo', { text: 'direct' })).output, 'stdio echo: direct');
+    assert.ok(existsSync(sock), 'the agent opened the channel for its calls');
+    assert.is(statSync(sock).mode & 0o777, 0o600);
+    const call = JSON.stringify({ kind: 'req', id: 'x1', type: 'mcp.call', to: 'mcp', deadline: Date.now() + 10_000, payload: { call_id: 'x1', server: 'local', tool: 'echo', arguments: { text: 'intruder' } } });
+    assert.is(await talk(sock, `${JSON.stringify({ token: 'a'.repeat(32) })}\n${call}\n`), '', 'a made-up token: closed, nothing answered');
+    assert.is(await talk(sock, `${call}\n`), '', 'no handshake: closed, nothing answered');
+    assert.is((await callTool(chat, 'mcp__local__echo', { text: 'still' })).output, 'stdio echo: still');
   } finally {
     chat.ws.close();
   }

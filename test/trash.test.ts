@@ -74,19 +74,11 @@ test('delete → trash → restore gives back the same session, messages, artifa
   assert.is((await api(port, 'POST', `/api/trash/${item.id}/restore`)).status, 404, 'cannot restore twice');
 });
 
-test('restoring where the id is taken is a 409 with a reason; as_new and new_name restore beside it', async () => {
+test('a trashed session keeps its id (no one can take it); as_new and new_name restore it under a new one', async () => {
   const before = await fullSession('Twice');
   const id = before.session.id;
   const trashId = (await api(port, 'DELETE', `/api/sessions/${id}`)).body.trash_id;
-  createSession(db, { id, title: 'The new owner of this id' });
-
-  const conflict = await api(port, 'POST', `/api/trash/${trashId}/restore`, {});
-  assert.is(conflict.status, 409);
-  assert.is(conflict.body.error.code, 'conflict');
-  assert.match(conflict.body.error.message, /exists/);
-  assert.match(conflict.body.error.message, /as_new/);
-  assert.is(conflict.body.error.details.reason, 'original_taken');
-  assert.is((await api(port, 'GET', `/api/sessions/${id}`)).body.title, 'The new owner of this id', 'the occupant is untouched');
+  assert.throws(() => createSession(db, { id, title: 'The new owner of this id' }), /UNIQUE/, 'the id stays reserved while the session is in the trash');
 
   assert.is((await api(port, 'POST', `/api/trash/${trashId}/restore`, { as_new: 'yes' })).status, 400);
   assert.is((await api(port, 'POST', `/api/trash/${trashId}/restore`, { new_name: '' })).status, 400);
@@ -101,7 +93,7 @@ test('restoring where the id is taken is a 409 with a reason; as_new and new_nam
   assert.ok(after.messages.every((m: any) => m.session_id === copy.body.restored_to));
   assert.equal({ ...after.goal, session_id: 0 }, { ...before.goal, session_id: 0 });
   assert.equal(after.artifacts.map((a: any) => a.path), ['/tmp/out.md']);
-  assert.is((await api(port, 'GET', `/api/sessions/${id}`)).body.title, 'The new owner of this id');
+  assert.is((await api(port, 'GET', `/api/sessions/${id}`)).status, 404, 'the old id is free again');
 
   // new_name: same, with the title given.
   const again = (await api(port, 'DELETE', `/api/sessions/${copy.body.restored_to}`)).body.trash_id;
@@ -109,6 +101,25 @@ test('restoring where the id is taken is a 409 with a reason; as_new and new_nam
   assert.is(named.status, 200);
   assert.is(named.body.session.title, 'Twice (restored)');
   assert.is((await api(port, 'GET', `/api/sessions/${named.body.restored_to}/messages`)).body.items.length, 6);
+});
+
+test('items trashed before v16 (the session copied whole) still restore; where the id is taken, 409 with a reason, then as_new', async () => {
+  const paths = resolvePaths({ SVC_HOME: server.home });
+  const id = 's_legacy0000000000000000'.slice(0, 23);
+  const row = { id, title: 'Old style', model_id: null, reasoning_effort: 'medium', show_reasoning: 1, permission_mode: 'interactive', working_dir: null, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', message_count: 2 };
+  const messages = [1, 2].map((seq) => ({ id: `m_legacy${seq}`, session_id: id, seq, role: seq === 1 ? 'user' : 'assistant', content: JSON.stringify(`line ${seq}`), created_at: row.created_at }));
+  const item = putInTrash(db, paths, { kind: 'session', name: 'Old style', original: id, payload: { session: row, messages, artifacts: [], goal: null } });
+  createSession(db, { id, title: 'The new owner of this id' });
+
+  const conflict = await api(port, 'POST', `/api/trash/${item.id}/restore`, {});
+  assert.is(conflict.status, 409);
+  assert.match(conflict.body.error.message, /exists/);
+  assert.is(conflict.body.error.details.reason, 'original_taken');
+  assert.is((await api(port, 'GET', `/api/sessions/${id}`)).body.title, 'The new owner of this id', 'the occupant is untouched');
+  const copy = await api(port, 'POST', `/api/trash/${item.id}/restore`, { as_new: true });
+  assert.is(copy.status, 200, JSON.stringify(copy.body));
+  const back = (await api(port, 'GET', `/api/sessions/${copy.body.restored_to}/messages`)).body.items;
+  assert.equal(back.map((m: any) => m.content), ['line 1', 'line 2']);
 });
 
 test('unknown trash items are 404; delete for good; empty', async () => {
@@ -129,7 +140,7 @@ test('unknown trash items are 404; delete for good; empty', async () => {
   assert.ok(count >= 2);
   const emptied = await api(port, 'POST', '/api/trash/empty');
   assert.equal(emptied.body, { deleted: count });
-  assert.equal((await api(port, 'GET', '/api/trash')).body, { items: [], total_bytes: 0 });
+  assert.equal((await api(port, 'GET', '/api/trash')).body, { items: [], next_cursor: null, total_items: 0, total_bytes: 0 });
   assert.is((await api(port, 'POST', `/api/trash/${ids[1]}/restore`)).status, 404);
   assert.equal((await api(port, 'POST', '/api/trash/empty', {})).body, { deleted: 0 });
   assert.is((await api(port, 'POST', '/api/trash/empty', { all: true })).status, 400);

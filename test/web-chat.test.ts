@@ -271,6 +271,39 @@ if (reason) {
     assert.equal(p.errors, [], 'no errors in the page');
   });
 
+  test('a long chat opens at its newest message, then holds every message in order; Home scrolls to the first', async () => {
+    const { page } = p;
+    const id = (await api(rig.port, 'POST', '/api/sessions', { title: 'Long history' })).body.id as string;
+    for (let i = 0; i < 40; i++) {
+      rig.fake.enqueue(textReply(`Reply number ${i}.\n\nWith a second paragraph.`));
+      const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: `Question ${i}`, attachments: [] });
+      assert.is(r.status, 200, JSON.stringify(r.body));
+    }
+    await page.goto(`${rig.server.base}/#/chat/${id}`);
+    await page.getByTestId('assistant-message').filter({ hasText: 'Reply number 39.' }).waitFor();
+    const transcript = page.getByTestId('transcript');
+    await waitFor(async () => (await page.getByTestId('user-message').count()) === 40 && (await page.getByTestId('assistant-message').count()) === 40, 30_000, 'every message to be in the page');
+    const asked = (await page.getByTestId('user-message').allTextContents()).map((t) => t.trim());
+    assert.equal(asked, Array.from({ length: 40 }, (_, i) => `Question ${i}`), 'all there, oldest first');
+    await waitFor(async () => transcript.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight < 80), 5000, 'the newest message in view');
+    await transcript.focus();
+    await page.keyboard.press('Home');
+    const first = page.getByTestId('user-message').first();
+    await waitFor(
+      async () => (await transcript.evaluate((el) => el.scrollTop === 0)) && (await first.evaluate((m) => { const r = m.getBoundingClientRect(); return r.height > 0 && r.top >= 0 && r.bottom <= m.ownerDocument.documentElement.clientHeight; })),
+      5000,
+      'the first message in view',
+    );
+
+    // A reply streamed in paragraphs into the long chat reads as written.
+    rig.fake.enqueue(textReply('Streamed one.\n\n', 'Streamed ', 'two.\n\n', '```\ncode\n\nmore\n```\n', 'Tail.'));
+    await send('And now?');
+    await idle();
+    const md = page.getByTestId('assistant-message').last().locator('.md');
+    assert.equal(await md.locator('p').allTextContents(), ['Streamed one.', 'Streamed two.', 'Tail.']);
+    assert.is((await md.locator('pre').textContent())?.trim(), 'code\n\nmore');
+  });
+
   test('phone width: the chat list is a drawer and the composer stays usable; dark theme follows the system', async () => {
     const phone = await newPage(browser, { viewport: { width: 390, height: 780 }, colorScheme: 'dark' });
     try {

@@ -14,11 +14,22 @@ function die(message: string, code = 1): never {
 }
 
 const unknown = (flag: string): never => die(`unknown option ${flag}; see "svc --help"`, 2);
-const commands = new Set(['serve', 'status', 'doctor', 'logs', 'key', 'service', 'version']);
+const commands = new Set(['serve', 'status', 'doctor', 'logs', 'key', 'service', 'version', 'upgrade']);
 
 const argv = normalizeArgv(process.argv);
 const command = argv[2];
 if (command !== undefined && !command.startsWith('-') && !commands.has(command)) die(`unknown command "${command}"; the commands are ${[...commands].join(', ')}`, 2);
+// `svc upgrade --version X` names a release; sade would read any --version as "print the version"
+let upgradeTo: string | undefined;
+if (command === 'upgrade') {
+  const at = argv.findIndex((a) => a === '--version' || a.startsWith('--version='));
+  if (at >= 0) {
+    const given = argv[at]!.includes('=') ? argv[at]!.slice('--version='.length) : argv[at + 1];
+    if (given === undefined || given === '' || given.startsWith('-')) die('--version needs a release version, e.g. --version 0.2.0', 2);
+    upgradeTo = given;
+    argv.splice(at, argv[at]!.includes('=') ? 1 : 2);
+  }
+}
 
 const prog = sade('svc').version(version).describe('A personal agent server: one REST + WebSocket API and a Web UI. Data lives in $SVC_HOME (default ~/.svc).');
 
@@ -209,6 +220,29 @@ prog
       }
       for (const line of await service.installService(paths, manager, spec, opts.start !== false)) console.log(line);
     } catch (err) {
+      die((err as Error).message, err instanceof UsageError ? 2 : 1);
+    }
+  });
+
+prog
+  .command('upgrade')
+  .describe('Install a newer release: downloads it over https, verifies its SHA-256 against the release\'s checksums.txt, makes it the active version and restarts a running svc into it (rolling back by itself if it does not come up). Exit codes: 0 done or up to date, 1 failure, 2 bad usage.')
+  .option('--check', 'Print the current and the latest version; change nothing')
+  .option('-y, --yes', 'Install without asking')
+  .option('--version', 'Install this release (e.g. 0.2.0) instead of the latest')
+  .option('--rollback', 'Return to the previous version (kept by the last upgrade)')
+  .option('--json', 'One JSON object a line (progress), for scripts')
+  .example('upgrade --check')
+  .example('upgrade')
+  .example('upgrade --yes --version 0.2.0')
+  .example('upgrade --rollback')
+  .action(async (opts: Record<string, unknown>) => {
+    try {
+      const { upgrade } = await import('./upgrade.js');
+      const flags = { check: opts.check === true, yes: opts.yes === true, rollback: opts.rollback === true, json: opts.json === true, version: upgradeTo };
+      process.exitCode = await upgrade(resolvePaths(), flags);
+    } catch (err) {
+      if (opts.json && !(err instanceof UsageError)) console.log(JSON.stringify({ stage: 'failed', message: (err as Error).message }));
       die((err as Error).message, err instanceof UsageError ? 2 : 1);
     }
   });

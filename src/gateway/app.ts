@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Config } from '../shared/config/schema.js';
-import { ApiError, errorStatus, messageOf, type ErrorCode } from '../shared/errors.js';
+import { ApiError, errorStatus, invalidInput, messageOf, type ErrorCode } from '../shared/errors.js';
 import { log } from '../shared/log.js';
 import { normalizeOrigin } from '../shared/net/origin.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
@@ -171,9 +171,7 @@ export class Gateway {
   private validate(schema: z.ZodType, value: unknown, what: 'request body' | 'query parameter' = 'request body'): unknown {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
-    const details = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-    const first = details[0];
-    throw new ApiError('invalid_request', `Invalid ${what}: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`, details);
+    throw invalidInput(result.error, { what });
   }
 
   /** Runs a handler; one that answers synchronously is written before the engine's callback returns. */

@@ -37,8 +37,12 @@ const clientFrame = z.discriminatedUnion('type', [
   ...commandFrame.options,
 ]);
 
-/** Events kept per topic for clients that reconnect with `since`. */
+/** Events kept per topic for clients that reconnect with `since`: at most this many… */
 const RING = 1024;
+/** …and at most this many bytes of frames (a topic of long tool results would otherwise keep megabytes). */
+export const RING_BYTES = 256 * 1024;
+/** A topic nobody listens to and nothing was published on for this long is forgotten (its history and seq). */
+export const IDLE_TOPIC_MS = 10 * 60_000;
 /**
  * Streaming deltas of one turn are merged into at most one frame per topic per this interval. The
  * first delta on a quiet topic goes out at once (leading edge); the ones that follow within the
@@ -80,6 +84,10 @@ export class WsHub {
   private forward: ((topic: string, type: string, data: unknown) => void) | undefined;
   private readonly seqs = new Map<string, number>();
   private readonly rings = new Map<string, Stored[]>();
+  /** Per topic: the bytes of its kept frames and when it last had an event. */
+  private readonly ringBytes = new Map<string, number>();
+  private readonly lastEventAt = new Map<string, number>();
+  private readonly sweeper: ReturnType<typeof setInterval>;
   private readonly sockets = new Set<EngineSocket<Conn>>();
   private readonly subscribers = new Map<string, Set<EngineSocket<Conn>>>();
   private readonly listeners = new Map<string, Set<(e: HubEvent) => void>>();
@@ -94,8 +102,11 @@ export class WsHub {
     this.epoch = opts.resume?.epoch ?? randomUUID();
     for (const t of opts.resume?.topics ?? []) {
       this.seqs.set(t.topic, t.seq);
-      this.rings.set(t.topic, t.frames.slice(-RING));
+      this.lastEventAt.set(t.topic, Date.now());
+      for (const f of t.frames.slice(-RING)) this.keep(t.topic, f);
     }
+    this.sweeper = setInterval(() => this.evictIdle(), Math.min(IDLE_TOPIC_MS, 60_000));
+    this.sweeper.unref();
     engine.ws<Conn>({
       maxPayload: opts.frameLimit,
       upgrade: (req) => {
@@ -109,7 +120,7 @@ export class WsHub {
       message: (ws, message, isBinary) => this.onFrame(ws, message, isBinary),
       close: (ws) => {
         this.sockets.delete(ws);
-        for (const t of ws.data.topics) this.subscribers.get(t)?.delete(ws);
+        for (const t of ws.data.topics) this.unsubscribe(ws, t);
       },
     });
   }
@@ -173,10 +184,8 @@ export class WsHub {
     this.seqs.set(topic, seq);
     const event: HubEvent = { topic, type, seq, data };
     const frame = JSON.stringify(event);
-    const ring = this.rings.get(topic) ?? [];
-    ring.push({ seq, frame });
-    if (ring.length > RING) ring.shift();
-    this.rings.set(topic, ring);
+    this.keep(topic, { seq, frame });
+    this.lastEventAt.set(topic, Date.now());
     for (const ws of this.subscribers.get(topic) ?? []) {
       if (ws.bufferedAmount() > LAG_BYTES) {
         this.drop(ws, topic, 'you fell too far behind; reload this topic and subscribe again');
@@ -185,11 +194,67 @@ export class WsHub {
       ws.cork(() => ws.send(frame));
     }
     for (const fn of this.listeners.get(topic) ?? []) fn(event);
+    // A deleted session's topic has nothing more to replay; it goes once its last event is out.
+    if (type === 'session.deleted' && topic.startsWith('session:')) this.forget(topic);
+  }
+
+  /** Takes a socket off a topic; a topic left with no subscriber keeps no empty set. */
+  private unsubscribe(ws: EngineSocket<Conn>, topic: string): void {
+    const set = this.subscribers.get(topic);
+    if (!set) return;
+    set.delete(ws);
+    if (set.size === 0) this.subscribers.delete(topic);
+  }
+
+  /** Adds a frame to a topic's history, then trims the oldest past RING events or RING_BYTES. */
+  private keep(topic: string, stored: Stored): void {
+    let ring = this.rings.get(topic);
+    if (!ring) this.rings.set(topic, (ring = []));
+    ring.push(stored);
+    let bytes = (this.ringBytes.get(topic) ?? 0) + stored.frame.length;
+    let drop = 0;
+    while (ring.length - drop > 1 && (ring.length - drop > RING || bytes > RING_BYTES)) bytes -= ring[drop++]!.frame.length;
+    if (drop > 0) ring.splice(0, drop);
+    this.ringBytes.set(topic, bytes);
+  }
+
+  /**
+   * Drops a topic's history; its numbering too when no one is on it (a later subscribe with an
+   * old `since` then gets resync). Subscribers keep the numbering, so their next event is not
+   * taken for one they have seen.
+   */
+  private forget(topic: string): void {
+    this.rings.delete(topic);
+    this.ringBytes.delete(topic);
+    if ((this.subscribers.get(topic)?.size ?? 0) > 0 || this.listeners.has(topic)) return;
+    this.subscribers.delete(topic);
+    this.seqs.delete(topic);
+    this.lastEventAt.delete(topic);
+  }
+
+  /** Forgets topics idle for IDLE_TOPIC_MS that nobody listens to. */
+  evictIdle(now = Date.now()): number {
+    let n = 0;
+    for (const [topic, at] of this.lastEventAt) {
+      if (now - at < IDLE_TOPIC_MS || (this.subscribers.get(topic)?.size ?? 0) > 0 || this.listeners.has(topic)) continue;
+      this.forget(topic);
+      n++;
+    }
+    return n;
+  }
+
+  /** What the hub keeps (for tests and the benchmark): topics, kept events and their bytes. */
+  stats(): { topics: number; events: number; bytes: number } {
+    let events = 0;
+    let bytes = 0;
+    for (const r of this.rings.values()) events += r.length;
+    for (const b of this.ringBytes.values()) bytes += b;
+    return { topics: this.seqs.size, events, bytes };
   }
 
   /** Stops feeding a socket a topic and tells it why; it resubscribes (with `since`) or reloads. */
   private drop(ws: EngineSocket<Conn>, topic: string, reason: string): void {
-    this.subscribers.get(topic)?.delete(ws);
+    this.unsubscribe(ws, topic);
     ws.data.topics.delete(topic);
     ws.cork(() => ws.send(JSON.stringify({ type: 'resync', topic, seq: this.seqs.get(topic) ?? 0, reason })));
   }
@@ -209,7 +274,7 @@ export class WsHub {
     if (parsed.type === 'turn' || parsed.type === 'interrupt' || parsed.type === 'approve') return this.command(ws, parsed, conn.local);
     if (parsed.type === 'unsubscribe') {
       for (const t of parsed.topics) {
-        this.subscribers.get(t)?.delete(ws);
+        this.unsubscribe(ws, t);
         conn.topics.delete(t);
       }
       return void ws.send(JSON.stringify({ type: 'unsubscribed', topics: parsed.topics }));
@@ -245,7 +310,7 @@ export class WsHub {
     const current = this.seqs.get(topic) ?? 0;
     const oldest = ring[0]?.seq ?? current + 1;
     if (since > current || since < oldest - 1) {
-      ws.send(JSON.stringify({ type: 'resync', topic, seq: current, reason: since > current ? 'the server restarted; reload this topic' : 'missed events are no longer kept; reload this topic' }));
+      ws.send(JSON.stringify({ type: 'resync', topic, seq: current, reason: since > current ? 'the server restarted or no longer keeps this topic; reload it' : 'missed events are no longer kept; reload this topic' }));
       return;
     }
     for (const e of ring) if (e.seq > since) ws.send(e.frame);

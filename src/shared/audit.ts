@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { scrub } from './log.js';
 
@@ -76,6 +76,17 @@ function rotate(file: string, keep: number): void {
   renameSync(file, `${file}.1`);
 }
 
+/** Opens for appending (0600), making the private folder first if it is missing. */
+function openAppend(file: string): number {
+  try {
+    return openSync(file, 'a', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    return openSync(file, 'a', 0o600);
+  }
+}
+
 /** Appends one entry; returns false (and writes nothing) if anything went wrong. */
 export function appendAudit(file: string, entry: AuditEntry, opts: AuditOptions = {}): boolean {
   try {
@@ -88,21 +99,19 @@ export function appendAudit(file: string, entry: AuditEntry, opts: AuditOptions 
     record.input = clean(entry.input, maxString, 0);
     const line = JSON.stringify(record) + '\n';
 
-    const dir = dirname(file);
-    if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const maxBytes = opts.maxBytes ?? MAX_BYTES;
+    // Four system calls in the common case (open, fstat, write, close): every MCP call writes a line.
+    let fd = openAppend(file);
     try {
-      const size = statSync(file).size;
-      if (size > 0 && size + Buffer.byteLength(line) > maxBytes) rotate(file, Math.max(1, opts.keep ?? KEEP));
-    } catch {
-      // no file yet
-    }
-    const fd = openSync(file, 'a', 0o600);
-    try {
-      if ((fstatSync(fd).mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
+      const st = fstatSync(fd);
+      if (st.size > 0 && st.size + Buffer.byteLength(line) > (opts.maxBytes ?? MAX_BYTES)) {
+        closeSync(fd);
+        fd = -1;
+        rotate(file, Math.max(1, opts.keep ?? KEEP));
+        fd = openAppend(file);
+      } else if ((st.mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
       writeSync(fd, line);
     } finally {
-      closeSync(fd);
+      if (fd >= 0) closeSync(fd);
     }
     return true;
   } catch {

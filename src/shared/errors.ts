@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+
 /** The error codes of the HTTP API (DESIGN §3), with the status each one answers. */
 export const errorStatus = {
   invalid_request: 400,
@@ -44,4 +46,25 @@ export class ApiError extends Error {
 /** Turns anything thrown into a message, never a stack trace. */
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** One zod issue as a person reads it: unknown keys by name, everything else zod's own words. */
+export function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
+  return issue.message;
+}
+
+/** Every issue as `{path, message}` (the `details` of a 400), paths under `prefix` when given. */
+export function issueDetails(err: z.ZodError, prefix = ''): Array<{ path: string; message: string }> {
+  return err.issues.map((i) => ({ path: [prefix, ...i.path.map(String)].filter(Boolean).join('.'), message: issueMessage(i) }));
+}
+
+/**
+ * The 400 for input a schema refused: the sentence names the first bad field (`Invalid request
+ * body: model: Required.`), the details list them all. `hint` is appended to unknown-field lines.
+ */
+export function invalidInput(err: z.ZodError, opts: { what?: string; prefix?: string; hint?: string } = {}): ApiError {
+  const details = issueDetails(err, opts.prefix).map((d, n) => (opts.hint && err.issues[n]?.code === 'unrecognized_keys' ? { ...d, message: `${d.message} (${opts.hint})` } : d));
+  const first = details[0];
+  return new ApiError('invalid_request', `Invalid ${opts.what ?? 'request body'}: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`, details);
 }

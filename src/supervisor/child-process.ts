@@ -43,7 +43,7 @@ export class Child {
         for (const m of forked.takeBuffered()) listener(m);
       },
     };
-    this.endpoint = new Endpoint(link, 'supervisor', `${role} (pid ${proc.pid ?? '?'})`);
+    this.endpoint = new Endpoint(link, 'supervisor', `${role} (pid ${proc.pid ?? '?'})`, role);
     // The groups a worker runs commands in: stopped when it exits, however it exits (its own exit
     // hook does not run on kill -9). Once more when the IPC channel closes: by then every report
     // it sent before dying has been read.

@@ -3,7 +3,7 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { z } from 'zod';
 
 /** Commands `svc status`, `svc serve --stop`, `svc serve -d` and `svc key` send over run/supervisor.sock. */
-export const controlRequest = z.object({ cmd: z.enum(['status', 'stop', 'open_url', 'restart']) });
+export const controlRequest = z.object({ cmd: z.enum(['status', 'stop', 'open_url', 'restart', 'replace']) });
 export type ControlRequest = z.infer<typeof controlRequest>;
 
 export type ControlHandler = (req: ControlRequest) => Promise<unknown>;

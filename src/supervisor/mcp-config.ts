@@ -56,7 +56,11 @@ export function handleMcpConfigEdits(ctx: Ctx): TrashKinds {
   endpoint.handle('config.mcp.import', ({ servers }) => {
     const taken = Object.keys(servers).filter(exists);
     if (taken.length > 0) throw new IpcCallError('conflict', `MCP servers named ${taken.map((n) => `"${n}"`).join(', ')} exist already; nothing was imported. Rename them in the document or delete the existing ones.`);
-    ctx.changed(write((doc) => Object.entries(servers).forEach(([name, s]) => setServer(doc, name, s))));
+    ctx.changed(
+      write((doc) => {
+        for (const [name, s] of Object.entries(servers)) setServer(doc, name, s);
+      }),
+    );
     return {};
   });
 

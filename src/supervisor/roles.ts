@@ -5,7 +5,7 @@ import type { Config } from '../shared/config/schema.js';
  * src/workers plus one entry here. Kept free of runtime imports: `svc serve` reads it before it
  * loads the supervisor (to fork the gateway early).
  */
-export type ChildRoleName = 'gateway' | 'agent' | 'channels' | 'cron' | 'mcp';
+export type ChildRoleName = 'gateway' | 'agent' | 'channels' | 'cron' | 'mcp' | 'browser';
 
 /** What the store says when a role is wanted (read by the supervisor; kept as plain answers so this file imports nothing). */
 export interface StoreFacts {
@@ -38,6 +38,11 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
   cron: { entry: '../workers/cron/main.js', count: 'one', wanted: (_c, store) => store.cronWork(), restart: 'backoff', wantsConfig: true },
   /** MCP clients, shared by every agent worker; only while an enabled server is configured. */
   mcp: { entry: '../workers/mcp/main.js', count: 'one', wanted: (c) => Object.values(c.mcp.servers).some((s) => s.enabled), restart: 'backoff', wantsConfig: true },
+  /**
+   * The CDP connection (and a Chromium of its own under `launch: auto`), shared by every agent
+   * worker; while a browser is configured, or started on demand by a verify or a browser call.
+   */
+  browser: { entry: '../workers/browser/main.js', count: 'one', wanted: (c) => c.browser.cdp_url !== undefined || c.browser.port !== undefined || c.browser.launch !== undefined, restart: 'backoff', wantsConfig: true },
 };
 
 /** The roles the supervisor starts and stops by `wanted` alone (the gateway and the agent pool have their own code). */

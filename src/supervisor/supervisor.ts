@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { SendHandle } from 'node:child_process';
 import type { Server } from 'node:net';
 import type { Config } from '../shared/config/schema.js';
@@ -22,14 +22,19 @@ import { forkChild, type Forked } from './spawn-child.js';
 import { handleConfigEdits } from './config-service.js';
 import { handleMcpConfigEdits } from './mcp-config.js';
 import { handleChannelConfigEdits } from './channels-config.js';
+import { handleBrowserConfigEdits } from './browser-config.js';
 import { handleTrashRestore } from './trash-restore.js';
 import { Services } from './services.js';
 import { serveControl } from './control-socket.js';
-import { Router } from './router.js';
+import { IpcRouter } from './ipc-router.js';
 import { LogSink } from './log-sink.js';
 import { TurnDispatcher } from './turns.js';
+import { IdleRetirer } from './idle-retire.js';
 import { Liveness } from './liveness.js';
 import { effectiveCors, readSettings, type Settings } from './settings.js';
+import { VersionCheck } from './version-check.js';
+import { UpgradeRunner } from './upgrade-runner.js';
+import { startFromRecord, serveArgs, writeRelaunch } from '../shared/upgrade/relaunch.js';
 
 
 const STOP_GRACE_MS = 5000;
@@ -57,7 +62,7 @@ export class Supervisor {
   private readonly pendingRespawn = new Map<ChildRole, NodeJS.Timeout>();
   /** While no gateway serves: why, and when the next start is tried (null while one is starting). */
   private gatewayDown: { crashLoop: boolean; nextTryAt: number | null } | undefined;
-  private readonly router = new Router((role) => this.pick(role), (e, from) => this.toChannels(e, from));
+  private readonly router = new IpcRouter((role) => this.pick(role), (e, from) => this.toChannels(e, from));
   private state: Status['state'] = 'starting';
   private readonly startedAt = new Date();
   private boundPort: number | undefined;
@@ -67,6 +72,20 @@ export class Supervisor {
   private lastRestartError: string | null = null;
   private restartInFlight: Promise<void> | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
+  /** Idle agent workers retire, so an idle svc is back to two processes. */
+  private readonly idle = new IdleRetirer({
+    members: () => this.agents,
+    busy: (a) => this.turns.turnsOn(a) > 0 || a.endpoint.inflight > 0,
+    idleSeconds: () => this.settings.config.agent.idle_retire_seconds,
+    withdraw: (a) => {
+      const i = this.agents.indexOf(a);
+      if (i >= 0) this.agents.splice(i, 1);
+    },
+    restore: (a) => {
+      if (a.alive && !this.agents.includes(a)) this.agents.push(a);
+    },
+    stopGraceMs: STOP_GRACE_MS,
+  });
   private turns!: TurnDispatcher;
   /** Roles started by the role table alone (mcp). */
   private readonly services = new Services({
@@ -82,13 +101,19 @@ export class Supervisor {
     bounds: () => ({ pingMs: this.settings.config.liveness.ping_seconds * 1000, timeoutMs: this.settings.config.liveness.timeout_seconds * 1000 }),
     unresponsive: (child, silentMs) => this.killHung(child, `it answered no liveness ping for ${(silentMs / 1000).toFixed(1)} s`),
   });
+  /** The automatic version check, `svc upgrade` run for the Web UI, and the replacement by a new version. */
+  private readonly versionCheck = new VersionCheck(() => this.settings.config, () => this.upgrades.running, (info) => this.publishWs({ topic: 'server', type: 'version', data: info }));
+  private readonly upgrades: UpgradeRunner;
+  private replacing = false;
 
   constructor(
     private readonly paths: Paths,
     private readonly flags: ServeFlags,
     /** A gateway `svc serve` forked before loading the supervisor, to halve the cold start. */
     private preforked?: Forked,
-  ) {}
+  ) {
+    this.upgrades = new UpgradeRunner(paths.home, (p) => this.publishWs({ topic: 'server', type: 'upgrade', data: p }));
+  }
 
   get url(): string | null {
     if (this.boundPort === undefined) return null;
@@ -131,6 +156,7 @@ export class Supervisor {
       maxContinuations: () => this.settings.config.agent.max_continuations,
       publish: (topic, type, data) => this.publishWs({ topic, type, data }),
     });
+    this.idle.start();
     this.enforceRetention();
     this.retentionTimer = setInterval(() => this.enforceRetention(), DAY_MS);
     this.retentionTimer.unref();
@@ -139,6 +165,7 @@ export class Supervisor {
       if (req.cmd === 'status') return this.status();
       if (req.cmd === 'open_url') return { url: this.url, key: this.settings.key, key_source: this.settings.keySource };
       if (req.cmd === 'restart') return this.requestRestart('asked from the command line');
+      if (req.cmd === 'replace') return this.requestReplace();
       setImmediate(() => process.kill(process.pid, 'SIGTERM')); // the same path as Ctrl-C
       return { stopping: true };
     });
@@ -150,6 +177,7 @@ export class Supervisor {
     this.state = 'running';
     this.services.sync();
     this.liveness.start();
+    this.versionCheck.sync();
     return { port: this.boundPort ?? gateway.port, engine: gateway.engine };
   }
 
@@ -162,7 +190,9 @@ export class Supervisor {
     this.state = 'stopping';
     for (const t of this.pendingRespawn.values()) clearTimeout(t);
     if (this.retentionTimer) clearInterval(this.retentionTimer);
+    this.idle.stop();
     this.liveness.stop();
+    this.versionCheck.stop();
     const children = [this.gateway, ...this.agents].filter((c): c is Child => c !== undefined);
     await Promise.all([...children.map((c) => c.stop(STOP_GRACE_MS)), this.services.stop(STOP_GRACE_MS)]);
     this.control?.close();
@@ -286,6 +316,41 @@ export class Supervisor {
     log.info('restarted', { restarts: this.restarts });
   }
 
+  /**
+   * `svc upgrade` switched the active version: drain like a restart, stop every process, then
+   * start svc again from its launcher (which follows versions/current) on the address bound now.
+   * Under systemd or launchd the manager starts it again instead (exit 75: Restart=on-failure,
+   * KeepAlive on a failed exit), since a process it did not start would be killed with the unit.
+   */
+  requestReplace(): { accepted: boolean; state: string } {
+    if (this.state === 'stopping' || this.replacing) return { accepted: false, state: this.state };
+    this.replacing = true;
+    setImmediate(() => void this.replace());
+    return { accepted: true, state: 'replacing' };
+  }
+
+  private async replace(): Promise<void> {
+    log.info('a new version is active; draining, then starting it');
+    this.state = 'draining';
+    this.gateway?.endpoint.emit('server.draining', { retry_after_s: this.retryAfterS() });
+    await this.waitForTurns(this.settings.config.restart.drain_seconds * 1000);
+    const bound = this.boundPort === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', this.boundPort);
+    const record = {
+      exec: process.execPath,
+      args: [...process.execArgv, process.argv[1] ?? 'svc', 'serve', ...serveArgs(process.argv.slice(2), bound)],
+      daemonized: process.env.SVC_DAEMONIZED === '1',
+      url: this.url,
+    };
+    await this.stop('replaced by the active version');
+    if (underServiceManager()) {
+      writeRelaunch(this.paths, record);
+      process.exit(75);
+    }
+    const pid = startFromRecord(this.paths, record);
+    writeRelaunch(this.paths, { ...record, pid });
+    process.exit(0);
+  }
+
   private async waitForTurns(boundMs: number): Promise<void> {
     const until = Date.now() + boundMs;
     while (this.turns.count > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
@@ -360,9 +425,12 @@ export class Supervisor {
     this.logs?.follow(role, child.proc.stderr);
     child.endpoint.handle('supervisor.status', () => this.status());
     child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));
+    child.endpoint.handle('version.info', () => this.versionCheck.info());
+    child.endpoint.handle('version.upgrade', () => this.upgrades.start());
     handleConfigEdits(child.endpoint, this.paths.config, () => this.settings.config, (config) => this.applyConfig(config));
     const editCtx = { endpoint: child.endpoint, file: this.paths.config, db: this.db, paths: this.paths, current: () => this.settings.config, changed: (config: Config) => this.applyConfig(config) };
     handleTrashRestore(child.endpoint, this.db, this.paths, { ...handleMcpConfigEdits(editCtx), ...handleChannelConfigEdits(editCtx) });
+    handleBrowserConfigEdits(editCtx);
     child.endpoint.handle('turn.start', (p) => this.turns.start(p));
     child.endpoint.handle('turn.interrupt', (p) => this.turns.interrupt(p.session_id, p.wait === true));
     child.endpoint.handle('approval.answer', (p) => this.turns.answerApproval(p));
@@ -473,6 +541,7 @@ export class Supervisor {
     if (role === 'gateway') return this.gateway;
     if (role === 'agent') return this.agentFor(false);
     if (role === 'cron') return this.services.ensure('cron'); // a manual run of a disabled task starts it
+    if (role === 'browser') return this.services.ensure('browser'); // a verify before any browser is configured starts it
     return this.services.get(role);
   }
 
@@ -508,6 +577,7 @@ export class Supervisor {
     redactConfigSecrets(config);
     for (const c of [this.gateway, ...this.agents, ...this.services.all()]) c?.endpoint.emit('config.changed', { config });
     this.services.sync();
+    this.versionCheck.sync();
   }
 
   private applyLogSettings(config: Config): void {
@@ -525,5 +595,16 @@ function ensurePrivateDir(dir: string): void {
   if (mode & 0o077) {
     chmodSync(dir, 0o700);
     log.warn('the svc folder was open to other users; its mode is now 0700', { dir, was: mode.toString(8) });
+  }
+}
+
+/** Started by systemd (its unit's INVOCATION_ID, parent systemd) or by launchd under our label. */
+function underServiceManager(): boolean {
+  if (process.platform === 'darwin') return process.env.XPC_SERVICE_NAME === 'dev.svc.serve';
+  if (!process.env.INVOCATION_ID) return false;
+  try {
+    return readFileSync(`/proc/${process.ppid}/comm`, 'utf8').trim() === 'systemd';
+  } catch {
+    return false;
   }
 }

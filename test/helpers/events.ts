@@ -1,4 +1,5 @@
 import { WebSocket } from 'undici';
+import { SLACK } from './server.js';
 
 export interface WsEvent {
   topic: string;
@@ -21,7 +22,7 @@ export async function subscribe(port: number, topics: string[]): Promise<EventCl
   const waiters = new Set<() => void>();
   let subscribed: (() => void) | undefined;
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no subscription confirmation within 5 s')), 5000);
+    const timer = setTimeout(() => reject(new Error('no subscription confirmation within 5 s')), 5000 * SLACK);
     subscribed = () => {
       clearTimeout(timer);
       resolve();
@@ -54,7 +55,7 @@ export async function subscribe(port: number, topics: string[]): Promise<EventCl
         const timer = setTimeout(() => {
           waiters.delete(check);
           reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(events.map((e) => `${e.topic} ${e.type}`))}`));
-        }, timeoutMs);
+        }, timeoutMs * SLACK);
         if (!check()) waiters.add(check);
       }),
   };

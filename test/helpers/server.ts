@@ -40,17 +40,19 @@ export function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   if (opts.config !== undefined) writeFileSync(join(home, 'config.yml'), opts.config, { mode: 0o600 });
   const args = opts.args ?? [];
   const hasAddr = args.some((a) => a === '--addr' || a === '-addr' || a.startsWith('--addr='));
-  const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: home, SVC_LOG_LEVEL: 'info', ...opts.env };
+  // SVC_UPGRADE_CHECK=0: no test server asks the real releases API (the upgrade tests turn it on with their own)
+  const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: home, SVC_LOG_LEVEL: 'info', SVC_UPGRADE_CHECK: '0', ...opts.env };
   if (opts.env && 'SVC_ACCESS_KEY' in opts.env && opts.env.SVC_ACCESS_KEY === undefined) delete env.SVC_ACCESS_KEY;
   const proc = spawn(process.execPath, [svcBin, 'serve', ...(hasAddr ? [] : ['--addr', '127.0.0.1:0']), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {
+    // A bound, not a measure: a loaded CI machine can take many seconds to start a process.
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       reject(new Error(`svc serve did not start in time:\n${out}`));
-    }, opts.timeoutMs ?? 15_000);
+    }, (opts.timeoutMs ?? 15_000) * SLACK);
     const check = () => {
       const m = /listening on http:\/\/(\S+?):(\d+)\/.*$/m.exec(out);
       if (!m) return;
@@ -175,7 +177,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
     let stderr = '';
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs * SLACK);
     proc.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
@@ -191,7 +193,7 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * take several times as long. A longer bound never slows a passing test: waits end on the
  * condition. SVC_TEST_SLACK overrides the factor.
  */
-const SLACK = Math.max(1, Number(process.env.SVC_TEST_SLACK) || 4);
+export const SLACK = Math.max(1, Number(process.env.SVC_TEST_SLACK) || 4);
 
 /** Polls `fn` until it returns a truthy value or the time runs out (no fixed sleeps in assertions). */
 export async function waitFor<T>(fn: () => Promise<T> | T, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {

@@ -3,7 +3,7 @@ import { WebSocket } from 'undici';
 import * as assert from 'uvu/assert';
 import { startFakeProvider, type FakeProtocol, type FakeProvider } from '../fixtures/fake-provider.js';
 import { api } from './api.js';
-import { removeHome, startServer, type RunningServer } from './server.js';
+import { removeHome, SLACK, startServer, type RunningServer } from './server.js';
 
 /**
  * Shared set-up for the turn tests: the real `svc serve`, the fake provider, a model entry per
@@ -142,7 +142,7 @@ export async function connectWs(port: number, topics: string[], since?: Record<s
         const timer = setTimeout(() => {
           waiters.delete(check);
           reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(frames.map((f) => f.type))}`));
-        }, timeoutMs);
+        }, timeoutMs * SLACK);
         if (!check()) waiters.add(check);
       }),
     waitEvent: (match, what, timeoutMs) => client.waitFrame((f) => typeof f.topic === 'string' && typeof f.seq === 'number' && f.type !== 'resync' && match(f), what, timeoutMs),
@@ -153,7 +153,7 @@ export async function connectWs(port: number, topics: string[], since?: Record<s
     close: () => ws.close(),
   };
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no subscription confirmation within 5 s')), 5000);
+    const timer = setTimeout(() => reject(new Error('no subscription confirmation within 5 s')), 5000 * SLACK);
     ws.addEventListener('error', () => reject(new Error('WebSocket error')));
     ws.addEventListener('message', (m) => {
       if (!recording) return;
@@ -228,7 +228,7 @@ export function sse(port: number, path: string, body: unknown, timeoutMs = 20_00
         const timer = setTimeout(() => {
           res.destroy();
           reject(new Error(`SSE stream did not end within ${timeoutMs} ms; got ${JSON.stringify(events.map((e) => e.event))}`));
-        }, timeoutMs);
+        }, timeoutMs * SLACK);
         res.setEncoding('utf8');
         res.on('data', (d: string) => {
           buf += d;

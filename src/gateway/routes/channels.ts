@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { maskSecret, platformInfo, platformNames, platformNameSchema, platformSchemas, secretFields, type PlatformName } from '../../shared/config/channels.js';
-import { ApiError } from '../../shared/errors.js';
+import { ApiError, invalidInput } from '../../shared/errors.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
 import type { ChannelStatus } from '../../shared/protocol/channels.js';
 import { getArtifactById } from '../../shared/store/artifacts.js';
@@ -125,9 +125,7 @@ export function channelRoutes(deps: Deps): Route[] {
     if (!('enabled' in incoming) && current === undefined) merged.enabled = true; // configuring a platform connects it
     const parsed = platformSchemas[p].safeParse(merged);
     if (!parsed.success) {
-      const details = parsed.error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.code === 'unrecognized_keys' ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')} (fields: ${platformInfo[p].fields.map((f) => f.name).join(', ')})` : i.message }));
-      const first = details[0]!;
-      throw new ApiError('invalid_request', `Invalid ${platformInfo[p].label} configuration: ${first.path}: ${first.message}.`, details);
+      throw invalidInput(parsed.error, { what: `${platformInfo[p].label} configuration`, hint: `fields: ${platformInfo[p].fields.map((f) => f.name).join(', ')}` });
     }
     await deps.endpoint.request('config.channels.save', { platform: p, entry: parsed.data as Record<string, unknown> }, { to: 'supervisor' });
     changed(p);

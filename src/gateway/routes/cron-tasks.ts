@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { describeSchedule, isTimezone, machineTimezone, nextFires, scheduleProblem, wallTime } from '../../shared/cron/schedule.js';
 import { platformNames } from '../../shared/config/channels.js';
 import { notifyPlatforms } from '../../shared/cron/targets.js';
-import { ApiError } from '../../shared/errors.js';
+import { ApiError, invalidInput } from '../../shared/errors.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
 import {
   createCronTask,
@@ -74,9 +74,7 @@ function fieldError(field: string, message: string): ApiError {
 export function parseBody<T>(schema: z.ZodType<T>, value: unknown): T {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  const details = r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-  const first = details[0];
-  throw new ApiError('invalid_request', `Invalid request body: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`, details);
+  throw invalidInput(r.error);
 }
 
 /** The checks against config and disk: the model, the workflow and its inputs, the folder, the notify platforms. */

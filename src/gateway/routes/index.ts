@@ -17,6 +17,9 @@ import { workflowRoutes } from './workflows.js';
 import { mcpRoutes } from './mcp.js';
 import { mcpOAuthRoutes } from './mcp-oauth.js';
 import { channelRoutes } from './channels.js';
+import { browserRoutes } from './browser.js';
+import { browserRecordingRoutes } from './browser-recordings.js';
+import { versionRoutes } from './version.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
@@ -25,6 +28,8 @@ export function allRoutes(deps: Deps): Route[] {
   routes.push(...skillRoutes(deps), ...workflowRoutes(deps));
   routes.push(...mcpRoutes(deps), ...mcpOAuthRoutes(deps));
   routes.push(...channelRoutes(deps));
+  routes.push(...browserRoutes(deps), ...browserRecordingRoutes(deps));
+  routes.push(...versionRoutes(deps));
   routes.push(
     route({
       method: 'GET',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { mcpNameSchema, mcpPatchSchema, mcpServerSchema, patchMcpServer, publicMcpServer, type McpServer } from '../../shared/config/mcp.js';
-import { ApiError } from '../../shared/errors.js';
+import { ApiError, invalidInput } from '../../shared/errors.js';
 import type { McpStatus } from '../../shared/protocol/mcp.js';
 import { getTrashItem, trashView } from '../../shared/store/trash.js';
 import type { Deps } from '../deps.js';
@@ -121,9 +121,7 @@ function invalid(path: string, message: string, sentence?: string): ApiError {
 function checkServer(raw: unknown, prefix: string): void {
   const r = mcpServerSchema.safeParse(raw);
   if (r.success) return;
-  const details = r.error.issues.map((i) => ({ path: [prefix, ...i.path.map(String)].filter(Boolean).join('.'), message: i.code === 'unrecognized_keys' ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}` : i.message }));
-  const first = details[0]!;
-  throw new ApiError('invalid_request', `Invalid MCP server${prefix ? ` in the import (nothing was imported)` : ''}: ${first.path || '(body)'}: ${first.message}.`, details);
+  throw invalidInput(r.error, { what: `MCP server${prefix ? ' in the import (nothing was imported)' : ''}`, prefix });
 }
 
 /**

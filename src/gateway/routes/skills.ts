@@ -3,7 +3,7 @@ import { createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import { ApiError } from '../../shared/errors.js';
+import { ApiError, invalidInput } from '../../shared/errors.js';
 import { packSkill } from '../../shared/skills/archive.js';
 import { findSkill, listSkills, userSkillsDir, type Skill, type SkillInfo } from '../../shared/skills/catalog.js';
 import { importSkill } from '../../shared/skills/install.js';
@@ -86,10 +86,7 @@ export function skillRoutes(deps: Deps): Route[] {
           let force = false;
           if (type === 'application/json') {
             const parsed = importJson.safeParse(await readJson(body, deps.config().limits.json_body_bytes));
-            if (!parsed.success) {
-              const i = parsed.error.issues[0];
-              throw new ApiError('invalid_request', `Invalid request body: ${i ? `${i.path.join('.') || '(body)'}: ${i.message}` : 'does not match the schema'}.`, parsed.error.issues.map((x) => ({ path: x.path.join('.'), message: x.message })));
-            }
+            if (!parsed.success) throw invalidInput(parsed.error);
             force = parsed.data.force === true;
             source = resolveSource(deps, parsed.data.source);
           } else {

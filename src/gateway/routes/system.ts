@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { sandboxStatus, type SandboxStatus } from '../../shared/sandbox/status.js';
-import { version } from '../../shared/version.js';
 import { route, type Route } from '../route.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -29,13 +28,6 @@ export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'started
           return answer(status);
         });
       },
-    }),
-    route({
-      method: 'GET',
-      path: '/api/version',
-      summary: 'The server version; public, carries no secrets.',
-      public: true,
-      handler: ({ local }) => ({ body: { name: 'svc', version, local }, headers: { 'Cache-Control': 'no-store' } }),
     }),
     route({
       method: 'GET',

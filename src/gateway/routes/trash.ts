@@ -4,9 +4,10 @@ import { sessionTrashKind } from '../../shared/store/session-trash.js';
 import { skillTrashKind } from '../../shared/skills/trash.js';
 import { CRON_TRASH_KIND, cronTaskTrashKind, cronTaskView, type CronTask } from '../../shared/store/cron.js';
 import type { Session } from '../../shared/store/sessions.js';
-import { deleteFromTrash, emptyTrash, getTrashItem, listTrash, notInTrash, restoreFromTrash, trashTotalBytes, trashView, type TrashKinds } from '../../shared/store/trash.js';
+import { deleteFromTrash, emptyTrash, getTrashItem, listTrashPage, notInTrash, parseTrashCursor, restoreFromTrash, trashTotals, trashView, type TrashKinds } from '../../shared/store/trash.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
+import { badCursor, pageQuery } from './sessions.js';
 
 /** How each kind of item goes back; later kinds (files, skills, recordings, tasks) add a line here. */
 export const trashKinds: TrashKinds = { session: sessionTrashKind, file: fileTrashKind, skill: skillTrashKind, [CRON_TRASH_KIND]: cronTaskTrashKind };
@@ -25,10 +26,15 @@ export function trashRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/trash',
-      summary: 'Deleted items, newest first: {items: [{id, kind, name, original, size_bytes, deleted_at, expires_at}], total_bytes}.',
-      handler: () => {
-        const items = listTrash(deps.db).map((i) => trashView(i, days()));
-        return { body: { items, total_bytes: trashTotalBytes(deps.db) } };
+      summary:
+        'Deleted items, newest first, a page at a time (items carry no payload). Query: limit (1-200, default 50), cursor (next_cursor of the previous page). Answers {items: [{id, kind, name, original, size_bytes, deleted_at, expires_at}], next_cursor, total_items, total_bytes}.',
+      query: pageQuery,
+      handler: ({ query: q }) => {
+        const after = q.cursor === undefined ? undefined : parseTrashCursor(q.cursor);
+        if (q.cursor !== undefined && !after) throw badCursor();
+        const page = listTrashPage(deps.db, { limit: q.limit, after });
+        const totals = trashTotals(deps.db);
+        return { body: { items: page.items.map((i) => trashView(i, days())), next_cursor: page.next_cursor, total_items: totals.count, total_bytes: totals.bytes } };
       },
     }),
     route({

@@ -124,7 +124,9 @@ async function receive(deps: Deps, parts: AsyncIterable<Part>) {
     const now = isoNow();
     for (const f of files) f.final = await placeUpload(deps.paths.uploadsDir, f.tmp, f.original);
     const rows: Upload[] = files.map((f) => ({ name: f.final!, original_name: f.original, mime: f.mime, size: f.size, sha256: f.sha256, created_at: now }));
-    deps.db.transaction(() => rows.forEach((r) => insertUpload(deps.db, r)))();
+    deps.db.transaction(() => {
+      for (const r of rows) insertUpload(deps.db, r);
+    })();
     for (const f of files) await unlink(f.tmp).catch(() => {});
     return rows.map((r) => ({ name: r.name, original_name: r.original_name, size: r.size, mime: r.mime, sha256: r.sha256, url: `/api/uploads/${encodeURIComponent(r.name)}` }));
   } catch (err) {

@@ -29,6 +29,8 @@ export type TelegramConfig = z.infer<typeof telegramConfigSchema>;
 export const messengerConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
   base_url: httpUrl('base_url').default('https://ilinkai.weixin.qq.com'),
+  /** Where media (images, files, video, voice) are uploaded to and downloaded from, encrypted. */
+  cdn_base_url: httpUrl('cdn_base_url').default('https://novac2c.cdn.weixin.qq.com/c2c'),
   allowed_users: userList.default([]),
 });
 export type MessengerConfig = z.infer<typeof messengerConfigSchema>;
@@ -64,6 +66,7 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
     login: 'qr',
     fields: [
       { name: 'base_url', required: false, secret: false, description: 'The iLink bot server; leave empty for the default.' },
+      { name: 'cdn_base_url', required: false, secret: false, description: 'The media CDN files are sent and fetched through; leave empty for the default (novac2c.cdn.weixin.qq.com/c2c).' },
       { name: 'allowed_users', required: false, secret: false, description: 'WeChat (iLink) user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
     ],
   },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { mcpConfigSchema } from './mcp.js';
 import { channelsConfigSchema } from './channels.js';
+import { browserConfigSchema } from './browser.js';
 
 const MiB = 1024 * 1024;
 
@@ -54,6 +55,8 @@ export const configSchema = z
         max_continuations: z.number().int().min(0).max(1000).default(25),
         /** A provider stream that sends nothing for this long is given up. */
         stall_seconds: z.number().positive().max(3600).default(60),
+        /** An agent worker with nothing to do for this long exits (the next turn starts one); 0 keeps them. */
+        idle_retire_seconds: z.number().min(0).max(86_400).default(300),
         /** An approval nobody answers is denied after this long, so a turn never waits forever. */
         approval_timeout_seconds: z.number().int().min(1).max(86_400).default(1800),
         /** All full outputs of tool calls ($SVC_HOME/tool-output) together; the oldest go first beyond it. */
@@ -106,6 +109,16 @@ export const configSchema = z
       .prefault({}),
     /** Messaging channels by platform (telegram, messenger), each with `enabled` and its fields. */
     channels: channelsConfigSchema,
+    /** The browser the agent drives over CDP: cdp_url, port or launch: auto (see config/browser.ts). */
+    browser: browserConfigSchema,
+    /** Where releases come from (SVC_RELEASES_URL wins) and whether svc looks for a newer one. */
+    upgrade: z
+      .object({
+        releases_url: z.url({ protocol: /^https$/, error: 'upgrade.releases_url must be an https:// URL (the base of a GitHub-compatible releases API)' }).default('https://api.github.com/repos/svc-agent/svc/releases'),
+        check: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .superRefine((c, ctx) => {

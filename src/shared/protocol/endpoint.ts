@@ -14,6 +14,7 @@ import {
   type ResultOf,
   type Role,
 } from './ipc.js';
+import { refusal, requestRoutes } from './routes.js';
 
 /** The two ends an IPC link can have: a child's `process`, or the supervisor's `ChildProcess`. */
 export interface Link {
@@ -62,22 +63,28 @@ export class Endpoint {
     /** The role this endpoint answers for; requests to any other role go to the forwarder. */
     readonly self: Role,
     private readonly peerName: string,
+    /** The peer's role, on the supervisor's side of a child's link: its requests are checked against the routing table. */
+    private readonly peerRole?: Role,
   ) {
     link.onMessage((raw) => this.receive(raw));
   }
 
-  request<T extends RequestType>(type: T, payload: PayloadOf<T>, opts: { to: Role; timeoutMs?: number; deadline?: number }): Promise<ResultOf<T>> {
+  /** Sends a request; where it goes comes from the routing table (`to` only for `worker.echo`-like requests any child answers). */
+  request<T extends RequestType>(type: T, payload: PayloadOf<T>, opts: { to?: Role; timeoutMs?: number; deadline?: number } = {}): Promise<ResultOf<T>> {
     if (this.closed) return Promise.reject(new IpcCallError('unavailable', `the ${this.peerName} process is gone`));
+    const route = requestRoutes[type].to;
+    const to = opts.to ?? (route === 'child' ? this.peerRole : route);
+    if (to === undefined || (route !== 'child' && to !== route)) return Promise.reject(new IpcCallError('no_route', `${type} goes to ${route}, not to ${to ?? 'an unnamed child'}`));
     const id = randomUUID();
     const deadline = opts.deadline ?? Date.now() + (opts.timeoutMs ?? DEFAULT_DEADLINE_MS);
     return new Promise<ResultOf<T>>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new IpcCallError('timeout', `${type} to ${opts.to} got no answer in time`));
+        reject(new IpcCallError('timeout', `${type} to ${to} got no answer in time`));
       }, Math.max(0, deadline - Date.now()));
       timer.unref();
       this.pending.set(id, { type, resolve: resolve as (v: unknown) => void, reject, timer });
-      this.safeSend({ kind: 'req', id, type, to: opts.to, deadline, payload });
+      this.safeSend({ kind: 'req', id, type, to, deadline, payload });
     });
   }
 
@@ -107,8 +114,11 @@ export class Endpoint {
     }
   }
 
+  /** Requests waiting on the peer, liveness pings aside (they are not work: a pool picks and retires by this). */
   get inflight(): number {
-    return this.pending.size;
+    let n = 0;
+    for (const p of this.pending.values()) if (p.type !== 'child.ping') n++;
+    return n;
   }
 
   private safeSend(message: IpcMessage): void {
@@ -158,6 +168,11 @@ export class Endpoint {
   private async answer(req: IpcRequest): Promise<void> {
     if (req.deadline < Date.now()) return; // the caller has given up already
     try {
+      const refused = this.peerRole === undefined ? null : refusal(req.type, this.peerRole, req.to);
+      if (refused !== null) {
+        log.warn('refused an IPC request the routing table does not allow', { peer: this.peerName, type: req.type, to: req.to });
+        throw new IpcCallError('forbidden', refused);
+      }
       let result: unknown;
       if (req.to !== this.self) {
         if (!this.forwarder) throw new IpcCallError('no_route', `this ${this.self} process cannot reach ${req.to}`);

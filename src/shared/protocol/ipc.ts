@@ -5,6 +5,7 @@ import { cronEventDefs, cronRequestDefs } from './cron.js';
 import { channelsDeliverDefs } from './channels-deliver.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
 import { channelsRequestDefs } from './channels.js';
+import { browserRequestDefs } from './browser.js';
 
 /**
  * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
@@ -13,7 +14,7 @@ import { channelsRequestDefs } from './channels.js';
  * and drops what does not parse.
  */
 
-export const roles = ['supervisor', 'gateway', 'agent', 'channels', 'cron', 'mcp'] as const;
+export const roles = ['supervisor', 'gateway', 'agent', 'channels', 'cron', 'mcp', 'browser'] as const;
 export const roleSchema = z.enum(roles);
 export type Role = z.infer<typeof roleSchema>;
 export type ChildRole = Exclude<Role, 'supervisor'>;
@@ -102,6 +103,34 @@ export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel', 'work
 const workflowRunId = z.string().regex(/^wr_[a-z0-9]{21}$/).optional();
 export type TurnOrigin = z.infer<typeof turnOrigin>;
 
+/** GET /api/version: the running version and what the automatic check found. */
+export const versionInfoSchema = z.object({
+  name: z.literal('svc'),
+  version: z.string(),
+  /** A version with a suffix: never offered an update. */
+  dev_build: z.boolean(),
+  latest: z.string().nullable(),
+  update_available: z.boolean(),
+  checked_at: z.string().nullable(),
+  release_url: z.string().nullable(),
+  /** The release notes' first lines. */
+  notes: z.array(z.string()),
+  check_enabled: z.boolean(),
+  check_error: z.string().nullable(),
+  upgrading: z.boolean(),
+});
+export type VersionInfo = z.infer<typeof versionInfoSchema>;
+
+/** One step of an upgrade: `svc upgrade --json` prints these, /ws (topic server, type upgrade) carries them. */
+export const upgradeProgressSchema = z.object({
+  stage: z.enum(['checking', 'downloading', 'verifying', 'installing', 'restarting', 'done', 'failed']),
+  message: z.string().max(2000).optional(),
+  bytes: z.number().int().nonnegative().optional(),
+  total: z.number().int().nonnegative().optional(),
+  version: z.string().max(100).optional(),
+});
+export type UpgradeProgress = z.infer<typeof upgradeProgressSchema>;
+
 /** Requests: the payload the sender gives and the result the receiver answers. */
 export const requestDefs = {
   /** supervisor → child, first message after spawn. */
@@ -146,6 +175,13 @@ export const requestDefs = {
   'supervisor.restart': {
     payload: z.object({ reason: z.string().max(200) }),
     result: z.object({ accepted: z.boolean(), state: z.string() }),
+  },
+  /** gateway → supervisor: GET /api/version. */
+  'version.info': { payload: z.object({}), result: versionInfoSchema },
+  /** gateway → supervisor: POST /api/version/upgrade; refused while one runs or on a development build. */
+  'version.upgrade': {
+    payload: z.object({}),
+    result: z.object({ accepted: z.boolean(), reason: z.enum(['running', 'dev_build']).nullable() }),
   },
   /** gateway → supervisor: config.yml edits; the supervisor alone writes the file. */
   'config.models.create': { payload: z.object({ id: modelIdSchema, entry: modelEntrySchema }), result: ack },
@@ -201,6 +237,8 @@ export const requestDefs = {
     payload: z.object({}),
     result: z.object({ items: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })) }),
   },
+  /** supervisor → an idle agent worker: may it retire? It says no while a background command runs, and takes no new work once it says yes. */
+  'agent.retire': { payload: z.object({}), result: z.object({ retired: z.boolean(), why: z.string().optional() }) },
   'agent.interrupt': { payload: z.object({ turn_id: z.string(), restart: z.boolean().optional() }), result: z.object({ interrupted: z.boolean() }) },
   /** any → worker: a round trip used by health probes and tests. */
   'worker.echo': {
@@ -212,6 +250,8 @@ export const requestDefs = {
   /** Messaging channels (gateway → supervisor → channels worker); channels.deliver also from cron. */
   ...channelsRequestDefs,
   ...channelsDeliverDefs,
+  /** The browser (gateway/agent → browser worker; config.browser.set → supervisor). */
+  ...browserRequestDefs,
 } as const;
 
 export type RequestType = keyof typeof requestDefs;

@@ -61,6 +61,12 @@ export const mcpRequestDefs = {
     }),
     result: z.object({ content: z.array(mcpContentSchema), is_error: z.boolean() }),
   },
+  /**
+   * agent → (supervisor) → mcp worker: where to open a direct channel for tool calls (a unix
+   * socket) and a single-use token for it, so a call need not take two extra hops through the
+   * supervisor. The supervisor still starts and stops the mcp worker; the channel dies with it.
+   */
+  'mcp.direct': { payload: z.object({}), result: z.object({ path: z.string().min(1).max(4096), token: z.string().min(16).max(128) }) },
   /** agent → mcp worker: the turn was interrupted; the server gets the protocol's cancellation. */
   'mcp.cancel': { payload: z.object({ call_id: z.string().min(1).max(128) }), result: z.object({ cancelled: z.boolean() }) },
   /**
@@ -79,3 +85,7 @@ export const mcpEventDefs = {
   /** child → supervisor: the process groups it started (MCP servers); killed if the child dies. */
   'child.groups': z.object({ pgids: z.array(z.number().int().positive()) }),
 } as const;
+
+/** The first line an agent sends on a direct channel, and the mcp worker's answer to a valid one. */
+export const mcpDirectHello = z.object({ token: z.string().min(16).max(128) });
+export const mcpDirectWelcome = z.object({ ok: z.literal(true) });

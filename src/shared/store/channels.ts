@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { z } from 'zod';
 import type { Db } from './db.js';
 import { isoNow, stmt } from './util.js';
 
@@ -101,12 +102,18 @@ export function answerPairing(db: Db, platform: string, code: string, approve: b
     .immediate();
 }
 
+/** A file a channel message brought: the platform's handle for it, and the upload it became once stored. */
+export const inboundFileSchema = z.object({ ref: z.string(), name: z.string(), mime: z.string().optional(), size: z.number().optional(), upload: z.string().optional() });
+export type InboundFileRecord = z.infer<typeof inboundFileSchema>;
+const inboundFilesSchema = z.array(inboundFileSchema);
+
 export interface Inbound {
   platform: string;
   msg_key: string;
   chat_id: string;
   status: 'received' | 'started' | 'answered';
   text: string;
+  files: InboundFileRecord[];
   session_id: string | null;
   turn_id: string | null;
   /** The platform's id of the message the reply streams into, once sent. */
@@ -115,8 +122,14 @@ export interface Inbound {
 }
 
 /** Records an inbound message; false when it was seen before (a redelivery after a crash). */
-export function recordInbound(db: Db, m: { platform: string; msg_key: string; chat_id: string; text: string }): boolean {
-  return stmt(db, "INSERT OR IGNORE INTO channel_inbound (platform, msg_key, chat_id, status, text, session_id, turn_id, reply_id, created_at) VALUES (@platform, @msg_key, @chat_id, 'received', @text, NULL, NULL, NULL, @at)").run({ ...m, at: isoNow() }).changes === 1;
+export function recordInbound(db: Db, m: { platform: string; msg_key: string; chat_id: string; text: string; files?: InboundFileRecord[] }): boolean {
+  const row = { platform: m.platform, msg_key: m.msg_key, chat_id: m.chat_id, text: m.text, files: JSON.stringify(m.files ?? []), at: isoNow() };
+  return stmt(db, "INSERT OR IGNORE INTO channel_inbound (platform, msg_key, chat_id, status, text, session_id, turn_id, reply_id, created_at, files) VALUES (@platform, @msg_key, @chat_id, 'received', @text, NULL, NULL, NULL, @at, @files)").run(row).changes === 1;
+}
+
+/** The message's files again, with the uploads stored so far (a restart does not fetch those twice). */
+export function setInboundFiles(db: Db, platform: string, msgKey: string, files: InboundFileRecord[]): void {
+  stmt(db, 'UPDATE channel_inbound SET files = ? WHERE platform = ? AND msg_key = ?').run(JSON.stringify(files), platform, msgKey);
 }
 
 export function markInbound(db: Db, platform: string, msgKey: string, status: Inbound['status'], turn?: { session_id: string; turn_id: string }): void {
@@ -130,7 +143,17 @@ export function setInboundReply(db: Db, platform: string, msgKey: string, replyI
 
 /** Messages taken but not yet answered, oldest first (what a restarted worker picks up). */
 export function openInbound(db: Db, platform: string): Inbound[] {
-  return stmt<[string], Inbound>(db, "SELECT * FROM channel_inbound WHERE platform = ? AND status != 'answered' ORDER BY created_at").all(platform);
+  return stmt<[string], Omit<Inbound, 'files'> & { files: string }>(db, "SELECT * FROM channel_inbound WHERE platform = ? AND status != 'answered' ORDER BY created_at")
+    .all(platform)
+    .map((r) => {
+      let files: InboundFileRecord[] = [];
+      try {
+        files = inboundFilesSchema.parse(JSON.parse(r.files));
+      } catch {
+        // unreadable: treated as none
+      }
+      return { ...r, files };
+    });
 }
 
 /** Forgets answered messages older than a week (redeliveries come within minutes). */

@@ -45,7 +45,7 @@ export function appendMessage(db: Db, sessionId: string, msg: { role: MessageRol
   if (content === undefined) throw new TypeError('message content must be JSON-serialisable');
   return db.transaction(() => {
     const now = msg.created_at ?? isoNow();
-    const bumped = stmt(db, 'UPDATE sessions SET message_count = message_count + 1, updated_at = ? WHERE id = ?').run(now, sessionId);
+    const bumped = stmt(db, 'UPDATE sessions SET message_count = message_count + 1, updated_at = ? WHERE id = ? AND trash_id IS NULL').run(now, sessionId);
     if (bumped.changes === 0) throw new ApiError('not_found', `There is no session ${JSON.stringify(sessionId)} to add a message to.`);
     const { seq } = stmt<[string], { seq: number }>(db, 'SELECT coalesce(max(seq), 0) + 1 AS seq FROM messages WHERE session_id = ?').get(sessionId)!;
     const row: MessageRow = { id: newId('m'), session_id: sessionId, seq, role: msg.role, content, created_at: now };
@@ -61,6 +61,16 @@ export function insertMessageRow(db: Db, r: MessageRow): void {
 /** Every stored row of a session, oldest first (for the trash). */
 export function messageRowsOf(db: Db, sessionId: string): MessageRow[] {
   return stmt<[string], MessageRow>(db, `SELECT ${COLS} FROM messages WHERE session_id = ? ORDER BY seq`).all(sessionId);
+}
+
+/** A session's rows after `afterSeq`, oldest first (from the (session_id, seq) index). */
+export function messageRowsAfter(db: Db, sessionId: string, afterSeq: number): MessageRow[] {
+  return stmt<[string, number], MessageRow>(db, `SELECT ${COLS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq`).all(sessionId, afterSeq);
+}
+
+/** A session's system messages after `afterSeq`, newest first, read lazily (from a partial index). */
+export function systemRowsNewestFirst(db: Db, sessionId: string, afterSeq: number): IterableIterator<Pick<MessageRow, 'seq' | 'content'>> {
+  return stmt<[string, number], Pick<MessageRow, 'seq' | 'content'>>(db, "SELECT seq, content FROM messages WHERE session_id = ? AND role = 'system' AND seq > ? ORDER BY seq DESC").iterate(sessionId, afterSeq);
 }
 
 /** A messages cursor: the last seq seen. Undefined when the text is not one of ours. */

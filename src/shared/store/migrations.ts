@@ -324,6 +324,46 @@ export const migrations: Migration[] = [
       db.exec('CREATE UNIQUE INDEX cron_runs_once ON cron_runs (task_id, scheduled_for) WHERE scheduled_for IS NOT NULL');
     },
   },
+  // --- longs (issue 22) ---
+  {
+    version: 16,
+    name: 'trash_by_reference',
+    up: (db) => {
+      // A deleted session stays where it is, marked with its trash item's id, instead of being
+      // copied into trash.payload: deleting costs the same at 10 or 50,000 messages.
+      db.exec('ALTER TABLE sessions ADD COLUMN trash_id TEXT');
+      // The bytes of a session's transcript, kept as messages arrive, so the trash can size a
+      // session without reading it. NULL (sessions from before v16, or re-keyed ones) means
+      // unknown: the trash counts those once.
+      db.exec('ALTER TABLE sessions ADD COLUMN content_bytes INTEGER');
+      db.exec(`CREATE TRIGGER sessions_bytes_start AFTER INSERT ON sessions WHEN new.content_bytes IS NULL AND new.message_count = 0
+        BEGIN UPDATE sessions SET content_bytes = 0 WHERE id = new.id; END`);
+      db.exec(`CREATE TRIGGER messages_bytes_add AFTER INSERT ON messages
+        BEGIN UPDATE sessions SET content_bytes = content_bytes + octet_length(new.content) WHERE id = new.session_id; END`);
+      // The session list reads only live sessions, in the order of the old index.
+      db.exec('CREATE INDEX sessions_live_by_created ON sessions (created_at DESC, id DESC) WHERE trash_id IS NULL');
+      // Whichever way a session's trash item leaves (deleted, emptied, expired), the session
+      // goes with it; a restore clears trash_id first, so it stays.
+      db.exec(`CREATE TRIGGER trash_purges_session AFTER DELETE ON trash WHEN old.kind = 'session'
+        BEGIN DELETE FROM sessions WHERE id = old.original AND trash_id = old.id; END`);
+      // Retention and the total read (deleted_at, size) from an index, never the payloads.
+      db.exec('CREATE INDEX trash_by_age_size ON trash (deleted_at, id, size_bytes, blob)');
+      // The agent finds a session's latest compaction summary without reading its transcript.
+      db.exec("CREATE INDEX messages_summaries ON messages (session_id, seq) WHERE role = 'system'");
+      // Start-up finds turns left running without scanning every turn.
+      db.exec("CREATE INDEX turns_running ON turns (status) WHERE status = 'running'");
+      },
+    },
+  // --- wxmedia (issue 14) ---
+  {
+    version: 18,
+    name: 'channel_inbound_files',
+    up: (db) => {
+      // The files a channel message brought (as the platform named them, then the upload each
+      // became), so a worker killed before the turn started starts it with them.
+      db.exec("ALTER TABLE channel_inbound ADD COLUMN files TEXT NOT NULL DEFAULT '[]'");
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

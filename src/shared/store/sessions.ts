@@ -76,7 +76,7 @@ export function toSession(r: SessionRow): Session {
 const COLS = 'id, title, model_id, reasoning_effort, show_reasoning, permission_mode, working_dir, network, channel, created_at, updated_at, message_count';
 
 export function getSessionRow(db: Db, id: string): SessionRow | undefined {
-  return stmt<[string], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE id = ?`).get(id);
+  return stmt<[string], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE id = ? AND trash_id IS NULL`).get(id);
 }
 
 export function getSession(db: Db, id: string): Session | undefined {
@@ -120,14 +120,14 @@ export function updateSession(db: Db, id: string, patch: SessionSettings): Sessi
       network: p.network === undefined ? cur.network : encodeNetwork(p.network),
       updated_at: isoNow(),
     };
-    stmt(db, 'UPDATE sessions SET title = @title, model_id = @model_id, reasoning_effort = @reasoning_effort, show_reasoning = @show_reasoning, permission_mode = @permission_mode, working_dir = @working_dir, network = @network, updated_at = @updated_at WHERE id = @id').run(next);
+    stmt(db, 'UPDATE sessions SET title = @title, model_id = @model_id, reasoning_effort = @reasoning_effort, show_reasoning = @show_reasoning, permission_mode = @permission_mode, working_dir = @working_dir, network = @network, updated_at = @updated_at WHERE id = @id AND trash_id IS NULL').run(next);
     return toSession(next);
   }).immediate();
 }
 
 /** Sets the title of a session still called by the default one; undefined when it has another title by now (or is gone). */
 export function titleIfUntitled(db: Db, id: string, title: string): Session | undefined {
-  const changed = stmt(db, 'UPDATE sessions SET title = ?, updated_at = ? WHERE id = ? AND title = ?').run(title, isoNow(), id, sessionDefaults.title).changes;
+  const changed = stmt(db, 'UPDATE sessions SET title = ?, updated_at = ? WHERE id = ? AND title = ? AND trash_id IS NULL').run(title, isoNow(), id, sessionDefaults.title).changes;
   return changed > 0 ? getSession(db, id) : undefined;
 }
 
@@ -152,8 +152,8 @@ export interface Page<T> {
 /** Newest first (created_at, then id); keyset pagination, so pages never skip or repeat under inserts. */
 export function listSessions(db: Db, opts: { limit: number; after?: SessionCursor }): Page<Session> {
   const rows = opts.after
-    ? stmt<[string, string, number], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?`).all(opts.after.created_at, opts.after.id, opts.limit + 1)
-    : stmt<[number], SessionRow>(db, `SELECT ${COLS} FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`).all(opts.limit + 1);
+    ? stmt<[string, string, number], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE trash_id IS NULL AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?`).all(opts.after.created_at, opts.after.id, opts.limit + 1)
+    : stmt<[number], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE trash_id IS NULL ORDER BY created_at DESC, id DESC LIMIT ?`).all(opts.limit + 1);
   const more = rows.length > opts.limit;
   if (more) rows.pop();
   const last = rows[rows.length - 1];
@@ -179,7 +179,21 @@ export function listSessionsJson(db: Db, opts: { limit: number; after?: SessionC
   return json;
 }
 
-/** Removes the row; messages, artifacts and the goal go with it (foreign keys cascade). */
+/**
+ * Marks a live session as in the trash (item `trashId`): from then on it reads as absent, and its
+ * messages, artifacts and goal stay where they are until the trash item goes (a trigger deletes
+ * the session then, and foreign keys cascade). False when there is no live session `id`.
+ */
+export function markSessionTrashed(db: Db, id: string, trashId: string): boolean {
+  return stmt(db, 'UPDATE sessions SET trash_id = ? WHERE id = ? AND trash_id IS NULL').run(trashId, id).changes > 0;
+}
+
+/** A trashed session's stored row (read by its trash item), or undefined when there is none. */
+export function getTrashedSessionRow(db: Db, id: string, trashId: string): SessionRow | undefined {
+  return stmt<[string, string], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE id = ? AND trash_id = ?`).get(id, trashId);
+}
+
+/** Removes the row whatever its state; messages, artifacts and the goal go with it (foreign keys cascade). */
 export function deleteSessionRow(db: Db, id: string): boolean {
   return stmt(db, 'DELETE FROM sessions WHERE id = ?').run(id).changes > 0;
 }

@@ -1,9 +1,11 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { ApiError } from '../errors.js';
+import { z } from 'zod';
 import type { Paths } from '../paths.js';
 import type { Db } from './db.js';
-import { isoNow, newId, stmt } from './util.js';
+import type { Page } from './sessions.js';
+import { decodeCursor, encodeCursor, isoNow, newId, stmt } from './util.js';
 
 /**
  * The trash: one table for every kind of deleted thing (sessions now; files, skills, recordings,
@@ -29,9 +31,9 @@ type TrashRow = Omit<TrashItem, 'has_blob'> & { payload: string; blob: number };
 export const TRASH_ID = /^t_[a-z0-9]{21}$/;
 const COLS = 'id, kind, name, original, size_bytes, deleted_at, blob';
 
+/** Picks the item's fields, so a row read with its payload never carries it into a view or event. */
 function toItem(r: Omit<TrashRow, 'payload'>): TrashItem {
-  const { blob, ...rest } = r;
-  return { ...rest, has_blob: blob === 1 };
+  return { id: r.id, kind: r.kind, name: r.name, original: r.original, size_bytes: r.size_bytes, deleted_at: r.deleted_at, has_blob: r.blob === 1 };
 }
 
 /** Where a trash item's bytes live (whether or not it has any). */
@@ -47,6 +49,8 @@ export interface PutInTrash {
   payload: unknown;
   /** A file or folder to move into $SVC_HOME/trash/<id>/<its basename>. */
   blobFrom?: string;
+  /** Bytes the item holds elsewhere by reference (a trashed session's transcript stays in its table). */
+  heldBytes?: number;
 }
 
 /**
@@ -56,7 +60,7 @@ export interface PutInTrash {
 export function putInTrash(db: Db, paths: Paths, input: PutInTrash): TrashItem {
   const id = newId('t');
   const payload = JSON.stringify(input.payload ?? null);
-  let size = Buffer.byteLength(payload);
+  let size = Buffer.byteLength(payload) + (input.heldBytes ?? 0);
   let blobPath: string | undefined;
   if (input.blobFrom !== undefined) {
     mkdirSync(trashBlobDir(paths, id), { recursive: true, mode: 0o700 });
@@ -77,9 +81,39 @@ export function putInTrash(db: Db, paths: Paths, input: PutInTrash): TrashItem {
   return toItem(row);
 }
 
-/** Newest first. */
+/** Newest first, every item (for tests and small tools; the API pages with listTrashPage). */
 export function listTrash(db: Db): TrashItem[] {
   return stmt<[], Omit<TrashRow, 'payload'>>(db, `SELECT ${COLS} FROM trash ORDER BY deleted_at DESC, id DESC`).all().map(toItem);
+}
+
+export interface TrashCursor {
+  deleted_at: string;
+  id: string;
+}
+
+const trashCursorSchema = z.tuple([z.iso.datetime(), z.string().regex(TRASH_ID)]);
+
+/** Decodes a `next_cursor` from listTrashPage; undefined when it is not one. */
+export function parseTrashCursor(cursor: string): TrashCursor | undefined {
+  const r = trashCursorSchema.safeParse(decodeCursor(cursor));
+  return r.success ? { deleted_at: r.data[0], id: r.data[1] } : undefined;
+}
+
+/** Newest first, `limit` at a time, without payloads; keyset pages from the (deleted_at, id) index. */
+export function listTrashPage(db: Db, opts: { limit: number; after?: TrashCursor }): Page<TrashItem> {
+  const rows = opts.after
+    ? stmt<[string, string, number], Omit<TrashRow, 'payload'>>(db, `SELECT ${COLS} FROM trash WHERE (deleted_at, id) < (?, ?) ORDER BY deleted_at DESC, id DESC LIMIT ?`).all(opts.after.deleted_at, opts.after.id, opts.limit + 1)
+    : stmt<[number], Omit<TrashRow, 'payload'>>(db, `SELECT ${COLS} FROM trash ORDER BY deleted_at DESC, id DESC LIMIT ?`).all(opts.limit + 1);
+  const more = rows.length > opts.limit;
+  if (more) rows.pop();
+  const last = rows[rows.length - 1];
+  return { items: rows.map(toItem), next_cursor: more && last ? encodeCursor([last.deleted_at, last.id]) : null };
+}
+
+/** How many items and bytes the trash holds (from the covering index, not the rows). */
+export function trashTotals(db: Db): { count: number; bytes: number } {
+  const r = stmt<[], { count: number; bytes: number }>(db, 'SELECT count(*) AS count, coalesce(sum(size_bytes), 0) AS bytes FROM trash INDEXED BY trash_by_age_size').get()!;
+  return r;
 }
 
 export function getTrashItem(db: Db, id: string): TrashItem | undefined {
@@ -148,16 +182,15 @@ export function deleteFromTrash(db: Db, paths: Paths, id: string): boolean {
 /** Deletes everything; answers how many items went. */
 export function emptyTrash(db: Db, paths: Paths): number {
   const ids = db.transaction(() => {
-    const list = stmt<[], { id: string }>(db, 'SELECT id FROM trash').all().map((r) => r.id);
-    stmt(db, 'DELETE FROM trash').run();
-    return list;
+    const withBlobs = stmt<[], { id: string }>(db, 'SELECT id FROM trash WHERE blob = 1').all().map((r) => r.id);
+    return { withBlobs, n: stmt(db, 'DELETE FROM trash').run().changes };
   }).immediate();
-  for (const id of ids) rmSync(trashBlobDir(paths, id), { recursive: true, force: true });
-  return ids.length;
+  for (const id of ids.withBlobs) rmSync(trashBlobDir(paths, id), { recursive: true, force: true });
+  return ids.n;
 }
 
 export function trashTotalBytes(db: Db): number {
-  return stmt<[], { n: number }>(db, 'SELECT coalesce(sum(size_bytes), 0) AS n FROM trash').get()!.n;
+  return trashTotals(db).bytes;
 }
 
 /** When an item leaves the trash by itself. */
@@ -178,23 +211,33 @@ export function trashView(item: TrashItem, retentionDays: number): Omit<TrashIte
  */
 export function enforceTrashRetention(db: Db, paths: Paths, limits: { retention_days: number; max_bytes: number }, now: Date = new Date()): { removed: TrashItem[]; freed_bytes: number } {
   const cutoff = new Date(now.getTime() - limits.retention_days * 86_400_000).toISOString();
-  const removed = db.transaction(() => {
-    const all = stmt<[], Omit<TrashRow, 'payload'>>(db, `SELECT ${COLS} FROM trash ORDER BY deleted_at ASC, id ASC`).all().map(toItem);
-    let total = all.reduce((s, i) => s + i.size_bytes, 0);
-    const out: TrashItem[] = [];
-    for (const item of all) {
-      if (item.deleted_at >= cutoff && total <= limits.max_bytes) break;
-      out.push(item);
-      total -= item.size_bytes;
-    }
-    const del = stmt(db, 'DELETE FROM trash WHERE id = ?');
-    for (const item of out) del.run(item.id);
-    return out;
-  }).immediate();
-  for (const item of removed) rmSync(trashBlobDir(paths, item.id), { recursive: true, force: true });
+  const removed: TrashItem[] = [];
+  // Oldest first, a bounded batch per transaction, read from the (deleted_at, id, size) index:
+  // a trash of 50,000 items is never read whole, and other writers get in between batches.
+  const oldest = stmt<[number], Omit<TrashRow, 'payload'>>(db, `SELECT ${COLS} FROM trash INDEXED BY trash_by_age_size ORDER BY deleted_at ASC, id ASC LIMIT ?`);
+  const del = stmt(db, 'DELETE FROM trash WHERE id = ?');
+  for (;;) {
+    const batch = db.transaction(() => {
+      let total = trashTotals(db).bytes;
+      const out: TrashItem[] = [];
+      for (const item of oldest.all(RETENTION_BATCH).map(toItem)) {
+        if (item.deleted_at >= cutoff && total <= limits.max_bytes) break;
+        del.run(item.id);
+        out.push(item);
+        total -= item.size_bytes;
+      }
+      return out;
+    }).immediate();
+    for (const item of batch) if (item.has_blob) rmSync(trashBlobDir(paths, item.id), { recursive: true, force: true });
+    removed.push(...batch);
+    if (batch.length < RETENTION_BATCH) break;
+  }
   removeOrphanBlobs(db, paths, now);
   return { removed, freed_bytes: removed.reduce((s, i) => s + i.size_bytes, 0) };
 }
+
+/** Items retention looks at (and may delete) per transaction. */
+const RETENTION_BATCH = 500;
 
 function removeOrphanBlobs(db: Db, paths: Paths, now: Date): void {
   if (!existsSync(paths.trashDir)) return;

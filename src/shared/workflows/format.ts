@@ -124,7 +124,7 @@ function stepTexts(s: WorkflowStep): Array<[Array<string | number>, string]> {
   if (s.run !== undefined) out.push([['run'], s.run]);
   const walk = (v: unknown, path: Array<string | number>) => {
     if (typeof v === 'string') out.push([path, v]);
-    else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...path, i]));
+    else if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, [...path, i]);
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
   };
   if (s.args) walk(s.args, ['args']);

@@ -5,8 +5,9 @@ import type { TurnOrigin } from '../../shared/protocol/ipc.js';
 import type { AssistantContent } from '../../shared/protocol/message-content.js';
 import { upsertArtifact } from '../../shared/store/artifacts.js';
 import type { Db } from '../../shared/store/db.js';
-import { appendMessage, messageRowsOf, toMessage } from '../../shared/store/messages.js';
+import { appendMessage } from '../../shared/store/messages.js';
 import type { Session } from '../../shared/store/sessions.js';
+import { LiveWindow } from './live-window.js';
 import { historyToMessages } from './prompt.js';
 import type { Provider, ReasoningEffort, ToolCall, Usage } from './providers/index.js';
 import { emptyUsage } from './providers/index.js';
@@ -30,8 +31,8 @@ export interface LoopContext {
   publish: (type: string, data: Record<string, unknown>) => void;
   /** Only messages after this seq are sent (a workflow step sees its own messages, not the run's others). */
   sinceSeq?: number;
-  /** Called before each model call with that call's system prompt; may shrink the history (compaction). */
-  beforeStep?: (system: string) => Promise<void>;
+  /** Called before each model call with that call's system prompt and the live window; may shrink the history (compaction). */
+  beforeStep?: (system: string, window: LiveWindow) => Promise<void>;
 }
 
 export interface LoopOutcome {
@@ -56,11 +57,15 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
   let repeats = 0;
   let toolCallCount = 0;
   let text = '';
+  // Read once per turn; each step then reads only what was appended since (see LiveWindow).
+  const window = new LiveWindow(ctx.db, ctx.session.id, ctx.sinceSeq ?? 0);
   for (let step = 1; step <= ctx.maxSteps; step++) {
     // Profile and memory files are read once a step: a memory written in this turn shows in the next step.
     const system = ctx.system();
-    await ctx.beforeStep?.(system);
-    const history = historyToMessages(messageRowsOf(ctx.db, ctx.session.id).filter((r) => r.seq > (ctx.sinceSeq ?? 0)).map(toMessage), { vision: ctx.vision });
+    window.sync();
+    await ctx.beforeStep?.(system, window);
+    window.sync();
+    const history = historyToMessages(window.messages, { vision: ctx.vision });
     const reply: StreamedReply = { text: '', reasoning: [], toolCalls: [], usage: emptyUsage(), stopReason: 'other' };
     try {
       await streamOnce(ctx, system, history, reply);

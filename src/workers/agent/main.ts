@@ -10,6 +10,7 @@ import { Approvals } from './approvals.js';
 import { RulesGate } from './permission-gate.js';
 import { probeModel } from './providers/index.js';
 import { TurnRunner } from './turn-runner.js';
+import { runningCount } from './tools/background.js';
 import { onGroupsChange } from './tools/process-group.js';
 import { toolOutputCap } from './tools/output-log.js';
 
@@ -46,8 +47,18 @@ endpoint.onEvent((event) => {
   redactConfigSecrets(config);
   toolOutputCap.bytes = config.agent.tool_output_max_bytes;
 });
+let retiring = false;
+endpoint.handle('agent.retire', () => {
+  const turns = runner?.inflight ?? 0;
+  if (turns > 0) return { retired: false, why: `${turns} turn(s) running` };
+  const background = runningCount();
+  if (background > 0) return { retired: false, why: `${background} background command(s) still running` };
+  retiring = true;
+  return { retired: true };
+});
 endpoint.handle('agent.turn', (req) => {
   if (!runner) throw new Error('the agent worker has not started yet');
+  if (retiring) throw new Error('this agent worker is retiring');
   return runner.accept(req);
 });
 endpoint.handle('agent.approvals', ({ session_id }) => ({ items: approvals.list(session_id) }));

@@ -48,10 +48,13 @@ export class RulesGate implements PermissionGate {
   async check(tool: Tool, args: unknown, subject: ToolSubject, ctx: ToolContext): Promise<{ allowed: true } | { allowed: false; reason: string }> {
     const mode = getSession(this.db, ctx.sessionId)?.permission_mode ?? 'interactive';
     await loadShellParser().catch(() => undefined);
-    const env: EvalEnv = { home: homedir(), svcHome: this.paths.home, svcPids: svcPids() };
+    let pids: number[] | undefined;
+    // Read from /proc only when a rule looks (a kill command); most calls never do.
+    const env: EvalEnv = { home: homedir(), svcHome: this.paths.home, get svcPids() { return (pids ??= svcPids()); } };
     const rules = this.currentRules();
-    const status = this.sandbox ? await sandboxStatus(this.sandbox.enabled()) : undefined;
     let decision = judge(tool.name, subject, ctx.workingDir, rules, env);
+    // The sandbox's state matters only to a call that steps outside it or waits for the user.
+    const status = this.sandbox && (subject.outside !== undefined || decision.verdict === 'ask') ? await sandboxStatus(this.sandbox.enabled()) : undefined;
     if (subject.outside !== undefined && status) {
       const byName = evaluate({ tool: OUTSIDE_TOOL, command: subject.command, cwd: ctx.workingDir }, rules, env);
       decision = stepOutside(decision, byName, subject.outside, ctx.origin, status);

@@ -54,7 +54,7 @@ function skillsSection(skills: Array<{ name: string; description: string }>): st
  * Turns the stored transcript into provider messages. A compaction summary stands in for the
  * messages it replaced; content that does not parse is skipped (and logged), never sent raw.
  */
-export function historyToMessages(stored: StoredMessage[], opts: { vision: boolean } = { vision: false }): Message[] {
+export function historyToMessages(stored: readonly StoredMessage[], opts: { vision: boolean } = { vision: false }): Message[] {
   let from = 0;
   let summary: string | undefined;
   for (const m of stored) {

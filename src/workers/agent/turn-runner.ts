@@ -22,7 +22,7 @@ import { RestartInterrupt } from './restart-interrupt.js';
 import { clockTool } from './tools/clock.js';
 import { goalTool } from './tools/goal.js';
 import { builtinTools } from './tools/index.js';
-import { handTools } from './tools/hands.js';
+import { hostTools } from './tools/host-tools.js';
 import { skillTool } from './tools/skill.js';
 import { runWorkflowTool } from './tools/run-workflow.js';
 import { runWorkflowTurn, WorkflowFailure } from './workflow-runner.js';
@@ -30,6 +30,8 @@ import { startRun } from '../../shared/workflows/start.js';
 import type { Session } from '../../shared/store/sessions.js';
 import { usableSkills } from '../../shared/skills/catalog.js';
 import { mcpTools } from './tools/mcp.js';
+import { browserTools } from './tools/browser.js';
+import { McpChannel } from './tools/mcp-channel.js';
 import { titleChat } from './titling.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 
@@ -52,24 +54,29 @@ export class TurnRunner {
   /** Streaming deltas merged before they cross to the supervisor: far fewer IPC messages a turn. */
   private readonly batcher = new DeltaBatcher(DELTA_WINDOW_MS, (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }));
 
+  /** The way to the mcp worker: a direct channel once brokered, else the supervisor's relay. */
+  private readonly mcp: McpChannel;
+
   constructor(
     private readonly endpoint: Endpoint,
     private readonly db: Db,
     private readonly paths: Paths,
     private readonly config: () => Config,
     private readonly gate: PermissionGate = allowAll,
-  ) {}
+  ) {
+    this.mcp = new McpChannel(endpoint);
+  }
 
   /** Every tool a turn can have (update_goal only appears while a goal is active), MCP tools last. */
   async toolSpecs() {
-    return new ToolRegistry(this.tools(goalTool(this.db, () => {}), await mcpTools(this.endpoint, this.config()))).specs();
+    return new ToolRegistry(this.tools(goalTool(this.db, () => {}), await mcpTools(this.mcp, this.config()))).specs();
   }
 
   /** The tools, in the order the model sees them; one list serves turns and GET /api/tools. */
   private tools(goal?: Tool, mcp: Tool[] = []): Tool[] {
     return [
       ...builtinTools(),
-      ...handTools({
+      ...hostTools({
         secrets: () => providerSecrets(this.config()),
         sandbox: { enabled: () => this.config().sandbox.enabled },
         publish: (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }),
@@ -83,6 +90,7 @@ export class TurnRunner {
         startRun(this.db, this.paths, name, inputs, (p) => this.endpoint.request('turn.start', p, { to: 'supervisor', timeoutMs: 20_000 })),
       ),
       ...(goal ? [goal] : []),
+      ...browserTools(this.endpoint, this.config), // none while no browser is configured
       ...mcp,
     ];
   }
@@ -197,13 +205,13 @@ export class TurnRunner {
               this.goalChanged(session.id, g);
             })
           : undefined,
-        await mcpTools(this.endpoint, config),
+        await mcpTools(this.mcp, config),
       ),
       this.gate,
     );
     const system = this.systemFor(session, registry, () => goal);
     const lite = config.slots.lite ? config.models[config.slots.lite] : undefined;
-    const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model } : { provider, model: entry.model };
+    const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model, contextWindow: lite.context_window ?? 128_000 } : { provider, model: entry.model, contextWindow: entry.context_window ?? 128_000 };
     return runLoop({
       origin: req.origin,
       db: this.db,
@@ -219,8 +227,9 @@ export class TurnRunner {
       signal,
       maxSteps: config.agent.max_steps,
       publish,
-      beforeStep: async (systemText) => {
+      beforeStep: async (systemText, window) => {
         const done = await maybeCompact({
+          window,
           db: this.db,
           paths: this.paths,
           sessionId: session.id,

@@ -7,6 +7,8 @@ export interface InboundMessage {
   userId: string;
   /** The sender's display name (for the pairing list and session titles). */
   name: string;
+  /** A group chat's title (the chat's name and its session's title, instead of the sender's). */
+  chatTitle?: string;
   text: string;
   /** Unique per platform: a redelivered message has the same key. */
   msgKey: string;

@@ -4,13 +4,12 @@ import type { Config } from '../../shared/config/schema.js';
 import { log } from '../../shared/log.js';
 import { IpcCallError, type Endpoint } from '../../shared/protocol/endpoint.js';
 import type { ApprovalDecision } from '../../shared/protocol/ipc.js';
-import { getChat, isApprovedUser, lastReplyText, setInboundReply, markInbound, openInbound, pairingFor, recordInbound, setChatSession, touchChat, type ChannelChat } from '../../shared/store/channels.js';
+import { getChat, isApprovedUser, lastReplyText, setInboundFiles, setInboundReply, markInbound, openInbound, pairingFor, recordInbound, setChatSession, touchChat, type ChannelChat, type InboundFileRecord } from '../../shared/store/channels.js';
 import type { Db } from '../../shared/store/db.js';
 import { createSession, getSession, type Session } from '../../shared/store/sessions.js';
 import { getTurnRow } from '../../shared/store/turns.js';
 import { FileTooLarge, formatBytes, storeUpload } from '../../shared/upload-files.js';
-import type { Upload } from '../../shared/store/uploads.js';
-import type { Adapter, InboundFile, InboundMessage } from './adapter.js';
+import type { Adapter, InboundMessage } from './adapter.js';
 import { answerWord, approvalButtons, approvalQuestion, decisionLabel, parseButton } from './approval-text.js';
 import { ReplyStream } from './reply-stream.js';
 
@@ -76,9 +75,9 @@ export class Conversations {
   }
 
   async onMessage(adapter: Adapter, m: InboundMessage): Promise<void> {
-    if (!recordInbound(this.deps.db, { platform: m.platform, msg_key: m.msgKey, chat_id: m.chatId, text: m.text })) return; // seen before
+    if (!recordInbound(this.deps.db, { platform: m.platform, msg_key: m.msgKey, chat_id: m.chatId, text: m.text, files: m.files ?? [] })) return; // seen before
     log.info('channel message', { platform: m.platform, chat: m.chatId, bytes: Buffer.byteLength(m.text), files: m.files?.length ?? 0 });
-    const chat = touchChat(this.deps.db, { platform: m.platform, chat_id: m.chatId, user_id: m.userId, name: m.name });
+    const chat = touchChat(this.deps.db, { platform: m.platform, chat_id: m.chatId, user_id: m.userId, name: m.chatTitle ?? m.name });
     const done = () => markInbound(this.deps.db, m.platform, m.msgKey, 'answered');
     if (!this.allowed(m.platform, m.userId)) {
       if (m.buttonQueryId) await adapter.answerButton?.(m.buttonQueryId);
@@ -104,25 +103,30 @@ export class Conversations {
       await this.answer(adapter, m.platform, m.chatId, ask, answerWord(text));
       return done();
     }
+    await this.take(adapter, chat, m.msgKey, text, m.files ?? []);
+  }
+
+  /**
+   * A message for the agent: its files stored as uploads (kept with the recorded message as each
+   * is stored), then the turn, with the files as its attachments.
+   */
+  private async take(adapter: Adapter, chat: ChannelChat, msgKey: string, text: string, files: InboundFileRecord[]): Promise<void> {
     let attachments: string[] = [];
-    if (m.files?.length) {
-      const got = await this.receiveFiles(adapter, m.files);
+    if (files.length) {
+      const got = await this.receiveFiles(adapter, msgKey, files);
       if (typeof got === 'string') {
-        await adapter.sendText(m.chatId, got, { plain: true });
-        return done();
+        await adapter.sendText(chat.chat_id, got, { plain: true });
+        return markInbound(this.deps.db, adapter.platform, msgKey, 'answered');
       }
-      attachments = got.map((u) => u.name);
+      attachments = got.map((f) => f.upload);
       // A file without a caption still needs words for the model (and the API's non-empty rule).
-      if (!text) {
-        await this.startTurn(adapter, chat, m.msgKey, `(sent ${got.map((u) => u.original_name).join(', ')})`, attachments);
-        return;
-      }
+      if (!text) return this.startTurn(adapter, chat, msgKey, `(sent ${got.map((f) => f.name).join(', ')})`, attachments);
     }
     if (!text) {
-      await adapter.sendText(m.chatId, 'Only text messages and files reach the agent.', { plain: true });
-      return done();
+      await adapter.sendText(chat.chat_id, 'Only text messages and files reach the agent.', { plain: true });
+      return markInbound(this.deps.db, adapter.platform, msgKey, 'answered');
     }
-    await this.startTurn(adapter, chat, m.msgKey, text, attachments);
+    await this.startTurn(adapter, chat, msgKey, text, attachments);
   }
 
   /**
@@ -130,23 +134,33 @@ export class Conversations {
    * attachments like an API turn. A file over the cap (limits.upload_bytes, or what the platform
    * lets a bot fetch) is refused with a reply that says so: the answer is a string then.
    */
-  private async receiveFiles(adapter: Adapter, files: InboundFile[]): Promise<Upload[] | string> {
+  private async receiveFiles(adapter: Adapter, msgKey: string, files: InboundFileRecord[]): Promise<{ upload: string; name: string }[] | string> {
     const cap = Math.min(this.deps.config().limits.upload_bytes, adapter.fileCap ?? Infinity);
     const tooLarge = (name: string, size?: number) => `${name} is too large${size === undefined ? '' : ` (${formatBytes(size)})`}: files up to ${formatBytes(cap)} reach the agent. Nothing was sent to it.`;
-    const over = files.find((f) => f.size !== undefined && f.size > cap);
+    const over = files.find((f) => f.upload === undefined && f.size !== undefined && f.size > cap);
     if (over) return tooLarge(over.name, over.size);
-    if (!adapter.downloadFile) return `Files sent on ${platformInfo[adapter.platform].label} do not reach the agent yet; send the text instead.`;
-    const stored: Upload[] = [];
-    for (const f of files) {
+    const record = files.map((f) => ({ ...f }));
+    const stored: { upload: string; name: string }[] = [];
+    let bytes = 0;
+    for (const f of record) {
+      if (f.upload !== undefined) {
+        stored.push({ upload: f.upload, name: f.name }); // stored before a restart
+        continue;
+      }
+      if (!adapter.downloadFile) return `Files sent on ${platformInfo[adapter.platform].label} do not reach the agent yet; send the text instead.`;
       try {
-        stored.push(await storeUpload(this.deps.db, this.deps.uploadsDir, await adapter.downloadFile(f), { filename: f.name, contentType: f.mime, maxBytes: cap }));
+        const u = await storeUpload(this.deps.db, this.deps.uploadsDir, await adapter.downloadFile(f), { filename: f.name, contentType: f.mime, maxBytes: cap });
+        f.upload = u.name;
+        setInboundFiles(this.deps.db, adapter.platform, msgKey, record);
+        stored.push({ upload: u.name, name: u.original_name });
+        bytes += u.size;
       } catch (err) {
         if (err instanceof FileTooLarge) return tooLarge(f.name);
         log.warn('a file sent to the bot was not received', { platform: adapter.platform, error: (err as Error).message });
         return `${f.name} could not be received (${(err as Error).message}); nothing was sent to the agent. Try again, or send it another way.`;
       }
     }
-    log.info('channel files stored as uploads', { platform: adapter.platform, files: stored.length, bytes: stored.reduce((n, u) => n + u.size, 0) });
+    log.info('channel files stored as uploads', { platform: adapter.platform, files: stored.length, bytes });
     return stored;
   }
 
@@ -156,7 +170,12 @@ export class Conversations {
       const chat = getChat(this.deps.db, adapter.platform, row.chat_id);
       if (!chat) continue;
       if (row.status === 'received') {
-        // A file without words whose download the stop cut short: the file is not on record, so ask for it again.
+        // Its files are on record (fetched again unless already stored): the turn gets them too.
+        if (row.files.length) {
+          await this.take(adapter, chat, row.msg_key, row.text.trim(), row.files).catch((err: Error) => log.warn('could not resume a channel message', { error: err.message }));
+          continue;
+        }
+        // A file without words from before files were kept with the message: ask for it again.
         if (!row.text.trim()) {
           await adapter.sendText(row.chat_id, 'svc restarted while receiving what you sent; send it again, please.', { plain: true }).catch(() => undefined);
           markInbound(this.deps.db, adapter.platform, row.msg_key, 'answered');

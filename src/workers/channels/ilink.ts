@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { z } from 'zod';
 import { PlatformError } from './adapter.js';
+import { cdnMediaSchema } from './ilink-media.js';
 
 /**
  * The WeChat personal-bot protocol (iLink) over HTTPS: QR issue and status for the login, then
@@ -27,7 +28,20 @@ export type QrStatus = z.infer<typeof qrStatusSchema>;
 
 const envelope = z.object({ ret: z.number().int().optional(), errcode: z.number().int().optional(), errmsg: z.string().optional() }).loose();
 
-const item = z.object({ type: z.number().int(), text_item: z.object({ text: z.string() }).loose().optional(), file_item: z.object({ file_name: z.string().optional() }).loose().optional() }).loose();
+const media = { media: cdnMediaSchema.optional() };
+const item = z
+  .object({
+    type: z.number().int(),
+    text_item: z.object({ text: z.string() }).loose().optional(),
+    /** An image may carry its key as hex in `aeskey` besides media.aes_key. */
+    image_item: z.object({ ...media, aeskey: z.string().optional(), url: z.string().optional() }).loose().optional(),
+    /** A voice note; `text` is WeChat's transcript when it made one. */
+    voice_item: z.object({ ...media, text: z.string().optional() }).loose().optional(),
+    /** `len` is the file's size in bytes, as a string. */
+    file_item: z.object({ ...media, file_name: z.string().optional(), len: z.union([z.string(), z.number()]).optional() }).loose().optional(),
+    video_item: z.object(media).loose().optional(),
+  })
+  .loose();
 export const ilinkMessageSchema = z
   .object({
     message_id: z.union([z.number(), z.string()]).optional(),
@@ -40,6 +54,7 @@ export const ilinkMessageSchema = z
   })
   .loose();
 export type IlinkMessage = z.infer<typeof ilinkMessageSchema>;
+const uploadUrlSchema = z.object({ upload_param: z.string().min(1) }).loose();
 const configSchema = z.object({ typing_ticket: z.string().min(1) }).loose();
 const updatesSchema = z.object({ msgs: z.array(z.unknown()).default([]), get_updates_buf: z.string().optional() }).loose();
 
@@ -79,6 +94,32 @@ async function call(url: string, init: { method: 'GET' | 'POST'; headers: Record
 }
 
 const trimBase = (u: string) => u.replace(/\/+$/, '');
+
+const CDN_TRIES = 3;
+
+/**
+ * POSTs a ciphertext to the CDN; answers the download param it gives back (x-encrypted-param).
+ * Tried up to three times, except a 4xx (the CDN refused it: trying again will not help).
+ */
+export async function cdnUpload(url: string, body: Buffer, signal?: AbortSignal): Promise<string> {
+  let last = '';
+  for (let attempt = 1; attempt <= CDN_TRIES; attempt++) {
+    try {
+      const timeout = AbortSignal.timeout(60_000);
+      const res = await request(url, { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      await res.body.text();
+      const why = res.headers['x-error-message'];
+      if (res.statusCode >= 400 && res.statusCode < 500) throw new IlinkError(res.statusCode, `the media CDN refused the file: HTTP ${res.statusCode}${typeof why === 'string' ? ` ${why}` : ''}`);
+      const param = res.headers['x-encrypted-param'];
+      if (res.statusCode < 300 && typeof param === 'string' && param) return param;
+      last = `HTTP ${res.statusCode}${typeof why === 'string' ? ` ${why}` : ''}${res.statusCode < 300 ? ' without a download param' : ''}`;
+    } catch (err) {
+      if (err instanceof IlinkError) throw err;
+      last = `network error: ${(err as Error).message}`;
+    }
+  }
+  throw new IlinkError(0, `the media CDN did not take the file after ${CDN_TRIES} tries (${last})`);
+}
 
 /** The login half: needs no token. */
 export async function fetchQr(baseUrl: string, signal?: AbortSignal): Promise<{ id: string; url: string }> {
@@ -134,8 +175,18 @@ export class IlinkClient {
   }
 
   async sendText(to: string, contextToken: string, text: string): Promise<string> {
+    return this.sendItem(to, contextToken, { type: 1, text_item: { text } });
+  }
+
+  /** One message of one item (text, or media already on the CDN); answers its client id. */
+  async sendItem(to: string, contextToken: string, item: Record<string, unknown>): Promise<string> {
     const clientId = randomUUID();
-    await this.post('sendmessage', { msg: { from_user_id: '', to_user_id: to, client_id: clientId, message_type: 2, message_state: 2, context_token: contextToken, item_list: [{ type: 1, text_item: { text } }] } }, 30_000);
+    await this.post('sendmessage', { msg: { from_user_id: '', to_user_id: to, client_id: clientId, message_type: 2, message_state: 2, context_token: contextToken, item_list: [item] } }, 30_000);
     return clientId;
+  }
+
+  /** Asks where to upload one encrypted file; answers the CDN's upload_param. */
+  async uploadParam(req: { filekey: string; media_type: number; to_user_id: string; rawsize: number; rawfilemd5: string; filesize: number; aeskey: string }): Promise<string> {
+    return uploadUrlSchema.parse(await this.post('getuploadurl', { ...req, no_need_thumb: true }, 15_000)).upload_param;
   }
 }

@@ -8,13 +8,18 @@ import { markdownToTelegramHtml, splitText } from './format.js';
 
 /** What svc reads of an update; anything else in it is ignored. */
 const tgUser = z.object({ id: z.number().int(), is_bot: z.boolean().optional(), username: z.string().optional(), first_name: z.string().optional(), last_name: z.string().optional() });
+const tgEntity = z.object({ type: z.string(), offset: z.number().int().nonnegative(), length: z.number().int().nonnegative(), user: tgUser.optional() }).loose();
 const tgFile = z.object({ file_id: z.string().min(1), file_unique_id: z.string().optional(), file_size: z.number().int().nonnegative().optional() });
 const tgMessage = z.object({
   message_id: z.number().int(),
   from: tgUser.optional(),
-  chat: z.object({ id: z.number().int(), type: z.string() }),
+  chat: z.object({ id: z.number().int(), type: z.string(), title: z.string().optional() }),
   text: z.string().optional(),
   caption: z.string().optional(),
+  entities: z.array(tgEntity).optional(),
+  caption_entities: z.array(tgEntity).optional(),
+  /** The message this one answers (only who wrote it matters: a reply to the bot addresses it). */
+  reply_to_message: z.object({ from: tgUser.optional() }).loose().optional(),
   document: tgFile.extend({ file_name: z.string().optional(), mime_type: z.string().optional() }).optional(),
   audio: tgFile.extend({ file_name: z.string().optional(), mime_type: z.string().optional() }).optional(),
   video: tgFile.extend({ file_name: z.string().optional(), mime_type: z.string().optional() }).optional(),
@@ -60,6 +65,8 @@ export class TelegramAdapter implements Adapter {
   private readonly apiRoot: string;
   private readonly api: Api<RawApi>;
   private readonly abort = new AbortController();
+  /** Who the bot is (getMe): group messages reach it only when they address it. */
+  private me: { id: number; username: string } | undefined;
 
   constructor(private readonly config: TelegramConfig) {
     this.apiRoot = config.base_url.replace(/\/+$/, '');
@@ -86,6 +93,7 @@ export class TelegramAdapter implements Adapter {
       if (signal.aborted) return;
       throw new PlatformError(`Telegram did not accept the bot: ${reason(err)}`);
     }
+    this.me = { id: me.id, username: me.username };
     events.connected(`@${me.username}`);
     let offset: number | undefined;
     let failures = 0;
@@ -124,11 +132,19 @@ export class TelegramAdapter implements Adapter {
       return;
     }
     const m = u.message;
-    // Private chats only: in a group every member would reach the agent through one binding.
-    if (!m || !m.from || m.from.is_bot || m.chat.type !== 'private') return;
-    const text = m.text ?? m.caption ?? '';
+    if (!m || !m.from || m.from.is_bot) return;
+    let text = m.text ?? m.caption ?? '';
+    let chatTitle: string | undefined;
+    if (m.chat.type === 'group' || m.chat.type === 'supergroup') {
+      // In a group only what addresses the bot reaches it (each sender still passes the
+      // allowed_users / pairing check on their own); the mention itself is not for the model.
+      const addressed = this.me ? addressing(m, text, this.me) : undefined;
+      if (addressed === undefined) return;
+      text = addressed;
+      chatTitle = m.chat.title ?? `group ${m.chat.id}`;
+    } else if (m.chat.type !== 'private') return; // channels: no sender to bind
     const files = filesOf(m);
-    await events.message({ platform: 'telegram', chatId: String(m.chat.id), userId: String(m.from.id), name: nameOf(m.from), text, msgKey: key, ...(files.length ? { files } : {}) });
+    await events.message({ platform: 'telegram', chatId: String(m.chat.id), userId: String(m.from.id), name: nameOf(m.from), text, msgKey: key, ...(chatTitle ? { chatTitle } : {}), ...(files.length ? { files } : {}) });
   }
 
   async stop(): Promise<void> {
@@ -207,6 +223,29 @@ export class TelegramAdapter implements Adapter {
       throw new PlatformError(reason(err));
     }
   }
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * A group message addressed to the bot, as the text the agent gets: it mentions @username (a
+ * mention entity, a text mention of the bot, or the name typed where entities are missing), is a
+ * /command@username, or replies to one of the bot's messages. The mention is taken out.
+ * Undefined: the message is for the others in the group.
+ */
+export function addressing(m: z.infer<typeof tgMessage>, text: string, me: { id: number; username: string }): string | undefined {
+  const handle = `@${me.username}`.toLowerCase();
+  const entities = m.entities ?? m.caption_entities ?? [];
+  const cut: { offset: number; length: number }[] = entities.filter((e) => (e.type === 'mention' && text.slice(e.offset, e.offset + e.length).toLowerCase() === handle) || (e.type === 'text_mention' && e.user?.id === me.id));
+  const typed = new RegExp(`(^|[^\\w@])@${escapeRe(me.username)}(?!\\w)`, 'gi');
+  const command = new RegExp(`^/[A-Za-z0-9_]+@${escapeRe(me.username)}(?!\\w)`, 'i').test(text);
+  const replied = m.reply_to_message?.from?.id === me.id;
+  if (!cut.length && !typed.test(text) && !command && !replied) return undefined;
+  if (command) return text;
+  let out = text;
+  for (const e of [...cut].sort((a, b) => b.offset - a.offset)) out = out.slice(0, e.offset) + out.slice(e.offset + e.length);
+  out = out.replace(typed, '$1');
+  return out.replace(/[ \t]{2,}/g, ' ').replace(/^[\s,:]+/, '').trim();
 }
 
 /** The files of a message: a document, audio, video or voice note as sent, a photo at its largest size. */

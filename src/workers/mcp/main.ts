@@ -3,19 +3,22 @@ import { redactConfigSecrets } from '../../shared/config/secrets.js';
 import { startChild } from '../../shared/child.js';
 import { log } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
-import { IpcCallError } from '../../shared/protocol/endpoint.js';
+import { IpcCallError, type Endpoint } from '../../shared/protocol/endpoint.js';
+import { DirectChannels } from './direct.js';
 import { Manager } from './manager.js';
 
 /**
  * The mcp worker: holds the connections to every configured MCP server for all agent workers.
- * Tool calls arrive from agents through the supervisor; status changes go out on the `mcp` topic.
+ * Tool calls arrive from agents on a direct channel the supervisor brokered (else through the
+ * supervisor itself); status changes go out on the `mcp` topic.
  */
 let calls = 0;
+const paths = resolvePaths();
 const endpoint = startChild('mcp', () => calls);
 const manager = new Manager({
   status: (data) => endpoint.emit('ws.publish', { topic: 'mcp', type: 'mcp.status', data }),
   groups: (pgids) => endpoint.emit('child.groups', { pgids }),
-}, resolvePaths().home);
+}, paths.home);
 
 function apply(config: Config): void {
   redactConfigSecrets(config); // env and header values never reach a log line
@@ -30,28 +33,38 @@ endpoint.onEvent((event) => {
   if (event.type === 'config.changed') apply(event.payload.config);
 });
 endpoint.handle('mcp.status', () => ({ servers: manager.statuses() }));
-endpoint.handle('mcp.tools', () => ({
-  servers: manager.statuses().flatMap((s) => (s.status === 'connected' ? [{ name: s.name, tools: s.tools }] : [])),
-}));
 endpoint.handle('mcp.reconnect', async ({ name }) => {
   const conn = manager.get(name);
   if (!conn) throw new IpcCallError('not_found', `There is no MCP server "${name}".`);
   return conn.reconnect();
 });
-endpoint.handle('mcp.call', async ({ call_id, server, tool, arguments: args }) => {
-  calls++;
-  try {
-    return await manager.call(call_id, server, tool, args);
-  } finally {
-    calls--;
-  }
-});
-endpoint.handle('mcp.cancel', ({ call_id }) => ({ cancelled: manager.cancel(call_id) }));
+
+/** What an agent asks of this worker: through the supervisor, or on a direct channel. */
+function serveAgent(ep: Endpoint): void {
+  ep.handle('mcp.tools', () => ({
+    servers: manager.statuses().flatMap((s) => (s.status === 'connected' ? [{ name: s.name, tools: s.tools }] : [])),
+  }));
+  ep.handle('mcp.call', async ({ call_id, server, tool, arguments: args }) => {
+    calls++;
+    try {
+      return await manager.call(call_id, server, tool, args);
+    } finally {
+      calls--;
+    }
+  });
+  ep.handle('mcp.cancel', ({ call_id }) => ({ cancelled: manager.cancel(call_id) }));
+}
+serveAgent(endpoint);
+const direct = new DirectChannels(paths.runDir, serveAgent);
+endpoint.handle('mcp.direct', () => direct.offer());
 endpoint.handle('mcp.oauth.start', async ({ name, redirect_url }) => ({ authorization_url: await manager.signInStart(name, redirect_url) }));
 endpoint.handle('mcp.oauth.finish', ({ state, code, error }) => manager.signInFinish(state, code, error));
 
 // However this process ends, the servers it started end with it.
-process.on('exit', () => manager.killAllNow());
+process.on('exit', () => {
+  manager.killAllNow();
+  direct.closeNow();
+});
 process.on('SIGTERM', () => {
   void manager
     .closeAll()

@@ -70,7 +70,7 @@ export function ChatPane({ id, onShowList }: { id: string; onShowList: () => voi
           <p class="error">{s.error}</p>
         </div>
       ) : (
-        <Transcript s={s} />
+        <Transcript key={id} s={s} />
       )}
       {s.approvals[0] && <ApprovalDialog approval={s.approvals[0]} more={s.approvals.length - 1} onAnswer={(d) => chat.answer(s.approvals[0]!.approval_id, d)} />}
       {!s.gone && <Composer running={running} restore={restore} onSend={(text, files) => chat.send(text, files)} onInterrupt={() => chat.interrupt()} />}

@@ -1,12 +1,53 @@
 import type { ComponentChildren } from 'preact';
 import { useMemo } from 'preact/hooks';
 import { parseMarkdown, type Block, type Inline } from '../lib/markdown';
+import { pure } from '../lib/pure';
 import { CodeBlock } from './CodeBlock';
 
-/** Model text as Markdown: parsed to data, rendered as elements and text nodes (never as HTML). */
+/**
+ * Model text as Markdown: parsed to data, rendered as elements and text nodes (never as HTML).
+ * While it streams, the blocks before the last paragraph break are parsed and drawn once (they
+ * no longer change) and each frame parses only the paragraph being written.
+ */
 export function Markdown({ text, streaming = false }: { text: string; streaming?: boolean }) {
-  const tree = useMemo(() => parseMarkdown(text), [text]);
-  return <div class={`md${streaming ? ' streaming' : ''}`}>{tree.map((b, i) => <BlockView key={i} b={b} />)}</div>;
+  const cut = streaming ? settledEnd(text) : 0;
+  return (
+    <div class={`md${streaming ? ' streaming' : ''}`}>
+      {cut > 0 && <Blocks src={text.slice(0, cut)} />}
+      <Blocks src={cut > 0 ? text.slice(cut) : text} />
+    </div>
+  );
+}
+
+/** Renders again only when its text changes (strings compare by value). */
+const Blocks = pure(function Blocks({ src }: { src: string }) {
+  const tree = useMemo(() => parseMarkdown(src), [src]);
+  return <>{tree.map((b, i) => <BlockView key={i} b={b} />)}</>;
+});
+
+const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})/;
+
+/**
+ * Where the settled part of a streaming text ends: after its last blank line that is outside a
+ * code fence, or 0. Text past it may still change what it is (a table's rule, a fence's close).
+ */
+function settledEnd(text: string): number {
+  let fenced = false;
+  let end = 0;
+  let lineStart = 0;
+  let prevBlank = false;
+  while (lineStart <= text.length) {
+    const nl = text.indexOf('\n', lineStart);
+    const lineEnd = nl < 0 ? text.length : nl;
+    const line = text.slice(lineStart, lineEnd);
+    if (nl < 0) break; // the last line is still being written
+    if (FENCE_LINE.test(line)) fenced = !fenced;
+    const blank = line.trim() === '';
+    if (blank && !fenced && !prevBlank) end = nl + 1;
+    prevBlank = blank;
+    lineStart = nl + 1;
+  }
+  return end;
 }
 
 function BlockView({ b }: { b: Block }) {
@@ -69,6 +110,8 @@ function inl(list: Inline[]): ComponentChildren {
         );
       case 'br':
         return <br key={i} />;
+      default:
+        return null;
     }
   });
 }

@@ -3,6 +3,7 @@ import { api, describe, get, post } from '../lib/api';
 import { when } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
+import { action } from '../lib/action';
 
 interface LastRun {
   id: string;
@@ -85,15 +86,7 @@ export function SchedulesView() {
     });
   }, []);
 
-  const act = async (fn: () => Promise<unknown>, done?: string) => {
-    try {
-      await fn();
-      if (done) toast(done);
-    } catch (err) {
-      setError(describe(err));
-    }
-    await load();
-  };
+  const act = action(load, setError);
 
   return (
     <div class="page stack" data-testid="schedules-view">

@@ -11,6 +11,8 @@ import { SettingsView } from './SettingsView';
 import { SkillsView } from './SkillsView';
 import { StatusView } from './StatusView';
 import { WorkflowsView } from './WorkflowsView';
+import { BrowserView } from './BrowserView';
+import { VersionBadge } from './VersionBadge';
 
 const views = [
   ['chat', 'Chat'],
@@ -20,6 +22,7 @@ const views = [
   ['workflows', 'Workflows'],
   ['schedules', 'Schedules'],
   ['channels', 'Channels'],
+  ['browser', 'Browser'],
   ['status', 'Status'],
 ] as const;
 
@@ -54,6 +57,7 @@ export function Shell() {
             </a>
           ))}
         </nav>
+        <VersionBadge />
       </header>
       <ConnectionBanner />
       <main id="main" class={`view-${view}`} tabIndex={-1}>
@@ -65,6 +69,7 @@ export function Shell() {
         {view === 'workflows' && <WorkflowsView />}
         {view === 'schedules' && <SchedulesView />}
         {view === 'channels' && <ChannelsView />}
+        {view === 'browser' && <BrowserView />}
       </main>
     </div>
   );

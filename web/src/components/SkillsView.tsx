@@ -3,6 +3,7 @@ import { api, describe, get, path, post, postForm } from '../lib/api';
 import { bytes } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
+import { action } from '../lib/action';
 
 interface SkillView {
   name: string;
@@ -50,14 +51,7 @@ export function SkillsView() {
     return live.on('skills', () => void load());
   }, []);
 
-  const act = async (fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-    } catch (err) {
-      setError(describe(err));
-    }
-    await load();
-  };
+  const act = action(load, setError);
 
   const remove = (s: SkillView, at: string) =>
     act(async () => {

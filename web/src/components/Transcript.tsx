@@ -1,4 +1,4 @@
-import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ChatState, ToolLive } from '../lib/chat';
 import { pure } from '../lib/pure';
 import type { Message } from '../lib/types';
@@ -51,18 +51,80 @@ const MessageItem = pure(function MessageItem({ m, results, tools, waiting, show
 });
 
 /**
+ * Committed messages are drawn in chunks of this many, counted from the oldest (so a new message
+ * only ever changes the last chunk). A chunk out of view skips style, layout and paint
+ * (`content-visibility: auto` per chunk, not per message: each one costs the browser an
+ * intersection check every frame).
+ */
+const CHUNK = 10;
+/** Chunks drawn when a chat opens; older ones follow one at a time while the page is idle. */
+const FIRST_CHUNKS = 3;
+
+interface ChunkProps {
+  messages: Message[];
+  from: number;
+  to: number;
+  paired: Map<string, Map<string, Message>>;
+  pairedTools: Set<string>;
+  turnSeq: number | undefined;
+  tools: Record<string, ToolLive>;
+  waiting: Set<string>;
+  showReasoning: boolean;
+}
+
+/** Messages [from, to) of the chat. Its props do not change while a reply streams, so a streamed frame skips it. */
+const Chunk = pure(function Chunk({ messages, from, to, paired, pairedTools, turnSeq, tools, waiting, showReasoning }: ChunkProps) {
+  const items = [];
+  for (let i = from; i < to; i++) {
+    const m = messages[i]!;
+    if (pairedTools.has(m.id)) continue;
+    const current = turnSeq !== undefined && m.seq > turnSeq;
+    items.push(<MessageItem key={m.id} m={m} results={paired.get(m.id)} tools={current ? tools : undefined} waiting={current ? waiting : undefined} showReasoning={showReasoning} />);
+  }
+  return <div class="chunk">{items}</div>;
+});
+
+type IdleWindow = { requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number; cancelIdleCallback?: (id: number) => void };
+
+/** Runs `fn` when the page is idle (a timer where there is no requestIdleCallback); answers the cancel. */
+function whenIdle(fn: () => void): () => void {
+  const w = window as unknown as IdleWindow;
+  if (w.requestIdleCallback && w.cancelIdleCallback) {
+    const id = w.requestIdleCallback(fn, { timeout: 500 });
+    return () => w.cancelIdleCallback?.(id);
+  }
+  const t = setTimeout(fn, 16);
+  return () => clearTimeout(t);
+}
+
+/**
  * The transcript: committed messages (tool results folded into their calls' cards), then the live
  * turn. It is a `log` a keyboard can scroll; its own live announcing is off (it would read every
  * streamed delta): the chat announces a finished reply once, in its status region.
+ *
+ * A long chat opens without a long task: the newest chunks are drawn first and older ones are
+ * added above them one at a time while the page is idle, until all are in the page (so
+ * find-in-page and a screen reader see the whole chat). Chunks out of view skip layout and paint,
+ * and the committed box is apart from the live reply, so a streamed frame costs about the same in
+ * a long chat as in a short one.
  */
 export function Transcript({ s }: { s: ChatState }) {
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  /** How many of the newest chunks are drawn so far. */
+  const [drawn, setDrawn] = useState(FIRST_CHUNKS);
 
   useLayoutEffect(() => {
     const el = box.current;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   });
+
+  const chunks = Math.ceil(s.messages.length / CHUNK);
+  useEffect(() => {
+    if (drawn >= chunks) return;
+    return whenIdle(() => setDrawn((d) => d + 1));
+  }, [drawn, chunks]);
+  const first = Math.max(0, chunks - drawn);
 
   const { paired, pairedTools } = useMemo(() => pair(s.messages), [s.messages]);
   const waiting = useMemo(() => new Set(s.approvals.map((a) => a.call_id ?? '')), [s.approvals]);
@@ -83,11 +145,14 @@ export function Transcript({ s }: { s: ChatState }) {
       }}
     >
       {s.messages.length === 0 && !s.sending && !s.turn && !s.ended && <p class="muted center">Nothing here yet: say hello below.</p>}
-      {s.messages.map((m) => {
-        if (pairedTools.has(m.id)) return null;
-        const current = s.turnSeq !== undefined && m.seq > s.turnSeq;
-        return <MessageItem key={m.id} m={m} results={paired.get(m.id)} tools={current ? s.tools : undefined} waiting={current ? waiting : undefined} showReasoning={showReasoning} />;
-      })}
+      {chunks > 0 && (
+        <div class="committed">
+          {Array.from({ length: chunks - first }, (_, k) => {
+            const c = first + k;
+            return <Chunk key={c} messages={s.messages} from={c * CHUNK} to={Math.min(s.messages.length, (c + 1) * CHUNK)} paired={paired} pairedTools={pairedTools} turnSeq={s.turnSeq} tools={s.tools} waiting={waiting} showReasoning={showReasoning} />;
+          })}
+        </div>
+      )}
       {s.sending && <UserMessage text={s.sending.text} pending />}
       {s.turn && <LiveReply turn={s.turn} tools={s.tools} waiting={waiting} showReasoning={showReasoning} />}
       {s.ended?.kind === 'failed' && (

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, describe, get, post, path } from '../lib/api';
 import { bytes, when } from '../lib/format';
 import { live } from '../lib/live';
@@ -6,33 +6,70 @@ import { restoreSession } from '../lib/sessions';
 import { go } from '../lib/router';
 import { toast } from '../lib/toast';
 import type { TrashItem } from '../lib/types';
+import { action } from '../lib/action';
 
-/** Deleted things: restore one, delete one for good, or empty the trash. Live via the `trash` topic. */
+interface TrashPage {
+  items: TrashItem[];
+  next_cursor: string | null;
+  total_items: number;
+  total_bytes: number;
+}
+
+/** Items per page; a refresh re-reads as many as are shown (up to the API's 200). */
+const PAGE = 50;
+
+/**
+ * Deleted things, a page at a time (more load as the list's end scrolls into view, or with
+ * "Load more"): restore one, delete one for good, or empty the trash. Live via the `trash` topic.
+ */
 export function TrashPanel() {
-  const [data, setData] = useState<{ items: TrashItem[]; total_bytes: number } | undefined>();
+  const [data, setData] = useState<TrashPage | undefined>();
   const [error, setError] = useState('');
+  const [loadingMore, setLoadingMore] = useState(false);
+  const shown = useRef(0);
+  const end = useRef<HTMLDivElement>(null);
 
   const load = () =>
-    get<{ items: TrashItem[]; total_bytes: number }>('/api/trash').then(
+    get<TrashPage>(`/api/trash?limit=${Math.min(200, Math.max(PAGE, shown.current))}`).then(
       (r) => {
+        shown.current = r.items.length;
         setData(r);
         setError('');
       },
       (err) => setError(describe(err)),
     );
+  const loadMore = async () => {
+    const cursor = data?.next_cursor;
+    if (!cursor || loadingMore) return;
+    setLoadingMore(true);
+    try {
+      const r = await get<TrashPage>(`/api/trash?limit=${PAGE}&cursor=${encodeURIComponent(cursor)}`);
+      setData((d) => {
+        const known = new Set(d?.items.map((i) => i.id));
+        const items = [...(d?.items ?? []), ...r.items.filter((i) => !known.has(i.id))];
+        shown.current = items.length;
+        return { ...r, items };
+      });
+    } catch (err) {
+      setError(describe(err));
+    } finally {
+      setLoadingMore(false);
+    }
+  };
   useEffect(() => {
     void load();
     return live.on('trash', () => void load());
   }, []);
+  // The next page loads when the end of the list scrolls into view.
+  useEffect(() => {
+    const el = end.current;
+    if (!el || !data?.next_cursor || typeof IntersectionObserver === 'undefined') return;
+    const io = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && void loadMore());
+    io.observe(el);
+    return () => io.disconnect();
+  }, [data?.next_cursor, loadingMore]);
 
-  const act = async (fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-    } catch (err) {
-      setError(describe(err));
-    }
-    await load();
-  };
+  const act = action(load, setError);
 
   const restore = (item: TrashItem) =>
     act(async () => {
@@ -48,7 +85,7 @@ export function TrashPanel() {
   return (
     <section class="stack" data-testid="trash-panel">
       <h2>Trash</h2>
-      <p class="muted">Deleted items wait here until they expire. {data ? `${data.items.length} item${data.items.length === 1 ? '' : 's'}, ${bytes(data.total_bytes)}.` : ''}</p>
+      <p class="muted">Deleted items wait here until they expire. {data ? `${data.total_items} item${data.total_items === 1 ? '' : 's'}, ${bytes(data.total_bytes)}.` : ''}</p>
       {error && (
         <p class="error" role="alert">
           {error}
@@ -77,6 +114,13 @@ export function TrashPanel() {
               </li>
             ))}
           </ul>
+          {data.next_cursor && (
+            <div ref={end}>
+              <button type="button" onClick={() => void loadMore()} disabled={loadingMore} data-testid="trash-more">
+                {loadingMore ? 'Loading…' : `Load more (${data.total_items - data.items.length} more)`}
+              </button>
+            </div>
+          )}
           <div>
             <button type="button" class="danger" onClick={() => confirm('Delete everything in the trash for good?') && act(() => post('/api/trash/empty', {}))}>
               Empty the trash

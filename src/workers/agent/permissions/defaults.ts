@@ -4,6 +4,7 @@ import { realish } from './real.js';
 import type { Unit } from './match.js';
 import { patternWords, type Rule, type Verdict } from './rules.js';
 import { basename } from './shell.js';
+import { privateHost } from './browser-hosts.js';
 
 /**
  * Built-in rules, under the user's permissions.yml and above the per-tool defaults. The aim is a
@@ -44,6 +45,10 @@ const FALLBACK: Record<string, Verdict> = {
   edit_file: 'ask',
   delete_file: 'ask',
   restart_server: 'ask',
+  // The browser: public pages are allowed; private networks and files ask (BROWSER below).
+  browser: 'allow',
+  browser_replay: 'allow',
+  browser_record: 'allow',
 };
 
 export function fallbackVerdict(tool: string): Verdict {
@@ -144,6 +149,13 @@ const READS: Rule[] = [
   rule('ask', 'secrets', 'This file holds secrets (.env or svc\'s own configuration) that would be sent to the model, so reading it needs your approval.', { path: [...ENV_FILES, ...SVC_SECRETS] }),
 ];
 
+const BROWSER: Rule[] = [
+  rule('ask', 'local files', 'This opens a file of this machine (a file: URL) in the browser, where the model reads it, so it needs your approval.', { path: ['/**'] }),
+  rule('ask', 'private network', 'This opens a page on this machine or a private network (routers, intranets, local services) in the browser, so it needs your approval; allow a host for good with a browser rule in permissions.yml.', {
+    test: (unit) => unit.hosts.some(privateHost),
+  }),
+];
+
 const ALWAYS: Rule[] = [rule('ask', 'restart', 'Restarting svc interrupts every session for a moment, so it always needs your approval.', {})];
 
 /** The built-in rules for a tool. */
@@ -152,5 +164,6 @@ export function builtinRules(tool: string): readonly Rule[] {
   if (WRITE_TOOLS.has(tool)) return WRITES;
   if (tool === 'read_file' || tool === 'grep' || tool === 'glob') return READS;
   if (ALWAYS_ASK.has(tool)) return ALWAYS;
+  if (tool === 'browser' || tool === 'browser_replay') return BROWSER;
   return [];
 }

@@ -5,7 +5,7 @@ import { CHMOD, CHOWN, readOptions, RM } from './options.js';
 import { realish } from './real.js';
 import { patternWords } from './rules.js';
 import { safeTest } from './safe-regex.js';
-import type { ParsedLine, SimpleCommand } from './shell.js';
+import { basename, type ParsedLine, type SimpleCommand } from './shell.js';
 
 /**
  * Refusals no permissions.yml can lift: steps that destroy the system, the user's home or svc
@@ -240,10 +240,6 @@ function findDelete(cmd: SimpleCommand, base: string | null, env: HardEnv): Hard
     if (hit && !hit.contents) return { id: `rm-${hit.kind}`, reason: `Refused: this find would delete everything under ${describe(hit)}. ${LIMIT}` };
   }
   return null;
-}
-
-function basename(w: string): string {
-  return w.slice(w.lastIndexOf('/') + 1);
 }
 
 function devices(cmd: SimpleCommand): string[] {

@@ -10,7 +10,7 @@ import { getSession } from '../../../shared/store/sessions.js';
 import type { ToolContext } from '../tools/registry.js';
 import { bwrapArgs, cacheDirs, hiddenHolder, HOST_SOCKETS, INNER_PROXY_SOCKET, SECRET_DIRS, type FsPlan } from './bwrap.js';
 import { loadSandboxRules } from './policy.js';
-import { startProxy, type Proxy } from './proxy.js';
+import { startProxy, type NetworkProxy } from './proxy.js';
 import { seatbeltArgs } from './seatbelt.js';
 
 export { sandboxStatus, type SandboxStatus } from '../../../shared/sandbox/status.js';
@@ -77,7 +77,7 @@ export async function prepareLaunch(opts: SandboxOptions, ctx: ToolContext, cwd:
   if (holder) return { kind: 'refused', reason: `Not run: the working folder ${cwd} is inside ${holder}, which the sandbox hides. Use another working folder.` };
   const fs: FsPlan = { cwd, tmp: privateTmp(ctx.sessionId), write: [...cacheDirs(home), ...rules.write], hide };
   const network = sessionNetwork(ctx, rules.network);
-  let proxy: Proxy | undefined;
+  let proxy: NetworkProxy | undefined;
   const close = () => proxy?.close();
   try {
     if (process.platform === 'darwin') {

@@ -8,7 +8,7 @@ import { hostAllowed } from './policy.js';
  * unix socket that is bound into the sandbox (on Linux the sandbox has no network of its own), or
  * on a loopback port where the OS sandbox filters by address (macOS).
  */
-export interface Proxy {
+export interface NetworkProxy {
   /** The unix socket path, or `127.0.0.1:<port>`. */
   address: string;
   close: () => void;
@@ -25,7 +25,7 @@ function splitHostPort(authority: string, defaultPort: number): { host: string; 
   return port > 0 && port < 65536 ? { host: m[1]!, port } : undefined;
 }
 
-export function startProxy(hosts: readonly string[], listenOn: { socket: string } | { loopback: true }): Promise<Proxy> {
+export function startProxy(hosts: readonly string[], listenOn: { socket: string } | { loopback: true }): Promise<NetworkProxy> {
   const sockets = new Set<Socket>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let url: URL;

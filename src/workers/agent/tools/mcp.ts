@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../../../shared/config/schema.js';
-import type { Endpoint } from '../../../shared/protocol/endpoint.js';
+import type { McpChannel } from './mcp-channel.js';
 import type { Attachment } from '../../../shared/protocol/message-content.js';
 import type { McpContent } from '../../../shared/protocol/mcp.js';
 import { insertUpload } from '../../../shared/store/uploads.js';
@@ -22,14 +22,14 @@ const IMAGE_MAX = 5 * 1024 * 1024;
 const IPC_MARGIN_MS = 5000;
 
 /**
- * The tools of every connected MCP server, asked of the mcp worker (through the supervisor) when a
+ * The tools of every connected MCP server, asked of the mcp worker (see McpChannel) when a
  * turn starts. None when no mcp worker runs (no enabled server): the agent works on without them.
  */
-export async function mcpTools(endpoint: Endpoint, config: Config): Promise<Tool[]> {
+export async function mcpTools(channel: McpChannel, config: Config): Promise<Tool[]> {
   if (!Object.values(config.mcp.servers).some((s) => s.enabled)) return [];
   let listed;
   try {
-    listed = await endpoint.request('mcp.tools', {}, { to: 'mcp', timeoutMs: 5000 });
+    listed = await (await channel.endpoint()).request('mcp.tools', {}, { to: 'mcp', timeoutMs: 5000 });
   } catch {
     return [];
   }
@@ -37,11 +37,11 @@ export async function mcpTools(endpoint: Endpoint, config: Config): Promise<Tool
     const timeoutMs = (config.mcp.servers[s.name]?.timeout_seconds ?? 60) * 1000;
     return s.tools
       .filter((t) => /^[A-Za-z0-9_-]{1,128}$/.test(mcpToolName(s.name, t.name))) // providers refuse other tool names
-      .map((t): Tool => mcpTool(endpoint, s.name, t.name, t.description, t.input_schema, timeoutMs));
+      .map((t): Tool => mcpTool(channel, s.name, t.name, t.description, t.input_schema, timeoutMs));
   });
 }
 
-function mcpTool(endpoint: Endpoint, server: string, tool: string, description: string, schema: Record<string, unknown>, timeoutMs: number): Tool {
+function mcpTool(channel: McpChannel, server: string, tool: string, description: string, schema: Record<string, unknown>, timeoutMs: number): Tool {
   return {
     name: mcpToolName(server, tool),
     description: `${description || tool} (from the MCP server "${server}")`,
@@ -49,6 +49,7 @@ function mcpTool(endpoint: Endpoint, server: string, tool: string, description: 
     parameters: schema.type === 'object' ? schema : { type: 'object', properties: {} },
     run: async (args, ctx) => {
       const callId = `${ctx.turnId}:${ctx.callId}`;
+      const endpoint = await channel.endpoint();
       const cancel = () => void endpoint.request('mcp.cancel', { call_id: callId }, { to: 'mcp', timeoutMs: 5000 }).catch(() => undefined);
       ctx.signal.addEventListener('abort', cancel, { once: true });
       try {
@@ -63,7 +64,7 @@ function mcpTool(endpoint: Endpoint, server: string, tool: string, description: 
 }
 
 /** An interrupt ends the wait at once; the worker tells the server to cancel meanwhile. */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+export function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
@@ -93,7 +94,7 @@ function toResult(content: McpContent[], isError: boolean, ctx: ToolContext): To
   return { output: log.summary() || (isError ? 'The tool failed without saying why.' : '(no output)'), ...(isError ? { isError: true } : {}), ...(images.length ? { images } : {}) };
 }
 
-function saveImage(ctx: ToolContext, mime: string, bytes: Buffer): Attachment {
+export function saveImage(ctx: ToolContext, mime: string, bytes: Buffer): Attachment {
   mkdirSync(ctx.paths.uploadsDir, { recursive: true, mode: 0o700 });
   const name = `${newId('mcp')}.${EXT[mime] ?? 'bin'}`;
   const path = join(ctx.paths.uploadsDir, name);

@@ -12,7 +12,7 @@ export interface Routable {
  * that role with the caller's deadline, and its answer comes back the same way. Events a child
  * publishes for WebSocket clients go to the gateway.
  */
-export class Router {
+export class IpcRouter {
   /** What the gateway itself forwarded while it is still the current one (it handed its /ws numbering to a successor not yet in place). */
   private held: IpcEvent[] = [];
 

@@ -10,7 +10,7 @@ export { RESTART_TOOL, restartTool } from './restart.js';
 export { taskTools, type Publish, type TaskToolOptions } from './tasks.js';
 export { terminalOutputTool, terminalStopTool, terminalTool, terminalTools, type TerminalOptions } from './terminal.js';
 
-export interface HandsOptions {
+export interface HostToolsOptions {
   /** Provider API keys: no command sees an environment variable holding one. */
   secrets?: TerminalOptions['secrets'];
   /** The OS sandbox around terminal commands. */
@@ -22,7 +22,7 @@ export interface HandsOptions {
 }
 
 /** terminal, terminal_output, terminal_stop, task_create/update/list, memory_write/search, restart_server. */
-export function handTools(opts: HandsOptions = {}): Tool[] {
+export function hostTools(opts: HostToolsOptions = {}): Tool[] {
   return [
     ...terminalTools({ secrets: opts.secrets, sandbox: opts.sandbox }),
     ...taskTools({ publish: opts.publish }),
