@@ -170,7 +170,7 @@ test('a large output is capped: head and tail in the result, everything in a pri
   const m = /is in (\S+\.log);/.exec(r.output);
   assert.ok(m, r.output.slice(12_000, 12_400));
   const file = m![1]!;
-  assert.is(file, join(home, 'tool-output', `${ctx.callId}.log`));
+  assert.is(file, join(home, 'tool-output', ctx.sessionId, `${ctx.callId}.log`));
   assert.is(statSync(file).mode & 0o777, 0o600);
   const full = readFileSync(file, 'utf8');
   assert.is(full, `START\n${Array.from({ length: 30000 }, (_, i) => i + 1).join('\n')}\nEND\n`);

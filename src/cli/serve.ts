@@ -7,6 +7,7 @@ import { describeEngine, untestedNodeWarning } from '../shared/runtime.js';
 import { askControl } from '../supervisor/control-socket.js';
 import type { Forked } from '../supervisor/spawn-child.js';
 import { Supervisor, type ServeFlags } from '../supervisor/supervisor.js';
+import { describeStartFault } from './start-faults.js';
 
 /** `svc serve` in the foreground: this process becomes the supervisor. */
 export async function serveForeground(paths: Paths, flags: ServeFlags, badEnvLines: number[], gateway?: Forked): Promise<void> {
@@ -46,10 +47,11 @@ export async function serveForeground(paths: Paths, flags: ServeFlags, badEnvLin
       process.stdout.write(`Open ${openUrl(listen, port, supervisor.accessKey)}\n(remote clients need the access key; anyone with this address controls svc)\n`);
     }
   } catch (err) {
-    process.stderr.write(`svc: ${(err as Error).message}\n`);
+    const fault = describeStartFault(err, paths);
+    process.stderr.write(`svc: ${fault?.message ?? (err as Error).message}\n`);
     stopping = true;
     await supervisor.stop('start failed').catch(() => undefined);
-    process.exit(1);
+    process.exit(fault?.exitCode ?? 1);
   }
 }
 

@@ -4,6 +4,8 @@ import { ApiError, errorStatus, invalidInput, messageOf, type ErrorCode } from '
 import { log } from '../shared/log.js';
 import { normalizeOrigin } from '../shared/net/origin.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
+import { diskFullMessage, isDiskFull } from '../shared/disk-full.js';
+import { resolvePaths } from '../shared/paths.js';
 import { changesState, decide, KeyCheck, originAllowed } from './auth.js';
 import { readBody, Responder, tooLarge, type RequestInfo } from './http.js';
 import type { Route } from './route.js';
@@ -200,6 +202,10 @@ export class Gateway {
       if (err.code in errorStatus && err.code !== 'internal') return r.error(new ApiError(err.code as ErrorCode, err.message), close);
       const code = err.code === 'timeout' ? 'timeout' : 'unavailable';
       return r.error(new ApiError(code, `The server could not finish this request: ${err.message}. Try again.`), close);
+    }
+    if (isDiskFull(err)) {
+      log.warn('a request could not be saved: the disk is full', { error: messageOf(err) });
+      return r.error(new ApiError('insufficient_storage', diskFullMessage(resolvePaths().home)), close);
     }
     log.error('request failed', { error: messageOf(err) });
     r.error(new ApiError('internal', 'Something went wrong on the server; the svc log has the details.'), close);

@@ -13,6 +13,8 @@ export const errorStatus = {
   turn_in_progress: 409,
   too_large: 413,
   unsupported_media_type: 415,
+  /** The disk svc writes to is full (SQLITE_FULL, ENOSPC). */
+  insufficient_storage: 507,
   internal: 500,
   /** A messaging platform refused or failed a delivery; the message says what it answered. */
   platform_error: 502,

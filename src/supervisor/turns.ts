@@ -9,6 +9,8 @@ import { appendMessage } from '../shared/store/messages.js';
 import { endTurnRow, startTurnRow } from '../shared/store/turns.js';
 import { newId } from '../shared/store/util.js';
 import { failOpenRuns } from '../shared/workflows/runs.js';
+import { diskFullMessage, isDiskFull } from '../shared/disk-full.js';
+import { resolvePaths } from '../shared/paths.js';
 import type { Child } from './child-process.js';
 
 interface Running {
@@ -81,6 +83,13 @@ export class TurnDispatcher {
     this.running.set(p.session_id, { turnId, agent, chain, streamed: '', done, finish });
     try {
       startTurnRow(this.deps.db, { id: turnId, session_id: p.session_id, origin: p.origin });
+    } catch (err) {
+      this.running.delete(p.session_id);
+      finish();
+      if (isDiskFull(err)) throw new IpcCallError('insufficient_storage', diskFullMessage(resolvePaths().home));
+      throw err;
+    }
+    try {
       await agent.endpoint.request('agent.turn', { turn_id: turnId, session_id: p.session_id, message: p.message, origin: p.origin, ...(p.workflow_run_id ? { workflow_run_id: p.workflow_run_id } : {}) }, { to: 'agent', timeoutMs: 15_000 });
     } catch (err) {
       // A worker that answered late may still run it: tell it to stop before the session is free again.

@@ -29,6 +29,8 @@ export interface RigOptions {
   lite?: string;
   /** Extra environment for `svc serve`. */
   env?: NodeJS.ProcessEnv;
+  /** $SVC_HOME (default: a new temporary folder). */
+  home?: string;
 }
 
 export async function startRig(opts: RigOptions = {}): Promise<TurnRig> {
@@ -43,7 +45,7 @@ export async function startRig(opts: RigOptions = {}): Promise<TurnRig> {
     if (server) removeHome(server.home);
   };
   try {
-    server = await startServer({ ...(opts.config === undefined ? {} : { config: opts.config }), ...(opts.env ? { env: opts.env } : {}) });
+    server = await startServer({ ...(opts.config === undefined ? {} : { config: opts.config }), ...(opts.env ? { env: opts.env } : {}), ...(opts.home ? { home: opts.home } : {}) });
     const models = opts.models ?? { oa: { protocol: 'openai' }, an: { protocol: 'anthropic' } };
     let first = true;
     for (const [id, m] of Object.entries(models)) {

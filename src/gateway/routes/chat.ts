@@ -7,7 +7,7 @@ import { createSession, requireSession } from '../../shared/store/sessions.js';
 import type { Deps } from '../deps.js';
 import type { Reply, RequestInfo, Responder } from '../http.js';
 import { route, type Route } from '../route.js';
-import { startTurn, toApiError, type TurnWatch } from '../turns.js';
+import { startTurn, TERMINAL, toApiError, type TurnWatch } from '../turns.js';
 import type { HubEvent, WsHub } from '../ws.js';
 import { checkSettings, settingsShape } from './sessions.js';
 
@@ -36,10 +36,10 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
     }
     if ((req.headers['accept'] ?? '').includes('text/event-stream')) return streamSse(responder, watch, hub, sessionId);
     responder.onAbort(() => watch.stop());
-    await watch.ended;
+    const last = await watch.ended;
     watch.stop();
     // The session as it is now (its messages counted), not as it was created.
-    return { status: created ? 201 : 200, body: { ...turnResult(deps, sessionId, watch), ...(created ? { session: requireSession(deps.db, sessionId) } : {}) } };
+    return { status: created ? 201 : 200, body: { ...turnResult(deps, sessionId, watch, last), ...(created ? { session: requireSession(deps.db, sessionId) } : {}) } };
   };
 
   return [
@@ -179,10 +179,15 @@ function turnOutcome(deps: Deps, row: TurnRow) {
   };
 }
 
-function turnResult(deps: Deps, sessionId: string, watch: TurnWatch) {
+const endEvent = z.object({ status: z.enum(['completed', 'failed', 'interrupted']), reason: z.string().optional(), message: z.string().optional() });
+
+/** The turn's outcome from its row; a row its end could not be written to (a full disk) takes the end the clients were told. */
+function turnResult(deps: Deps, sessionId: string, watch: TurnWatch, last?: { type: string; data: unknown }) {
   const row = getTurnRow(deps.db, watch.turnId);
   if (!row || row.session_id !== sessionId) throw new ApiError('internal', `The turn ${watch.turnId} ended but is not on record.`);
-  return turnOutcome(deps, row);
+  const told = last && TERMINAL.has(last.type) ? endEvent.safeParse(last.data) : undefined;
+  if (row.status !== 'running' || !told?.success) return turnOutcome(deps, row);
+  return turnOutcome(deps, { ...row, status: told.data.status, reason: told.data.reason ?? null, error: told.data.message ?? null });
 }
 
 /** SSE: one `event:` per turn event, ending after the turn's final event; comments keep proxies awake. */

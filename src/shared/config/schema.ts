@@ -59,6 +59,8 @@ export const configSchema = z
         idle_retire_seconds: z.number().min(0).max(86_400).default(300),
         /** An approval nobody answers is denied after this long, so a turn never waits forever. */
         approval_timeout_seconds: z.number().int().min(1).max(86_400).default(1800),
+        /** All full outputs of tool calls ($SVC_HOME/tool-output) together; the oldest go first beyond it. */
+        tool_output_max_bytes: z.number().int().min(MiB).default(2 * GiB),
       })
       .strict()
       .prefault({}),

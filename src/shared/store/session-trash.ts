@@ -9,6 +9,10 @@ import { getSessionRow, getTrashedSessionRow, insertSessionRow, markSessionTrash
 import { putInTrash, trashConflict, type RestoreContext, type TrashItem, type TrashKind } from './trash.js';
 import type { Paths } from '../paths.js';
 import { isoNow, newId, stmt } from './util.js';
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { toolOutputDir } from '../tool-output.js';
+import { moveBlob } from './trash.js';
 
 /** What a session's trash item holds: a reference; the session's rows stay in their tables, marked. */
 const refSchema = z.object({ session_id: z.string() });
@@ -30,7 +34,9 @@ export function trashSession(db: Db, paths: Paths, id: string): { item: TrashIte
     const session = getSessionRow(db, id);
     if (!session) return undefined;
     const held = heldBytes(db, id);
-    const item = putInTrash(db, paths, { kind: 'session', name: session.title, original: id, payload: { session_id: id }, heldBytes: held });
+    // Its tool output files go with it: restored with it, gone for good when the trash is emptied.
+    const outputs = toolOutputDir(paths.home, id);
+    const item = putInTrash(db, paths, { kind: 'session', name: session.title, original: id, payload: { session_id: id }, heldBytes: held, ...(existsSync(outputs) ? { blobFrom: outputs } : {}) });
     markSessionTrashed(db, id, item.id);
     // What the session had read is no proof for a restored one: its files may change meanwhile.
     forgetSessionFileReads(db, id);
@@ -54,7 +60,9 @@ function heldBytes(db: Db, id: string): number {
 export const sessionTrashKind: TrashKind = {
   restore(ctx) {
     const ref = refSchema.safeParse(ctx.payload);
-    return ref.success ? restoreByRef(ctx, ref.data.session_id) : restoreLegacy(ctx);
+    const result = ref.success ? restoreByRef(ctx, ref.data.session_id) : restoreLegacy(ctx);
+    if (ref.success) restoreToolOutputs(ctx, ref.data.session_id);
+    return result;
   },
 };
 
@@ -88,4 +96,12 @@ function restoreLegacy({ db, payload, options }: RestoreContext): { restored_to:
   for (const a of p.artifacts) insertArtifactRow(db, asNew ? { ...a, id: newId('a'), session_id: id } : a);
   if (p.goal) insertGoalRow(db, { ...p.goal, session_id: id });
   return { restored_to: id, session: toSession(session) };
+}
+
+/** The tool outputs go back where the transcript says they are (restoreFromTrash removes the blob folder after this). */
+function restoreToolOutputs({ paths, blobDir }: RestoreContext, sessionId: string): void {
+  if (blobDir === null) return;
+  const outputs = toolOutputDir(paths.home, sessionId);
+  const kept = join(blobDir, basename(outputs));
+  if (existsSync(kept) && !existsSync(outputs)) moveBlob(kept, outputs);
 }

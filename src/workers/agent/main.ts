@@ -12,6 +12,7 @@ import { probeModel } from './providers/index.js';
 import { TurnRunner } from './turn-runner.js';
 import { runningCount } from './tools/background.js';
 import { onGroupsChange } from './tools/process-group.js';
+import { toolOutputCap } from './tools/output-log.js';
 
 /**
  * An agent worker: runs turns and provider probes. It holds provider keys, so each one is
@@ -28,6 +29,7 @@ onGroupsChange((pgids) => endpoint.emit('child.process_groups', { pgids }));
 endpoint.handle('child.start', (start) => {
   config = start.config;
   redactConfigSecrets(config);
+  toolOutputCap.bytes = config.agent.tool_output_max_bytes;
   const db = openDb(paths.db);
   const current = () => config ?? start.config;
   // Cron turns: an approval waits approval_timeout_seconds (the task's, else config's), and the cron worker hears of it.
@@ -43,6 +45,7 @@ endpoint.onEvent((event) => {
   if (event.type !== 'config.changed') return;
   config = event.payload.config;
   redactConfigSecrets(config);
+  toolOutputCap.bytes = config.agent.tool_output_max_bytes;
 });
 let retiring = false;
 endpoint.handle('agent.retire', () => {

@@ -6,6 +6,7 @@ import type { Paths } from '../../shared/paths.js';
 import type { Endpoint } from '../../shared/protocol/endpoint.js';
 import type { PayloadOf } from '../../shared/protocol/ipc.js';
 import { DeltaBatcher } from '../../shared/delta-batcher.js';
+import { DISK_FULL_REASON, diskFullMessage, isDiskFull } from '../../shared/disk-full.js';
 import { resolveModel, takesImages } from '../../shared/providers/resolve.js';
 import type { Db } from '../../shared/store/db.js';
 import { addGoalUsage, getGoal, putGoal, type Goal } from '../../shared/store/goals.js';
@@ -101,7 +102,9 @@ export class TurnRunner {
   accept(req: TurnRequest): { accepted: true } {
     const ac = new AbortController();
     this.active.set(req.turn_id, ac);
-    void this.run(req, ac.signal).finally(() => this.active.delete(req.turn_id));
+    void this.run(req, ac.signal)
+      .catch((err: unknown) => log.error('a turn ended with an error past its own handling', { turn: req.turn_id, error: (err as Error)?.message ?? String(err) }))
+      .finally(() => this.active.delete(req.turn_id));
     return { accepted: true };
   }
 
@@ -129,15 +132,17 @@ export class TurnRunner {
       carryOn = this.afterTurn(req, outcome, publish);
       final = ['turn.completed', { status, stop_reason: outcome.stopReason, reply: outcome.text, usage: outcome.usage, steps: outcome.steps }];
     } catch (err) {
+      // Recording the end may fail too (a full disk): the clients hear it all the same.
       if (signal.aborted) {
         status = 'interrupted';
-        endTurnRow(this.db, req.turn_id, 'interrupted', signal.reason instanceof RestartInterrupt ? { reason: 'restarted', error: signal.reason.message } : {});
+        record(req.turn_id, () => endTurnRow(this.db, req.turn_id, 'interrupted', signal.reason instanceof RestartInterrupt ? { reason: 'restarted', error: signal.reason.message } : {}));
         final = ['turn.interrupted', signal.reason instanceof RestartInterrupt ? { status, reason: 'restarted', message: signal.reason.message } : { status }];
       } else {
-        const { reason, message } = describe(err);
-        endTurnRow(this.db, req.turn_id, 'failed', { reason, error: message });
+        const { reason, message } = describe(err, this.paths.home);
+        record(req.turn_id, () => endTurnRow(this.db, req.turn_id, 'failed', { reason, error: message }));
         final = ['turn.failed', { status: 'failed', reason, message }];
         if (reason === 'internal') log.error('turn failed', { turn: req.turn_id, error: message });
+        else if (reason === DISK_FULL_REASON) log.warn('a turn failed: the disk is full', { turn: req.turn_id });
       }
     }
     // The supervisor hears the end before any client does: a client that sends its next turn the
@@ -320,7 +325,17 @@ function providerSecrets(config: Config): string[] {
     .filter((k): k is string => typeof k === 'string' && k.length > 0);
 }
 
-function describe(err: unknown): { reason: string; message: string } {
+/** Writes a turn's end; a failure to (a full disk) is logged, never thrown past the turn. */
+function record(turnId: string, write: () => unknown): void {
+  try {
+    write();
+  } catch (err) {
+    log.warn('could not record the end of a turn', { turn: turnId, error: (err as Error).message });
+  }
+}
+
+function describe(err: unknown, home: string): { reason: string; message: string } {
+  if (isDiskFull(err)) return { reason: DISK_FULL_REASON, message: diskFullMessage(home) };
   if (err instanceof TurnFailure) return { reason: err.reason, message: err.message };
   if (err instanceof ProviderError) return { reason: `provider_${err.kind}`, message: err.message };
   return { reason: 'internal', message: (err as Error)?.message ?? String(err) };

@@ -28,7 +28,7 @@ export function runningCount(): number {
 
 export function startBackground(opts: { sessionId: string; command: string; cwd: string; env: Record<string, string>; svcHome: string; prefix?: readonly string[]; onEnd?: () => void }): BackgroundProc {
   const id = `bg_${randomBytes(4).toString('hex')}`;
-  const log = new OutputLog(() => outputFile(opts.svcHome, id), WINDOW);
+  const log = new OutputLog(() => outputFile(opts.svcHome, opts.sessionId, id), WINDOW);
   const run = spawnShell({ command: opts.command, cwd: opts.cwd, env: opts.env, log, prefix: opts.prefix, contained: opts.prefix !== undefined });
   const proc: BackgroundProc = { id, sessionId: opts.sessionId, command: opts.command, startedAt: new Date().toISOString(), log, run, exit: undefined, stopped: false };
   procs.set(id, proc);

@@ -75,7 +75,7 @@ export function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> 
 
 /** Text capped like terminal output (the rest spilled to a file); images saved as uploads the model may see. */
 function toResult(content: McpContent[], isError: boolean, ctx: ToolContext): ToolResult {
-  const log = new OutputLog(() => outputFile(ctx.paths.home, `mcp-${ctx.turnId}-${ctx.callId}`));
+  const log = new OutputLog(() => outputFile(ctx.paths.home, ctx.sessionId, `mcp-${ctx.turnId}-${ctx.callId}`));
   const images: Attachment[] = [];
   for (const c of content) {
     if (c.type === 'text') {

@@ -1,5 +1,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { enforceToolOutputCap, safeName, toolOutputDir } from '../../../shared/tool-output.js';
+import { log } from '../../../shared/log.js';
 
 /** What a tool result may hold of a command's output, in characters. */
 export const RESULT_CAP = 30_000;
@@ -8,11 +10,29 @@ const TAIL = 12_000;
 /** The spill file stops growing here, so a runaway command cannot fill the disk. */
 const FILE_CAP = 256 * 1024 * 1024;
 
-/** The file a call's full output goes to: $SVC_HOME/tool-output/<id>.log, private. */
-export function outputFile(svcHome: string, id: string): string {
-  const dir = join(svcHome, 'tool-output');
+/** All tool output files together stay under this (agent.tool_output_max_bytes; set by the worker from config). */
+export const toolOutputCap = { bytes: 2 * 1024 * 1024 * 1024 };
+
+/**
+ * The file a call's full output goes to: $SVC_HOME/tool-output/<session>/<id>.log, private (it
+ * goes with its session). Older outputs are removed first when the total is over the cap.
+ */
+export function outputFile(svcHome: string, sessionId: string, id: string): string {
+  const dir = toolOutputDir(svcHome, sessionId);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return join(dir, `${id.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 120) || 'output'}.log`);
+  const file = join(dir, `${safeName(id)}.log`);
+  capOutputs(file);
+  return file;
+}
+
+/** Keeps every output file but `file` (the one being written) under the cap, oldest removed first. */
+function capOutputs(file: string): void {
+  try {
+    const r = enforceToolOutputCap(dirname(dirname(file)), toolOutputCap.bytes, file);
+    if (r.removed > 0) log.info('removed the oldest tool output files to stay under agent.tool_output_max_bytes', { files: r.removed, freed_bytes: r.freed_bytes });
+  } catch (err) {
+    log.warn('could not check the size of the tool output files', { error: (err as Error).message });
+  }
 }
 
 /**
@@ -77,7 +97,11 @@ export class OutputLog {
   }
 
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
+    if (this.fd !== undefined) {
+      closeSync(this.fd);
+      // Its size is known now: the others make room for it.
+      if (this.file) capOutputs(this.file);
+    }
     this.fd = undefined;
   }
 

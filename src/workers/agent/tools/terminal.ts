@@ -90,7 +90,7 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
         return { output: `Started in the background as ${p.id} (pid ${p.run.pid}) in ${cwd}. Read its output with terminal_output {"id": "${p.id}"}; stop it with terminal_stop.` };
       }
       const timeout = timeout_seconds ?? DEFAULT_TIMEOUT_S;
-      const log = new OutputLog(() => outputFile(ctx.paths.home, ctx.callId));
+      const log = new OutputLog(() => outputFile(ctx.paths.home, ctx.sessionId, ctx.callId));
       const live = new LiveOutput(ctx.emit);
       const run = spawnShell({ command, cwd, env, log, onChunk: live.push, prefix, contained: sandboxed !== undefined });
       let ended: 'timeout' | 'interrupted' | undefined;
