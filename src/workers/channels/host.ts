@@ -37,6 +37,8 @@ export class AdapterHost {
   constructor(
     readonly platform: PlatformName,
     private readonly hooks: HostHooks,
+    /** The waits between restarts (the last repeats); a test shortens them to see the give-up. */
+    private readonly delaysMs: readonly number[] = DELAYS_MS,
   ) {}
 
   start(): void {
@@ -124,7 +126,7 @@ export class AdapterHost {
       log.error(`${this.platform} adapter gave up`, { failures: this.crashes, error: err.message });
       return;
     }
-    const delay = DELAYS_MS[Math.min(this.crashes - 1, DELAYS_MS.length - 1)]!;
+    const delay = this.delaysMs[Math.min(this.crashes - 1, this.delaysMs.length - 1)]!;
     this.error = `${err.message} (trying again in ${Math.round(delay / 1000)} s)`;
     log.warn(`${this.platform} adapter failed; restarting it`, { error: err.message, in_ms: delay });
     this.timer = setTimeout(() => {
