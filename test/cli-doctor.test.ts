@@ -69,6 +69,7 @@ test('a healthy home with a running server: every line ok or an explained warn, 
     assert.ok(fake.requests.some((q) => q.answer === 'when_empty'), 'the probe reached the provider');
     assert.match(r.byId('address').message, `listens on 127.0.0.1:${server.port}`);
     assert.match(r.byId('sandbox').status, /^(ok|warn)$/);
+    assert.match(r.byId('release').message, /^svc \d+\.\d+\.\d+; svc serve looks for newer releases at https:\/\/\S+ every 12 hours \(svc upgrade --check looks now\)$/);
     assert.not.match(r.stdout, KEY, 'no provider key in the report');
     assert.not.match(r.stdout, server.key(), 'no access key in the report');
 
@@ -98,6 +99,7 @@ test('a broken config.yml fails with the file, the key and the fix; exit 1', asy
     assert.match(config.fix ?? '', /edit .*config\.yml/);
     assert.is(r.byId('models').status, 'warn', 'models cannot be judged, which is a warn, not a second failure');
     assert.match(r.byId('node').message, /HTTP engine: (uWebSockets\.js native|node:http) would serve \(/);
+    assert.is(r.byId('release').status, 'warn', 'where releases come from cannot be read from a broken config');
     const text = await runCli(['doctor'], { SVC_HOME: home }, 60_000);
     assert.is(text.code, 1);
     assert.match(text.stdout, /^fail  config\s+.*max_wokers.*\(fix: edit /m);

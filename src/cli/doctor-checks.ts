@@ -13,6 +13,8 @@ import { probeModel } from '../shared/providers/probe.js';
 import { resolveModel } from '../shared/providers/resolve.js';
 import { migrations } from '../shared/store/migrations.js';
 import { version } from '../shared/version.js';
+import { releasesUrl } from '../shared/upgrade/releases.js';
+import { isDevBuild } from '../shared/upgrade/semver.js';
 import { checkKeyShape } from '../supervisor/access-key.js';
 import { assertPortFree } from '../supervisor/port-check.js';
 import { DEFAULT_ADDR } from '../supervisor/settings.js';
@@ -304,8 +306,18 @@ export async function checkService(ctx: Context): Promise<Check[]> {
   return checks;
 }
 
-export function checkRelease(): Check {
-  return ok('release', `svc ${version}; this build does not look for newer releases`);
+/** Where newer releases would come from; the network is left to `svc upgrade --check` (doctor stays fast offline). */
+export function checkRelease(ctx: Context): Check {
+  if (isDevBuild(version)) return ok('release', `svc ${version} is a development build; it is never offered an update`);
+  if (ctx.config instanceof ConfigError) return warn('release', `svc ${version}; where releases come from is unknown while config.yml is broken`, 'fix config.yml (see the config check above)');
+  let url: string;
+  try {
+    url = releasesUrl(ctx.config);
+  } catch (err) {
+    return warn('release', `svc ${version}; ${(err as Error).message}`, 'set upgrade.releases_url (or SVC_RELEASES_URL) to an https:// releases API');
+  }
+  if (!ctx.config.upgrade.check || process.env.SVC_UPGRADE_CHECK === '0') return ok('release', `svc ${version}; the automatic check for newer releases is off (svc upgrade --check looks now)`);
+  return ok('release', `svc ${version}; svc serve looks for newer releases at ${url} every 12 hours (svc upgrade --check looks now)`);
 }
 
 /** Loads config.yml as the supervisor would, keeping the error to report it. */

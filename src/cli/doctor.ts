@@ -32,7 +32,7 @@ async function runChecks(paths: Paths, modelTimeoutMs: number): Promise<Check[]>
   const running = z.record(z.string(), z.unknown()).safeParse(raw);
   const ctx: Context = { paths, running: running.success ? running.data : undefined, config: readConfig(paths), modelTimeoutMs };
   const [sandbox, models, address, service] = await Promise.all([checkSandbox(), checkModels(ctx), checkAddress(ctx), checkService(ctx)]);
-  return [checkNode(ctx), sandbox, checkProcess(ctx), ...checkModes(ctx), checkDisk(ctx), checkDatabase(ctx), ...checkConfig(ctx), ...models, ...address, ...service, checkRelease()];
+  return [checkNode(ctx), sandbox, checkProcess(ctx), ...checkModes(ctx), checkDisk(ctx), checkDatabase(ctx), ...checkConfig(ctx), ...models, ...address, ...service, checkRelease(ctx)];
 }
 
 export async function doctor(paths: Paths, opts: { fix: boolean; modelTimeoutMs: number }): Promise<DoctorReport> {
