@@ -121,7 +121,9 @@ test('the release archive holds the built code, the Web UI and production depend
   const pkg = JSON.parse(sh('tar', ['-xzOf', join(out, nextName), `${stem}/package.json`]));
   assert.is(pkg.version, next);
   assert.is(pkg.devDependencies, undefined);
-  assert.equal(members.filter((m) => /^[^/]+\/(src|test|bench|dist\/test|dist\/bench)\//.test(m) || (m.startsWith(`${stem}/dist/`) && m.endsWith('.map')) || /\/node_modules\/(typescript|esbuild|uvu|playwright-core)\//.test(m)), [], 'no sources, tests, our source maps or dev dependencies');
+  assert.equal(members.filter((m) => /^[^/]+\/(src|test|bench|dist\/test|dist\/bench)\//.test(m) || (m.startsWith(`${stem}/dist/`) && m.endsWith('.map')) || /\/node_modules\/(typescript|esbuild|uvu|axe-core|@biomejs)\//.test(m)), [], 'no sources, tests, our source maps or dev dependencies');
+  // The browser worker drives Chromium through playwright-core: a release must carry it.
+  assert.ok(members.some((m) => m.startsWith(`${stem}/node_modules/playwright-core/`)), 'playwright-core, which the browser worker needs, is in the archive');
   const natives = members.filter((m) => m.endsWith('.node'));
   assert.ok(natives.some((m) => m.includes('better_sqlite3.node')), 'the SQLite binding is in');
   assert.ok(natives.every((m) => !/_(darwin|win32)_|prebuilds\/(darwin|win32)/.test(m) || process.platform !== 'linux'), `no other platform's binaries: ${natives.join(', ')}`);

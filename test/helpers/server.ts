@@ -96,6 +96,8 @@ export function stopProcess(proc: ChildProcess, timeoutMs = 10_000): Promise<voi
 }
 
 export function removeHome(home: string): void {
+  // SVC_TEST_KEEP_HOMES=1 keeps each test's SVC_HOME (its logs/ hold every process's log) for a post-mortem.
+  if (process.env.SVC_TEST_KEEP_HOMES === '1') return void process.stdout.write(`kept ${home}\n`);
   rmSync(home, { recursive: true, force: true });
 }
 

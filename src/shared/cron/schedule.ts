@@ -1,5 +1,10 @@
 import { Cron } from 'croner';
-import cronstrue from 'cronstrue';
+import { createRequire } from 'node:module';
+
+// cronstrue (with its locales) loads when a schedule is first put in words, not with every process.
+type Cronstrue = { toString: (cron: string, opts: Record<string, unknown>) => string };
+let words: Cronstrue | undefined;
+const cronstrue = (): Cronstrue => (words ??= createRequire(import.meta.url)('cronstrue') as Cronstrue);
 
 /**
  * Every schedule computation of svc, on croner: validation, the next fire times, the time a fire
@@ -67,7 +72,7 @@ export function wallTime(at: Date, timezone: string): string {
 /** A schedule in words ("At 09:00, Monday through Friday"), by cronstrue; the line itself if it cannot say. */
 export function describeSchedule(schedule: string): string {
   try {
-    return cronstrue.toString(schedule.trim(), { use24HourTimeFormat: true, throwExceptionOnParseError: true });
+    return cronstrue().toString(schedule.trim(), { use24HourTimeFormat: true, throwExceptionOnParseError: true });
   } catch {
     return schedule.trim();
   }

@@ -4,11 +4,17 @@ import { copyFile, chmod } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import yauzl from 'yauzl';
-import yazl from 'yazl';
+import { createRequire } from 'node:module';
+import type yauzlModule from 'yauzl';
+import type yazlModule from 'yazl';
 import { ApiError } from '../errors.js';
 import { skillFiles, SKILL_MD_MAX } from './catalog.js';
 import { parseSkillMd, SKILL_NAME } from './format.js';
+
+// The zip libraries load with the first import or export, not with the gateway.
+const load = createRequire(import.meta.url);
+let zips: { yauzl: typeof yauzlModule; yazl: typeof yazlModule } | undefined;
+const zipLibs = () => (zips ??= { yauzl: load('yauzl') as typeof yauzlModule, yazl: load('yazl') as typeof yazlModule });
 
 /** Limits of an imported skill; each refusal names its rule so a person knows what to fix. */
 export const ARCHIVE_LIMITS = { entries: 1000, unpackedBytes: 64 * 1024 * 1024, ratio: 100 } as const;
@@ -45,7 +51,7 @@ export interface Unpacked {
 }
 
 interface Planned {
-  entry: yauzl.Entry;
+  entry: yauzlModule.Entry;
   /** Path inside the skill folder (the top-level folder, if any, removed). */
   rel: string;
   dir: boolean;
@@ -68,7 +74,7 @@ function checkName(name: string): string[] {
   return parts.filter((p) => p !== '' && p !== '.');
 }
 
-function entryMode(e: yauzl.Entry): number {
+function entryMode(e: yauzlModule.Entry): number {
   return (e.externalFileAttributes >>> 16) & 0xffff;
 }
 
@@ -79,19 +85,19 @@ function entryMode(e: yauzl.Entry): number {
  * Sizes are enforced again while inflating, since a header can lie.
  */
 export async function unpackSkillZip(zipPath: string, stage: string): Promise<Unpacked> {
-  let zip: yauzl.ZipFile;
+  let zip: yauzlModule.ZipFile;
   try {
-    zip = await yauzl.openPromise(zipPath, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true });
+    zip = await zipLibs().yauzl.openPromise(zipPath, { lazyEntries: true, autoClose: false, decodeStrings: false, validateEntrySizes: true });
   } catch (err) {
     throw refused('not_a_zip', `the file is not a readable zip archive (${(err as Error).message})`);
   }
   try {
     if (zip.entryCount > ARCHIVE_LIMITS.entries) throw refused('too_many_entries', `it has ${zip.entryCount} entries; at most ${ARCHIVE_LIMITS.entries} are allowed`);
-    const entries: Array<{ entry: yauzl.Entry; parts: string[]; dir: boolean }> = [];
+    const entries: Array<{ entry: yauzlModule.Entry; parts: string[]; dir: boolean }> = [];
     let total = 0;
     try {
       for await (const entry of zip.eachEntry()) {
-        const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, false);
+        const name = zipLibs().yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, false);
         const parts = checkName(name);
         if (parts[0] === '__MACOSX') continue; // resource forks macOS adds to every zip it makes
         const mode = entryMode(entry);
@@ -166,7 +172,7 @@ export async function unpackSkillZip(zipPath: string, stage: string): Promise<Un
   }
 }
 
-async function readEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, cap: number): Promise<string> {
+async function readEntry(zip: yauzlModule.ZipFile, entry: yauzlModule.Entry, cap: number): Promise<string> {
   if (entry.uncompressedSize > cap) throw refused('invalid_skill_md', `SKILL.md is larger than ${cap} bytes`);
   const chunks: Buffer[] = [];
   let n = 0;
@@ -229,7 +235,7 @@ export async function copySkillFolder(src: string, stage: string): Promise<Unpac
 
 /** A zip of a skill folder with entries under `<name>/`, regular files only; resolves with the bytes. */
 export async function packSkill(dir: string, name: string): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
+  const zip = new (zipLibs().yazl.ZipFile)();
   for (const rel of skillFiles(dir)) {
     const st = statSync(join(dir, rel));
     zip.addFile(join(dir, rel), `${name}/${rel}`, { mode: st.mode & 0o100777, mtime: st.mtime });

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { version } from '../version.js';
 
 /*
@@ -12,7 +12,9 @@ export class UpgradeError extends Error {}
 
 const MAX_REDIRECTS = 5;
 let agent: Dispatcher | undefined;
-const dispatcher = (): Dispatcher => (agent ??= new EnvHttpProxyAgent({ connect: { timeout: 10_000 } }));
+// undici loads on the first check, not with the supervisor: an idle svc never pays for it.
+const undici = () => import('undici');
+const dispatcher = async (): Promise<Dispatcher> => (agent ??= new (await undici()).EnvHttpProxyAgent({ connect: { timeout: 10_000 } }));
 
 export function assertHttps(url: string, what: string): URL {
   let u: URL;
@@ -33,7 +35,7 @@ async function open(url: string, what: string, timeoutMs: number, accept: string
     const u = assertHttps(current, what);
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(u, { method: 'GET', dispatcher: dispatcher(), headers: { accept, 'user-agent': `svc/${version}` }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      res = await (await undici()).request(u, { method: 'GET', dispatcher: await dispatcher(), headers: { accept, 'user-agent': `svc/${version}` }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     } catch (err) {
       throw new UpgradeError(`${what}: ${u.host} could not be reached (${(err as Error).message})`);
     }
