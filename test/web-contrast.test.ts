@@ -78,8 +78,11 @@ function resolve(value: string | undefined, theme: Record<string, string>): stri
 
 /** Where text can sit. */
 const SURFACES = ['--bg', '--panel', '--panel-2', '--code-bg', '--user-bg'];
-/** Fills with no text on them (a meter, the typing dots, a dimmed scrim). */
-const DECORATIVE = new Set(['.meter > div', '.typing span', '.meter']);
+/**
+ * Fills with no text on them (a meter, the typing dots, a dimmed scrim, the update dot, whose fill
+ * is a text token and so reads on every surface; the badge's name says "update available").
+ */
+const DECORATIVE = new Set(['.meter > div', '.typing span', '.meter', '.update-dot']);
 
 const all = rules();
 
