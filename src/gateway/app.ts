@@ -14,6 +14,7 @@ import { BodyStream } from './body-stream.js';
 import { StaticFiles } from './static.js';
 import type { EngineResponse, HttpEngine } from './engine/types.js';
 import { WsHub } from './ws.js';
+import { ConnectionCap } from './conn-cap.js';
 import type { WsState } from '../shared/protocol/ipc.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -45,15 +46,19 @@ export class Gateway {
     readonly startedAt = Date.now(),
     /** The previous gateway's /ws numbering, on a restart. */
     resume?: WsState,
+    /** Connection caps below the descriptor limit (none: unlimited). */
+    readonly cap = new ConnectionCap(undefined),
   ) {
     this.key = new KeyCheck(accessKey);
     this.cors = new Set(config.cors.map(normalizeOrigin));
     this.ws = new WsHub(engine, {
       frameLimit: config.limits.ws_frame_bytes,
       resume,
+      cap,
       authorize: (info) => decide({ peerLoopback: info.peerLoopback, path: info.path, headers: info.headers, queryKey: info.query.get('access_key') ?? undefined, isPublic: false }, this.key, this.cors),
     });
     engine.onRequest((res, req) => this.onRequest(res, req));
+    if (cap.caps) engine.capConnections(cap.caps.total);
   }
 
   /** A config change through the API takes effect at once for limits and CORS. */
@@ -94,7 +99,9 @@ export class Gateway {
     this.inflight++;
     const r = new Responder(res, this, req.method === 'HEAD');
     try {
-      this.dispatch(res, req, r);
+      const full = this.cap.request(this.inflight + this.ws.count);
+      if (full) r.error(full, true);
+      else this.dispatch(res, req, r);
     } catch (err) {
       this.fail(r, err);
     }

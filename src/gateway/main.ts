@@ -9,6 +9,8 @@ import type { Deps } from './deps.js';
 import { chatCommands } from './routes/chat.js';
 import { allRoutes } from './routes/index.js';
 import { chooseEngine, createEngine } from './engine/pick.js';
+import { ConnectionCap } from './conn-cap.js';
+import { connectionCaps, readNofile } from '../shared/fd-limit.js';
 
 /** The gateway process: takes its config and key from the supervisor, listens, serves. */
 /** The previous gateway's listening socket, when its engine could not share the port (see engine/node.ts). */
@@ -26,7 +28,10 @@ endpoint.handle('child.start', async (start) => {
   redactConfigSecrets(start.config);
   config = start.config;
   const engineName = chooseEngine();
-  const gw = new Gateway(start.config, start.access_key, await createEngine(engineName), start.started_at, start.ws_state);
+  // The supervisor raised the soft limit before forking us (children inherit it); read what we got.
+  const nofile = readNofile();
+  const cap = new ConnectionCap(connectionCaps(nofile?.soft));
+  const gw = new Gateway(start.config, start.access_key, await createEngine(engineName), start.started_at, start.ws_state, cap);
   const paths = resolvePaths();
   const db = openDb(paths.db);
   const deps: Deps = {
@@ -46,7 +51,10 @@ endpoint.handle('child.start', async (start) => {
   gateway = gw;
   // The successor of a gateway that drained: clients resuming the server topic learn it is over.
   if (start.ws_state) gw.setDraining(false);
-  log.info(`listening with the ${engineName === 'uws' ? 'native uWebSockets.js' : 'node:http + ws'} engine`, { port });
+  log.info(`listening with the ${engineName === 'uws' ? 'native uWebSockets.js' : 'node:http + ws'} engine`, {
+    port,
+    ...(cap.caps ? { fd_limit: nofile?.soft, max_connections: cap.caps.total, max_websockets: cap.caps.ws } : {}),
+  });
   return { port, engine: engineName, ...(engineName === 'uws' ? { uws: 'native' as const } : {}) };
 });
 

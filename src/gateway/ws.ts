@@ -5,6 +5,7 @@ import type { ApiError } from '../shared/errors.js';
 import { approvalDecision, turnMessageSchema, type WsState } from '../shared/protocol/ipc.js';
 import { version } from '../shared/version.js';
 import type { AuthDecision } from './auth.js';
+import type { ConnectionCap } from './conn-cap.js';
 import type { EngineSocket, HttpEngine, RequestInfo } from './engine/types.js';
 
 interface Conn {
@@ -97,7 +98,7 @@ export class WsHub {
 
   constructor(
     engine: HttpEngine,
-    opts: { frameLimit: number; authorize: (req: RequestInfo) => AuthDecision; resume?: WsState },
+    opts: { frameLimit: number; authorize: (req: RequestInfo) => AuthDecision; resume?: WsState; cap?: ConnectionCap },
   ) {
     this.epoch = opts.resume?.epoch ?? randomUUID();
     for (const t of opts.resume?.topics ?? []) {
@@ -111,6 +112,8 @@ export class WsHub {
       maxPayload: opts.frameLimit,
       upgrade: (req) => {
         const decision = opts.authorize(req);
+        const full = decision.ok ? opts.cap?.upgrade(this.sockets.size) : undefined;
+        if (full) return { ok: false, error: full };
         return decision.ok ? { ok: true, data: { local: decision.local, topics: new Set() } } : decision;
       },
       open: (ws) => {
@@ -144,6 +147,11 @@ export class WsHub {
   /** The last seq given on a topic (0 before its first event). */
   seqOf(topic: string): number {
     return this.seqs.get(topic) ?? 0;
+  }
+
+  /** Open WebSockets. */
+  get count(): number {
+    return this.sockets.size;
   }
 
   /** Closes every WebSocket (restart handover); returns how many there were. */

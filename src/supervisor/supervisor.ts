@@ -1,3 +1,4 @@
+import { raiseNofile } from '../shared/fd-limit.js';
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { SendHandle } from 'node:child_process';
 import type { Server } from 'node:net';
@@ -141,6 +142,9 @@ export class Supervisor {
     this.logs = new LogSink(this.paths.logsDir, this.settings.config.log, process.env.SVC_DAEMONIZED !== '1');
     if (process.env.SVC_DAEMONIZED === '1') setLogConsole(false);
     await assertPortFree(this.settings.listen);
+    // Before any child is forked, so every role inherits the raised descriptor limit.
+    const nofile = raiseNofile();
+    log.info(nofile.note, nofile.limit ? { soft: nofile.limit.soft, hard: nofile.limit.hard } : undefined);
     const { db, applied } = openAndMigrate(this.paths.db);
     this.db = db;
     if (applied.length > 0) log.info('store migrated', { versions: applied.join(',') });

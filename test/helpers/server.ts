@@ -32,6 +32,8 @@ export interface StartOptions {
   /** Written to $SVC_HOME/config.yml before start. */
   config?: string;
   timeoutMs?: number;
+  /** A command that runs `svc serve` (e.g. ['prlimit', '--nofile=128:128']); it must exec it, so the pid stays svc's. */
+  wrap?: string[];
 }
 
 /** Starts the real `svc serve` and resolves once it prints its listening line. */
@@ -43,7 +45,8 @@ export function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   // SVC_UPGRADE_CHECK=0: no test server asks the real releases API (the upgrade tests turn it on with their own)
   const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: home, SVC_LOG_LEVEL: 'info', SVC_UPGRADE_CHECK: '0', ...opts.env };
   if (opts.env && 'SVC_ACCESS_KEY' in opts.env && opts.env.SVC_ACCESS_KEY === undefined) delete env.SVC_ACCESS_KEY;
-  const proc = spawn(process.execPath, [svcBin, 'serve', ...(hasAddr ? [] : ['--addr', '127.0.0.1:0']), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [...(opts.wrap ?? []), process.execPath, svcBin, 'serve', ...(hasAddr ? [] : ['--addr', '127.0.0.1:0']), ...args];
+  const proc = spawn(command[0]!, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));

@@ -241,6 +241,12 @@ export class NodeEngine implements HttpEngine {
     });
   }
 
+  capConnections(n: number): void {
+    // node:http closes a connection accepted beyond this; libuv keeps a spare descriptor, so
+    // accept at the limit does not spin here.
+    this.server.maxConnections = n;
+  }
+
   listenerToPass(): object | undefined {
     if (nodeReusePort) return undefined;
     // Node before 22.12 cannot set SO_REUSEPORT, so the socket itself goes to the next gateway.

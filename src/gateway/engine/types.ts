@@ -84,6 +84,12 @@ export interface HttpEngine {
   listen(host: string, port: number, inherited?: unknown): Promise<number>;
   /** The listening socket to pass to the next gateway, where the port cannot be shared otherwise. */
   listenerToPass(): object | undefined;
+  /**
+   * At most `n` open connections (HTTP and WebSocket): beyond it a new one is closed at once.
+   * Where the engine cannot see connections before their first request (uWS), the gateway's own
+   * count (ConnectionCap) is the cap and this does nothing.
+   */
+  capConnections(n: number): void;
   /** Stops accepting new connections; open ones go on. */
   stopListening(): void;
 }

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type * as UWS from 'uWebSockets.js';
 import { loadUws } from '../../shared/engine-choice.js';
 import { formatAddressBytes, isLoopbackBytes } from '../../shared/net/addr.js';
@@ -216,6 +217,11 @@ export class UwsEngine implements HttpEngine {
     });
   }
 
+  capConnections(): void {
+    // This uWS build has no hook for a connection before its first request (no App.filter):
+    // the gateway counts requests in flight and WebSockets, and refuses beyond its cap with 503.
+  }
+
   listenerToPass(): undefined {
     return undefined; // uSockets binds with SO_REUSEPORT: the next gateway binds the port itself
   }
@@ -229,7 +235,7 @@ export class UwsEngine implements HttpEngine {
 function refuse(res: UWS.HttpResponse, decision: { error: { status: number; headers?: Record<string, string>; toBody(): unknown } }): void {
   const error = decision.error;
   res.cork(() => {
-    res.writeStatus(`${error.status} ${error.status === 401 ? 'Unauthorized' : 'Forbidden'}`);
+    res.writeStatus(`${error.status} ${STATUS_CODES[error.status] ?? ''}`);
     res.writeHeader('Content-Type', 'application/json');
     for (const [k, v] of Object.entries(error.headers ?? {})) res.writeHeader(k, v);
     res.end(JSON.stringify(error.toBody()), true);
