@@ -93,7 +93,7 @@ test('a request past its deadline fails with a timeout instead of waiting foreve
   const gateway = children.get('gateway')!;
   const started = Date.now();
   try {
-    await gateway.endpoint.request('gateway.handover', {}, { to: 'gateway', timeoutMs: 300 });
+    await gateway.endpoint.request('gateway.handover', {}, { timeoutMs: 300 });
     assert.unreachable('should have timed out');
   } catch (err) {
     assert.instance(err, IpcCallError);

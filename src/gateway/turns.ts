@@ -53,7 +53,7 @@ export async function startTurn(deps: Deps, hub: WsHub, sessionId: string, messa
     finish({ topic: `session:${sessionId}`, type: 'watch.stopped', seq: 0, data: {} });
   };
   try {
-    turnId = (await deps.endpoint.request('turn.start', { session_id: sessionId, message, origin }, { to: 'supervisor', timeoutMs: 20_000 })).turn_id;
+    turnId = (await deps.endpoint.request('turn.start', { session_id: sessionId, message, origin }, { timeoutMs: 20_000 })).turn_id;
   } catch (err) {
     stop();
     throw toApiError(err, deps);

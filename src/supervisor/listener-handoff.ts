@@ -14,7 +14,7 @@ export async function takeListener(gateway: Child): Promise<SendHandle | undefin
   };
   gateway.proc.on('message', grab);
   try {
-    const { sent } = await gateway.endpoint.request('gateway.listener', {}, { to: 'gateway', timeoutMs: 5000 });
+    const { sent } = await gateway.endpoint.request('gateway.listener', {}, { timeoutMs: 5000 });
     return sent ? handle : undefined;
   } catch {
     return undefined;

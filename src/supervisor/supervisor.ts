@@ -292,7 +292,7 @@ export class Supervisor {
     try {
       // The new gateway goes on numbering /ws events where the old one stops, so clients resume
       // with `since`; without that (an old gateway that does not answer) they reload instead.
-      const wsState = old ? await old.endpoint.request('gateway.ws_state', {}, { to: 'gateway', timeoutMs: 5000 }).catch(() => undefined) : undefined;
+      const wsState = old ? await old.endpoint.request('gateway.ws_state', {}, { timeoutMs: 5000 }).catch(() => undefined) : undefined;
       // The old gateway keeps its socket until the new one listens on the same port (SO_REUSEPORT,
       // or the socket itself passed on where the engine cannot share a port).
       await this.spawnGateway(this.boundPort ?? next.listen.port, undefined, old ? await takeListener(old) : undefined, wsState);
@@ -308,7 +308,7 @@ export class Supervisor {
     }
     if (old) {
       old.expectedExit = true;
-      await old.endpoint.request('gateway.handover', {}, { to: 'gateway', timeoutMs: 15_000 }).catch(() => undefined);
+      await old.endpoint.request('gateway.handover', {}, { timeoutMs: 15_000 }).catch(() => undefined);
       await old.stop(STOP_GRACE_MS);
     }
     await Promise.all(oldAgents.map((a) => a.stop(STOP_GRACE_MS)));
@@ -457,7 +457,7 @@ export class Supervisor {
       this.services.sync();
       const cron = this.services.get('cron');
       // Not awaited: a worker still starting reads the task at its start, and handles this after that in order.
-      if (cron) void cron.endpoint.request('cron.reload', p, { to: 'cron', timeoutMs: 30_000 }).catch((err: Error) => log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }));
+      if (cron) void cron.endpoint.request('cron.reload', p, { timeoutMs: 30_000 }).catch((err: Error) => log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }));
       return {};
     });
     child.endpoint.handle('cron.idle', () => {

@@ -90,10 +90,10 @@ export class TurnDispatcher {
       throw err;
     }
     try {
-      await agent.endpoint.request('agent.turn', { turn_id: turnId, session_id: p.session_id, message: p.message, origin: p.origin, ...(p.workflow_run_id ? { workflow_run_id: p.workflow_run_id } : {}) }, { to: 'agent', timeoutMs: 15_000 });
+      await agent.endpoint.request('agent.turn', { turn_id: turnId, session_id: p.session_id, message: p.message, origin: p.origin, ...(p.workflow_run_id ? { workflow_run_id: p.workflow_run_id } : {}) }, { timeoutMs: 15_000 });
     } catch (err) {
       // A worker that answered late may still run it: tell it to stop before the session is free again.
-      void agent.endpoint.request('agent.interrupt', { turn_id: turnId }, { to: 'agent', timeoutMs: 5000 }).catch(() => undefined);
+      void agent.endpoint.request('agent.interrupt', { turn_id: turnId }, { timeoutMs: 5000 }).catch(() => undefined);
       this.fail(p.session_id, turnId, `the agent worker did not take the turn: ${(err as Error).message}`);
       throw err;
     }
@@ -108,7 +108,7 @@ export class TurnDispatcher {
   async interrupt(sessionId: string, wait = false): Promise<ResultOf<'turn.interrupt'>> {
     const r = this.running.get(sessionId);
     if (!r) return { interrupted: false, turn_id: null };
-    const ack = await r.agent.endpoint.request('agent.interrupt', { turn_id: r.turnId }, { to: 'agent', timeoutMs: INTERRUPT_ACK_MS }).catch(() => undefined);
+    const ack = await r.agent.endpoint.request('agent.interrupt', { turn_id: r.turnId }, { timeoutMs: INTERRUPT_ACK_MS }).catch(() => undefined);
     if (!ack && this.running.get(sessionId) === r) {
       log.warn('the agent worker did not answer an interrupt; ending the turn without it', { turn: r.turnId, pid: r.agent.pid });
       r.endAs = 'interrupted';
@@ -143,7 +143,7 @@ export class TurnDispatcher {
    */
   async interruptAll(boundMs: number): Promise<void> {
     const running = [...this.running.values()];
-    await Promise.all(running.map((r) => r.agent.endpoint.request('agent.interrupt', { turn_id: r.turnId, restart: true }, { to: 'agent', timeoutMs: boundMs }).catch(() => undefined)));
+    await Promise.all(running.map((r) => r.agent.endpoint.request('agent.interrupt', { turn_id: r.turnId, restart: true }, { timeoutMs: boundMs }).catch(() => undefined)));
     const until = Date.now() + boundMs;
     while (running.some((r) => [...this.running.values()].includes(r)) && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
   }
@@ -152,14 +152,14 @@ export class TurnDispatcher {
   async pendingApprovals(p: PayloadOf<'approval.list'>): Promise<ResultOf<'approval.list'>> {
     const r = this.running.get(p.session_id);
     if (!r) return { items: [] };
-    return r.agent.endpoint.request('agent.approvals', { session_id: p.session_id }, { to: 'agent', timeoutMs: 5000 });
+    return r.agent.endpoint.request('agent.approvals', { session_id: p.session_id }, { timeoutMs: 5000 });
   }
 
   /** The user answered an approval: it belongs to the session's running turn, on its worker. */
   async answerApproval(p: PayloadOf<'approval.answer'>): Promise<ResultOf<'approval.answer'>> {
     const r = this.running.get(p.session_id);
     if (!r) throw new IpcCallError('not_found', 'The session has no running turn, so nothing waits for this approval (it may have been withdrawn).');
-    const ack = await r.agent.endpoint.request('agent.approval', { session_id: p.session_id, approval_id: p.approval_id, decision: p.decision }, { to: 'agent', timeoutMs: 5000 });
+    const ack = await r.agent.endpoint.request('agent.approval', { session_id: p.session_id, approval_id: p.approval_id, decision: p.decision }, { timeoutMs: 5000 });
     if (!ack.answered) throw new IpcCallError('not_found', `No approval ${p.approval_id} is waiting; it was answered already or withdrawn.`);
     return ack;
   }

@@ -22,7 +22,7 @@ export function browserRoutes(deps: Deps): Route[] {
     const b = deps.config().browser;
     if (!browserConfigured(b)) return { configured: false, connected: false, endpoint: null, mode: null, browser: null, version: null, tabs: [], reason: NOT_CONFIGURED, launched_pid: null };
     try {
-      return await deps.endpoint.request('browser.status', {}, { to: 'browser', timeoutMs: 45_000 });
+      return await deps.endpoint.request('browser.status', {}, { timeoutMs: 45_000 });
     } catch (err) {
       throw new ApiError('unavailable', `The browser worker did not answer: ${(err as Error).message}. svc logs --process browser shows why.`);
     }
@@ -47,10 +47,10 @@ export function browserRoutes(deps: Deps): Route[] {
         const ep = given ? cdpEndpoint(body) : null;
         if (ep && !ep.loopback && !config.allow_remote) return { body: { ok: false, endpoint: ep.hostPort, error: remoteRefusal(ep), saved: false } };
         const timeoutMs = Math.round(body.timeout_seconds * 1000);
-        const r = await deps.endpoint.request('browser.verify', { cdp_url: body.cdp_url, port: body.port, timeout_ms: timeoutMs }, { to: 'browser', timeoutMs: timeoutMs + 20_000 });
+        const r = await deps.endpoint.request('browser.verify', { cdp_url: body.cdp_url, port: body.port, timeout_ms: timeoutMs }, { timeoutMs: timeoutMs + 20_000 });
         let saved = false;
         if (r.ok && given) {
-          await deps.endpoint.request('config.browser.set', { cdp_url: body.cdp_url, port: body.port }, { to: 'supervisor' });
+          await deps.endpoint.request('config.browser.set', { cdp_url: body.cdp_url, port: body.port });
           saved = true;
         }
         return { body: { ...r, saved } };

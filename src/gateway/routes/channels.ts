@@ -47,7 +47,7 @@ export function channelRoutes(deps: Deps): Route[] {
   const live = async (): Promise<Map<string, ChannelStatus>> => {
     if (!platformNames.some((p) => entryOf(p)?.enabled)) return new Map();
     try {
-      const r = await deps.endpoint.request('channels.status', {}, { to: 'channels', timeoutMs: 5000 });
+      const r = await deps.endpoint.request('channels.status', {}, { timeoutMs: 5000 });
       return new Map(r.platforms.map((s) => [s.platform, s]));
     } catch {
       return new Map();
@@ -127,7 +127,7 @@ export function channelRoutes(deps: Deps): Route[] {
     if (!parsed.success) {
       throw invalidInput(parsed.error, { what: `${platformInfo[p].label} configuration`, hint: `fields: ${platformInfo[p].fields.map((f) => f.name).join(', ')}` });
     }
-    await deps.endpoint.request('config.channels.save', { platform: p, entry: parsed.data as Record<string, unknown> }, { to: 'supervisor' });
+    await deps.endpoint.request('config.channels.save', { platform: p, entry: parsed.data as Record<string, unknown> });
     changed(p);
     return view(p, undefined);
   };
@@ -142,16 +142,16 @@ export function channelRoutes(deps: Deps): Route[] {
     }) }),
     route({ method: 'GET', path: '/api/channels/messenger/login', summary: 'The WeChat QR login: idle, pending (qr_url and qr_png, a PNG data URL), scanned, confirmed (user_id), expired, failed (error), cancelled, or logged_in.', handler: async () => {
       if (!entryOf('messenger')?.enabled) return { body: { status: 'idle', qr_url: null, qr_png: null, user_id: null, error: null, codes: 0, started_at: null } };
-      return { body: await toWorker('messenger', () => deps.endpoint.request('channels.login.get', {}, { to: 'channels', timeoutMs: 5000 })) };
+      return { body: await toWorker('messenger', () => deps.endpoint.request('channels.login.get', {}, { timeoutMs: 5000 })) };
     } }),
     route({ method: 'POST', path: '/api/channels/messenger/login', summary: 'Starts the WeChat QR login (connecting WeChat first if needed), or answers the running flow; {"force": true} starts over even when logged in. Poll GET for the state.', body: loginBody, handler: async ({ body }) => {
       if (!entryOf('messenger')?.enabled) await save('messenger', { enabled: true });
-      const state = await toWorker('messenger', () => deps.endpoint.request('channels.login.start', { force: body?.force === true }, { to: 'channels', timeoutMs: 20_000 }));
+      const state = await toWorker('messenger', () => deps.endpoint.request('channels.login.start', { force: body?.force === true }, { timeoutMs: 20_000 }));
       changed('messenger');
       return { body: state };
     } }),
     route({ method: 'DELETE', path: '/api/channels/messenger/login', summary: 'Cancels the running WeChat login, or logs out (the saved credentials are removed) when logged in.', handler: async () => {
-      const state = await toWorker('messenger', () => deps.endpoint.request('channels.login.cancel', {}, { to: 'channels', timeoutMs: 10_000 }));
+      const state = await toWorker('messenger', () => deps.endpoint.request('channels.login.cancel', {}, { timeoutMs: 10_000 }));
       changed('messenger');
       return { body: state };
     } }),
@@ -160,7 +160,7 @@ export function channelRoutes(deps: Deps): Route[] {
     route({ method: 'DELETE', path: '/api/channels/:platform', summary: 'Disconnects a platform: its adapter stops and its configuration goes to the trash (POST /api/trash/{id}/restore brings it back).', handler: async ({ params }) => {
       const p = platformOr404(params.platform);
       configuredOr404(p);
-      const { trash_id } = await deps.endpoint.request('config.channels.delete', { platform: p }, { to: 'supervisor' });
+      const { trash_id } = await deps.endpoint.request('config.channels.delete', { platform: p });
       changed(p);
       const item = getTrashItem(deps.db, trash_id);
       if (item) deps.publish('trash', 'trash.added', trashView(item, deps.config().trash.retention_days));
@@ -168,18 +168,18 @@ export function channelRoutes(deps: Deps): Route[] {
     } }),
     route({ method: 'POST', path: '/api/channels/:platform/test', summary: 'Sends a real test message to chat_id, else to the most recent allowed chat; answers what the platform said. 409 when the platform is not running, 502 with the platform\'s reason when it refuses.', body: testBody, handler: async ({ params, body }) => {
       const p = platformOr404(params.platform);
-      const r = await toWorker(p, () => deps.endpoint.request('channels.test', { platform: p, ...(body?.chat_id ? { chat_id: body.chat_id } : {}) }, { to: 'channels', timeoutMs: 60_000 }));
+      const r = await toWorker(p, () => deps.endpoint.request('channels.test', { platform: p, ...(body?.chat_id ? { chat_id: body.chat_id } : {}) }, { timeoutMs: 60_000 }));
       return { body: { ok: true, ...r } };
     } }),
     route({ method: 'POST', path: '/api/channels/:platform/send', summary: 'Sends {chat_id, text} (Markdown, rendered for the platform). 409 when the platform is not running, 502 with its reason when delivery fails.', body: sendBody, handler: async ({ params, body }) => {
       const p = platformOr404(params.platform);
-      const r = await toWorker(p, () => deps.endpoint.request('channels.send', { platform: p, chat_id: body.chat_id, text: body.text }, { to: 'channels', timeoutMs: 60_000 }));
+      const r = await toWorker(p, () => deps.endpoint.request('channels.send', { platform: p, chat_id: body.chat_id, text: body.text }, { timeoutMs: 60_000 }));
       return { body: { sent: true, ...r } };
     } }),
     route({ method: 'POST', path: '/api/channels/:platform/send-file', summary: 'Sends a file: {chat_id, upload} (the name POST /api/upload answered) or {chat_id, artifact} (the id of a file the agent wrote). 404 for an unknown one; 409 when the platform is not running, 502 with its reason when delivery fails.', body: sendFileBody, handler: async ({ params, body }) => {
       const p = platformOr404(params.platform);
       const file = body.artifact !== undefined ? artifactFile(body.artifact) : uploadFile(body.upload ?? '');
-      const r = await toWorker(p, () => deps.endpoint.request('channels.send_file', { platform: p, chat_id: body.chat_id, path: file.path, name: file.name }, { to: 'channels', timeoutMs: 120_000 }));
+      const r = await toWorker(p, () => deps.endpoint.request('channels.send_file', { platform: p, chat_id: body.chat_id, path: file.path, name: file.name }, { timeoutMs: 120_000 }));
       return { body: { sent: true, ...r } };
     } }),
     route({ method: 'GET', path: '/api/channels/:platform/pairings', summary: 'Pairing requests of the last hour and their answers: people not in allowed_users who wrote to the bot and were given a code.', handler: ({ params }) => ({ body: { items: listPairings(deps.db, platformOr404(params.platform)) } }) }),
@@ -188,7 +188,7 @@ export function channelRoutes(deps: Deps): Route[] {
       const pairing = answerPairing(deps.db, p, body.code, body.decision === 'approve');
       if (!pairing) throw new ApiError('not_found', `No pending pairing code ${body.code.toUpperCase()} for ${platformInfo[p].label} (codes last an hour); GET /api/channels/${p}/pairings lists them.`);
       deps.publish('channels', 'channels.pairing', pairing);
-      if (entryOf(p)?.enabled) await deps.endpoint.request('channels.paired', { platform: p, chat_id: pairing.chat_id, approved: pairing.status === 'approved' }, { to: 'channels', timeoutMs: 10_000 }).catch(() => undefined);
+      if (entryOf(p)?.enabled) await deps.endpoint.request('channels.paired', { platform: p, chat_id: pairing.chat_id, approved: pairing.status === 'approved' }, { timeoutMs: 10_000 }).catch(() => undefined);
       return { body: pairing };
     } }),
   ];

@@ -89,7 +89,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       summary: 'The tool calls of the running turn that wait for the user\'s approval (empty when none).',
       handler: async ({ params }) => {
         requireSession(deps.db, params.id ?? '');
-        return { body: await deps.endpoint.request('approval.list', { session_id: params.id ?? '' }, { to: 'supervisor' }) };
+        return { body: await deps.endpoint.request('approval.list', { session_id: params.id ?? '' }) };
       },
     }),
     route({
@@ -112,7 +112,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       body: z.strictObject({}),
       handler: async ({ params }) => {
         requireSession(deps.db, params.id ?? '');
-        const r = await deps.endpoint.request('turn.interrupt', { session_id: params.id ?? '' }, { to: 'supervisor' }).catch((err: unknown) => {
+        const r = await deps.endpoint.request('turn.interrupt', { session_id: params.id ?? '' }).catch((err: unknown) => {
           throw toApiError(err, deps);
         });
         return { body: r };
@@ -130,7 +130,7 @@ export function chatCommands(deps: Deps, hub: WsHub): NonNullable<WsHub['onComma
       return { type: 'approval.answered', session_id: frame.session_id, approval_id: frame.approval_id, decision: frame.decision };
     }
     if (frame.type === 'interrupt') {
-      const r = await deps.endpoint.request('turn.interrupt', { session_id: frame.session_id }, { to: 'supervisor' });
+      const r = await deps.endpoint.request('turn.interrupt', { session_id: frame.session_id });
       return { type: 'interrupt.result', session_id: frame.session_id, ...r };
     }
     const watch = await startTurn(deps, hub, frame.session_id, frame.message, 'ws');
@@ -140,7 +140,7 @@ export function chatCommands(deps: Deps, hub: WsHub): NonNullable<WsHub['onComma
 }
 
 async function answerApproval(deps: Deps, sessionId: string, approvalId: string, decision: ApprovalDecision): Promise<void> {
-  await deps.endpoint.request('approval.answer', { session_id: sessionId, approval_id: approvalId, decision }, { to: 'supervisor' }).catch((err: unknown) => {
+  await deps.endpoint.request('approval.answer', { session_id: sessionId, approval_id: approvalId, decision }).catch((err: unknown) => {
     throw toApiError(err, deps);
   });
 }

@@ -135,7 +135,7 @@ export function cronTaskApi(deps: Deps): CronTaskApi {
   const announce = (type: string, data: unknown) => deps.publish('tasks', type, data);
   // The supervisor starts or stops the cron worker and has it reload the task; the store is already right.
   const changed = async (id: string) => {
-    await deps.endpoint.request('cron.changed', { id }, { to: 'supervisor', timeoutMs: 20_000 }).catch((err: unknown) => {
+    await deps.endpoint.request('cron.changed', { id }, { timeoutMs: 20_000 }).catch((err: unknown) => {
       throw toApiError(err, deps);
     });
   };
@@ -214,7 +214,7 @@ export function cronRoutes(deps: Deps): Route[] {
         const id = params.id!;
         if (!getCronTask(deps.db, id)) throw cronTaskNotFound(id);
         // A cold start of the cron worker on a busy machine takes seconds; the answer itself comes once the run is recorded.
-        const r = await deps.endpoint.request('cron.run', { id }, { to: 'cron', timeoutMs: 60_000 }).catch((err: unknown) => {
+        const r = await deps.endpoint.request('cron.run', { id }, { timeoutMs: 60_000 }).catch((err: unknown) => {
           if (!(err instanceof IpcCallError)) throw err;
           if (err.code === 'not_found') throw cronTaskNotFound(id);
           if (err.code === 'conflict' || err.code === 'invalid_request') throw new ApiError(err.code, err.message);

@@ -43,7 +43,7 @@ export function mcpOAuthRoutes(deps: Deps): Route[] {
         if (server.url === undefined) throw new ApiError('conflict', `"${name.data}" is a local (stdio) server; only remote servers sign in.`);
         if (!server.enabled) throw new ApiError('conflict', `The MCP server "${name.data}" is disabled; enable it (PATCH {"enabled": true}) first.`);
         const redirect = new URL(CALLBACK_PATH, body?.origin ?? originOf(req.headers['host'])).href;
-        const r = await deps.endpoint.request('mcp.oauth.start', { name: name.data, redirect_url: redirect }, { to: 'mcp', timeoutMs: 60_000 });
+        const r = await deps.endpoint.request('mcp.oauth.start', { name: name.data, redirect_url: redirect }, { timeoutMs: 60_000 });
         return { body: { name: name.data, authorization_url: r.authorization_url, redirect_url: redirect } };
       },
     }),
@@ -55,7 +55,7 @@ export function mcpOAuthRoutes(deps: Deps): Route[] {
       query: callbackQuery,
       handler: async ({ query }) => {
         try {
-          await deps.endpoint.request('mcp.oauth.finish', { state: query.state, code: query.code, error: query.error }, { to: 'mcp', timeoutMs: 60_000 });
+          await deps.endpoint.request('mcp.oauth.finish', { state: query.state, code: query.code, error: query.error }, { timeoutMs: 60_000 });
           return { status: 303, headers: { Location: DONE_LOCATION, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' } };
         } catch (err) {
           const known = err instanceof IpcCallError && ['invalid_request', 'not_found', 'conflict'].includes(err.code);

@@ -27,7 +27,7 @@ export function mcpRoutes(deps: Deps): Route[] {
   const live = async (): Promise<Map<string, McpStatus>> => {
     if (!Object.values(servers()).some((s) => s.enabled)) return new Map();
     try {
-      const r = await deps.endpoint.request('mcp.status', {}, { to: 'mcp', timeoutMs: 5000 });
+      const r = await deps.endpoint.request('mcp.status', {}, { timeoutMs: 5000 });
       return new Map(r.servers.map((s) => [s.name, s]));
     } catch {
       return new Map();
@@ -53,7 +53,7 @@ export function mcpRoutes(deps: Deps): Route[] {
   const create = async (body: Record<string, unknown>) => {
     if ('mcpServers' in body) {
       const entries = parseImport(body);
-      await deps.endpoint.request('config.mcp.import', { servers: entries }, { to: 'supervisor' });
+      await deps.endpoint.request('config.mcp.import', { servers: entries });
       changed(Object.keys(entries));
       return { status: 201, body: { imported: Object.keys(entries), servers: await list() } };
     }
@@ -61,19 +61,19 @@ export function mcpRoutes(deps: Deps): Route[] {
     const n = mcpNameSchema.safeParse(name);
     if (!n.success) throw invalid('name', n.error.issues[0]?.message ?? 'invalid', name === undefined ? 'Give the server a name ({"name": "…"}), or send an {"mcpServers": {…}} document.' : undefined);
     checkServer(rest, '');
-    await deps.endpoint.request('config.mcp.create', { name: n.data, server: rest }, { to: 'supervisor' });
+    await deps.endpoint.request('config.mcp.create', { name: n.data, server: rest });
     changed([n.data]);
     return { status: 201, body: await one(n.data) };
   };
   const update = async (name: string, patch: z.infer<typeof mcpPatchSchema>) => {
     checkServer(patchMcpServer(serverOr404(name), patch), '');
-    await deps.endpoint.request('config.mcp.update', { name, patch }, { to: 'supervisor' });
+    await deps.endpoint.request('config.mcp.update', { name, patch });
     changed([name]);
     return { body: await one(name) };
   };
   const remove = async (name: string) => {
     serverOr404(name);
-    const { trash_id } = await deps.endpoint.request('config.mcp.delete', { name }, { to: 'supervisor' });
+    const { trash_id } = await deps.endpoint.request('config.mcp.delete', { name });
     changed([name]);
     const item = getTrashItem(deps.db, trash_id);
     if (item) deps.publish('trash', 'trash.added', trashView(item, deps.config().trash.retention_days));
@@ -106,7 +106,7 @@ export function mcpRoutes(deps: Deps): Route[] {
         const name = params.name ?? '';
         const s = serverOr404(name);
         if (!s.enabled) throw new ApiError('conflict', `The MCP server "${name}" is disabled; enable it (PATCH {"enabled": true}) instead of reconnecting.`);
-        const status = await deps.endpoint.request('mcp.reconnect', { name }, { to: 'mcp', timeoutMs: 60_000 });
+        const status = await deps.endpoint.request('mcp.reconnect', { name }, { timeoutMs: 60_000 });
         return { body: view(name, s, status) };
       },
     }),

@@ -24,7 +24,7 @@ export function modelRoutes(deps: Deps): Route[] {
 
   const slotRoutes = slotSchema.options.flatMap((slot) => {
     const set = async ({ body }: { body: z.infer<typeof slotBody> }) => {
-      await deps.endpoint.request('config.slots.set', { slot, model_id: body.model_id }, { to: 'supervisor' });
+      await deps.endpoint.request('config.slots.set', { slot, model_id: body.model_id });
       announce('config.updated', { slots: deps.config().slots });
       return { body: slotView(deps.config(), slot) };
     };
@@ -54,7 +54,7 @@ export function modelRoutes(deps: Deps): Route[] {
         const { id: given, ...entry } = body;
         checkProvider(entry);
         const id = given ?? freeId(deps.config(), entry.model);
-        await deps.endpoint.request('config.models.create', { id, entry }, { to: 'supervisor' });
+        await deps.endpoint.request('config.models.create', { id, entry });
         announce('config.updated', { models: [id] });
         return { status: 201, body: publicModel(id, entryOr404(id), deps.config()) };
       },
@@ -68,7 +68,7 @@ export function modelRoutes(deps: Deps): Route[] {
         const current = entryOr404(params.id ?? '');
         const merged = { ...current, ...Object.fromEntries(Object.entries(body).map(([k, v]) => [k, v ?? undefined])) } as ModelEntry;
         checkProvider(merged);
-        await deps.endpoint.request('config.models.update', { id: params.id ?? '', patch: body }, { to: 'supervisor' });
+        await deps.endpoint.request('config.models.update', { id: params.id ?? '', patch: body });
         announce('config.updated', { models: [params.id] });
         return { body: publicModel(params.id ?? '', entryOr404(params.id ?? ''), deps.config()) };
       },
@@ -79,7 +79,7 @@ export function modelRoutes(deps: Deps): Route[] {
       summary: 'Removes a model entry; refused with 409 while a slot uses it.',
       handler: async ({ params }) => {
         entryOr404(params.id ?? '');
-        await deps.endpoint.request('config.models.delete', { id: params.id ?? '' }, { to: 'supervisor' });
+        await deps.endpoint.request('config.models.delete', { id: params.id ?? '' });
         announce('config.updated', { removed: [params.id] });
         return { body: { deleted: params.id } };
       },
@@ -101,7 +101,7 @@ export function modelRoutes(deps: Deps): Route[] {
         const result = await deps.endpoint.request(
           'agent.probe_model',
           { provider: entry.provider, protocol: r.protocol, base_url: r.base_url, api_key: r.api_key, model: entry.model },
-          { to: 'agent', timeoutMs: 45_000 },
+          { timeoutMs: 45_000 },
         );
         const defaultId = deps.config().slots.default;
         if ('model_id' in body && body.model_id === defaultId) {

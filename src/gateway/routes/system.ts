@@ -33,13 +33,13 @@ export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'started
       method: 'GET',
       path: '/api/status',
       summary: 'The processes `svc status` shows: role, pid, state, uptime, restarts, memory, in-flight turns.',
-      handler: async () => ({ body: await deps.endpoint.request('supervisor.status', {}, { to: 'supervisor', timeoutMs: 5000 }) }),
+      handler: async () => ({ body: await deps.endpoint.request('supervisor.status', {}, { timeoutMs: 5000 }) }),
     }),
     route({
       method: 'GET',
       path: '/api/tools',
       summary: 'The tools the agent can use, each with its JSON schema.',
-      handler: async () => ({ body: await deps.endpoint.request('agent.tools', {}, { to: 'agent', timeoutMs: 15_000 }) }),
+      handler: async () => ({ body: await deps.endpoint.request('agent.tools', {}, { timeoutMs: 15_000 }) }),
     }),
     route({
       method: 'POST',
@@ -48,7 +48,7 @@ export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'started
       work: false,
       body: z.object({ reason: z.string().max(200).optional() }).strict(),
       handler: async ({ body }) => {
-        const ack = await deps.endpoint.request('supervisor.restart', { reason: body.reason ?? 'POST /api/restart' }, { to: 'supervisor', timeoutMs: 5000 });
+        const ack = await deps.endpoint.request('supervisor.restart', { reason: body.reason ?? 'POST /api/restart' }, { timeoutMs: 5000 });
         if (!ack.accepted) return { status: 409, body: { error: { code: 'conflict', message: `The server is ${ack.state} and cannot restart now.` } } };
         return { status: 202, body: { status: 'restarting' } };
       },

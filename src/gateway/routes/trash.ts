@@ -45,13 +45,13 @@ export function trashRoutes(deps: Deps): Route[] {
       handler: async ({ params, body }) => {
         // Kinds whose place is config.yml go back through the supervisor, its only writer.
         if (getTrashItem(deps.db, params.id!)?.kind === 'mcp_server') {
-          const r = await deps.endpoint.request('trash.restore', { id: params.id!, options: body }, { to: 'supervisor' });
+          const r = await deps.endpoint.request('trash.restore', { id: params.id!, options: body });
           deps.publish('trash', 'trash.restored', { id: params.id, kind: 'mcp_server', restored_to: r.restored_to });
           deps.publish('mcp', 'mcp.config', { names: [r.restored_to] });
           return { body: { id: params.id, kind: 'mcp_server', restored_to: r.restored_to } };
         }
         if (getTrashItem(deps.db, params.id!)?.kind === 'channel_config') {
-          const r = await deps.endpoint.request('trash.restore', { id: params.id!, options: body }, { to: 'supervisor' });
+          const r = await deps.endpoint.request('trash.restore', { id: params.id!, options: body });
           deps.publish('trash', 'trash.restored', { id: params.id, kind: 'channel_config', restored_to: r.restored_to });
           deps.publish('channels', 'channels.changed', { platform: r.restored_to });
           return { body: { id: params.id, kind: 'channel_config', restored_to: r.restored_to } };
@@ -66,7 +66,7 @@ export function trashRoutes(deps: Deps): Route[] {
         if (item.kind === 'skill') deps.publish('skills', 'skill.created', { name: result.restored_to, restored: true });
         if (item.kind === CRON_TRASH_KIND) {
           deps.publish('tasks', 'task.created', { ...cronTaskView(deps.db, result.task as CronTask), restored: true });
-          await deps.endpoint.request('cron.changed', { id: result.restored_to }, { to: 'supervisor', timeoutMs: 20_000 }).catch(() => undefined);
+          await deps.endpoint.request('cron.changed', { id: result.restored_to }, { timeoutMs: 20_000 }).catch(() => undefined);
         }
         return { body: { id: item.id, kind: item.kind, ...result } };
       },

@@ -16,7 +16,7 @@ export function versionRoutes(deps: Pick<Deps, 'endpoint'>): Route[] {
       summary: 'The running version, the latest release the automatic check found (latest, update_available, checked_at, release_url, notes: the notes\' first lines); public, carries no secrets.',
       public: true,
       handler: async ({ local }) => {
-        const info = await deps.endpoint.request('version.info', {}, { to: 'supervisor', timeoutMs: 3000 }).catch((): VersionInfo => ({
+        const info = await deps.endpoint.request('version.info', {}, { timeoutMs: 3000 }).catch((): VersionInfo => ({
           name: 'svc',
           version,
           dev_build: isDevBuild(version),
@@ -38,7 +38,7 @@ export function versionRoutes(deps: Pick<Deps, 'endpoint'>): Route[] {
       summary: 'Installs the latest release (what `svc upgrade --yes` does): 202 at once, progress on /ws topic server (type upgrade: downloading, verifying, installing, restarting, done or failed); 409 while one runs or on a development build.',
       body: z.object({}).strict().optional(),
       handler: async () => {
-        const r = await deps.endpoint.request('version.upgrade', {}, { to: 'supervisor', timeoutMs: 5000 });
+        const r = await deps.endpoint.request('version.upgrade', {}, { timeoutMs: 5000 });
         if (r.accepted) return { status: 202, body: { status: 'upgrading' } };
         const message =
           r.reason === 'dev_build'

@@ -34,7 +34,7 @@ export function workflowRoutes(deps: Deps): Route[] {
       summary: 'Starts a run with {"inputs": {...}}: 202 {run_id, session_id, turn_id}. The run is a session of its own; progress on the `workflows` topic. A missing or unknown input is a 400 naming it; an invalid workflow is 409.',
       body: runBody,
       handler: async ({ params, body }) => {
-        const started = await startRun(deps.db, deps.paths, params.name!, body.inputs, (p) => deps.endpoint.request('turn.start', p, { to: 'supervisor', timeoutMs: 20_000 })).catch((err: unknown) => {
+        const started = await startRun(deps.db, deps.paths, params.name!, body.inputs, (p) => deps.endpoint.request('turn.start', p, { timeoutMs: 20_000 })).catch((err: unknown) => {
           throw toApiError(err, deps);
         });
         return { status: 202, body: started };

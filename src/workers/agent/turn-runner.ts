@@ -81,13 +81,13 @@ export class TurnRunner {
         sandbox: { enabled: () => this.config().sandbox.enabled },
         publish: (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }),
         requestRestart: async (reason) => {
-          await this.endpoint.request('supervisor.restart', { reason: reason.slice(0, 200) }, { to: 'supervisor' });
+          await this.endpoint.request('supervisor.restart', { reason: reason.slice(0, 200) });
         },
       }),
       clockTool,
       skillTool,
       runWorkflowTool((name, inputs) =>
-        startRun(this.db, this.paths, name, inputs, (p) => this.endpoint.request('turn.start', p, { to: 'supervisor', timeoutMs: 20_000 })),
+        startRun(this.db, this.paths, name, inputs, (p) => this.endpoint.request('turn.start', p, { timeoutMs: 20_000 })),
       ),
       ...(goal ? [goal] : []),
       ...browserTools(this.endpoint, this.config), // none while no browser is configured

@@ -264,7 +264,7 @@ export class Conversations {
   private async requestTurn(sessionId: string, text: string, attachments: string[]): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await this.deps.endpoint.request('turn.start', { session_id: sessionId, message: { text, attachments }, origin: 'channel' }, { to: 'supervisor', timeoutMs: 30_000 })).turn_id;
+        return (await this.deps.endpoint.request('turn.start', { session_id: sessionId, message: { text, attachments }, origin: 'channel' }, { timeoutMs: 30_000 })).turn_id;
       } catch (err) {
         const code = err instanceof IpcCallError ? err.code : '';
         if (attempt >= 2 || (code !== 'timeout' && code !== 'unavailable')) throw err;
@@ -299,7 +299,7 @@ export class Conversations {
     const session = chat.session_id ? getSession(this.deps.db, chat.session_id) : undefined;
     if (cmd === '/stop') {
       if (!session) return void (await reply('Nothing is running.'));
-      const r = await this.deps.endpoint.request('turn.interrupt', { session_id: session.id }, { to: 'supervisor', timeoutMs: 10_000 }).catch(() => ({ interrupted: false }));
+      const r = await this.deps.endpoint.request('turn.interrupt', { session_id: session.id }, { timeoutMs: 10_000 }).catch(() => ({ interrupted: false }));
       return void (await reply(r.interrupted ? 'Stopping.' : 'Nothing is running.'));
     }
     if (cmd === '/status') {
@@ -347,7 +347,7 @@ export class Conversations {
     this.dropAsk(platform, chatId, ask.approvalId);
     let outcome = decisionLabel(decision);
     try {
-      await this.deps.endpoint.request('approval.answer', { session_id: ask.sessionId, approval_id: ask.approvalId, decision }, { to: 'supervisor', timeoutMs: 10_000 });
+      await this.deps.endpoint.request('approval.answer', { session_id: ask.sessionId, approval_id: ask.approvalId, decision }, { timeoutMs: 10_000 });
     } catch (err) {
       outcome = `not applied: ${(err as Error).message}`;
     }

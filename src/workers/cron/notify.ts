@@ -34,7 +34,7 @@ export class Notifier {
       task.notify.map(async (t) => {
         const at = new Date().toISOString();
         try {
-          const r = await this.deps.endpoint.request('channels.deliver', { platform: t.platform, chat_id: t.chat_id, text }, { to: 'channels', timeoutMs: DELIVER_TIMEOUT_MS });
+          const r = await this.deps.endpoint.request('channels.deliver', { platform: t.platform, chat_id: t.chat_id, text }, { timeoutMs: DELIVER_TIMEOUT_MS });
           addNotifyResult(this.deps.db, runId, { platform: t.platform, chat_id: t.chat_id, ok: true, message_id: r.message_id, kind, at });
         } catch (err) {
           const error = (err as Error).message;

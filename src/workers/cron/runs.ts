@@ -119,7 +119,7 @@ export class Runs {
       const { turn_id } = await this.deps.endpoint.request(
         'turn.start',
         { session_id: sessionId, message: { text, attachments: [] }, origin: 'cron', ...(workflowRunId ? { workflow_run_id: workflowRunId } : {}) },
-        { to: 'supervisor', timeoutMs: 20_000 },
+        { timeoutMs: 20_000 },
       );
       setRunTurn(db, runId, turn_id);
       const a = this.active.get(runId);
@@ -216,7 +216,7 @@ export class Runs {
   }
 
   private async interruptTurn(a: Active): Promise<void> {
-    await this.deps.endpoint.request('turn.interrupt', { session_id: a.sessionId }, { to: 'supervisor', timeoutMs: 10_000 }).catch((err: Error) => {
+    await this.deps.endpoint.request('turn.interrupt', { session_id: a.sessionId }, { timeoutMs: 10_000 }).catch((err: Error) => {
       log.warn('could not interrupt a cron run', { run: a.runId, error: err.message });
     });
   }
@@ -236,7 +236,7 @@ export class Runs {
     const task = getCronTask(db, run.task_id);
     const done = task ? this.notifier.result(task, run) : Promise.resolve();
     void done.finally(() => {
-      if (this.active.size === 0) void this.deps.endpoint.request('cron.idle', {}, { to: 'supervisor', timeoutMs: 10_000 }).catch(() => undefined);
+      if (this.active.size === 0) void this.deps.endpoint.request('cron.idle', {}, { timeoutMs: 10_000 }).catch(() => undefined);
     });
   }
 

@@ -89,10 +89,10 @@ let lastUrl: string | undefined;
 
 async function act(endpoint: Endpoint, step: BrowserStep, ctx: ToolContext, suffix = ''): Promise<BrowserActResult> {
   const callId = `${ctx.turnId}:${ctx.callId}${suffix}`;
-  const cancel = () => void endpoint.request('browser.cancel', { call_id: callId }, { to: 'browser', timeoutMs: 5000 }).catch(() => undefined);
+  const cancel = () => void endpoint.request('browser.cancel', { call_id: callId }, { timeoutMs: 5000 }).catch(() => undefined);
   ctx.signal.addEventListener('abort', cancel, { once: true });
   try {
-    const r = await untilAborted(endpoint.request('browser.act', { call_id: callId, step, session_id: ctx.sessionId }, { to: 'browser', timeoutMs: ACT_TIMEOUT_MS }), ctx.signal);
+    const r = await untilAborted(endpoint.request('browser.act', { call_id: callId, step, session_id: ctx.sessionId }, { timeoutMs: ACT_TIMEOUT_MS }), ctx.signal);
     if (r.url) lastUrl = r.url;
     return r;
   } finally {
@@ -189,12 +189,12 @@ export function browserTools(endpoint: Endpoint, config: () => Config): Tool[] {
     args: recordArgs,
     run: async (a, ctx) => {
       if (a.action === 'start') {
-        await endpoint.request('browser.record', { session_id: ctx.sessionId, op: 'start' }, { to: 'browser', timeoutMs: 30_000 });
+        await endpoint.request('browser.record', { session_id: ctx.sessionId, op: 'start' }, { timeoutMs: 30_000 });
         return { output: 'Recording: every browser action of this chat is kept until browser_record stop.' };
       }
       if (!a.name) return { output: 'Give the recording a name ({"action": "stop", "name": "…"}).', isError: true };
       if (readRecording(ctx.paths.home, a.name) !== null) return { output: `A recording "${a.name}" exists already; choose another name (the recording goes on until you stop it under a free name).`, isError: true };
-      const r = await endpoint.request('browser.record', { session_id: ctx.sessionId, op: 'stop' }, { to: 'browser', timeoutMs: 30_000 });
+      const r = await endpoint.request('browser.record', { session_id: ctx.sessionId, op: 'stop' }, { timeoutMs: 30_000 });
       if (!r.was_recording) return { output: 'Nothing was being recorded in this chat; call browser_record with action start first.', isError: true };
       if (r.steps.length === 0) return { output: 'The recording has no steps (snapshots and screenshots are not kept), so nothing was saved.', isError: true };
       const byLength = [...a.params].sort((x, y) => y.value.length - x.value.length);

@@ -29,7 +29,7 @@ export async function mcpTools(channel: McpChannel, config: Config): Promise<Too
   if (!Object.values(config.mcp.servers).some((s) => s.enabled)) return [];
   let listed;
   try {
-    listed = await (await channel.endpoint()).request('mcp.tools', {}, { to: 'mcp', timeoutMs: 5000 });
+    listed = await (await channel.endpoint()).request('mcp.tools', {}, { timeoutMs: 5000 });
   } catch {
     return [];
   }
@@ -50,10 +50,10 @@ function mcpTool(channel: McpChannel, server: string, tool: string, description:
     run: async (args, ctx) => {
       const callId = `${ctx.turnId}:${ctx.callId}`;
       const endpoint = await channel.endpoint();
-      const cancel = () => void endpoint.request('mcp.cancel', { call_id: callId }, { to: 'mcp', timeoutMs: 5000 }).catch(() => undefined);
+      const cancel = () => void endpoint.request('mcp.cancel', { call_id: callId }, { timeoutMs: 5000 }).catch(() => undefined);
       ctx.signal.addEventListener('abort', cancel, { once: true });
       try {
-        const call = endpoint.request('mcp.call', { call_id: callId, server, tool, arguments: args as Record<string, unknown> }, { to: 'mcp', timeoutMs: timeoutMs + IPC_MARGIN_MS });
+        const call = endpoint.request('mcp.call', { call_id: callId, server, tool, arguments: args as Record<string, unknown> }, { timeoutMs: timeoutMs + IPC_MARGIN_MS });
         const r = await untilAborted(call, ctx.signal);
         return toResult(r.content, r.is_error, ctx);
       } finally {
