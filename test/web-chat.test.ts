@@ -215,6 +215,8 @@ if (reason) {
 
     await item.getByRole('button', { name: /^Delete/ }).click();
     await item.waitFor({ state: 'detached' });
+    // The trash holds it before the trash view is opened (as it would by the time a person gets there).
+    await waitFor(async () => (await api(rig.port, 'GET', '/api/trash')).body.items.some((t: { name: string }) => t.name === 'Clock questions'), 10_000, 'the chat to be in the trash');
     await page.goto(rig.server.base + '/#/settings/trash');
     const row = page.locator('[data-testid=trash-item]', { hasText: 'Clock questions' });
     await row.getByRole('button', { name: 'Restore' }).click();
