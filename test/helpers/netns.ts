@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { SLACK } from './server.js';
 
 /**
  * A throwaway network namespace joined to this host by a veth pair, so a client inside it reaches
@@ -40,7 +41,8 @@ export function createNetns(): Netns {
   const name = `svct${id}`;
   const hostIf = `vh${id}`;
   const nsIf = `vn${id}`;
-  const net = `10.231.${randomInt(1, 254)}`;
+  // One of 12,700 subnets: two suites side by side (a developer's and CI's) rarely pick the same one.
+  const net = `10.${randomInt(200, 250)}.${randomInt(1, 255)}`;
   const hostIp = `${net}.1`;
   const nsIp = `${net}.2`;
   ip('netns', 'add', name);
@@ -81,7 +83,7 @@ export function createNetns(): Netns {
         let stderr = '';
         p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
         p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
+        const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs * SLACK);
         p.on('close', (code) => {
           clearTimeout(timer);
           resolve({ code, stdout, stderr });
