@@ -57,7 +57,8 @@ export async function stopDaemon(paths: Paths): Promise<number | undefined> {
   return pid ?? -1;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process of ours runs (signal 0; another user's process counts as gone here). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

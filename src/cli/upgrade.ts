@@ -13,6 +13,7 @@ import { isDevBuild, isNewer, tagVersion } from '../shared/upgrade/semver.js';
 import { version as current } from '../shared/version.js';
 import { askControl } from '../supervisor/control-socket.js';
 import { UsageError } from './argv.js';
+import { alive } from './daemon.js';
 
 /** `svc upgrade`: --check, install (--yes, --version X) or --rollback; returns the exit code. */
 
@@ -135,15 +136,6 @@ async function stopWhatRuns(paths: Paths): Promise<void> {
   if (alive(pid)) process.kill(pid, 'SIGTERM');
   while (alive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
   if (alive(pid)) process.kill(pid, 'SIGKILL');
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Human lines with a progress bar on a terminal, or one JSON object a line (--json, the Web UI's run). */
