@@ -75,7 +75,8 @@ if (reason) {
       await tabTo(page, '[data-testid=onboarding-next]');
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: heading }).waitFor();
-      assert.match(await focusKept(page, `Next to ${heading}`), new RegExp(heading.replace(/[()]/g, '.')), 'the new step takes focus at its heading');
+      // Focus is on the heading as soon as the step shows (a layout effect, same task as the render).
+      assert.match(await active(page), new RegExp(`^H2 ${heading.replace(/[()]/g, '.')}`), 'the new step takes focus at its heading');
     }
     await tabTo(page, '[data-testid=onboarding-finish]');
     await page.keyboard.press('Enter');
