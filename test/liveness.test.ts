@@ -3,6 +3,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply } from './fixtures/fake-provider.js';
 import { api } from './helpers/api.js';
+import { askControl } from '../src/supervisor/control-socket.js';
+import { resolvePaths } from '../src/shared/paths.js';
 import { runCli, waitFor } from './helpers/server.js';
 import { connectWs, joined, messagesOf, newChat, ofTurn, startRig, status, type TurnRig } from './helpers/turns.js';
 
@@ -31,6 +33,15 @@ test.after(async () => {
   }
   await rig?.stop();
 });
+
+/**
+ * What `svc status` shows, asked over the control socket from this process: a hung process is
+ * `unresponsive` only between half the timeout and the kill, a window a `svc status` process
+ * started per poll can miss on a loaded machine.
+ */
+async function controlStatus(): Promise<any> {
+  return askControl(resolvePaths({ SVC_HOME: rig.server.home }).controlSocket, { cmd: 'status' }, 10_000);
+}
 
 async function cliStatus(): Promise<any> {
   const r = await runCli(['status', '--json'], { SVC_HOME: rig.server.home });
@@ -105,7 +116,7 @@ test('SIGSTOP of the gateway: unresponsive in svc status, replaced within the bo
   stopped.push(gw.pid);
   const t0 = Date.now();
 
-  await waitFor(async () => (await cliStatus()).processes.some((p: any) => p.pid === gw.pid && p.state === 'unresponsive'), TIMEOUT_S * 1000, 'svc status to show the gateway unresponsive');
+  await waitFor(async () => (await controlStatus()).processes.some((p: any) => p.pid === gw.pid && p.state === 'unresponsive'), TIMEOUT_S * 1000, 'svc status to show the gateway unresponsive');
   const now = await waitFor(
     async () => {
       const s = await cliStatus();
