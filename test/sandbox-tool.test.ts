@@ -122,7 +122,7 @@ test("a write into $SVC_HOME fails, and svc's access key cannot be read", async 
 });
 
 test("svc's processes are invisible and cannot be killed: the test process itself stands in for them", async () => {
-  const r = await run(`kill -9 ${process.pid}; kill -9 ${process.ppid}; ls /proc | grep -c '^[0-9]'`);
+  const r = await run(`kill -9 ${process.pid} 2>&1; kill -9 ${process.ppid} 2>&1; ls /proc | grep -c '^[0-9]'`);
   assert.match(r.output, /No such process/);
   // The sandbox sees only its own few processes (bwrap's init, the shell, ls, grep, …).
   const count = Number(/^(\d+)\n\[exit code/m.exec(r.output)?.[1]);
