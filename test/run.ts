@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chooseEngine } from '../src/gateway/engine/pick.js';
@@ -8,7 +8,8 @@ import { chooseEngine } from '../src/gateway/engine/pick.js';
 /**
  * Runs every `*.test.js` under dist/test in its own process (a crashed server or a stuck socket
  * in one file cannot sink the others), adds up uvu's counts, and ends with `N passed, N failed`.
- * `node dist/test/run.js auth` runs only files whose path contains "auth".
+ * `node dist/test/run.js auth` runs only files whose path contains "auth"; the folders are areas
+ * (`unit/`, `e2e/` with real servers, `web/` in Chromium), so `node dist/test/run.js /web/` runs one.
  *
  * One pass, on the engine this runtime serves with: uWS where its native binary loads (Node 20),
  * node:http elsewhere (Node 22, 24). CI runs the suite on Node 20 and on Node 24, so each engine
@@ -27,8 +28,11 @@ function* walk(dir: string): Generator<string> {
   }
 }
 
+/** A compiled test whose source is gone (moved or deleted since the last build) is not run. */
+const sourceOf = (file: string) => join(root, '../../test', relative(root, file).replace(/\.js$/, '.ts'));
+
 const filters = process.argv.slice(2);
-const files = [...walk(root)].filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+const files = [...walk(root)].filter((f) => existsSync(sourceOf(f)) && (filters.length === 0 || filters.some((x) => f.includes(x))));
 
 interface FileResult {
   passed: number;
