@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { resolvePaths } from '../../src/shared/paths.js';
 import { openDb, type Db } from '../../src/shared/store/db.js';
-import { memoryTools } from '../../src/workers/agent/tools/memory.js';
+import { memoryTools } from '../../src/workers/agent/tools/session/memory.js';
 import { ToolRegistry, type ToolContext } from '../../src/workers/agent/tools/registry.js';
 import { api } from '../helpers/api.js';
 import { removeHome, startServer, type RunningServer } from '../helpers/server.js';

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { resolvePaths } from '../../src/shared/paths.js';
 import { openDb, type Db } from '../../src/shared/store/db.js';
 import { ToolRegistry, type ToolContext } from '../../src/workers/agent/tools/registry.js';
-import { taskTools } from '../../src/workers/agent/tools/tasks.js';
+import { taskTools } from '../../src/workers/agent/tools/session/tasks.js';
 import { api } from '../helpers/api.js';
 import { subscribe, type EventClient } from '../helpers/events.js';
 import { removeHome, startServer, type RunningServer } from '../helpers/server.js';

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { globToRegExp as ruleGlob } from '../../src/workers/agent/permissions/glob.js';
-import { globToRegExp as toolGlob } from '../../src/workers/agent/tools/glob-pattern.js';
+import { globToRegExp as toolGlob } from '../../src/workers/agent/tools/search/glob-pattern.js';
 
 /**
  * One glob grammar (src/shared/glob.ts): a permission rule and the glob tool read a pattern the

@@ -11,7 +11,7 @@ import { createSession } from '../../src/shared/store/sessions.js';
 import type { NetworkSetting } from '../../src/shared/sandbox/network.js';
 import type { TurnOrigin } from '../../src/shared/protocol/ipc.js';
 import { ToolRegistry, type ToolContext, type ToolResult } from '../../src/workers/agent/tools/registry.js';
-import { terminalTools } from '../../src/workers/agent/tools/terminal.js';
+import { terminalTools } from '../../src/workers/agent/tools/shell/terminal.js';
 import { waitFor } from '../helpers/server.js';
 
 /**
@@ -186,7 +186,7 @@ test('exit codes, live output, the timeout and the kill on abort behave as witho
 
 test('a sandboxed background command dies with its worker', async () => {
   const marker = `${process.pid}${Date.now() % 100000}2`;
-  const moduleUrl = new URL('../../src/workers/agent/tools/terminal.js', import.meta.url).href;
+  const moduleUrl = new URL('../../src/workers/agent/tools/shell/terminal.js', import.meta.url).href;
   const script = `
     const { terminalTool } = await import(${JSON.stringify(moduleUrl)});
     const tool = terminalTool({ sandbox: { enabled: () => true } });

@@ -5,11 +5,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { resolvePaths, type Paths } from '../../src/shared/paths.js';
 import { openAndMigrate, type Db } from '../../src/shared/store/db.js';
-import { isIgnored, parseGitignore } from '../../src/workers/agent/tools/gitignore.js';
-import { globToRegExp } from '../../src/workers/agent/tools/glob-pattern.js';
+import { isIgnored, parseGitignore } from '../../src/workers/agent/tools/search/gitignore.js';
+import { globToRegExp } from '../../src/workers/agent/tools/search/glob-pattern.js';
 import { closeSearchPool, searchTools } from '../../src/workers/agent/tools/index.js';
 import { ToolRegistry, type ToolContext, type ToolResult } from '../../src/workers/agent/tools/registry.js';
-import { runGlob, runGrep } from '../../src/workers/agent/tools/search-pool.js';
+import { runGlob, runGrep } from '../../src/workers/agent/tools/search/search-pool.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svc-tools-search-'));
 const paths: Paths = resolvePaths({ SVC_HOME: join(root, 'svc-home') });

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { resolvePaths } from '../../src/shared/paths.js';
 import { openAndMigrate, type Db } from '../../src/shared/store/db.js';
 import { ToolRegistry, type ToolContext, type ToolResult } from '../../src/workers/agent/tools/registry.js';
-import { terminalTools } from '../../src/workers/agent/tools/terminal.js';
+import { terminalTools } from '../../src/workers/agent/tools/shell/terminal.js';
 import { waitFor } from '../helpers/server.js';
 
 const home = mkdtempSync(join(tmpdir(), 'svc-terminal-'));
@@ -227,7 +227,7 @@ test('background: a finished command reports its exit code', async () => {
 
 test('background commands die with the worker process', async () => {
   const pidFile = join(work, 'worker-bg.pid');
-  const moduleUrl = pathToFileURL(join(import.meta.dirname, '../../src/workers/agent/tools/terminal.js')).href;
+  const moduleUrl = pathToFileURL(join(import.meta.dirname, '../../src/workers/agent/tools/shell/terminal.js')).href;
   const script = `
     const { terminalTool } = await import(${JSON.stringify(moduleUrl)});
     const tool = terminalTool();

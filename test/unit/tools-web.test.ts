@@ -8,12 +8,12 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { resolvePaths } from '../../src/shared/paths.js';
 import { openAndMigrate, type Db } from '../../src/shared/store/db.js';
-import { htmlToText } from '../../src/workers/agent/tools/html-text.js';
+import { htmlToText } from '../../src/workers/agent/tools/web/html-text.js';
 import { webTools } from '../../src/workers/agent/tools/index.js';
-import { blockedAddressReason } from '../../src/workers/agent/tools/net-guard.js';
+import { blockedAddressReason } from '../../src/workers/agent/tools/web/net-guard.js';
 import { ToolRegistry, type ToolContext } from '../../src/workers/agent/tools/registry.js';
-import { fetchUrl, type FetchOptions } from '../../src/workers/agent/tools/web-fetch-core.js';
-import { makeWebFetchTool } from '../../src/workers/agent/tools/web-fetch.js';
+import { fetchUrl, type FetchOptions } from '../../src/workers/agent/tools/web/web-fetch-core.js';
+import { makeWebFetchTool } from '../../src/workers/agent/tools/web/web-fetch.js';
 
 let server: Server;
 let base = '';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { runInputsSchema } from '../../../shared/workflows/start.js';
-import { defineTool } from './registry.js';
+import { runInputsSchema } from '../../../../shared/workflows/start.js';
+import { defineTool } from '../registry.js';
 
 /** Starts a workflow run in a session of its own; answers at once with where to follow it. */
 export function runWorkflowTool(start: (name: string, inputs: Record<string, string | number | boolean>) => Promise<{ run_id: string; session_id: string }>) {

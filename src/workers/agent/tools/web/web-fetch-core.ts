@@ -5,7 +5,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent, request } from 'undici';
 import { htmlToText } from './html-text.js';
 import { blockedAddressReason } from './net-guard.js';
-import { formatBytes } from './text-file.js';
+import { formatBytes } from '../files/text-file.js';
 
 export type Resolver = (host: string) => Promise<LookupAddress[]>;
 

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { getBackground, MAX_RUNNING, runningCount, startBackground, stopBackground } from './background.js';
 import { LiveOutput } from './live-output.js';
 import { OutputLog, outputFile, RESULT_CAP } from './output-log.js';
-import { prepareLaunch, wallHint, type Launch, type SandboxOptions } from '../sandbox/index.js';
-import { defineTool, type Tool, type ToolContext } from './registry.js';
+import { prepareLaunch, wallHint, type Launch, type SandboxOptions } from '../../sandbox/index.js';
+import { defineTool, type Tool, type ToolContext } from '../registry.js';
 import { commandEnv, spawnShell, type ShellExit } from './shell-process.js';
 
 export const DEFAULT_TIMEOUT_S = 120;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Db } from '../../../shared/store/db.js';
-import { putGoal, type Goal } from '../../../shared/store/goals.js';
-import { defineTool } from './registry.js';
+import type { Db } from '../../../../shared/store/db.js';
+import { putGoal, type Goal } from '../../../../shared/store/goals.js';
+import { defineTool } from '../registry.js';
 
 /** Lets the model close its goal: complete when reached, blocked when it needs the user. */
 export function goalTool(db: Db, onChange: (goal: Goal) => void) {

@@ -1,9 +1,9 @@
 import { chmodSync, closeSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { getFileRead, recordFileRead } from '../../../shared/store/file-reads.js';
-import { sha256Of, trashFileCopy } from '../../../shared/store/file-trash.js';
-import type { ToolContext } from './registry.js';
+import { getFileRead, recordFileRead } from '../../../../shared/store/file-reads.js';
+import { sha256Of, trashFileCopy } from '../../../../shared/store/file-trash.js';
+import type { ToolContext } from '../registry.js';
 import { loadTextFile, type TextFile } from './text-file.js';
 
 export type WriteCheck = { ok: true; existing: TextFile | null } | { ok: false; message: string };

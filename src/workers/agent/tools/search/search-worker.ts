@@ -1,11 +1,11 @@
 import { readFileSync, statSync } from 'node:fs';
 import { basename, relative, sep } from 'node:path';
 import { threadId } from 'node:worker_threads';
-import { looksBinary } from './binary.js';
+import { looksBinary } from '../files/binary.js';
 import { globToRegExp } from './glob-pattern.js';
 import { searchTaskSchema, type GlobResult, type GlobTask, type GrepLine, type GrepResult, type GrepTask } from './search-types.js';
 import { walkFiles, type WalkStats } from './walk.js';
-import { looksLikePrivateKey } from './private-key.js';
+import { looksLikePrivateKey } from '../files/private-key.js';
 
 /** Runs on the search pool's threads (piscina): the walking and matching that would block the loop. */
 export default function search(raw: unknown): GlobResult | GrepResult {

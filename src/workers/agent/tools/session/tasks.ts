@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ApiError } from '../../../shared/errors.js';
-import { createTask, listTasks, taskFields, taskStatuses, updateTask, type Task } from '../../../shared/store/tasks.js';
-import { defineTool, type Tool, type ToolResult } from './registry.js';
+import { ApiError } from '../../../../shared/errors.js';
+import { createTask, listTasks, taskFields, taskStatuses, updateTask, type Task } from '../../../../shared/store/tasks.js';
+import { defineTool, type Tool, type ToolResult } from '../registry.js';
 
 /** Publishes a `/ws` event on any topic (the lead wires it to IPC `ws.publish`). */
 export type Publish = (topic: string, type: string, data: unknown) => void;

@@ -1,8 +1,8 @@
 import { createConnection, type Socket } from 'node:net';
-import { log } from '../../../shared/log.js';
-import { Endpoint } from '../../../shared/protocol/endpoint.js';
-import { mcpDirectWelcome } from '../../../shared/protocol/mcp.js';
-import { SocketLink } from '../../../shared/protocol/socket-link.js';
+import { log } from '../../../../shared/log.js';
+import { Endpoint } from '../../../../shared/protocol/endpoint.js';
+import { mcpDirectWelcome } from '../../../../shared/protocol/mcp.js';
+import { SocketLink } from '../../../../shared/protocol/socket-link.js';
 
 /** After a failed attempt, calls go through the supervisor this long before the next one. */
 const RETRY_MS = 1000;

@@ -1,8 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import type { Paths } from '../../../shared/paths.js';
-import type { ToolContext } from './registry.js';
+import type { Paths } from '../../../../shared/paths.js';
+import type { ToolContext } from '../registry.js';
 
 /** Where relative paths start: the session's working folder, else the user's home. */
 export function baseDir(ctx: Pick<ToolContext, 'workingDir'>): string {

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { sha256Of } from '../../../shared/store/file-trash.js';
+import { sha256Of } from '../../../../shared/store/file-trash.js';
 import { looksBinary } from './binary.js';
 
 /** Larger files are refused by read_file, write_file and edit_file. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from './registry.js';
+import { defineTool } from '../registry.js';
 
 /** The current date and time: harmless, and enough to prove the tool loop end to end. */
 export const clockTool = defineTool({

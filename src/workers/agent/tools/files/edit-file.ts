@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { displayPath, resolveToolPath, svcPrivatePath } from './file-path.js';
 import { checkWritable, commitWrite } from './file-guard.js';
-import { defineTool } from './registry.js';
+import { defineTool } from '../registry.js';
 
 export const editFileTool = defineTool({
   name: 'edit_file',

@@ -1,8 +1,8 @@
 import { lstatSync } from 'node:fs';
 import { z } from 'zod';
-import { trashFileMove } from '../../../shared/store/file-trash.js';
+import { trashFileMove } from '../../../../shared/store/file-trash.js';
 import { displayPath, resolveToolPath, svcPrivatePath } from './file-path.js';
-import { defineTool } from './registry.js';
+import { defineTool } from '../registry.js';
 
 export const deleteFileTool = defineTool({
   name: 'delete_file',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { displayPath, resolveToolPath } from './file-path.js';
-import { defineTool, type ToolContext } from './registry.js';
+import { displayPath, resolveToolPath } from '../files/file-path.js';
+import { defineTool, type ToolContext } from '../registry.js';
 import { runGrep } from './search-pool.js';
 import { checkRoot, SEARCH_LIMITS, searchSkips, stopNote, withSearchDeadline } from './search-common.js';
 import type { GrepResult } from './search-types.js';

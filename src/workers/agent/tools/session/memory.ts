@@ -1,8 +1,8 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from '../../../shared/atomic-write.js';
-import { defineTool, type Tool } from './registry.js';
+import { writeFileAtomic } from '../../../../shared/atomic-write.js';
+import { defineTool, type Tool } from '../registry.js';
 
 export const INDEX_FILE = 'MEMORY.md';
 const MAX_CONTENT = 64 * 1024;

@@ -1,8 +1,8 @@
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { z } from 'zod';
-import { skillBody, skillFiles, usableSkills } from '../../../shared/skills/catalog.js';
-import { defineTool } from './registry.js';
+import { skillBody, skillFiles, usableSkills } from '../../../../shared/skills/catalog.js';
+import { defineTool } from '../registry.js';
 
 /** A file of a skill read through this tool is cut here. */
 const FILE_CAP = 256 * 1024;

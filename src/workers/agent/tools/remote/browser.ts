@@ -1,13 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { browserActions, type BrowserStep } from '../../../shared/browser/steps.js';
-import { fillParams, parseRecording, readRecording, recordingNameSchema, writeRecording } from '../../../shared/browser/recording.js';
+import { browserActions, type BrowserStep } from '../../../../shared/browser/steps.js';
+import { fillParams, parseRecording, readRecording, recordingNameSchema, writeRecording } from '../../../../shared/browser/recording.js';
 import { stringify } from 'yaml';
-import type { Config } from '../../../shared/config/schema.js';
-import type { Endpoint } from '../../../shared/protocol/endpoint.js';
-import type { BrowserActResult } from '../../../shared/protocol/browser.js';
+import type { Config } from '../../../../shared/config/schema.js';
+import type { Endpoint } from '../../../../shared/protocol/endpoint.js';
+import type { BrowserActResult } from '../../../../shared/protocol/browser.js';
 import { saveImage, untilAborted } from './mcp.js';
-import { defineTool, type Tool, type ToolContext, type ToolResult, type ToolSubject } from './registry.js';
+import { defineTool, type Tool, type ToolContext, type ToolResult, type ToolSubject } from '../registry.js';
 
 /** Leeway over the longest action (a 30 s navigation, a 120 s wait) for the trip through the supervisor. */
 const ACT_TIMEOUT_MS = 150_000;

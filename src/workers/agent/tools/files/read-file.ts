@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { recordFileRead } from '../../../shared/store/file-reads.js';
+import { recordFileRead } from '../../../../shared/store/file-reads.js';
 import { displayPath, resolveToolPath, svcPrivatePath } from './file-path.js';
-import { defineTool } from './registry.js';
+import { defineTool } from '../registry.js';
 import { loadTextFile } from './text-file.js';
 
 const DEFAULT_LINES = 2000;

@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Config } from '../../../shared/config/schema.js';
+import type { Config } from '../../../../shared/config/schema.js';
 import type { McpChannel } from './mcp-channel.js';
-import type { Attachment } from '../../../shared/protocol/message-content.js';
-import type { McpContent } from '../../../shared/protocol/mcp.js';
-import { insertUpload } from '../../../shared/store/uploads.js';
-import { isoNow, newId } from '../../../shared/store/util.js';
-import { OutputLog, outputFile } from './output-log.js';
-import type { Tool, ToolContext, ToolResult } from './registry.js';
+import type { Attachment } from '../../../../shared/protocol/message-content.js';
+import type { McpContent } from '../../../../shared/protocol/mcp.js';
+import { insertUpload } from '../../../../shared/store/uploads.js';
+import { isoNow, newId } from '../../../../shared/store/util.js';
+import { OutputLog, outputFile } from '../shell/output-log.js';
+import type { Tool, ToolContext, ToolResult } from '../registry.js';
 
 /** The tool name other MCP clients use too, so permission rules written for them carry over. */
 export function mcpToolName(server: string, tool: string): string {

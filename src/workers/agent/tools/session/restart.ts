@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type Tool } from './registry.js';
+import { defineTool, type Tool } from '../registry.js';
 
 export const RESTART_TOOL = 'restart_server';
 

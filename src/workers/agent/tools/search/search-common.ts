@@ -1,8 +1,8 @@
 import { realpathSync, statSync } from 'node:fs';
-import type { Paths } from '../../../shared/paths.js';
-import { displayPath } from './file-path.js';
-import type { ToolContext } from './registry.js';
-import { keyFolders } from './private-key.js';
+import type { Paths } from '../../../../shared/paths.js';
+import { displayPath } from '../files/file-path.js';
+import type { ToolContext } from '../registry.js';
+import { keyFolders } from '../files/private-key.js';
 
 /** Caps shared by glob and grep. */
 export const SEARCH_LIMITS = {

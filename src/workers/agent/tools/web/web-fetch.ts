@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type Tool } from './registry.js';
+import { defineTool, type Tool } from '../registry.js';
 import { fetchUrl, type FetchOptions } from './web-fetch-core.js';
 
 /** Settings a test may change; the model only ever gets the defaults. */

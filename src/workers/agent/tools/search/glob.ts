@@ -1,8 +1,8 @@
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
-import { displayPath, resolveToolPath } from './file-path.js';
+import { displayPath, resolveToolPath } from '../files/file-path.js';
 import { isLiteralSegment } from './glob-pattern.js';
-import { defineTool, type ToolContext } from './registry.js';
+import { defineTool, type ToolContext } from '../registry.js';
 import { runGlob } from './search-pool.js';
 import { checkRoot, SEARCH_LIMITS, searchSkips, stopNote, withSearchDeadline } from './search-common.js';
 

@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { enforceToolOutputCap, safeName, toolOutputDir } from '../../../shared/tool-output.js';
-import { log } from '../../../shared/log.js';
+import { enforceToolOutputCap, safeName, toolOutputDir } from '../../../../shared/tool-output.js';
+import { log } from '../../../../shared/log.js';
 
 /** What a tool result may hold of a command's output, in characters. */
 export const RESULT_CAP = 30_000;
