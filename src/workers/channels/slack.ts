@@ -283,7 +283,6 @@ export class SlackAdapter implements Adapter {
         this.web.chat.postMessage({
           channel,
           text: body,
-          mrkdwn,
           unfurl_links: false,
           unfurl_media: false,
           ...(thread ? { thread_ts: thread } : {}),
@@ -338,7 +337,11 @@ export class SlackAdapter implements Adapter {
   /** The press was acknowledged with its envelope already. */
   async answerButton(): Promise<void> {}
 
-  /** mrkdwn rendered from Markdown when it fits; a rendering Slack refuses is sent as plain text. */
+  /**
+   * mrkdwn rendered from Markdown when it fits; a rendering Slack refuses is sent as the plain
+   * text (escaped only). Never `mrkdwn: false`: a streamed message starts plain and is then
+   * updated to its rendered form, which chat.update cannot switch back on.
+   */
   private async withMrkdwn<T>(text: string, plain: boolean, send: (body: string, mrkdwn: boolean) => Promise<T>): Promise<T> {
     if (!plain) {
       const rendered = markdownToMrkdwn(text);
