@@ -250,6 +250,39 @@ test('send, test and send-file deliver; Slack\'s refusal is a 502 with its reaso
   assert.match(failed.body.error.message, /channel_not_found/);
 });
 
+test('kill -9 of the channels worker: the adapter comes back, nothing is lost or answered twice', async () => {
+  const pidOf = async () => ((await api('GET', '/api/status')).body.processes as { role: string; pid: number }[]).find((p) => p.role === 'channels' && p.pid > 0)?.pid;
+  const pid = await waitFor(pidOf, 10_000, 'the channels worker');
+  rig.fake.enqueue({ parts: [{ text: ['Survived ', 'the ', 'crash ', 'without ', 'a ', 'scratch.'] }], delayMs: 500 });
+  slack.dm(ALICE, 'survive this');
+  await waitFor(() => slack.posted(dm(ALICE)).some((m) => m.text.startsWith('Survived')), 20_000, 'the reply started');
+  process.kill(pid, 'SIGKILL');
+  // Written while the worker is down: Slack holds it until a connection acknowledges it.
+  rig.fake.enqueue(textReply('Second answer.'));
+  slack.dm(ALICE, 'and this one');
+  await waitFor(async () => ((await pidOf()) ?? pid) !== pid, 20_000, 'a new channels worker');
+  await settled(dm(ALICE), 'Survived the crash without a scratch.');
+  await settled(dm(ALICE), 'Second answer.');
+  await running();
+  slack.dm(ALICE, '/help');
+  await waitFor(() => lastText(dm(ALICE)).includes('/new'), 20_000, 'help after');
+  const texts = slack.posted(dm(ALICE)).map((m) => m.text);
+  assert.is(texts.filter((t) => t.startsWith('Survived')).length, 1, `one reply to the first message: ${JSON.stringify(texts.slice(-6))}`);
+  assert.is(texts.filter((t) => t === 'Second answer.').length, 1);
+});
+
+test('a message during a restart drain is told to come again; the running turn still finishes', async () => {
+  rig.fake.enqueue({ parts: [{ text: ['Long ', 'answer ', 'done.'] }], delayMs: 700 });
+  slack.dm(ALICE, 'take your time');
+  await waitFor(() => slack.posted(dm(ALICE)).some((m) => m.text.startsWith('Long')), 20_000, 'the reply started');
+  assert.is((await api('POST', '/api/restart', {})).status, 202);
+  slack.dm(MALLORY, 'are you there?');
+  await waitFor(() => lastText(dm(MALLORY)).includes('restarting'), 20_000, 'the restarting reply');
+  await settled(dm(ALICE), 'Long answer done.');
+  await waitFor(async () => (await api('GET', '/api/status')).body?.state === 'running', 30_000, 'restarted');
+  await running();
+});
+
 test('a `disconnect` from Slack: the adapter connects again and the next message is answered', async () => {
   const conns = slack.connections;
   slack.disconnect();
