@@ -150,7 +150,7 @@ test('in a channel only a mention reaches the agent, answered in the mention\'s 
   assert.ok(msgs.some((m) => m.length === 4 && m[2].content.text === 'and then?'), 'the thread\'s second mention went to its session');
 });
 
-test('/help, /status and /new as message text answer without the model', async () => {
+test('/help, /status, /new and /stop answer without the model (as message text or slash commands)', async () => {
   const before = rig.fake.requests.length;
   slack.dm(ALICE, ' /help');
   await waitFor(() => lastText(dm(ALICE)).includes('/new'), 20_000, 'help');
@@ -162,6 +162,10 @@ test('/help, /status and /new as message text answer without the model', async (
   assert.is.not(/\((s_[a-z0-9]+)\)/.exec(lastText(dm(ALICE)))![1], first);
   slack.dm(ALICE, '/stop');
   await waitFor(() => lastText(dm(ALICE)) === 'Nothing is running.', 20_000, '/stop idle');
+  // The same commands registered as the app's slash commands arrive as slash_commands envelopes.
+  const n = slack.posted(dm(ALICE)).length;
+  slack.slash(ALICE, '/status');
+  await waitFor(() => (slack.posted(dm(ALICE)).length > n && lastText(dm(ALICE)).startsWith('Session "Slack · Alice"') ? true : undefined), 20_000, 'status by slash command');
   assert.is(rig.fake.requests.length, before, 'commands never reach the model');
 });
 
