@@ -198,6 +198,13 @@ test('a file shared in a DM reaches the model as an attachment, fetched with the
   const path = /Attached file: \S*notes\.txt \(text\/plain, 28 bytes\) at ([^\]"\\]+)/.exec(sent)?.[1];
   assert.ok(path, `the model was told of the file: ${sent.slice(0, 1500)}`);
   assert.is(readFileSync(path!, 'utf8'), 'remember the milk, 42 litres');
+
+  // A file over the cap (Slack announces its size): a reply says so; nothing is fetched or sent to the model.
+  const before = rig.fake.requests.length;
+  slack.dm(ALICE, 'and this huge one', { file: { name: 'huge.bin', mime: 'application/octet-stream', bytes: Buffer.from('small really'), size: 5 * 1024 * 1024 * 1024 } });
+  await waitFor(() => (/huge\.bin is too large/.test(lastText(dm(ALICE))) ? true : undefined), 20_000, 'the too-large reply');
+  assert.is(slack.downloads.length, 1);
+  assert.is(rig.fake.requests.length, before);
 });
 
 test('send, test and send-file deliver; Slack\'s refusal is a 502 with its reason; a 429 is waited out', async () => {

@@ -85,7 +85,7 @@ function parseChat(chatId: string): { channel: string; thread?: string } {
 const isDm = (channel: string) => channel.startsWith('D');
 
 /** Slack's text back to what the user typed: entities unescaped, links as their address. */
-const unescape = (s: string) =>
+const fromSlack = (s: string) =>
   s
     .replace(/<(https?:\/\/[^|>]+)\|([^>]+)>/g, '$2 ($1)')
     .replace(/<(https?:\/\/[^>]+)>/g, '$1')
@@ -213,7 +213,7 @@ export class SlackAdapter implements Adapter {
       // message's mention also comes as a message.im event: that one is taken).
       else if (ev.type === 'app_mention' && !isDm(ev.channel)) chatId = chatOf(ev.channel, ev.thread_ts ?? ev.ts);
       else return undefined;
-      const text = unescape((ev.text ?? '').split(`<@${this.me}>`).join('')).replace(/[ \t]{2,}/g, ' ').trim();
+      const text = fromSlack((ev.text ?? '').split(`<@${this.me}>`).join('')).replace(/[ \t]{2,}/g, ' ').trim();
       const files = (ev.files ?? []).flatMap((f): InboundFile[] => {
         const ref = f.url_private_download ?? f.url_private;
         return ref ? [{ ref, name: f.name ?? f.title ?? f.id, ...(f.mimetype ? { mime: f.mimetype } : {}), ...(f.size === undefined ? {} : { size: f.size }) }] : [];
