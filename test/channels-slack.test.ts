@@ -266,7 +266,9 @@ test('kill -9 of the channels worker: the adapter comes back, nothing is lost or
   const pid = await waitFor(pidOf, 10_000, 'the channels worker');
   rig.fake.enqueue({ parts: [{ text: ['Survived ', 'the ', 'crash ', 'without ', 'a ', 'scratch.'] }], delayMs: 500 });
   slack.dm(ALICE, 'survive this');
-  await waitFor(() => slack.posted(dm(ALICE)).some((m) => m.text.startsWith('Survived')), 20_000, 'the reply started');
+  // Killed once the reply was updated: svc had recorded which message it streams into (a kill
+  // between Slack taking the first post and svc hearing its ts would leave that post behind).
+  await waitFor(() => slack.posted(dm(ALICE)).some((m) => m.text.startsWith('Survived') && m.history.length >= 2), 20_000, 'the reply started');
   process.kill(pid, 'SIGKILL');
   // Written while the worker is down: Slack holds it until a connection acknowledges it.
   rig.fake.enqueue(textReply('Second answer.'));

@@ -131,27 +131,29 @@ export class SlackAdapter implements Adapter {
       throw new PlatformError(`Slack did not accept the bot token: ${(err as Error).message}`);
     }
     this.me = auth.user_id;
-    const socket = new SocketModeClient({
-      appToken: this.config.app_token,
-      logger: libraryLogger,
-      // Reconnecting is done below, where a failure can be counted and reported.
-      autoReconnectEnabled: false,
-      clientOptions: { slackApiUrl: this.apiUrl.href, retryConfig: { retries: 1, minTimeout: 500, maxTimeout: 1000 }, timeout: 30_000 },
-    });
-    this.socket = socket;
-    socket.on('slack_event', (e: Envelope) => this.onEnvelope(e, events));
-    let closed: () => void = () => {};
-    socket.on('disconnected', () => closed());
+    let wake: () => void = () => {};
+    signal.addEventListener('abort', () => wake(), { once: true });
     let announced = false;
     let failures = 0;
     while (!signal.aborted) {
+      // A client per connection: a late event of an old one cannot end the next.
+      const socket = new SocketModeClient({
+        appToken: this.config.app_token,
+        logger: libraryLogger,
+        // Reconnecting is done here, where a failure can be counted and reported.
+        autoReconnectEnabled: false,
+        clientOptions: { slackApiUrl: this.apiUrl.href, retryConfig: { retries: 1, minTimeout: 500, maxTimeout: 1000 }, timeout: 30_000 },
+      });
+      this.socket = socket;
+      socket.on('slack_event', (e: Envelope) => this.onEnvelope(e, events));
       const ended = new Promise<void>((resolve) => {
-        closed = resolve;
-        signal.addEventListener('abort', () => resolve(), { once: true });
+        wake = resolve;
+        socket.once('disconnected', () => resolve());
       });
       try {
         await this.connect(socket);
       } catch (err) {
+        socket.removeAllListeners('slack_event');
         if (signal.aborted) return;
         const code = platformCode(err);
         if (code && FATAL_AUTH.has(code)) throw new PlatformError(`Slack refused the app token: ${code}`);
@@ -165,6 +167,7 @@ export class SlackAdapter implements Adapter {
       else log.info('slack socket mode reconnected');
       announced = true;
       await ended;
+      socket.removeAllListeners('slack_event');
       if (!signal.aborted) log.info('slack socket mode connection closed; connecting again');
     }
   }
