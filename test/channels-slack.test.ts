@@ -313,7 +313,7 @@ test('every envelope Slack sent was acknowledged with its envelope_id', async ()
   assert.ok(slack.envelopes.some((e) => e.type === 'interactive'));
 });
 
-test('a bot token Slack refuses: the state says why in words; fixed, it runs again', async () => {
+test('a token Slack refuses: the state says why in words; fixed, it runs again', async () => {
   const wrong = 'xoxb-1111111111-2222222222-NotKnownToTheFake';
   assert.is((await api('POST', '/api/channels/slack', { bot_token: wrong })).status, 200);
   const failing = await waitFor(async () => {
@@ -323,6 +323,17 @@ test('a bot token Slack refuses: the state says why in words; fixed, it runs aga
   assert.match(failing.error, /Slack did not accept the bot token: invalid_auth \(trying again in \d+ s\)/);
   assert.not.ok(JSON.stringify(failing).includes(wrong));
   assert.is((await api('POST', '/api/channels/slack', { bot_token: BOT_TOKEN })).status, 200);
+  await running();
+
+  // An app-level token Slack refuses fails at apps.connections.open, and says so.
+  const wrongApp = 'xapp-1-A0FAKE-1111111111-notknowntothefake00000000000';
+  assert.is((await api('POST', '/api/channels/slack', { app_token: wrongApp })).status, 200);
+  const appFailing = await waitFor(async () => {
+    const c = await channel();
+    return c.state === 'error' ? c : undefined;
+  }, 20_000, 'the error state for the app token');
+  assert.match(appFailing.error, /Slack refused the app token: invalid_auth \(trying again in \d+ s\)/);
+  assert.is((await api('POST', '/api/channels/slack', { app_token: APP_TOKEN })).status, 200);
   await running();
 });
 
