@@ -1,11 +1,11 @@
 import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startFakeSlack, type FakeSlack } from './fixtures/fake-slack.js';
-import { api } from './helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from './helpers/browser.js';
-import { waitFor } from './helpers/server.js';
-import { startRig, type TurnRig } from './helpers/turns.js';
+import { startFakeSlack, type FakeSlack } from '../fixtures/fake-slack.js';
+import { api } from '../helpers/api.js';
+import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import { waitFor } from '../helpers/server.js';
+import { startRig, type TurnRig } from '../helpers/turns.js';
 
 /*
  * Slack on the Channels page in headless Chromium against the real server and the local fake of

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { textReply, type FakeReply } from './fixtures/fake-provider.js';
-import { startFakeSlack, type FakeSlack, type SlackUser } from './fixtures/fake-slack.js';
-import { api as rawApi, type ApiResult } from './helpers/api.js';
-import { waitFor } from './helpers/server.js';
-import { startRig, type TurnRig } from './helpers/turns.js';
+import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
+import { startFakeSlack, type FakeSlack, type SlackUser } from '../fixtures/fake-slack.js';
+import { api as rawApi, type ApiResult } from '../helpers/api.js';
+import { waitFor } from '../helpers/server.js';
+import { startRig, type TurnRig } from '../helpers/turns.js';
 
 /**
  * Slack end to end: the real svc with a channels worker talking @slack/socket-mode and

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { escapeSlack, markdownToMrkdwn } from '../src/workers/channels/slack-format.js';
+import { escapeSlack, markdownToMrkdwn } from '../../src/workers/channels/slack-format.js';
 
 /** What Slack shows for what the model writes: Markdown turned into mrkdwn, markup characters escaped. */
 
