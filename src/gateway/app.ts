@@ -1,11 +1,7 @@
 import type { z } from 'zod';
 import type { Config } from '../shared/config/schema.js';
-import { ApiError, errorStatus, invalidInput, messageOf, type ErrorCode } from '../shared/errors.js';
-import { log } from '../shared/log.js';
+import { ApiError, invalidInput, messageOf } from '../shared/errors.js';
 import { normalizeOrigin } from '../shared/net/origin.js';
-import { IpcCallError } from '../shared/protocol/endpoint.js';
-import { diskFullMessage, isDiskFull } from '../shared/disk-full.js';
-import { resolvePaths } from '../shared/paths.js';
 import { changesState, decide, KeyCheck, originAllowed } from './auth.js';
 import { readBody, Responder, tooLarge, type RequestInfo } from './http.js';
 import type { Route } from './route.js';
@@ -14,6 +10,7 @@ import { BodyStream } from './body-stream.js';
 import { StaticFiles } from './static.js';
 import type { EngineResponse, HttpEngine } from './engine/types.js';
 import { WsHub } from './ws.js';
+import { apiErrorOf } from './error-map.js';
 import { ConnectionCap } from './conn-cap.js';
 import type { WsState } from '../shared/protocol/ipc.js';
 
@@ -203,19 +200,7 @@ export class Gateway {
   }
 
   private fail(r: Responder, err: unknown, close = false): void {
-    if (err instanceof ApiError) return r.error(err, close);
-    if (err instanceof IpcCallError) {
-      // Errors another process raised for the client (conflict, not_found, …) keep their code.
-      if (err.code in errorStatus && err.code !== 'internal') return r.error(new ApiError(err.code as ErrorCode, err.message), close);
-      const code = err.code === 'timeout' ? 'timeout' : 'unavailable';
-      return r.error(new ApiError(code, `The server could not finish this request: ${err.message}. Try again.`), close);
-    }
-    if (isDiskFull(err)) {
-      log.warn('a request could not be saved: the disk is full', { error: messageOf(err) });
-      return r.error(new ApiError('insufficient_storage', diskFullMessage(resolvePaths().home)), close);
-    }
-    log.error('request failed', { error: messageOf(err) });
-    r.error(new ApiError('internal', 'Something went wrong on the server; the svc log has the details.'), close);
+    r.error(apiErrorOf(err, this.retryAfterS), close);
   }
 
   private preflight(req: RequestInfo, r: Responder, isApi: boolean): void {

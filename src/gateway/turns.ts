@@ -1,5 +1,4 @@
 import { ApiError } from '../shared/errors.js';
-import { IpcCallError } from '../shared/protocol/endpoint.js';
 import type { TurnMessage, TurnOrigin } from '../shared/protocol/ipc.js';
 import { resolveUpload } from '../shared/store/uploads.js';
 import type { Deps } from './deps.js';
@@ -56,7 +55,7 @@ export async function startTurn(deps: Deps, hub: WsHub, sessionId: string, messa
     turnId = (await deps.endpoint.request('turn.start', { session_id: sessionId, message, origin }, { timeoutMs: 20_000 })).turn_id;
   } catch (err) {
     stop();
-    throw toApiError(err, deps);
+    throw err;
   }
   for (const e of early.splice(0)) take(e);
   return {
@@ -76,13 +75,3 @@ function isTurnEvent(e: HubEvent, turnId: string | undefined): boolean {
   return typeof e.data === 'object' && e.data !== null && (e.data as { turn_id?: unknown }).turn_id === turnId;
 }
 
-/** Supervisor refusals become the HTTP answers the API promises (503 with Retry-After, 409, 404). */
-export function toApiError(err: unknown, deps: Deps): unknown {
-  if (!(err instanceof IpcCallError)) return err;
-  if (err.code === 'draining') {
-    const retry = String(Math.max(1, Math.min(30, Math.ceil(deps.config().restart.drain_seconds))));
-    return new ApiError('draining', err.message, undefined, { 'Retry-After': retry });
-  }
-  if (err.code === 'turn_in_progress' || err.code === 'not_found') return new ApiError(err.code, err.message);
-  return err;
-}

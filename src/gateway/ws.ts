@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { DeltaBatcher } from '../shared/delta-batcher.js';
-import type { ApiError } from '../shared/errors.js';
+import { apiErrorOf } from './error-map.js';
 import { approvalDecision, turnMessageSchema, type WsState } from '../shared/protocol/ipc.js';
 import { version } from '../shared/version.js';
 import type { AuthDecision } from './auth.js';
@@ -308,9 +308,10 @@ export class WsHub {
       if (this.sockets.has(ws)) ws.cork(() => ws.send(JSON.stringify({ ...reply, ...(frame.request_id ? { request_id: frame.request_id } : {}) })));
     };
     if (!this.onCommand) return send({ type: 'error', error: { code: 'unavailable', message: 'The server is not ready for commands yet.' } });
-    this.onCommand(frame, local).then(send, (err: ApiError | Error) =>
-      send({ type: 'error', error: { code: 'code' in err ? err.code : 'internal', message: err.message } }),
-    );
+    this.onCommand(frame, local).then(send, (err: unknown) => {
+      const e = apiErrorOf(err);
+      send({ type: 'error', error: { code: e.code, message: e.message } });
+    });
   }
 
   private replay(ws: EngineSocket<Conn>, topic: string, since: number): void {

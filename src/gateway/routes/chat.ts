@@ -7,7 +7,7 @@ import { createSession, requireSession } from '../../shared/store/sessions.js';
 import type { Deps } from '../deps.js';
 import type { Reply, RequestInfo, Responder } from '../http.js';
 import { route, type Route } from '../route.js';
-import { startTurn, TERMINAL, toApiError, type TurnWatch } from '../turns.js';
+import { startTurn, TERMINAL, type TurnWatch } from '../turns.js';
 import type { HubEvent, WsHub } from '../ws.js';
 import { checkSettings, settingsShape } from './sessions.js';
 
@@ -112,9 +112,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       body: z.strictObject({}),
       handler: async ({ params }) => {
         requireSession(deps.db, params.id ?? '');
-        const r = await deps.endpoint.request('turn.interrupt', { session_id: params.id ?? '' }).catch((err: unknown) => {
-          throw toApiError(err, deps);
-        });
+        const r = await deps.endpoint.request('turn.interrupt', { session_id: params.id ?? '' });
         return { body: r };
       },
     }),
@@ -140,9 +138,7 @@ export function chatCommands(deps: Deps, hub: WsHub): NonNullable<WsHub['onComma
 }
 
 async function answerApproval(deps: Deps, sessionId: string, approvalId: string, decision: ApprovalDecision): Promise<void> {
-  await deps.endpoint.request('approval.answer', { session_id: sessionId, approval_id: approvalId, decision }).catch((err: unknown) => {
-    throw toApiError(err, deps);
-  });
+  await deps.endpoint.request('approval.answer', { session_id: sessionId, approval_id: approvalId, decision });
 }
 
 const usageSchema = z.record(z.string(), z.number());

@@ -27,7 +27,6 @@ import { WORKFLOW_NAME } from '../../shared/workflows/format.js';
 import { resolveInputs, runInputsSchema } from '../../shared/workflows/start.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
-import { toApiError } from '../turns.js';
 
 /** The fields of a cron task as a client sends them; the checks a schema cannot make come after. */
 const cronFields = {
@@ -135,9 +134,7 @@ export function cronTaskApi(deps: Deps): CronTaskApi {
   const announce = (type: string, data: unknown) => deps.publish('tasks', type, data);
   // The supervisor starts or stops the cron worker and has it reload the task; the store is already right.
   const changed = async (id: string) => {
-    await deps.endpoint.request('cron.changed', { id }, { timeoutMs: 20_000 }).catch((err: unknown) => {
-      throw toApiError(err, deps);
-    });
+    await deps.endpoint.request('cron.changed', { id }, { timeoutMs: 20_000 });
   };
   const view = (t: CronTask) => cronTaskView(deps.db, t);
   return {
@@ -219,7 +216,7 @@ export function cronRoutes(deps: Deps): Route[] {
           if (err.code === 'not_found') throw cronTaskNotFound(id);
           if (err.code === 'conflict' || err.code === 'invalid_request') throw new ApiError(err.code, err.message);
           if (err.code === 'unavailable' || err.code === 'timeout') throw new ApiError('unavailable', `The run could not start: ${err.message}. Try again in a moment.`);
-          throw toApiError(err, deps);
+          throw err;
         });
         return { status: 202, body: { status: 'started', id, run_id: r.run_id, session_id: r.session_id } };
       },

@@ -4,7 +4,6 @@ import { findWorkflow, loadWorkflows, workflowView } from '../../shared/workflow
 import { getRun, listRuns } from '../../shared/workflows/runs.js';
 import { runInputsSchema, startRun } from '../../shared/workflows/start.js';
 import type { Deps } from '../deps.js';
-import { toApiError } from '../turns.js';
 import { route, type Route } from '../route.js';
 
 const runBody = z.strictObject({ inputs: runInputsSchema.default({}) });
@@ -34,9 +33,7 @@ export function workflowRoutes(deps: Deps): Route[] {
       summary: 'Starts a run with {"inputs": {...}}: 202 {run_id, session_id, turn_id}. The run is a session of its own; progress on the `workflows` topic. A missing or unknown input is a 400 naming it; an invalid workflow is 409.',
       body: runBody,
       handler: async ({ params, body }) => {
-        const started = await startRun(deps.db, deps.paths, params.name, body.inputs, (p) => deps.endpoint.request('turn.start', p, { timeoutMs: 20_000 })).catch((err: unknown) => {
-          throw toApiError(err, deps);
-        });
+        const started = await startRun(deps.db, deps.paths, params.name, body.inputs, (p) => deps.endpoint.request('turn.start', p, { timeoutMs: 20_000 }));
         return { status: 202, body: started };
       },
     }),
