@@ -5,7 +5,12 @@ import { z } from 'zod';
  * plus the platform's fields. The messenger's login credentials are not here: they live in a 0600
  * file under $SVC_HOME (see channelCredentialsFile).
  */
-export const platformNames = ['telegram', 'messenger'] as const;
+export const platformNames = [
+  'telegram',
+  'messenger',
+  // discord
+  'discord',
+] as const;
 export const platformNameSchema = z.enum(platformNames);
 export type PlatformName = z.infer<typeof platformNameSchema>;
 
@@ -35,12 +40,38 @@ export const messengerConfigSchema = z.strictObject({
 });
 export type MessengerConfig = z.infer<typeof messengerConfigSchema>;
 
+// --- discord ---
+export const discordConfigSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  bot_token: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_-]{18,40}\.[A-Za-z0-9_-]{4,10}\.[A-Za-z0-9_-]{20,80}$/, 'a Discord bot token is three parts joined by dots (Developer Portal → your application → Bot → Reset Token); the application id or public key is not it'),
+  /** The REST API root (the version is added): Discord's, or a local test server. */
+  api_base_url: httpUrl('api_base_url').default('https://discord.com/api'),
+  /** The Gateway; absent: the address Discord's GET /gateway/bot names. */
+  gateway_url: z.url({ protocol: /^wss?$/, error: 'gateway_url must be a ws:// or wss:// address (or empty for the one Discord names)' }).optional(),
+  allowed_users: userList.default([]),
+});
+export type DiscordConfig = z.infer<typeof discordConfigSchema>;
+// --- end discord ---
+
 export const channelsConfigSchema = z
-  .strictObject({ telegram: telegramConfigSchema.optional(), messenger: messengerConfigSchema.optional() })
+  .strictObject({
+    telegram: telegramConfigSchema.optional(),
+    messenger: messengerConfigSchema.optional(),
+    // discord
+    discord: discordConfigSchema.optional(),
+  })
   .prefault({});
 export type ChannelsConfig = z.infer<typeof channelsConfigSchema>;
 
-export const platformSchemas = { telegram: telegramConfigSchema, messenger: messengerConfigSchema } as const;
+export const platformSchemas = {
+  telegram: telegramConfigSchema,
+  messenger: messengerConfigSchema,
+  // discord
+  discord: discordConfigSchema,
+} as const;
 
 export interface FieldSpec {
   name: string;
@@ -70,6 +101,18 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
       { name: 'allowed_users', required: false, secret: false, description: 'WeChat (iLink) user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
     ],
   },
+  // --- discord ---
+  discord: {
+    label: 'Discord',
+    login: 'token',
+    fields: [
+      { name: 'bot_token', required: true, secret: true, description: 'The bot token from the Developer Portal (your application → Bot → Reset Token).' },
+      { name: 'allowed_users', required: false, secret: false, description: 'Discord user ids that may talk to the agent (Developer Mode on, right-click a user → Copy User ID), separated by commas. Anyone else gets a pairing code to approve here.' },
+      { name: 'api_base_url', required: false, secret: false, description: 'The REST API root; leave empty for https://discord.com/api.' },
+      { name: 'gateway_url', required: false, secret: false, description: 'The Gateway (wss://…); leave empty for the one Discord names.' },
+    ],
+  },
+  // --- end discord ---
 };
 
 /** Fields whose values the API never answers. */
@@ -82,9 +125,14 @@ export function maskSecret(value: string): string {
   return value.length <= 8 ? '********' : `********${value.slice(-4)}`;
 }
 
-/** The secret values of every configured channel (for log scrubbing). */
+/** The secret values of every configured channel (for log scrubbing): every field platformInfo marks secret. */
 export function channelSecretValues(channels: ChannelsConfig): string[] {
-  return channels.telegram ? [channels.telegram.bot_token] : [];
+  const out: string[] = [];
+  for (const p of platformNames) {
+    const entry = channels[p] as Record<string, unknown> | undefined;
+    for (const f of secretFields(p)) if (typeof entry?.[f] === 'string' && entry[f]) out.push(entry[f]);
+  }
+  return out;
 }
 
 /** Whether any platform is enabled (the channels worker runs only then). */

@@ -6,6 +6,11 @@ import { MessengerLogin } from './login.js';
 
 export { MessengerLogin };
 
+function required<T>(entry: T | undefined, platform: PlatformName): T {
+  if (!entry) throw new Error(`${platform} is not configured`);
+  return entry;
+}
+
 /**
  * A fresh adapter for a platform from its configuration (or why it cannot run yet). A platform's
  * library is loaded the first time that platform starts, so the others do not pay for it.
@@ -17,5 +22,7 @@ export async function createAdapter(platform: PlatformName, config: Config, _pat
     const { TelegramAdapter } = await import('./telegram.js');
     return new TelegramAdapter(c);
   }
+  // discord
+  if (platform === 'discord') return new (await import('./discord.js')).DiscordAdapter(required(config.channels.discord, platform));
   return login.adapter();
 }
