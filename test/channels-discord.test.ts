@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from './fixtures/fake-provider.js';
 import { startFakeDiscord, type DcUser, type FakeDiscord } from './fixtures/fake-discord.js';
+import { startFakeTelegram } from './fixtures/fake-telegram.js';
 import { api as rawApi, type ApiResult } from './helpers/api.js';
 import { waitFor } from './helpers/server.js';
 import { startRig, type TurnRig } from './helpers/turns.js';
@@ -19,6 +20,7 @@ import { startRig, type TurnRig } from './helpers/turns.js';
  */
 
 const TOKEN = 'MTAwMDAwMDAwMDAwMDAwMDAx.GsvcFk.FakeDiscordTokenForTests_abcdefXYZ012';
+const TG_TOKEN = '123456789:AAHsvcFakeTokenBesideDiscord_abcdXY';
 const ALICE: DcUser = { id: '100000000000000042', username: 'alice' };
 const MALLORY: DcUser = { id: '100000000000000066', username: 'mallory' };
 const GENERAL = { id: '300000000000000001', name: 'general' };
@@ -218,6 +220,11 @@ test('send, test and send-file deliver; Discord\'s refusal is a 502 with its rea
   assert.ok(tries[1]!.at - tries[0]!.at >= 900, `retry_after was honoured (${tries[1]!.at - tries[0]!.at} ms)`);
   assert.is(dmOf(ALICE).filter((m) => m.content === 'after a pause').length, 1);
 
+  // Content Discord refuses as an invalid form body goes again as plain text.
+  dc.failNext(`POST /channels/${dm}/messages$`, { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors: { content: { _errors: [{ code: 'CONTENT_TYPE_INVALID', message: 'Invalid content.' }] } } } });
+  assert.is((await api('POST', '/api/channels/discord/send', { chat_id: dm, text: 'a **b** [c](https://example.com/c)' })).status, 200);
+  assert.is(lastText(ALICE), 'a b c (https://example.com/c)');
+
   // Past Discord's 2000 characters a text goes as several messages.
   const long = Array.from({ length: 150 }, (_, i) => `Line ${i} of a long report.`).join('\n');
   const before = dmOf(ALICE).length;
@@ -245,6 +252,46 @@ test('send, test and send-file deliver; Discord\'s refusal is a 502 with its rea
   const fileBad = await api('POST', '/api/channels/discord/send-file', { chat_id: '404000000000000003', upload: name });
   assert.is(fileBad.status, 502);
   assert.match(fileBad.body.error.message, /Unknown Channel/);
+});
+
+test('a gateway closed with a fatal code: only the Discord adapter restarts, Telegram keeps running', async () => {
+  const tg = await startFakeTelegram(TG_TOKEN);
+  try {
+    assert.is((await api('POST', '/api/channels/telegram', { bot_token: TG_TOKEN, base_url: tg.url })).status, 200);
+    const tgUp = await waitFor(async () => ((await api('GET', '/api/channels/telegram')).body.state === 'running' ? (await api('GET', '/api/channels/telegram')).body : undefined), 20_000, 'telegram running');
+    const before = await channel();
+    dc.closeGateway(4004, 'Authentication failed.');
+    const failing = await waitFor(async () => {
+      const c = await channel();
+      return c.state === 'error' ? c : undefined;
+    }, 20_000, 'the discord error state');
+    assert.match(failing.error, /Discord closed the gateway: Authentication failed \(the bot token was refused\) \(trying again in \d+ s\)/);
+    const back = await waitFor(async () => {
+      const c = await channel();
+      return c.state === 'running' && c.restarts > before.restarts ? c : undefined;
+    }, 30_000, 'discord restarted');
+    assert.is(back.restarts, before.restarts + 1);
+    const tgNow = (await api('GET', '/api/channels/telegram')).body;
+    assert.equal([tgNow.state, tgNow.restarts, tgNow.connected_since], ['running', 0, tgUp.connected_since], 'telegram was not touched');
+    rig.fake.enqueue(textReply('Still here.'));
+    dc.userSaysDM(ALICE, 'after the crash?');
+    await settled(ALICE, 'Still here.');
+  } finally {
+    await api('DELETE', '/api/channels/telegram');
+    await tg.close();
+  }
+});
+
+test('a message during a restart drain is told to come again; the running turn still finishes', async () => {
+  rig.fake.enqueue({ parts: [{ text: ['Long ', 'answer ', 'done.'] }], delayMs: 700 });
+  dc.userSaysDM(ALICE, 'take your time');
+  await waitFor(() => dmOf(ALICE).some((m) => m.content.startsWith('Long')), 20_000, 'the reply started');
+  assert.is((await api('POST', '/api/restart', {})).status, 202);
+  dc.userSaysInGuild(ALICE, GENERAL, 'are you there?', { mention: true });
+  await waitFor(() => dc.channel(GENERAL.id).some((m) => m.content.includes('restarting')), 20_000, 'the restarting reply');
+  await settled(ALICE, 'Long answer done.');
+  await waitFor(async () => (await api('GET', '/api/status')).body?.state === 'running', 30_000, 'restarted');
+  await running();
 });
 
 test('a token Discord refuses: the state says why in words, and the adapter retries; only Discord restarts', async () => {

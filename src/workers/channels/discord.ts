@@ -72,7 +72,7 @@ export class DiscordAdapter implements Adapter {
   /** The gateway session (held here, not in the library's process-wide store, so a restarted adapter starts afresh). */
   private session: SessionInfo | null = null;
   private me: { id: string; username: string } | undefined;
-  /** Dispatches are handled one at a time, in the order the gateway sent them. */
+  /** Messages are handled one at a time, in the order the gateway sent them. */
   private chain: Promise<void> = Promise.resolve();
   private readonly channelNames = new Map<string, string>();
   private readonly apiOrigin: string;
@@ -128,7 +128,10 @@ export class DiscordAdapter implements Adapter {
     manager.on('socketError', (err) => (lastSocketError = err.message));
     manager.on('resumed', () => log.info('discord gateway resumed'));
     manager.on('dispatch', (payload) => {
-      this.chain = this.chain.then(() => this.dispatch(payload.t, payload.d, events)).catch((err: Error) => log.warn('discord event not handled', { event: payload.t, error: err.message }));
+      const handled = (p: Promise<void>) => p.catch((err: Error) => log.warn('discord event not handled', { event: payload.t, error: err.message }));
+      // A button press must be acknowledged within 3 s: it does not wait behind a message still being handled.
+      if (payload.t === 'INTERACTION_CREATE') void handled(this.dispatch(payload.t, payload.d, events));
+      else this.chain = handled(this.chain.then(() => this.dispatch(payload.t, payload.d, events)));
     });
     const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     let timer: NodeJS.Timeout | undefined;
