@@ -66,6 +66,10 @@ test('connect: validated, saved with the token masked; the bot identifies on the
   assert.is(badGw.status, 400);
   assert.match(badGw.body.error.message, /gateway_url must be a ws:\/\/ or wss:\/\/ address/);
 
+  const versioned = await api('POST', '/api/channels/discord', { bot_token: TOKEN, api_base_url: 'https://discord.com/api/v10' });
+  assert.is(versioned.status, 400);
+  assert.match(versioned.body.error.message, /api_base_url is the API root without the version/);
+
   const saved = await api('POST', '/api/channels/discord', { bot_token: TOKEN, api_base_url: dc.apiUrl, gateway_url: dc.gatewayUrl, allowed_users: ALICE.id });
   assert.is(saved.status, 200, JSON.stringify(saved.body));
   assert.is(saved.body.fields.bot_token, `********${TOKEN.slice(-4)}`);
@@ -252,6 +256,23 @@ test('send, test and send-file deliver; Discord\'s refusal is a 502 with its rea
   const fileBad = await api('POST', '/api/channels/discord/send-file', { chat_id: '404000000000000003', upload: name });
   assert.is(fileBad.status, 502);
   assert.match(fileBad.body.error.message, /Unknown Channel/);
+});
+
+test('kill -9 of the channels worker: the adapter comes back and finishes the reply it was streaming, once', async () => {
+  const pidOf = async () => ((await api('GET', '/api/status')).body.processes as { role: string; pid: number }[]).find((p) => p.role === 'channels' && p.pid > 0)?.pid;
+  const pid = await waitFor(pidOf, 10_000, 'the channels worker');
+  const identifies = dc.frames.filter((f) => f.op === 2).length;
+  rig.fake.enqueue({ parts: [{ text: ['Survived ', 'the ', 'crash ', 'without ', 'a ', 'scratch.'] }], delayMs: 500 });
+  dc.userSaysDM(ALICE, 'survive this');
+  await waitFor(() => dmOf(ALICE).some((m) => m.content.startsWith('Survived')), 20_000, 'the reply started');
+  process.kill(pid, 'SIGKILL');
+  await waitFor(async () => ((await pidOf()) ?? pid) !== pid, 20_000, 'a new channels worker');
+  await settled(ALICE, 'Survived the crash without a scratch.');
+  await running();
+  assert.is(dc.frames.filter((f) => f.op === 2).length, identifies + 1, 'the new worker identified afresh');
+  dc.userSaysDM(ALICE, '/help');
+  await waitFor(() => lastText(ALICE).includes('/new'), 20_000, 'help after');
+  assert.is(dmOf(ALICE).filter((m) => m.content.startsWith('Survived')).length, 1, 'one message for the reply, finished in place');
 });
 
 test('a gateway closed with a fatal code: only the Discord adapter restarts, Telegram keeps running', async () => {

@@ -48,7 +48,9 @@ export const discordConfigSchema = z.strictObject({
     .trim()
     .regex(/^[A-Za-z0-9_-]{18,40}\.[A-Za-z0-9_-]{4,10}\.[A-Za-z0-9_-]{20,80}$/, 'a Discord bot token is three parts joined by dots (Developer Portal → your application → Bot → Reset Token); the application id or public key is not it'),
   /** The REST API root (the version is added): Discord's, or a local test server. */
-  api_base_url: httpUrl('api_base_url').default('https://discord.com/api'),
+  api_base_url: httpUrl('api_base_url')
+    .refine((u) => !/\/v\d+\/*$/.test(u), 'api_base_url is the API root without the version (https://discord.com/api): svc adds /v10')
+    .default('https://discord.com/api'),
   /** The Gateway; absent: the address Discord's GET /gateway/bot names. */
   gateway_url: z.url({ protocol: /^wss?$/, error: 'gateway_url must be a ws:// or wss:// address (or empty for the one Discord names)' }).optional(),
   allowed_users: userList.default([]),

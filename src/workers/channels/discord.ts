@@ -49,6 +49,7 @@ const UPLOAD_CAP = 100 * 1024 * 1024;
 const MAX_RATE_LIMIT_WAIT_MS = 30_000;
 /** How long the first connection (HELLO, IDENTIFY, READY) may take before the adapter fails and is restarted. */
 const CONNECT_TIMEOUT_MS = 60_000;
+const STOP_WAIT_MS = 3000;
 /** Where Discord serves attachments; a file elsewhere is fetched only from the configured API's own host. */
 const CDN_HOSTS = new Set(['cdn.discordapp.com', 'media.discordapp.net']);
 
@@ -220,7 +221,8 @@ export class DiscordAdapter implements Adapter {
     this.abort.abort();
     const m = this.manager;
     this.manager = undefined;
-    await m?.destroy({ code: 1000, reason: 'svc stopped the adapter' });
+    // A peer that never answers the close frame does not hold the worker's shutdown up.
+    await Promise.race([m?.destroy({ code: 1000, reason: 'svc stopped the adapter' }), new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref())]);
     this.rest.clearHashSweeper();
     this.rest.clearHandlerSweeper();
   }
