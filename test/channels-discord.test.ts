@@ -201,6 +201,13 @@ test('a file sent to the bot reaches the agent as an attachment', async () => {
   const path = /Attached file: \S*notes\.txt \(text\/plain, 28 bytes\) at ([^\]"\\]+)/.exec(JSON.stringify(rig.fake.requests.at(-1)!.body))?.[1];
   assert.ok(path, 'the model was told of the file');
   assert.is(readFileSync(path!, 'utf8'), 'remember the milk, 42 litres');
+
+  // An attachment that points anywhere but Discord's CDN is not fetched, and nothing reaches the model.
+  const before = rig.fake.requests.length;
+  dc.userSaysDM(ALICE, 'and this one?', { attachments: [{ filename: 'evil.txt', bytes: Buffer.from('x'), url: 'https://evil.example.com/evil.txt' }] });
+  await waitFor(() => lastText(ALICE).startsWith('evil.txt could not be received'), 20_000, 'the refusal');
+  assert.match(lastText(ALICE), /fetched from Discord's CDN only, not evil\.example\.com/);
+  assert.is(rig.fake.requests.length, before);
 });
 
 test('send, test and send-file deliver; Discord\'s refusal is a 502 with its reason; a 429 is waited out', async () => {
