@@ -6,11 +6,6 @@ import { MessengerLogin } from './login.js';
 
 export { MessengerLogin };
 
-function required<T>(entry: T | undefined, platform: PlatformName): T {
-  if (!entry) throw new Error(`${platform} is not configured`);
-  return entry;
-}
-
 /**
  * A fresh adapter for a platform from its configuration (or why it cannot run yet). A platform's
  * library is loaded the first time that platform starts, so the others do not pay for it.
@@ -23,6 +18,10 @@ export async function createAdapter(platform: PlatformName, config: Config, _pat
     return new TelegramAdapter(c);
   }
   // discord
-  if (platform === 'discord') return new (await import('./discord.js')).DiscordAdapter(required(config.channels.discord, platform));
+  if (platform === 'discord') {
+    const c = config.channels.discord;
+    if (!c) throw new Error('discord is not configured');
+    return new (await import('./discord.js')).DiscordAdapter(c);
+  }
   return login.adapter();
 }
