@@ -66,6 +66,9 @@ test('connect: validated, saved with the token masked; the bot identifies on the
   assert.is(badGw.status, 400);
   assert.match(badGw.body.error.message, /gateway_url must be a ws:\/\/ or wss:\/\/ address/);
 
+  const username = await api('POST', '/api/channels/discord', { bot_token: TOKEN, allowed_users: 'alice, 100000000000000042' });
+  assert.is(username.status, 400);
+  assert.match(username.body.error.message, /allowed_users.*a Discord user id is 17-20 digits/s);
   const versioned = await api('POST', '/api/channels/discord', { bot_token: TOKEN, api_base_url: 'https://discord.com/api/v10' });
   assert.is(versioned.status, 400);
   assert.match(versioned.body.error.message, /api_base_url is the API root without the version/);

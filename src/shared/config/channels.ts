@@ -53,7 +53,8 @@ export const discordConfigSchema = z.strictObject({
     .default('https://discord.com/api'),
   /** The Gateway; absent: the address Discord's GET /gateway/bot names. */
   gateway_url: z.url({ protocol: /^wss?$/, error: 'gateway_url must be a ws:// or wss:// address (or empty for the one Discord names)' }).optional(),
-  allowed_users: userList.default([]),
+  /** Discord user ids (snowflakes): a username in their place would never match anyone. */
+  allowed_users: userList.pipe(z.array(z.string().regex(/^\d{17,20}$/, 'a Discord user id is 17-20 digits (Developer Mode on, right-click the user → Copy User ID), not a username'))).default([]),
 });
 export type DiscordConfig = z.infer<typeof discordConfigSchema>;
 // --- end discord ---
