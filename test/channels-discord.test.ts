@@ -165,6 +165,17 @@ test('an approval is asked with buttons; a press answers it', async () => {
     assert.equal(dc.callbacks.find((c) => c.id === pressed), { id: pressed, type: 6 }, 'the press was acknowledged (deferred update)');
     await waitFor(() => /→ Allowed once$/.test(q.content), 20_000, 'the question edited with the answer');
     assert.equal(q.components, [], 'the answered question keeps no buttons');
+
+    // In a server channel the question is asked there, and a member's press answers it (denied here).
+    const denied = join(dir, 'y.txt');
+    rig.fake.enqueue({ parts: [{ toolCall: { id: 'dc2', name: 'write_file', arguments: [JSON.stringify({ path: denied, content: 'no' })] } }], stop: 'tool_use' }, textReply('Not written, then.'));
+    dc.userSaysInGuild(ALICE, GENERAL, 'write another file', { mention: true });
+    const gq = await waitFor(() => dc.channel(GENERAL.id).find((m) => m.content.startsWith('⚠️ Allow write_file') && m.content.includes(denied)), 20_000, 'the question in the server');
+    const deny = (gq.components as { components: { label: string; custom_id: string }[] }[])[0]!.components.find((b) => b.label === '❌ Deny')!;
+    dc.press(ALICE, gq, deny.custom_id);
+    await settledIn(GENERAL.id, 'Not written, then.');
+    assert.not.ok(existsSync(denied));
+    await waitFor(() => /→ Denied$/.test(gq.content), 20_000, 'the server question edited with the answer');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
