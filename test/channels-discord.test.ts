@@ -245,6 +245,15 @@ test('send, test and send-file deliver; Discord\'s refusal is a 502 with its rea
   assert.ok(tries[1]!.at - tries[0]!.at >= 900, `retry_after was honoured (${tries[1]!.at - tries[0]!.at} ms)`);
   assert.is(dmOf(ALICE).filter((m) => m.content === 'after a pause').length, 1);
 
+  // A wait longer than 30 s is not waited: the send fails at once with the reason.
+  const busy = '555000000000000001';
+  dc.rateLimitNext(`POST /channels/${busy}/messages$`, 60);
+  const started = Date.now();
+  const limited = await api('POST', '/api/channels/discord/send', { chat_id: busy, text: 'later' });
+  assert.is(limited.status, 502, JSON.stringify(limited.body));
+  assert.match(limited.body.error.message, /rate limited for 60 s/, limited.body.error.message);
+  assert.ok(Date.now() - started < 20_000, 'not held up for the minute');
+
   // Content Discord refuses as an invalid form body goes again as plain text.
   dc.failNext(`POST /channels/${dm}/messages$`, { status: 400, body: { message: 'Invalid Form Body', code: 50035, errors: { content: { _errors: [{ code: 'CONTENT_TYPE_INVALID', message: 'Invalid content.' }] } } } });
   assert.is((await api('POST', '/api/channels/discord/send', { chat_id: dm, text: 'a **b** [c](https://example.com/c)' })).status, 200);

@@ -320,7 +320,7 @@ function actionRows(buttons: Button[]) {
 /** Discord's own words for a failure (its messages name the status and the error, never the token). */
 function reason(err: unknown): string {
   if (err instanceof DiscordAPIError) return err.message.startsWith(`${err.status}:`) ? err.message : `${err.status} ${err.message}`;
-  if (err instanceof RateLimitError) return `rate limited for ${Math.ceil(err.retryAfter / 1000)} s`;
+  if (err instanceof RateLimitError) return `rate limited for ${Math.round(err.retryAfter / 1000)} s`;
   if (err instanceof HTTPError) return `${err.status} ${err.message}`;
   return err instanceof Error ? err.message : String(err);
 }
