@@ -235,6 +235,9 @@ test('send, test and send-file deliver; Discord\'s refusal is a 502 with its rea
   assert.is(refused.status, 502, JSON.stringify(refused.body));
   assert.is(refused.body.error.code, 'platform_error');
   assert.match(refused.body.error.message, /Discord did not take the message: 404 Unknown Channel/);
+  const notAnId = await api('POST', '/api/channels/discord/send', { chat_id: '123/../../users/@me', text: 'x' });
+  assert.is(notAnId.status, 502, JSON.stringify(notAnId.body));
+  assert.match(notAnId.body.error.message, /is not a Discord id/);
 
   // A real 429 (Retry-After and retry_after): waited out, then delivered once.
   dc.rateLimitNext(`POST /channels/${dm}/messages$`, 1);

@@ -9,12 +9,13 @@ import { PlatformError } from './adapter.js';
 import { markdownToPlain, splitText } from './format.js';
 
 /** What svc reads of a gateway dispatch; anything else in it is ignored. */
-const dcUser = z.object({ id: z.string(), username: z.string(), global_name: z.string().nullish(), bot: z.boolean().optional() });
+const snowflake = z.string().regex(/^\d{1,20}$/);
+const dcUser = z.object({ id: snowflake, username: z.string(), global_name: z.string().nullish(), bot: z.boolean().optional() });
 const dcAttachment = z.object({ id: z.string(), filename: z.string(), size: z.number().int().nonnegative().optional(), url: z.string(), content_type: z.string().optional() });
 const dcMessage = z.object({
-  id: z.string(),
-  channel_id: z.string(),
-  guild_id: z.string().optional(),
+  id: snowflake,
+  channel_id: snowflake,
+  guild_id: snowflake.optional(),
   author: dcUser,
   /** Absent for webhooks; set when a server member wrote it. */
   webhook_id: z.string().optional(),
@@ -25,15 +26,16 @@ const dcMessage = z.object({
   referenced_message: z.object({ author: dcUser.loose() }).loose().nullish(),
 });
 const dcInteraction = z.object({
-  id: z.string(),
+  id: snowflake,
   /** 3: a message component (a button press); the others are slash commands and forms. */
   type: z.number().int(),
-  token: z.string(),
-  channel_id: z.string().optional(),
+  /** Goes into the callback's path: a URL-safe string. */
+  token: z.string().regex(/^[\w.-]{1,500}$/),
+  channel_id: snowflake.optional(),
   /** In a server the presser is the member's user; in a DM, the user. */
   user: dcUser.loose().optional(),
   member: z.object({ user: dcUser.loose() }).loose().optional(),
-  message: z.object({ id: z.string() }).loose().optional(),
+  message: z.object({ id: snowflake }).loose().optional(),
   data: z.object({ custom_id: z.string().max(100).optional(), component_type: z.number().int().optional() }).loose().optional(),
 });
 const dcSent = z.object({ id: z.string() }).loose();
@@ -173,13 +175,13 @@ export class DiscordAdapter implements Adapter {
       const mentioned = m.mentions.some((u) => u.id === me.id);
       const replied = m.referenced_message?.author.id === me.id;
       if (!mentioned && !replied) return;
-      text = text.replace(new RegExp(`<@!?${me.id}>`, 'g'), ' ');
+      text = text.replaceAll(`<@${me.id}>`, ' ').replaceAll(`<@!${me.id}>`, ' ');
       // Without the privileged intent a reply that does not ping the bot has no text: nothing to answer.
       if (!text.trim() && m.attachments.length === 0) return;
       chatTitle = await this.channelTitle(m.channel_id);
     }
     // Other people mentioned read as @name, not as <@id>.
-    for (const u of m.mentions) text = text.replace(new RegExp(`<@!?${u.id}>`, 'g'), `@${nameOf(u)}`);
+    for (const u of m.mentions) text = text.replaceAll(`<@${u.id}>`, `@${nameOf(u)}`).replaceAll(`<@!${u.id}>`, `@${nameOf(u)}`);
     text = text.replace(/[ \t]{2,}/g, ' ').trim();
     const files: InboundFile[] = m.attachments.map((a) => ({ ref: a.url, name: a.filename, ...(a.content_type ? { mime: a.content_type } : {}), ...(a.size === undefined ? {} : { size: a.size }) }));
     const msg: InboundMessage = { platform: 'discord', chatId: m.channel_id, userId: m.author.id, name: nameOf(m.author), text, msgKey: m.id, ...(chatTitle ? { chatTitle } : {}), ...(files.length ? { files } : {}) };
@@ -233,7 +235,7 @@ export class DiscordAdapter implements Adapter {
     let id: string | null = null;
     for (const [i, piece] of pieces.entries()) {
       const components = opts.buttons?.length && i === pieces.length - 1 ? actionRows(opts.buttons) : undefined;
-      const sent = await this.withPlainFallback(piece, (content) => this.rest.post(`/channels/${chatId}/messages`, { body: { content, allowed_mentions: { parse: [] }, ...(components ? { components } : {}) } }));
+      const sent = await this.withPlainFallback(piece, (content) => this.rest.post(`/channels/${ids(chatId)}/messages`, { body: { content, allowed_mentions: { parse: [] }, ...(components ? { components } : {}) } }));
       id = dcSent.parse(sent).id;
     }
     return id;
@@ -241,7 +243,7 @@ export class DiscordAdapter implements Adapter {
 
   /** The full text each time; any buttons on the message go (an answered question keeps none). */
   async editText(chatId: string, messageId: string, text: string): Promise<void> {
-    await this.withPlainFallback(text.slice(0, TEXT_CAP), (content) => this.rest.patch(`/channels/${chatId}/messages/${messageId}`, { body: { content, allowed_mentions: { parse: [] }, components: [] } }));
+    await this.withPlainFallback(text.slice(0, TEXT_CAP), (content) => this.rest.patch(`/channels/${ids(chatId)}/messages/${ids(messageId)}`, { body: { content, allowed_mentions: { parse: [] }, components: [] } }));
   }
 
   async sendFile(chatId: string, path: string, name: string): Promise<string | null> {
@@ -255,7 +257,7 @@ export class DiscordAdapter implements Adapter {
       await fh.close();
     }
     try {
-      const sent = await this.rest.post(`/channels/${chatId}/messages`, { files: [{ name, data }], body: { attachments: [{ id: 0, filename: name }], allowed_mentions: { parse: [] } } });
+      const sent = await this.rest.post(`/channels/${ids(chatId)}/messages`, { files: [{ name, data }], body: { attachments: [{ id: 0, filename: name }], allowed_mentions: { parse: [] } } });
       return dcSent.parse(sent).id;
     } catch (err) {
       throw new PlatformError(reason(err));
@@ -280,7 +282,7 @@ export class DiscordAdapter implements Adapter {
   }
 
   async typing(chatId: string): Promise<void> {
-    await this.rest.post(`/channels/${chatId}/typing`).catch(() => undefined);
+    if (snowflake.safeParse(chatId).success) await this.rest.post(`/channels/${chatId}/typing`).catch(() => undefined);
   }
 
   /** Acknowledges a press without a new message (DEFERRED_UPDATE_MESSAGE); the question is edited with the answer after. */
@@ -306,6 +308,12 @@ export class DiscordAdapter implements Adapter {
       throw new PlatformError(reason(err));
     }
   }
+}
+
+/** A channel or message id as it goes into a REST path: Discord's ids are digits, anything else is refused. */
+function ids(id: string): string {
+  if (!snowflake.safeParse(id).success) throw new PlatformError(`"${id.slice(0, 40)}" is not a Discord id (a channel id is 17-20 digits: Developer Mode on, right-click the channel → Copy Channel ID)`);
+  return id;
 }
 
 /** Buttons in rows of five (Discord's limit), each a secondary (grey) button. */
