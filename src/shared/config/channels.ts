@@ -8,6 +8,8 @@ import { z } from 'zod';
 export const platformNames = [
   'telegram',
   'messenger',
+  // slack
+  'slack',
   // discord
   'discord',
 ] as const;
@@ -40,6 +42,16 @@ export const messengerConfigSchema = z.strictObject({
 });
 export type MessengerConfig = z.infer<typeof messengerConfigSchema>;
 
+// slack: Socket Mode (an outbound WebSocket) plus the Web API, with an app-level and a bot token.
+export const slackConfigSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  app_token: z.string().regex(/^xapp-[A-Za-z0-9-]{10,250}$/, 'app_token is the app-level token, xapp-… (the app\'s Basic Information → App-Level Tokens, with the connections:write scope)'),
+  bot_token: z.string().regex(/^xoxb-[A-Za-z0-9-]{10,250}$/, 'bot_token is the Bot User OAuth Token, xoxb-… (the app\'s OAuth & Permissions page, after installing it)'),
+  api_base_url: httpUrl('api_base_url').default('https://slack.com/api/'),
+  allowed_users: userList.default([]),
+});
+export type SlackConfig = z.infer<typeof slackConfigSchema>;
+
 // --- discord ---
 export const discordConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
@@ -63,6 +75,8 @@ export const channelsConfigSchema = z
   .strictObject({
     telegram: telegramConfigSchema.optional(),
     messenger: messengerConfigSchema.optional(),
+    // slack
+    slack: slackConfigSchema.optional(),
     // discord
     discord: discordConfigSchema.optional(),
   })
@@ -72,6 +86,8 @@ export type ChannelsConfig = z.infer<typeof channelsConfigSchema>;
 export const platformSchemas = {
   telegram: telegramConfigSchema,
   messenger: messengerConfigSchema,
+  // slack
+  slack: slackConfigSchema,
   // discord
   discord: discordConfigSchema,
 } as const;
@@ -102,6 +118,17 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
       { name: 'base_url', required: false, secret: false, description: 'The iLink bot server; leave empty for the default.' },
       { name: 'cdn_base_url', required: false, secret: false, description: 'The media CDN files are sent and fetched through; leave empty for the default (novac2c.cdn.weixin.qq.com/c2c).' },
       { name: 'allowed_users', required: false, secret: false, description: 'WeChat (iLink) user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
+    ],
+  },
+  // slack
+  slack: {
+    label: 'Slack',
+    login: 'token',
+    fields: [
+      { name: 'app_token', required: true, secret: true, description: 'The app-level token (xapp-…) with the connections:write scope, from the app\'s Basic Information page; Socket Mode must be on.' },
+      { name: 'bot_token', required: true, secret: true, description: 'The Bot User OAuth Token (xoxb-…) from OAuth & Permissions, after installing the app to the workspace.' },
+      { name: 'api_base_url', required: false, secret: false, description: 'The Web API address; leave empty for https://slack.com/api/.' },
+      { name: 'allowed_users', required: false, secret: false, description: 'Slack member ids (U0…, in a profile\'s ⋮ menu: Copy member ID) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
     ],
   },
   // --- discord ---

@@ -17,6 +17,13 @@ export async function createAdapter(platform: PlatformName, config: Config, _pat
     const { TelegramAdapter } = await import('./telegram.js');
     return new TelegramAdapter(c);
   }
+  // slack
+  if (platform === 'slack') {
+    const c = config.channels.slack;
+    if (!c) throw new Error('slack is not configured');
+    const { SlackAdapter } = await import('./slack.js');
+    return new SlackAdapter(c);
+  }
   // discord
   if (platform === 'discord') {
     const c = config.channels.discord;
