@@ -10,6 +10,8 @@ export const platformNames = [
   'messenger',
   // slack
   'slack',
+  // discord
+  'discord',
 ] as const;
 export const platformNameSchema = z.enum(platformNames);
 export type PlatformName = z.infer<typeof platformNameSchema>;
@@ -50,12 +52,33 @@ export const slackConfigSchema = z.strictObject({
 });
 export type SlackConfig = z.infer<typeof slackConfigSchema>;
 
+// --- discord ---
+export const discordConfigSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  bot_token: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_-]{18,40}\.[A-Za-z0-9_-]{4,10}\.[A-Za-z0-9_-]{20,80}$/, 'a Discord bot token is three parts joined by dots (Developer Portal → your application → Bot → Reset Token); the application id or public key is not it'),
+  /** The REST API root (the version is added): Discord's, or a local test server. */
+  api_base_url: httpUrl('api_base_url')
+    .refine((u) => !/\/v\d+\/*$/.test(u), 'api_base_url is the API root without the version (https://discord.com/api): svc adds /v10')
+    .default('https://discord.com/api'),
+  /** The Gateway; absent: the address Discord's GET /gateway/bot names. */
+  gateway_url: z.url({ protocol: /^wss?$/, error: 'gateway_url must be a ws:// or wss:// address (or empty for the one Discord names)' }).optional(),
+  /** Discord user ids (snowflakes): a username in their place would never match anyone. */
+  allowed_users: userList.pipe(z.array(z.string().regex(/^\d{17,20}$/, 'a Discord user id is 17-20 digits (Developer Mode on, right-click the user → Copy User ID), not a username'))).default([]),
+});
+export type DiscordConfig = z.infer<typeof discordConfigSchema>;
+// --- end discord ---
+
 export const channelsConfigSchema = z
   .strictObject({
     telegram: telegramConfigSchema.optional(),
     messenger: messengerConfigSchema.optional(),
     // slack
     slack: slackConfigSchema.optional(),
+    // discord
+    discord: discordConfigSchema.optional(),
   })
   .prefault({});
 export type ChannelsConfig = z.infer<typeof channelsConfigSchema>;
@@ -65,6 +88,8 @@ export const platformSchemas = {
   messenger: messengerConfigSchema,
   // slack
   slack: slackConfigSchema,
+  // discord
+  discord: discordConfigSchema,
 } as const;
 
 export interface FieldSpec {
@@ -106,6 +131,18 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
       { name: 'allowed_users', required: false, secret: false, description: 'Slack member ids (U0…, in a profile\'s ⋮ menu: Copy member ID) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
     ],
   },
+  // --- discord ---
+  discord: {
+    label: 'Discord',
+    login: 'token',
+    fields: [
+      { name: 'bot_token', required: true, secret: true, description: 'The bot token from the Developer Portal (your application → Bot → Reset Token).' },
+      { name: 'allowed_users', required: false, secret: false, description: 'Discord user ids that may talk to the agent (Developer Mode on, right-click a user → Copy User ID), separated by commas. Anyone else gets a pairing code to approve here.' },
+      { name: 'api_base_url', required: false, secret: false, description: 'The REST API root; leave empty for https://discord.com/api.' },
+      { name: 'gateway_url', required: false, secret: false, description: 'The Gateway (wss://…); leave empty for the one Discord names.' },
+    ],
+  },
+  // --- end discord ---
 };
 
 /** Fields whose values the API never answers. */
@@ -118,11 +155,17 @@ export function maskSecret(value: string): string {
   return value.length <= 8 ? '********' : `********${value.slice(-4)}`;
 }
 
-/** The secret values of every configured channel (for log scrubbing). */
+/** The secret values of every configured channel (for log scrubbing): every field platformInfo marks secret. */
 export function channelSecretValues(channels: ChannelsConfig): string[] {
-  return [
-    ...(channels.telegram ? [channels.telegram.bot_token] : []),
-    // slack
-    ...(channels.slack ? [channels.slack.app_token, channels.slack.bot_token] : []),
-  ];
+  const out: string[] = [];
+  for (const p of platformNames) {
+    const entry = channels[p] as Record<string, unknown> | undefined;
+    for (const f of secretFields(p)) if (typeof entry?.[f] === 'string' && entry[f]) out.push(entry[f]);
+  }
+  return out;
+}
+
+/** Whether any platform is enabled (the channels worker runs only then). */
+export function anyChannelEnabled(channels: ChannelsConfig): boolean {
+  return platformNames.some((p) => channels[p]?.enabled === true);
 }

@@ -24,5 +24,11 @@ export async function createAdapter(platform: PlatformName, config: Config, _pat
     const { SlackAdapter } = await import('./slack.js');
     return new SlackAdapter(c);
   }
+  // discord
+  if (platform === 'discord') {
+    const c = config.channels.discord;
+    if (!c) throw new Error('discord is not configured');
+    return new (await import('./discord.js')).DiscordAdapter(c);
+  }
   return login.adapter();
 }
