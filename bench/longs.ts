@@ -199,18 +199,20 @@ async function main(): Promise<void> {
   for (let i = 0; i < 1000; i++) {
     const id = newId('s');
     made.push(id);
-    const topic = `session:${id}`;
-    const session = { id, title: `Session ${i}`, message_count: 2 };
+    const topic = `session:${id}` as const;
+    const at = new Date().toISOString();
+    const session = { id, title: `Session ${i}`, model_id: null, reasoning_effort: 'medium', show_reasoning: false, permission_mode: 'interactive', working_dir: null, network: null, channel: null, created_at: at, updated_at: at, message_count: 2 };
+    const message = (text: string) => ({ id: newId('m'), session_id: id, seq: 1, role: 'user' as const, content: { text }, created_at: at });
     hub.publish('sessions', 'session.created', session);
-    hub.publish(topic, 'turn.started', { turn_id: `u_${i}`, session_id: id, message: { id: newId('m'), content: { text: 'a question '.repeat(30) } } });
+    hub.publish(topic, 'turn.started', { turn_id: `u_${i}`, session_id: id, origin: 'http', message: message('a question '.repeat(30)) });
     for (let d = 0; d < 40; d++) hub.publish(topic, 'turn.text_delta', { turn_id: `u_${i}`, delta: reply.slice(d * 33, d * 33 + 33) });
-    hub.publish(topic, 'message.committed', { turn_id: `u_${i}`, message: { id: newId('m'), content: { text: reply } } });
-    hub.publish(topic, 'turn.completed', { turn_id: `u_${i}`, usage: { input: 100, output: 300 } });
+    hub.publish(topic, 'message.committed', { turn_id: `u_${i}`, message: message(reply) });
+    hub.publish(topic, 'turn.completed', { turn_id: `u_${i}`, status: 'completed', stop_reason: 'end_turn', reply, steps: 1, usage: { input: 100, output: 300, cachedInput: 0, cacheWrite: 0 } });
     hub.publish('sessions', 'session.updated', session);
   }
   const hPeak = heap();
   for (const id of made.splice(0)) {
-    const topic = `session:${id}`;
+    const topic = `session:${id}` as const;
     hub.publish('sessions', 'session.deleted', { id, trash_id: 't_x' });
     hub.publish(topic, 'session.deleted', { id, trash_id: 't_x' });
     hub.publish('trash', 'trash.added', { id: newId('t'), kind: 'session', name: 'Session', original: id, size_bytes: 2000, deleted_at: new Date().toISOString(), expires_at: new Date().toISOString() });

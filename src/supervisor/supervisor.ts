@@ -36,6 +36,8 @@ import { effectiveCors, readSettings, type Settings } from './settings.js';
 import { VersionCheck } from './version-check.js';
 import { UpgradeRunner } from './upgrade-runner.js';
 import { startFromRecord, serveArgs, writeRelaunch } from '../shared/upgrade/relaunch.js';
+import type { Publish } from '../shared/protocol/events.js';
+import { typedPublish } from '../shared/ws-publish.js';
 
 
 const STOP_GRACE_MS = 5000;
@@ -103,7 +105,7 @@ export class Supervisor {
     unresponsive: (child, silentMs) => this.killHung(child, `it answered no liveness ping for ${(silentMs / 1000).toFixed(1)} s`),
   });
   /** The automatic version check, `svc upgrade` run for the Web UI, and the replacement by a new version. */
-  private readonly versionCheck = new VersionCheck(() => this.settings.config, () => this.upgrades.running, (info) => this.publishWs({ topic: 'server', type: 'version', data: info }));
+  private readonly versionCheck = new VersionCheck(() => this.settings.config, () => this.upgrades.running, (info) => this.publish('server', 'version', info));
   private readonly upgrades: UpgradeRunner;
   private replacing = false;
 
@@ -113,7 +115,7 @@ export class Supervisor {
     /** A gateway `svc serve` forked before loading the supervisor, to halve the cold start. */
     private preforked?: Forked,
   ) {
-    this.upgrades = new UpgradeRunner(paths.home, (p) => this.publishWs({ topic: 'server', type: 'upgrade', data: p }));
+    this.upgrades = new UpgradeRunner(paths.home, (p) => this.publish('server', 'upgrade', p));
   }
 
   get url(): string | null {
@@ -158,7 +160,7 @@ export class Supervisor {
       accepting: () => this.state === 'running',
       retryAfterS: () => this.retryAfterS(),
       maxContinuations: () => this.settings.config.agent.max_continuations,
-      publish: (topic, type, data) => this.publishWs({ topic, type, data }),
+      publish: this.publish,
     });
     this.idle.start();
     this.enforceRetention();
@@ -530,10 +532,11 @@ export class Supervisor {
   }
 
   /** A `/ws` event the supervisor publishes itself: to the gateway, and to the channels worker. */
-  private publishWs(e: { topic: string; type: string; data: unknown }): void {
+  private readonly publish: Publish = typedPublish((topic, type, data) => {
+    const e = { topic, type, data };
     this.gateway?.endpoint.emit('ws.publish', e);
     this.toChannels(e);
-  }
+  });
 
   /** A session's events also go to the channels worker, which streams the turns of chats to their platform. */
   private toChannels(e: { topic: string; type: string; data: unknown }, from?: { endpoint: unknown }): void {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { viewSummary } from '../../shared/event-summaries.js';
 import { fileTrashKind } from '../../shared/store/file-trash.js';
 import { sessionTrashKind } from '../../shared/store/session-trash.js';
 import { skillTrashKind } from '../../shared/skills/trash.js';
@@ -46,13 +47,13 @@ export function trashRoutes(deps: Deps): Route[] {
         // Kinds whose place is config.yml go back through the supervisor, its only writer.
         if (getTrashItem(deps.db, params.id!)?.kind === 'mcp_server') {
           const r = await deps.endpoint.request('trash.restore', { id: params.id!, options: body });
-          deps.publish('trash', 'trash.restored', { id: params.id, kind: 'mcp_server', restored_to: r.restored_to });
+          deps.publish('trash', 'trash.restored', { id: params.id!, kind: 'mcp_server', restored_to: r.restored_to });
           deps.publish('mcp', 'mcp.config', { names: [r.restored_to] });
           return { body: { id: params.id, kind: 'mcp_server', restored_to: r.restored_to } };
         }
         if (getTrashItem(deps.db, params.id!)?.kind === 'channel_config') {
           const r = await deps.endpoint.request('trash.restore', { id: params.id!, options: body });
-          deps.publish('trash', 'trash.restored', { id: params.id, kind: 'channel_config', restored_to: r.restored_to });
+          deps.publish('trash', 'trash.restored', { id: params.id!, kind: 'channel_config', restored_to: r.restored_to });
           deps.publish('channels', 'channels.changed', { platform: r.restored_to });
           return { body: { id: params.id, kind: 'channel_config', restored_to: r.restored_to } };
         }
@@ -65,7 +66,7 @@ export function trashRoutes(deps: Deps): Route[] {
         }
         if (item.kind === 'skill') deps.publish('skills', 'skill.created', { name: result.restored_to, restored: true });
         if (item.kind === CRON_TRASH_KIND) {
-          deps.publish('tasks', 'task.created', { ...cronTaskView(deps.db, result.task as CronTask), restored: true });
+          deps.publish('tasks', 'task.created', viewSummary({ ...cronTaskView(deps.db, result.task as CronTask), restored: true }));
           await deps.endpoint.request('cron.changed', { id: result.restored_to }, { timeoutMs: 20_000 }).catch(() => undefined);
         }
         return { body: { id: item.id, kind: item.kind, ...result } };
@@ -77,7 +78,7 @@ export function trashRoutes(deps: Deps): Route[] {
       summary: 'Deletes one item for good.',
       handler: ({ params }) => {
         if (!deleteFromTrash(deps.db, deps.paths, params.id!)) throw notInTrash(params.id!);
-        deps.publish('trash', 'trash.deleted', { id: params.id });
+        deps.publish('trash', 'trash.deleted', { id: params.id! });
         return { body: { deleted: params.id } };
       },
     }),
