@@ -45,66 +45,84 @@ function cut(s: string, chars: number): string {
   return s.slice(0, end) + ELLIPSIS;
 }
 
+/**
+ * How many characters of a text of `bytes` JSON bytes to keep to shed `excess` bytes: in
+ * proportion (a text of multi-byte characters has fewer characters than bytes), by at least
+ * an eighth so a few rounds always do.
+ */
+function keepChars(len: number, bytes: number, excess: number): number {
+  const proportional = Math.floor((len * (bytes - excess)) / bytes) - 4;
+  return Math.max(0, Math.min(proportional, len - Math.ceil(len / 8)));
+}
+
 /** A text cut to at most `maxBytes` of JSON, and whether it was. */
 export function previewText(s: string, maxBytes: number): { text: string; truncated: boolean } {
   let size = jsonBytes(s);
   if (size <= maxBytes) return { text: s, truncated: false };
+  let kept = s;
   let text = s;
-  while (size > maxBytes && text.length > 0) {
-    // Each character is at least one byte of JSON: dropping `excess` characters (plus the
-    // ellipsis) gets at least that close; a text of multi-byte characters takes a few rounds.
-    text = cut(text.endsWith(ELLIPSIS) ? text.slice(0, -1) : text, text.length - (size - maxBytes) - 4);
+  while (size > maxBytes && kept.length > 0) {
+    kept = cut(kept, keepChars(kept.length, jsonBytes(kept), size - maxBytes)).slice(0, -ELLIPSIS.length);
+    text = kept + ELLIPSIS;
     size = jsonBytes(text);
   }
   return { text, truncated: true };
 }
 
-type Holder = Record<string, unknown> | unknown[];
-
-/** The place (holder and key) of the value under `box.root` that `measure` finds largest. */
-function largest(box: { root: unknown }, measure: (v: unknown) => number): { holder: Holder; key: string | number; len: number } | undefined {
-  let best: { holder: Holder; key: string | number; len: number } | undefined;
-  const walk = (holder: Holder, key: string | number, v: unknown) => {
-    const len = measure(v);
-    if (len > (best?.len ?? 0)) best = { holder, key, len };
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) walk(v, i, v[i]);
-    } else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(v as Record<string, unknown>, k, x);
-  };
-  walk(box, 'root', box.root);
-  return best;
+/** A copy of a JSON value with every text over `chars` characters cut to that, and every list over `items` to that many. */
+function capped(v: unknown, chars: number, items: number): unknown {
+  if (typeof v === 'string') return v.length > chars ? cut(v, chars) : v;
+  if (Array.isArray(v)) return (v.length > items ? v.slice(0, items) : v).map((x) => capped(x, chars, items));
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (x !== undefined) out[k] = capped(x, chars, items);
+    return out;
+  }
+  return v;
 }
 
-function set(holder: Holder, key: string | number, v: unknown): void {
-  (holder as Record<string | number, unknown>)[key] = v;
+function longestText(v: unknown): number {
+  if (typeof v === 'string') return v.length;
+  if (Array.isArray(v)) return v.reduce((n: number, x) => Math.max(n, longestText(x)), 0);
+  if (v !== null && typeof v === 'object') return Object.values(v).reduce((n: number, x) => Math.max(n, longestText(x)), 0);
+  return 0;
+}
+
+function longestList(v: unknown): number {
+  if (Array.isArray(v)) return v.reduce((n: number, x) => Math.max(n, longestList(x)), v.length);
+  if (v !== null && typeof v === 'object') return Object.values(v).reduce((n: number, x) => Math.max(n, longestList(x)), 0);
+  return 0;
+}
+
+/** The largest n in [lo, hi] for which `fits(n)`, given fits(lo); a binary search (a few dozen tries at most). */
+function largest(lo: number, hi: number, fits: (n: number) => boolean): number {
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /**
- * A copy of a JSON value whose serialised form is at most `maxBytes`: the longest strings are
- * cut first, then the longest arrays lose their tail. Answers whether anything was cut.
+ * A copy of a JSON value whose serialised form is at most `maxBytes`: the longest texts are cut
+ * first (all to one length, the longest that fits), then, when even short texts are too many,
+ * lists lose their tails. Answers whether anything was cut. Costs a few dozen copies of the
+ * value at most, whatever its size.
  */
 export function shrinkToFit(value: unknown, maxBytes: number): { value: unknown; truncated: boolean } {
-  let size = jsonBytes(value);
-  if (size <= maxBytes) return { value, truncated: false };
-  const box: { root: unknown } = { root: JSON.parse(JSON.stringify(value)) as unknown };
-  for (let round = 0; round < 500 && size > maxBytes; round++) {
-    const s = largest(box, (v) => (typeof v === 'string' ? v.length : 0));
-    if (!s || s.len <= KEEP_SHORT + 1) break;
-    const text = (s.holder as Record<string | number, string>)[s.key]!;
-    const excess = size - maxBytes;
-    // Cut by the excess (at least an eighth), so a few rounds do even when many texts are long.
-    set(s.holder, s.key, cut(text, Math.max(KEEP_SHORT, text.length - Math.max(excess + 4, Math.ceil(text.length / 8)))));
-    size = jsonBytes(box.root);
+  if (jsonBytes(value) <= maxBytes) return { value, truncated: false };
+  const fitsWith = (chars: number, items: number) => jsonBytes(capped(value, chars, items)) <= maxBytes;
+  const all = Number.MAX_SAFE_INTEGER;
+  if (fitsWith(KEEP_SHORT, all)) {
+    const chars = largest(KEEP_SHORT, longestText(value), (n) => fitsWith(n, all));
+    return { value: capped(value, chars, all), truncated: true };
   }
-  for (let round = 0; round < 200 && size > maxBytes; round++) {
-    const a = largest(box, (v) => (Array.isArray(v) ? v.length : 0));
-    if (!a || a.len <= 1) break;
-    const arr = (a.holder as Record<string | number, unknown[]>)[a.key]!;
-    set(a.holder, a.key, arr.slice(0, Math.floor(arr.length / 2)));
-    size = jsonBytes(box.root);
+  if (fitsWith(KEEP_SHORT, 1)) {
+    const items = largest(1, longestList(value), (n) => fitsWith(KEEP_SHORT, n));
+    return { value: capped(value, KEEP_SHORT, items), truncated: true };
   }
-  if (size > maxBytes) box.root = keepScalars(box.root);
-  return { value: box.root, truncated: true };
+  return { value: keepScalars(capped(value, KEEP_SHORT, 0)), truncated: true };
 }
 
 /** The last resort: the top level's short scalar fields (ids, kinds, states). */
