@@ -9,7 +9,7 @@ import { WsHub } from '../src/gateway/ws.js';
 import { openAndMigrate, type Db } from '../src/shared/store/db.js';
 import { insertSessionRow } from '../src/shared/store/sessions.js';
 import { newId } from '../src/shared/store/util.js';
-import { startFakeProvider } from '../test/fixtures/fake-provider.js';
+import { startFakeProvider, textReply } from '../test/fixtures/fake-provider.js';
 import { api } from '../test/helpers/api.js';
 import { cpuSeconds, emit, envInt, get, machine, median, note, removeLater, round, startSvc } from './lib.js';
 
@@ -154,6 +154,10 @@ async function main(): Promise<void> {
       await timed('POST', `/api/trash/${d.body.trash_id}/restore`, {});
     }
     await turn(ids.s50k);
+    // A reply of 40 KB and a user message of 20 KB: their events carry summaries, each within 4 KB.
+    fake.enqueue(textReply(...Array.from({ length: 40 }, (_, i) => `Part ${i}: ${'a long answer, ça va '.repeat(48)}\n\n`)));
+    const long = await api(svc.port, 'POST', `/api/chat/${ids.s1k}/turn`, { message: `Tell me everything. ${'Again and again. '.repeat(1200)}` });
+    if (long.body.status !== 'completed') throw new Error(`long turn: ${JSON.stringify(long.body).slice(0, 300)}`);
     stop = true;
     const busy = await during;
     const gateway = {
