@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { networkSchema } from '../sandbox/network.js';
 import { channelStatusSchema, loginStateSchema } from './channels.js';
 import { upgradeProgressSchema, versionInfoSchema } from './version.js';
 
@@ -38,7 +37,8 @@ export const sessionSchema = z.object({
   show_reasoning: z.boolean(),
   permission_mode: z.string(),
   working_dir: z.string().nullable(),
-  network: networkSchema.nullable(),
+  /** The sandbox network: on, off or a host list; null follows permissions.yml. */
+  network: z.union([z.enum(['on', 'off']), z.array(z.string())]).nullable(),
   channel: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
