@@ -143,6 +143,12 @@ test('cutting counts bytes, never splits a character, and keeps the shape', () =
   assert.ok(Array.isArray(out.list) && out.list.length < 500 && out.list[0]!.n === 0, 'a long list keeps its head');
   assert.is(v.body.text.length, 10_000, 'the original is untouched');
 
+  // Ids are never cut, however many long texts crowd them (a provider's call id is about 30 characters).
+  const crowded = { call_id: `toolu_${'7'.repeat(30)}`, items: Array.from({ length: 200 }, (_, i) => ({ id: `turn_${'a'.repeat(21)}${i}`, text: 'w'.repeat(500) })) };
+  const kept = shrinkToFit(crowded, 3000).value as typeof crowded;
+  assert.is(kept.call_id, crowded.call_id);
+  assert.ok(kept.items.length > 0 && kept.items.every((x, i) => x.id === crowded.items[i]!.id), 'each kept item keeps its id');
+
   const same = { a: 1 };
   assert.is(summarize(same, 100), same, 'what fits is passed through');
   assert.is((summarize({ id: 'x', t: 'q'.repeat(5000) }, 500) as { truncated?: true }).truncated, true);

@@ -1,4 +1,4 @@
-import { jsonBytes, previewText, shrinkToFit, summarize, SUMMARY_BYTES } from './protocol/event-cap.js';
+import { jsonBytes, previewText, summarize, SUMMARY_BYTES } from './protocol/event-cap.js';
 import type { LoginState } from './protocol/channels.js';
 import type { MessageSummary, WsEventData } from './protocol/events.js';
 import type { Goal } from './store/goals.js';
@@ -37,10 +37,9 @@ export function textPreview(text: string): { text: string; truncated?: true } {
   return p.truncated ? { text: p.text, truncated: true } : { text };
 }
 
-/** An approval's input, cut when long (GET /api/sessions/{id}/approvals has it whole). */
-export function approvalInput(input: unknown): { input: unknown; truncated?: true } {
-  const r = shrinkToFit(input, SUMMARY_BYTES.text);
-  return r.truncated ? { input: r.value, truncated: true } : { input };
+/** approval.requested: its input and reason cut when long (GET /api/sessions/{id}/approvals has them whole). */
+export function approvalData<T extends { approval_id: string; input: unknown; reason: string }>(data: T): T & { truncated?: true } {
+  return summarize(data, SUMMARY_BYTES.text);
 }
 
 /** Any view (a task, an approval's input, a run's inputs) cut to an event's budget. */

@@ -10,8 +10,8 @@ import { isDelta, WS_EVENT_MAX_BYTES } from './events.js';
 const ENVELOPE_BYTES = 64;
 /** A cut text ends with this. */
 const ELLIPSIS = '…';
-/** Strings this short are never cut (ids, enums, times). */
-const KEEP_SHORT = 24;
+/** Strings this short are never cut: ids (a provider's call id is about 30 characters), enums, times. */
+const KEEP_SHORT = 64;
 
 /** UTF-8 length of a string, without encoding it. */
 export function utf8Bytes(s: string): number {
