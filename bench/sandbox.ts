@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { resolvePaths } from '../src/shared/paths.js';
 import { bwrapPath, probeArgs, sandboxStatus } from '../src/shared/sandbox/status.js';
 import type { ToolContext } from '../src/workers/agent/tools/registry.js';
-import { terminalTool } from '../src/workers/agent/tools/terminal.js';
+import { terminalTool } from '../src/workers/agent/tools/shell/terminal.js';
 import { emit, envInt, machine, median, note, round } from './lib.js';
 
 /**

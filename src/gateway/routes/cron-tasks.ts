@@ -211,7 +211,7 @@ export function cronRoutes(deps: Deps): Route[] {
       summary: 'Runs a cron task now, out of schedule (also when disabled). 202 with {run_id, session_id}; 409 while a run of it is going (runs never overlap); 404 for an unknown task.',
       body: z.strictObject({}).optional(),
       handler: async ({ params }) => {
-        const id = params.id!;
+        const id = params.id;
         if (!getCronTask(deps.db, id)) throw cronTaskNotFound(id);
         // A cold start of the cron worker on a busy machine takes seconds; the answer itself comes once the run is recorded.
         const r = await deps.endpoint.request('cron.run', { id }, { timeoutMs: 60_000 }).catch((err: unknown) => {
@@ -229,7 +229,7 @@ export function cronRoutes(deps: Deps): Route[] {
       path: '/api/tasks/:id/runs',
       summary: 'The runs of a cron task, newest first (the last 100 are kept): {items: [{id, trigger, scheduled_for, status, session_id, started_at, ended_at, error, notify_results, approvals}]}.',
       handler: ({ params }) => {
-        const id = params.id!;
+        const id = params.id;
         if (!getCronTask(deps.db, id)) throw cronTaskNotFound(id);
         return { body: { items: listRuns(deps.db, id).map(runView) } };
       },

@@ -35,7 +35,7 @@ export function goalRoutes(deps: Deps): Route[] {
       path: '/api/sessions/:id/goal',
       summary: "The session's goal; 404 when it has none.",
       handler: ({ params }) => {
-        const s = requireSession(deps.db, params.id!);
+        const s = requireSession(deps.db, params.id);
         const goal = getGoal(deps.db, s.id);
         if (!goal) throw noGoal(s.id);
         return { body: goal };
@@ -47,7 +47,7 @@ export function goalRoutes(deps: Deps): Route[] {
       summary: 'Sets the goal (objective needed when there is none, or with replace: true to start over with fresh usage) or edits it: objective, status active|paused|complete|blocked|budget_limited, token_budget (positive, or null for none). 201 when created.',
       body: putBody,
       handler: ({ params, body }) => {
-        const s = requireSession(deps.db, params.id!);
+        const s = requireSession(deps.db, params.id);
         const created = body.replace === true || getGoal(deps.db, s.id) === undefined;
         const goal = putGoal(deps.db, s.id, body);
         deps.publish(`session:${s.id}`, 'goal.updated', goalSummary(goal));
@@ -59,7 +59,7 @@ export function goalRoutes(deps: Deps): Route[] {
       path: '/api/sessions/:id/goal',
       summary: "Clears the session's goal; 404 when it has none.",
       handler: ({ params }) => {
-        const s = requireSession(deps.db, params.id!);
+        const s = requireSession(deps.db, params.id);
         if (!clearGoal(deps.db, s.id)) throw noGoal(s.id);
         deps.publish(`session:${s.id}`, 'goal.cleared', { session_id: s.id });
         return { body: { cleared: true, session_id: s.id } };

@@ -102,7 +102,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       path: '/api/sessions/:id',
       summary: 'One session, with its goal (null when it has none), so a client opening it needs no second request that may 404.',
       handler: ({ params }) => {
-        const s = requireSession(deps.db, params.id!);
+        const s = requireSession(deps.db, params.id);
         return { body: { ...s, goal: getGoal(deps.db, s.id) ?? null } };
       },
     }),
@@ -112,9 +112,9 @@ export function sessionRoutes(deps: Deps): Route[] {
       summary: 'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null), network (sandbox: on, off, or a host list; null follows permissions.yml).',
       body: patchBody,
       handler: ({ params, body }) => {
-        requireSession(deps.db, params.id!);
-        const s = updateSession(deps.db, params.id!, checkSettings(deps, body));
-        if (!s) throw sessionNotFound(params.id!);
+        requireSession(deps.db, params.id);
+        const s = updateSession(deps.db, params.id, checkSettings(deps, body));
+        if (!s) throw sessionNotFound(params.id);
         announce(s);
         return { body: s };
       },
@@ -124,13 +124,13 @@ export function sessionRoutes(deps: Deps): Route[] {
       path: '/api/sessions/:id',
       summary: 'Ends the session\'s running turn (interrupted, keeping what it streamed), then moves the session, with its messages, artifacts and goal, to the trash. Answers {deleted, trash_id}.',
       handler: async ({ params }) => {
-        requireSession(deps.db, params.id!);
+        requireSession(deps.db, params.id);
         // The turn ends first: the trash then holds the whole conversation, and no turn runs on (and spends tokens for) a deleted session.
-        await deps.endpoint.request('turn.interrupt', { session_id: params.id!, wait: true }, { timeoutMs: 25_000 }).catch((err: Error) => {
+        await deps.endpoint.request('turn.interrupt', { session_id: params.id, wait: true }, { timeoutMs: 25_000 }).catch((err: Error) => {
           log.warn('the running turn of a deleted session could not be stopped first', { session: params.id, error: err.message });
         });
-        const r = trashSession(deps.db, deps.paths, params.id!);
-        if (!r) throw sessionNotFound(params.id!);
+        const r = trashSession(deps.db, deps.paths, params.id);
+        if (!r) throw sessionNotFound(params.id);
         const data = { id: r.session.id, trash_id: r.item.id };
         deps.publish('sessions', 'session.deleted', data);
         deps.publish(`session:${r.session.id}`, 'session.deleted', data);
@@ -146,8 +146,8 @@ export function sessionRoutes(deps: Deps): Route[] {
       handler: ({ params, query: q }) => {
         const afterSeq = q.cursor === undefined ? undefined : parseMessageCursor(q.cursor);
         if (q.cursor !== undefined && afterSeq === undefined) throw badCursor();
-        requireSession(deps.db, params.id!);
-        return { body: listMessages(deps.db, params.id!, { limit: q.limit, afterSeq }) };
+        requireSession(deps.db, params.id);
+        return { body: listMessages(deps.db, params.id, { limit: q.limit, afterSeq }) };
       },
     }),
     route({
@@ -166,8 +166,8 @@ export function sessionRoutes(deps: Deps): Route[] {
       path: '/api/sessions/:id/artifacts',
       summary: 'Files this session produced: {items: [{id, path, size, mime, created_at, updated_at}]}.',
       handler: ({ params }) => {
-        requireSession(deps.db, params.id!);
-        return { body: { items: listArtifacts(deps.db, params.id!) } };
+        requireSession(deps.db, params.id);
+        return { body: { items: listArtifacts(deps.db, params.id) } };
       },
     }),
   ];

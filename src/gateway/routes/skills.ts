@@ -42,13 +42,13 @@ export function skillRoutes(deps: Deps): Route[] {
       summary: 'Every skill: {items: [{name, description, source: builtin|user, enabled, valid, why, file_count, size_bytes}]}. An invalid skill says why and is never offered to the model.',
       handler: () => ({ body: { items: listSkills(deps.db, deps.paths).map(view) } }),
     }),
-    route<z.infer<typeof toggleBody>>({
+    route({
       method: 'PATCH',
       path: '/api/skills/:name/toggle',
       summary: 'Flips a skill on or off; with {"enabled": bool} sets that state (idempotent). The next turn sees the change. Answers the skill.',
       body: toggleBody,
       handler: ({ params, body }) => {
-        const s = need(params.name!);
+        const s = need(params.name);
         const enabled = body.enabled ?? !s.enabled;
         setSkillEnabled(deps.db, s.name, enabled);
         const after = { ...view(s), enabled };
@@ -61,7 +61,7 @@ export function skillRoutes(deps: Deps): Route[] {
       path: '/api/skills/:name',
       summary: 'Moves a user skill to the trash (restore it with POST /api/trash/{id}/restore). A built-in skill cannot be deleted (409): disable it instead.',
       handler: ({ params }) => {
-        const s = need(params.name!);
+        const s = need(params.name);
         if (s.source === 'builtin') {
           throw new ApiError('conflict', `"${s.name}" is a built-in skill and cannot be deleted; disable it with PATCH /api/skills/${s.name}/toggle {"enabled": false}.`, { reason: 'builtin' });
         }
@@ -71,7 +71,7 @@ export function skillRoutes(deps: Deps): Route[] {
         return { body: { deleted: s.name, trash_id: item.id } };
       },
     }),
-    route<BodyStream | undefined>({
+    route({
       method: 'POST',
       path: '/api/skills/import',
       summary:
@@ -127,7 +127,7 @@ export function skillRoutes(deps: Deps): Route[] {
       path: '/api/skills/:name/export',
       summary: 'The skill as a zip (application/zip, attachment "<name>.zip", entries under "<name>/"); importing it gives back the same files.',
       handler: async ({ params }) => {
-        const s = need(params.name!);
+        const s = need(params.name);
         const bytes = await packSkill(s.dir, s.name);
         return { body: bytes, headers: { 'Content-Type': 'application/zip', 'Content-Disposition': `attachment; filename="${s.name}.zip"`, 'X-Content-Type-Options': 'nosniff' } };
       },

@@ -54,9 +54,9 @@ export function taskRoutes(deps: Deps): Route[] {
       path: '/api/tasks/:id',
       summary: 'One task of either kind.',
       handler: ({ params }) => {
-        if (cron.isCron(params.id!)) return { body: cron.get(params.id!) };
-        const t = getTask(deps.db, params.id!);
-        if (!t) throw taskNotFound(params.id!);
+        if (cron.isCron(params.id)) return { body: cron.get(params.id) };
+        const t = getTask(deps.db, params.id);
+        if (!t) throw taskNotFound(params.id);
         return { body: t };
       },
     }),
@@ -84,10 +84,10 @@ export function taskRoutes(deps: Deps): Route[] {
         'Changes any of: subject, description, status, blocked_by. A task may be in_progress or completed only once its blockers are completed (409 otherwise); an unknown blocker or a cycle is a 400. A cron task takes any subset of its fields (enabled to switch it on or off); the schedule changes at once.',
       body: z.unknown(),
       handler: async ({ params, body: raw }) => {
-        if (cron.isCron(params.id!)) return { body: await cron.patch(params.id!, raw) };
-        if (!getTask(deps.db, params.id!)) throw taskNotFound(params.id!);
+        if (cron.isCron(params.id)) return { body: await cron.patch(params.id, raw) };
+        if (!getTask(deps.db, params.id)) throw taskNotFound(params.id);
         const body = parseBody(patchBody, raw);
-        const t = updateTask(deps.db, params.id!, body);
+        const t = updateTask(deps.db, params.id, body);
         deps.publish('tasks', 'task.updated', viewSummary({ ...t }));
         return { body: t };
       },
@@ -97,8 +97,8 @@ export function taskRoutes(deps: Deps): Route[] {
       path: '/api/tasks/:id',
       summary: 'Deletes a graph task and removes it from the blocked_by of the tasks it blocked. Answers {deleted}. A cron task goes to the trash (restorable with its schedule): {deleted, trash_id}.',
       handler: async ({ params }) => {
-        if (cron.isCron(params.id!)) return { body: await cron.remove(params.id!) };
-        const { deleted, unblocked } = deleteTask(deps.db, params.id!);
+        if (cron.isCron(params.id)) return { body: await cron.remove(params.id) };
+        const { deleted, unblocked } = deleteTask(deps.db, params.id);
         deps.publish('tasks', 'task.deleted', { id: deleted.id, kind: deleted.kind, owner_session: deleted.owner_session });
         for (const t of unblocked) deps.publish('tasks', 'task.updated', viewSummary({ ...t }));
         return { body: { deleted: deleted.id } };

@@ -45,19 +45,19 @@ export function trashRoutes(deps: Deps): Route[] {
       body: restoreBody,
       handler: async ({ params, body }) => {
         // Kinds whose place is config.yml go back through the supervisor, its only writer.
-        if (getTrashItem(deps.db, params.id!)?.kind === 'mcp_server') {
-          const r = await deps.endpoint.request('trash.restore', { id: params.id!, options: body });
-          deps.publish('trash', 'trash.restored', { id: params.id!, kind: 'mcp_server', restored_to: r.restored_to });
+        if (getTrashItem(deps.db, params.id)?.kind === 'mcp_server') {
+          const r = await deps.endpoint.request('trash.restore', { id: params.id, options: body });
+          deps.publish('trash', 'trash.restored', { id: params.id, kind: 'mcp_server', restored_to: r.restored_to });
           deps.publish('mcp', 'mcp.config', { names: [r.restored_to] });
           return { body: { id: params.id, kind: 'mcp_server', restored_to: r.restored_to } };
         }
-        if (getTrashItem(deps.db, params.id!)?.kind === 'channel_config') {
-          const r = await deps.endpoint.request('trash.restore', { id: params.id!, options: body });
-          deps.publish('trash', 'trash.restored', { id: params.id!, kind: 'channel_config', restored_to: r.restored_to });
+        if (getTrashItem(deps.db, params.id)?.kind === 'channel_config') {
+          const r = await deps.endpoint.request('trash.restore', { id: params.id, options: body });
+          deps.publish('trash', 'trash.restored', { id: params.id, kind: 'channel_config', restored_to: r.restored_to });
           deps.publish('channels', 'channels.changed', { platform: r.restored_to });
           return { body: { id: params.id, kind: 'channel_config', restored_to: r.restored_to } };
         }
-        const { item, result } = restoreFromTrash(deps.db, deps.paths, trashKinds, params.id!, body);
+        const { item, result } = restoreFromTrash(deps.db, deps.paths, trashKinds, params.id, body);
         deps.publish('trash', 'trash.restored', { id: item.id, kind: item.kind, restored_to: result.restored_to });
         if (item.kind === 'session') {
           const s = result.session as Session;
@@ -77,8 +77,8 @@ export function trashRoutes(deps: Deps): Route[] {
       path: '/api/trash/:id',
       summary: 'Deletes one item for good.',
       handler: ({ params }) => {
-        if (!deleteFromTrash(deps.db, deps.paths, params.id!)) throw notInTrash(params.id!);
-        deps.publish('trash', 'trash.deleted', { id: params.id! });
+        if (!deleteFromTrash(deps.db, deps.paths, params.id)) throw notInTrash(params.id);
+        deps.publish('trash', 'trash.deleted', { id: params.id });
         return { body: { deleted: params.id } };
       },
     }),

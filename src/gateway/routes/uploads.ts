@@ -22,7 +22,7 @@ export function uploadRoutes(deps: Deps): Route[] {
   const tmpDir = join(deps.paths.uploadsDir, '.tmp');
   void sweepStaleTemp(tmpDir);
   return [
-    route<BodyStream | undefined>({
+    route({
       method: 'POST',
       path: '/api/upload',
       summary:

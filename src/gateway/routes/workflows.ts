@@ -23,18 +23,18 @@ export function workflowRoutes(deps: Deps): Route[] {
       path: '/api/workflows/:name',
       summary: 'One workflow with its recent runs (newest first, each with its steps).',
       handler: ({ params }) => {
-        const w = findWorkflow(deps.paths, params.name!);
+        const w = findWorkflow(deps.paths, params.name);
         if (!w) throw new ApiError('not_found', `There is no workflow named ${JSON.stringify(params.name)}; GET /api/workflows lists them.`);
         return { body: { ...workflowView(deps.db, w), runs: listRuns(deps.db, w.name, 20) } };
       },
     }),
-    route<z.infer<typeof runBody>>({
+    route({
       method: 'POST',
       path: '/api/workflows/:name/run',
       summary: 'Starts a run with {"inputs": {...}}: 202 {run_id, session_id, turn_id}. The run is a session of its own; progress on the `workflows` topic. A missing or unknown input is a 400 naming it; an invalid workflow is 409.',
       body: runBody,
       handler: async ({ params, body }) => {
-        const started = await startRun(deps.db, deps.paths, params.name!, body.inputs, (p) => deps.endpoint.request('turn.start', p, { timeoutMs: 20_000 })).catch((err: unknown) => {
+        const started = await startRun(deps.db, deps.paths, params.name, body.inputs, (p) => deps.endpoint.request('turn.start', p, { timeoutMs: 20_000 })).catch((err: unknown) => {
           throw toApiError(err, deps);
         });
         return { status: 202, body: started };
@@ -45,7 +45,7 @@ export function workflowRoutes(deps: Deps): Route[] {
       path: '/api/workflows/runs/:id',
       summary: 'One run: status, inputs, each step with its state and short output, the error and failed step.',
       handler: ({ params }) => {
-        const run = getRun(deps.db, params.id!);
+        const run = getRun(deps.db, params.id);
         if (!run) throw new ApiError('not_found', `There is no workflow run ${JSON.stringify(params.id)}.`);
         return { body: run };
       },

@@ -5,7 +5,12 @@ import { z } from 'zod';
  * plus the platform's fields. The messenger's login credentials are not here: they live in a 0600
  * file under $SVC_HOME (see channelCredentialsFile).
  */
-export const platformNames = ['telegram', 'messenger'] as const;
+export const platformNames = [
+  'telegram',
+  'messenger',
+  // slack
+  'slack',
+] as const;
 export const platformNameSchema = z.enum(platformNames);
 export type PlatformName = z.infer<typeof platformNameSchema>;
 
@@ -35,12 +40,32 @@ export const messengerConfigSchema = z.strictObject({
 });
 export type MessengerConfig = z.infer<typeof messengerConfigSchema>;
 
+// slack: Socket Mode (an outbound WebSocket) plus the Web API, with an app-level and a bot token.
+export const slackConfigSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  app_token: z.string().regex(/^xapp-[A-Za-z0-9-]{10,250}$/, 'app_token is the app-level token, xapp-… (the app\'s Basic Information → App-Level Tokens, with the connections:write scope)'),
+  bot_token: z.string().regex(/^xoxb-[A-Za-z0-9-]{10,250}$/, 'bot_token is the Bot User OAuth Token, xoxb-… (the app\'s OAuth & Permissions page, after installing it)'),
+  api_base_url: httpUrl('api_base_url').default('https://slack.com/api/'),
+  allowed_users: userList.default([]),
+});
+export type SlackConfig = z.infer<typeof slackConfigSchema>;
+
 export const channelsConfigSchema = z
-  .strictObject({ telegram: telegramConfigSchema.optional(), messenger: messengerConfigSchema.optional() })
+  .strictObject({
+    telegram: telegramConfigSchema.optional(),
+    messenger: messengerConfigSchema.optional(),
+    // slack
+    slack: slackConfigSchema.optional(),
+  })
   .prefault({});
 export type ChannelsConfig = z.infer<typeof channelsConfigSchema>;
 
-export const platformSchemas = { telegram: telegramConfigSchema, messenger: messengerConfigSchema } as const;
+export const platformSchemas = {
+  telegram: telegramConfigSchema,
+  messenger: messengerConfigSchema,
+  // slack
+  slack: slackConfigSchema,
+} as const;
 
 export interface FieldSpec {
   name: string;
@@ -70,6 +95,17 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
       { name: 'allowed_users', required: false, secret: false, description: 'WeChat (iLink) user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
     ],
   },
+  // slack
+  slack: {
+    label: 'Slack',
+    login: 'token',
+    fields: [
+      { name: 'app_token', required: true, secret: true, description: 'The app-level token (xapp-…) with the connections:write scope, from the app\'s Basic Information page; Socket Mode must be on.' },
+      { name: 'bot_token', required: true, secret: true, description: 'The Bot User OAuth Token (xoxb-…) from OAuth & Permissions, after installing the app to the workspace.' },
+      { name: 'api_base_url', required: false, secret: false, description: 'The Web API address; leave empty for https://slack.com/api/.' },
+      { name: 'allowed_users', required: false, secret: false, description: 'Slack member ids (U0…, in a profile\'s ⋮ menu: Copy member ID) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
+    ],
+  },
 };
 
 /** Fields whose values the API never answers. */
@@ -84,10 +120,9 @@ export function maskSecret(value: string): string {
 
 /** The secret values of every configured channel (for log scrubbing). */
 export function channelSecretValues(channels: ChannelsConfig): string[] {
-  return channels.telegram ? [channels.telegram.bot_token] : [];
-}
-
-/** Whether any platform is enabled (the channels worker runs only then). */
-export function anyChannelEnabled(channels: ChannelsConfig): boolean {
-  return platformNames.some((p) => channels[p]?.enabled === true);
+  return [
+    ...(channels.telegram ? [channels.telegram.bot_token] : []),
+    // slack
+    ...(channels.slack ? [channels.slack.app_token, channels.slack.bot_token] : []),
+  ];
 }

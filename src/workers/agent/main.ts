@@ -10,9 +10,9 @@ import { Approvals } from './approvals.js';
 import { RulesGate } from './permission-gate.js';
 import { probeModel } from './providers/index.js';
 import { TurnRunner } from './turn-runner.js';
-import { runningCount } from './tools/background.js';
-import { onGroupsChange } from './tools/process-group.js';
-import { toolOutputCap } from './tools/output-log.js';
+import { runningCount } from './tools/shell/background.js';
+import { onGroupsChange } from './tools/shell/process-group.js';
+import { toolOutputCap } from './tools/shell/output-log.js';
 
 /**
  * An agent worker: runs turns and provider probes. It holds provider keys, so each one is

@@ -10,8 +10,8 @@ import type { Approvals } from './approvals.js';
 import { applyMode, evaluate, loadRules, loadShellParser, type Decision, type EvalEnv, type RuleSet } from './permissions/index.js';
 import { sandboxStatus, type SandboxOptions } from './sandbox/index.js';
 import { OUTSIDE_TOOL, stepOutside } from './sandbox/outside.js';
-import { realish } from './tools/file-path.js';
-import { fileIsPrivateKey } from './tools/private-key.js';
+import { realish } from './tools/files/file-path.js';
+import { fileIsPrivateKey } from './tools/files/private-key.js';
 import type { PermissionGate, Tool, ToolContext, ToolSubject } from './tools/registry.js';
 
 /** What the gate needs for turns nobody watches: the approval timeout, and where approvals are reported. */

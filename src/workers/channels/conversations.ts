@@ -37,6 +37,8 @@ interface PendingAsk {
   sessionId: string;
   question: string;
   messageId: string | null;
+  /** The question's delivery, while it is on its way. */
+  sent?: Promise<string | null>;
 }
 
 const eventData = z.object({ turn_id: z.string() }).loose();
@@ -318,12 +320,15 @@ export class Conversations {
     if (!adapter) return;
     const approvalId = String(data.approval_id);
     const question = approvalQuestion(String(data.tool ?? 'a tool'), data.input, adapter.hasButtons);
-    const messageId = await adapter.sendText(w.chatId, question, { plain: true, ...(adapter.hasButtons ? { buttons: approvalButtons(approvalId) } : {}) }).catch((err: Error) => {
+    // Known before it is sent: a press can arrive (on another connection) before the send's answer.
+    const ask: PendingAsk = { approvalId, sessionId: w.sessionId, question, messageId: null };
+    const key = `${w.platform}:${w.chatId}`;
+    this.asks.set(key, [...(this.asks.get(key) ?? []), ask]);
+    ask.sent = adapter.sendText(w.chatId, question, { plain: true, ...(adapter.hasButtons ? { buttons: approvalButtons(approvalId) } : {}) }).catch((err: Error) => {
       log.warn('could not ask for an approval in the chat', { error: err.message });
       return null;
     });
-    const key = `${w.platform}:${w.chatId}`;
-    this.asks.set(key, [...(this.asks.get(key) ?? []), { approvalId, sessionId: w.sessionId, question, messageId }]);
+    ask.messageId = await ask.sent;
   }
 
   private dropAsk(platform: PlatformName, chatId: string, approvalId: string): void {
@@ -354,7 +359,8 @@ export class Conversations {
       outcome = `not applied: ${(err as Error).message}`;
     }
     const text = `${ask.question}\n→ ${outcome}`;
-    if (ask.messageId && adapter.canEdit) await adapter.editText(chatId, ask.messageId, text, { plain: true }).catch(() => undefined);
+    const messageId = ask.messageId ?? (await ask.sent) ?? null;
+    if (messageId && adapter.canEdit) await adapter.editText(chatId, messageId, text, { plain: true }).catch(() => undefined);
     else await adapter.sendText(chatId, `→ ${outcome}`, { plain: true }).catch(() => undefined);
   }
 }

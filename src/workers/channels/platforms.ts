@@ -17,5 +17,12 @@ export async function createAdapter(platform: PlatformName, config: Config, _pat
     const { TelegramAdapter } = await import('./telegram.js');
     return new TelegramAdapter(c);
   }
+  // slack
+  if (platform === 'slack') {
+    const c = config.channels.slack;
+    if (!c) throw new Error('slack is not configured');
+    const { SlackAdapter } = await import('./slack.js');
+    return new SlackAdapter(c);
+  }
   return login.adapter();
 }

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { blockedAddressReason } from '../tools/net-guard.js';
+import { blockedAddressReason } from '../tools/web/net-guard.js';
 
 /**
  * Whether a host the browser would open is this machine or a private network: an address in a

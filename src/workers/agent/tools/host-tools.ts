@@ -1,14 +1,13 @@
-import { memoryTools } from './memory.js';
+import { memoryTools } from './session/memory.js';
 import type { Tool } from './registry.js';
-import { restartTool } from './restart.js';
-import { taskTools, type Publish } from './tasks.js';
-import { terminalTools, type TerminalOptions } from './terminal.js';
+import { restartTool } from './session/restart.js';
+import { taskTools, type Publish } from './session/tasks.js';
+import { terminalTools, type TerminalOptions } from './shell/terminal.js';
 
-export { stopSessionBackground } from './background.js';
-export { memoryTools } from './memory.js';
-export { RESTART_TOOL, restartTool } from './restart.js';
-export { taskTools, type Publish, type TaskToolOptions } from './tasks.js';
-export { terminalOutputTool, terminalStopTool, terminalTool, terminalTools, type TerminalOptions } from './terminal.js';
+export { memoryTools } from './session/memory.js';
+export { restartTool } from './session/restart.js';
+export { taskTools, type Publish } from './session/tasks.js';
+export { terminalTools, type TerminalOptions } from './shell/terminal.js';
 
 export interface HostToolsOptions {
   /** Provider API keys: no command sees an environment variable holding one. */

@@ -1,13 +1,13 @@
-import { deleteFileTool } from './delete-file.js';
-import { editFileTool } from './edit-file.js';
-import { globTool } from './glob.js';
-import { grepTool } from './grep.js';
-import { readFileTool } from './read-file.js';
+import { deleteFileTool } from './files/delete-file.js';
+import { editFileTool } from './files/edit-file.js';
+import { globTool } from './search/glob.js';
+import { grepTool } from './search/grep.js';
+import { readFileTool } from './files/read-file.js';
 import type { Tool } from './registry.js';
-import { webFetchTool } from './web-fetch.js';
-import { writeFileTool } from './write-file.js';
+import { webFetchTool } from './web/web-fetch.js';
+import { writeFileTool } from './files/write-file.js';
 
-export { closeSearchPool } from './search-pool.js';
+export { closeSearchPool } from './search/search-pool.js';
 
 /** Reading and changing files (writes go through read-before-write and the trash). */
 export const fileTools: Tool[] = [readFileTool, writeFileTool, editFileTool, deleteFileTool];
