@@ -9,7 +9,7 @@ import { WsHub } from '../src/gateway/ws.js';
 import { openAndMigrate, type Db } from '../src/shared/store/db.js';
 import { insertSessionRow } from '../src/shared/store/sessions.js';
 import { newId } from '../src/shared/store/util.js';
-import { startFakeProvider } from '../test/fixtures/fake-provider.js';
+import { startFakeProvider, textReply } from '../test/fixtures/fake-provider.js';
 import { api } from '../test/helpers/api.js';
 import { cpuSeconds, emit, envInt, get, machine, median, note, removeLater, round, startSvc } from './lib.js';
 
@@ -154,6 +154,10 @@ async function main(): Promise<void> {
       await timed('POST', `/api/trash/${d.body.trash_id}/restore`, {});
     }
     await turn(ids.s50k);
+    // A reply of 40 KB and a user message of 20 KB: their events carry summaries, each within 4 KB.
+    fake.enqueue(textReply(...Array.from({ length: 40 }, (_, i) => `Part ${i}: ${'a long answer, ça va '.repeat(48)}\n\n`)));
+    const long = await api(svc.port, 'POST', `/api/chat/${ids.s1k}/turn`, { message: `Tell me everything. ${'Again and again. '.repeat(1200)}` });
+    if (long.body.status !== 'completed') throw new Error(`long turn: ${JSON.stringify(long.body).slice(0, 300)}`);
     stop = true;
     const busy = await during;
     const gateway = {
@@ -232,18 +236,20 @@ async function main(): Promise<void> {
   for (let i = 0; i < 1000; i++) {
     const id = newId('s');
     made.push(id);
-    const topic = `session:${id}`;
-    const session = { id, title: `Session ${i}`, message_count: 2 };
+    const topic = `session:${id}` as const;
+    const at = new Date().toISOString();
+    const session = { id, title: `Session ${i}`, model_id: null, reasoning_effort: 'medium', show_reasoning: false, permission_mode: 'interactive', working_dir: null, network: null, channel: null, created_at: at, updated_at: at, message_count: 2 };
+    const message = (text: string) => ({ id: newId('m'), session_id: id, seq: 1, role: 'user' as const, content: { text }, created_at: at });
     hub.publish('sessions', 'session.created', session);
-    hub.publish(topic, 'turn.started', { turn_id: `u_${i}`, session_id: id, message: { id: newId('m'), content: { text: 'a question '.repeat(30) } } });
+    hub.publish(topic, 'turn.started', { turn_id: `u_${i}`, session_id: id, origin: 'http', message: message('a question '.repeat(30)) });
     for (let d = 0; d < 40; d++) hub.publish(topic, 'turn.text_delta', { turn_id: `u_${i}`, delta: reply.slice(d * 33, d * 33 + 33) });
-    hub.publish(topic, 'message.committed', { turn_id: `u_${i}`, message: { id: newId('m'), content: { text: reply } } });
-    hub.publish(topic, 'turn.completed', { turn_id: `u_${i}`, usage: { input: 100, output: 300 } });
+    hub.publish(topic, 'message.committed', { turn_id: `u_${i}`, message: message(reply) });
+    hub.publish(topic, 'turn.completed', { turn_id: `u_${i}`, status: 'completed', stop_reason: 'end_turn', reply, steps: 1, usage: { input: 100, output: 300, cachedInput: 0, cacheWrite: 0 } });
     hub.publish('sessions', 'session.updated', session);
   }
   const hPeak = heap();
   for (const id of made.splice(0)) {
-    const topic = `session:${id}`;
+    const topic = `session:${id}` as const;
     hub.publish('sessions', 'session.deleted', { id, trash_id: 't_x' });
     hub.publish(topic, 'session.deleted', { id, trash_id: 't_x' });
     hub.publish('trash', 'trash.added', { id: newId('t'), kind: 'session', name: 'Session', original: id, size_bytes: 2000, deleted_at: new Date().toISOString(), expires_at: new Date().toISOString() });

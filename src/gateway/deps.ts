@@ -1,6 +1,7 @@
 import type { Config } from '../shared/config/schema.js';
 import type { Paths } from '../shared/paths.js';
 import type { Endpoint } from '../shared/protocol/endpoint.js';
+import type { Publish } from '../shared/protocol/events.js';
 import type { Db } from '../shared/store/db.js';
 import type { WsHub } from './ws.js';
 
@@ -12,7 +13,7 @@ export interface Deps {
   /** The current effective config (replaced when the supervisor announces a change). */
   config: () => Config;
   /** Publishes a `/ws` event on a topic; call it after the write it describes has committed. */
-  publish: (topic: string, type: string, data: unknown) => void;
+  publish: Publish;
   draining: () => boolean;
   /** The WebSocket event hub: turn routes listen to it to answer and stream. */
   hub: WsHub;

@@ -39,7 +39,7 @@ endpoint.handle('child.start', async (start) => {
     db,
     paths,
     config: () => config ?? start.config,
-    publish: (topic, type, data) => gw.ws.publish(topic, type, data),
+    publish: gw.ws.publish,
     draining: () => gw.draining,
     startedAt: gw.startedAt,
     hub: gw.ws,
@@ -84,7 +84,7 @@ endpoint.onEvent((event) => {
     config = event.payload.config;
     redactConfigSecrets(config);
     gateway.updateConfig(event.payload.config);
-  } else if (event.type === 'ws.publish') gateway.ws.publish(event.payload.topic, event.payload.type, event.payload.data);
+  } else if (event.type === 'ws.publish') gateway.ws.publishChecked(event.payload.topic, event.payload.type, event.payload.data);
 });
 
 process.on('SIGTERM', () => process.exit(0));

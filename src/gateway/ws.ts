@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { DeltaBatcher } from '../shared/delta-batcher.js';
+import { log } from '../shared/log.js';
+import { isDelta, WS_EVENT_MAX_BYTES, wsEventProblem, type Publish } from '../shared/protocol/events.js';
+import { capped } from '../shared/ws-publish.js';
 import { apiErrorOf } from './error-map.js';
 import { approvalDecision, turnMessageSchema, type WsState } from '../shared/protocol/ipc.js';
 import { version } from '../shared/version.js';
@@ -128,8 +131,17 @@ export class WsHub {
     });
   }
 
-  /** Publishes an event; a streaming turn's deltas are batched (see DeltaBatcher). */
-  publish(topic: string, type: string, data: unknown): void {
+  /** Publishes an event of the catalogue; a streaming turn's deltas are batched (see DeltaBatcher). */
+  readonly publish: Publish = (topic, type, data) => this.batcher.publish(topic, type, data);
+
+  /**
+   * Publishes an event another process sent (IPC `ws.publish`): checked against the catalogue
+   * first, since its type was only checked where it was compiled; one that does not fit is
+   * logged and dropped, never sent to clients.
+   */
+  publishChecked(topic: string, type: string, data: unknown): void {
+    const problem = wsEventProblem(topic, type, data);
+    if (problem) return void log.warn('dropped a /ws event that does not fit the catalogue', { topic, type, problem });
     this.batcher.publish(topic, type, data);
   }
 
@@ -190,8 +202,13 @@ export class WsHub {
     if (this.forward) return this.forward(topic, type, data);
     const seq = (this.seqs.get(topic) ?? 0) + 1;
     this.seqs.set(topic, seq);
-    const event: HubEvent = { topic, type, seq, data };
-    const frame = JSON.stringify(event);
+    let event: HubEvent = { topic, type, seq, data };
+    let frame = JSON.stringify(event);
+    // The cap, for every event whoever published it: a frame over 4 KB (a delta aside) goes out cut.
+    if (frame.length * 3 > WS_EVENT_MAX_BYTES && !isDelta(type) && Buffer.byteLength(frame) > WS_EVENT_MAX_BYTES) {
+      event = { topic, type, seq, data: capped(topic, type, data) };
+      frame = JSON.stringify(event);
+    }
     this.keep(topic, { seq, frame });
     this.lastEventAt.set(topic, Date.now());
     for (const ws of this.subscribers.get(topic) ?? []) {

@@ -1,5 +1,7 @@
+import { deltaTypes } from './protocol/events.js';
+
 /** Event types that carry a piece of streaming text: `{turn_id, delta}`. */
-export const DELTA_TYPES = new Set(['turn.text_delta', 'turn.reasoning_delta']);
+export const DELTA_TYPES: ReadonlySet<string> = new Set(deltaTypes);
 
 interface Window {
   type: string;

@@ -39,6 +39,8 @@ import { effectiveCors, readSettings, type Settings } from './settings.js';
 import { VersionCheck } from './version-check.js';
 import { UpgradeRunner } from './upgrade-runner.js';
 import { startFromRecord, serveArgs, writeRelaunch } from '../shared/upgrade/relaunch.js';
+import type { Publish } from '../shared/protocol/events.js';
+import { typedPublish } from '../shared/ws-publish.js';
 
 const STOP_GRACE_MS = 5000;
 const DAY_MS = 24 * 3600 * 1000;
@@ -95,7 +97,7 @@ export class Supervisor {
     unresponsive: (child, silentMs) => this.killHung(child, `it answered no liveness ping for ${(silentMs / 1000).toFixed(1)} s`),
   });
   /** The automatic version check, `svc upgrade` run for the Web UI, and the replacement by a new version. */
-  private readonly versionCheck = new VersionCheck(() => this.settings.config, () => this.upgrades.running, (info) => this.publishWs({ topic: 'server', type: 'version', data: info }));
+  private readonly versionCheck = new VersionCheck(() => this.settings.config, () => this.upgrades.running, (info) => this.publish('server', 'version', info));
   private readonly upgrades: UpgradeRunner;
   private replacing = false;
 
@@ -105,7 +107,7 @@ export class Supervisor {
     /** A gateway `svc serve` forked before loading the supervisor, to halve the cold start. */
     private preforked?: Forked,
   ) {
-    this.upgrades = new UpgradeRunner(paths.home, (p) => this.publishWs({ topic: 'server', type: 'upgrade', data: p }));
+    this.upgrades = new UpgradeRunner(paths.home, (p) => this.publish('server', 'upgrade', p));
   }
 
   get url(): string | null {
@@ -150,7 +152,7 @@ export class Supervisor {
       accepting: () => this.state === 'running',
       retryAfterS: () => this.retryAfterS(),
       maxContinuations: () => this.settings.config.agent.max_continuations,
-      publish: (topic, type, data) => this.publishWs({ topic, type, data }),
+      publish: this.publish,
     });
     this.agents.start();
     this.enforceRetention();
@@ -383,10 +385,11 @@ export class Supervisor {
   }
 
   /** A `/ws` event the supervisor publishes itself: to the gateway, and to the roles that follow sessions. */
-  private publishWs(e: { topic: string; type: string; data: unknown }): void {
+  private readonly publish: Publish = typedPublish((topic, type, data) => {
+    const e = { topic, type, data };
     this.gateway.child?.endpoint.emit('ws.publish', e);
     this.toSessionFollowers(e);
-  }
+  });
 
   /** A session's events also go to the roles that follow sessions (channels streams chats' turns to their platform). */
   private toSessionFollowers(e: { topic: string; type: string; data: unknown }, from?: { endpoint: unknown }): void {

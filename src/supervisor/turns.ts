@@ -3,6 +3,8 @@ import { log } from '../shared/log.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
 import type { EventPayload, PayloadOf, ResultOf, TurnMessage, TurnOrigin } from '../shared/protocol/ipc.js';
 import type { Db } from '../shared/store/db.js';
+import type { Publish } from '../shared/protocol/events.js';
+import { goalSummary, messageSummary } from '../shared/event-summaries.js';
 import { getGoal, putGoal } from '../shared/store/goals.js';
 import { getSession } from '../shared/store/sessions.js';
 import { appendMessage } from '../shared/store/messages.js';
@@ -45,7 +47,7 @@ export interface TurnDeps {
   retryAfterS: () => number;
   maxContinuations: () => number;
   /** Sends a `/ws` event through the gateway. */
-  publish: (topic: string, type: string, data: unknown) => void;
+  publish: Publish;
 }
 
 /**
@@ -187,7 +189,7 @@ export class TurnDispatcher {
       // Paused on record too, as for no_progress: the goal waits for the user to resume it.
       const goal = getGoal(this.deps.db, e.session_id)?.status === 'active' ? putGoal(this.deps.db, e.session_id, { status: 'paused' }) : undefined;
       this.deps.publish(`session:${e.session_id}`, 'goal.paused', { reason: 'max_continuations', turns: r.chain });
-      if (goal) this.deps.publish(`session:${e.session_id}`, 'goal.updated', goal);
+      if (goal) this.deps.publish(`session:${e.session_id}`, 'goal.updated', goalSummary(goal));
       return;
     }
     if (!this.deps.accepting()) return; // a restart interrupts the chain; the goal stays active
@@ -226,12 +228,12 @@ export class TurnDispatcher {
   private end(sessionId: string, r: Running, o: { status: 'failed' | 'interrupted'; reason: string; message: string; keep: boolean }): void {
     this.running.delete(sessionId);
     r.finish();
-    const topic = `session:${sessionId}`;
+    const topic = `session:${sessionId}` as const;
     let endedHere = true;
     try {
       if (o.keep && r.streamed) {
         const message = appendMessage(this.deps.db, sessionId, { role: 'assistant', content: { text: r.streamed, stop_reason: o.status === 'interrupted' ? 'interrupted' : 'error' } });
-        this.deps.publish(topic, 'message.committed', { turn_id: r.turnId, message });
+        this.deps.publish(topic, 'message.committed', { turn_id: r.turnId, message: messageSummary(message) });
       }
     } catch (err) {
       log.warn('could not keep the text a turn had streamed', { turn: r.turnId, error: (err as Error).message });
@@ -248,7 +250,7 @@ export class TurnDispatcher {
     this.endHeard.get(r.turnId)?.();
     if (o.status !== 'failed') return;
     try {
-      for (const run of failOpenRuns(this.deps.db, sessionId, o.message)) this.deps.publish('workflows', 'workflow.run_failed', { run_id: run.id, workflow: run.workflow, session_id: sessionId, step: null, reason: o.reason, message: o.message });
+      for (const run of failOpenRuns(this.deps.db, sessionId, o.message)) this.deps.publish('workflows', 'workflow.run_failed', { turn_id: r.turnId, run_id: run.id, workflow: run.workflow, session_id: sessionId, step: null, reason: o.reason, message: o.message });
     } catch (err) {
       log.warn('could not record a failed workflow run', { session: sessionId, error: (err as Error).message });
     }

@@ -4,6 +4,7 @@ import { WebSocket } from 'undici';
 import { chooseEngine, createEngine } from '../../src/gateway/engine/pick.js';
 import type { HttpEngine } from '../../src/gateway/engine/types.js';
 import { IDLE_TOPIC_MS, RING_BYTES, WsHub } from '../../src/gateway/ws.js';
+import type { MessageSummary, SessionView } from '../../src/shared/protocol/events.js';
 import { waitFor } from '../helpers/server.js';
 
 /**
@@ -28,6 +29,18 @@ async function client(port: number): Promise<{ frames: Frame[]; send: (f: unknow
   return { frames, send: (f) => ws.send(JSON.stringify(f)), close: () => ws.close() };
 }
 
+/** A topic of big streamed events. */
+const BIG = 'session:s_big';
+
+function session(id: string): SessionView {
+  const at = new Date().toISOString();
+  return { id, title: 'T', model_id: null, reasoning_effort: 'medium', show_reasoning: false, permission_mode: 'interactive', working_dir: null, network: null, channel: null, created_at: at, updated_at: at, message_count: 0 };
+}
+
+function message(sessionId: string, text: string): MessageSummary {
+  return { id: 'm_1', session_id: sessionId, seq: 1, role: 'user', content: { text }, created_at: new Date().toISOString() };
+}
+
 let engine: HttpEngine;
 let hub: WsHub;
 let port: number;
@@ -43,22 +56,23 @@ test.after(() => {
 });
 
 test(`a topic's history is bounded by bytes; resuming past it gets resync, within it gets the missed events (${engineName})`, async () => {
+  // Streamed text is the one kind of event above 4 KB; a new turn id each time keeps each its own frame.
   const big = 'x'.repeat(16 * 1024);
-  for (let i = 0; i < 200; i++) hub.publish('tasks', 'task.updated', { i, big });
+  for (let i = 0; i < 200; i++) hub.publish(BIG, 'turn.text_delta', { turn_id: `t${i}`, delta: big });
   const kept = hub.stats();
   assert.ok(kept.bytes <= RING_BYTES, `kept ${kept.bytes} bytes for 200 events of 16 KB (bound ${RING_BYTES})`);
   assert.ok(kept.events < 200 && kept.events >= Math.floor(RING_BYTES / (17 * 1024)), `kept ${kept.events} events`);
 
   const c = await client(port);
   try {
-    c.send({ type: 'subscribe', topics: ['tasks'], since: { tasks: 1 } });
+    c.send({ type: 'subscribe', topics: [BIG], since: { [BIG]: 1 } });
     await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
-    assert.ok(c.frames.some((f) => f.type === 'resync' && f.topic === 'tasks'), 'resuming before the history: resync');
-    c.send({ type: 'unsubscribe', topics: ['tasks'] });
+    assert.ok(c.frames.some((f) => f.type === 'resync' && f.topic === BIG), 'resuming before the history: resync');
+    c.send({ type: 'unsubscribe', topics: [BIG] });
     await waitFor(() => c.frames.some((f) => f.type === 'unsubscribed'), 5000, 'unsubscribed');
-    c.send({ type: 'subscribe', topics: ['tasks'], since: { tasks: 195 } });
+    c.send({ type: 'subscribe', topics: [BIG], since: { [BIG]: 195 } });
     await waitFor(() => c.frames.filter((f) => f.type === 'subscribed').length === 2, 5000, 'subscribed again');
-    assert.equal(c.frames.filter((f) => f.topic === 'tasks' && f.type === 'task.updated').map((f) => f.seq), [196, 197, 198, 199, 200], 'the missed events, in order');
+    assert.equal(c.frames.filter((f) => f.topic === BIG && f.type === 'turn.text_delta').map((f) => f.seq), [196, 197, 198, 199, 200], 'the missed events, in order');
   } finally {
     c.close();
   }
@@ -67,9 +81,9 @@ test(`a topic's history is bounded by bytes; resuming past it gets resync, withi
 test('a deleted session leaves nothing behind: 100 session topics, each deleted, keep no history or numbering', async () => {
   const before = hub.stats();
   for (let i = 0; i < 100; i++) {
-    const topic = `session:s_gone${i}`;
-    hub.publish(topic, 'turn.started', { session_id: topic.slice(8), message: { content: 'y'.repeat(2000) } });
-    hub.publish(topic, 'message.committed', { message: { content: 'z'.repeat(2000) } });
+    const topic = `session:s_gone${i}` as const;
+    hub.publish(topic, 'turn.started', { turn_id: 'u_1', session_id: topic.slice(8), origin: 'http', message: message(topic.slice(8), 'y'.repeat(2000)) });
+    hub.publish(topic, 'message.committed', { turn_id: 'u_1', message: message(topic.slice(8), 'z'.repeat(2000)) });
     hub.publish(topic, 'session.deleted', { id: topic.slice(8), trash_id: 't_x' });
   }
   assert.equal(hub.stats(), before, 'back where it was');
@@ -89,9 +103,9 @@ test('a subscriber of a deleted session keeps the numbering: the restore that fo
   try {
     c.send({ type: 'subscribe', topics: ['session:s_kept'] });
     await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
-    hub.publish('session:s_kept', 'session.updated', { id: 's_kept' });
-    hub.publish('session:s_kept', 'session.deleted', { id: 's_kept' });
-    hub.publish('session:s_kept', 'session.restored', { id: 's_kept' });
+    hub.publish('session:s_kept', 'session.updated', session('s_kept'));
+    hub.publish('session:s_kept', 'session.deleted', { id: 's_kept', trash_id: 't_x' });
+    hub.publish('session:s_kept', 'session.restored', session('s_kept'));
     await waitFor(() => c.frames.some((f) => f.type === 'session.restored'), 5000, 'session.restored');
     assert.equal(c.frames.filter((f) => f.topic === 'session:s_kept').map((f) => [f.type, f.seq]), [['session.updated', 1], ['session.deleted', 2], ['session.restored', 3]]);
   } finally {
@@ -105,7 +119,10 @@ test('idle topics nobody is on are evicted; a subscribed or listened topic stays
   try {
     c.send({ type: 'subscribe', topics: ['skills'] });
     await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
-    for (const t of ['skills', 'workflows', 'mcp', 'session:s_idle']) hub.publish(t, 'x.changed', { t });
+    hub.publish('skills', 'skill.deleted', { name: 'x', trash_id: 't_x' });
+    hub.publish('workflows', 'workflow.step_started', { turn_id: 'u_1', run_id: 'wr_1', workflow: 'w', session_id: 's_1', step: 'a', kind: 'run' });
+    hub.publish('mcp', 'mcp.config', { names: ['x'] });
+    hub.publish('session:s_idle', 'goal.cleared', { session_id: 's_idle' });
     const evicted = hub.evictIdle(Date.now() + IDLE_TOPIC_MS + 1);
     assert.ok(evicted >= 2, `evicted ${evicted}`);
     assert.is(hub.seqOf('mcp'), 0, 'an idle unwatched topic is forgotten');

@@ -77,38 +77,41 @@ class RawClient {
   }
 }
 
+const LAG = 'session:s_lag';
+
 test(`a client that stops reading is told to resync, and gets nothing more on that topic (${engineName} engine)`, async () => {
   const engine = await createEngine(engineName);
   const hub = new WsHub(engine, { frameLimit: 1 << 20, authorize: () => ({ ok: true, via: 'local', local: true }) });
   const port = await engine.listen('127.0.0.1', 0);
   const slow = await RawClient.open(port);
   const fast = await RawClient.open(port);
-  for (const c of [slow, fast]) c.send({ type: 'subscribe', topics: ['tasks'] });
+  for (const c of [slow, fast]) c.send({ type: 'subscribe', topics: [LAG] });
   await waitFor(() => slow.frames.some((f) => f.type === 'subscribed') && fast.frames.some((f) => f.type === 'subscribed'), 5000, 'both subscribed');
 
   slow.sock.pause(); // stops reading: the kernel buffers fill, then the server's
   const big = 'x'.repeat(64 * 1024);
   const total = 600; // about 38 MB: far past the kernel buffers and the 4 MB lag limit
-  const fastGot = () => fast.frames.filter((f) => f.topic === 'tasks').length;
+  const fastGot = () => fast.frames.filter((f) => f.topic === LAG).length;
   for (let i = 0; i < total; i++) {
-    hub.publish('tasks', 'task.updated', { i, big });
+    // Streamed text is the one kind of event above 4 KB; a new turn id each time keeps each its own frame.
+    hub.publish(LAG, 'turn.text_delta', { turn_id: `t${i}`, delta: big });
     // A reading client stays well under the lag limit: at most 20 events (1.3 MB) in flight.
     // Waiting for it (not a fixed yield) keeps a loaded machine from making it lag as well.
     if (i % 20 === 19) await waitFor(() => fastGot() >= i + 1 - 20 || fast.frames.some((f) => f.type === 'resync'), 20_000, 'the fast client to keep up');
   }
   assert.not.ok(fast.frames.some((f) => f.type === 'resync'), 'the reading client is never told to resync');
-  await waitFor(() => fast.frames.filter((f) => f.topic === 'tasks').length === total, 20_000, 'the fast client to get every event');
+  await waitFor(() => fast.frames.filter((f) => f.topic === LAG).length === total, 20_000, 'the fast client to get every event');
   slow.sock.resume();
   await waitFor(() => slow.frames.some((f) => f.type === 'resync'), 20_000, 'the slow client to be told to resync');
 
   const resyncAt = slow.frames.findIndex((f) => f.type === 'resync');
-  const before = slow.frames.slice(0, resyncAt).filter((f) => f.topic === 'tasks');
+  const before = slow.frames.slice(0, resyncAt).filter((f) => f.topic === LAG);
   assert.ok(before.length > 0 && before.length < total, `some events arrived before the resync (${before.length})`);
   assert.equal(before.map((f) => f.seq), before.map((_, i) => i + 1), 'what arrived before the resync has no gap');
-  assert.is(slow.frames[resyncAt]!.topic, 'tasks');
+  assert.is(slow.frames[resyncAt]!.topic, LAG);
   await new Promise((r) => setTimeout(r, 200));
-  assert.is(slow.frames.slice(resyncAt + 1).filter((f) => f.topic === 'tasks').length, 0, 'nothing more on the topic after the resync');
-  const fastSeqs = fast.frames.filter((f) => f.topic === 'tasks').map((f) => f.seq);
+  assert.is(slow.frames.slice(resyncAt + 1).filter((f) => f.topic === LAG).length, 0, 'nothing more on the topic after the resync');
+  const fastSeqs = fast.frames.filter((f) => f.topic === LAG).map((f) => f.seq);
   assert.equal(fastSeqs, Array.from({ length: total }, (_, i) => i + 1), 'the fast client was not held back and missed nothing');
 
   slow.sock.destroy();

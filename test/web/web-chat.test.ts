@@ -273,6 +273,29 @@ if (reason) {
     assert.equal(p.errors, [], 'no errors in the page');
   });
 
+  test('a reply and a tool output over 4 KB show whole, though /ws carried them cut', async () => {
+    const { page } = p;
+    const reply = `${Array.from({ length: 30 }, (_, i) => `Paragraph ${i}: ${'plenty of words, ça va '.repeat(20)}`).join('\n\n')}\n\nREPLY-END`;
+    await page.goto(rig.server.base + '/#/chat');
+    await page.getByTestId('composer-input').waitFor();
+    rig.fake.enqueue({ parts: [{ toolCall: { name: 'terminal', arguments: [JSON.stringify({ command: 'seq 1 3000; echo OUTPUT-END' })] } }] }, textReply(reply.slice(0, 5000), reply.slice(5000)));
+    await send('Count far and tell me at length');
+    await page.getByTestId('assistant-message').filter({ hasText: 'REPLY-END' }).waitFor({ timeout: 30_000 });
+    await idle();
+    const id = currentId();
+    const messages = await messagesOf(rig.port, id);
+    const tool = messages.filter((m) => m.role === 'tool').at(-1);
+    const output = String(tool.content.output);
+    assert.ok(output.length > 4096 && output.includes('OUTPUT-END'), `the whole output is on record (${output.length} characters)`);
+    assert.is(messages.at(-1).content.text, reply);
+    // The card holds the whole output (its length is what "Show all" counts), and shows its end once opened.
+    const card = page.locator('[data-testid=tool-card][data-tool=terminal]').last();
+    await card.getByRole('button', { name: `Show all ${output.length} characters` }).click();
+    await card.getByTestId('tool-output').filter({ hasText: 'OUTPUT-END' }).waitFor();
+    const shown = await page.getByTestId('assistant-message').last().innerText();
+    assert.ok(shown.includes('Paragraph 0:') && shown.includes('Paragraph 29:') && shown.includes('REPLY-END'), 'the whole reply is on the page');
+  });
+
   test('a long chat opens at its newest message, then holds every message in order; Home scrolls to the first', async () => {
     const { page } = p;
     const id = (await api(rig.port, 'POST', '/api/sessions', { title: 'Long history' })).body.id as string;

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { statSync } from 'node:fs';
 import { z } from 'zod';
+import { viewSummary } from '../../shared/event-summaries.js';
 import { describeSchedule, isTimezone, machineTimezone, nextFires, scheduleProblem, wallTime } from '../../shared/cron/schedule.js';
 import { platformNames } from '../../shared/config/channels.js';
 import { notifyPlatforms } from '../../shared/cron/targets.js';
@@ -131,7 +132,6 @@ export interface CronTaskApi {
 }
 
 export function cronTaskApi(deps: Deps): CronTaskApi {
-  const announce = (type: string, data: unknown) => deps.publish('tasks', type, data);
   // The supervisor starts or stops the cron worker and has it reload the task; the store is already right.
   const changed = async (id: string) => {
     await deps.endpoint.request('cron.changed', { id }, { timeoutMs: 20_000 });
@@ -166,7 +166,7 @@ export function cronTaskApi(deps: Deps): CronTaskApi {
       });
       const t = createCronTask(deps.db, spec);
       const v = view(t);
-      announce('task.created', v);
+      deps.publish('tasks', 'task.created', viewSummary(v));
       await changed(t.id);
       return v;
     },
@@ -185,13 +185,13 @@ export function cronTaskApi(deps: Deps): CronTaskApi {
       const patch: Partial<CronTaskSpec> = { ...b, ...(b.working_dir !== undefined ? { working_dir: checked.working_dir } : {}) };
       const t = updateCronTask(deps.db, id, patch);
       const v = view(t);
-      announce('task.updated', v);
+      deps.publish('tasks', 'task.updated', viewSummary(v));
       await changed(id);
       return v;
     },
     remove: async (id) => {
       const { item, task } = trashCronTask(deps.db, deps.paths, id);
-      announce('task.deleted', { id: task.id, kind: 'cron', name: task.name, trash_id: item.id });
+      deps.publish('tasks', 'task.deleted', { id: task.id, kind: 'cron', name: task.name, trash_id: item.id });
       deps.publish('trash', 'trash.added', { id: item.id, kind: item.kind, name: item.name });
       await changed(id);
       return { deleted: task.id, trash_id: item.id };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { goalSummary } from '../../shared/event-summaries.js';
 import { ApiError } from '../../shared/errors.js';
 import { clearGoal, getGoal, goalStatuses, putGoal } from '../../shared/store/goals.js';
 import { requireSession } from '../../shared/store/sessions.js';
@@ -49,7 +50,7 @@ export function goalRoutes(deps: Deps): Route[] {
         const s = requireSession(deps.db, params.id);
         const created = body.replace === true || getGoal(deps.db, s.id) === undefined;
         const goal = putGoal(deps.db, s.id, body);
-        deps.publish(`session:${s.id}`, 'goal.updated', goal);
+        deps.publish(`session:${s.id}`, 'goal.updated', goalSummary(goal));
         return { status: created ? 201 : 200, body: goal };
       },
     }),

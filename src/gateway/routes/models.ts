@@ -20,12 +20,11 @@ export function modelRoutes(deps: Deps): Route[] {
     if (!entry) throw new ApiError('not_found', `There is no model entry "${id}"; GET /api/config/models lists them.`);
     return entry;
   };
-  const announce = (type: string, data: unknown) => deps.publish('server', type, data);
 
   const slotRoutes = slotSchema.options.flatMap((slot) => {
     const set = async ({ body }: { body: z.infer<typeof slotBody> }) => {
       await deps.endpoint.request('config.slots.set', { slot, model_id: body.model_id });
-      announce('config.updated', { slots: deps.config().slots });
+      deps.publish('server', 'config.updated', { slots: deps.config().slots });
       return { body: slotView(deps.config(), slot) };
     };
     return [
@@ -55,7 +54,7 @@ export function modelRoutes(deps: Deps): Route[] {
         checkProvider(entry);
         const id = given ?? freeId(deps.config(), entry.model);
         await deps.endpoint.request('config.models.create', { id, entry });
-        announce('config.updated', { models: [id] });
+        deps.publish('server', 'config.updated', { models: [id] });
         return { status: 201, body: publicModel(id, entryOr404(id), deps.config()) };
       },
     }),
@@ -69,7 +68,7 @@ export function modelRoutes(deps: Deps): Route[] {
         const merged = { ...current, ...Object.fromEntries(Object.entries(body).map(([k, v]) => [k, v ?? undefined])) } as ModelEntry;
         checkProvider(merged);
         await deps.endpoint.request('config.models.update', { id: params.id ?? '', patch: body });
-        announce('config.updated', { models: [params.id] });
+        deps.publish('server', 'config.updated', { models: [params.id!] });
         return { body: publicModel(params.id ?? '', entryOr404(params.id ?? ''), deps.config()) };
       },
     }),
@@ -80,7 +79,7 @@ export function modelRoutes(deps: Deps): Route[] {
       handler: async ({ params }) => {
         entryOr404(params.id ?? '');
         await deps.endpoint.request('config.models.delete', { id: params.id ?? '' });
-        announce('config.updated', { removed: [params.id] });
+        deps.publish('server', 'config.updated', { removed: [params.id!] });
         return { body: { deleted: params.id } };
       },
     }),
@@ -106,7 +105,7 @@ export function modelRoutes(deps: Deps): Route[] {
         const defaultId = deps.config().slots.default;
         if ('model_id' in body && body.model_id === defaultId) {
           recordModelTest(meta, entry, result.ok, result.reason);
-          announce('onboard.updated', { model_tested: result.ok });
+          deps.publish('server', 'onboard.updated', { model_tested: result.ok });
         }
         return { body: { ...result, latency_ms: result.latency_ms ?? Date.now() - started } };
       },

@@ -7,7 +7,7 @@ import { log } from '../../shared/log.js';
 import { networkSchema } from '../../shared/sandbox/network.js';
 import { listArtifacts } from '../../shared/store/artifacts.js';
 import { getGoal } from '../../shared/store/goals.js';
-import { listMessages, parseMessageCursor } from '../../shared/store/messages.js';
+import { getMessage, listMessages, parseMessageCursor } from '../../shared/store/messages.js';
 import { trashSession } from '../../shared/store/session-trash.js';
 import { createSession, listSessionsJson, parseSessionCursor, permissionModes, reasoningEfforts, requireSession, sessionNotFound, updateSession, type Session, type SessionSettings } from '../../shared/store/sessions.js';
 import { trashView } from '../../shared/store/trash.js';
@@ -70,9 +70,9 @@ export function checkSettings(deps: Deps, s: SessionSettings): SessionSettings {
 
 /** Sessions: list, create, read, change, delete (to the trash), their messages and artifacts. */
 export function sessionRoutes(deps: Deps): Route[] {
-  const announce = (type: string, s: Session) => {
-    deps.publish('sessions', type, s);
-    deps.publish(`session:${s.id}`, type, s);
+  const announce = (s: Session) => {
+    deps.publish('sessions', 'session.updated', s);
+    deps.publish(`session:${s.id}`, 'session.updated', s);
   };
   return [
     route({
@@ -115,7 +115,7 @@ export function sessionRoutes(deps: Deps): Route[] {
         requireSession(deps.db, params.id);
         const s = updateSession(deps.db, params.id, checkSettings(deps, body));
         if (!s) throw sessionNotFound(params.id);
-        announce('session.updated', s);
+        announce(s);
         return { body: s };
       },
     }),
@@ -148,6 +148,17 @@ export function sessionRoutes(deps: Deps): Route[] {
         if (q.cursor !== undefined && afterSeq === undefined) throw badCursor();
         requireSession(deps.db, params.id);
         return { body: listMessages(deps.db, params.id, { limit: q.limit, afterSeq }) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/sessions/:id/messages/:message_id',
+      summary: 'One message, whole: a /ws event carries a message cut to 4 KB (`truncated: true`) and its id.',
+      handler: ({ params }) => {
+        requireSession(deps.db, params.id!);
+        const m = getMessage(deps.db, params.id!, params.message_id!);
+        if (!m) throw new ApiError('not_found', `There is no message ${JSON.stringify(params.message_id)} in session ${params.id}; GET /api/sessions/${params.id}/messages lists them.`);
+        return { body: m };
       },
     }),
     route({

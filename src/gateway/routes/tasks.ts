@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { viewSummary } from '../../shared/event-summaries.js';
 import { ApiError } from '../../shared/errors.js';
 import { getSession } from '../../shared/store/sessions.js';
-import { createTask, deleteTask, getTask, listTasks, taskNotFound, taskFields, taskKinds, taskStatuses, updateTask, type Task } from '../../shared/store/tasks.js';
+import { createTask, deleteTask, getTask, listTasks, taskNotFound, taskFields, taskKinds, taskStatuses, updateTask } from '../../shared/store/tasks.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 import { cronRoutes, cronTaskApi, parseBody } from './cron-tasks.js';
@@ -32,7 +33,6 @@ const kindOnly = z.looseObject({ kind: z.enum([...taskKinds, 'cron'], 'kind is g
  * (scheduled tasks, in ./cron-tasks.ts). A list without ?kind= shows the graph, as it always did.
  */
 export function taskRoutes(deps: Deps): Route[] {
-  const announce = (type: string, data: Task | { id: string; kind: string; owner_session: string | null }) => deps.publish('tasks', type, data);
   const cron = cronTaskApi(deps);
   return [
     route({
@@ -73,7 +73,7 @@ export function taskRoutes(deps: Deps): Route[] {
           throw new ApiError('invalid_request', `Invalid request body: owner_session: there is no session ${body.owner_session}.`, [{ path: 'owner_session', message: 'unknown session' }]);
         }
         const t = createTask(deps.db, body);
-        announce('task.created', t);
+        deps.publish('tasks', 'task.created', viewSummary({ ...t }));
         return { status: 201, body: t };
       },
     }),
@@ -88,7 +88,7 @@ export function taskRoutes(deps: Deps): Route[] {
         if (!getTask(deps.db, params.id)) throw taskNotFound(params.id);
         const body = parseBody(patchBody, raw);
         const t = updateTask(deps.db, params.id, body);
-        announce('task.updated', t);
+        deps.publish('tasks', 'task.updated', viewSummary({ ...t }));
         return { body: t };
       },
     }),
@@ -99,8 +99,8 @@ export function taskRoutes(deps: Deps): Route[] {
       handler: async ({ params }) => {
         if (cron.isCron(params.id)) return { body: await cron.remove(params.id) };
         const { deleted, unblocked } = deleteTask(deps.db, params.id);
-        announce('task.deleted', { id: deleted.id, kind: deleted.kind, owner_session: deleted.owner_session });
-        for (const t of unblocked) announce('task.updated', t);
+        deps.publish('tasks', 'task.deleted', { id: deleted.id, kind: deleted.kind, owner_session: deleted.owner_session });
+        for (const t of unblocked) deps.publish('tasks', 'task.updated', viewSummary({ ...t }));
         return { body: { deleted: deleted.id } };
       },
     }),

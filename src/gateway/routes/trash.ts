@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { viewSummary } from '../../shared/event-summaries.js';
 import { fileTrashKind } from '../../shared/store/file-trash.js';
 import { sessionTrashKind } from '../../shared/store/session-trash.js';
 import { skillTrashKind } from '../../shared/skills/trash.js';
@@ -65,7 +66,7 @@ export function trashRoutes(deps: Deps): Route[] {
         }
         if (item.kind === 'skill') deps.publish('skills', 'skill.created', { name: result.restored_to, restored: true });
         if (item.kind === CRON_TRASH_KIND) {
-          deps.publish('tasks', 'task.created', { ...cronTaskView(deps.db, result.task as CronTask), restored: true });
+          deps.publish('tasks', 'task.created', viewSummary({ ...cronTaskView(deps.db, result.task as CronTask), restored: true }));
           await deps.endpoint.request('cron.changed', { id: result.restored_to }, { timeoutMs: 20_000 }).catch(() => undefined);
         }
         return { body: { id: item.id, kind: item.kind, ...result } };

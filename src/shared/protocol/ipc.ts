@@ -6,6 +6,9 @@ import { channelsDeliverDefs } from './channels-deliver.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
 import { channelsRequestDefs } from './channels.js';
 import { browserRequestDefs } from './browser.js';
+import { versionInfoSchema } from './version.js';
+
+export { upgradeProgressSchema, versionInfoSchema, type UpgradeProgress, type VersionInfo } from './version.js';
 
 /**
  * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
@@ -101,34 +104,6 @@ export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel', 'work
 /** A workflow run's turn carries the run's id: the worker runs its steps instead of one prompt. */
 const workflowRunId = z.string().regex(/^wr_[a-z0-9]{21}$/).optional();
 export type TurnOrigin = z.infer<typeof turnOrigin>;
-
-/** GET /api/version: the running version and what the automatic check found. */
-export const versionInfoSchema = z.object({
-  name: z.literal('svc'),
-  version: z.string(),
-  /** A version with a suffix: never offered an update. */
-  dev_build: z.boolean(),
-  latest: z.string().nullable(),
-  update_available: z.boolean(),
-  checked_at: z.string().nullable(),
-  release_url: z.string().nullable(),
-  /** The release notes' first lines. */
-  notes: z.array(z.string()),
-  check_enabled: z.boolean(),
-  check_error: z.string().nullable(),
-  upgrading: z.boolean(),
-});
-export type VersionInfo = z.infer<typeof versionInfoSchema>;
-
-/** One step of an upgrade: `svc upgrade --json` prints these, /ws (topic server, type upgrade) carries them. */
-export const upgradeProgressSchema = z.object({
-  stage: z.enum(['checking', 'downloading', 'verifying', 'installing', 'restarting', 'done', 'failed']),
-  message: z.string().max(2000).optional(),
-  bytes: z.number().int().nonnegative().optional(),
-  total: z.number().int().nonnegative().optional(),
-  version: z.string().max(100).optional(),
-});
-export type UpgradeProgress = z.infer<typeof upgradeProgressSchema>;
 
 /** Requests: the payload the sender gives and the result the receiver answers. */
 export const requestDefs = {

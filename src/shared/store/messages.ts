@@ -74,6 +74,12 @@ export function parseMessageCursor(cursor: string): number | undefined {
   return z.object({ after_seq: z.number().int().min(0) }).safeParse(v).data?.after_seq;
 }
 
+/** One message of a session, whole (an event carried only its summary). */
+export function getMessage(db: Db, sessionId: string, id: string): Message | undefined {
+  const r = stmt<[string, string], MessageRow>(db, `SELECT ${COLS} FROM messages WHERE id = ? AND session_id = ?`).get(id, sessionId);
+  return r === undefined ? undefined : toMessage(r);
+}
+
 /** Oldest first, `limit` at a time. */
 export function listMessages(db: Db, sessionId: string, opts: { limit: number; afterSeq?: number }): Page<Message> {
   const rows = stmt<[string, number, number], MessageRow>(db, `SELECT ${COLS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`).all(sessionId, opts.afterSeq ?? 0, opts.limit + 1);

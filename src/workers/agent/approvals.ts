@@ -1,4 +1,5 @@
 import type { ApprovalDecision } from '../../shared/protocol/ipc.js';
+import { approvalData } from '../../shared/event-summaries.js';
 import { newId } from '../../shared/store/util.js';
 import type { ToolContext } from './tools/registry.js';
 
@@ -42,7 +43,7 @@ export class Approvals {
       });
       ctx.signal.addEventListener('abort', withdraw, { once: true });
       const expires = info.timeoutMs === undefined ? {} : { expires_at: new Date(Date.now() + info.timeoutMs).toISOString() };
-      ctx.emit('approval.requested', { approval_id: id, tool: info.tool, input: info.input, reason: info.reason, ...(info.notice ? { sandbox_notice: info.notice } : {}), ...expires });
+      ctx.emit('approval.requested', approvalData({ approval_id: id, tool: info.tool, input: info.input, reason: info.reason, ...(info.notice ? { sandbox_notice: info.notice } : {}), ...expires }));
       if (info.timeoutMs !== undefined) {
         timer = setTimeout(() => {
           const p = this.pending.get(id);

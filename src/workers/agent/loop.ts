@@ -7,6 +7,8 @@ import { upsertArtifact } from '../../shared/store/artifacts.js';
 import type { Db } from '../../shared/store/db.js';
 import { appendMessage } from '../../shared/store/messages.js';
 import type { Session } from '../../shared/store/sessions.js';
+import { messageSummary, toolCallData, toolResultData } from '../../shared/event-summaries.js';
+import { callEmit, type TurnPublish } from '../../shared/ws-publish.js';
 import { LiveWindow } from './live-window.js';
 import { historyToMessages } from './prompt.js';
 import type { Provider, ReasoningEffort, ToolCall, Usage } from './providers/index.js';
@@ -28,7 +30,7 @@ export interface LoopContext {
   registry: ToolRegistry;
   signal: AbortSignal;
   maxSteps: number;
-  publish: (type: string, data: Record<string, unknown>) => void;
+  publish: TurnPublish;
   /** Only messages after this seq are sent (a workflow step sees its own messages, not the run's others). */
   sinceSeq?: number;
   /** Called before each model call with that call's system prompt and the live window; may shrink the history (compaction). */
@@ -74,7 +76,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
       if (reply.text) {
         const stop = ctx.signal.aborted ? 'interrupted' : 'error';
         const message = appendMessage(ctx.db, ctx.session.id, { role: 'assistant', content: { text: reply.text, stop_reason: stop, model: ctx.model } });
-        ctx.publish('message.committed', { message });
+        ctx.publish('message.committed', { message: messageSummary(message) });
       }
       throw err;
     }
@@ -88,7 +90,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
       model: ctx.model,
     };
     const message = appendMessage(ctx.db, ctx.session.id, { role: 'assistant', content });
-    ctx.publish('message.committed', { message });
+    ctx.publish('message.committed', { message: messageSummary(message) });
     if (reply.toolCalls.length === 0) return { usage, stopReason: reply.stopReason, text, toolCalls: toolCallCount, steps: step };
 
     const key = JSON.stringify(reply.toolCalls.map((c) => [c.name, c.arguments]));
@@ -109,14 +111,14 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
               signal: ctx.signal,
               db: ctx.db,
               paths: ctx.paths,
-              emit: (type, data) => ctx.publish(type, { call_id: call.id, ...data }),
+              emit: callEmit(ctx.publish, call.id),
             });
       for (const file of result.wrote ?? []) recordArtifact(ctx, file, call.id);
       const toolMessage = appendMessage(ctx.db, ctx.session.id, {
         role: 'tool',
         content: { tool_call_id: call.id, name: call.name, output: result.output, ...(result.isError ? { is_error: true } : {}), ...(result.images?.length ? { images: result.images } : {}) },
       });
-      ctx.publish('turn.tool_result', { call_id: call.id, name: call.name, output: result.output, is_error: result.isError === true, message: toolMessage });
+      ctx.publish('turn.tool_result', toolResultData(call, result.output, result.isError === true, toolMessage));
     }
     if (repeats >= REPEAT_LIMIT) return { usage, stopReason: 'repeated_tool_calls', text, toolCalls: toolCallCount, steps: step };
   }
@@ -167,7 +169,7 @@ async function streamOnce(ctx: LoopContext, system: string, history: ReturnType<
         break; // arguments are shown whole, once complete
       case 'tool_call_end':
         out.toolCalls.push({ id: ev.id, name: ev.name, arguments: ev.arguments });
-        ctx.publish('turn.tool_call', { call_id: ev.id, name: ev.name, arguments: ev.arguments });
+        ctx.publish('turn.tool_call', toolCallData(ev));
         break;
       case 'usage':
         out.usage = ev.usage;

@@ -6,6 +6,9 @@ import type { Paths } from '../../shared/paths.js';
 import type { Endpoint } from '../../shared/protocol/endpoint.js';
 import type { PayloadOf } from '../../shared/protocol/ipc.js';
 import { DeltaBatcher } from '../../shared/delta-batcher.js';
+import { goalSummary, messageSummary, textPreview } from '../../shared/event-summaries.js';
+import type { Publish } from '../../shared/protocol/events.js';
+import { ipcPublish, turnPublish, typedPublish, type TurnPublish } from '../../shared/ws-publish.js';
 import { DISK_FULL_REASON, diskFullMessage, isDiskFull } from '../../shared/disk-full.js';
 import { resolveModel, takesImages } from '../../shared/providers/resolve.js';
 import type { Db } from '../../shared/store/db.js';
@@ -25,7 +28,7 @@ import { builtinTools } from './tools/index.js';
 import { hostTools } from './tools/host-tools.js';
 import { skillTool } from './tools/session/skill.js';
 import { runWorkflowTool } from './tools/session/run-workflow.js';
-import { runWorkflowTurn, WorkflowFailure } from './workflow-runner.js';
+import { runWorkflowTurn, workflowAnnounce, WorkflowFailure } from './workflow-runner.js';
 import { startRun } from '../../shared/workflows/start.js';
 import type { Session } from '../../shared/store/sessions.js';
 import { usableSkills } from '../../shared/skills/catalog.js';
@@ -53,6 +56,8 @@ export class TurnRunner {
   private readonly active = new Map<string, AbortController>();
   /** Streaming deltas merged before they cross to the supervisor: far fewer IPC messages a turn. */
   private readonly batcher = new DeltaBatcher(DELTA_WINDOW_MS, (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }));
+  /** Every event of this worker's turns, typed and capped, through the batcher. */
+  private readonly publish: Publish = typedPublish((topic, type, data) => this.batcher.publish(topic, type, data));
 
   /** The way to the mcp worker: a direct channel once brokered, else the supervisor's relay. */
   private readonly mcp: McpChannel;
@@ -79,7 +84,7 @@ export class TurnRunner {
       ...hostTools({
         secrets: () => providerSecrets(this.config()),
         sandbox: { enabled: () => this.config().sandbox.enabled },
-        publish: (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }),
+        publish: ipcPublish(this.endpoint),
         requestRestart: async (reason) => {
           await this.endpoint.request('supervisor.restart', { reason: reason.slice(0, 200) });
         },
@@ -119,10 +124,10 @@ export class TurnRunner {
   /** Every turn ends in exactly one of completed, failed or interrupted, on record and as an event. */
   private async run(req: TurnRequest, signal: AbortSignal): Promise<void> {
     const topic = `session:${req.session_id}`;
-    const publish = (type: string, data: Record<string, unknown>) => this.batcher.publish(topic, type, { turn_id: req.turn_id, ...data });
+    const publish = turnPublish(this.publish, req.session_id, req.turn_id);
     let status: 'completed' | 'failed' | 'interrupted' = 'failed';
     let carryOn = false;
-    let final: [string, Record<string, unknown>];
+    let final: () => void;
     let reply = '';
     try {
       const outcome = await this.turn(req, signal, publish);
@@ -130,17 +135,19 @@ export class TurnRunner {
       reply = outcome.text;
       endTurnRow(this.db, req.turn_id, 'completed', { usage: outcome.usage, reply: outcome.text, stop_reason: outcome.stopReason });
       carryOn = this.afterTurn(req, outcome, publish);
-      final = ['turn.completed', { status, stop_reason: outcome.stopReason, reply: outcome.text, usage: outcome.usage, steps: outcome.steps }];
+      const { text: replyStart, truncated } = textPreview(outcome.text);
+      final = () => publish('turn.completed', { status: 'completed', stop_reason: outcome.stopReason, reply: replyStart, ...(truncated ? { truncated } : {}), usage: outcome.usage, steps: outcome.steps });
     } catch (err) {
       // Recording the end may fail too (a full disk): the clients hear it all the same.
       if (signal.aborted) {
         status = 'interrupted';
         record(req.turn_id, () => endTurnRow(this.db, req.turn_id, 'interrupted', signal.reason instanceof RestartInterrupt ? { reason: 'restarted', error: signal.reason.message } : {}));
-        final = ['turn.interrupted', signal.reason instanceof RestartInterrupt ? { status, reason: 'restarted', message: signal.reason.message } : { status }];
+        const restart = signal.reason instanceof RestartInterrupt ? { reason: 'restarted', message: signal.reason.message } : {};
+        final = () => publish('turn.interrupted', { status: 'interrupted', ...restart });
       } else {
         const { reason, message } = describe(err, this.paths.home);
         record(req.turn_id, () => endTurnRow(this.db, req.turn_id, 'failed', { reason, error: message }));
-        final = ['turn.failed', { status: 'failed', reason, message }];
+        final = () => publish('turn.failed', { status: 'failed', reason, message });
         if (reason === 'internal') log.error('turn failed', { turn: req.turn_id, error: message });
         else if (reason === DISK_FULL_REASON) log.warn('a turn failed: the disk is full', { turn: req.turn_id });
       }
@@ -149,7 +156,7 @@ export class TurnRunner {
     // moment it sees turn.completed must not be told the session is still busy.
     this.batcher.flush(topic);
     this.endpoint.emit('turn.ended', { turn_id: req.turn_id, session_id: req.session_id, status, continue: carryOn });
-    publish(...final);
+    final();
     this.batcher.flush(topic);
     if (status === 'completed' && !req.workflow_run_id) this.titleLater(req, reply);
   }
@@ -166,15 +173,15 @@ export class TurnRunner {
       return; // a lite entry without an address titles nothing
     }
     const announce = (s: Session) => {
-      this.batcher.publish('sessions', 'session.updated', s);
-      this.batcher.publish(`session:${s.id}`, 'session.updated', s);
+      this.publish('sessions', 'session.updated', s);
+      this.publish(`session:${s.id}`, 'session.updated', s);
     };
     titleChat({ db: this.db, sessionId: req.session_id, userText: req.message.text, reply, lite, announce }).catch((err: unknown) =>
       log.warn('a chat could not be titled', { session: req.session_id, error: (err as Error).message }),
     );
   }
 
-  private async turn(req: TurnRequest, signal: AbortSignal, publish: (type: string, data: Record<string, unknown>) => void) {
+  private async turn(req: TurnRequest, signal: AbortSignal, publish: TurnPublish) {
     const config = this.config();
     const session = getSession(this.db, req.session_id);
     if (!session) throw new TurnFailure('not_found', `The session ${req.session_id} no longer exists.`);
@@ -194,7 +201,7 @@ export class TurnRunner {
       content: { text: req.message.text, ...(attachments.length ? { attachments } : {}), ...(req.origin === 'goal' ? { continuation: true } : {}) },
     });
     setTurnFirstSeq(this.db, req.turn_id, userMessage.seq);
-    publish('turn.started', { session_id: session.id, origin: req.origin, message: userMessage });
+    publish('turn.started', { session_id: session.id, origin: req.origin, message: messageSummary(userMessage) });
 
     let goal = getGoal(this.db, session.id);
     const registry = new ToolRegistry(
@@ -259,7 +266,7 @@ export class TurnRunner {
   }
 
   /** A workflow run's turn: its steps instead of one prompt, through the same tools and gate. */
-  private workflowTurn(req: TurnRequest, runId: string, session: Session, signal: AbortSignal, publish: (type: string, data: Record<string, unknown>) => void) {
+  private workflowTurn(req: TurnRequest, runId: string, session: Session, signal: AbortSignal, publish: TurnPublish) {
     const config = this.config();
     const registry = new ToolRegistry(this.tools(), this.gate);
     return runWorkflowTurn(
@@ -281,7 +288,7 @@ export class TurnRunner {
           return { provider: this.provider(entry, config), model: entry.model, maxOutputTokens: entry.max_output_tokens, vision: takesImages(entry) };
         },
         publish,
-        announce: (type, data) => this.batcher.publish('workflows', type, { turn_id: req.turn_id, ...data }),
+        announce: workflowAnnounce(this.publish, req.turn_id),
       },
       req.message.text,
     ).catch((err: unknown) => {
@@ -290,7 +297,7 @@ export class TurnRunner {
   }
 
   /** Counts the turn against the goal; answers whether another turn should follow on its own. */
-  private afterTurn(req: TurnRequest, outcome: { usage: { input: number; output: number; cachedInput: number; cacheWrite: number }; toolCalls: number }, publish: (type: string, data: Record<string, unknown>) => void): boolean {
+  private afterTurn(req: TurnRequest, outcome: { usage: { input: number; output: number; cachedInput: number; cacheWrite: number }; toolCalls: number }, publish: TurnPublish): boolean {
     const input = outcome.usage.input + outcome.usage.cachedInput + outcome.usage.cacheWrite;
     let goal = addGoalUsage(this.db, req.session_id, { input_tokens: input, output_tokens: outcome.usage.output, turns: 1 });
     if (!goal) return false;
@@ -304,7 +311,7 @@ export class TurnRunner {
   }
 
   private goalChanged(sessionId: string, goal: Goal): void {
-    this.batcher.publish(`session:${sessionId}`, 'goal.updated', goal);
+    this.publish(`session:${sessionId}`, 'goal.updated', goalSummary(goal));
   }
 
   private provider(entry: ModelEntry, config: Config): Provider {

@@ -1,4 +1,7 @@
+import { messageSummary, toolCallData, toolResultData, viewSummary } from '../../shared/event-summaries.js';
 import type { Paths } from '../../shared/paths.js';
+import type { Publish, WsEventData, WsEventTypeOn, WsTopicOf } from '../../shared/protocol/events.js';
+import { callEmit, type TurnPublish } from '../../shared/ws-publish.js';
 import type { Db } from '../../shared/store/db.js';
 import { appendMessage } from '../../shared/store/messages.js';
 import type { Session } from '../../shared/store/sessions.js';
@@ -27,9 +30,17 @@ export interface WorkflowTurn {
   /** The provider and model of a slot (a step without `model` uses the session's). */
   model: (slot: 'default' | 'lite' | undefined) => { provider: Provider; model: string; maxOutputTokens: number | undefined; vision: boolean };
   /** On the run's session topic, like any turn. */
-  publish: (type: string, data: Record<string, unknown>) => void;
+  publish: TurnPublish;
   /** On the `workflows` topic. */
-  announce: (type: string, data: Record<string, unknown>) => void;
+  announce: WorkflowAnnounce;
+}
+
+/** Publishes on the `workflows` topic for one turn: the turn id is its own. */
+export type WorkflowAnnounce = <T extends WsEventTypeOn<'workflows'>>(type: T, data: Omit<WsEventData<T>, 'turn_id'>) => void;
+
+export function workflowAnnounce(publish: Publish, turnId: string): WorkflowAnnounce {
+  // As turnPublish: a generic Omit spread back is not provably whole; the gateway's parse checks it.
+  return (type, data) => publish('workflows' as WsTopicOf<typeof type>, type, { turn_id: turnId, ...data } as WsEventData<typeof type>);
 }
 
 class StepFailed extends Error {
@@ -65,9 +76,9 @@ export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<Lo
   const wf = entry.workflow;
   const inputs = run.inputs as Record<string, string | number | boolean>;
   const user = appendMessage(t.db, t.session.id, { role: 'user', content: { text } });
-  t.publish('turn.started', { session_id: t.session.id, origin: 'workflow', message: user });
+  t.publish('turn.started', { session_id: t.session.id, origin: 'workflow', message: messageSummary(user) });
   setRunStatus(t.db, run.id, 'running');
-  t.announce('workflow.run_started', { ...base, inputs, steps: wf.steps.map((s) => ({ id: s.id, kind: stepKind(s), needs: s.needs })) });
+  t.announce('workflow.run_started', viewSummary({ ...base, inputs, steps: wf.steps.map((s) => ({ id: s.id, kind: stepKind(s), needs: s.needs })) }));
 
   const outputs: Record<string, string> = {};
   const usage = emptyUsage();
@@ -124,16 +135,16 @@ export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<Lo
   }
   setRunStatus(t.db, run.id, 'completed');
   const last = wf.steps.length ? outputs[runOrder(wf.steps).at(-1)!.id] ?? '' : '';
-  t.announce('workflow.run_completed', { ...base, outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, v.length > SHORT ? `${v.slice(0, SHORT)}…` : v])) });
+  t.announce('workflow.run_completed', viewSummary({ ...base, outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, v.length > SHORT ? `${v.slice(0, SHORT)}…` : v])) }));
   const reply = appendMessage(t.db, t.session.id, { role: 'assistant', content: { text: `Workflow "${run.workflow}" completed.\n\n${last}`, stop_reason: 'end_turn' } });
-  t.publish('message.committed', { message: reply });
+  t.publish('message.committed', { message: messageSummary(reply) });
   return { usage, stopReason: 'end_turn', text: last, toolCalls, steps: wf.steps.length };
 }
 
 /** An agent step: its prompt as a user message, then the agent loop over this step's messages only. */
 async function promptStep(t: WorkflowTurn, step: WorkflowStep, prompt: string): Promise<LoopOutcome> {
   const msg = appendMessage(t.db, t.session.id, { role: 'user', content: { text: prompt } });
-  t.publish('message.committed', { message: msg });
+  t.publish('message.committed', { message: messageSummary(msg) });
   const m = t.model(step.model);
   return runLoop({
     db: t.db,
@@ -158,8 +169,8 @@ async function toolStep(t: WorkflowTurn, step: WorkflowStep, tool: string, args:
   const callId = `wf_${step.id}_${t.turnId.slice(-8)}`;
   const argText = JSON.stringify(args);
   const ask = appendMessage(t.db, t.session.id, { role: 'assistant', content: { text: `Step ${step.id}`, tool_calls: [{ id: callId, name: tool, arguments: argText }], stop_reason: 'tool_use' } });
-  t.publish('message.committed', { message: ask });
-  t.publish('turn.tool_call', { call_id: callId, name: tool, arguments: argText });
+  t.publish('message.committed', { message: messageSummary(ask) });
+  t.publish('turn.tool_call', toolCallData({ id: callId, name: tool, arguments: argText }));
   const result = await t.registry.call(tool, argText, {
     sessionId: t.session.id,
     turnId: t.turnId,
@@ -168,11 +179,11 @@ async function toolStep(t: WorkflowTurn, step: WorkflowStep, tool: string, args:
     signal: t.signal,
     db: t.db,
     paths: t.paths,
-    emit: (type, data) => t.publish(type, { call_id: callId, ...data }),
+    emit: callEmit(t.publish, callId),
   });
   t.signal.throwIfAborted();
   const toolMessage = appendMessage(t.db, t.session.id, { role: 'tool', content: { tool_call_id: callId, name: tool, output: result.output, ...(result.isError ? { is_error: true } : {}) } });
-  t.publish('turn.tool_result', { call_id: callId, name: tool, output: result.output, is_error: result.isError === true, message: toolMessage });
+  t.publish('turn.tool_result', toolResultData({ id: callId, name: tool }, result.output, result.isError === true, toolMessage));
   return { output: result.output, isError: result.isError === true };
 }
 

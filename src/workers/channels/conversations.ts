@@ -9,6 +9,7 @@ import type { Db } from '../../shared/store/db.js';
 import { createSession, getSession, type Session } from '../../shared/store/sessions.js';
 import { getTurnRow } from '../../shared/store/turns.js';
 import { FileTooLarge, formatBytes, storeUpload } from '../../shared/upload-files.js';
+import { ipcPublish } from '../../shared/ws-publish.js';
 import type { Adapter, InboundMessage } from './adapter.js';
 import { answerWord, approvalButtons, approvalQuestion, decisionLabel, parseButton } from './approval-text.js';
 import { ReplyStream } from './reply-stream.js';
@@ -85,7 +86,7 @@ export class Conversations {
       if (m.buttonQueryId) await adapter.answerButton?.(m.buttonQueryId);
       else {
         const p = pairingFor(this.deps.db, { platform: m.platform, user_id: m.userId, chat_id: m.chatId, name: m.name });
-        this.deps.endpoint.emit('ws.publish', { topic: 'channels', type: 'channels.pairing', data: p });
+        ipcPublish(this.deps.endpoint)('channels', 'channels.pairing', p);
         await adapter.sendText(m.chatId, `This agent is private. Your pairing code is ${p.code}. Ask its owner to approve it in svc (Channels); then send your message again.`, { plain: true });
       }
       return done();
@@ -221,7 +222,8 @@ export class Conversations {
   private async end(turnId: string, w: Watch, type: string, data: Data): Promise<void> {
     this.watches.delete(turnId);
     for (const a of this.asks.get(`${w.platform}:${w.chatId}`) ?? []) if (a.sessionId === w.sessionId) this.dropAsk(w.platform, w.chatId, a.approvalId);
-    const reply = typeof data.reply === 'string' ? data.reply : '';
+    // A long reply comes cut in the event (issue 22); the turn's row has it whole.
+    const reply = data.truncated === true ? (getTurnRow(this.deps.db, turnId)?.reply ?? '') : typeof data.reply === 'string' ? data.reply : '';
     let text: string;
     if (type === 'turn.completed') text = w.stream.sawStart && w.stream.seen.trim() ? w.stream.seen : reply;
     else if (type === 'turn.interrupted') text = `${w.stream.seen.trim() ? `${w.stream.seen}\n\n` : ''}(stopped${data.reason === 'restarted' ? ': svc restarted' : ''})`;
@@ -286,7 +288,7 @@ export class Conversations {
     const platform = chat.platform as PlatformName;
     const s = createSession(this.deps.db, { title: `${platformInfo[platform].label} · ${chat.name}`.slice(0, 200), channel: platform });
     setChatSession(this.deps.db, platform, chat.chat_id, s.id);
-    this.deps.endpoint.emit('ws.publish', { topic: 'sessions', type: 'session.created', data: s });
+    ipcPublish(this.deps.endpoint)('sessions', 'session.created', s);
     return s;
   }
 

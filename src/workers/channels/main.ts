@@ -4,6 +4,8 @@ import { redactConfigSecrets } from '../../shared/config/secrets.js';
 import { startChild } from '../../shared/child.js';
 import { log } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
+import { loginEvent } from '../../shared/event-summaries.js';
+import { ipcPublish } from '../../shared/ws-publish.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
 import { lastMessageAt, latestChat, pruneInbound } from '../../shared/store/channels.js';
 import { openDb, type Db } from '../../shared/store/db.js';
@@ -23,7 +25,7 @@ let config: Config | undefined;
 let db: Db | undefined;
 let conversations: Conversations | undefined;
 const hosts = new Map<PlatformName, { host: AdapterHost; key: string }>();
-const login = new MessengerLogin(paths, () => config, () => apply(), (state) => endpoint.emit('ws.publish', { topic: 'channels', type: 'channels.login', data: state }));
+const login = new MessengerLogin(paths, () => config, () => apply(), (state) => ipcPublish(endpoint)('channels', 'channels.login', loginEvent(state)));
 
 const cfg = (): Config => {
   if (!config) throw new IpcCallError('unavailable', 'the channels worker has not started yet');
@@ -48,7 +50,7 @@ function apply(): void {
       create: () => createAdapter(platform, cfg(), paths, login),
       message: (adapter, m) => convo.onMessage(adapter, m),
       connected: (adapter) => void convo.recover(adapter).catch((err: Error) => log.warn('could not pick up unanswered messages', { error: err.message })),
-      changed: () => endpoint.emit('ws.publish', { topic: 'channels', type: 'channels.status', data: host.status(null) }),
+      changed: () => ipcPublish(endpoint)('channels', 'channels.status', host.status(null)),
     });
     hosts.set(platform, { host, key });
     host.start();

@@ -4,6 +4,9 @@ import { log } from '../../shared/log.js';
 import type { Paths } from '../../shared/paths.js';
 import { IpcCallError, type Endpoint } from '../../shared/protocol/endpoint.js';
 import type { EventPayload } from '../../shared/protocol/ipc.js';
+import type { Publish } from '../../shared/protocol/events.js';
+import { viewSummary } from '../../shared/event-summaries.js';
+import { ipcPublish } from '../../shared/ws-publish.js';
 import {
   cronTaskView,
   finishRun,
@@ -62,21 +65,20 @@ export class Runs {
   private sweeper: NodeJS.Timeout | undefined;
   private readonly notifier: Notifier;
 
+  private readonly publish: Publish;
+
   constructor(private readonly deps: RunDeps) {
     this.notifier = new Notifier(deps);
+    this.publish = ipcPublish(deps.endpoint);
   }
 
   get count(): number {
     return this.active.size;
   }
 
-  private publish(type: string, data: unknown): void {
-    this.deps.endpoint.emit('ws.publish', { topic: 'tasks', type, data });
-  }
-
-  private announceRun(type: string, run: CronRun): void {
+  private announceRun(type: 'task.run_started' | `task.run_${'completed' | 'failed' | 'interrupted'}`, run: CronRun): void {
     const task = getCronTask(this.deps.db, run.task_id);
-    this.publish(type, { task_id: run.task_id, run: runView(run), next_run_at: task ? cronTaskView(this.deps.db, task).next_run_at : null });
+    this.publish('tasks', type, viewSummary({ task_id: run.task_id, run: runView(run), next_run_at: task ? cronTaskView(this.deps.db, task).next_run_at : null }));
   }
 
   /**
@@ -159,7 +161,7 @@ export class Runs {
       if (task.session === 'reuse' && task.workflow === null) setReuseSession(db, task.id, session.id);
     }
     setRunSession(db, run.id, session.id);
-    this.deps.endpoint.emit('ws.publish', { topic: 'sessions', type: 'session.created', data: session });
+    this.publish('sessions', 'session.created', session);
     return { session, text, ...(workflowRunId ? { workflowRunId } : {}) };
   }
 

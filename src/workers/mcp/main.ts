@@ -3,6 +3,7 @@ import { redactConfigSecrets } from '../../shared/config/secrets.js';
 import { startChild } from '../../shared/child.js';
 import { log } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
+import { ipcPublish } from '../../shared/ws-publish.js';
 import { IpcCallError, type Endpoint } from '../../shared/protocol/endpoint.js';
 import { DirectChannels } from './direct.js';
 import { Manager } from './manager.js';
@@ -15,8 +16,10 @@ import { Manager } from './manager.js';
 let calls = 0;
 const paths = resolvePaths();
 const endpoint = startChild('mcp', () => calls);
+/** Status events carry the state and a tool count; GET /api/mcp/servers/{name} lists the tools. */
+const publish = ipcPublish(endpoint);
 const manager = new Manager({
-  status: (data) => endpoint.emit('ws.publish', { topic: 'mcp', type: 'mcp.status', data }),
+  status: (s) => publish('mcp', 'mcp.status', { name: s.name, status: s.status, error: s.error, connected_at: s.connected_at, transport: s.transport, needs_auth: s.needs_auth, tool_count: s.tools.length }),
   groups: (pgids) => endpoint.emit('child.groups', { pgids }),
 }, paths.home);
 

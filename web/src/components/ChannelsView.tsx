@@ -88,7 +88,8 @@ export function ChannelsView() {
     void load();
     void loadLogin();
     return live.on('channels', (e) => {
-      if (e.type === 'channels.login') setLogin(e.data as Login);
+      // Without its QR code when that was too big for an event: the login route has it.
+      if (e.type === 'channels.login') e.data.truncated ? void loadLogin() : setLogin(e.data as Login);
       void load();
     });
   }, []);

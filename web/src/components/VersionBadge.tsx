@@ -1,25 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describe, get, post } from '../lib/api';
+import type { WsEventData } from '../../../src/shared/protocol/events';
 import { live, type LiveEvent } from '../lib/live';
 
-interface VersionInfo {
-  version: string;
-  latest: string | null;
-  update_available: boolean;
-  dev_build: boolean;
-  checked_at: string | null;
-  release_url: string | null;
-  notes: string[];
-  upgrading: boolean;
-}
-
-interface Step {
-  stage: string;
-  version?: string;
-  message?: string;
-  bytes?: number;
-  total?: number;
-}
+/** The server's own shapes (the /ws catalogue): GET /api/version and the upgrade's steps. */
+type VersionInfo = WsEventData<'version'>;
+type Step = WsEventData<'upgrade'>;
 
 const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
 
@@ -49,9 +35,9 @@ export function VersionBadge() {
   useEffect(() => {
     void load();
     return live.on('server', (e: LiveEvent) => {
-      if (e.type === 'version') setInfo(e.data as VersionInfo);
+      if (e.type === 'version') setInfo(e.data);
       else if (e.type === 'upgrade') {
-        const step = e.data as Step;
+        const step = e.data;
         setSteps((old) => (step.stage === 'downloading' && old.at(-1)?.stage === 'downloading' ? [...old.slice(0, -1), step] : [...old, step]));
         if (step.stage === 'failed') setBusy(false);
       } else if (e.type === '$reset') void load(); // a restarted svc: perhaps the new version

@@ -66,7 +66,7 @@ export function WorkflowsView() {
     void load(false);
     return live.on('workflows', (e) => {
       if (e.type === '$reset') return void load(true);
-      const r = fromEvent(e.type, e.data);
+      const r = fromEvent(e);
       if (!r) return;
       known.current.add(r.id);
       put(r, true);

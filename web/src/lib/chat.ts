@@ -196,40 +196,45 @@ export class ChatSession {
     else this.apply(e);
   }
 
-  /** Applies one session event to the state. */
+  /** Applies one session event to the state; narrowing on `e.type` gives `e.data` its catalogued shape. */
   private apply(e: LiveEvent): void {
-    const d = e.data ?? {};
-    const turnOf = (s: ChatState): LiveTurn => {
-      if (!s.turn || s.turn.id !== d.turn_id) s.turn = { id: String(d.turn_id ?? ''), text: '', reasoning: '', calls: [] };
+    const turnOf = (s: ChatState, turnId: string): LiveTurn => {
+      if (!s.turn || s.turn.id !== turnId) s.turn = { id: turnId, text: '', reasoning: '', calls: [] };
       else s.turn = { ...s.turn };
       return s.turn;
     };
     switch (e.type) {
-      case 'turn.started':
+      case 'turn.started': {
+        const d = e.data;
         this.update((s) => {
-          turnOf(s);
+          turnOf(s, d.turn_id);
           s.tools = {};
-          s.turnSeq = typeof d.message?.seq === 'number' ? d.message.seq : undefined;
+          s.turnSeq = d.message.seq;
           s.sending = undefined;
           s.ended = undefined;
           s.announce = '';
-          if (d.message) {
-            s.messages = withMessage(s.messages, d.message);
-            this.unrecorded = undefined;
-          }
+          s.messages = withMessage(s.messages, d.message);
+          this.unrecorded = undefined;
         });
+        this.whole(d.message);
         break;
-      case 'turn.text_delta':
-        this.update((s) => void (turnOf(s).text += String(d.delta ?? '')));
+      }
+      case 'turn.text_delta': {
+        const d = e.data;
+        this.update((s) => void (turnOf(s, d.turn_id).text += d.delta));
         break;
-      case 'turn.reasoning_delta':
-        this.update((s) => void (turnOf(s).reasoning += String(d.delta ?? '')));
+      }
+      case 'turn.reasoning_delta': {
+        const d = e.data;
+        this.update((s) => void (turnOf(s, d.turn_id).reasoning += d.delta));
         break;
+      }
       case 'turn.tool_call_started':
-      case 'turn.tool_call':
+      case 'turn.tool_call': {
+        const d = e.data;
         this.update((s) => {
-          const t = turnOf(s);
-          const call: PendingCall = { call_id: String(d.call_id), name: String(d.name ?? ''), ...(typeof d.arguments === 'string' ? { arguments: d.arguments } : {}) };
+          const t = turnOf(s, d.turn_id);
+          const call: PendingCall = { call_id: d.call_id, name: d.name, ...('arguments' in d ? { arguments: d.arguments } : {}) };
           const at = t.calls.findIndex((c) => c.call_id === call.call_id);
           t.calls = at < 0 ? [...t.calls, call] : t.calls.map((c, i) => (i === at ? { ...c, ...call } : c));
           // Some providers reuse call ids from step to step: a finished call's state is not this one's.
@@ -239,78 +244,129 @@ export class ChatSession {
           }
         });
         break;
-      case 'terminal.output':
+      }
+      case 'terminal.output': {
+        const d = e.data;
         this.update((s) => {
-          const id = String(d.call_id ?? '');
-          const prev = s.tools[id] ?? { output: '' };
-          let output = prev.output + String(d.chunk ?? '');
+          const prev = s.tools[d.call_id] ?? { output: '' };
+          let output = prev.output + d.chunk;
           if (output.length > OUTPUT_KEEP) output = output.slice(-OUTPUT_KEEP);
-          s.tools = { ...s.tools, [id]: { ...prev, output } };
+          s.tools = { ...s.tools, [d.call_id]: { ...prev, output } };
         });
         break;
-      case 'turn.tool_result':
+      }
+      case 'turn.tool_result': {
+        const d = e.data;
         this.update((s) => {
-          const id = String(d.call_id ?? '');
-          s.tools = { ...s.tools, [id]: { ...(s.tools[id] ?? { output: '' }), result: { output: String(d.output ?? ''), is_error: d.is_error === true } } };
-          if (d.message) s.messages = withMessage(s.messages, d.message);
-          s.approvals = s.approvals.filter((a) => a.call_id !== id);
+          s.tools = { ...s.tools, [d.call_id]: { ...(s.tools[d.call_id] ?? { output: '' }), result: { output: d.output, is_error: d.is_error } } };
+          s.messages = withMessage(s.messages, d.message);
+          s.approvals = s.approvals.filter((a) => a.call_id !== d.call_id);
         });
+        // A long output came cut: its tool message, fetched whole, replaces it (and the live result).
+        if (d.truncated || d.message.truncated) this.whole({ ...d.message, truncated: true });
         break;
-      case 'message.committed':
+      }
+      case 'message.committed': {
+        const m = e.data.message;
         this.update((s) => {
-          const m = d.message as Message | undefined;
-          if (!m) return;
           s.messages = withMessage(s.messages, m);
           if (m.role === 'assistant' && s.turn) s.turn = { ...s.turn, text: '', reasoning: '', calls: [] };
         });
+        this.whole(m);
         break;
-      case 'approval.requested':
+      }
+      case 'approval.requested': {
+        const { truncated, ...d } = e.data;
         this.update((s) => {
           if (s.approvals.some((a) => a.approval_id === d.approval_id)) return;
-          s.approvals = [...s.approvals, { approval_id: String(d.approval_id), call_id: d.call_id, tool: String(d.tool ?? ''), input: d.input, reason: String(d.reason ?? ''), turn_id: d.turn_id, ...(typeof d.sandbox_notice === 'string' ? { sandbox_notice: d.sandbox_notice } : {}) }];
+          s.approvals = [...s.approvals, d];
         }, true);
+        // The input came cut: the list of waiting approvals has it whole.
+        if (truncated) void this.wholeApprovals();
         break;
+      }
       case 'approval.withdrawn':
-      case 'approval.expired':
-        this.update((s) => void (s.approvals = s.approvals.filter((a) => a.approval_id !== d.approval_id)), true);
+      case 'approval.expired': {
+        const id = e.data.approval_id;
+        this.update((s) => void (s.approvals = s.approvals.filter((a) => a.approval_id !== id)), true);
         break;
+      }
       case 'turn.completed':
       case 'turn.failed':
-      case 'turn.interrupted':
+      case 'turn.interrupted': {
+        const d = e.data;
         this.update((s) => {
-          if (s.turn && (d.turn_id === undefined || s.turn.id === d.turn_id)) s.turn = undefined;
+          if (s.turn && s.turn.id === d.turn_id) s.turn = undefined;
           s.approvals = s.approvals.filter((a) => a.turn_id !== undefined && a.turn_id !== d.turn_id);
           s.sending = undefined;
-          s.ended = e.type === 'turn.failed' ? { kind: 'failed', reason: d.reason, message: d.message } : e.type === 'turn.interrupted' ? { kind: 'interrupted' } : undefined;
-          if (e.type === 'turn.failed' && this.unrecorded) s.restore = this.unrecorded;
+          s.ended = d.status === 'failed' ? { kind: 'failed', reason: d.reason, message: d.message } : d.status === 'interrupted' ? { kind: 'interrupted' } : undefined;
+          if (d.status === 'failed' && this.unrecorded) s.restore = this.unrecorded;
           this.unrecorded = undefined;
           // A failure is an alert of its own (in the transcript); the status region says the rest.
-          s.announce = e.type === 'turn.completed' ? doneText(s.messages) : e.type === 'turn.interrupted' ? 'Stopped.' : '';
+          s.announce = d.status === 'completed' ? doneText(s.messages) : d.status === 'interrupted' ? 'Stopped.' : '';
         }, true);
         break;
-      case 'goal.updated':
+      }
+      case 'goal.updated': {
+        const goal = e.data;
         this.update((s) => {
-          s.goal = d as Goal;
+          s.goal = goal;
           s.goalNote = undefined;
         }, true);
         break;
+      }
       case 'goal.cleared':
         this.update((s) => void (s.goal = null), true);
         break;
-      case 'goal.paused':
-        this.update((s) => void (s.goalNote = `Paused: ${String(d.reason ?? '').replace(/_/g, ' ')}`), true);
+      case 'goal.paused': {
+        const reason = e.data.reason;
+        this.update((s) => void (s.goalNote = `Paused: ${reason.replace(/_/g, ' ')}`), true);
         break;
+      }
       case 'session.updated':
-      case 'session.restored':
+      case 'session.restored': {
+        const session = e.data;
         this.update((s) => {
-          s.session = d as Session;
+          s.session = session;
           s.gone = false;
         }, true);
         break;
+      }
       case 'session.deleted':
         this.update((s) => void (s.gone = true), true);
         break;
     }
+  }
+
+  /**
+   * A message an event carried cut (over 4 KB): it shows at once as it came, then the whole from
+   * REST replaces it, and a tool result's live state takes the whole output too.
+   */
+  private whole(m: Message): void {
+    if (!m.truncated) return;
+    const token = this.loadToken;
+    get<Message>(path`/api/sessions/${this.id}/messages/${m.id}`).then(
+      (full) => {
+        if (token !== this.loadToken) return; // a reload brought the whole transcript anyway
+        this.update((s) => {
+          if (s.messages.some((x) => x.id === full.id)) s.messages = withMessage(s.messages, full);
+          const callId = full.role === 'tool' ? String(full.content?.tool_call_id ?? '') : '';
+          const live = s.tools[callId];
+          if (live?.result) s.tools = { ...s.tools, [callId]: { ...live, result: { output: String(full.content?.output ?? ''), is_error: full.content?.is_error === true } } };
+        });
+      },
+      () => undefined, // gone meanwhile (deleted): nothing to show
+    );
+  }
+
+  /** The waiting approvals, whole (an event carried an input cut). */
+  private async wholeApprovals(): Promise<void> {
+    const r = await get<{ items: Approval[] }>(path`/api/sessions/${this.id}/approvals`).catch(() => undefined);
+    if (!r) return;
+    this.update((s) => {
+      const byId = new Map(r.items.map((a) => [a.approval_id, a]));
+      s.approvals = s.approvals.map((a) => byId.get(a.approval_id) ?? a);
+    }, true);
   }
 
   /** Sends a turn; the server's events do the rest. */

@@ -1,13 +1,12 @@
+import type { WsEventFrame } from '../../../src/shared/protocol/events';
 import { authNeeded } from './api';
 import { Store } from './store';
 
-/** One event of a topic, as /ws sends it. `$reset` is ours: reload this topic from the REST API. */
-export interface LiveEvent {
-  topic: string;
-  type: string;
-  seq: number;
-  data: any;
-}
+/**
+ * One event of a topic, as /ws sends it (the server's catalogue: narrowing on `type` gives
+ * `data` its shape). `$reset` is ours: reload this topic from the REST API.
+ */
+export type LiveEvent = WsEventFrame | { topic: string; type: '$reset'; seq: number; data: null };
 
 export type ConnState = 'connecting' | 'online' | 'reconnecting';
 

@@ -48,9 +48,9 @@ export function removeSession(id: string): void {
 function onEvent(e: LiveEvent): void {
   if (e.type === '$reset') return void loadSessions();
   // Restored elsewhere (the Trash page, another tab, the CLI): an Undo toast about it is settled.
-  if (e.type === 'session.restored') dismissAbout(`deleted:${String(e.data?.id ?? '')}`);
-  if (e.type === 'session.created' || e.type === 'session.updated' || e.type === 'session.restored') upsertSession(e.data as Session);
-  else if (e.type === 'session.deleted') removeSession(String(e.data?.id ?? ''));
+  if (e.type === 'session.restored') dismissAbout(`deleted:${e.data.id}`);
+  if (e.type === 'session.created' || e.type === 'session.updated' || e.type === 'session.restored') upsertSession(e.data);
+  else if (e.type === 'session.deleted') removeSession(e.data.id);
 }
 
 let watching = false;

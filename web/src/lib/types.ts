@@ -1,19 +1,7 @@
-export interface Session {
-  id: string;
-  title: string;
-  model_id: string | null;
-  reasoning_effort: string;
-  show_reasoning: boolean;
-  permission_mode: string;
-  working_dir: string | null;
-  /** The sandbox network: "on", "off" or a host list; null follows permissions.yml. */
-  network?: string | string[] | null;
-  /** The messaging platform this chat lives on (telegram, messenger); null for others. */
-  channel?: string | null;
-  created_at: string;
-  updated_at: string;
-  message_count?: number;
-}
+import type { GoalView, SessionView, TrashItemView, WsEventData } from '../../../src/shared/protocol/events';
+
+/** The server's own types, from the /ws event catalogue (type-only: nothing of it is bundled). */
+export type Session = SessionView;
 
 export interface Attachment {
   name: string;
@@ -34,34 +22,19 @@ export interface Message {
   role: 'user' | 'assistant' | 'tool' | 'system';
   content: any;
   created_at?: string;
+  /** A /ws event carried it cut: GET /api/sessions/{id}/messages/{id} has it whole. */
+  truncated?: true;
 }
 
-export interface Goal {
-  objective: string;
-  status: string;
-  token_budget: number | null;
-  usage?: { input_tokens: number; output_tokens: number; turns: number };
-  input_tokens?: number;
-  output_tokens?: number;
-  turns?: number;
-}
+export type Goal = GoalView;
 
-/** Tokens and turns a goal used so far (the counters may sit under `usage` or at the top). */
+/** Tokens and turns a goal used so far. */
 export function goalUsage(g: Goal): { tokens: number; turns: number } {
-  const u = g.usage ?? g;
-  return { tokens: (u.input_tokens ?? 0) + (u.output_tokens ?? 0), turns: u.turns ?? 0 };
+  return { tokens: g.usage.input_tokens + g.usage.output_tokens, turns: g.usage.turns };
 }
 
-export interface Approval {
-  approval_id: string;
-  call_id?: string;
-  tool: string;
-  input: unknown;
-  reason: string;
-  turn_id?: string;
-  /** Once per session: the sandbox is off or unavailable, and how to fix it. */
-  sandbox_notice?: string;
-}
+/** A tool call waiting for the user: as approval.requested carries it, or GET /api/sessions/{id}/approvals lists it. */
+export type Approval = Omit<WsEventData<'approval.requested'>, 'call_id' | 'turn_id'> & { call_id?: string; turn_id?: string };
 
 export interface ModelEntry {
   id: string;
@@ -105,12 +78,4 @@ export interface TestResult {
   latency_ms?: number;
 }
 
-export interface TrashItem {
-  id: string;
-  kind: string;
-  name: string;
-  original?: string;
-  size_bytes: number;
-  deleted_at: string;
-  expires_at: string;
-}
+export type TrashItem = TrashItemView;

@@ -1,3 +1,5 @@
+import type { LiveEvent } from './live';
+
 /**
  * Workflow runs as the Workflows page keeps them: built from the `workflows` topic's events and
  * from GET /api/workflows/runs/{id} snapshots, merged so a state never goes backwards (an event
@@ -64,32 +66,28 @@ export function fromSnapshot(r: RunSnapshot): RunState {
 }
 
 /** What one `workflows` event says about its run, or undefined for an event this page does not read. */
-export function fromEvent(type: string, data: unknown): RunState | undefined {
-  if (!data || typeof data !== 'object') return undefined;
-  const d = data as Record<string, unknown>;
-  const str = (v: unknown) => (typeof v === 'string' ? v : null);
-  const id = str(d.run_id);
-  const workflow = str(d.workflow);
-  if (!id || !workflow) return undefined;
-  const step = str(d.step);
-  const base: RunState = { id, workflow, session_id: str(d.session_id) ?? '', status: 'running', steps: {}, error: null, failed_step: null };
-  switch (type) {
+export function fromEvent(e: LiveEvent): RunState | undefined {
+  if (!e.type.startsWith('workflow.') || e.type === '$reset') return undefined;
+  const base = (d: { run_id: string; workflow: string; session_id: string }): RunState => ({ id: d.run_id, workflow: d.workflow, session_id: d.session_id, status: 'running', steps: {}, error: null, failed_step: null });
+  switch (e.type) {
     case 'workflow.run_started':
-      return base;
+      return base(e.data);
     case 'workflow.step_started':
-      return step ? { ...base, steps: { [step]: { status: 'running', output: null } } } : undefined;
+      return { ...base(e.data), steps: { [e.data.step]: { status: 'running', output: null } } };
     case 'workflow.step_completed':
-      return step ? { ...base, steps: { [step]: { status: 'completed', output: str(d.output) } } } : undefined;
+      return { ...base(e.data), steps: { [e.data.step]: { status: 'completed', output: e.data.output } } };
     case 'workflow.run_completed':
-      return { ...base, status: 'completed' };
-    case 'workflow.run_failed':
+      return { ...base(e.data), status: 'completed' };
+    case 'workflow.run_failed': {
+      const step = e.data.step;
       return {
-        ...base,
-        status: d.reason === 'interrupted' ? 'interrupted' : 'failed',
-        error: str(d.message),
+        ...base(e.data),
+        status: e.data.reason === 'interrupted' ? 'interrupted' : 'failed',
+        error: e.data.message,
         failed_step: step,
         steps: step ? { [step]: { status: 'failed', output: null } } : {},
       };
+    }
     default:
       return undefined;
   }

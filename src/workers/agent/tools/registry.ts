@@ -4,6 +4,7 @@ import type { Attachment } from '../../../shared/protocol/message-content.js';
 import type { Db } from '../../../shared/store/db.js';
 import type { TurnOrigin } from '../../../shared/protocol/ipc.js';
 import type { ToolSpec } from '../providers/index.js';
+import type { CallEmit } from '../../../shared/ws-publish.js';
 
 /** What a tool gets besides its arguments: where it runs, what it may use, and how to stop. */
 export interface ToolContext {
@@ -17,7 +18,7 @@ export interface ToolContext {
   /** What started the turn; cron and channel turns never leave the sandbox. Unset: a person is there. */
   origin?: TurnOrigin;
   /** Live progress for clients (e.g. terminal output), on the session topic with turn and call ids. */
-  emit: (type: string, data: Record<string, unknown>) => void;
+  emit: CallEmit;
 }
 
 export interface ToolResult {

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { ApiError } from '../../../../shared/errors.js';
 import { createTask, listTasks, taskFields, taskStatuses, updateTask, type Task } from '../../../../shared/store/tasks.js';
+import { viewSummary } from '../../../../shared/event-summaries.js';
+import type { Publish } from '../../../../shared/protocol/events.js';
 import { defineTool, type Tool, type ToolResult } from '../registry.js';
 
-/** Publishes a `/ws` event on any topic (the lead wires it to IPC `ws.publish`). */
-export type Publish = (topic: string, type: string, data: unknown) => void;
+export type { Publish };
 
 export interface TaskToolOptions {
   publish?: Publish;
@@ -31,9 +32,9 @@ function attempt(fn: () => ToolResult): ToolResult {
 
 /** task_create, task_update, task_list: the session's plan, stored as kind 'graph' tasks. */
 export function taskTools(opts: TaskToolOptions = {}): Tool[] {
-  const announce = (type: string, t: Task) => {
+  const announce = (type: 'task.created' | 'task.updated', t: Task) => {
     try {
-      opts.publish?.('tasks', type, t);
+      opts.publish?.('tasks', type, viewSummary({ ...t }));
     } catch {
       // An event lost is not a task lost: the row is committed.
     }
