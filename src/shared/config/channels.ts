@@ -5,7 +5,12 @@ import { z } from 'zod';
  * plus the platform's fields. The messenger's login credentials are not here: they live in a 0600
  * file under $SVC_HOME (see channelCredentialsFile).
  */
-export const platformNames = ['telegram', 'messenger'] as const;
+export const platformNames = [
+  'telegram',
+  'messenger',
+  // whatsapp
+  'whatsapp',
+] as const;
 export const platformNameSchema = z.enum(platformNames);
 export type PlatformName = z.infer<typeof platformNameSchema>;
 
@@ -35,12 +40,33 @@ export const messengerConfigSchema = z.strictObject({
 });
 export type MessengerConfig = z.infer<typeof messengerConfigSchema>;
 
+// whatsapp: WhatsApp Web (multi-device) through Baileys; logged in by a QR code, its session keys
+// kept 0600 under $SVC_HOME/channels/whatsapp (never in config.yml). allowed_users: phone numbers.
+export const whatsappConfigSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  allowed_users: z.preprocess(
+    (v) => (typeof v === 'string' ? v.split(/[\s,]+/).filter((s) => s.length > 0) : v),
+    z.array(z.string().transform((s) => s.replace(/^\+/, '')).pipe(z.string().regex(/^\d{5,20}$/, 'a WhatsApp user is a phone number with its country code, digits only (e.g. 4915123456789)'))).max(1000),
+  ).default([]),
+});
+export type WhatsappConfig = z.infer<typeof whatsappConfigSchema>;
+
 export const channelsConfigSchema = z
-  .strictObject({ telegram: telegramConfigSchema.optional(), messenger: messengerConfigSchema.optional() })
+  .strictObject({
+    telegram: telegramConfigSchema.optional(),
+    messenger: messengerConfigSchema.optional(),
+    // whatsapp
+    whatsapp: whatsappConfigSchema.optional(),
+  })
   .prefault({});
 export type ChannelsConfig = z.infer<typeof channelsConfigSchema>;
 
-export const platformSchemas = { telegram: telegramConfigSchema, messenger: messengerConfigSchema } as const;
+export const platformSchemas = {
+  telegram: telegramConfigSchema,
+  messenger: messengerConfigSchema,
+  // whatsapp
+  whatsapp: whatsappConfigSchema,
+} as const;
 
 export interface FieldSpec {
   name: string;
@@ -68,6 +94,14 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
       { name: 'base_url', required: false, secret: false, description: 'The iLink bot server; leave empty for the default.' },
       { name: 'cdn_base_url', required: false, secret: false, description: 'The media CDN files are sent and fetched through; leave empty for the default (novac2c.cdn.weixin.qq.com/c2c).' },
       { name: 'allowed_users', required: false, secret: false, description: 'WeChat (iLink) user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
+    ],
+  },
+  // whatsapp
+  whatsapp: {
+    label: 'WhatsApp',
+    login: 'qr',
+    fields: [
+      { name: 'allowed_users', required: false, secret: false, description: 'Phone numbers (with country code, digits only) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
     ],
   },
 };
