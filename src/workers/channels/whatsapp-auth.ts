@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuthenticationCreds, AuthenticationState, SignalDataTypeMap } from '@whiskeysockets/baileys';
 import { writeFileAtomic } from '../../shared/atomic-write.js';
@@ -39,7 +39,11 @@ export class WaAuthStore {
         return null;
       }
     };
-    const write = (name: string, value: unknown) => writeFileAtomic(join(this.dir, fileName(name)), JSON.stringify(value, baileys.BufferJSON.replacer), 0o600);
+    const write = (name: string, value: unknown) => {
+      // A removed store (logged out, or a login's keys moved into place) takes no late writes.
+      if (!existsSync(this.dir)) return;
+      writeFileAtomic(join(this.dir, fileName(name)), JSON.stringify(value, baileys.BufferJSON.replacer), 0o600);
+    };
     const creds = (read('creds') as AuthenticationCreds | null) ?? baileys.initAuthCreds();
     const state: AuthenticationState = {
       creds,

@@ -84,6 +84,8 @@ export class WhatsappQr implements QrPlatform {
           flow.signal.addEventListener('abort', cancelled, { once: true });
           const settle = (f: () => void) => (flow.signal.removeEventListener('abort', cancelled), f());
           sock.ev.on('creds.update', () => {
+            // A late update after the keys moved (or the flow ended) has nowhere to go: it is dropped.
+            if (!existsSync(staging.dir)) return;
             saveCreds();
             if (state.creds.me?.id) flow.scanned();
           });
