@@ -157,7 +157,8 @@ test('an approval is asked in the chat and answered by a numbered reply', async 
     assert.match(q, /\(1\)/);
     says(live, ALICE_JID, { conversation: '1' });
     await shows(ALICE_JID, 'Done writing.');
-    assert.ok(wa.chat(ALICE_JID).some((t) => t.startsWith('⚠️ Allow write_file') && t.endsWith('→ Allowed once')), 'the question was edited to its answer');
+    // The question is edited to its answer (that edit and the reply race: both are waited for).
+    await waitFor(() => wa.chat(ALICE_JID).some((t) => t.startsWith('⚠️ Allow write_file') && t.endsWith('→ Allowed once')) || undefined, 30_000, 'the question edited to its answer');
     assert.is(readFileSync(target, 'utf8'), 'via whatsapp');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -113,18 +113,24 @@ export class QrLogin {
       flow.abort();
       this.set({ status: 'failed', error: 'the login took longer than 10 minutes; start again', qr_url: null, qr_png: null });
     }, FLOW_LIMIT_MS);
+    // Codes are shown in the order they came, even when one renders faster than the one before.
+    let shownChain: Promise<void> = Promise.resolve();
     const ctx: QrFlow = {
       signal,
       codes: () => this.current.codes,
       scanned: () => {
         if (!signal.aborted && this.current.status !== 'scanned') this.set({ status: 'scanned' });
       },
-      code: async (text) => {
-        const { default: QRCode } = await import('qrcode'); // only a login needs it
-        const png = await QRCode.toDataURL(text, { errorCorrectionLevel: 'M', margin: 2, width: 280 });
-        if (signal.aborted) return;
-        this.set({ status: 'pending', qr_url: text, qr_png: png, codes: this.current.codes + 1 });
-        shown();
+      code: (text) => {
+        const show = async () => {
+          const { default: QRCode } = await import('qrcode'); // only a login needs it
+          const png = await QRCode.toDataURL(text, { errorCorrectionLevel: 'M', margin: 2, width: 280 });
+          if (signal.aborted) return;
+          this.set({ status: 'pending', qr_url: text, qr_png: png, codes: this.current.codes + 1 });
+          shown();
+        };
+        shownChain = shownChain.catch(() => undefined).then(show);
+        return shownChain;
       },
     };
     try {

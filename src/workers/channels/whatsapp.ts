@@ -87,6 +87,7 @@ export class WhatsappAdapter implements Adapter {
   private stopped = false;
   private stopRun: (() => void) | undefined;
   private sending: Promise<unknown> = Promise.resolve();
+  private inbox: Promise<void> = Promise.resolve();
   private readonly media = new Map<string, unknown>();
 
   constructor(
@@ -126,7 +127,8 @@ export class WhatsappAdapter implements Adapter {
         });
         sock.ev.on('messages.upsert', (u) => {
           if (u.type !== 'notify') return;
-          for (const raw of u.messages) void this.inbound(raw, events);
+          // In the order they came, one after another (as the other adapters deliver them).
+          for (const raw of u.messages) this.inbox = this.inbox.then(() => this.inbound(raw, events)).catch((err: Error) => log.warn('whatsapp message not handled', { error: err.message }));
         });
       });
       if (outcome === 'stopped') return;
