@@ -151,16 +151,21 @@ test('an approval is asked in the chat and answered by a numbered reply', async 
   const dir = mkdtempSync(join(tmpdir(), 'svc-whatsapp-outside-'));
   const target = join(dir, 'w.txt');
   try {
+    // The user answers before WhatsApp confirms the question's send to svc: the answer still counts.
+    wa.confirmLate(400);
     rig.fake.enqueue({ parts: [{ toolCall: { id: 'wa1', name: 'write_file', arguments: [JSON.stringify({ path: target, content: 'via whatsapp' })] } }], stop: 'tool_use' }, textReply('Done writing.'));
     says(live, ALICE_JID, { conversation: 'please write it' });
     const q = await waitFor(() => wa.chat(ALICE_JID).find((t) => t.startsWith('⚠️ Allow write_file')), 30_000, 'the question');
     assert.match(q, /\(1\)/);
     says(live, ALICE_JID, { conversation: '1' });
-    await shows(ALICE_JID, 'Done writing.');
-    // The question is edited to its answer (that edit and the reply race: both are waited for).
-    await waitFor(() => wa.chat(ALICE_JID).some((t) => t.startsWith('⚠️ Allow write_file') && t.endsWith('→ Allowed once')) || undefined, 30_000, 'the question edited to its answer');
+    await shows(ALICE_JID, 'Done writing.').catch((err: Error) => {
+      throw new Error(`${err.message}; the chat ends: ${JSON.stringify(wa.chat(ALICE_JID).slice(-4))}`);
+    });
+    // The question is edited to its answer (or, when the answer beat the send's confirmation, the answer follows it).
+    await waitFor(() => wa.chat(ALICE_JID).some((t) => (t.startsWith('⚠️ Allow write_file') && t.endsWith('→ Allowed once')) || t === '→ Allowed once') || undefined, 30_000, 'the answer shown');
     assert.is(readFileSync(target, 'utf8'), 'via whatsapp');
   } finally {
+    wa.confirmLate(0);
     rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -208,7 +213,7 @@ test('files: a document sent in reaches the model; send-file sends a document; a
   assert.is(tested.body.chat_id, ALICE_JID);
 });
 
-test('a dropped connection restarts only the adapter; logout removes the keys', async () => {
+test('a dropped connection restarts only the adapter; logout removes the keys; a login fails or expires with why', async () => {
   live.close(428, 'Connection Closed');
   const again = await socket(3);
   assert.ok(again.registered);
@@ -220,6 +225,22 @@ test('a dropped connection restarts only the adapter; logout removes the keys', 
   assert.is(out.body.status, 'idle');
   assert.not.ok(existsSync(join(rig.server.home, 'channels', 'whatsapp')));
   await waitFor(async () => (await channel()).state === 'needs_login', 30_000, 'needs_login after logout');
+
+  // No network: Baileys closes with 408 before any code; the login fails with its reason.
+  const n = wa.sockets.length;
+  await api('POST', '/api/channels/whatsapp/login', {});
+  (await socket(n)).close(408, 'WebSocket Error (getaddrinfo ENOTFOUND web.whatsapp.com)');
+  const failed = await loginIs('failed');
+  assert.match(failed.error, /ENOTFOUND web\.whatsapp\.com/);
+  // Codes shown but never scanned: Baileys gives up (408 after its QR refs) and the flow says expired.
+  await api('POST', '/api/channels/whatsapp/login', {});
+  const s = await socket(n + 1);
+  s.qr('2@dW5zY2FubmVk,a2V5,aWQ=,YWR2');
+  await loginIs('pending', (x) => x.codes === 1);
+  s.close(408, 'QR refs attempts ended');
+  const expired = await loginIs('expired');
+  assert.match(expired.error, /QR codes \(1 shown\) expired without being scanned/);
+  assert.not.ok(existsSync(join(rig.server.home, 'channels', 'whatsapp-login')), 'the unfinished keys are gone');
 });
 
 test('the session keys never appear in a response or a log', async () => {

@@ -316,12 +316,14 @@ export class Conversations {
     if (!adapter) return;
     const approvalId = String(data.approval_id);
     const question = approvalQuestion(String(data.tool ?? 'a tool'), data.input, adapter.hasButtons);
-    const messageId = await adapter.sendText(w.chatId, question, { plain: true, ...(adapter.hasButtons ? { buttons: approvalButtons(approvalId) } : {}) }).catch((err: Error) => {
+    // Listened for before it is sent: an answer can arrive before the platform confirms the send.
+    const ask: PendingAsk = { approvalId, sessionId: w.sessionId, question, messageId: null };
+    const key = `${w.platform}:${w.chatId}`;
+    this.asks.set(key, [...(this.asks.get(key) ?? []), ask]);
+    ask.messageId = await adapter.sendText(w.chatId, question, { plain: true, ...(adapter.hasButtons ? { buttons: approvalButtons(approvalId) } : {}) }).catch((err: Error) => {
       log.warn('could not ask for an approval in the chat', { error: err.message });
       return null;
     });
-    const key = `${w.platform}:${w.chatId}`;
-    this.asks.set(key, [...(this.asks.get(key) ?? []), { approvalId, sessionId: w.sessionId, question, messageId }]);
   }
 
   private dropAsk(platform: PlatformName, chatId: string, approvalId: string): void {

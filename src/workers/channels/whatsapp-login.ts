@@ -9,7 +9,7 @@ import { LoginExpired, type QrFlow, type QrPlatform } from './login.js';
 import { phoneOf, WaAuthStore } from './whatsapp-auth.js';
 import { loadWaLib } from './whatsapp-socket.js';
 
-/** Baileys closes a login socket with this when its QR codes ran out unscanned (DisconnectReason.timedOut). */
+/** Baileys closes a login socket with this when its QR codes ran out unscanned (DisconnectReason.timedOut), or the connection was lost. */
 const WA_TIMED_OUT = 408;
 const loginRecord = z.object({ account: z.string(), saved_at: z.string() });
 
@@ -95,7 +95,8 @@ export class WhatsappQr implements QrPlatform {
             else if (u.connection === 'close') {
               const code = closeCode(u.lastDisconnect?.error);
               if (code === WA_RESTART_REQUIRED) settle(() => resolve('restart'));
-              else if (code === WA_TIMED_OUT && !state.creds.me) settle(() => reject(new LoginExpired(`the QR code expired ${flow.codes()} times without being scanned; start again`)));
+              // 408 is also a lost connection (no network): only after codes were shown did they run out.
+              else if (code === WA_TIMED_OUT && !state.creds.me && flow.codes() > 0) settle(() => reject(new LoginExpired(`the QR codes (${flow.codes()} shown) expired without being scanned; start again`)));
               else settle(() => reject(new Error(`the connection closed: ${u.lastDisconnect?.error?.message ?? 'no reason given'}${code ? ` (${code})` : ''}`)));
             }
           });
