@@ -1,12 +1,11 @@
 import { raiseNofile } from '../shared/fd-limit.js';
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import type { SendHandle } from 'node:child_process';
 import type { Server } from 'node:net';
 import type { Config } from '../shared/config/schema.js';
 import { log, redact, setLogConsole, setLogLevel, setLogRole } from '../shared/log.js';
 import { formatHostPort, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
-import type { ChildRole, ProcessStatus, Status, WsState } from '../shared/protocol/ipc.js';
+import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js';
 import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { MetaStore } from '../shared/store/meta.js';
 import { failOrphanTurns } from '../shared/store/turns.js';
@@ -14,7 +13,6 @@ import { cronWorkNeeded } from '../shared/store/cron.js';
 import { enforceTrashRetention } from '../shared/store/trash.js';
 import { sandboxStatus } from '../shared/sandbox/status.js';
 import { version } from '../shared/version.js';
-import { Backoff } from './backoff.js';
 import { assertPortFree } from './port-check.js';
 import { redactConfigSecrets } from '../shared/config/secrets.js';
 import { Child } from './child-process.js';
@@ -30,13 +28,17 @@ import { serveControl } from './control-socket.js';
 import { IpcRouter } from './ipc-router.js';
 import { LogSink } from './log-sink.js';
 import { TurnDispatcher } from './turns.js';
-import { IdleRetirer } from './idle-retire.js';
+import { AgentPool } from './agent-pool.js';
+import { handleCronSignals } from './cron-signals.js';
+import { ExitLog } from './exit-log.js';
+import { GatewaySlot } from './gateway-slot.js';
+import { roleSpecs } from './roles.js';
+import { childStatus, supervisorStatus } from './status.js';
 import { Liveness } from './liveness.js';
 import { effectiveCors, readSettings, type Settings } from './settings.js';
 import { VersionCheck } from './version-check.js';
 import { UpgradeRunner } from './upgrade-runner.js';
 import { startFromRecord, serveArgs, writeRelaunch } from '../shared/upgrade/relaunch.js';
-
 
 const STOP_GRACE_MS = 5000;
 const DAY_MS = 24 * 3600 * 1000;
@@ -55,40 +57,30 @@ export class Supervisor {
   private settings!: Settings;
   private db!: Db;
   private control: Server | undefined;
-  private gateway: Child | undefined;
-  private readonly agents: Child[] = [];
-  private readonly backoff = new Map<ChildRole, Backoff>();
-  private readonly restartCounts = new Map<ChildRole, number>();
-  private readonly lastExit = new Map<ChildRole, string>();
-  private readonly pendingRespawn = new Map<ChildRole, NodeJS.Timeout>();
-  /** While no gateway serves: why, and when the next start is tried (null while one is starting). */
-  private gatewayDown: { crashLoop: boolean; nextTryAt: number | null } | undefined;
-  private readonly router = new IpcRouter((role) => this.pick(role), (e, from) => this.toChannels(e, from));
+  private readonly exits = new ExitLog();
+  private readonly gateway = new GatewaySlot({
+    spawn: (forked) => this.spawn('gateway', forked),
+    startWith: () => ({ config: this.settings.config, access_key: this.settings.key, listen: { host: this.settings.listen.host, port: this.settings.listen.port }, started_at: this.startedAt.getTime() }),
+    serving: () => this.router.release(),
+    stopping: () => this.state === 'stopping',
+    exits: this.exits,
+  });
+  private readonly router = new IpcRouter((role) => this.pick(role), (e, from) => this.toSessionFollowers(e, from));
   private state: Status['state'] = 'starting';
   private readonly startedAt = new Date();
-  private boundPort: number | undefined;
-  private uws: 'native' | 'fallback' | null = null;
-  private engine: 'uws' | 'node' | null = null;
   private restarts = 0;
   private lastRestartError: string | null = null;
   private restartInFlight: Promise<void> | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
-  /** Idle agent workers retire, so an idle svc is back to two processes. */
-  private readonly idle = new IdleRetirer({
-    members: () => this.agents,
-    busy: (a) => this.turns.turnsOn(a) > 0 || a.endpoint.inflight > 0,
-    idleSeconds: () => this.settings.config.agent.idle_retire_seconds,
-    withdraw: (a) => {
-      const i = this.agents.indexOf(a);
-      if (i >= 0) this.agents.splice(i, 1);
-    },
-    restore: (a) => {
-      if (a.alive && !this.agents.includes(a)) this.agents.push(a);
-    },
+  private readonly agents = new AgentPool({
+    spawn: () => this.spawn('agent'),
+    config: () => this.settings.config,
+    turnsOn: (a) => this.turns.turnsOn(a),
+    accepting: () => this.state === 'running',
     stopGraceMs: STOP_GRACE_MS,
   });
   private turns!: TurnDispatcher;
-  /** Roles started by the role table alone (mcp). */
+  /** The roles the role table alone starts and stops (mcp, channels, cron, browser). */
   private readonly services = new Services({
     spawn: (role) => this.spawn(role),
     config: () => this.settings.config,
@@ -98,7 +90,7 @@ export class Supervisor {
   private logs: LogSink | undefined;
   /** Pings every child; one that stops answering is killed and replaced. */
   private readonly liveness = new Liveness({
-    children: () => [this.gateway, ...this.agents, ...this.services.all()],
+    children: () => this.children(),
     bounds: () => ({ pingMs: this.settings.config.liveness.ping_seconds * 1000, timeoutMs: this.settings.config.liveness.timeout_seconds * 1000 }),
     unresponsive: (child, silentMs) => this.killHung(child, `it answered no liveness ping for ${(silentMs / 1000).toFixed(1)} s`),
   });
@@ -117,9 +109,9 @@ export class Supervisor {
   }
 
   get url(): string | null {
-    if (this.boundPort === undefined) return null;
+    if (this.gateway.port === undefined) return null;
     const host = this.settings.listen.host === '' ? '127.0.0.1' : this.settings.listen.host;
-    return `http://${formatHostPort(host, this.boundPort)}/`;
+    return `http://${formatHostPort(host, this.gateway.port)}/`;
   }
 
   get accessKey(): string {
@@ -153,14 +145,14 @@ export class Supervisor {
     if (orphans > 0) log.warn('turns left running by an earlier svc were recorded as failed', { turns: orphans });
     this.turns = new TurnDispatcher({
       db,
-      agentForTurn: () => this.agentFor(true),
+      agentForTurn: () => this.agents.pick(true),
       killWorker: (agent, why) => this.killHung(agent, why),
       accepting: () => this.state === 'running',
       retryAfterS: () => this.retryAfterS(),
       maxContinuations: () => this.settings.config.agent.max_continuations,
       publish: (topic, type, data) => this.publishWs({ topic, type, data }),
     });
-    this.idle.start();
+    this.agents.start();
     this.enforceRetention();
     this.retentionTimer = setInterval(() => this.enforceRetention(), DAY_MS);
     this.retentionTimer.unref();
@@ -177,12 +169,12 @@ export class Supervisor {
 
     const early = this.preforked;
     this.preforked = undefined;
-    const gateway = await this.spawnGateway(this.settings.listen.port, early);
+    const gateway = await this.gateway.start(this.settings.listen.port, early);
     this.state = 'running';
     this.services.sync();
     this.liveness.start();
     this.versionCheck.sync();
-    return { port: this.boundPort ?? gateway.port, engine: gateway.engine };
+    return gateway;
   }
 
   /** Stops every child, then removes the socket and pid file. */
@@ -192,13 +184,11 @@ export class Supervisor {
     // A start that failed has already said why in one line; "stopping" would only be noise after it.
     if (this.state !== 'starting') log.info('stopping', { reason });
     this.state = 'stopping';
-    for (const t of this.pendingRespawn.values()) clearTimeout(t);
+    this.gateway.stop();
     if (this.retentionTimer) clearInterval(this.retentionTimer);
-    this.idle.stop();
     this.liveness.stop();
     this.versionCheck.stop();
-    const children = [this.gateway, ...this.agents].filter((c): c is Child => c !== undefined);
-    await Promise.all([...children.map((c) => c.stop(STOP_GRACE_MS)), this.services.stop(STOP_GRACE_MS)]);
+    await Promise.all([this.gateway.child?.stop(STOP_GRACE_MS), this.agents.stop(), this.services.stop(STOP_GRACE_MS)]);
     this.control?.close();
     rmSync(this.paths.controlSocket, { force: true });
     rmSync(this.paths.pidFile, { force: true });
@@ -207,50 +197,31 @@ export class Supervisor {
   }
 
   async status(): Promise<Status> {
-    const children = [this.gateway, ...this.agents, ...this.services.all()].filter((c): c is Child => c !== undefined);
-    const processes: ProcessStatus[] = [
-      {
-        role: 'supervisor',
-        pid: process.pid,
-        state: this.state === 'running' ? 'running' : this.state === 'draining' || this.state === 'restarting' ? 'draining' : 'starting',
-        uptime_s: Math.round((Date.now() - this.startedAt.getTime()) / 1000),
-        restarts: 0,
-        rss_bytes: process.memoryUsage.rss(),
-        inflight_turns: 0,
-        last_exit: null,
-      },
-      ...(await Promise.all(children.map((c) => this.childStatus(c)))),
-    ];
-    const down = this.gateway === undefined ? this.gatewayDown : undefined;
-    if (down) {
-      processes.push({
-        role: 'gateway',
-        pid: -1,
-        state: down.nextTryAt === null ? 'starting' : down.crashLoop ? 'crash_loop' : 'backoff',
-        uptime_s: 0,
-        restarts: this.restartCounts.get('gateway') ?? 0,
-        rss_bytes: null,
-        inflight_turns: 0,
-        last_exit: this.lastExit.get('gateway') ?? null,
-        next_try_at: down.nextTryAt === null ? null : new Date(down.nextTryAt).toISOString(),
-      });
-    }
+    const processes: ProcessStatus[] = [supervisorStatus(this.state, this.startedAt), ...(await Promise.all(this.children().map((c) => childStatus(c, this.exits, this.services))))];
+    const down = this.gateway.downStatus();
+    if (down) processes.push(down);
     processes.push(...this.services.waiting());
+    const port = this.gateway.port;
     return {
       version,
       // Running with no gateway serves nobody: say so rather than "running".
       state: down && this.state === 'running' ? 'degraded' : this.state,
       started_at: this.startedAt.toISOString(),
       home: this.paths.home,
-      addr: this.boundPort === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', this.boundPort),
+      addr: port === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', port),
       url: this.url,
-      uws: this.uws,
-      engine: this.engine,
+      uws: this.gateway.uws,
+      engine: this.gateway.engine,
       restarts: this.restarts,
       last_restart_error: this.lastRestartError,
       processes,
       sandbox: await sandboxStatus(this.settings.config.sandbox.enabled),
     };
+  }
+
+  /** Every child process running now. */
+  private children(): Child[] {
+    return [this.gateway.child, ...this.agents.all(), ...this.services.all()].filter((c): c is Child => c !== undefined);
   }
 
   /**
@@ -271,8 +242,8 @@ export class Supervisor {
     log.info('restart requested; draining', { reason });
     this.state = 'draining';
     const drainSeconds = this.settings.config.restart.drain_seconds;
-    this.gateway?.endpoint.emit('server.draining', { retry_after_s: this.retryAfterS() });
-    await this.waitForTurns(drainSeconds * 1000);
+    this.gateway.child?.endpoint.emit('server.draining', { retry_after_s: this.retryAfterS() });
+    await this.turns.drain(drainSeconds * 1000, STOP_GRACE_MS);
 
     let next: Settings;
     try {
@@ -280,27 +251,27 @@ export class Supervisor {
     } catch (err) {
       this.lastRestartError = (err as Error).message;
       log.error('restart abandoned: the configuration cannot be used; still running with the previous one', { error: this.lastRestartError });
-      this.gateway?.endpoint.emit('server.resumed', { reason: this.lastRestartError });
+      this.gateway.child?.endpoint.emit('server.resumed', { reason: this.lastRestartError });
       this.state = 'running';
       return;
     }
     this.state = 'restarting';
     this.settings = next;
     this.applyLogSettings(next.config);
-    const old = this.gateway;
-    const oldAgents = this.agents.splice(0);
+    const old = this.gateway.child;
+    const oldAgents = this.agents.takeAll();
     try {
       // The new gateway goes on numbering /ws events where the old one stops, so clients resume
       // with `since`; without that (an old gateway that does not answer) they reload instead.
       const wsState = old ? await old.endpoint.request('gateway.ws_state', {}, { timeoutMs: 5000 }).catch(() => undefined) : undefined;
       // The old gateway keeps its socket until the new one listens on the same port (SO_REUSEPORT,
       // or the socket itself passed on where the engine cannot share a port).
-      await this.spawnGateway(this.boundPort ?? next.listen.port, undefined, old ? await takeListener(old) : undefined, wsState);
+      await this.gateway.start(this.gateway.port ?? next.listen.port, undefined, old ? await takeListener(old) : undefined, wsState);
     } catch (err) {
       this.lastRestartError = `the new gateway did not start: ${(err as Error).message}`;
       log.error('restart abandoned', { error: this.lastRestartError });
-      this.gateway = old;
-      this.agents.push(...oldAgents);
+      this.gateway.child = old;
+      this.agents.adopt(oldAgents);
       old?.endpoint.emit('server.resumed', { reason: this.lastRestartError });
       this.router.release();
       this.state = 'running';
@@ -336,9 +307,9 @@ export class Supervisor {
   private async replace(): Promise<void> {
     log.info('a new version is active; draining, then starting it');
     this.state = 'draining';
-    this.gateway?.endpoint.emit('server.draining', { retry_after_s: this.retryAfterS() });
-    await this.waitForTurns(this.settings.config.restart.drain_seconds * 1000);
-    const bound = this.boundPort === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', this.boundPort);
+    this.gateway.child?.endpoint.emit('server.draining', { retry_after_s: this.retryAfterS() });
+    await this.turns.drain(this.settings.config.restart.drain_seconds * 1000, STOP_GRACE_MS);
+    const bound = this.gateway.port === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', this.gateway.port);
     const record = {
       exec: process.execPath,
       args: [...process.execArgv, process.argv[1] ?? 'svc', 'serve', ...serveArgs(process.argv.slice(2), bound)],
@@ -355,71 +326,8 @@ export class Supervisor {
     process.exit(0);
   }
 
-  private async waitForTurns(boundMs: number): Promise<void> {
-    const until = Date.now() + boundMs;
-    while (this.turns.count > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-    if (this.turns.count === 0) return;
-    log.warn('drain bound reached with turns still running; stopping them and restarting', { drain_seconds: boundMs / 1000, turns: this.turns.count });
-    await this.turns.interruptAll(STOP_GRACE_MS);
-  }
-
   private retryAfterS(): number {
     return Math.max(1, Math.min(30, Math.ceil(this.settings.config.restart.drain_seconds)));
-  }
-
-  /**
-   * The least busy agent worker (fewest turns, then fewest requests in flight). A turn (`grow`)
-   * gets a new worker when every one is busy and the pool may grow; any request gets one when
-   * none runs. Nothing is started while svc drains or stops.
-   */
-  private agentFor(grow: boolean): Child | undefined {
-    const load = (a: Child) => this.turns.turnsOn(a) * 1000 + a.endpoint.inflight;
-    const least = this.agents.filter((a) => a.alive).reduce<Child | undefined>((best, a) => (best === undefined || load(a) < load(best) ? a : best), undefined);
-    if (this.state !== 'running') return least;
-    if (!least) return this.spawnAgent();
-    if (grow && this.turns.turnsOn(least) > 0 && this.agents.length < this.settings.config.agent.max_workers) return this.spawnAgent();
-    return least;
-  }
-
-  private spawnAgent(): Child {
-    const agent = this.spawn('agent');
-    agent.state = 'running';
-    this.agents.push(agent);
-    void agent.endpoint.request('child.start', { config: this.settings.config }, { to: 'agent', timeoutMs: 15_000 }).catch(() => undefined);
-    return agent;
-  }
-
-  private async spawnGateway(port: number, forked?: Forked, listener?: SendHandle, wsState?: WsState): Promise<{ port: number; engine: 'uws' | 'node' }> {
-    const child = this.spawn('gateway', forked);
-    if (listener) child.sendRaw({ kind: 'event', type: 'gateway.listener', payload: {} }, listener, () => (listener as { close?: () => void }).close?.());
-    let started;
-    try {
-      started = await child.endpoint.request(
-        'child.start',
-        {
-          config: this.settings.config,
-          access_key: this.settings.key,
-          listen: { host: this.settings.listen.host, port },
-          started_at: this.startedAt.getTime(),
-          ...(wsState ? { ws_state: wsState } : {}),
-        },
-        { to: 'gateway', timeoutMs: 15_000 },
-      );
-    } catch (err) {
-      child.expectedExit = true;
-      await child.stop(1000);
-      throw err;
-    }
-    const previous = this.gateway;
-    this.gateway = child;
-    this.router.release();
-    this.gatewayDown = undefined;
-    child.state = 'running';
-    if (previous && previous !== child && previous.alive) previous.state = 'draining';
-    this.boundPort = started.port ?? port;
-    this.uws = started.uws ?? null;
-    this.engine = started.engine ?? 'uws';
-    return { port: this.boundPort, engine: this.engine };
   }
 
   /** Starts (or adopts an already forked) child; the key reaches it over IPC only, never the environment. */
@@ -443,32 +351,9 @@ export class Supervisor {
       if (event.type === 'turn.ended') this.turns.ended(event.payload);
       else if (event.type === 'ws.publish' && child.role === 'agent') this.turns.observe(event.payload);
     });
-    this.handleCron(child);
+    handleCronSignals(child, this.services);
     void child.exited.then(({ code, signal }) => this.onExit(child, code, signal));
     return child;
-  }
-
-  /**
-   * Scheduled tasks: a task changed (start or stop the cron worker, then have it reload the task),
-   * a run ended (stop the worker if nothing wants it), and the turn events its runs wait for.
-   */
-  private handleCron(child: Child): void {
-    child.endpoint.handle('cron.changed', async (p) => {
-      this.services.sync();
-      const cron = this.services.get('cron');
-      // Not awaited: a worker still starting reads the task at its start, and handles this after that in order.
-      if (cron) void cron.endpoint.request('cron.reload', p, { timeoutMs: 30_000 }).catch((err: Error) => log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }));
-      return {};
-    });
-    child.endpoint.handle('cron.idle', () => {
-      this.services.sync();
-      return {};
-    });
-    child.endpoint.onEvent((event) => {
-      if (event.type !== 'turn.ended' && event.type !== 'cron.approval') return;
-      const cron = this.services.get('cron');
-      if (cron && cron !== child) cron.endpoint.emit(event.type, event.payload as never);
-    });
   }
 
   /** A child that does not answer (hung, or stopped with SIGSTOP): killed, then replaced as after a crash. */
@@ -486,82 +371,34 @@ export class Supervisor {
     const how = hung ? `killed as unresponsive (${hung})` : signal ? `killed by ${signal}` : `exit code ${code}`;
     if (this.services.exited(child, how)) return;
     if (child.role === 'agent') {
-      const i = this.agents.indexOf(child);
-      if (i >= 0) this.agents.splice(i, 1);
+      this.agents.remove(child);
       this.turns.workerGone(child, how);
     }
     if (child.expectedExit || this.state === 'stopping') return;
-    this.lastExit.set(child.role, `${how} at ${new Date().toISOString()}`);
-    if (child.role !== 'gateway' || this.gateway !== child) {
-      log.warn(`${child.role} process exited unexpectedly`, { pid: child.pid, how });
-      // Workers start again on demand; the next one is a restart all the same.
-      if (child.role !== 'gateway') this.restartCounts.set(child.role, (this.restartCounts.get(child.role) ?? 0) + 1);
-      return;
-    }
-    this.gateway = undefined;
-    this.respawnGateway(how, true);
+    this.exits.exited(child.role, how);
+    if (this.gateway.exited(child, how)) return;
+    log.warn(`${child.role} process exited unexpectedly`, { pid: child.pid, how });
+    // Workers start again on demand; the next one is a restart all the same.
+    if (child.role !== 'gateway') this.exits.restarted(child.role);
   }
 
-  /**
-   * Starts a gateway again. One that had served comes back at once, so no request that crashes
-   * it can buy a minute of downtime; only a gateway that cannot start backs off into a crash-loop
-   * pause.
-   */
-  private respawnGateway(how: string, served: boolean): void {
-    const backoff = this.backoff.get('gateway') ?? new Backoff();
-    this.backoff.set('gateway', backoff);
-    const { delayMs, crashLoop } = served ? { delayMs: 0, crashLoop: false } : backoff.next();
-    this.gatewayDown = { crashLoop, nextTryAt: Date.now() + delayMs };
-    if (crashLoop) log.error('the gateway cannot start; pausing before the next try', { failures_in_last_minute: backoff.recent, retry_in_s: delayMs / 1000, last: how });
-    else log.warn(served ? 'the gateway exited unexpectedly; restarting it' : 'the gateway did not start; trying again', { how, in_ms: delayMs });
-    const timer = setTimeout(() => {
-      this.pendingRespawn.delete('gateway');
-      if (this.state === 'stopping') return;
-      this.gatewayDown = { crashLoop, nextTryAt: null };
-      this.restartCounts.set('gateway', (this.restartCounts.get('gateway') ?? 0) + 1);
-      this.spawnGateway(this.boundPort ?? this.settings.listen.port).catch((err: Error) => {
-        const why = `did not start: ${err.message}`;
-        log.error('the gateway did not come back', { error: err.message });
-        this.lastExit.set('gateway', `${why} at ${new Date().toISOString()}`);
-        if (this.state !== 'stopping' && this.gateway === undefined) this.respawnGateway(why, false);
-      });
-    }, delayMs);
-    this.pendingRespawn.set('gateway', timer);
-  }
-
-  /** A `/ws` event the supervisor publishes itself: to the gateway, and to the channels worker. */
+  /** A `/ws` event the supervisor publishes itself: to the gateway, and to the roles that follow sessions. */
   private publishWs(e: { topic: string; type: string; data: unknown }): void {
-    this.gateway?.endpoint.emit('ws.publish', e);
-    this.toChannels(e);
+    this.gateway.child?.endpoint.emit('ws.publish', e);
+    this.toSessionFollowers(e);
   }
 
-  /** A session's events also go to the channels worker, which streams the turns of chats to their platform. */
-  private toChannels(e: { topic: string; type: string; data: unknown }, from?: { endpoint: unknown }): void {
-    const channels = e.topic.startsWith('session:') ? this.services.get('channels') : undefined;
-    if (channels && channels !== from) channels.endpoint.emit('ws.publish', e);
+  /** A session's events also go to the roles that follow sessions (channels streams chats' turns to their platform). */
+  private toSessionFollowers(e: { topic: string; type: string; data: unknown }, from?: { endpoint: unknown }): void {
+    if (!e.topic.startsWith('session:')) return;
+    for (const c of this.services.all()) if (roleSpecs[c.role].followsSessions === true && c !== from && c.alive) c.endpoint.emit('ws.publish', e);
   }
 
   private pick(role: ChildRole): Child | undefined | Promise<Child | undefined> {
-    if (role === 'gateway') return this.gateway;
-    if (role === 'agent') return this.agentFor(false);
-    if (role === 'cron') return this.services.ensure('cron'); // a manual run of a disabled task starts it
-    if (role === 'browser') return this.services.ensure('browser'); // a verify before any browser is configured starts it
-    return this.services.get(role);
-  }
-
-  private async childStatus(c: Child): Promise<ProcessStatus> {
-    // One already known not to answer is not waited for: status stays quick while it lasts.
-    const stats = c.state === 'unresponsive' ? undefined : await c.endpoint.request('child.stats', {}, { to: c.role, timeoutMs: 1000 }).catch(() => undefined);
-    return {
-      role: c.role,
-      pid: c.pid,
-      state: c.state,
-      uptime_s: Math.round((Date.now() - c.startedAt) / 1000),
-      restarts: this.restartCounts.get(c.role) ?? this.services.restartsOf(c.role),
-      rss_bytes: stats?.rss_bytes ?? null,
-      inflight_turns: stats?.inflight_turns ?? 0,
-      last_exit: this.lastExit.get(c.role) ?? this.services.lastExitOf(c.role),
-    };
+    if (role === 'gateway') return this.gateway.child;
+    if (role === 'agent') return this.agents.pick(false);
+    // A request for an on-demand role starts it (a manual run of a disabled task, a browser verify).
+    return roleSpecs[role].onDemand === true ? this.services.ensure(role) : this.services.get(role);
   }
 
   /** Trash older than the retention, or beyond the size cap, goes for good: at start and daily. */
@@ -579,7 +416,7 @@ export class Supervisor {
     config.cors = effectiveCors(config.cors, this.flags.cors); // --cors flags stay merged in
     this.settings = { ...this.settings, config };
     redactConfigSecrets(config);
-    for (const c of [this.gateway, ...this.agents, ...this.services.all()]) c?.endpoint.emit('config.changed', { config });
+    for (const c of this.children()) c.endpoint.emit('config.changed', { config });
     this.services.sync();
     this.versionCheck.sync();
   }

@@ -137,6 +137,18 @@ export class TurnDispatcher {
   }
 
   /**
+   * A restart's drain: running turns get `boundMs` to finish; past it they are stopped (see
+   * interruptAll), each given `graceMs` to commit what it has.
+   */
+  async drain(boundMs: number, graceMs: number): Promise<void> {
+    const until = Date.now() + boundMs;
+    while (this.count > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    if (this.count === 0) return;
+    log.warn('drain bound reached with turns still running; stopping them and restarting', { drain_seconds: boundMs / 1000, turns: this.count });
+    await this.interruptAll(graceMs);
+  }
+
+  /**
    * A restart past its drain bound: every running turn is stopped while its clients still watch,
    * so the partial reply is committed and the turn ends as `restarted` before the old gateway goes.
    * Resolves when they all ended or `boundMs` passed (a worker that does not answer dies with the restart).

@@ -120,8 +120,3 @@ export function maskSecret(value: string): string {
 export function channelSecretValues(channels: ChannelsConfig): string[] {
   return channels.telegram ? [channels.telegram.bot_token] : [];
 }
-
-/** Whether any platform is enabled (the channels worker runs only then). */
-export function anyChannelEnabled(channels: ChannelsConfig): boolean {
-  return platformNames.some((p) => channels[p]?.enabled === true);
-}

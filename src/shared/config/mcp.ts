@@ -103,7 +103,6 @@ export function publicMcpServer(name: string, s: McpServer) {
     header_names: Object.keys(headers ?? {}),
   };
 }
-export type PublicMcpServer = ReturnType<typeof publicMcpServer>;
 
 /** Where the OAuth tokens and client registration of a remote server are kept (0600). */
 export function mcpOAuthFile(home: string, name: string): string {

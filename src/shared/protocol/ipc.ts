@@ -83,7 +83,6 @@ export const modelPatchSchema = z
   })
   .partial()
   .strict();
-export type ModelPatch = z.infer<typeof modelPatchSchema>;
 
 const ack = z.object({});
 

@@ -42,7 +42,4 @@ export const toolContent = z.object({
 /** A compaction summary standing in for older messages kept on disk. */
 export const summaryContent = z.object({ text: z.string(), summary_of: z.object({ from_seq: z.number().int(), to_seq: z.number().int(), file: z.string() }) });
 
-export type UserContent = z.infer<typeof userContent>;
 export type AssistantContent = z.infer<typeof assistantContent>;
-export type ToolContent = z.infer<typeof toolContent>;
-export type SummaryContent = z.infer<typeof summaryContent>;

@@ -152,8 +152,6 @@ export const providerCatalog: readonly ProviderCatalogEntry[] = Object.freeze([
   },
 ] satisfies ProviderCatalogEntry[]);
 
-export const providerIds = providerCatalog.map((p) => p.id);
-
 /** The catalog entry for a provider id, or undefined when there is none. */
 export function findProvider(id: string): ProviderCatalogEntry | undefined {
   return providerCatalog.find((p) => p.id === id);

@@ -29,11 +29,6 @@ export function setChatSession(db: Db, platform: string, chatId: string, session
   stmt(db, 'UPDATE channel_chats SET session_id = ? WHERE platform = ? AND chat_id = ?').run(sessionId, platform, chatId);
 }
 
-/** The chat a session belongs to (the newest that points at it). */
-export function chatOfSession(db: Db, sessionId: string): ChannelChat | undefined {
-  return stmt<[string], ChannelChat>(db, 'SELECT * FROM channel_chats WHERE session_id = ? ORDER BY last_message_at DESC LIMIT 1').get(sessionId);
-}
-
 /** The most recent chat of a platform whose user may talk to the agent. */
 export function latestChat(db: Db, platform: string, allowed: (userId: string) => boolean): ChannelChat | undefined {
   return stmt<[string], ChannelChat>(db, 'SELECT * FROM channel_chats WHERE platform = ? ORDER BY last_message_at DESC LIMIT 50')

@@ -58,11 +58,6 @@ export function insertMessageRow(db: Db, r: MessageRow): void {
   stmt(db, `INSERT INTO messages (${COLS}) VALUES (@id, @session_id, @seq, @role, @content, @created_at)`).run(r);
 }
 
-/** Every stored row of a session, oldest first (for the trash). */
-export function messageRowsOf(db: Db, sessionId: string): MessageRow[] {
-  return stmt<[string], MessageRow>(db, `SELECT ${COLS} FROM messages WHERE session_id = ? ORDER BY seq`).all(sessionId);
-}
-
 /** A session's rows after `afterSeq`, oldest first (from the (session_id, seq) index). */
 export function messageRowsAfter(db: Db, sessionId: string, afterSeq: number): MessageRow[] {
   return stmt<[string, number], MessageRow>(db, `SELECT ${COLS} FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq`).all(sessionId, afterSeq);

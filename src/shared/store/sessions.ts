@@ -193,11 +193,6 @@ export function getTrashedSessionRow(db: Db, id: string, trashId: string): Sessi
   return stmt<[string, string], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE id = ? AND trash_id = ?`).get(id, trashId);
 }
 
-/** Removes the row whatever its state; messages, artifacts and the goal go with it (foreign keys cascade). */
-export function deleteSessionRow(db: Db, id: string): boolean {
-  return stmt(db, 'DELETE FROM sessions WHERE id = ?').run(id).changes > 0;
-}
-
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

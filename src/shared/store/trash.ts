@@ -189,10 +189,6 @@ export function emptyTrash(db: Db, paths: Paths): number {
   return ids.n;
 }
 
-export function trashTotalBytes(db: Db): number {
-  return trashTotals(db).bytes;
-}
-
 /** When an item leaves the trash by itself. */
 export function trashExpiresAt(item: Pick<TrashItem, 'deleted_at'>, retentionDays: number): string {
   return new Date(Date.parse(item.deleted_at) + retentionDays * 86_400_000).toISOString();

@@ -27,11 +27,6 @@ export function getUpload(db: Db, name: string): Upload | undefined {
   return stmt<[string], Upload>(db, `SELECT ${COLS} FROM uploads WHERE name = ?`).get(name);
 }
 
-/** Newest first. */
-export function listUploads(db: Db, limit = 100): Upload[] {
-  return stmt<[number], Upload>(db, `SELECT ${COLS} FROM uploads ORDER BY created_at DESC, name DESC LIMIT ?`).all(limit);
-}
-
 /**
  * A name that can only denote a file directly inside the uploads folder: no separators, no NUL
  * or control characters, no leading dot (so never `.`, `..` or `.tmp`), at most 255 bytes.

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 
 /*
@@ -41,14 +41,6 @@ export function pointAt(link: string, to: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
-  }
-}
-
-export function rawLink(link: string): string | undefined {
-  try {
-    return readlinkSync(link);
-  } catch {
-    return undefined;
   }
 }
 

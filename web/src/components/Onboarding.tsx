@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, describe, get, post } from '../lib/api';
 import type { ModelEntry, OnboardStatus, Provider, TestResult as Result } from '../lib/types';
 import { ModelForm } from './ModelForm';
@@ -47,10 +47,12 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
       .finally(() => setLoaded(true));
   }, []);
 
-  // A new step takes focus at its heading: the button that led there is gone.
+  // A new step takes focus at its heading: the button that led there is gone, or (re-used by the
+  // diff) now means something else. A layout effect moves focus in the same task as the render,
+  // so no one ever sees the new step with focus still on the old button.
   const heading = useRef<HTMLHeadingElement>(null);
   const first = useRef(true);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (first.current) first.current = false;
     else heading.current?.focus();
   }, [step]);

@@ -10,12 +10,6 @@ export function focusHome(): void {
   home?.focus();
 }
 
-/** Focuses `el` when it is there, else the view's home. */
-export function focusOr(el: Element | null | undefined): void {
-  if (el instanceof HTMLElement && document.contains(el)) el.focus();
-  else focusHome();
-}
-
 /** Whether a media query matches, kept current. */
 export function useMedia(query: string): boolean {
   const [match, setMatch] = useState(() => matchMedia(query).matches);

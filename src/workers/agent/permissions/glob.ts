@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { globSource } from '../../../shared/glob.js';
 import { safeRegex } from './safe-regex.js';
 
 /** Path and host matching for rules. Pure string work: no file system access. */
@@ -33,53 +34,14 @@ type Matcher = { test(text: string): boolean };
 const regexCache = new Map<string, Matcher>();
 
 /**
- * A glob over absolute paths as a RegExp: `**` spans folders (a trailing `/**` also matches the
- * folder itself), `*` and `?` stay within one name, `{a,b}` is a choice, `[…]` a class.
- * Dot files are not special: a deny for `**\/.env` must not miss them.
+ * A rule's glob (src/shared/glob.ts) over absolute paths, with `{a,b}` and a trailing `/**` that
+ * also matches the folder itself. Dot files are not special: a deny for `**\/.env` must not miss them.
  */
 export function globToRegExp(glob: string): Matcher {
   const cached = regexCache.get(glob);
   if (cached) return cached;
-  let re = '';
-  let braces = 0;
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*' && glob[i + 1] === '*') {
-      const slashBefore = i === 0 || glob[i - 1] === '/';
-      const slashAfter = glob[i + 2] === '/';
-      const atEnd = i + 2 === glob.length;
-      if (slashBefore && slashAfter) {
-        re += '(?:[^/]*/)*';
-        i += 2;
-      } else if (slashBefore && atEnd && re.endsWith('/')) {
-        re = re.slice(0, -1) + '(?:/.*)?';
-        i += 1;
-      } else {
-        re += '.*';
-        i += 1;
-      }
-    } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else if (c === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end < 0) re += '\\[';
-      else {
-        const body = glob.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
-        re += `[${body}]`;
-        i = end;
-      }
-    } else if (c === '{') {
-      braces++;
-      re += '(?:';
-    } else if (c === '}' && braces > 0) {
-      braces--;
-      re += ')';
-    } else if (c === ',' && braces > 0) re += '|';
-    else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
-  }
-  re += ')'.repeat(braces);
   // RE2: a rule's glob against a path the model wrote runs in linear time.
-  const out = safeRegex(`^${re}$`, 's');
+  const out = safeRegex(`^${globSource(glob, { braces: true, folderItself: true })}$`, 's');
   if (regexCache.size < 5000) regexCache.set(glob, out);
   return out;
 }

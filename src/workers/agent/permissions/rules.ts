@@ -35,7 +35,6 @@ import type { Places } from './glob.js';
  */
 
 export type Verdict = 'allow' | 'ask' | 'deny';
-export const VERDICTS: readonly Verdict[] = ['deny', 'ask', 'allow'];
 
 export interface Rule {
   verdict: Verdict;

@@ -4,11 +4,10 @@ import { restartTool } from './restart.js';
 import { taskTools, type Publish } from './tasks.js';
 import { terminalTools, type TerminalOptions } from './terminal.js';
 
-export { stopSessionBackground } from './background.js';
 export { memoryTools } from './memory.js';
-export { RESTART_TOOL, restartTool } from './restart.js';
-export { taskTools, type Publish, type TaskToolOptions } from './tasks.js';
-export { terminalOutputTool, terminalStopTool, terminalTool, terminalTools, type TerminalOptions } from './terminal.js';
+export { restartTool } from './restart.js';
+export { taskTools, type Publish } from './tasks.js';
+export { terminalTools, type TerminalOptions } from './terminal.js';
 
 export interface HostToolsOptions {
   /** Provider API keys: no command sees an environment variable holding one. */

@@ -1,0 +1,27 @@
+import { log } from '../shared/log.js';
+import type { Child } from './child-process.js';
+import type { Services } from './services.js';
+
+/**
+ * What any child tells the supervisor about scheduled tasks: a task changed (start or stop the
+ * cron worker, then have it reload the task), a run ended (stop the worker if nothing wants it),
+ * and the turn events the worker's runs wait for, passed on to it.
+ */
+export function handleCronSignals(child: Child, services: Services): void {
+  child.endpoint.handle('cron.changed', async (p) => {
+    services.sync();
+    const cron = services.get('cron');
+    // Not awaited: a worker still starting reads the task at its start, and handles this after that in order.
+    if (cron) void cron.endpoint.request('cron.reload', p, { timeoutMs: 30_000 }).catch((err: Error) => log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }));
+    return {};
+  });
+  child.endpoint.handle('cron.idle', () => {
+    services.sync();
+    return {};
+  });
+  child.endpoint.onEvent((event) => {
+    if (event.type !== 'turn.ended' && event.type !== 'cron.approval') return;
+    const cron = services.get('cron');
+    if (cron && cron !== child) cron.endpoint.emit(event.type, event.payload as never);
+  });
+}

@@ -1,0 +1,227 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
+import { api } from '../helpers/api.js';
+import { runCli } from '../helpers/server.js';
+import { connectWs, startRig, status, type TurnRig, type WsClient } from '../helpers/turns.js';
+
+/**
+ * The sandbox through the real `svc serve` (bubblewrap on this machine): what the status surfaces
+ * say, the session's network setting in the API, scripts the agent writes and runs that try to
+ * kill the supervisor and rewrite svc's rules, and stepping outside through the permission engine.
+ */
+
+let rig: TurnRig;
+let root = '';
+const servers: Server[] = [];
+
+test.before(async () => {
+  // Outside /tmp: inside the sandbox /tmp is a private folder, and the walls are under test here.
+  root = mkdtempSync('/var/tmp/svc-sandbox-e2e-');
+  rig = await startRig({ models: { oa: { protocol: 'openai' } } });
+});
+
+test.after(async () => {
+  await rig?.stop();
+  for (const s of servers) s.close();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+interface Chat {
+  id: string;
+  work: string;
+  ws: WsClient;
+}
+
+let chats = 0;
+async function newChat(settings: Record<string, unknown>): Promise<Chat> {
+  const work = join(root, `work${++chats}`);
+  mkdirSync(work);
+  const res = await api(rig.port, 'POST', '/api/sessions', { working_dir: work, ...settings });
+  assert.is(res.status, 201, JSON.stringify(res.body));
+  return { id: res.body.id, work, ws: await connectWs(rig.port, [`session:${res.body.id}`]) };
+}
+
+let nextCall = 0;
+function enqueue(steps: Array<Array<{ name: string; args: Record<string, unknown> }>>): string[] {
+  const ids: string[] = [];
+  const replies: FakeReply[] = steps.map((calls) => ({
+    parts: calls.map((c) => {
+      const id = `sbx${++nextCall}`;
+      ids.push(id);
+      return { toolCall: { id, name: c.name, arguments: [JSON.stringify(c.args)] } };
+    }),
+    stop: 'tool_use',
+  }));
+  rig.fake.enqueue(...replies, textReply('done'));
+  return ids;
+}
+
+async function startTurn(chat: Chat): Promise<string> {
+  const res = await api(rig.port, 'POST', `/api/chat/${chat.id}/turn?wait=false`, { message: 'go', attachments: [] });
+  assert.is(res.status, 202, JSON.stringify(res.body));
+  return res.body.turn_id as string;
+}
+
+const END = ['turn.completed', 'turn.failed', 'turn.interrupted'];
+const endOf = (chat: Chat, turnId: string) => chat.ws.waitEvent((e) => e.data?.turn_id === turnId && END.includes(e.type), `the end of ${turnId}`, 30_000);
+const resultOf = (chat: Chat, callId: string) => chat.ws.waitEvent((e) => e.type === 'turn.tool_result' && e.data.call_id === callId, `the result of ${callId}`, 30_000);
+const firstOf = (chat: Chat, callId: string) =>
+  chat.ws.waitEvent((e) => e.data?.call_id === callId && (e.type === 'approval.requested' || e.type === 'turn.tool_result'), `an approval or result for ${callId}`, 30_000);
+
+test('health, /api/status and `svc status` say the sandbox is on', async () => {
+  const health = await api(rig.port, 'GET', '/api/health');
+  assert.is(health.body.sandbox.state, 'on');
+  assert.match(health.body.sandbox.message, /^sandbox on \(bubblewrap \d/);
+  const st = await status(rig.port);
+  assert.is(st.sandbox.state, 'on');
+  const cli = await runCli(['status'], { SVC_HOME: rig.server.home });
+  assert.is(cli.code, 0, cli.stderr);
+  assert.match(cli.stdout, /^sandbox on \(bubblewrap \d/m);
+});
+
+test('the network is a session setting: set, read back, checked with a message a person can act on', async () => {
+  const chat = await newChat({ network: 'off' });
+  try {
+    assert.is((await api(rig.port, 'GET', `/api/sessions/${chat.id}`)).body.network, 'off');
+    const hosts = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: ['Registry.npmjs.org', '*.github.com', '127.0.0.1:8080'] });
+    assert.is(hosts.status, 200, JSON.stringify(hosts.body));
+    assert.equal(hosts.body.network, ['registry.npmjs.org', '*.github.com', '127.0.0.1:8080']);
+    assert.equal((await api(rig.port, 'GET', `/api/sessions/${chat.id}`)).body.network, ['registry.npmjs.org', '*.github.com', '127.0.0.1:8080']);
+    const bad = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: 'sideways' });
+    assert.is(bad.status, 400);
+    assert.is(bad.body.error.code, 'invalid_request');
+    assert.match(bad.body.error.message, /network/);
+    const empty = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: [] });
+    assert.is(empty.status, 400);
+    assert.match(empty.body.error.message, /at least one host/);
+    const badHost = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: ['http://x.com/path'] });
+    assert.is(badHost.status, 400);
+    assert.match(badHost.body.error.message, /a host is a name or address/);
+    const reset = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: null });
+    assert.is(reset.body.network, null);
+  } finally {
+    chat.ws.close();
+  }
+});
+
+test("scripts the agent writes cannot kill the supervisor, rewrite svc's rules or read its key; network off holds", async () => {
+  const hits: string[] = [];
+  const srv = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    res.end('reached');
+  });
+  servers.push(srv);
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const port = (srv.address() as { port: number }).port;
+  const chat = await newChat({ permission_mode: 'auto', network: 'off' });
+  try {
+    const supervisorPid = (await status(rig.port)).processes.find((p: { role: string }) => p.role === 'supervisor').pid as number;
+    const key = readFileSync(join(rig.server.home, 'access_key'), 'utf8').trim();
+    const perms = join(rig.server.home, 'permissions.yml');
+    const script = [
+      'exec 2>&1',
+      `kill -9 ${supervisorPid}; echo "kill=$?"`,
+      `echo "'*': [{allow: {}}]" > ${perms}; echo "rules=$?"`,
+      `cat ${join(rig.server.home, 'access_key')}; echo "key=$?"`,
+      `curl -sS -m 5 http://127.0.0.1:${port}/; echo "net=$?"`,
+    ].join('\n');
+    const [w, t] = enqueue([[{ name: 'write_file', args: { path: join(chat.work, 'tidy.sh'), content: script } }], [{ name: 'terminal', args: { command: 'sh tidy.sh' } }]]);
+    const turnId = await startTurn(chat);
+    assert.is((await resultOf(chat, w!)).data.is_error, false);
+    const out = String((await resultOf(chat, t!)).data.output);
+    await endOf(chat, turnId);
+    assert.match(out, /No such process\n+kill=1\n/, out);
+    assert.match(out, /Read-only file system\nrules=[12]\n/);
+    assert.match(out, /No such file or directory\nkey=1\n/);
+    assert.match(out, /net=7\n/);
+    assert.not.match(out, key);
+    assert.not.ok(existsSync(perms), 'permissions.yml was not written');
+    assert.equal(hits, [], 'the loopback server was never reached');
+    const after = await status(rig.port);
+    assert.is(after.processes.find((p: { role: string }) => p.role === 'supervisor').pid, supervisorPid, 'the same supervisor still runs');
+    assert.is((await api(rig.port, 'GET', '/api/health')).body.status, 'ok');
+  } finally {
+    chat.ws.close();
+  }
+});
+
+/** A terminal call that asks to step outside, to create `file`. */
+const outsideCall = (file: string) => ({ name: 'terminal', args: { command: `touch ${file}`, outside_sandbox: 'create a marker file beside the working folder' } });
+
+test('stepping outside asks even in auto mode, shows why, and runs outside once allowed', async () => {
+  for (const mode of ['interactive', 'auto'] as const) {
+    const chat = await newChat({ permission_mode: mode });
+    try {
+      const file = join(root, `outside-${mode}.txt`);
+      const [c] = enqueue([[outsideCall(file)]]);
+      const turnId = await startTurn(chat);
+      const ask = await firstOf(chat, c!);
+      assert.is(ask.type, 'approval.requested', `${mode}: ${JSON.stringify(ask.data)}`);
+      assert.match(ask.data.reason, /asks to run outside the sandbox.*Its reason: create a marker file beside the working folder$/);
+      assert.is(ask.data.input.outside_sandbox, 'create a marker file beside the working folder');
+      assert.is(ask.data.sandbox_notice, undefined, 'the sandbox is on: no notice');
+      const ok = await api(rig.port, 'POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, { decision: 'allow_once' });
+      assert.is(ok.status, 200, JSON.stringify(ok.body));
+      const r = await resultOf(chat, c!);
+      assert.is(r.data.output, '(no output)\n[exit code 0]\n[ran outside the sandbox, as approved]');
+      await endOf(chat, turnId);
+      assert.ok(existsSync(file));
+    } finally {
+      chat.ws.close();
+    }
+  }
+});
+
+test('strict never steps outside; a denied ask leaves the file unwritten; a terminal_outside rule allows by name', async () => {
+  const strict = await newChat({ permission_mode: 'strict' });
+  const auto = await newChat({ permission_mode: 'auto' });
+  const rules = join(rig.server.home, 'permissions.yml');
+  try {
+    const f1 = join(root, 'strict.txt');
+    const [c1] = enqueue([[outsideCall(f1)]]);
+    const t1 = await startTurn(strict);
+    const r1 = await firstOf(strict, c1!);
+    assert.is(r1.type, 'turn.tool_result');
+    assert.match(r1.data.output, /^permission_denied: .*outside the sandbox.*strict mode/);
+    await endOf(strict, t1);
+    assert.not.ok(existsSync(f1));
+
+    const f2 = join(root, 'denied.txt');
+    const [c2] = enqueue([[outsideCall(f2)]]);
+    const t2 = await startTurn(auto);
+    const ask = await firstOf(auto, c2!);
+    assert.is(ask.type, 'approval.requested');
+    await api(rig.port, 'POST', `/api/sessions/${auto.id}/approvals/${ask.data.approval_id}`, { decision: 'deny' });
+    assert.match((await resultOf(auto, c2!)).data.output, /^permission_denied: the user declined/);
+    await endOf(auto, t2);
+    assert.not.ok(existsSync(f2));
+
+    writeFileSync(rules, 'terminal_outside:\n  - allow: { command: touch }\n');
+    const f3 = join(root, 'by-rule.txt');
+    const [c3] = enqueue([[outsideCall(f3)]]);
+    const t3 = await startTurn(auto);
+    const r3 = await firstOf(auto, c3!);
+    assert.is(r3.type, 'turn.tool_result', 'a rule naming the command lets it out without asking');
+    assert.match(r3.data.output, /\[ran outside the sandbox, as approved\]$/);
+    await endOf(auto, t3);
+    assert.ok(existsSync(f3));
+  } finally {
+    rmSync(rules, { force: true });
+    strict.ws.close();
+    auto.ws.close();
+  }
+});
+
+test('the audit log records the outside asks and refusals', async () => {
+  const lines = readFileSync(join(rig.server.home, 'logs', 'audit.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { decision: string; reason?: string; input: Record<string, unknown> });
+  const outside = lines.filter((l) => typeof l.input.outside_sandbox === 'string');
+  assert.ok(outside.some((l) => l.decision === 'ask' && /outside the sandbox/.test(l.reason ?? '')));
+  assert.ok(outside.some((l) => l.decision === 'strict_denied'));
+  assert.ok(outside.some((l) => l.decision === 'denied_by_user'));
+});
+
+test.run();

@@ -1,0 +1,122 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { WebSocket } from 'undici';
+import { chooseEngine, createEngine } from '../../src/gateway/engine/pick.js';
+import type { HttpEngine } from '../../src/gateway/engine/types.js';
+import { IDLE_TOPIC_MS, RING_BYTES, WsHub } from '../../src/gateway/ws.js';
+import { waitFor } from '../helpers/server.js';
+
+/**
+ * Issue 22, item 3: the /ws hub keeps a bounded history (bytes as well as count), forgets a
+ * deleted session's topic and idle topics, and a client resuming past what is kept gets resync.
+ * The real hub on the real HTTP engine, a real WebSocket client.
+ */
+const engineName = chooseEngine();
+
+interface Frame {
+  topic?: string;
+  type: string;
+  seq?: number;
+  data?: unknown;
+}
+
+async function client(port: number): Promise<{ frames: Frame[]; send: (f: unknown) => void; close: () => void }> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
+  const frames: Frame[] = [];
+  ws.addEventListener('message', (m) => frames.push(JSON.parse(String(m.data)) as Frame));
+  await waitFor(() => frames.some((f) => f.type === 'hello'), 5000, 'hello');
+  return { frames, send: (f) => ws.send(JSON.stringify(f)), close: () => ws.close() };
+}
+
+let engine: HttpEngine;
+let hub: WsHub;
+let port: number;
+
+test.before(async () => {
+  engine = await createEngine(engineName);
+  hub = new WsHub(engine, { frameLimit: 1 << 20, authorize: () => ({ ok: true, via: 'local', local: true }) });
+  port = await engine.listen('127.0.0.1', 0);
+});
+test.after(() => {
+  hub.closeAll(1001, 'test over');
+  engine.stopListening();
+});
+
+test(`a topic's history is bounded by bytes; resuming past it gets resync, within it gets the missed events (${engineName})`, async () => {
+  const big = 'x'.repeat(16 * 1024);
+  for (let i = 0; i < 200; i++) hub.publish('tasks', 'task.updated', { i, big });
+  const kept = hub.stats();
+  assert.ok(kept.bytes <= RING_BYTES, `kept ${kept.bytes} bytes for 200 events of 16 KB (bound ${RING_BYTES})`);
+  assert.ok(kept.events < 200 && kept.events >= Math.floor(RING_BYTES / (17 * 1024)), `kept ${kept.events} events`);
+
+  const c = await client(port);
+  try {
+    c.send({ type: 'subscribe', topics: ['tasks'], since: { tasks: 1 } });
+    await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
+    assert.ok(c.frames.some((f) => f.type === 'resync' && f.topic === 'tasks'), 'resuming before the history: resync');
+    c.send({ type: 'unsubscribe', topics: ['tasks'] });
+    await waitFor(() => c.frames.some((f) => f.type === 'unsubscribed'), 5000, 'unsubscribed');
+    c.send({ type: 'subscribe', topics: ['tasks'], since: { tasks: 195 } });
+    await waitFor(() => c.frames.filter((f) => f.type === 'subscribed').length === 2, 5000, 'subscribed again');
+    assert.equal(c.frames.filter((f) => f.topic === 'tasks' && f.type === 'task.updated').map((f) => f.seq), [196, 197, 198, 199, 200], 'the missed events, in order');
+  } finally {
+    c.close();
+  }
+});
+
+test('a deleted session leaves nothing behind: 100 session topics, each deleted, keep no history or numbering', async () => {
+  const before = hub.stats();
+  for (let i = 0; i < 100; i++) {
+    const topic = `session:s_gone${i}`;
+    hub.publish(topic, 'turn.started', { session_id: topic.slice(8), message: { content: 'y'.repeat(2000) } });
+    hub.publish(topic, 'message.committed', { message: { content: 'z'.repeat(2000) } });
+    hub.publish(topic, 'session.deleted', { id: topic.slice(8), trash_id: 't_x' });
+  }
+  assert.equal(hub.stats(), before, 'back where it was');
+
+  const c = await client(port);
+  try {
+    c.send({ type: 'subscribe', topics: ['session:s_gone7'], since: { 'session:s_gone7': 2 } });
+    await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
+    assert.ok(c.frames.some((f) => f.type === 'resync' && f.topic === 'session:s_gone7'), 'a client resuming a forgotten topic reloads it');
+  } finally {
+    c.close();
+  }
+});
+
+test('a subscriber of a deleted session keeps the numbering: the restore that follows is not taken for a seen event', async () => {
+  const c = await client(port);
+  try {
+    c.send({ type: 'subscribe', topics: ['session:s_kept'] });
+    await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
+    hub.publish('session:s_kept', 'session.updated', { id: 's_kept' });
+    hub.publish('session:s_kept', 'session.deleted', { id: 's_kept' });
+    hub.publish('session:s_kept', 'session.restored', { id: 's_kept' });
+    await waitFor(() => c.frames.some((f) => f.type === 'session.restored'), 5000, 'session.restored');
+    assert.equal(c.frames.filter((f) => f.topic === 'session:s_kept').map((f) => [f.type, f.seq]), [['session.updated', 1], ['session.deleted', 2], ['session.restored', 3]]);
+  } finally {
+    c.close();
+  }
+});
+
+test('idle topics nobody is on are evicted; a subscribed or listened topic stays', async () => {
+  const c = await client(port);
+  const stop = hub.listen('workflows', () => undefined);
+  try {
+    c.send({ type: 'subscribe', topics: ['skills'] });
+    await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
+    for (const t of ['skills', 'workflows', 'mcp', 'session:s_idle']) hub.publish(t, 'x.changed', { t });
+    const evicted = hub.evictIdle(Date.now() + IDLE_TOPIC_MS + 1);
+    assert.ok(evicted >= 2, `evicted ${evicted}`);
+    assert.is(hub.seqOf('mcp'), 0, 'an idle unwatched topic is forgotten');
+    assert.is(hub.seqOf('session:s_idle'), 0);
+    assert.is(hub.seqOf('skills'), 1, 'a subscribed topic stays');
+    assert.is(hub.seqOf('workflows'), 1, 'a listened topic stays');
+    assert.is(hub.evictIdle(Date.now()), 0, 'nothing is idle right after an event');
+  } finally {
+    stop();
+    c.close();
+  }
+});
+
+test.run();

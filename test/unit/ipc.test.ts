@@ -1,0 +1,122 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { configSchema } from '../../src/shared/config/schema.js';
+import { IpcCallError } from '../../src/shared/protocol/endpoint.js';
+import { ipcMessage } from '../../src/shared/protocol/ipc.js';
+import { Child } from '../../src/supervisor/child-process.js';
+import { IpcRouter } from '../../src/supervisor/ipc-router.js';
+import { forkEntry } from '../../src/supervisor/spawn-child.js';
+import { waitFor } from '../helpers/server.js';
+
+const peer = fileURLToPath(new URL('../fixtures/ipc-peer.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'svc-ipc-'));
+const outFile = join(dir, 'out.jsonl');
+const config = configSchema.parse({});
+
+function lines(): Array<Record<string, any>> {
+  try {
+    return readFileSync(outFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  } catch {
+    return [];
+  }
+}
+
+// The test plays the supervisor with the real Child and Router; the children are real processes.
+const children = new Map<string, Child>();
+const router = new IpcRouter((role) => children.get(role));
+function spawn(role: 'gateway' | 'agent'): Child {
+  const child = new Child(role, forkEntry(peer, { ...process.env, SVC_ROLE: role, IPC_TEST_OUT: outFile }));
+  router.attach(child);
+  children.set(role, child);
+  return child;
+}
+
+test('the protocol schema accepts well-formed messages and rejects malformed ones', () => {
+  const ok = ipcMessage.safeParse({ kind: 'req', id: 'a', type: 'worker.echo', to: 'agent', deadline: Date.now() + 1000, payload: { text: 'hi' } });
+  assert.ok(ok.success);
+  const badPayload = ipcMessage.safeParse({ kind: 'req', id: 'a', type: 'worker.echo', to: 'agent', deadline: Date.now() + 1000, payload: { text: 5 } });
+  assert.not.ok(badPayload.success);
+  const badType = ipcMessage.safeParse({ kind: 'req', id: 'a', type: 'worker.nope', to: 'agent', deadline: 1, payload: {} });
+  assert.not.ok(badType.success);
+  const badRole = ipcMessage.safeParse({ kind: 'req', id: 'a', type: 'worker.echo', to: 'kernel', deadline: 1, payload: { text: '' } });
+  assert.not.ok(badRole.success);
+  assert.ok(ipcMessage.safeParse({ kind: 'res', re: 'a', ok: true, result: {} }).success);
+  assert.ok(ipcMessage.safeParse({ kind: 'event', type: 'server.draining', payload: { retry_after_s: 5 } }).success);
+  assert.not.ok(ipcMessage.safeParse({ kind: 'event', type: 'server.draining', payload: {} }).success);
+});
+
+test('a request from one child reaches another through the supervisor and the answer comes back', async () => {
+  const agent = spawn('agent');
+  const gateway = spawn('gateway');
+  await agent.endpoint.request('child.start', { config }, { to: 'agent' });
+  await gateway.endpoint.request('child.start', { config }, { to: 'gateway' });
+  const echo = await waitFor(() => lines().find((l) => l.role === 'gateway' && l.echo), 5000, 'the echo');
+  assert.equal(echo.echo, { text: 'across the supervisor', role: 'agent', pid: agent.pid });
+  const unreachable = await waitFor(() => lines().find((l) => l.unreachable), 5000, 'the unreachable answer');
+  assert.match(unreachable.unreachable, /no cron process is running/);
+});
+
+test('malformed messages from a child are dropped, counted, and the link keeps working', async () => {
+  const agent = children.get('agent')!;
+  await waitFor(() => agent.endpoint.dropped >= 4, 5000, 'four dropped messages');
+  assert.is(agent.endpoint.dropped, 4);
+  const echo = await agent.endpoint.request('worker.echo', { text: 'still here' }, { to: 'agent' });
+  assert.is(echo.text, 'still here');
+});
+
+test('the routing table decides who may send what: an agent cannot write config, read the status or message a channel', async () => {
+  const { refused } = await waitFor(() => lines().find((l) => l.role === 'agent' && l.refused), 10_000, 'the agent peer to try its forbidden requests');
+  assert.equal(
+    refused.map((r: { type: string; code: string }) => [r.type, r.code]),
+    [
+      ['config.slots.set', 'forbidden'],
+      ['supervisor.status', 'forbidden'],
+      ['channels.send', 'forbidden'],
+    ],
+  );
+  assert.match(refused[0].message, /the agent process may not send config\.slots\.set/);
+});
+
+test('malformed messages to a child are dropped by the child, which keeps answering', async () => {
+  const gateway = children.get('gateway')!;
+  gateway.proc.send({ kind: 'req', id: 'y', type: 'worker.echo', to: 'gateway', deadline: Date.now() + 1000, payload: { text: 7 } });
+  gateway.proc.send('plain text');
+  const echo = await gateway.endpoint.request('worker.echo', { text: 'ok' }, { to: 'gateway' });
+  assert.equal(echo, { text: 'ok', role: 'gateway', pid: gateway.pid });
+});
+
+test('a request past its deadline fails with a timeout instead of waiting forever', async () => {
+  const gateway = children.get('gateway')!;
+  const started = Date.now();
+  try {
+    await gateway.endpoint.request('gateway.handover', {}, { timeoutMs: 300 });
+    assert.unreachable('should have timed out');
+  } catch (err) {
+    assert.instance(err, IpcCallError);
+    assert.is((err as IpcCallError).code, 'timeout');
+  }
+  assert.ok(Date.now() - started < 5000);
+});
+
+test('when a child dies, requests to it fail at once with unavailable', async () => {
+  const agent = children.get('agent')!;
+  agent.proc.kill('SIGKILL');
+  await agent.exited;
+  try {
+    await agent.endpoint.request('worker.echo', { text: 'x' }, { to: 'agent' });
+    assert.unreachable('should have failed');
+  } catch (err) {
+    assert.is((err as IpcCallError).code, 'unavailable');
+  }
+});
+
+test.after(async () => {
+  await Promise.all([...children.values()].map((c) => c.stop(2000)));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test.run();

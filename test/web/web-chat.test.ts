@@ -1,0 +1,331 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { textReply } from '../fixtures/fake-provider.js';
+import { api } from '../helpers/api.js';
+import { browserUnavailable, screenshotPath, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import { waitFor } from '../helpers/server.js';
+import { messagesOf, startRig, type TurnRig } from '../helpers/turns.js';
+
+/*
+ * The chat in a browser against the real server and the fake provider: tool cards with their
+ * results, reasoning, sanitised Markdown, attachments, interrupt, session settings and goal,
+ * delete with undo and restore from the trash, the settings and status views, phone width and
+ * the dark theme.
+ */
+
+const reason = browserUnavailable();
+
+if (reason) {
+  console.log(`skipped: ${reason}`);
+  test('web chat tests are skipped, with a reason', () => assert.ok(reason.length > 0));
+} else {
+  let rig: TurnRig;
+  let browser: Browser;
+  let p: PageRig;
+
+  test.before(async () => {
+    rig = await startRig({ models: { oa: { protocol: 'openai' } } });
+    await finishOnboarding(rig.port, 'oa');
+    browser = await launch();
+    p = await newPage(browser);
+    await p.page.goto(rig.server.base + '/');
+    await p.page.getByTestId('composer-input').waitFor();
+  });
+
+  test.after(async () => {
+    await p?.close().catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await rig?.stop();
+  });
+
+  const send = async (text: string) => {
+    const input = p.page.getByTestId('composer-input');
+    await input.fill(text);
+    await input.press('Enter');
+  };
+  const idle = () => waitFor(async () => (await p.page.getByTestId('live-reply').count()) === 0 && (await p.page.getByTestId('send').count()) === 1, 10_000, 'the turn to end');
+  const currentId = () => /#\/chat\/(s_[A-Za-z0-9_-]+)/.exec(p.page.url())?.[1] ?? '';
+
+  test('a tool call shows as a card with its result; reasoning folds; Shift+Enter makes a new line', async () => {
+    const { page } = p;
+    rig.fake.enqueue(
+      { parts: [{ reasoning: ['The user wants ', 'the time.'] }, { text: 'Let me look at the clock.' }, { toolCall: { name: 'current_time', arguments: ['{"time_zone":', '"UTC"}'] } }] },
+      textReply('It is ', 'a fine **time** to ship.\n\n', '```python\ndef ship():\n    return "now"  # soon\n```\n'),
+    );
+    const input = page.getByTestId('composer-input');
+    await input.fill('What time is it?');
+    await input.press('Shift+Enter');
+    await input.type('In UTC please.');
+    assert.is(await input.inputValue(), 'What time is it?\nIn UTC please.', 'Shift+Enter adds a line instead of sending');
+    await input.press('Enter');
+
+    const card = page.locator('[data-testid=tool-card][data-tool=current_time]');
+    await card.and(page.locator('[data-status=done]')).waitFor();
+    await idle();
+    const output = await card.getByTestId('tool-output').innerText();
+    assert.is(JSON.parse(output).time_zone, 'UTC', 'the card shows the tool result');
+    await card.locator('summary', { hasText: 'Arguments' }).click();
+    assert.match(await card.locator('.tool-args pre').innerText(), /"time_zone": "UTC"/);
+
+    const replies = page.getByTestId('assistant-message');
+    assert.is(await replies.count(), 2, 'one reply with the call, one after it');
+    const reasoning = replies.first().getByTestId('reasoning');
+    assert.is(await reasoning.getAttribute('open'), null, 'committed reasoning is folded');
+    await reasoning.locator('summary').click();
+    assert.match(await reasoning.innerText(), /The user wants the time\./);
+    const last = replies.nth(1);
+    assert.is(await last.locator('strong').innerText(), 'time');
+    assert.is(await last.locator('.tk-keyword').first().innerText(), 'def');
+    assert.is(await last.locator('.tk-comment').innerText(), '# soon');
+    assert.is(await page.getByTestId('user-message').innerText(), 'What time is it?\nIn UTC please.');
+    await page.screenshot({ path: screenshotPath('chat.png') });
+  });
+
+  test('a terminal command streams its output into its card while it runs', async () => {
+    const { page } = p;
+    const command = 'for i in 1 2 3; do echo "line$i"; sleep 1; done';
+    rig.fake.enqueue({ parts: [{ toolCall: { name: 'terminal', arguments: [JSON.stringify({ command })] } }] }, textReply('Counted.'));
+    await send('Count for me');
+    const card = page.locator('[data-testid=tool-card][data-tool=terminal]').last();
+    await card.and(page.locator('[data-status=running]')).getByTestId('tool-output').filter({ hasText: 'line1' }).waitFor();
+    assert.not.match(await card.getByTestId('tool-output').innerText(), /line3/, 'output shows before the command ends');
+    await card.and(page.locator('[data-status=done]')).waitFor();
+    await idle();
+    assert.match(await card.getByTestId('tool-output').innerText(), /line1[\s\S]*line3/);
+    await page.getByTestId('assistant-message').filter({ hasText: 'Counted.' }).waitFor();
+    // The fake provider numbers call ids per reply (both calls are call_fake0): each card keeps its own result.
+    const clock = await page.locator('[data-testid=tool-card][data-tool=current_time]').getByTestId('tool-output').innerText();
+    assert.match(clock, /time_zone/);
+    assert.not.match(clock, /line1/);
+  });
+
+  test('model output never runs as HTML or script', async () => {
+    const { page } = p;
+    rig.fake.enqueue(
+      textReply(
+        'Here: <img src=x onerror="window.__pwned=1"> and <script>window.__pwned=2</script> ',
+        '[click](javascript:window.__pwned=3) [ok](https://example.com/a) <b>bold?</b>\n\n',
+        '| a | b |\n|---|---|\n| <i>x</i> | `y` |\n',
+      ),
+    );
+    await send('Try to break the page');
+    await idle();
+    const last = page.getByTestId('assistant-message').last();
+    const text = await last.innerText();
+    assert.match(text, /<img src=x onerror="window.__pwned=1">/, 'tags show as text');
+    assert.match(text, /<script>window.__pwned=2<\/script>/);
+    assert.is(await last.locator('img, script, b, i').count(), 0, 'no element came from the model text');
+    const links = last.locator('a');
+    assert.is(await links.count(), 1, 'only the https link is a link');
+    assert.is(await links.first().getAttribute('href'), 'https://example.com/a');
+    assert.is(await links.first().getAttribute('rel'), 'noopener noreferrer nofollow');
+    assert.is(await last.locator('table td code').innerText(), 'y');
+    assert.is(await page.evaluate('window.__pwned'), undefined);
+  });
+
+  test('a file attached through the clip is uploaded and sent with the message', async () => {
+    const { page } = p;
+    const file = join(rig.server.home, 'notes.txt');
+    writeFileSync(file, 'remember the milk\n');
+    rig.fake.enqueue(textReply('Got your notes.'));
+    await page.getByTestId('file-input').setInputFiles(file);
+    await page.getByTestId('attachment-chip').filter({ hasText: 'notes.txt' }).waitFor();
+    await send('Here are my notes');
+    await idle();
+    const mine = page.getByTestId('user-message').last();
+    const link = mine.locator('a.attachment');
+    assert.match(await link.innerText(), /notes\.txt/);
+    assert.match((await link.getAttribute('href')) ?? '', /^\/api\/uploads\//);
+    assert.is(await page.getByTestId('attachment-chip').count(), 0, 'the composer is cleared');
+    const msgs = await messagesOf(rig.port, currentId());
+    const user = msgs.filter((m) => m.role === 'user').at(-1);
+    assert.is(user.content.attachments?.length, 1, JSON.stringify(user.content));
+  });
+
+  test('Stop interrupts a streaming reply and keeps what was said, once', async () => {
+    const { page } = p;
+    const words = Array.from({ length: 60 }, (_, i) => `word${i} `);
+    rig.fake.enqueue({ parts: [{ text: words }], delayMs: 100 });
+    await send('Talk slowly');
+    await page.getByTestId('live-reply').locator('.md').filter({ hasText: 'word2' }).waitFor();
+    await page.getByTestId('interrupt').click();
+    await page.getByText('Interrupted.').waitFor();
+    await idle();
+    const last = await page.getByTestId('assistant-message').last().locator('.md').innerText();
+    assert.ok(last.startsWith('word0 word1 word2'), last);
+    assert.ok(!last.includes('word59'), 'the reply was cut short');
+    const saved = (await messagesOf(rig.port, currentId())).filter((m) => m.role === 'assistant').at(-1);
+    assert.is(saved.content.text.trim(), last.trim(), 'the page shows exactly what was kept');
+    assert.is((last.match(/\bword0\b/g) ?? []).length, 1, 'shown once');
+  });
+
+  test('session settings and the goal are changed from the side panel', async () => {
+    const { page } = p;
+    const id = currentId();
+    await page.getByTestId('session-settings-toggle').click();
+    const form = page.getByTestId('session-settings');
+    await form.locator('input').first().fill('Clock questions');
+    await form.getByTestId('permission-mode').selectOption('strict');
+    await form.locator('select').nth(1).selectOption('high');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByText('Saved.').waitFor();
+    const s = (await api(rig.port, 'GET', `/api/sessions/${id}`)).body;
+    assert.equal([s.title, s.permission_mode, s.reasoning_effort], ['Clock questions', 'strict', 'high']);
+    await page.locator('.chat-head h2', { hasText: 'Clock questions' }).waitFor();
+    await page.locator('[data-testid=session-item]', { hasText: 'Clock questions' }).waitFor();
+
+    const bad = await form.locator('input[placeholder^="/absolute"]');
+    await bad.fill('relative/folder');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.locator('.error', { hasText: 'absolute' }).waitFor();
+    await bad.fill('');
+
+    const goal = page.getByTestId('goal-panel');
+    await goal.locator('textarea').fill('Ship the release');
+    await goal.locator('input[type=number]').fill('50000');
+    await goal.getByRole('button', { name: 'Set goal' }).click();
+    await goal.getByTestId('goal-status').filter({ hasText: 'active' }).waitFor();
+    await page.getByTestId('goal-chip').filter({ hasText: 'Goal: active' }).waitFor();
+    assert.match(await page.getByTestId('goal-chip').innerText(), /\/50\.0k/);
+    await goal.getByRole('button', { name: 'Pause' }).click();
+    await goal.getByTestId('goal-status').filter({ hasText: 'paused' }).waitFor();
+    const g = (await api(rig.port, 'GET', `/api/sessions/${id}/goal`)).body;
+    assert.equal([g.objective, g.status, g.token_budget], ['Ship the release', 'paused', 50000]);
+    await page.keyboard.press('Escape');
+    await page.getByTestId('session-side').waitFor({ state: 'detached' });
+  });
+
+  test('delete a chat and undo it; delete it again and restore it from the trash view', async () => {
+    const { page } = p;
+    const id = currentId();
+    const before = (await messagesOf(rig.port, id)).length;
+    const item = page.locator(`[data-testid=session-item][data-id="${id}"]`);
+    await item.getByRole('button', { name: /^Delete/ }).click();
+    await item.waitFor({ state: 'detached' });
+    assert.is((await api(rig.port, 'GET', `/api/sessions/${id}`)).status, 404, 'deleted on the server');
+    await page.getByTestId('toast').getByRole('button', { name: 'Undo' }).click();
+    await item.waitFor();
+    await waitFor(() => currentId() === id, 5000, 'the restored chat to open');
+    await page.locator('.chat-head h2', { hasText: 'Clock questions' }).waitFor();
+    assert.is((await messagesOf(rig.port, id)).length, before, 'every message came back');
+    assert.is(await page.getByTestId('assistant-message').count() > 0, true);
+
+    await item.getByRole('button', { name: /^Delete/ }).click();
+    await item.waitFor({ state: 'detached' });
+    // The trash holds it before the trash view is opened (as it would by the time a person gets there).
+    await waitFor(async () => (await api(rig.port, 'GET', '/api/trash')).body.items.some((t: { name: string }) => t.name === 'Clock questions'), 10_000, 'the chat to be in the trash');
+    await page.goto(rig.server.base + '/#/settings/trash');
+    const row = page.locator('[data-testid=trash-item]', { hasText: 'Clock questions' });
+    await row.getByRole('button', { name: 'Restore' }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.is((await api(rig.port, 'GET', `/api/sessions/${id}`)).status, 200);
+    await page.goto(rig.server.base + `/#/chat/${id}`);
+    await page.locator(`[data-testid=session-item][data-id="${id}"]`).waitFor();
+    await page.locator('.chat-head h2', { hasText: 'Clock questions' }).waitFor();
+  });
+
+  test('the trash view deletes for good and empties', async () => {
+    const { page } = p;
+    const a = (await api(rig.port, 'POST', '/api/sessions', { title: 'Throwaway A' })).body.id;
+    const b = (await api(rig.port, 'POST', '/api/sessions', { title: 'Throwaway B' })).body.id;
+    await api(rig.port, 'DELETE', `/api/sessions/${a}`);
+    await api(rig.port, 'DELETE', `/api/sessions/${b}`);
+    await page.goto(rig.server.base + '/#/settings/trash');
+    const rowA = page.locator('[data-testid=trash-item]', { hasText: 'Throwaway A' });
+    await rowA.getByRole('button', { name: 'Delete' }).click();
+    await rowA.waitFor({ state: 'detached' });
+    await page.locator('[data-testid=trash-item]', { hasText: 'Throwaway B' }).waitFor();
+    await page.getByRole('button', { name: 'Empty the trash' }).click();
+    await page.getByText('The trash is empty.').waitFor();
+    assert.is((await api(rig.port, 'GET', '/api/trash')).body.items.length, 0);
+  });
+
+  test('settings show the model entries, the tools and the profile; status shows the processes', async () => {
+    const { page } = p;
+    await page.goto(rig.server.base + '/#/settings/models');
+    const entry = page.locator('[data-testid=model-entry][data-id=oa]');
+    await entry.waitFor();
+    assert.match(await entry.innerText(), /default/);
+    await entry.getByRole('button', { name: 'Test' }).click();
+    await entry.locator('[data-testid=test-result][data-ok=true]').waitFor();
+
+    await page.goto(rig.server.base + '/#/settings/tools');
+    await page.locator('[data-testid=tool-info]', { hasText: 'current_time' }).waitFor();
+
+    await page.goto(rig.server.base + '/#/settings/profile');
+    await page.getByTestId('profile-form').waitFor();
+    await page.locator('textarea[name=user]').fill('I like short answers.');
+    await page.getByTestId('profile-form').getByRole('button', { name: 'Save profile' }).click();
+    await page.getByTestId('profile-form').getByText('Saved.').waitFor();
+    await page.reload();
+    await waitFor(async () => (await page.locator('textarea[name=user]').inputValue()) === 'I like short answers.', 10_000, 'the saved user.md to load');
+    await page.getByTestId('profile-panel').locator('h2', { hasText: 'Memory' }).waitFor();
+
+    await page.goto(rig.server.base + '/#/status');
+    await page.locator('[data-testid=process-row]', { hasText: 'gateway' }).waitFor();
+    await page.locator('[data-testid=process-row]', { hasText: 'supervisor' }).waitFor();
+    assert.is(await page.getByTestId('server-state').innerText(), 'running');
+    const version = (await api(rig.port, 'GET', '/api/version')).body.version;
+    assert.is(await page.getByTestId('server-version').innerText(), version);
+    assert.equal(p.errors, [], 'no errors in the page');
+  });
+
+  test('a long chat opens at its newest message, then holds every message in order; Home scrolls to the first', async () => {
+    const { page } = p;
+    const id = (await api(rig.port, 'POST', '/api/sessions', { title: 'Long history' })).body.id as string;
+    for (let i = 0; i < 40; i++) {
+      rig.fake.enqueue(textReply(`Reply number ${i}.\n\nWith a second paragraph.`));
+      const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: `Question ${i}`, attachments: [] });
+      assert.is(r.status, 200, JSON.stringify(r.body));
+    }
+    await page.goto(`${rig.server.base}/#/chat/${id}`);
+    await page.getByTestId('assistant-message').filter({ hasText: 'Reply number 39.' }).waitFor();
+    const transcript = page.getByTestId('transcript');
+    await waitFor(async () => (await page.getByTestId('user-message').count()) === 40 && (await page.getByTestId('assistant-message').count()) === 40, 30_000, 'every message to be in the page');
+    const asked = (await page.getByTestId('user-message').allTextContents()).map((t) => t.trim());
+    assert.equal(asked, Array.from({ length: 40 }, (_, i) => `Question ${i}`), 'all there, oldest first');
+    await waitFor(async () => transcript.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight < 80), 5000, 'the newest message in view');
+    await transcript.focus();
+    await page.keyboard.press('Home');
+    const first = page.getByTestId('user-message').first();
+    await waitFor(
+      async () => (await transcript.evaluate((el) => el.scrollTop === 0)) && (await first.evaluate((m) => { const r = m.getBoundingClientRect(); return r.height > 0 && r.top >= 0 && r.bottom <= m.ownerDocument.documentElement.clientHeight; })),
+      5000,
+      'the first message in view',
+    );
+
+    // A reply streamed in paragraphs into the long chat reads as written.
+    rig.fake.enqueue(textReply('Streamed one.\n\n', 'Streamed ', 'two.\n\n', '```\ncode\n\nmore\n```\n', 'Tail.'));
+    await send('And now?');
+    await idle();
+    const md = page.getByTestId('assistant-message').last().locator('.md');
+    assert.equal(await md.locator('p').allTextContents(), ['Streamed one.', 'Streamed two.', 'Tail.']);
+    assert.is((await md.locator('pre').textContent())?.trim(), 'code\n\nmore');
+  });
+
+  test('phone width: the chat list is a drawer and the composer stays usable; dark theme follows the system', async () => {
+    const phone = await newPage(browser, { viewport: { width: 390, height: 780 }, colorScheme: 'dark' });
+    try {
+      const { page } = phone;
+      await page.goto(rig.server.base + '/#/chat');
+      await page.getByTestId('composer-input').waitFor();
+      const list = page.locator('.session-list');
+      const box = await list.boundingBox();
+      assert.ok(!box || box.x + box.width <= 1, `the list is off screen: ${JSON.stringify(box)}`);
+      await page.getByRole('button', { name: 'Show chats' }).click();
+      await waitFor(async () => ((await list.boundingBox())?.x ?? -1) >= 0, 3000, 'the drawer to open');
+      const width = await page.evaluate('document.documentElement.scrollWidth');
+      assert.ok((width as number) <= 390, `no sideways scrolling (${width})`);
+      const bg = await page.evaluate('getComputedStyle(document.body).backgroundColor');
+      assert.is(bg, 'rgb(21, 23, 27)', 'the dark palette is used');
+      assert.equal(phone.errors, []);
+    } finally {
+      await phone.close();
+    }
+  });
+}
+
+test.run();

@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser } from 'playwright-core';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startMcpOAuthServer, type McpOAuthFixture } from '../fixtures/mcp-oauth-server.js';
+import { api } from '../helpers/api.js';
+import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import { startRig, type TurnRig } from '../helpers/turns.js';
+
+/*
+ * The MCP page in headless Chromium against the real server: add a local server with the form
+ * (a real SDK server over stdio), see it connect with its tools, paste an import with a bad entry
+ * and read the error, disable and enable it, and delete it to the trash; sign in to a remote server
+ * that requires OAuth (a real SDK authorization server that approves at once) with the Sign in button.
+ */
+
+const browserMissing = browserUnavailable();
+const fixture = fileURLToPath(new URL('../fixtures/mcp-server.js', import.meta.url));
+const SECRET = 'web-mcp-secret-5c1d7e9a3b';
+
+if (browserMissing) {
+  console.log(`skipped: ${browserMissing}`);
+  test('web MCP tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
+} else {
+  let rig: TurnRig;
+  let browser: Browser;
+  let p: PageRig;
+  let dir = '';
+  let oauth: McpOAuthFixture | undefined;
+
+  test.before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-web-mcp-'));
+    rig = await startRig({ models: { oa: { protocol: 'openai' } } });
+    await finishOnboarding(rig.port, 'oa');
+    browser = await launch();
+    p = await newPage(browser);
+    await p.page.goto(`${rig.server.base}/#/mcp`);
+  });
+
+  test.after(async () => {
+    await p?.close().catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await rig?.stop();
+    await oauth?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the nav leads to the MCP page; a local server added with the form connects and lists its tools', async () => {
+    const { page } = p;
+    await page.getByRole('link', { name: 'MCP' }).click();
+    await page.getByRole('heading', { name: 'MCP servers' }).waitFor();
+    await page.getByText('No MCP server yet').waitFor();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('local');
+    await page.getByRole('textbox', { name: 'Command', exact: true }).fill(process.execPath);
+    await page.getByLabel('Arguments, one a line').fill(`${fixture}\nstdio`);
+    await page.getByLabel(/Environment/).fill(`FIXTURE_TOKEN=${SECRET}`);
+    await page.getByRole('button', { name: 'Add' }).click();
+    const card = page.locator('[data-testid="mcp-server"][data-name="local"]');
+    await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    assert.match(await card.innerText(), /secrets set: FIXTURE_TOKEN/);
+    assert.not.ok((await page.content()).includes(SECRET), 'the secret is never on the page');
+    await card.getByText('7 tools').click();
+    await card.getByText('Answers the text it is given.').waitFor();
+  });
+
+  test('a pasted import with a bad entry shows the error and adds nothing', async () => {
+    const { page } = p;
+    await page.getByLabel('Paste mcpServers JSON').check();
+    await page.getByLabel(/An \{"mcpServers"/).fill(JSON.stringify({ mcpServers: { fine: { command: 'node' }, broken: { url: 'ftp://x' } } }));
+    await page.getByRole('button', { name: 'Import' }).click();
+    const alert = page.locator('[data-testid="mcp-add"] [role="alert"]');
+    await alert.waitFor();
+    assert.match(await alert.innerText(), /mcpServers\.broken\.url/);
+    assert.is(await page.locator('[data-testid="mcp-server"]').count(), 1);
+  });
+
+  test('disable, enable, and delete to the trash', async () => {
+    const { page } = p;
+    const card = page.locator('[data-testid="mcp-server"][data-name="local"]');
+    await card.getByRole('button', { name: 'Disable' }).click();
+    await card.locator('[data-testid="mcp-status"]', { hasText: 'disabled' }).waitFor();
+    await card.getByRole('button', { name: 'Enable' }).click();
+    await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    await card.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No MCP server yet').waitFor();
+    const trash = await api(rig.port, 'GET', '/api/trash');
+    assert.ok(trash.body.items.some((i: any) => i.kind === 'mcp_server' && i.name === 'local'));
+    assert.equal(p.errors, []);
+  });
+
+  test('Sign in: a server that requires OAuth says so; the button goes through the authorization server and back, connected', async () => {
+    const { page } = p;
+    oauth = await startMcpOAuthServer();
+    assert.is((await api(rig.port, 'POST', '/api/mcp/servers', { name: 'secure', url: oauth.url })).status, 201);
+    const card = page.locator('[data-testid="mcp-server"][data-name="secure"]');
+    await card.locator('[data-testid="mcp-error"]', { hasText: 'use Sign in' }).waitFor({ timeout: 30_000 });
+    await card.getByRole('button', { name: 'Sign in' }).click();
+    await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    assert.is(new URL(page.url()).hash, '#/mcp', 'back on the MCP page');
+    assert.is(await card.getByRole('button', { name: 'Sign in' }).count(), 0);
+    assert.equal([oauth.counts.authorizations, oauth.counts.codeExchanges], [1, 1]);
+    const html = await page.content();
+    assert.ok(oauth.issued.every((t) => !html.includes(t)), 'no token on the page');
+    assert.equal(p.errors, []);
+  });
+}
+
+test.run();
