@@ -49,7 +49,6 @@ export const whatsappConfigSchema = z.strictObject({
     z.array(z.string().transform((s) => s.replace(/^\+/, '')).pipe(z.string().regex(/^\d{5,20}$/, 'a WhatsApp user is a phone number with its country code, digits only (e.g. 4915123456789)'))).max(1000),
   ).default([]),
 });
-export type WhatsappConfig = z.infer<typeof whatsappConfigSchema>;
 
 export const channelsConfigSchema = z
   .strictObject({

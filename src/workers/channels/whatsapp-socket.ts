@@ -11,7 +11,7 @@ import { packageRoot } from '../../shared/version.js';
  * can put a fake socket with Baileys' event shape at exactly this boundary.
  */
 
-export interface WaConnectionUpdate {
+interface WaConnectionUpdate {
   connection?: 'open' | 'connecting' | 'close';
   /** A fresh login code (the text the QR encodes). */
   qr?: string;
@@ -19,18 +19,18 @@ export interface WaConnectionUpdate {
   isNewLogin?: boolean;
 }
 
-export interface WaMessagesUpsert {
+interface WaMessagesUpsert {
   messages: unknown[];
   type: string;
 }
 
-export interface WaEvents {
+interface WaEvents {
   on(event: 'connection.update', fn: (u: WaConnectionUpdate) => void): void;
   on(event: 'creds.update', fn: (u: unknown) => void): void;
   on(event: 'messages.upsert', fn: (u: WaMessagesUpsert) => void): void;
 }
 
-export interface WaKey {
+interface WaKey {
   remoteJid: string;
   fromMe: boolean;
   id: string;
@@ -80,7 +80,7 @@ export interface WaLib {
 }
 
 /** A pino-compatible logger that says nothing: Baileys logs keys and message contents at debug and trace. */
-export interface SilentLogger {
+interface SilentLogger {
   level: string;
   child(obj: Record<string, unknown>): SilentLogger;
   trace(obj: unknown, msg?: string): void;
@@ -91,7 +91,7 @@ export interface SilentLogger {
   fatal(obj: unknown, msg?: string): void;
 }
 const nothing = () => {};
-export const silentLogger: SilentLogger = { level: 'silent', child: () => silentLogger, trace: nothing, debug: nothing, info: nothing, warn: nothing, error: nothing, fatal: nothing };
+const silentLogger: SilentLogger = { level: 'silent', child: () => silentLogger, trace: nothing, debug: nothing, info: nothing, warn: nothing, error: nothing, fatal: nothing };
 
 /** Where the test-only socket may come from: the package's own compiled tests, nowhere else. */
 const TEST_HOOK = 'SVC_WHATSAPP_TEST_SOCKET';

@@ -12,7 +12,7 @@ import { waMessageSchema, type WaContent, type WaLib, type WaMessage, type WaSoc
 type Baileys = typeof import('@whiskeysockets/baileys');
 
 /** Baileys' close reasons svc acts on (DisconnectReason). */
-export const WA_LOGGED_OUT = 401;
+const WA_LOGGED_OUT = 401;
 export const WA_RESTART_REQUIRED = 515;
 /** Files svc sends to WhatsApp, and accepts from it, up to this size. */
 const FILE_CAP = 100 * 1024 * 1024;
@@ -27,12 +27,12 @@ export function closeCode(err: unknown): number | undefined {
 }
 
 /** A phone number (as allowed_users and the API take it) or a jid → the jid to send to. */
-export function toJid(chatId: string): string {
+function toJid(chatId: string): string {
   return chatId.includes('@') ? chatId : `${chatId.replace(/^\+/, '')}@s.whatsapp.net`;
 }
 
 /** Markdown as the model writes it → WhatsApp's markup (*bold*, _italic_, ~strike~, ``` blocks). */
-export function markdownToWhatsapp(md: string): string {
+function markdownToWhatsapp(md: string): string {
   return md
     .split('\n')
     .map((l) => {
