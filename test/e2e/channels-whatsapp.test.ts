@@ -213,9 +213,33 @@ test('files: a document sent in reaches the model; send-file sends a document; a
   assert.is(tested.body.chat_id, ALICE_JID);
 });
 
+test('a message during a restart drain is told to come again; the running turn still finishes', async () => {
+  // Mallory is approved by her pairing code: a bound user, with no turn of her own running.
+  const code = (await api('GET', '/api/channels/whatsapp/pairings')).body.items.find((p: any) => p.user_id === '4915666666666').code;
+  assert.is((await api('POST', '/api/channels/whatsapp/pairings', { code, decision: 'approve' })).status, 200);
+  await waitFor(() => wa.chat(MALLORY_JID).some((t) => /approved/.test(t)) || undefined, 30_000, 'Mallory told');
+  rig.fake.enqueue({ parts: [{ text: ['Long ', 'answer ', 'done.'] }], delayMs: 700 });
+  says(live, ALICE_JID, { conversation: 'take your time' });
+  await waitFor(() => wa.chat(ALICE_JID).some((t) => t.startsWith('Long')) || undefined, 30_000, 'the reply started');
+  const n = wa.sockets.length;
+  assert.is((await api('POST', '/api/restart', {})).status, 202);
+  says(live, MALLORY_JID, { conversation: 'are you there?' }, 'Mallory');
+  await waitFor(() => wa.chat(MALLORY_JID).some((t) => t.includes('restarting')) || undefined, 30_000, 'the restarting reply');
+  await shows(ALICE_JID, 'Long answer done.');
+  await waitFor(async () => (await api('GET', '/api/status')).body?.state === 'running', 60_000, 'restarted');
+  // A restarted channels worker connects WhatsApp again with a socket of its own.
+  const next = await waitFor(async () => wa.sockets.slice(n).find((x) => x.registered && !x.ended) ?? ((await channel()).state === 'running' && wa.sockets.length === n ? live : undefined), 60_000, 'WhatsApp back');
+  if (next !== live) {
+    next.open(`${BOT}:7@s.whatsapp.net`);
+    live = next;
+  }
+  await waitFor(async () => (await channel()).state === 'running', 60_000, 'whatsapp running after the restart');
+});
+
 test('a dropped connection restarts only the adapter; logout removes the keys; a login fails or expires with why', async () => {
+  const before = wa.sockets.length;
   live.close(428, 'Connection Closed');
-  const again = await socket(3);
+  const again = await socket(before);
   assert.ok(again.registered);
   again.open(`${BOT}:7@s.whatsapp.net`);
   const ch = await waitFor(async () => ((await channel()).state === 'running' ? channel() : undefined), 60_000, 'running again');
