@@ -267,6 +267,26 @@ test('a dropped connection restarts only the adapter; logout removes the keys; a
   assert.not.ok(existsSync(join(rig.server.home, 'channels', 'whatsapp-login')), 'the unfinished keys are gone');
 });
 
+test('unlinked from the phone: the keys are removed and WhatsApp needs a login again', async () => {
+  const n = wa.sockets.length;
+  await api('POST', '/api/channels/whatsapp/login', {});
+  const s = await socket(n);
+  s.qr('2@YWdhaW4=,a2V5,aWQ=,YWR2');
+  await loginIs('pending', (x) => x.codes === 1);
+  s.emit('creds.update', { me: { id: `${BOT}:8@s.whatsapp.net`, name: 'svc' } });
+  s.close(515, 'Stream Errored (restart required)');
+  (await socket(n + 1)).open(`${BOT}:8@s.whatsapp.net`);
+  await loginIs('confirmed');
+  const adapter = await socket(n + 2);
+  adapter.open(`${BOT}:8@s.whatsapp.net`);
+  await waitFor(async () => (await channel()).state === 'running', 30_000, 'running');
+  collect();
+  adapter.close(401, 'Connection Failure');
+  await waitFor(async () => (await channel()).state === 'needs_login', 30_000, 'needs_login after the unlink');
+  assert.not.ok(existsSync(join(rig.server.home, 'channels', 'whatsapp', 'creds.json')), 'the keys are gone');
+  assert.is((await login()).status, 'idle');
+});
+
 test('the session keys never appear in a response or a log', async () => {
   // Keys the fake login wrote (Baileys' own fresh credentials): their private halves.
   const secrets = collectedKeys;

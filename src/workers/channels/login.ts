@@ -66,6 +66,8 @@ export class QrLogin {
       const account = this.qr.account();
       if (account) return { ...this.current, status: 'logged_in', user_id: account };
     }
+    // Confirmed once, but the credentials are gone since (unlinked from the phone): not logged in.
+    if (this.current.status === 'confirmed' && !this.qr.account()) return { ...this.current, status: 'idle', user_id: null, error: null, codes: 0, started_at: null };
     return this.current;
   }
 
