@@ -1,6 +1,8 @@
 import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { fileURLToPath } from 'node:url';
+import { startFakeWhatsapp, type FakeWhatsapp } from '../fixtures/fake-baileys.js';
 import { startFakeIlink, type FakeIlink } from '../fixtures/fake-ilink.js';
 import { startFakeTelegram, type FakeTelegram } from '../fixtures/fake-telegram.js';
 import { api } from '../helpers/api.js';
@@ -12,7 +14,8 @@ import { startRig, type TurnRig } from '../helpers/turns.js';
  * The Channels page in headless Chromium against the real server and local fakes of the
  * Telegram Bot API and the iLink server: connect Telegram from its field list, see it run,
  * approve a stranger's pairing request that appears live, send a test message; connect WeChat
- * and log in by the live QR code as the fake phone scans and confirms; disconnect to the trash.
+ * and log in by the live QR code as the fake phone scans and confirms; WhatsApp's QR (at Baileys'
+ * socket boundary) in its own panel beside it; disconnect to the trash.
  */
 
 const browserMissing = browserUnavailable();
@@ -27,11 +30,13 @@ if (browserMissing) {
   let p: PageRig;
   let tg: FakeTelegram;
   let wx: FakeIlink;
+  let wa: FakeWhatsapp;
 
   test.before(async () => {
     tg = await startFakeTelegram(TOKEN);
     wx = await startFakeIlink();
-    rig = await startRig({ models: { oa: { protocol: 'openai' } } });
+    wa = await startFakeWhatsapp();
+    rig = await startRig({ models: { oa: { protocol: 'openai' } }, env: { SVC_WHATSAPP_TEST_SOCKET: fileURLToPath(new URL('../fixtures/fake-baileys.js', import.meta.url)), SVC_WHATSAPP_TEST_CONTROL: wa.url } });
     await finishOnboarding(rig.port, 'oa');
     browser = await launch();
     p = await newPage(browser);
@@ -44,6 +49,7 @@ if (browserMissing) {
     await rig?.stop();
     await tg?.close();
     await wx?.close();
+    await wa?.close();
   });
 
   const card = (platform: string) => p.page.locator(`[data-testid="channel"][data-platform="${platform}"]`);
@@ -97,6 +103,30 @@ if (browserMissing) {
     wx.confirm(wx.codes.at(-1)!, 'wxid_web');
     await wxCard.getByText('Logged in as wxid_web.').waitFor({ timeout: 20_000 });
     await wxCard.locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor({ timeout: 20_000 });
+  });
+
+  test('WhatsApp: its own QR panel shows the socket\'s code, follows the link, then it runs', async () => {
+    const waCard = card('whatsapp');
+    await waCard.locator('input[name="allowed_users"]').fill('4915111111111');
+    await waCard.getByRole('button', { name: 'Connect' }).click();
+    await waCard.locator('[data-testid="channel-state"]', { hasText: 'needs login' }).waitFor({ timeout: 30_000 });
+    await waCard.getByRole('button', { name: 'Log in with a QR code' }).click();
+    const login = await waitFor(() => wa.sockets[0], 30_000, 'the login socket');
+    const QR = '2@d2ViQ2hhbm5lbHM=,a2V5,aWQ=,YWR2';
+    login.qr(QR);
+    const img = waCard.getByRole('img', { name: 'WhatsApp login QR code' });
+    await img.waitFor({ timeout: 30_000 });
+    assert.is(await img.getAttribute('data-url'), QR);
+    assert.ok((await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)) > 0, 'the PNG decodes');
+    // The WeChat panel still says it is logged in: each platform has its own flow.
+    await card('messenger').getByText('Logged in as wxid_web.').waitFor();
+    login.emit('creds.update', { me: { id: '4915000000000:3@s.whatsapp.net', name: 'svc' } });
+    await waCard.getByText('Scanned: confirm the login on your phone.').waitFor({ timeout: 20_000 });
+    login.close(515, 'Stream Errored (restart required)');
+    (await waitFor(() => wa.sockets[1], 30_000, 'the restarted socket')).open('4915000000000:3@s.whatsapp.net');
+    await waCard.getByText('Logged in as 4915000000000.').waitFor({ timeout: 20_000 });
+    (await waitFor(() => wa.sockets[2], 30_000, 'the adapter\'s socket')).open('4915000000000:3@s.whatsapp.net');
+    await waCard.locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor({ timeout: 30_000 });
   });
 
   test('disconnect Telegram: it goes to the trash', async () => {

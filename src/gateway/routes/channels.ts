@@ -29,7 +29,7 @@ const loginBody = z.strictObject({ force: z.boolean().optional() }).optional();
 /**
  * Messaging channels: each platform's configuration (config.yml, written by the supervisor,
  * secrets masked), its live state (from the channels worker), test/send/send-file, pairing
- * requests, and the messenger's QR login. Adapters hold outbound connections only: no route here
+ * requests, and the QR login of the platforms that log in by one (messenger, whatsapp). Adapters hold outbound connections only: no route here
  * is reachable by a platform.
  */
 export function channelRoutes(deps: Deps): Route[] {
@@ -37,6 +37,11 @@ export function channelRoutes(deps: Deps): Route[] {
     const p = platformNameSchema.safeParse(name);
     if (!p.success) throw new ApiError('not_found', `There is no channel platform "${name}"; GET /api/channels/available lists them (${platformNames.join(', ')}).`);
     return p.data;
+  };
+  const qrPlatformOr404 = (name: string | undefined): PlatformName => {
+    const p = platformOr404(name);
+    if (platformInfo[p].login !== 'qr') throw new ApiError('not_found', `${platformInfo[p].label} does not log in by a QR code (${platformNames.filter((q) => platformInfo[q].login === 'qr').join(' and ')} do); POST /api/channels/${p} with its fields connects it.`);
+    return p;
   };
   const entryOf = (p: PlatformName) => deps.config().channels[p];
   const configuredOr404 = (p: PlatformName) => {
@@ -140,19 +145,22 @@ export function channelRoutes(deps: Deps): Route[] {
     route({ method: 'GET', path: '/api/channels/available', summary: 'Every platform svc can connect: its label, how it logs in (token or qr) and its fields (name, required, secret, description).', handler: () => ({
       body: { platforms: platformNames.map((p) => ({ platform: p, label: platformInfo[p].label, login: platformInfo[p].login, configured: entryOf(p) !== undefined, fields: platformInfo[p].fields })) },
     }) }),
-    route({ method: 'GET', path: '/api/channels/messenger/login', summary: 'The WeChat QR login: idle, pending (qr_url and qr_png, a PNG data URL), scanned, confirmed (user_id), expired, failed (error), cancelled, or logged_in.', handler: async () => {
-      if (!entryOf('messenger')?.enabled) return { body: { status: 'idle', qr_url: null, qr_png: null, user_id: null, error: null, codes: 0, started_at: null } };
-      return { body: await toWorker('messenger', () => deps.endpoint.request('channels.login.get', {}, { timeoutMs: 5000 })) };
+    route({ method: 'GET', path: '/api/channels/:platform/login', summary: 'The QR login of a platform that logs in by one (messenger, whatsapp): idle, pending (qr_url, the text the code encodes, and qr_png, a PNG data URL), scanned, confirmed (user_id), expired, failed (error), cancelled, or logged_in.', handler: async ({ params }) => {
+      const p = qrPlatformOr404(params.platform);
+      if (!entryOf(p)?.enabled) return { body: { platform: p, status: 'idle', qr_url: null, qr_png: null, user_id: null, error: null, codes: 0, started_at: null } };
+      return { body: await toWorker(p, () => deps.endpoint.request('channels.login.get', { platform: p }, { timeoutMs: 5000 })) };
     } }),
-    route({ method: 'POST', path: '/api/channels/messenger/login', summary: 'Starts the WeChat QR login (connecting WeChat first if needed), or answers the running flow; {"force": true} starts over even when logged in. Poll GET for the state.', body: loginBody, handler: async ({ body }) => {
-      if (!entryOf('messenger')?.enabled) await save('messenger', { enabled: true });
-      const state = await toWorker('messenger', () => deps.endpoint.request('channels.login.start', { force: body?.force === true }, { timeoutMs: 20_000 }));
-      changed('messenger');
+    route({ method: 'POST', path: '/api/channels/:platform/login', summary: 'Starts the QR login of a platform that logs in by one (connecting it first if needed), or answers the running flow; {"force": true} starts over even when logged in. Poll GET for the state.', body: loginBody, handler: async ({ params, body }) => {
+      const p = qrPlatformOr404(params.platform);
+      if (!entryOf(p)?.enabled) await save(p, { enabled: true });
+      const state = await toWorker(p, () => deps.endpoint.request('channels.login.start', { platform: p, force: body?.force === true }, { timeoutMs: 20_000 }));
+      changed(p);
       return { body: state };
     } }),
-    route({ method: 'DELETE', path: '/api/channels/messenger/login', summary: 'Cancels the running WeChat login, or logs out (the saved credentials are removed) when logged in.', handler: async () => {
-      const state = await toWorker('messenger', () => deps.endpoint.request('channels.login.cancel', {}, { timeoutMs: 10_000 }));
-      changed('messenger');
+    route({ method: 'DELETE', path: '/api/channels/:platform/login', summary: 'Cancels the running QR login, or logs out (the saved credentials or session keys are removed) when logged in.', handler: async ({ params }) => {
+      const p = qrPlatformOr404(params.platform);
+      const state = await toWorker(p, () => deps.endpoint.request('channels.login.cancel', { platform: p }, { timeoutMs: 10_000 }));
+      changed(p);
       return { body: state };
     } }),
     route({ method: 'GET', path: '/api/channels/:platform', summary: 'One platform: its configuration (secrets masked) and state.', handler: async ({ params }) => ({ body: await one(platformOr404(params.platform)) }) }),

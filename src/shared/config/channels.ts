@@ -12,6 +12,8 @@ export const platformNames = [
   'slack',
   // discord
   'discord',
+  // whatsapp
+  'whatsapp',
 ] as const;
 export const platformNameSchema = z.enum(platformNames);
 export type PlatformName = z.infer<typeof platformNameSchema>;
@@ -70,6 +72,15 @@ export const discordConfigSchema = z.strictObject({
 });
 export type DiscordConfig = z.infer<typeof discordConfigSchema>;
 // --- end discord ---
+// whatsapp: WhatsApp Web (multi-device) through Baileys; logged in by a QR code, its session keys
+// kept 0600 under $SVC_HOME/channels/whatsapp (never in config.yml). allowed_users: phone numbers.
+export const whatsappConfigSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  allowed_users: z.preprocess(
+    (v) => (typeof v === 'string' ? v.split(/[\s,]+/).filter((s) => s.length > 0) : v),
+    z.array(z.string().transform((s) => s.replace(/^\+/, '')).pipe(z.string().regex(/^\d{5,20}$/, 'a WhatsApp user is a phone number with its country code, digits only (e.g. 4915123456789)'))).max(1000),
+  ).default([]),
+});
 
 export const channelsConfigSchema = z
   .strictObject({
@@ -79,6 +90,8 @@ export const channelsConfigSchema = z
     slack: slackConfigSchema.optional(),
     // discord
     discord: discordConfigSchema.optional(),
+    // whatsapp
+    whatsapp: whatsappConfigSchema.optional(),
   })
   .prefault({});
 export type ChannelsConfig = z.infer<typeof channelsConfigSchema>;
@@ -90,6 +103,8 @@ export const platformSchemas = {
   slack: slackConfigSchema,
   // discord
   discord: discordConfigSchema,
+  // whatsapp
+  whatsapp: whatsappConfigSchema,
 } as const;
 
 export interface FieldSpec {
@@ -143,6 +158,14 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
     ],
   },
   // --- end discord ---
+  // whatsapp
+  whatsapp: {
+    label: 'WhatsApp',
+    login: 'qr',
+    fields: [
+      { name: 'allowed_users', required: false, secret: false, description: 'Phone numbers (with country code, digits only) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
+    ],
+  },
 };
 
 /** Fields whose values the API never answers. */

@@ -17,13 +17,14 @@ export const channelStatusSchema = z.object({
 });
 export type ChannelStatus = z.infer<typeof channelStatusSchema>;
 
-/** The messenger's QR login flow, as GET /api/channels/messenger/login answers it. */
+/** A QR-login platform's flow (messenger, whatsapp), as GET /api/channels/{platform}/login answers it. */
 export const loginStateSchema = z.object({
+  platform: platformNameSchema,
   status: z.enum(['idle', 'pending', 'scanned', 'confirmed', 'expired', 'failed', 'cancelled', 'logged_in']),
   /** The address the QR code encodes (what the phone opens), and the code as a PNG data URL. */
   qr_url: z.string().nullable(),
   qr_png: z.string().nullable(),
-  /** The WeChat user once confirmed (or already logged in). */
+  /** The logged-in account (WeChat user, WhatsApp number) once confirmed (or already logged in). */
   user_id: z.string().nullable(),
   error: z.string().nullable(),
   /** Fresh codes used so far; the platform allows a few before the flow gives up as `expired`. */
@@ -50,8 +51,8 @@ export const channelsRequestDefs = {
   'channels.test': { payload: z.object({ platform, chat_id: chatId.optional() }), result: z.object({ chat_id: z.string(), message_id: z.string().nullable() }) },
   /** A pairing was approved or rejected (the store already says so): tell the user. */
   'channels.paired': { payload: z.object({ platform, chat_id: chatId, approved: z.boolean() }), result: ack },
-  'channels.login.start': { payload: z.object({ force: z.boolean() }), result: loginStateSchema },
-  'channels.login.get': { payload: z.object({}), result: loginStateSchema },
+  'channels.login.start': { payload: z.object({ platform, force: z.boolean() }), result: loginStateSchema },
+  'channels.login.get': { payload: z.object({ platform }), result: loginStateSchema },
   /** Cancels a running flow, or logs out when logged in. */
-  'channels.login.cancel': { payload: z.object({}), result: loginStateSchema },
+  'channels.login.cancel': { payload: z.object({ platform }), result: loginStateSchema },
 } as const;

@@ -11,7 +11,7 @@ export function approvalQuestion(tool: string, input: unknown, buttons: boolean)
   const pick = ['command', 'path', 'url', 'pattern'].map((k) => i[k]).find((v) => typeof v === 'string' && v.length > 0) as string | undefined;
   let detail = pick ?? JSON.stringify(input ?? {});
   if (detail.length > DETAIL_CAP) detail = `${detail.slice(0, DETAIL_CAP)}…`;
-  const how = buttons ? '' : '\nReply "yes" to allow once, "always" to allow for this chat\'s session, anything else to deny.';
+  const how = buttons ? '' : '\nReply "yes" (1) to allow once, "always" (2) to allow for this chat\'s session, anything else (3) to deny.';
   return `⚠️ Allow ${tool}: ${detail}?${how}`;
 }
 
@@ -28,11 +28,11 @@ export function parseButton(data: string): { approvalId: string; decision: Appro
   return m ? { approvalId: m[1]!, decision: CODES[m[2]!]! } : undefined;
 }
 
-/** A reply word on a platform without buttons; anything not a yes denies (fail closed). */
+/** A reply word (or its number) on a platform without buttons; anything not a yes denies (fail closed). */
 export function answerWord(text: string): ApprovalDecision {
   const t = text.trim().toLowerCase();
-  if (['yes', 'y', 'ok', 'allow', '是', '可以', '同意', '允许'].includes(t)) return 'allow_once';
-  if (['always', 'always allow', '总是允许', '一直允许'].includes(t)) return 'allow_session';
+  if (['1', 'yes', 'y', 'ok', 'allow', '是', '可以', '同意', '允许'].includes(t)) return 'allow_once';
+  if (['2', 'always', 'always allow', '总是允许', '一直允许'].includes(t)) return 'allow_session';
   return 'deny';
 }
 

@@ -12,7 +12,7 @@ import { openDb, type Db } from '../../shared/store/db.js';
 import { PlatformError, type Adapter } from './adapter.js';
 import { Conversations } from './conversations.js';
 import { AdapterHost } from './host.js';
-import { createAdapter, MessengerLogin } from './platforms.js';
+import { createAdapter, qrLogins } from './platforms.js';
 
 /**
  * The channels worker: one adapter per enabled platform, each restarted on its own when it
@@ -25,7 +25,7 @@ let config: Config | undefined;
 let db: Db | undefined;
 let conversations: Conversations | undefined;
 const hosts = new Map<PlatformName, { host: AdapterHost; key: string }>();
-const login = new MessengerLogin(paths, () => config, () => apply(), (state) => ipcPublish(endpoint)('channels', 'channels.login', loginEvent(state)));
+const logins = qrLogins(paths, () => config, () => apply(), (state) => ipcPublish(endpoint)('channels', 'channels.login', loginEvent(state)));
 
 const cfg = (): Config => {
   if (!config) throw new IpcCallError('unavailable', 'the channels worker has not started yet');
@@ -37,7 +37,7 @@ function apply(): void {
   const convo = conversations;
   for (const platform of platformNames) {
     const entry = config.channels[platform];
-    const key = entry?.enabled ? JSON.stringify(entry) + login.generation(platform) : '';
+    const key = entry?.enabled ? JSON.stringify(entry) + (logins.get(platform)?.qr.generation() ?? '') : '';
     const had = hosts.get(platform);
     if (had && had.key === key) continue;
     if (had) {
@@ -47,7 +47,7 @@ function apply(): void {
     }
     if (!key) continue;
     const host = new AdapterHost(platform, {
-      create: () => createAdapter(platform, cfg(), paths, login),
+      create: () => createAdapter(platform, cfg(), paths, logins),
       message: (adapter, m) => convo.onMessage(adapter, m),
       connected: (adapter) => void convo.recover(adapter).catch((err: Error) => log.warn('could not pick up unanswered messages', { error: err.message })),
       changed: () => ipcPublish(endpoint)('channels', 'channels.status', host.status(null)),
@@ -126,9 +126,15 @@ endpoint.handle('channels.paired', async ({ platform, chat_id, approved }) => {
   await a?.sendText(chat_id, text, { plain: true }).catch((err: Error) => log.warn('could not tell the user about the pairing', { error: err.message }));
   return {};
 });
-endpoint.handle('channels.login.start', ({ force }) => login.start(force));
-endpoint.handle('channels.login.get', () => login.state());
-endpoint.handle('channels.login.cancel', () => login.cancel());
+/** The QR login of a platform that logs in by one (the gateway only asks for those). */
+function loginOf(platform: PlatformName) {
+  const l = logins.get(platform);
+  if (!l) throw new IpcCallError('not_found', `${platformInfo[platform].label} does not log in by a QR code.`);
+  return l;
+}
+endpoint.handle('channels.login.start', ({ platform, force }) => loginOf(platform).start(force));
+endpoint.handle('channels.login.get', ({ platform }) => loginOf(platform).state());
+endpoint.handle('channels.login.cancel', ({ platform }) => loginOf(platform).cancel());
 
 process.on('SIGTERM', () => {
   void Promise.all([...hosts.values()].map(({ host }) => host.stop())).finally(() => process.exit(0));

@@ -37,6 +37,7 @@ interface Pairing {
   created_at: string;
 }
 interface Login {
+  platform: string;
   status: 'idle' | 'pending' | 'scanned' | 'confirmed' | 'expired' | 'failed' | 'cancelled' | 'logged_in';
   qr_url: string | null;
   qr_png: string | null;
@@ -54,14 +55,15 @@ const STATE_WORDS: Record<Channel['state'], string> = { starting: 'starting', ru
 /**
  * The Channels page: every platform svc can connect, each with its state (live, on the
  * `channels` topic) and the reason in words when it fails; connect from the platform's field
- * list (secrets are write-only), the messenger's QR login shown live, pairing requests to approve,
+ * list (secrets are write-only), the QR login (WeChat, WhatsApp) shown live, pairing requests to approve,
  * a test message, disable and disconnect (to the trash).
  */
 export function ChannelsView() {
   const [platforms, setPlatforms] = useState<Platform[] | undefined>();
   const [channels, setChannels] = useState<Record<string, Channel>>({});
   const [pairings, setPairings] = useState<Record<string, Pairing[]>>({});
-  const [login, setLogin] = useState<Login | undefined>();
+  const [logins, setLogins] = useState<Record<string, Login>>({});
+  const setLogin = (l: Login) => setLogins((all) => ({ ...all, [l.platform]: l }));
   const [error, setError] = useState('');
 
   const load = async () => {
@@ -76,30 +78,35 @@ export function ChannelsView() {
       setError(describe(err));
     }
   };
-  const loadLogin = async () => {
+  /** The QR login of every platform that logs in by one (messenger, whatsapp): one panel each. */
+  const loadLogin = async (platform: string) => {
     try {
-      setLogin(await get<Login>('/api/channels/messenger/login'));
+      setLogin(await get<Login>(channelPath(platform, '/login')));
     } catch {
       // not configured, or the worker is starting: nothing to show yet
     }
   };
+  const qrPlatforms = (platforms ?? []).filter((p) => p.login === 'qr').map((p) => p.platform);
 
   useEffect(() => {
     void load();
-    void loadLogin();
     return live.on('channels', (e) => {
       // Without its QR code when that was too big for an event: the login route has it.
-      if (e.type === 'channels.login') e.data.truncated ? void loadLogin() : setLogin(e.data as Login);
+      if (e.type === 'channels.login') e.data.truncated ? void loadLogin(e.data.platform) : setLogin(e.data as Login);
       void load();
     });
   }, []);
+  useEffect(() => {
+    for (const p of qrPlatforms) void loadLogin(p);
+  }, [qrPlatforms.join(',')]);
 
   // While a code is up, the state is also polled: the platform moves on by itself (expiry).
+  const waiting = Object.values(logins).filter((l) => l.status === 'pending' || l.status === 'scanned').map((l) => l.platform);
   useEffect(() => {
-    if (login?.status !== 'pending' && login?.status !== 'scanned') return;
-    const t = setInterval(() => void loadLogin(), 2000);
+    if (waiting.length === 0) return;
+    const t = setInterval(() => void Promise.all(waiting.map(loadLogin)), 2000);
     return () => clearInterval(t);
-  }, [login?.status]);
+  }, [waiting.join(',')]);
 
   const act = action(load, setError);
 
@@ -151,7 +158,7 @@ export function ChannelsView() {
                 {c.error}
               </p>
             )}
-            {p.login === 'qr' && c?.enabled && <QrLogin login={login} onChange={(l) => setLogin(l)} onError={setError} />}
+            {p.login === 'qr' && c?.enabled && <QrLogin platform={p.platform} label={p.label} login={logins[p.platform]} onChange={setLogin} onError={setError} />}
             {c && (pairings[p.platform] ?? []).some((x) => x.status === 'pending') && (
               <div class="stack" data-testid="pairings">
                 <h3>Pairing requests</h3>
@@ -250,7 +257,8 @@ function valueText(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
 
-function QrLogin({ login, onChange, onError }: { login: Login | undefined; onChange: (l: Login) => void; onError: (m: string) => void }) {
+function QrLogin({ platform, label, login, onChange, onError }: { platform: string; label: string; login: Login | undefined; onChange: (l: Login) => void; onError: (m: string) => void }) {
+  const path = channelPath(platform, '/login');
   const run = async (fn: () => Promise<Login>) => {
     try {
       onChange(await fn());
@@ -263,28 +271,28 @@ function QrLogin({ login, onChange, onError }: { login: Login | undefined; onCha
   return (
     <div class="stack" data-testid="qr-login">
       <p role="status" data-testid="login-status">
-        {status === 'pending' && 'Scan this code with WeChat on your phone.'}
+        {status === 'pending' && `Scan this code with ${label} on your phone.`}
         {status === 'scanned' && 'Scanned: confirm the login on your phone.'}
-        {(status === 'confirmed' || status === 'logged_in') && `Logged in as ${login?.user_id ?? 'your WeChat account'}.`}
+        {(status === 'confirmed' || status === 'logged_in') && `Logged in as ${login?.user_id ?? `your ${label} account`}.`}
         {status === 'expired' && `The code expired. ${login?.error ?? ''}`}
         {status === 'failed' && (login?.error ?? 'The login failed.')}
         {status === 'cancelled' && 'The login was cancelled.'}
         {status === 'idle' && 'Not logged in.'}
       </p>
-      {waiting && login?.qr_png && <img src={login.qr_png} alt="WeChat login QR code" width={220} height={220} data-testid="qr-image" data-url={login.qr_url ?? ''} />}
+      {waiting && login?.qr_png && <img src={login.qr_png} alt={`${label} login QR code`} width={220} height={220} data-testid="qr-image" data-url={login.qr_url ?? ''} />}
       <div class="row">
         {!waiting && (
-          <button type="button" class="primary" onClick={() => run(() => post<Login>('/api/channels/messenger/login', status === 'logged_in' || status === 'confirmed' ? { force: true } : {}))}>
+          <button type="button" class="primary" onClick={() => run(() => post<Login>(path, status === 'logged_in' || status === 'confirmed' ? { force: true } : {}))}>
             {status === 'logged_in' || status === 'confirmed' ? 'Log in again' : 'Log in with a QR code'}
           </button>
         )}
         {waiting && (
-          <button type="button" onClick={() => run(() => api<Login>('DELETE', '/api/channels/messenger/login'))}>
+          <button type="button" onClick={() => run(() => api<Login>('DELETE', path))}>
             Cancel
           </button>
         )}
         {(status === 'logged_in' || status === 'confirmed') && (
-          <button type="button" class="danger" onClick={() => run(() => api<Login>('DELETE', '/api/channels/messenger/login'))}>
+          <button type="button" class="danger" onClick={() => run(() => api<Login>('DELETE', path))}>
             Log out
           </button>
         )}
