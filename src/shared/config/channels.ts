@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { platformLabels } from './platform-labels.js';
 
 /**
  * Messaging channels under `channels` in config.yml: one record per platform, each with `enabled`
@@ -117,7 +118,7 @@ export interface FieldSpec {
 /** What GET /api/channels/available shows: every platform svc can connect, with its form. */
 export const platformInfo: Record<PlatformName, { label: string; login: 'token' | 'qr'; fields: FieldSpec[] }> = {
   telegram: {
-    label: 'Telegram',
+    label: platformLabels.telegram,
     login: 'token',
     fields: [
       { name: 'bot_token', required: true, secret: true, description: 'The bot token @BotFather gave you (123456789:AAH…).' },
@@ -127,7 +128,7 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
     ],
   },
   messenger: {
-    label: 'WeChat',
+    label: platformLabels.messenger,
     login: 'qr',
     fields: [
       { name: 'base_url', required: false, secret: false, description: 'The iLink bot server; leave empty for the default.' },
@@ -137,7 +138,7 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
   },
   // slack
   slack: {
-    label: 'Slack',
+    label: platformLabels.slack,
     login: 'token',
     fields: [
       { name: 'app_token', required: true, secret: true, description: 'The app-level token (xapp-…) with the connections:write scope, from the app\'s Basic Information page; Socket Mode must be on.' },
@@ -148,7 +149,7 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
   },
   // --- discord ---
   discord: {
-    label: 'Discord',
+    label: platformLabels.discord,
     login: 'token',
     fields: [
       { name: 'bot_token', required: true, secret: true, description: 'The bot token from the Developer Portal (your application → Bot → Reset Token).' },
@@ -160,7 +161,7 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
   // --- end discord ---
   // whatsapp
   whatsapp: {
-    label: 'WhatsApp',
+    label: platformLabels.whatsapp,
     login: 'qr',
     fields: [
       { name: 'allowed_users', required: false, secret: false, description: 'Phone numbers (with country code, digits only) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },

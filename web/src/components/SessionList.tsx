@@ -2,6 +2,7 @@ import type { Ref } from 'preact';
 import { useState } from 'preact/hooks';
 import { wantHomeFocus } from '../lib/focus';
 import { api, describe, post, path } from '../lib/api';
+import { platformLabel } from '../../../src/shared/config/platform-labels';
 import { when } from '../lib/format';
 import { go } from '../lib/router';
 import { loadMoreSessions, removeSession, restoreSession, sessions, upsertSession } from '../lib/sessions';
@@ -69,7 +70,7 @@ export function SessionList({ current, onPick, inert, listRef }: { current: stri
             <a href={`#/chat/${s.id}`} onClick={onPick} title={s.title}>
               <span class="title">{s.title}</span>
               <span class="muted small">
-                {s.channel && <span data-testid="session-channel">{s.channel === 'messenger' ? 'WeChat' : s.channel === 'telegram' ? 'Telegram' : s.channel} · </span>}
+                {s.channel && <span data-testid="session-channel">{platformLabel(s.channel)} · </span>}
                 {when(s.updated_at)}
               </span>
             </a>
