@@ -13,7 +13,8 @@ const [kind, host = '127.0.0.1', portArg = '0'] = process.argv.slice(2);
 const startedAt = Date.now();
 // The sandbox part is what svc's /api/health carries on a machine with bubblewrap (a constant there too).
 const sandbox = { state: 'on', message: 'sandbox on (bubblewrap 0.8.0)' };
-const body = () => JSON.stringify({ status: 'ok', uptime_s: Math.round((Date.now() - startedAt) / 1000), sandbox });
+const body = () =>
+  JSON.stringify({ status: 'ok', uptime_s: Math.round((Date.now() - startedAt) / 1000), sandbox });
 
 // Exit with the parent: the bench harness holds our stdin open; EOF means it is gone.
 process.stdin.on('end', () => process.exit(0));
@@ -51,12 +52,18 @@ if (kind === 'uws' || kind === 'uws_async') {
       process.stderr.write(`cannot listen on ${host}:${portArg}\n`);
       process.exit(1);
     }
-    process.stdout.write(`listening ${uws.us_socket_local_port(sock)} ${native ? 'native' : 'fallback'}\n`);
+    process.stdout.write(
+      `listening ${uws.us_socket_local_port(sock)} ${native ? 'native' : 'fallback'}\n`,
+    );
   });
 } else if (kind === 'node_http') {
   const server = createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/api/health') {
-      res.writeHead(200, { 'Cache-Control': 'no-store', 'Content-Type': 'application/json', 'X-Content-Type-Options': 'nosniff' });
+      res.writeHead(200, {
+        'Cache-Control': 'no-store',
+        'Content-Type': 'application/json',
+        'X-Content-Type-Options': 'nosniff',
+      });
       res.end(body());
     } else {
       res.writeHead(404);

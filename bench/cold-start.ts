@@ -2,7 +2,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { descendants, emit, envInt, freePort, get, isMain, machine, median, note, removeLater, round, sleep, stopTree, svcBin, svcEnv, trackPid, tracked } from './lib.js';
+import {
+  descendants,
+  emit,
+  envInt,
+  freePort,
+  get,
+  isMain,
+  machine,
+  median,
+  note,
+  removeLater,
+  round,
+  sleep,
+  stopTree,
+  svcBin,
+  svcEnv,
+  trackPid,
+  tracked,
+} from './lib.js';
 
 /**
  * Cold start: wall time from spawning `svc serve` to the first 200 from `GET /api/health`,
@@ -27,7 +45,13 @@ interface Start {
 }
 
 /** Spawns `argv`, polls http://127.0.0.1:port/path until 200; resolves the timings. */
-async function timeToFirst200(argv: string[], env: NodeJS.ProcessEnv, port: number, path: string, listenRe?: RegExp): Promise<Start> {
+async function timeToFirst200(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+  path: string,
+  listenRe?: RegExp,
+): Promise<Start> {
   const t0 = performance.now();
   const proc = tracked(argv[0]!, argv.slice(1), { env });
   let listenAt: number | null = null;
@@ -39,10 +63,14 @@ async function timeToFirst200(argv: string[], env: NodeJS.ProcessEnv, port: numb
   proc.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4096)));
   const until = t0 + START_TIMEOUT_MS;
   while (performance.now() < until) {
-    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`${argv.join(' ')} exited (${proc.exitCode ?? proc.signalCode}) before answering:\n${out}`);
+    if (proc.exitCode !== null || proc.signalCode !== null)
+      throw new Error(
+        `${argv.join(' ')} exited (${proc.exitCode ?? proc.signalCode}) before answering:\n${out}`,
+      );
     try {
       const res = await get({ port, path, timeoutMs: 1000 });
-      if (res.status === 200) return { ms_to_200: performance.now() - t0, ms_to_listening_line: listenAt, proc };
+      if (res.status === 200)
+        return { ms_to_200: performance.now() - t0, ms_to_listening_line: listenAt, proc };
     } catch {
       // not listening yet
     }
@@ -54,7 +82,13 @@ async function timeToFirst200(argv: string[], env: NodeJS.ProcessEnv, port: numb
 
 async function startSvcTimed(home: string): Promise<Start> {
   const port = await freePort();
-  const s = await timeToFirst200([process.execPath, svcBin, 'serve', '--addr', `127.0.0.1:${port}`], svcEnv(home), port, '/api/health', /listening on http:/);
+  const s = await timeToFirst200(
+    [process.execPath, svcBin, 'serve', '--addr', `127.0.0.1:${port}`],
+    svcEnv(home),
+    port,
+    '/api/health',
+    /listening on http:/,
+  );
   return s;
 }
 
@@ -66,14 +100,29 @@ async function stopSvc(proc: ChildProcess): Promise<void> {
 
 export async function runColdStart(): Promise<{ ok: boolean }> {
   const runs = Math.max(1, envInt('BENCH_COLD_RUNS', 10));
-  emit({ bench: 'cold_start', kind: 'config', machine: machine(), runs, poll_ms: POLL_MS, target_ms: TARGET_MS });
+  emit({
+    bench: 'cold_start',
+    kind: 'config',
+    machine: machine(),
+    runs,
+    poll_ms: POLL_MS,
+    target_ms: TARGET_MS,
+  });
   const times: Record<string, number[]> = { svc_cold: [], svc_warm: [], node_bare: [] };
   const listen: Record<string, number[]> = { svc_cold: [], svc_warm: [] };
   let ok = true;
   const record = (variant: string, i: number, s: Start) => {
     times[variant]!.push(s.ms_to_200);
     if (s.ms_to_listening_line !== null) listen[variant]?.push(s.ms_to_listening_line);
-    emit({ bench: 'cold_start', kind: 'run', variant, run: i + 1, ms_to_200: round(s.ms_to_200, 1), ms_to_listening_line: s.ms_to_listening_line === null ? null : round(s.ms_to_listening_line, 1) });
+    emit({
+      bench: 'cold_start',
+      kind: 'run',
+      variant,
+      run: i + 1,
+      ms_to_200: round(s.ms_to_200, 1),
+      ms_to_listening_line:
+        s.ms_to_listening_line === null ? null : round(s.ms_to_listening_line, 1),
+    });
   };
   for (let i = 0; i < runs; i++) {
     const home = mkdtempSync(join(tmpdir(), 'svc-bench-cold-'));
@@ -84,7 +133,11 @@ export async function runColdStart(): Promise<{ ok: boolean }> {
       const bare = async () => {
         const port = await freePort();
         const s = await timeToFirst200(
-          [process.execPath, '-e', `require('http').createServer((q,s)=>s.end('ok')).listen(${port},'127.0.0.1')`],
+          [
+            process.execPath,
+            '-e',
+            `require('http').createServer((q,s)=>s.end('ok')).listen(${port},'127.0.0.1')`,
+          ],
           process.env,
           port,
           '/',
@@ -107,9 +160,23 @@ export async function runColdStart(): Promise<{ ok: boolean }> {
       rmSync(home, { recursive: true, force: true });
     }
   }
-  const stats = (xs: number[]) => (xs.length ? { median_ms: round(median(xs), 1), max_ms: round(Math.max(...xs), 1), min_ms: round(Math.min(...xs), 1), runs: xs.length } : null);
+  const stats = (xs: number[]) =>
+    xs.length
+      ? {
+          median_ms: round(median(xs), 1),
+          max_ms: round(Math.max(...xs), 1),
+          min_ms: round(Math.min(...xs), 1),
+          runs: xs.length,
+        }
+      : null;
   for (const [variant, xs] of Object.entries(times)) {
-    emit({ bench: 'cold_start', kind: 'summary', variant, ...stats(xs), ...(listen[variant] ? { listening_line_median_ms: round(median(listen[variant]!), 1) } : {}) });
+    emit({
+      bench: 'cold_start',
+      kind: 'summary',
+      variant,
+      ...stats(xs),
+      ...(listen[variant] ? { listening_line_median_ms: round(median(listen[variant]!), 1) } : {}),
+    });
   }
   const coldMed = median(times.svc_cold!);
   const coldMax = Math.max(...times.svc_cold!);

@@ -4,7 +4,18 @@ import { join } from 'node:path';
 import { startFakeProvider } from '../test/fixtures/fake-provider.js';
 import { api } from '../test/helpers/api.js';
 import { startServer } from '../test/helpers/server.js';
-import { emit, envInt, machine, median, note, pssBytes, removeLater, round, sleep, svcStatus } from './lib.js';
+import {
+  emit,
+  envInt,
+  machine,
+  median,
+  note,
+  pssBytes,
+  removeLater,
+  round,
+  sleep,
+  svcStatus,
+} from './lib.js';
 
 /**
  * Scheduled tasks through the real server: the cron worker fires a one-second schedule and each
@@ -30,10 +41,18 @@ try {
   const port = svc.port;
   const must = async (method: string, path: string, body?: unknown) => {
     const r = await api(port, method, path, body);
-    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    if (r.status >= 300)
+      throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body;
   };
-  await must('POST', '/api/config/models', { id: 'oa', provider: 'custom', protocol: 'openai', base_url: fake.baseUrl('openai'), model: 'fake', api_key: KEY });
+  await must('POST', '/api/config/models', {
+    id: 'oa',
+    provider: 'custom',
+    protocol: 'openai',
+    base_url: fake.baseUrl('openai'),
+    model: 'fake',
+    api_key: KEY,
+  });
   await must('PUT', '/api/config/models/default', { model_id: 'oa' });
 
   // Baseline: chat turns, one at a time.
@@ -46,8 +65,19 @@ try {
     chat.push(performance.now() - t0);
   }
 
-  const task = await must('POST', '/api/tasks', { kind: 'cron', name: 'bench', schedule: '* * * * * *', prompt: 'tick' });
-  const runsOf = async () => (await must('GET', `/api/tasks/${task.id}/runs`)).items as Array<{ status: string; scheduled_for: string; started_at: string; ended_at: string | null }>;
+  const task = await must('POST', '/api/tasks', {
+    kind: 'cron',
+    name: 'bench',
+    schedule: '* * * * * *',
+    prompt: 'tick',
+  });
+  const runsOf = async () =>
+    (await must('GET', `/api/tasks/${task.id}/runs`)).items as Array<{
+      status: string;
+      scheduled_for: string;
+      started_at: string;
+      ended_at: string | null;
+    }>;
   let runs = await runsOf();
   const until = Date.now() + (N + 30) * 3000;
   while (runs.filter((r) => r.status === 'completed').length < N + 1 && Date.now() < until) {
@@ -64,12 +94,27 @@ try {
   await must('PATCH', `/api/tasks/${task.id}`, { enabled: false });
 
   // The first run is left out (the worker had just started).
-  const done = runs.filter((r) => r.status === 'completed' && r.ended_at !== null).sort((a, b) => a.started_at.localeCompare(b.started_at)).slice(1, N + 1);
+  const done = runs
+    .filter((r) => r.status === 'completed' && r.ended_at !== null)
+    .sort((a, b) => a.started_at.localeCompare(b.started_at))
+    .slice(1, N + 1);
   if (done.length < N) note(`only ${done.length} runs completed in time`);
   const fire = done.map((r) => Date.parse(r.started_at) - Date.parse(r.scheduled_for));
   const run = done.map((r) => Date.parse(r.ended_at!) - Date.parse(r.started_at));
-  emit({ bench: 'cron', kind: 'result', runs: done.length, fire_delay_ms: { median: round(median(fire), 1), max: Math.max(...fire) }, run_ms: { median: round(median(run), 1), max: Math.max(...run) }, chat_turn_ms: { median: round(median(chat), 1), max: round(Math.max(...chat), 1) } });
-  emit({ bench: 'cron', kind: 'memory', cron_pss_mib: cronPss === null ? null : round(cronPss / 1048576, 1), agent_pss_mib: agentPss === null ? null : round(agentPss / 1048576, 1) });
+  emit({
+    bench: 'cron',
+    kind: 'result',
+    runs: done.length,
+    fire_delay_ms: { median: round(median(fire), 1), max: Math.max(...fire) },
+    run_ms: { median: round(median(run), 1), max: Math.max(...run) },
+    chat_turn_ms: { median: round(median(chat), 1), max: round(Math.max(...chat), 1) },
+  });
+  emit({
+    bench: 'cron',
+    kind: 'memory',
+    cron_pss_mib: cronPss === null ? null : round(cronPss / 1048576, 1),
+    agent_pss_mib: agentPss === null ? null : round(agentPss / 1048576, 1),
+  });
   const runRatio = round(median(run) / median(chat), 2);
   const memRatio = cronPss !== null && agentPss !== null ? round(cronPss / agentPss, 2) : null;
   emit({

@@ -8,7 +8,24 @@ import { createNetns, netnsUnavailable, type Netns } from '../test/helpers/netns
 import type { LoadConfig, Tool } from './loadgen.js';
 import { nodeHttpSessionsServer, SESSIONS_PATH, svcSessionsServer } from './sessions.js';
 import {
-  benchDir, cpuSeconds, descendants, emit, envInt, isMain, machine, mean, note, onCleanup, removeLater, round, startSvc, stopTree, track, tracked, waitForLine, type Svc,
+  benchDir,
+  cpuSeconds,
+  descendants,
+  emit,
+  envInt,
+  isMain,
+  machine,
+  mean,
+  note,
+  onCleanup,
+  removeLater,
+  round,
+  startSvc,
+  stopTree,
+  track,
+  tracked,
+  waitForLine,
+  type Svc,
 } from './lib.js';
 
 /**
@@ -47,18 +64,82 @@ export interface Target {
 }
 
 export const targets: Target[] = [
-  { name: 'svc_health', server: 'svc', path: '/api/health', about: 'full svc gateway, public route, loopback client' },
-  { name: 'raw_uws', server: 'uws', path: '/api/health', about: 'bare uWebSockets.js app, same body and headers' },
-  { name: 'node_http', server: 'node_http', path: '/api/health', about: 'bare node:http server, same body and headers' },
-  { name: 'svc_remote_auth_health', server: 'svc_remote', path: '/api/health', auth: true, about: 'full svc gateway from a network namespace (non-loopback), Bearer key sent and checked' },
-  { name: 'svc_remote_auth_status', server: 'svc_remote', path: '/api/status', auth: true, about: 'authenticated non-loopback GET /api/status: key check + IPC round trip to the supervisor' },
-  { name: 'raw_uws_remote', server: 'uws_remote', path: '/api/health', about: 'bare uWebSockets.js over the same veth path, to separate network cost from svc cost' },
-  { name: 'svc_sessions', server: 'svc_sessions', path: SESSIONS_PATH, auth: true, about: 'GET /api/sessions?limit=50 with 10,000 sessions, Bearer key sent and checked, full svc gateway (bench/sessions.ts)' },
-  { name: 'node_http_sessions', server: 'node_http_sessions', path: SESSIONS_PATH, about: 'the same query, same DAL and db file, served by bare node:http' },
+  {
+    name: 'svc_health',
+    server: 'svc',
+    path: '/api/health',
+    about: 'full svc gateway, public route, loopback client',
+  },
+  {
+    name: 'raw_uws',
+    server: 'uws',
+    path: '/api/health',
+    about: 'bare uWebSockets.js app, same body and headers',
+  },
+  {
+    name: 'node_http',
+    server: 'node_http',
+    path: '/api/health',
+    about: 'bare node:http server, same body and headers',
+  },
+  {
+    name: 'svc_remote_auth_health',
+    server: 'svc_remote',
+    path: '/api/health',
+    auth: true,
+    about: 'full svc gateway from a network namespace (non-loopback), Bearer key sent and checked',
+  },
+  {
+    name: 'svc_remote_auth_status',
+    server: 'svc_remote',
+    path: '/api/status',
+    auth: true,
+    about:
+      'authenticated non-loopback GET /api/status: key check + IPC round trip to the supervisor',
+  },
+  {
+    name: 'raw_uws_remote',
+    server: 'uws_remote',
+    path: '/api/health',
+    about: 'bare uWebSockets.js over the same veth path, to separate network cost from svc cost',
+  },
+  {
+    name: 'svc_sessions',
+    server: 'svc_sessions',
+    path: SESSIONS_PATH,
+    auth: true,
+    about:
+      'GET /api/sessions?limit=50 with 10,000 sessions, Bearer key sent and checked, full svc gateway (bench/sessions.ts)',
+  },
+  {
+    name: 'node_http_sessions',
+    server: 'node_http_sessions',
+    path: SESSIONS_PATH,
+    about: 'the same query, same DAL and db file, served by bare node:http',
+  },
   // The node:http engine (SVC_HTTP_ENGINE=node): what svc serves with on a Node that uWS has no binary for.
-  { name: 'svc_node_health', server: 'svc_node', path: '/api/health', about: 'full svc gateway on its node:http engine (SVC_HTTP_ENGINE=node), public route, loopback client' },
-  { name: 'svc_node_sessions', server: 'svc_node_sessions', path: SESSIONS_PATH, auth: true, about: 'GET /api/sessions?limit=50 with 10,000 sessions, Bearer key sent and checked, full svc gateway on its node:http engine' },
-  { name: 'raw_uws_async', server: 'uws_async', path: '/api/health', optional: true, about: 'diagnostic: bare uWebSockets.js answering from a promise continuation, corked' },
+  {
+    name: 'svc_node_health',
+    server: 'svc_node',
+    path: '/api/health',
+    about:
+      'full svc gateway on its node:http engine (SVC_HTTP_ENGINE=node), public route, loopback client',
+  },
+  {
+    name: 'svc_node_sessions',
+    server: 'svc_node_sessions',
+    path: SESSIONS_PATH,
+    auth: true,
+    about:
+      'GET /api/sessions?limit=50 with 10,000 sessions, Bearer key sent and checked, full svc gateway on its node:http engine',
+  },
+  {
+    name: 'raw_uws_async',
+    server: 'uws_async',
+    path: '/api/health',
+    optional: true,
+    about: 'diagnostic: bare uWebSockets.js answering from a promise continuation, corked',
+  },
 ];
 
 export interface Ratio {
@@ -72,12 +153,38 @@ export interface Ratio {
 export const ratios: Ratio[] = [
   { name: 'health/raw_uws', numerator: 'svc_health', denominator: 'raw_uws', min: 0.8 },
   { name: 'health/node_http', numerator: 'svc_health', denominator: 'node_http', min: 1.5 },
-  { name: 'sessions/node_http', numerator: 'svc_sessions', denominator: 'node_http_sessions', min: 1.5 },
-  { name: 'node_engine_health/node_http', numerator: 'svc_node_health', denominator: 'node_http', min: 0.9 },
-  { name: 'node_engine_sessions/node_http', numerator: 'svc_node_sessions', denominator: 'node_http_sessions' },
-  { name: 'node_engine_health/uws_engine_health', numerator: 'svc_node_health', denominator: 'svc_health' },
-  { name: 'remote_auth_health/raw_uws_remote', numerator: 'svc_remote_auth_health', denominator: 'raw_uws_remote' },
-  { name: 'remote_auth_status/raw_uws_remote', numerator: 'svc_remote_auth_status', denominator: 'raw_uws_remote' },
+  {
+    name: 'sessions/node_http',
+    numerator: 'svc_sessions',
+    denominator: 'node_http_sessions',
+    min: 1.5,
+  },
+  {
+    name: 'node_engine_health/node_http',
+    numerator: 'svc_node_health',
+    denominator: 'node_http',
+    min: 0.9,
+  },
+  {
+    name: 'node_engine_sessions/node_http',
+    numerator: 'svc_node_sessions',
+    denominator: 'node_http_sessions',
+  },
+  {
+    name: 'node_engine_health/uws_engine_health',
+    numerator: 'svc_node_health',
+    denominator: 'svc_health',
+  },
+  {
+    name: 'remote_auth_health/raw_uws_remote',
+    numerator: 'svc_remote_auth_health',
+    denominator: 'raw_uws_remote',
+  },
+  {
+    name: 'remote_auth_status/raw_uws_remote',
+    numerator: 'svc_remote_auth_status',
+    denominator: 'raw_uws_remote',
+  },
 ];
 
 // ---------------------------------------------------------------- servers
@@ -99,7 +206,17 @@ interface Ctx {
   ns?: Netns;
 }
 
-type ServerName = 'svc' | 'svc_remote' | 'uws' | 'uws_async' | 'node_http' | 'uws_remote' | 'svc_sessions' | 'node_http_sessions' | 'svc_node' | 'svc_node_sessions';
+type ServerName =
+  | 'svc'
+  | 'svc_remote'
+  | 'uws'
+  | 'uws_async'
+  | 'node_http'
+  | 'uws_remote'
+  | 'svc_sessions'
+  | 'node_http_sessions'
+  | 'svc_node'
+  | 'svc_node_sessions';
 
 interface ServerSpec {
   /** Needs the network namespace (host side bind on ns.hostIp, client inside the namespace). */
@@ -127,15 +244,24 @@ async function svcServer(host: string, engine: 'uws' | 'node'): Promise<Running>
   const home = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   removeLater(home);
   const svc: Svc = await startSvc({ home, host, engine });
-  return { host, port: svc.port, pids: () => [svc.pid, ...descendants(svc.pid)], key: svc.key, stop: svc.stop };
+  return {
+    host,
+    port: svc.port,
+    pids: () => [svc.pid, ...descendants(svc.pid)],
+    key: svc.key,
+    stop: svc.stop,
+  };
 }
 
 async function baseline(kind: 'uws' | 'uws_async' | 'node_http', host: string): Promise<Running> {
-  const proc = tracked(process.execPath, [join(benchDir, 'baseline-server.js'), kind, host, '0'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = tracked(process.execPath, [join(benchDir, 'baseline-server.js'), kind, host, '0'], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   proc.stderr!.resume();
   const m = await waitForLine(proc, /listening (\d+) (\w+)/, 10_000, `${kind} baseline`);
   proc.stdout!.resume();
-  if (m[2] === 'fallback') note('the raw uWebSockets.js baseline loaded the JS fallback, not the native addon');
+  if (m[2] === 'fallback')
+    note('the raw uWebSockets.js baseline loaded the JS fallback, not the native addon');
   return { host, port: Number(m[1]), pids: () => [proc.pid!], stop: () => stopTree(proc) };
 }
 
@@ -158,7 +284,11 @@ interface LoadResult {
 
 let runs = 0;
 
-function runLoadgen(cfg: LoadConfig, ns: Netns | undefined, serverPids: number[]): Promise<LoadResult & { server_cpu: number }> {
+function runLoadgen(
+  cfg: LoadConfig,
+  ns: Netns | undefined,
+  serverPids: number[],
+): Promise<LoadResult & { server_cpu: number }> {
   // The config (headers, so maybe a key) goes in a 0600 file in a private folder, not on the command line.
   const file = join(cfg.workDir!, `load-${++runs}.json`);
   writeFileSync(file, JSON.stringify(cfg), { mode: 0o600 });
@@ -184,9 +314,16 @@ function runLoadgen(cfg: LoadConfig, ns: Netns | undefined, serverPids: number[]
       try {
         r = JSON.parse(last);
       } catch {
-        return reject(new Error(`load generator exited ${code} without a result: ${stderr.slice(-1000) || stdout.slice(-1000)}`));
+        return reject(
+          new Error(
+            `load generator exited ${code} without a result: ${stderr.slice(-1000) || stdout.slice(-1000)}`,
+          ),
+        );
       }
-      if (r.event !== 'done') return reject(new Error(`load generator failed: ${r.error}${r.body ? ` (body ${r.body})` : ''}`));
+      if (r.event !== 'done')
+        return reject(
+          new Error(`load generator failed: ${r.error}${r.body ? ` (body ${r.body})` : ''}`),
+        );
       resolve({ ...r, server_cpu: (cpuEnd - cpuStart) / r.duration_s });
     });
   });
@@ -206,10 +343,12 @@ function hasWrk(): boolean {
 function chooseTool(want: string): Tool {
   if (want === 'autocannon') return 'autocannon';
   if (want === 'wrk') {
-    if (!hasWrk()) throw new Error('BENCH_LOADGEN=wrk but wrk is not installed (apt-get install wrk)');
+    if (!hasWrk())
+      throw new Error('BENCH_LOADGEN=wrk but wrk is not installed (apt-get install wrk)');
     return 'wrk';
   }
-  if (want !== 'auto') throw new Error(`BENCH_LOADGEN must be auto, wrk or autocannon (got ${JSON.stringify(want)})`);
+  if (want !== 'auto')
+    throw new Error(`BENCH_LOADGEN must be auto, wrk or autocannon (got ${JSON.stringify(want)})`);
   return hasWrk() ? 'wrk' : 'autocannon';
 }
 
@@ -221,10 +360,19 @@ export async function runHttp(): Promise<{ ok: boolean }> {
   const pipelining = envInt('BENCH_PIPELINING', 1);
   const rounds = Math.max(1, envInt('BENCH_ROUNDS', 3));
   const tool = chooseTool(process.env.BENCH_LOADGEN ?? 'auto');
-  const only = (process.env.BENCH_TARGETS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  for (const n of only) if (!targets.some((t) => t.name === n)) throw new Error(`BENCH_TARGETS names an unknown target ${JSON.stringify(n)}; known: ${targets.map((t) => t.name).join(', ')}`);
+  const only = (process.env.BENCH_TARGETS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const n of only)
+    if (!targets.some((t) => t.name === n))
+      throw new Error(
+        `BENCH_TARGETS names an unknown target ${JSON.stringify(n)}; known: ${targets.map((t) => t.name).join(', ')}`,
+      );
 
-  let selected = only.length ? targets.filter((t) => only.includes(t.name)) : targets.filter((t) => !t.optional);
+  let selected = only.length
+    ? targets.filter((t) => only.includes(t.name))
+    : targets.filter((t) => !t.optional);
   const ctx: Ctx = {};
   const skipped: Record<string, string> = {};
   const uws = loadUws();
@@ -258,12 +406,26 @@ export async function runHttp(): Promise<{ ok: boolean }> {
     }
   }
 
-  emit({ bench: 'http', kind: 'config', machine: machine(), loadgen: tool === 'wrk' ? 'wrk -t1 (separate process)' : 'autocannon (separate node process)', duration_s: durationS, warmup_s: warmupS, connections, pipelining, rounds, targets: selected.map((t) => t.name) });
+  emit({
+    bench: 'http',
+    kind: 'config',
+    machine: machine(),
+    loadgen: tool === 'wrk' ? 'wrk -t1 (separate process)' : 'autocannon (separate node process)',
+    duration_s: durationS,
+    warmup_s: warmupS,
+    connections,
+    pipelining,
+    rounds,
+    targets: selected.map((t) => t.name),
+  });
 
   const workDir = mkdtempSync(join(tmpdir(), 'svc-bench-http-'));
   removeLater(workDir);
   const running = new Map<ServerName, Running>();
-  const perTarget = new Map<string, Array<{ round: number; rps: number; eff: number | null; cpu: number }>>();
+  const perTarget = new Map<
+    string,
+    Array<{ round: number; rps: number; eff: number | null; cpu: number }>
+  >();
   let ok = true;
   try {
     for (const name of new Set(selected.map((t) => t.server))) {
@@ -274,11 +436,25 @@ export async function runHttp(): Promise<{ ok: boolean }> {
     // A non-loopback request without the key must be refused, or the "authenticated" numbers mean nothing.
     const remoteSvc = running.get('svc_remote');
     if (remoteSvc && ctx.ns) {
-      const res = await ctx.ns.run([process.execPath, '-e', `fetch('http://${remoteSvc.host}:${remoteSvc.port}/api/status').then(r=>console.log(r.status),e=>{console.log(0);})`], 15_000);
+      const res = await ctx.ns.run(
+        [
+          process.execPath,
+          '-e',
+          `fetch('http://${remoteSvc.host}:${remoteSvc.port}/api/status').then(r=>console.log(r.status),e=>{console.log(0);})`,
+        ],
+        15_000,
+      );
       const status = Number(res.stdout.trim());
       const good = status === 401;
       if (!good) ok = false;
-      emit({ bench: 'http', kind: 'check', check: 'remote GET /api/status without key is refused', status, expected: 401, ok: good });
+      emit({
+        bench: 'http',
+        kind: 'check',
+        check: 'remote GET /api/status without key is refused',
+        status,
+        expected: 401,
+        ok: good,
+      });
     }
 
     for (let r = 0; r < rounds; r++) {
@@ -288,21 +464,52 @@ export async function runHttp(): Promise<{ ok: boolean }> {
         const remote = servers[t.server].remote;
         const headers: Record<string, string> = { ...t.headers };
         if (t.auth) headers.Authorization = `Bearer ${srv.key!()}`;
-        const cfg: LoadConfig = { tool, workDir, url: `http://${srv.host}:${srv.port}${t.path}`, headers, connections, pipelining, durationS, warmupS, expectStatus: t.expectStatus ?? 200 };
+        const cfg: LoadConfig = {
+          tool,
+          workDir,
+          url: `http://${srv.host}:${srv.port}${t.path}`,
+          headers,
+          connections,
+          pipelining,
+          durationS,
+          warmupS,
+          expectStatus: t.expectStatus ?? 200,
+        };
         note(`round ${r + 1}/${rounds}: ${t.name} (${durationS}s, ${connections} connections)`);
         try {
           const res = await runLoadgen(cfg, remote ? ctx.ns : undefined, srv.pids());
           const clean = res.non2xx === 0 && res.errors === 0;
           if (!clean) ok = false;
-          (perTarget.get(t.name) ?? perTarget.set(t.name, []).get(t.name)!).push({ round: r, rps: res.rps, eff: res.server_cpu > 0.05 ? res.rps / res.server_cpu : null, cpu: res.server_cpu });
+          (perTarget.get(t.name) ?? perTarget.set(t.name, []).get(t.name)!).push({
+            round: r,
+            rps: res.rps,
+            eff: res.server_cpu > 0.05 ? res.rps / res.server_cpu : null,
+            cpu: res.server_cpu,
+          });
           emit({
-            bench: 'http', target: t.name, round: r + 1, method: t.method ?? 'GET', path: t.path, client: remote ? 'netns' : 'loopback', auth: t.auth === true,
-            rps: round(res.rps), requests: res.requests, duration_s: res.duration_s,
-            latency_ms: Object.fromEntries(Object.entries(res.latency_ms).map(([k, v]) => [k, round(v, 2)])),
-            non2xx: res.non2xx, errors: res.errors, timeouts: res.timeouts, status_codes: res.status_codes,
-            server_cpu: round(res.server_cpu, 2), loadgen_cpu: round(res.loadgen_cpu, 2),
+            bench: 'http',
+            target: t.name,
+            round: r + 1,
+            method: t.method ?? 'GET',
+            path: t.path,
+            client: remote ? 'netns' : 'loopback',
+            auth: t.auth === true,
+            rps: round(res.rps),
+            requests: res.requests,
+            duration_s: res.duration_s,
+            latency_ms: Object.fromEntries(
+              Object.entries(res.latency_ms).map(([k, v]) => [k, round(v, 2)]),
+            ),
+            non2xx: res.non2xx,
+            errors: res.errors,
+            timeouts: res.timeouts,
+            status_codes: res.status_codes,
+            server_cpu: round(res.server_cpu, 2),
+            loadgen_cpu: round(res.loadgen_cpu, 2),
             rps_per_server_cpu_s: res.server_cpu > 0 ? round(res.rps / res.server_cpu) : null,
-            server_saturated: res.server_cpu >= SATURATED, ok: clean, about: t.about,
+            server_saturated: res.server_cpu >= SATURATED,
+            ok: clean,
+            about: t.about,
           });
         } catch (err) {
           ok = false;
@@ -327,8 +534,15 @@ export async function runHttp(): Promise<{ ok: boolean }> {
     const effs = xs.map((x) => x.eff).filter((e): e is number => e !== null);
     summary[t.name] = { rps: mean(rps), eff: effs.length ? mean(effs) : null };
     emit({
-      bench: 'http', kind: 'summary', target: t.name, rps_mean: round(mean(rps)), rps_min: round(Math.min(...rps)), rps_max: round(Math.max(...rps)), rounds: xs.length,
-      rps_per_server_cpu_s_mean: effs.length ? round(mean(effs)) : null, server_cpu_mean: round(mean(xs.map((x) => x.cpu)), 2),
+      bench: 'http',
+      kind: 'summary',
+      target: t.name,
+      rps_mean: round(mean(rps)),
+      rps_min: round(Math.min(...rps)),
+      rps_max: round(Math.max(...rps)),
+      rounds: xs.length,
+      rps_per_server_cpu_s_mean: effs.length ? round(mean(effs)) : null,
+      server_cpu_mean: round(mean(xs.map((x) => x.cpu)), 2),
     });
     if (mean(xs.map((x) => x.cpu)) < SATURATED) notSaturated.push(t.name);
   }
@@ -359,10 +573,19 @@ export async function runHttp(): Promise<{ ok: boolean }> {
   // null when no goal could be judged (its targets were skipped or not selected)
   const allPass = Object.keys(pass).length ? Object.values(pass).every(Boolean) : null;
   emit({
-    bench: 'http', kind: 'ratios', loadgen: tool, ...out, pass, pass_per_cpu: passPerCpu, all_targets_met: allPass, measurements_clean: ok,
+    bench: 'http',
+    kind: 'ratios',
+    loadgen: tool,
+    ...out,
+    pass,
+    pass_per_cpu: passPerCpu,
+    all_targets_met: allPass,
+    measurements_clean: ok,
     // A server below ~0.85 of a core was waiting on the load generator (or on CPU taken by other
     // load on the machine): its rps is a floor, and the *_per_cpu ratios are the better estimate.
-    ...(notSaturated.length ? { server_not_saturated: notSaturated } : {}), ...(skipped.reason ? { skipped_remote: skipped.reason } : {}), ...(skipped.uws ? { skipped_uws: skipped.uws } : {}),
+    ...(notSaturated.length ? { server_not_saturated: notSaturated } : {}),
+    ...(skipped.reason ? { skipped_remote: skipped.reason } : {}),
+    ...(skipped.uws ? { skipped_uws: skipped.uws } : {}),
   });
   return { ok };
 }

@@ -31,7 +31,8 @@ export function envInt(name: string, fallback: number): number {
   const v = process.env[name];
   if (v === undefined || v === '') return fallback;
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number (got ${JSON.stringify(v)})`);
+  if (!Number.isFinite(n) || n < 0)
+    throw new Error(`${name} must be a non-negative number (got ${JSON.stringify(v)})`);
   return n;
 }
 
@@ -120,7 +121,11 @@ export function removeLater(path: string): void {
 }
 
 /** SIGTERM, then SIGKILL after `timeoutMs`; also waits for the given descendants to disappear. */
-export async function stopTree(proc: ChildProcess, descendants: number[] = [], timeoutMs = 10_000): Promise<void> {
+export async function stopTree(
+  proc: ChildProcess,
+  descendants: number[] = [],
+  timeoutMs = 10_000,
+): Promise<void> {
   if (proc.exitCode === null && proc.signalCode === null) {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
@@ -177,7 +182,9 @@ export function descendants(pid: number): number[] {
 /** A field of /proc/<pid>/status in bytes (VmRSS, VmHWM, RssAnon, ...), or null. */
 export function statusBytes(pid: number, field: string): number | null {
   try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(
+      readFileSync(`/proc/${pid}/status`, 'utf8'),
+    );
     return m ? Number(m[1]) * 1024 : null;
   } catch {
     return null;
@@ -269,10 +276,22 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /** One GET on a fresh connection; resolves status and body, rejects on a connection error. */
-export function get(opts: { host?: string; port: number; path: string; headers?: Record<string, string>; timeoutMs?: number }): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+export function get(opts: {
+  host?: string;
+  port: number;
+  path: string;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+}): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: opts.host ?? '127.0.0.1', port: opts.port, path: opts.path, headers: { Connection: 'close', ...opts.headers }, agent: false },
+      {
+        host: opts.host ?? '127.0.0.1',
+        port: opts.port,
+        path: opts.path,
+        headers: { Connection: 'close', ...opts.headers },
+        agent: false,
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -287,7 +306,12 @@ export function get(opts: { host?: string; port: number; path: string; headers?:
 }
 
 /** Waits for a line on a stream matching `re`; rejects on timeout or when the process exits first. */
-export function waitForLine(proc: ChildProcess, re: RegExp, timeoutMs: number, what: string): Promise<RegExpExecArray> {
+export function waitForLine(
+  proc: ChildProcess,
+  re: RegExp,
+  timeoutMs: number,
+  what: string,
+): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {
     let out = '';
     const onData = (d: Buffer) => {
@@ -338,13 +362,21 @@ export interface Svc {
   /** Last ~8 KB of svc's stdout + stderr (its log), for error reports. */
   tail(): string;
   /** The processes `svc status --json` reports (role, pid, rss_bytes, ...). */
-  status(): Promise<{ processes: Array<{ role: string; pid: number; rss_bytes: number | null; state: string }> } & Record<string, unknown>>;
+  status(): Promise<
+    {
+      processes: Array<{ role: string; pid: number; rss_bytes: number | null; state: string }>;
+    } & Record<string, unknown>
+  >;
   stop(): Promise<void>;
 }
 
 /** Environment for svc: our own SVC_HOME, and no inherited key so the generated one is used. */
 export function svcEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: home, SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? 'warn' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SVC_HOME: home,
+    SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? 'warn',
+  };
   delete env.SVC_ACCESS_KEY;
   delete env.SVC_DAEMONIZED;
   return env;
@@ -354,20 +386,34 @@ export function svcEnv(home: string): NodeJS.ProcessEnv {
  * Starts the real `svc serve --addr host:port` and resolves once it prints its listening line.
  * `engine` forces the gateway's HTTP engine (SVC_HTTP_ENGINE); unset, svc picks by the runtime (or the inherited SVC_HTTP_ENGINE).
  */
-export async function startSvc(opts: { home: string; host?: string; port?: number; timeoutMs?: number; engine?: 'uws' | 'node' }): Promise<Svc> {
+export async function startSvc(opts: {
+  home: string;
+  host?: string;
+  port?: number;
+  timeoutMs?: number;
+  engine?: 'uws' | 'node';
+}): Promise<Svc> {
   const host = opts.host ?? '127.0.0.1';
   const env = svcEnv(opts.home);
   if (opts.engine) env.SVC_HTTP_ENGINE = opts.engine;
-  const proc = tracked(process.execPath, [svcBin, 'serve', '--addr', `${host}:${opts.port ?? 0}`], { env });
+  const proc = tracked(process.execPath, [svcBin, 'serve', '--addr', `${host}:${opts.port ?? 0}`], {
+    env,
+  });
   let out = '';
   const keep = (d: Buffer) => {
     out = (out + d.toString()).slice(-8192);
   };
   proc.stdout!.on('data', keep);
   proc.stderr!.on('data', keep);
-  const m = await waitForLine(proc, /listening on http:\/\/(\S+?):(\d+)\/ \(engine: ([^)]+)\)/, opts.timeoutMs ?? 20_000, 'svc serve');
+  const m = await waitForLine(
+    proc,
+    /listening on http:\/\/(\S+?):(\d+)\/ \(engine: ([^)]+)\)/,
+    opts.timeoutMs ?? 20_000,
+    'svc serve',
+  );
   const engine = m[3] === describeEngine('uws') ? 'uws' : 'node';
-  if (opts.engine && engine !== opts.engine) throw new Error(`svc serve started the ${m[3]} engine, not ${opts.engine}`);
+  if (opts.engine && engine !== opts.engine)
+    throw new Error(`svc serve started the ${m[3]} engine, not ${opts.engine}`);
   const pid = proc.pid!;
   for (const d of descendants(pid)) trackPid(d);
   const svc: Svc = {

@@ -34,7 +34,10 @@ export interface LoadConfig {
 }
 
 const require = createRequire(import.meta.url);
-const autocannon = require('autocannon') as (opts: Record<string, unknown>, cb: (err: Error | null, result: any) => void) => unknown;
+const autocannon = require('autocannon') as (
+  opts: Record<string, unknown>,
+  cb: (err: Error | null, result: any) => void,
+) => unknown;
 
 interface Run {
   requests: number;
@@ -52,18 +55,36 @@ function cannon(cfg: LoadConfig, durationS: number): Promise<Run> {
   const cpu0 = process.cpuUsage();
   return new Promise((resolve, reject) => {
     autocannon(
-      { url: cfg.url, headers: cfg.headers ?? {}, connections: cfg.connections, pipelining: cfg.pipelining, duration: durationS, timeout: 10 },
+      {
+        url: cfg.url,
+        headers: cfg.headers ?? {},
+        connections: cfg.connections,
+        pipelining: cfg.pipelining,
+        duration: durationS,
+        timeout: 10,
+      },
       (err, r) => {
         if (err) return reject(err);
         const cpu = process.cpuUsage(cpu0);
         resolve({
           requests: r.requests.total,
           duration_s: r.duration,
-          latency_ms: { avg: r.latency.average, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
+          latency_ms: {
+            avg: r.latency.average,
+            p50: r.latency.p50,
+            p90: r.latency.p90,
+            p99: r.latency.p99,
+            max: r.latency.max,
+          },
           non2xx: r.non2xx,
           errors: r.errors,
           timeouts: r.timeouts,
-          status_codes: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [k, (v as { count: number }).count])),
+          status_codes: Object.fromEntries(
+            Object.entries(r.statusCodeStats ?? {}).map(([k, v]) => [
+              k,
+              (v as { count: number }).count,
+            ]),
+          ),
           cpu_s: (cpu.user + cpu.system) / 1e6,
         });
       },
@@ -88,12 +109,24 @@ function childrenCpu(): number {
 }
 
 function wrk(cfg: LoadConfig, durationS: number): Promise<Run> {
-  if (cfg.pipelining !== 1) throw new Error('the wrk driver sends one request at a time per connection (pipelining 1)');
+  if (cfg.pipelining !== 1)
+    throw new Error('the wrk driver sends one request at a time per connection (pipelining 1)');
   const script = join(cfg.workDir ?? tmpdir(), `wrk-${process.pid}.lua`);
   // JSON string literals are valid Lua string literals for the characters headers may hold.
-  const headers = Object.entries(cfg.headers ?? {}).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}\n`).join('');
+  const headers = Object.entries(cfg.headers ?? {})
+    .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}\n`)
+    .join('');
   writeFileSync(script, headers + WRK_REPORT, { mode: 0o600 });
-  const args = ['-t1', `-c${cfg.connections}`, `-d${durationS}s`, '--timeout', '10s', '-s', script, cfg.url];
+  const args = [
+    '-t1',
+    `-c${cfg.connections}`,
+    `-d${durationS}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    script,
+    cfg.url,
+  ];
   const cpu0 = childrenCpu();
   return new Promise((resolve, reject) => {
     const p = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -109,7 +142,13 @@ function wrk(cfg: LoadConfig, durationS: number): Promise<Run> {
       resolve({
         requests: w.requests!,
         duration_s: w.duration_us! / 1e6,
-        latency_ms: { avg: w.mean! / 1000, p50: w.p50! / 1000, p90: w.p90! / 1000, p99: w.p99! / 1000, max: w.max! / 1000 },
+        latency_ms: {
+          avg: w.mean! / 1000,
+          p50: w.p50! / 1000,
+          p90: w.p90! / 1000,
+          p99: w.p99! / 1000,
+          max: w.max! / 1000,
+        },
         non2xx: w.status!,
         errors: w.connect! + w.read! + w.write! + w.timeout!,
         timeouts: w.timeout!,
@@ -125,12 +164,16 @@ function load(cfg: LoadConfig, durationS: number): Promise<Run> {
 
 function preflight(cfg: LoadConfig): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(cfg.url, { headers: { ...cfg.headers, Connection: 'close' }, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      cfg.url,
+      { headers: { ...cfg.headers, Connection: 'close' }, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.setTimeout(5000, () => req.destroy(new Error('preflight timed out')));
     req.on('error', reject);
     req.end();
@@ -139,11 +182,15 @@ function preflight(cfg: LoadConfig): Promise<{ status: number; body: string }> {
 
 async function main(): Promise<void> {
   const arg = process.argv[2] ?? '{}';
-  const cfg = JSON.parse(arg.trimStart().startsWith('{') ? arg : readFileSync(arg, 'utf8')) as LoadConfig;
+  const cfg = JSON.parse(
+    arg.trimStart().startsWith('{') ? arg : readFileSync(arg, 'utf8'),
+  ) as LoadConfig;
   const pre = await preflight(cfg);
   const expect = cfg.expectStatus ?? 200;
   if (pre.status !== expect) {
-    process.stdout.write(`${JSON.stringify({ event: 'error', error: `preflight answered ${pre.status}, expected ${expect}`, body: pre.body.slice(0, 300) })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ event: 'error', error: `preflight answered ${pre.status}, expected ${expect}`, body: pre.body.slice(0, 300) })}\n`,
+    );
     process.exit(3);
   }
   if (cfg.warmupS > 0) await load(cfg, cfg.warmupS);

@@ -9,7 +9,14 @@ import { z } from 'zod';
  * process's clock alone, so it is the same measure for svc and for a direct SDK client.
  */
 const server = new McpServer({ name: 'bench-stamp', version: '1.0.0' });
-server.registerTool('stamp', { description: 'Answers when it ran (ns) and the seq it was given.', inputSchema: { seq: z.number() } }, ({ seq }) => ({
-  content: [{ type: 'text', text: `${seq} ${process.hrtime.bigint()}` }],
-}));
+server.registerTool(
+  'stamp',
+  {
+    description: 'Answers when it ran (ns) and the seq it was given.',
+    inputSchema: { seq: z.number() },
+  },
+  ({ seq }) => ({
+    content: [{ type: 'text', text: `${seq} ${process.hrtime.bigint()}` }],
+  }),
+);
 await server.connect(new StdioServerTransport());

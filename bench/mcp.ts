@@ -6,7 +6,17 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startFakeProvider, textReply, type FakeReply } from '../test/fixtures/fake-provider.js';
 import { api } from '../test/helpers/api.js';
-import { benchDir, emit, envInt, machine, note, removeLater, round, sleep, startSvc } from './lib.js';
+import {
+  benchDir,
+  emit,
+  envInt,
+  machine,
+  note,
+  removeLater,
+  round,
+  sleep,
+  startSvc,
+} from './lib.js';
 
 /**
  * The cost of an MCP tool call through svc (agent worker → supervisor → mcp worker → stdio server
@@ -31,14 +41,24 @@ const rounds = envInt('BENCH_MCP_ROUNDS', 20);
 const API_KEY = 'sk-bench-mcp';
 const serverJs = join(benchDir, 'mcp-server.js');
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.max(0, Math.ceil((xs.length * p) / 100) - 1))]!;
-const dist = (xs: number[]) => ({ p50_ms: round(pct(xs, 50), 3), p90_ms: round(pct(xs, 90), 3), p99_ms: round(pct(xs, 99), 3), max_ms: round(Math.max(...xs), 3), n: xs.length });
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[
+    Math.min(xs.length - 1, Math.max(0, Math.ceil((xs.length * p) / 100) - 1))
+  ]!;
+const dist = (xs: number[]) => ({
+  p50_ms: round(pct(xs, 50), 3),
+  p90_ms: round(pct(xs, 90), 3),
+  p99_ms: round(pct(xs, 99), 3),
+  max_ms: round(Math.max(...xs), 3),
+  n: xs.length,
+});
 
 /** Gaps (ms) between consecutive stamps, from the texts "<seq> <ns>" in call order. */
 function gaps(texts: string[], expectSeq: number[]): number[] {
   const stamps = texts.map((t, i) => {
     const m = /^(\d+) (\d+)$/.exec(t);
-    if (!m || Number(m[1]) !== expectSeq[i]) throw new Error(`unexpected stamp ${JSON.stringify(t)} for call ${expectSeq[i]}`);
+    if (!m || Number(m[1]) !== expectSeq[i])
+      throw new Error(`unexpected stamp ${JSON.stringify(t)} for call ${expectSeq[i]}`);
     return BigInt(m[2]!);
   });
   return stamps.slice(1).map((s, i) => Number(s - stamps[i]!) / 1e6);
@@ -53,16 +73,37 @@ const direct = new Client({ name: 'bench-direct', version: '1.0.0' });
 try {
   const must = async (method: string, path: string, body: unknown, status: number) => {
     const r = await api(svc.port, method, path, body);
-    if (r.status !== status) throw new Error(`${method} ${path} answered ${r.status}: ${JSON.stringify(r.body)}\n${svc.tail()}`);
+    if (r.status !== status)
+      throw new Error(
+        `${method} ${path} answered ${r.status}: ${JSON.stringify(r.body)}\n${svc.tail()}`,
+      );
     return r.body;
   };
-  await must('POST', '/api/config/models', { id: 'm', provider: 'custom', protocol: 'openai', base_url: fake.baseUrl('openai'), model: 'fake', api_key: API_KEY }, 201);
+  await must(
+    'POST',
+    '/api/config/models',
+    {
+      id: 'm',
+      provider: 'custom',
+      protocol: 'openai',
+      base_url: fake.baseUrl('openai'),
+      model: 'fake',
+      api_key: API_KEY,
+    },
+    201,
+  );
   await must('PUT', '/api/config/models/default', { model_id: 'm' }, 200);
-  await must('POST', '/api/mcp/servers', { name: 'bench', command: process.execPath, args: [serverJs] }, 201);
+  await must(
+    'POST',
+    '/api/mcp/servers',
+    { name: 'bench', command: process.execPath, args: [serverJs] },
+    201,
+  );
   for (let deadline = Date.now() + 30_000; ; await sleep(50)) {
     const s = await must('GET', '/api/mcp/servers/bench', undefined, 200);
     if (s.status === 'connected') break;
-    if (Date.now() > deadline) throw new Error(`the bench MCP server did not connect: ${JSON.stringify(s)}`);
+    if (Date.now() > deadline)
+      throw new Error(`the bench MCP server did not connect: ${JSON.stringify(s)}`);
   }
   const session = (await must('POST', '/api/sessions', {}, 201)).id as string;
   await direct.connect(new StdioClientTransport({ command: process.execPath, args: [serverJs] }));
@@ -71,18 +112,36 @@ try {
   const viaSvc = async (): Promise<number[]> => {
     fake.reset();
     const seqs = Array.from({ length: calls }, () => ++seq);
-    const step: FakeReply = { parts: seqs.map((n) => ({ toolCall: { id: `c${n}`, name: 'mcp__bench__stamp', arguments: JSON.stringify({ seq: n }) } })), stop: 'tool_use' };
+    const step: FakeReply = {
+      parts: seqs.map((n) => ({
+        toolCall: { id: `c${n}`, name: 'mcp__bench__stamp', arguments: JSON.stringify({ seq: n }) },
+      })),
+      stop: 'tool_use',
+    };
     fake.enqueue(step, textReply('done'));
-    await must('POST', `/api/chat/${session}/turn?wait=true`, { message: 'go', attachments: [] }, 200);
-    const sent = fake.requests.at(-1)?.body as { messages?: Array<{ role: string; tool_call_id?: string; content?: unknown }> } | undefined;
-    const texts = seqs.map((n) => String(sent?.messages?.find((m) => m.role === 'tool' && m.tool_call_id === `c${n}`)?.content ?? ''));
+    await must(
+      'POST',
+      `/api/chat/${session}/turn?wait=true`,
+      { message: 'go', attachments: [] },
+      200,
+    );
+    const sent = fake.requests.at(-1)?.body as
+      | { messages?: Array<{ role: string; tool_call_id?: string; content?: unknown }> }
+      | undefined;
+    const texts = seqs.map((n) =>
+      String(
+        sent?.messages?.find((m) => m.role === 'tool' && m.tool_call_id === `c${n}`)?.content ?? '',
+      ),
+    );
     return gaps(texts, seqs);
   };
   const viaSdk = async (): Promise<number[]> => {
     const seqs = Array.from({ length: calls }, () => ++seq);
     const texts: string[] = [];
     for (const n of seqs) {
-      const r = CallToolResultSchema.parse(await direct.callTool({ name: 'stamp', arguments: { seq: n } }));
+      const r = CallToolResultSchema.parse(
+        await direct.callTool({ name: 'stamp', arguments: { seq: n } }),
+      );
       const c = r.content[0];
       texts.push(c?.type === 'text' ? c.text : '');
     }
@@ -107,8 +166,20 @@ try {
   }
   const s = dist(svcGaps);
   const d = dist(sdkGaps);
-  emit({ kind: 'result', bench: 'mcp', target: 'svc', about: 'agent worker → supervisor → mcp worker → stdio server, per call', ...s });
-  emit({ kind: 'result', bench: 'mcp', target: 'direct', about: 'SDK client → stdio server in one process, per call', ...d });
+  emit({
+    kind: 'result',
+    bench: 'mcp',
+    target: 'svc',
+    about: 'agent worker → supervisor → mcp worker → stdio server, per call',
+    ...s,
+  });
+  emit({
+    kind: 'result',
+    bench: 'mcp',
+    target: 'direct',
+    about: 'SDK client → stdio server in one process, per call',
+    ...d,
+  });
   const added = s.p50_ms - d.p50_ms;
   emit({
     kind: 'ratios',

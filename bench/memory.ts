@@ -1,7 +1,26 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cmdline, descendants, emit, envInt, isMain, machine, median, mib, note, pssBytes, removeLater, round, sleep, startSvc, statusBytes, stopTree, tracked, waitForLine } from './lib.js';
+import {
+  cmdline,
+  descendants,
+  emit,
+  envInt,
+  isMain,
+  machine,
+  median,
+  mib,
+  note,
+  pssBytes,
+  removeLater,
+  round,
+  sleep,
+  startSvc,
+  statusBytes,
+  stopTree,
+  tracked,
+  waitForLine,
+} from './lib.js';
 
 /**
  * Idle memory: resident memory (VmRSS from /proc/<pid>/status) of every svc process (the
@@ -43,7 +62,15 @@ async function bareRss(code: string, idleMs: number): Promise<{ rss: number; pss
 export async function runMemory(): Promise<{ ok: boolean }> {
   const runs = Math.max(1, envInt('BENCH_MEM_RUNS', 3));
   const idleMs = envInt('BENCH_IDLE_MS', 2000);
-  emit({ bench: 'memory', kind: 'config', machine: machine(), runs, idle_ms: idleMs, target_mb: TARGET_MB, unit: '*_mib = MiB (1048576 bytes); the target is judged in decimal MB (1e6 bytes)' });
+  emit({
+    bench: 'memory',
+    kind: 'config',
+    machine: machine(),
+    runs,
+    idle_ms: idleMs,
+    target_mb: TARGET_MB,
+    unit: '*_mib = MiB (1048576 bytes); the target is judged in decimal MB (1e6 bytes)',
+  });
   const totals: number[] = [];
   const pssTotals: number[] = [];
   const bare: number[] = [];
@@ -56,7 +83,10 @@ export async function runMemory(): Promise<{ ok: boolean }> {
     try {
       note(`run ${i + 1}/${runs}`);
       const b = await bareRss(`console.log('ready'); setInterval(() => {}, 1000)`, idleMs);
-      const bh = await bareRss(`require('http').createServer((q,s)=>s.end('ok')).listen(0,'127.0.0.1',()=>console.log('ready'))`, idleMs);
+      const bh = await bareRss(
+        `require('http').createServer((q,s)=>s.end('ok')).listen(0,'127.0.0.1',()=>console.log('ready'))`,
+        idleMs,
+      );
       bare.push(b.rss);
       bareHttp.push(bh.rss);
       const svc = await startSvc({ home });
@@ -78,7 +108,9 @@ export async function runMemory(): Promise<{ ok: boolean }> {
         const procs: Proc[] = measured.map((m) => {
           const s = status.processes.find((p) => p.pid === m.pid);
           return {
-            role: s?.role ?? (m.pid === svc.pid ? 'supervisor' : cmdline(m.pid).replace(/^.*\/dist\/src\//, '')),
+            role:
+              s?.role ??
+              (m.pid === svc.pid ? 'supervisor' : cmdline(m.pid).replace(/^.*\/dist\/src\//, '')),
             pid: m.pid,
             rss_mib: mib(m.rss ?? 0),
             pss_mib: m.pss === null ? null : mib(m.pss),
@@ -88,16 +120,24 @@ export async function runMemory(): Promise<{ ok: boolean }> {
           };
         });
         // Processes svc status knows but /proc did not show under the supervisor (should be none).
-        const missing = status.processes.filter((p) => p.pid > 0 && !pids.includes(p.pid)).map((p) => `${p.role}:${p.pid}`);
+        const missing = status.processes
+          .filter((p) => p.pid > 0 && !pids.includes(p.pid))
+          .map((p) => `${p.role}:${p.pid}`);
         const total = measured.reduce((s, m) => s + (m.rss ?? 0), 0);
         const pssTotal = measured.reduce((s, m) => s + (m.pss ?? 0), 0);
         totals.push(total);
         pssTotals.push(pssTotal);
         counts.push(pids.length);
         emit({
-          bench: 'memory', kind: 'run', run: i + 1, total_rss_mib: mib(total), total_pss_mib: mib(pssTotal), processes: procs,
+          bench: 'memory',
+          kind: 'run',
+          run: i + 1,
+          total_rss_mib: mib(total),
+          total_pss_mib: mib(pssTotal),
+          processes: procs,
           ...(missing.length ? { not_under_supervisor: missing } : {}),
-          baseline_bare_node_rss_mib: mib(b.rss), baseline_bare_node_http_rss_mib: mib(bh.rss),
+          baseline_bare_node_rss_mib: mib(b.rss),
+          baseline_bare_node_http_rss_mib: mib(bh.rss),
         });
       } finally {
         await svc.stop();
@@ -110,15 +150,27 @@ export async function runMemory(): Promise<{ ok: boolean }> {
     }
   }
   if (totals.length === 0) {
-    emit({ bench: 'memory', kind: 'ratios', error: 'no successful run', measurements_clean: false });
+    emit({
+      bench: 'memory',
+      kind: 'ratios',
+      error: 'no successful run',
+      measurements_clean: false,
+    });
     return { ok: false };
   }
   const tot = median(totals);
   const bareMed = median(bare);
   const procCount = median(counts);
   emit({
-    bench: 'memory', kind: 'summary', total_rss_mb_median: round(tot / 1e6, 1), total_rss_mib_median: mib(tot), total_rss_mib_max: mib(Math.max(...totals)), total_pss_mib_median: mib(median(pssTotals)),
-    processes: procCount, baseline_bare_node_rss_mib: mib(bareMed), baseline_bare_node_http_rss_mib: mib(median(bareHttp)),
+    bench: 'memory',
+    kind: 'summary',
+    total_rss_mb_median: round(tot / 1e6, 1),
+    total_rss_mib_median: mib(tot),
+    total_rss_mib_max: mib(Math.max(...totals)),
+    total_pss_mib_median: mib(median(pssTotals)),
+    processes: procCount,
+    baseline_bare_node_rss_mib: mib(bareMed),
+    baseline_bare_node_http_rss_mib: mib(median(bareHttp)),
   });
   emit({
     bench: 'memory',

@@ -19,7 +19,9 @@ all.push('longs');
 /** Run only when named (they need Chromium): `node dist/bench/run.js web-stream`. */
 const byName = ['web-stream'];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : all;
-for (const c of chosen) if (!all.includes(c) && !byName.includes(c)) throw new Error(`unknown bench ${JSON.stringify(c)}; known: ${[...all, ...byName].join(', ')}`);
+for (const c of chosen)
+  if (!all.includes(c) && !byName.includes(c))
+    throw new Error(`unknown bench ${JSON.stringify(c)}; known: ${[...all, ...byName].join(', ')}`);
 
 let current: ChildProcess | undefined;
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
@@ -29,9 +31,13 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
-function runOne(name: string): Promise<{ code: number | null; ratios: Record<string, unknown> | undefined }> {
+function runOne(
+  name: string,
+): Promise<{ code: number | null; ratios: Record<string, unknown> | undefined }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [join(benchDir, `${name}.js`)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, [join(benchDir, `${name}.js`)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     current = p;
     let buf = '';
     let ratios: Record<string, unknown> | undefined;
@@ -66,6 +72,8 @@ for (const name of chosen) {
   if (code !== 0) failed = true;
   results[name] = ratios ?? { error: `exited with code ${code}` };
 }
-const met = Object.values(results).every((r) => (r as { all_targets_met?: boolean }).all_targets_met === true);
+const met = Object.values(results).every(
+  (r) => (r as { all_targets_met?: boolean }).all_targets_met === true,
+);
 emit({ bench: 'all', kind: 'final', results, all_targets_met: met, measurements_clean: !failed });
 process.exit(failed ? 1 : 0);

@@ -42,7 +42,16 @@ const plainTool = terminalTool();
 const sandboxTool = terminalTool({ sandbox: { enabled: () => true } });
 let n = 0;
 // No database: the session's network comes from permissions.yml (none here: on), or `offPaths`.
-const ctx = (p = paths): ToolContext => ({ sessionId: 's_bench', turnId: 't', callId: `c${++n}`, workingDir: work, signal: new AbortController().signal, db: null as unknown as ToolContext['db'], paths: p, emit: () => {} });
+const ctx = (p = paths): ToolContext => ({
+  sessionId: 's_bench',
+  turnId: 't',
+  callId: `c${++n}`,
+  workingDir: work,
+  signal: new AbortController().signal,
+  db: null as unknown as ToolContext['db'],
+  paths: p,
+  emit: () => {},
+});
 const offHome = mkdtempSync(join(tmpdir(), 'svc-bench-sandbox-off-'));
 const offPaths = resolvePaths({ SVC_HOME: offHome });
 writeFileSync(offPaths.permissions, 'sandbox:\n  network: off\n');
@@ -52,7 +61,9 @@ function spawnMs(file: string, args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
     const p = spawn(file, args, { stdio: 'ignore' });
     p.on('error', reject);
-    p.on('close', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${file} exited ${code}`))));
+    p.on('close', (code) =>
+      code === 0 ? resolve(performance.now() - t0) : reject(new Error(`${file} exited ${code}`)),
+    );
   });
 }
 
@@ -60,15 +71,25 @@ async function once(kind: Kind): Promise<number> {
   if (kind === 'raw_bash') return spawnMs('/bin/bash', ['-c', 'true']);
   if (kind === 'raw_bwrap') return spawnMs(bwrapPath(), probeArgs(process.getuid?.() === 0));
   const t0 = performance.now();
-  const r = await (kind === 'plain' ? plainTool : sandboxTool).run({ command: 'true' }, kind === 'net_off' ? ctx(offPaths) : ctx());
+  const r = await (kind === 'plain' ? plainTool : sandboxTool).run(
+    { command: 'true' },
+    kind === 'net_off' ? ctx(offPaths) : ctx(),
+  );
   const ms = performance.now() - t0;
-  if (r.output !== '(no output)\n[exit code 0]') throw new Error(`${kind}: unexpected output ${JSON.stringify(r.output)}`);
+  if (r.output !== '(no output)\n[exit code 0]')
+    throw new Error(`${kind}: unexpected output ${JSON.stringify(r.output)}`);
   return ms;
 }
 
 const kinds = ['plain', 'sandboxed', 'net_off', 'raw_bash', 'raw_bwrap'] as const;
 type Kind = (typeof kinds)[number];
-const times: Record<Kind, number[]> = { plain: [], sandboxed: [], net_off: [], raw_bash: [], raw_bwrap: [] };
+const times: Record<Kind, number[]> = {
+  plain: [],
+  sandboxed: [],
+  net_off: [],
+  raw_bash: [],
+  raw_bwrap: [],
+};
 for (const k of kinds) await once(k); // warm-up: module loading, the probe, page cache
 note(`sandbox: ${runs} runs of each (${status.engine})`);
 for (let i = 0; i < runs; i++) {
@@ -76,8 +97,18 @@ for (let i = 0; i < runs; i++) {
   for (const k of order) times[k].push(await once(k));
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
-for (const k of kinds) emit({ kind: 'result', bench: 'sandbox', target: k, runs, p50_ms: round(median(times[k])), p90_ms: round(pct(times[k], 90)), max_ms: round(Math.max(...times[k])) });
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+for (const k of kinds)
+  emit({
+    kind: 'result',
+    bench: 'sandbox',
+    target: k,
+    runs,
+    p50_ms: round(median(times[k])),
+    p90_ms: round(pct(times[k], 90)),
+    max_ms: round(Math.max(...times[k])),
+  });
 const added = median(times.sandboxed) - median(times.plain);
 const addedOff = median(times.net_off) - median(times.plain);
 emit({

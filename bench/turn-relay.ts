@@ -49,9 +49,14 @@ async function runTurn(sessionId: string, text: string): Promise<void> {
     const res = await request(`${baseUrl}/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-      body: JSON.stringify({ model: 'fake', stream: true, messages: [{ role: 'user', content: text }] }),
+      body: JSON.stringify({
+        model: 'fake',
+        stream: true,
+        messages: [{ role: 'user', content: text }],
+      }),
     });
-    if (res.statusCode !== 200) throw new Error(`provider answered ${res.statusCode}: ${await res.body.text()}`);
+    if (res.statusCode !== 200)
+      throw new Error(`provider answered ${res.statusCode}: ${await res.body.text()}`);
     res.body.setEncoding('utf8');
     let buf = '';
     for await (const chunk of res.body as AsyncIterable<string>) {
@@ -62,7 +67,11 @@ async function runTurn(sessionId: string, text: string): Promise<void> {
         buf = buf.slice(end + 2);
         for (const line of event.split('\n')) {
           if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
-          const delta = (JSON.parse(line.slice(6)) as { choices?: Array<{ delta?: { content?: string | null } }> }).choices?.[0]?.delta?.content;
+          const delta = (
+            JSON.parse(line.slice(6)) as {
+              choices?: Array<{ delta?: { content?: string | null } }>;
+            }
+          ).choices?.[0]?.delta?.content;
           if (delta) {
             reply += delta;
             publish(topic, 'turn.text_delta', { turn_id: turnId, delta });
@@ -72,7 +81,11 @@ async function runTurn(sessionId: string, text: string): Promise<void> {
     }
     publish(topic, 'turn.completed', { turn_id: turnId, status: 'completed', reply });
   } catch (err) {
-    publish(topic, 'turn.failed', { turn_id: turnId, status: 'failed', message: (err as Error).message });
+    publish(topic, 'turn.failed', {
+      turn_id: turnId,
+      status: 'failed',
+      message: (err as Error).message,
+    });
   }
 }
 
@@ -82,11 +95,22 @@ app.ws<Conn>('/ws', {
   idleTimeout: 120,
   maxBackpressure: 64 * 1024 * 1024,
   upgrade: (res, req, context) => {
-    res.upgrade<Conn>({ topics: new Set() }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+    res.upgrade<Conn>(
+      { topics: new Set() },
+      req.getHeader('sec-websocket-key'),
+      req.getHeader('sec-websocket-protocol'),
+      req.getHeader('sec-websocket-extensions'),
+      context,
+    );
   },
   open: (ws) => void ws.send(JSON.stringify({ topic: 'server', type: 'hello', seq: 0, data: {} })),
   message: (ws, message) => {
-    const frame = JSON.parse(Buffer.from(message).toString('utf8')) as { type: string; topics?: string[]; session_id?: string; message?: { text: string } };
+    const frame = JSON.parse(Buffer.from(message).toString('utf8')) as {
+      type: string;
+      topics?: string[];
+      session_id?: string;
+      message?: { text: string };
+    };
     if (frame.type === 'subscribe') {
       const seq: Record<string, number> = {};
       for (const t of frame.topics ?? []) {
@@ -108,5 +132,7 @@ app.ws<Conn>('/ws', {
 });
 app.listen('127.0.0.1', 0, (token) => {
   if (!token) throw new Error('the relay could not listen');
-  process.stdout.write(`listening ${uws.us_socket_local_port(token)} ${native ? 'native' : 'fallback'}\n`);
+  process.stdout.write(
+    `listening ${uws.us_socket_local_port(token)} ${native ? 'native' : 'fallback'}\n`,
+  );
 });

@@ -3,10 +3,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { WebSocket } from 'undici';
-import { startFakeProvider, type FakeProvider, type FakeReply, type FakeRequest } from '../test/fixtures/fake-provider.js';
+import {
+  startFakeProvider,
+  type FakeProvider,
+  type FakeReply,
+  type FakeRequest,
+} from '../test/fixtures/fake-provider.js';
 import { api } from '../test/helpers/api.js';
 import { loadUws } from '../src/shared/engine-choice.js';
-import { benchDir, emit as emitLine, envInt, isMain, machine, mean, median, note, removeLater, round, startSvc, stopTree, tracked, waitForLine } from './lib.js';
+import {
+  benchDir,
+  emit as emitLine,
+  envInt,
+  isMain,
+  machine,
+  mean,
+  median,
+  note,
+  removeLater,
+  round,
+  startSvc,
+  stopTree,
+  tracked,
+  waitForLine,
+} from './lib.js';
 
 /**
  * Agent turns, end to end through the real server: the fake provider (test/fixtures) streams a
@@ -60,12 +80,21 @@ const perfToMono = (() => {
 /** Nearest-rank percentile of sorted values. */
 function pct(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return sorted[
+    Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  ]!;
 }
 
 function dist(xs: number[], digits = 2): Record<string, number> {
   const s = Float64Array.from(xs).sort();
-  return { p50: round(pct(s, 50), digits), p90: round(pct(s, 90), digits), p99: round(pct(s, 99), digits), max: round(s[s.length - 1] ?? NaN, digits), mean: round(mean(xs), digits), n: xs.length };
+  return {
+    p50: round(pct(s, 50), digits),
+    p90: round(pct(s, 90), digits),
+    p99: round(pct(s, 99), digits),
+    max: round(s[s.length - 1] ?? NaN, digits),
+    mean: round(mean(xs), digits),
+    n: xs.length,
+  };
 }
 
 /** The deltas of script `k`: distinct per script, so a subscriber can tell whose text it got. */
@@ -99,12 +128,16 @@ class WsConn {
     const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
     const c = new WsConn(ws);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no subscription confirmation within 10 s')), 10_000);
+      const timer = setTimeout(
+        () => reject(new Error('no subscription confirmation within 10 s')),
+        10_000,
+      );
       ws.addEventListener('error', () => reject(new Error('WebSocket error')));
       ws.addEventListener('message', (m) => {
         const at = mono();
         const frame = JSON.parse(String(m.data)) as Record<string, unknown>;
-        if (frame.type === 'hello' && frame.topic === 'server') ws.send(JSON.stringify({ type: 'subscribe', topics }));
+        if (frame.type === 'hello' && frame.topic === 'server')
+          ws.send(JSON.stringify({ type: 'subscribe', topics }));
         else if (frame.type === 'subscribed') {
           Object.assign(c.subscribedSeq, frame.seq);
           clearTimeout(timer);
@@ -159,17 +192,31 @@ async function startSvcServer(fake: FakeProvider): Promise<Server> {
   const home = mkdtempSync(join(tmpdir(), 'svc-bench-turns-'));
   removeLater(home);
   const svc = await startSvc({ home, engine: svcEngine });
-  const model = await api(svc.port, 'POST', '/api/config/models', { id: 'm', provider: 'custom', protocol: 'openai', base_url: fake.baseUrl('openai'), model: 'fake', api_key: API_KEY });
-  if (model.status !== 201) throw new Error(`POST /api/config/models answered ${model.status}: ${JSON.stringify(model.body)}`);
+  const model = await api(svc.port, 'POST', '/api/config/models', {
+    id: 'm',
+    provider: 'custom',
+    protocol: 'openai',
+    base_url: fake.baseUrl('openai'),
+    model: 'fake',
+    api_key: API_KEY,
+  });
+  if (model.status !== 201)
+    throw new Error(
+      `POST /api/config/models answered ${model.status}: ${JSON.stringify(model.body)}`,
+    );
   const slot = await api(svc.port, 'PUT', '/api/config/models/default', { model_id: 'm' });
-  if (slot.status !== 200) throw new Error(`PUT /api/config/models/default answered ${slot.status}: ${JSON.stringify(slot.body)}`);
+  if (slot.status !== 200)
+    throw new Error(
+      `PUT /api/config/models/default answered ${slot.status}: ${JSON.stringify(slot.body)}`,
+    );
   return {
     name: 'svc',
     port: svc.port,
     tail: svc.tail,
     newSession: async () => {
       const r = await api(svc.port, 'POST', '/api/sessions', {});
-      if (r.status !== 201) throw new Error(`POST /api/sessions answered ${r.status}: ${JSON.stringify(r.body)}`);
+      if (r.status !== 201)
+        throw new Error(`POST /api/sessions answered ${r.status}: ${JSON.stringify(r.body)}`);
       return r.body.id as string;
     },
     stop: svc.stop,
@@ -178,13 +225,24 @@ async function startSvcServer(fake: FakeProvider): Promise<Server> {
 
 let relaySessions = 0;
 async function startRelay(fake: FakeProvider): Promise<Server> {
-  const proc = tracked(process.execPath, [join(benchDir, 'turn-relay.js'), fake.baseUrl('openai'), API_KEY], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = tracked(
+    process.execPath,
+    [join(benchDir, 'turn-relay.js'), fake.baseUrl('openai'), API_KEY],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   const m = await waitForLine(proc, /listening (\d+) (\w+)/, 10_000, 'turn relay');
   proc.stdout!.resume();
-  if (m[2] !== 'native') note('the relay baseline loaded the uWebSockets.js JS fallback, not the native addon');
+  if (m[2] !== 'native')
+    note('the relay baseline loaded the uWebSockets.js JS fallback, not the native addon');
   let log = '';
   proc.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
-  return { name: 'relay', port: Number(m[1]), tail: () => log, newSession: async () => `relay${++relaySessions}`, stop: () => stopTree(proc) };
+  return {
+    name: 'relay',
+    port: Number(m[1]),
+    tail: () => log,
+    newSession: async () => `relay${++relaySessions}`,
+    stop: () => stopTree(proc),
+  };
 }
 
 /**
@@ -206,19 +264,37 @@ async function warmSession(s: Server, turns: number): Promise<void> {
   try {
     for (let i = 0; i < turns; i++) {
       const done = new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${s.name}: a warm-up turn did not complete in ${TURN_TIMEOUT_MS} ms`)), TURN_TIMEOUT_MS);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(`${s.name}: a warm-up turn did not complete in ${TURN_TIMEOUT_MS} ms`),
+            ),
+          TURN_TIMEOUT_MS,
+        );
         conn.onEvent = (e) => {
-          if (e.type !== 'turn.completed' && e.type !== 'turn.failed' && e.type !== 'turn.interrupted') return;
+          if (
+            e.type !== 'turn.completed' &&
+            e.type !== 'turn.failed' &&
+            e.type !== 'turn.interrupted'
+          )
+            return;
           // On a crowded machine an agent worker can start slower than the supervisor waits for
           // it; the warm-up exists to get workers running, so it sends that turn again (counted).
-          if (e.type === 'turn.failed' && (e.data as { reason?: string }).reason === 'worker_crashed' && (warmRetries[s.name] ?? 0) < 10) {
+          if (
+            e.type === 'turn.failed' &&
+            (e.data as { reason?: string }).reason === 'worker_crashed' &&
+            (warmRetries[s.name] ?? 0) < 10
+          ) {
             warmRetries[s.name] = (warmRetries[s.name] ?? 0) + 1;
             setTimeout(() => conn.turn(session, `warm-up ${i}`), 100);
             return;
           }
           clearTimeout(timer);
           if (e.type === 'turn.completed') resolve();
-          else reject(new Error(`${s.name}: a warm-up turn ended ${e.type}: ${JSON.stringify(e.data)}`));
+          else
+            reject(
+              new Error(`${s.name}: a warm-up turn ended ${e.type}: ${JSON.stringify(e.data)}`),
+            );
         };
         conn.onReply = (frame) => {
           if (frame.type !== 'error') return;
@@ -241,7 +317,10 @@ async function warmSession(s: Server, turns: number): Promise<void> {
   }
 }
 
-async function withServers<T>(fake: FakeProvider, fn: (svc: Server, relay: Server) => Promise<T>): Promise<T> {
+async function withServers<T>(
+  fake: FakeProvider,
+  fn: (svc: Server, relay: Server) => Promise<T>,
+): Promise<T> {
   note(`starting svc (${svcEngine} engine) and the relay baseline`);
   const svc = await startSvcServer(fake);
   let relay: Server | undefined;
@@ -251,7 +330,9 @@ async function withServers<T>(fake: FakeProvider, fn: (svc: Server, relay: Serve
     await warmUp(relay);
     return await fn(svc, relay);
   } catch (err) {
-    for (const s of [svc, relay]) if (s) emit({ bench: 'turns', kind: 'server_log', target: s.name, tail: s.tail().slice(-3000) });
+    for (const s of [svc, relay])
+      if (s)
+        emit({ bench: 'turns', kind: 'server_log', target: s.name, tail: s.tail().slice(-3000) });
     throw err;
   } finally {
     note('stopping svc and the relay');
@@ -263,9 +344,16 @@ async function withServers<T>(fake: FakeProvider, fn: (svc: Server, relay: Serve
 // ---------------------------------------------------------------- 1. first-delta latency
 
 /** A short reply streamed at a model's pace (a delta every ~5 ms), so the first delta is not flushed early by the turn's end. */
-const LATENCY_REPLY: FakeReply = { parts: [{ text: ['Hello', ', ', 'world', '.'] }], usage: { input: 10, output: 4 }, delayMs: 5 };
+const LATENCY_REPLY: FakeReply = {
+  parts: [{ text: ['Hello', ', ', 'world', '.'] }],
+  usage: { input: 10, output: 4 },
+  delayMs: 5,
+};
 
-async function latencyBench(): Promise<{ ok: boolean; summary: Record<string, Record<string, number>> }> {
+async function latencyBench(): Promise<{
+  ok: boolean;
+  summary: Record<string, Record<string, number>>;
+}> {
   const turns = Math.max(1, envInt('BENCH_TURNS', 200));
   const warmup = envInt('BENCH_TURN_WARMUP', 20);
   const fake = await startFakeProvider({ apiKey: API_KEY, whenEmpty: LATENCY_REPLY });
@@ -275,7 +363,10 @@ async function latencyBench(): Promise<{ ok: boolean; summary: Record<string, Re
         servers.map(async (s) => {
           const sessions: string[] = [];
           for (let i = 0; i < SESSIONS_FOR_LATENCY; i++) sessions.push(await s.newSession());
-          const conn = await WsConn.open(s.port, sessions.map((id) => `session:${id}`));
+          const conn = await WsConn.open(
+            s.port,
+            sessions.map((id) => `session:${id}`),
+          );
           return { s, sessions, conn, first: [] as number[], whole: [] as number[] };
         }),
       );
@@ -288,7 +379,13 @@ async function latencyBench(): Promise<{ ok: boolean; summary: Record<string, Re
           const before = fake.requests.length;
           let firstAt: number | undefined;
           const done = new Promise<WsEvent>((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error(`${x.s.name}: turn ${i} did not complete in ${TURN_TIMEOUT_MS} ms`)), TURN_TIMEOUT_MS);
+            const timer = setTimeout(
+              () =>
+                reject(
+                  new Error(`${x.s.name}: turn ${i} did not complete in ${TURN_TIMEOUT_MS} ms`),
+                ),
+              TURN_TIMEOUT_MS,
+            );
             x.conn.onReply = (frame) => {
               if (frame.type !== 'error') return;
               clearTimeout(timer);
@@ -297,7 +394,11 @@ async function latencyBench(): Promise<{ ok: boolean; summary: Record<string, Re
             x.conn.onEvent = (e, at) => {
               if (e.topic !== topic) return;
               if (e.type === 'turn.text_delta' && firstAt === undefined) firstAt = at;
-              if (e.type === 'turn.completed' || e.type === 'turn.failed' || e.type === 'turn.interrupted') {
+              if (
+                e.type === 'turn.completed' ||
+                e.type === 'turn.failed' ||
+                e.type === 'turn.interrupted'
+              ) {
                 clearTimeout(timer);
                 resolve(e);
               }
@@ -308,9 +409,24 @@ async function latencyBench(): Promise<{ ok: boolean; summary: Record<string, Re
           const end = await done;
           const endAt = mono();
           const req: FakeRequest | undefined = fake.requests[before];
-          if (end.type !== 'turn.completed' || firstAt === undefined || !req || req.textAt.length === 0 || fake.requests.length !== before + 1) {
+          if (
+            end.type !== 'turn.completed' ||
+            firstAt === undefined ||
+            !req ||
+            req.textAt.length === 0 ||
+            fake.requests.length !== before + 1
+          ) {
             ok = false;
-            emit({ bench: 'turns', kind: 'error', part: 'latency', target: x.s.name, turn: i, end: end.type, data: end.data, provider_requests: fake.requests.length - before });
+            emit({
+              bench: 'turns',
+              kind: 'error',
+              part: 'latency',
+              target: x.s.name,
+              turn: i,
+              end: end.type,
+              data: end.data,
+              provider_requests: fake.requests.length - before,
+            });
             continue;
           }
           if (i < warmup) continue;
@@ -329,11 +445,18 @@ async function latencyBench(): Promise<{ ok: boolean; summary: Record<string, Re
       for (const x of setups) {
         summary[x.s.name] = dist(x.first);
         emit({
-          bench: 'turns', kind: 'latency', target: x.s.name, turns: x.first.length, warmup,
-          first_delta_ms: dist(x.first), turn_round_trip_ms: dist(x.whole), ws_ping_rtt_ms: dist(pings[x.s.name]!, 3),
-          about: x.s.name === 'svc'
-            ? 'fake provider writes the first text chunk → /ws client gets the first turn.text_delta (agent worker → supervisor → gateway)'
-            : 'the same through bench/turn-relay.ts (one bare uWebSockets.js process, no batching)',
+          bench: 'turns',
+          kind: 'latency',
+          target: x.s.name,
+          turns: x.first.length,
+          warmup,
+          first_delta_ms: dist(x.first),
+          turn_round_trip_ms: dist(x.whole),
+          ws_ping_rtt_ms: dist(pings[x.s.name]!, 3),
+          about:
+            x.s.name === 'svc'
+              ? 'fake provider writes the first text chunk → /ws client gets the first turn.text_delta (agent worker → supervisor → gateway)'
+              : 'the same through bench/turn-relay.ts (one bare uWebSockets.js process, no batching)',
         });
       }
       summary.ping = dist(pings.svc!, 3);
@@ -383,7 +506,12 @@ async function clientsMain(cfg: ClientsConfig): Promise<void> {
       const c = await WsConn.open(cfg.port, [`session:${session}`]);
       const done = new Promise<void>((resolve) => {
         c.onEvent = (e) => {
-          if (e.type === 'turn.completed' || e.type === 'turn.failed' || e.type === 'turn.interrupted') resolve();
+          if (
+            e.type === 'turn.completed' ||
+            e.type === 'turn.failed' ||
+            e.type === 'turn.interrupted'
+          )
+            resolve();
         };
       });
       conns.push({ session, i, c, done });
@@ -397,10 +525,16 @@ async function clientsMain(cfg: ClientsConfig): Promise<void> {
   const timeout = new Promise<void>((r) => setTimeout(r, TURN_TIMEOUT_MS));
   await Promise.race([Promise.all(conns.map((x) => x.done)), timeout]);
   // One write, and exit only once it is flushed: the results are megabytes on a pipe.
-  const lines = [{ event: 'go', at: goAt }, ...conns.map((x) => ({ event: 'conn', ...judge(x.session, x.i, x.c, cfg.n) })), { event: 'done' }];
+  const lines = [
+    { event: 'go', at: goAt },
+    ...conns.map((x) => ({ event: 'conn', ...judge(x.session, x.i, x.c, cfg.n) })),
+    { event: 'done' },
+  ];
   for (const x of conns) x.c.close();
   rl.close();
-  process.stdout.write(lines.map((l) => JSON.stringify(l)).join('\n') + '\n', () => process.exit(0));
+  process.stdout.write(lines.map((l) => JSON.stringify(l)).join('\n') + '\n', () =>
+    process.exit(0),
+  );
 }
 
 function judge(session: string, i: number, c: WsConn, n: number): ConnResult {
@@ -419,11 +553,19 @@ function judge(session: string, i: number, c: WsConn, n: number): ConnResult {
   const expected = k === undefined ? [] : deltasOf(Number(k), n);
   const textOk = k !== undefined && text === expected.join('');
   const started = types.indexOf('turn.started');
-  const end = evs.findIndex((x) => ['turn.completed', 'turn.failed', 'turn.interrupted'].includes(x.e.type));
+  const end = evs.findIndex((x) =>
+    ['turn.completed', 'turn.failed', 'turn.interrupted'].includes(x.e.type),
+  );
   const firstDelta = types.indexOf('turn.text_delta');
   const lastDelta = types.lastIndexOf('turn.text_delta');
   const committed = types.indexOf('message.committed');
-  const orderOk = started >= 0 && firstDelta > started && end === evs.length - 1 && lastDelta < end && types[end] === 'turn.completed' && (committed === -1 || (committed > lastDelta && committed < end));
+  const orderOk =
+    started >= 0 &&
+    firstDelta > started &&
+    end === evs.length - 1 &&
+    lastDelta < end &&
+    types[end] === 'turn.completed' &&
+    (committed === -1 || (committed > lastDelta && committed < end));
   // Which frame completed each delta: walk the cumulative lengths.
   const delivered: Array<number | null> = new Array(n).fill(null);
   let got = 0;
@@ -437,15 +579,29 @@ function judge(session: string, i: number, c: WsConn, n: number): ConnResult {
     }
   }
   return {
-    session, conn: i, k: textOk ? Number(k) : null, text_ok: textOk, seq_ok: seqOk, order_ok: orderOk, end: end >= 0 ? types[end]! : null,
-    frames: deltas.length, events: evs.length, delta_chars: text.length, delivered: textOk ? delivered : [],
-    startedAt: started >= 0 ? evs[started]!.at : null, completedAt: end >= 0 ? evs[end]!.at : null,
+    session,
+    conn: i,
+    k: textOk ? Number(k) : null,
+    text_ok: textOk,
+    seq_ok: seqOk,
+    order_ok: orderOk,
+    end: end >= 0 ? types[end]! : null,
+    frames: deltas.length,
+    events: evs.length,
+    delta_chars: text.length,
+    delivered: textOk ? delivered : [],
+    startedAt: started >= 0 ? evs[started]!.at : null,
+    completedAt: end >= 0 ? evs[end]!.at : null,
   };
 }
 
 /** Runs the subscribers in a child process; resolves their results once every turn ended. */
 async function runClients(cfg: ClientsConfig): Promise<{ goAt: number; conns: ConnResult[] }> {
-  const proc = tracked(process.execPath, [join(benchDir, 'turns.js'), '--clients', JSON.stringify(cfg)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = tracked(
+    process.execPath,
+    [join(benchDir, 'turns.js'), '--clients', JSON.stringify(cfg)],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
   const chunks: Buffer[] = [];
@@ -468,7 +624,10 @@ async function runClients(cfg: ClientsConfig): Promise<{ goAt: number; conns: Co
     else if (m.event === 'conn') conns.push(m);
     else if (m.event === 'done') done = true;
   }
-  if (!done || conns.length !== cfg.sessions.length * cfg.perSession) throw new Error(`the subscriber process (exit ${code}) reported ${conns.length} connections of ${cfg.sessions.length * cfg.perSession}: ${err}`);
+  if (!done || conns.length !== cfg.sessions.length * cfg.perSession)
+    throw new Error(
+      `the subscriber process (exit ${code}) reported ${conns.length} connections of ${cfg.sessions.length * cfg.perSession}: ${err}`,
+    );
   return { goAt, conns };
 }
 
@@ -499,7 +658,10 @@ function latencies(fake: FakeProvider, conns: ConnResult[]): { ms: number[]; mis
 
 // ---------------------------------------------------------------- 2. fan-out
 
-async function fanoutBench(): Promise<{ ok: boolean; summary: Record<string, Record<string, number>> }> {
+async function fanoutBench(): Promise<{
+  ok: boolean;
+  summary: Record<string, Record<string, number>>;
+}> {
   const subscribers = Math.max(1, envInt('BENCH_FANOUT_SUBSCRIBERS', 100));
   const n = Math.max(1, envInt('BENCH_FANOUT_DELTAS', 2000));
   const fake = await startFakeProvider({ apiKey: API_KEY });
@@ -508,13 +670,25 @@ async function fanoutBench(): Promise<{ ok: boolean; summary: Record<string, Rec
   let k = 0;
   try {
     await withServers(fake, async (...servers) => {
-      for (const mode of [{ name: 'paced', delayMs: 1 }, { name: 'burst', delayMs: 0 }]) {
+      for (const mode of [
+        { name: 'paced', delayMs: 1 },
+        { name: 'burst', delayMs: 0 },
+      ]) {
         for (const s of servers) {
           const session = await s.newSession();
           fake.reset();
-          fake.enqueue({ parts: [{ text: deltasOf(++k, n) }], usage: { input: 10, output: n }, ...(mode.delayMs ? { delayMs: mode.delayMs } : {}) });
+          fake.enqueue({
+            parts: [{ text: deltasOf(++k, n) }],
+            usage: { input: 10, output: n },
+            ...(mode.delayMs ? { delayMs: mode.delayMs } : {}),
+          });
           note(`fanout ${mode.name}: ${s.name}, ${subscribers} subscribers, ${n} deltas`);
-          const { goAt, conns } = await runClients({ port: s.port, sessions: [session], perSession: subscribers, n });
+          const { goAt, conns } = await runClients({
+            port: s.port,
+            sessions: [session],
+            perSession: subscribers,
+            n,
+          });
           const req = requestOf(fake, session);
           const lat = latencies(fake, conns);
           const allDelivered = conns.every((c) => c.text_ok);
@@ -526,15 +700,34 @@ async function fanoutBench(): Promise<{ ok: boolean; summary: Record<string, Rec
           const key = `${s.name}_${mode.name}`;
           summary[key] = dist(lat.ms);
           emit({
-            bench: 'turns', kind: 'fanout', target: s.name, mode: mode.name, subscribers, deltas: n, provider_delay_ms: mode.delayMs,
-            all_delivered: allDelivered, in_order: inOrder, subscribers_failed: conns.filter((c) => !(c.text_ok && c.seq_ok && c.order_ok)).length,
+            bench: 'turns',
+            kind: 'fanout',
+            target: s.name,
+            mode: mode.name,
+            subscribers,
+            deltas: n,
+            provider_delay_ms: mode.delayMs,
+            all_delivered: allDelivered,
+            in_order: inOrder,
+            subscribers_failed: conns.filter((c) => !(c.text_ok && c.seq_ok && c.order_ok)).length,
             ends: [...new Set(conns.map((c) => c.end))],
             frames_per_subscriber: { min: Math.min(...frames), max: Math.max(...frames) },
-            delivery_latency_ms: dist(lat.ms), samples_missing: lat.missing,
+            delivery_latency_ms: dist(lat.ms),
+            samples_missing: lat.missing,
             provider_stream_ms: req ? round(req.textAt.at(-1)! - req.textAt[0]!, 1) : null,
-            turn_ms: round(endAt - goAt, 1), ok: good,
+            turn_ms: round(endAt - goAt, 1),
+            ok: good,
           });
-          if (!good) emit({ bench: 'turns', kind: 'error', part: 'fanout', target: s.name, mode: mode.name, sample: conns.find((c) => !(c.text_ok && c.seq_ok && c.order_ok)) ?? null, provider_requests: fake.requests.length });
+          if (!good)
+            emit({
+              bench: 'turns',
+              kind: 'error',
+              part: 'fanout',
+              target: s.name,
+              mode: mode.name,
+              sample: conns.find((c) => !(c.text_ok && c.seq_ok && c.order_ok)) ?? null,
+              provider_requests: fake.requests.length,
+            });
         }
       }
     });
@@ -561,8 +754,11 @@ async function concurrentBench(): Promise<{ ok: boolean; summary: Record<string,
           const sessions: string[] = [];
           for (let i = 0; i < sessionsN; i++) sessions.push(await s.newSession());
           fake.reset();
-          for (let i = 0; i < sessionsN; i++) fake.enqueue({ parts: [{ text: deltasOf(++k, n) }], usage: { input: 10, output: n } });
-          note(`concurrent round ${r + 1}/${rounds}: ${s.name}, ${sessionsN} sessions × ${n} deltas`);
+          for (let i = 0; i < sessionsN; i++)
+            fake.enqueue({ parts: [{ text: deltasOf(++k, n) }], usage: { input: 10, output: n } });
+          note(
+            `concurrent round ${r + 1}/${rounds}: ${s.name}, ${sessionsN} sessions × ${n} deltas`,
+          );
           const { goAt, conns } = await runClients({ port: s.port, sessions, perSession: 1, n });
           const lost = conns.filter((c) => !c.text_ok || c.end !== 'turn.completed').length;
           const reordered = conns.filter((c) => !c.seq_ok || !c.order_ok).length;
@@ -574,16 +770,41 @@ async function concurrentBench(): Promise<{ ok: boolean; summary: Record<string,
           const frames = conns.reduce((a, c) => a + c.frames, 0);
           const chars = conns.reduce((a, c) => a + c.delta_chars, 0);
           const lat = latencies(fake, conns);
-          const good = lost === 0 && reordered === 0 && distinct && lat.missing === 0 && fake.requests.length === sessionsN;
+          const good =
+            lost === 0 &&
+            reordered === 0 &&
+            distinct &&
+            lat.missing === 0 &&
+            fake.requests.length === sessionsN;
           if (!good) ok = false;
           tput[s.name]!.push(deltas / seconds);
           emit({
-            bench: 'turns', kind: 'concurrent', target: s.name, round: r + 1, sessions: sessionsN, deltas_per_session: n,
-            sessions_lost_events: lost, sessions_reordered: reordered, texts_distinct: distinct,
-            wall_ms: round(endAt - goAt, 1), deltas_per_s: round(deltas / seconds), frames_per_s: round(frames / seconds), delta_chars_per_s: round(chars / seconds),
-            frames_per_session: round(frames / sessionsN, 1), delivery_latency_ms: dist(lat.ms), ok: good,
+            bench: 'turns',
+            kind: 'concurrent',
+            target: s.name,
+            round: r + 1,
+            sessions: sessionsN,
+            deltas_per_session: n,
+            sessions_lost_events: lost,
+            sessions_reordered: reordered,
+            texts_distinct: distinct,
+            wall_ms: round(endAt - goAt, 1),
+            deltas_per_s: round(deltas / seconds),
+            frames_per_s: round(frames / seconds),
+            delta_chars_per_s: round(chars / seconds),
+            frames_per_session: round(frames / sessionsN, 1),
+            delivery_latency_ms: dist(lat.ms),
+            ok: good,
           });
-          if (!good) emit({ bench: 'turns', kind: 'error', part: 'concurrent', target: s.name, sample: conns.find((c) => !(c.text_ok && c.seq_ok && c.order_ok)) ?? null, provider_requests: fake.requests.length });
+          if (!good)
+            emit({
+              bench: 'turns',
+              kind: 'error',
+              part: 'concurrent',
+              target: s.name,
+              sample: conns.find((c) => !(c.text_ok && c.seq_ok && c.order_ok)) ?? null,
+              provider_requests: fake.requests.length,
+            });
         }
       }
     });
@@ -591,20 +812,41 @@ async function concurrentBench(): Promise<{ ok: boolean; summary: Record<string,
     await fake.close();
   }
   // Median over rounds: on a shared machine one round can lose the CPU to a neighbour.
-  return { ok, summary: { svc_deltas_per_s: round(median(tput.svc!)), relay_deltas_per_s: round(median(tput.relay!)) } };
+  return {
+    ok,
+    summary: {
+      svc_deltas_per_s: round(median(tput.svc!)),
+      relay_deltas_per_s: round(median(tput.relay!)),
+    },
+  };
 }
 
 // ---------------------------------------------------------------- the run
 
 export async function runTurns(): Promise<{ ok: boolean }> {
   const known = ['latency', 'fanout', 'concurrent'];
-  const parts = (process.env.BENCH_PARTS ?? known.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
-  for (const p of parts) if (!known.includes(p)) throw new Error(`BENCH_PARTS names an unknown part ${JSON.stringify(p)}; known: ${known.join(', ')}`);
+  const parts = (process.env.BENCH_PARTS ?? known.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const p of parts)
+    if (!known.includes(p))
+      throw new Error(
+        `BENCH_PARTS names an unknown part ${JSON.stringify(p)}; known: ${known.join(', ')}`,
+      );
   // Both gateway engines by default, each against the same relay baseline (which needs native uWS).
-  const engines = (process.env.BENCH_TURN_ENGINES ?? 'uws,node').split(',').map((s) => s.trim()).filter(Boolean);
-  for (const e of engines) if (e !== 'uws' && e !== 'node') throw new Error(`BENCH_TURN_ENGINES names an unknown engine ${JSON.stringify(e)}; known: uws, node`);
+  const engines = (process.env.BENCH_TURN_ENGINES ?? 'uws,node')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const e of engines)
+    if (e !== 'uws' && e !== 'node')
+      throw new Error(
+        `BENCH_TURN_ENGINES names an unknown engine ${JSON.stringify(e)}; known: uws, node`,
+      );
   const uws = loadUws();
-  if ('error' in uws) throw new Error(`the relay baseline needs uWebSockets.js's native binary: ${uws.error}`);
+  if ('error' in uws)
+    throw new Error(`the relay baseline needs uWebSockets.js's native binary: ${uws.error}`);
   let ok = true;
   const byEngine: Record<string, Record<string, unknown>> = {};
   const pass: Record<string, boolean> = {};
@@ -612,18 +854,34 @@ export async function runTurns(): Promise<{ ok: boolean }> {
     svcEngine = engine;
     for (const k of Object.keys(warmRefusals)) delete warmRefusals[k];
     for (const k of Object.keys(warmRetries)) delete warmRetries[k];
-    emit({ bench: 'turns', kind: 'config', machine: machine(), parts, baseline: 'bench/turn-relay.ts: bare uWebSockets.js relay, same fake provider, same HTTP client (undici), no batching' });
+    emit({
+      bench: 'turns',
+      kind: 'config',
+      machine: machine(),
+      parts,
+      baseline:
+        'bench/turn-relay.ts: bare uWebSockets.js relay, same fake provider, same HTTP client (undici), no batching',
+    });
     const r = await turnsOnEngine(parts);
     ok &&= r.ok;
     byEngine[engine] = r.ratios;
     for (const [k, v] of Object.entries(r.pass)) pass[`${engine}.${k}`] = v;
   }
-  emitLine({ bench: 'turns', kind: 'ratios', ...byEngine, pass, all_targets_met: Object.keys(pass).length ? Object.values(pass).every(Boolean) : null, measurements_clean: ok });
+  emitLine({
+    bench: 'turns',
+    kind: 'ratios',
+    ...byEngine,
+    pass,
+    all_targets_met: Object.keys(pass).length ? Object.values(pass).every(Boolean) : null,
+    measurements_clean: ok,
+  });
   return { ok };
 }
 
 /** The chosen parts against svc on `svcEngine`; its ratios and goals. */
-async function turnsOnEngine(parts: string[]): Promise<{ ok: boolean; ratios: Record<string, unknown>; pass: Record<string, boolean> }> {
+async function turnsOnEngine(
+  parts: string[],
+): Promise<{ ok: boolean; ratios: Record<string, unknown>; pass: Record<string, boolean> }> {
   let ok = true;
   const ratios: Record<string, unknown> = {};
   const pass: Record<string, boolean> = {};
@@ -660,17 +918,30 @@ async function turnsOnEngine(parts: string[]): Promise<{ ok: boolean; ratios: Re
         ok &&= r.ok;
         ratios.concurrent_svc_deltas_per_s_median = r.summary.svc_deltas_per_s;
         ratios.concurrent_relay_deltas_per_s_median = r.summary.relay_deltas_per_s;
-        ratios['concurrent_throughput/relay'] = round(r.summary.svc_deltas_per_s! / r.summary.relay_deltas_per_s!, 2);
+        ratios['concurrent_throughput/relay'] = round(
+          r.summary.svc_deltas_per_s! / r.summary.relay_deltas_per_s!,
+          2,
+        );
         pass.concurrent_no_lost_or_reordered = r.ok;
       }
     } catch (err) {
       ok = false;
-      emit({ bench: 'turns', kind: 'error', part, error: (err as Error).stack ?? (err as Error).message });
+      emit({
+        bench: 'turns',
+        kind: 'error',
+        part,
+        error: (err as Error).stack ?? (err as Error).message,
+      });
     }
     note(`${part} (${svcEngine} engine): ${round((mono() - t0) / 1000, 1)} s`);
   }
   // Not a measurement: how often a turn sent right after the previous turn.completed was refused.
-  emit({ bench: 'turns', kind: 'warm_up', turn_in_progress_refusals: { svc: warmRefusals.svc ?? 0, relay: warmRefusals.relay ?? 0 }, worker_not_ready_retries: { svc: warmRetries.svc ?? 0 } });
+  emit({
+    bench: 'turns',
+    kind: 'warm_up',
+    turn_in_progress_refusals: { svc: warmRefusals.svc ?? 0, relay: warmRefusals.relay ?? 0 },
+    worker_not_ready_retries: { svc: warmRetries.svc ?? 0 },
+  });
   return { ok, ratios, pass };
 }
 

@@ -38,7 +38,10 @@ try {
     const id = (await api(rig.port, 'POST', '/api/sessions', { title })).body.id as string;
     for (let i = 0; i < turns; i++) {
       rig.fake.enqueue(textReply(reply(i)));
-      const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: `Question ${i}: tell me about ${i}.`, attachments: [] });
+      const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, {
+        message: `Question ${i}: tell me about ${i}.`,
+        attachments: [],
+      });
       if (r.status !== 200) throw new Error(`turn ${i}: ${JSON.stringify(r.body)}`);
     }
     return id;
@@ -46,7 +49,16 @@ try {
   note(`making a ${MESSAGES}-message chat and a 2-message one`);
   const long = await makeChat('Long', Math.ceil(MESSAGES / 2));
   const short = await makeChat('Short', 1);
-  emit({ kind: 'config', bench: 'web-stream', messages: MESSAGES, deltas: DELTAS, delta_ms: DELTA_MS, throttle: THROTTLE, rounds: ROUNDS, machine: machine() });
+  emit({
+    kind: 'config',
+    bench: 'web-stream',
+    messages: MESSAGES,
+    deltas: DELTAS,
+    delta_ms: DELTA_MS,
+    throttle: THROTTLE,
+    rounds: ROUNDS,
+    machine: machine(),
+  });
 
   const measure = async (id: string, label: string) => {
     const rigPage = await newPage(browser, { viewport: { width: 390, height: 780 } });
@@ -55,16 +67,26 @@ try {
       const cdp = await page.context().newCDPSession(page);
       await cdp.send('Emulation.setCPUThrottlingRate', { rate: THROTTLE });
       await cdp.send('Performance.enable');
-      await page.addInitScript(`window.__tasks = []; new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__tasks.push([e.startTime, e.duration]); }).observe({ type: 'longtask', buffered: true });`);
+      await page.addInitScript(
+        `window.__tasks = []; new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__tasks.push([e.startTime, e.duration]); }).observe({ type: 'longtask', buffered: true });`,
+      );
       const opened = Date.now();
       await page.goto(`${rig.server.base}/#/chat/${id}`);
       await page.getByTestId('composer-input').waitFor({ timeout: 60_000 });
-      await until(page, `document.querySelectorAll('[data-testid=assistant-message]').length >= ${id === long ? Math.ceil(MESSAGES / 2) : 1}`, 60_000);
+      await until(
+        page,
+        `document.querySelectorAll('[data-testid=assistant-message]').length >= ${id === long ? Math.ceil(MESSAGES / 2) : 1}`,
+        60_000,
+      );
       const openMs = Date.now() - opened;
-      const openLongest = (await page.evaluate(`Math.max(0, ...window.__tasks.map((t) => t[1]))`)) as number;
+      const openLongest = (await page.evaluate(
+        `Math.max(0, ...window.__tasks.map((t) => t[1]))`,
+      )) as number;
       await page.evaluate(`window.__tasks = []`);
 
-      const words = Array.from({ length: DELTAS }, (_, i) => (i % 40 === 39 ? `w${i}\n\n` : `w${i} `));
+      const words = Array.from({ length: DELTAS }, (_, i) =>
+        i % 40 === 39 ? `w${i}\n\n` : `w${i} `,
+      );
       rig.fake.enqueue({ parts: [{ text: words }], delayMs: DELTA_MS });
       const script0 = await scriptSeconds(cdp);
       const render0 = await renderSeconds(cdp);
@@ -72,12 +94,33 @@ try {
       await page.getByTestId('composer-input').press('Enter');
       await page.getByTestId('live-reply').locator('.md').waitFor({ timeout: 30_000 });
       // Count frames from the first delta until the reply is committed.
-      await page.evaluate(`window.__frames = 0; window.__t0 = performance.now(); window.__tasks = []; (function tick() { window.__frames++; if (!window.__stop) requestAnimationFrame(tick); })()`);
-      await until(page, `document.querySelectorAll('[data-testid=live-reply]').length === 0 && [...document.querySelectorAll('[data-testid=assistant-message]')].some((m) => m.textContent.includes('w${DELTAS - 1}'))`, 120_000);
-      const r = (await page.evaluate(`(() => { window.__stop = true; const s = (performance.now() - window.__t0) / 1000; return { seconds: s, fps: window.__frames / s, longest: Math.max(0, ...window.__tasks.map((t) => t[1])), over50: window.__tasks.filter((t) => t[1] > 50).length }; })()`)) as { seconds: number; fps: number; longest: number; over50: number };
+      await page.evaluate(
+        `window.__frames = 0; window.__t0 = performance.now(); window.__tasks = []; (function tick() { window.__frames++; if (!window.__stop) requestAnimationFrame(tick); })()`,
+      );
+      await until(
+        page,
+        `document.querySelectorAll('[data-testid=live-reply]').length === 0 && [...document.querySelectorAll('[data-testid=assistant-message]')].some((m) => m.textContent.includes('w${DELTAS - 1}'))`,
+        120_000,
+      );
+      const r = (await page.evaluate(
+        `(() => { window.__stop = true; const s = (performance.now() - window.__t0) / 1000; return { seconds: s, fps: window.__frames / s, longest: Math.max(0, ...window.__tasks.map((t) => t[1])), over50: window.__tasks.filter((t) => t[1] > 50).length }; })()`,
+      )) as { seconds: number; fps: number; longest: number; over50: number };
       const script = (await scriptSeconds(cdp)) - script0;
       const render1 = await renderSeconds(cdp);
-      const out = { kind: 'result', bench: 'web-stream', chat: label, open_ms: openMs, open_longest_task_ms: round(openLongest), stream_s: round(r.seconds, 2), fps: round(r.fps, 1), longest_task_ms: round(r.longest), long_tasks_over_50ms: r.over50, script_ms: round(script * 1000), layout_ms: round((render1.layout - render0.layout) * 1000), style_ms: round((render1.style - render0.style) * 1000) };
+      const out = {
+        kind: 'result',
+        bench: 'web-stream',
+        chat: label,
+        open_ms: openMs,
+        open_longest_task_ms: round(openLongest),
+        stream_s: round(r.seconds, 2),
+        fps: round(r.fps, 1),
+        longest_task_ms: round(r.longest),
+        long_tasks_over_50ms: r.over50,
+        script_ms: round(script * 1000),
+        layout_ms: round((render1.layout - render0.layout) * 1000),
+        style_ms: round((render1.style - render0.style) * 1000),
+      };
       emit(out);
       return out;
     } finally {
@@ -85,13 +128,25 @@ try {
     }
   };
 
-  const results: Record<string, Array<Awaited<ReturnType<typeof measure>>>> = { short: [], long: [] };
+  const results: Record<string, Array<Awaited<ReturnType<typeof measure>>>> = {
+    short: [],
+    long: [],
+  };
   for (let round_ = 0; round_ < ROUNDS; round_++) {
     // Alternate the order so drift in machine load evens out.
-    for (const which of round_ % 2 === 0 ? (['short', 'long'] as const) : (['long', 'short'] as const)) results[which]!.push(await measure(which === 'long' ? long : short, `${which === 'long' ? MESSAGES : 2} messages`));
+    for (const which of round_ % 2 === 0
+      ? (['short', 'long'] as const)
+      : (['long', 'short'] as const))
+      results[which]!.push(
+        await measure(
+          which === 'long' ? long : short,
+          `${which === 'long' ? MESSAGES : 2} messages`,
+        ),
+      );
   }
   const best = (xs: Array<{ fps: number }>) => Math.max(...xs.map((x) => x.fps));
-  const worstTask = (xs: Array<{ longest_task_ms: number }>) => Math.max(...xs.map((x) => x.longest_task_ms));
+  const worstTask = (xs: Array<{ longest_task_ms: number }>) =>
+    Math.max(...xs.map((x) => x.longest_task_ms));
   const longFps = best(results.long!);
   const shortFps = best(results.short!);
   emit({
@@ -102,7 +157,11 @@ try {
     fps_long_over_short: round(longFps / shortFps, 2),
     longest_task_long_ms: worstTask(results.long!),
     longest_task_short_ms: worstTask(results.short!),
-    script_ms_long_over_short: round(Math.min(...results.long!.map((x) => x.script_ms)) / Math.max(1, Math.min(...results.short!.map((x) => x.script_ms))), 2),
+    script_ms_long_over_short: round(
+      Math.min(...results.long!.map((x) => x.script_ms)) /
+        Math.max(1, Math.min(...results.short!.map((x) => x.script_ms))),
+      2,
+    ),
     pass_fps: longFps >= 50,
     pass_long_tasks: worstTask(results.long!) <= 50,
   });
@@ -120,13 +179,21 @@ async function until(page: Page, expr: string, timeoutMs: number): Promise<void>
   }
 }
 
-async function scriptSeconds(cdp: { send: (m: 'Performance.getMetrics') => Promise<{ metrics: Array<{ name: string; value: number }> }> }): Promise<number> {
+async function scriptSeconds(cdp: {
+  send: (
+    m: 'Performance.getMetrics',
+  ) => Promise<{ metrics: Array<{ name: string; value: number }> }>;
+}): Promise<number> {
   const m = await cdp.send('Performance.getMetrics');
   return m.metrics.find((x) => x.name === 'ScriptDuration')?.value ?? 0;
 }
 
 /** Layout and style recalculation time so far (s): what a long transcript costs besides script. */
-async function renderSeconds(cdp: { send: (m: 'Performance.getMetrics') => Promise<{ metrics: Array<{ name: string; value: number }> }> }): Promise<{ layout: number; style: number }> {
+async function renderSeconds(cdp: {
+  send: (
+    m: 'Performance.getMetrics',
+  ) => Promise<{ metrics: Array<{ name: string; value: number }> }>;
+}): Promise<{ layout: number; style: number }> {
   const m = await cdp.send('Performance.getMetrics');
   const of = (name: string) => m.metrics.find((x) => x.name === name)?.value ?? 0;
   return { layout: of('LayoutDuration'), style: of('RecalcStyleDuration') };

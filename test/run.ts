@@ -29,10 +29,13 @@ function* walk(dir: string): Generator<string> {
 }
 
 /** A compiled test whose source is gone (moved or deleted since the last build) is not run. */
-const sourceOf = (file: string) => join(root, '../../test', relative(root, file).replace(/\.js$/, '.ts'));
+const sourceOf = (file: string) =>
+  join(root, '../../test', relative(root, file).replace(/\.js$/, '.ts'));
 
 const filters = process.argv.slice(2);
-const files = [...walk(root)].filter((f) => existsSync(sourceOf(f)) && (filters.length === 0 || filters.some((x) => f.includes(x))));
+const files = [...walk(root)].filter(
+  (f) => existsSync(sourceOf(f)) && (filters.length === 0 || filters.some((x) => f.includes(x))),
+);
 
 interface FileResult {
   passed: number;
@@ -44,7 +47,10 @@ interface FileResult {
 
 function runFile(file: string, env: NodeJS.ProcessEnv = {}): Promise<FileResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--enable-source-maps', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FORCE_COLOR: '0', ...env } });
+    const child = spawn(process.execPath, ['--enable-source-maps', file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FORCE_COLOR: '0', ...env },
+    });
     let out = '';
     let log = '';
     child.stdout.on('data', (d: Buffer) => {
@@ -78,7 +84,10 @@ function runFile(file: string, env: NodeJS.ProcessEnv = {}): Promise<FileResult>
  * so files do not share state; two at a time keep a 2-core machine busy while one waits on a
  * child process, a browser or a drain. SVC_TEST_JOBS=1 runs them one by one.
  */
-const JOBS = Math.max(1, Number.parseInt(process.env.SVC_TEST_JOBS ?? '', 10) || Math.min(2, availableParallelism()));
+const JOBS = Math.max(
+  1,
+  Number.parseInt(process.env.SVC_TEST_JOBS ?? '', 10) || Math.min(2, availableParallelism()),
+);
 
 /** A rough cost: a browser file takes longest, then files with a real server, then the rest. */
 function weight(file: string): number {
@@ -90,10 +99,14 @@ function weight(file: string): number {
 /** Files that start a real gateway (svc serve, the turn rig, a browser) or an engine of their own. */
 function talksToGateway(file: string): boolean {
   const text = readFileSync(file, 'utf8');
-  return ['startServer(', 'startRig(', 'createEngine(', 'helpers/browser.js'].some((m) => text.includes(m));
+  return ['startServer(', 'startRig(', 'createEngine(', 'helpers/browser.js'].some((m) =>
+    text.includes(m),
+  );
 }
 
-const passes: Array<{ label: string; files: string[]; env: NodeJS.ProcessEnv }> = [{ label: '', files, env: {} }];
+const passes: Array<{ label: string; files: string[]; env: NodeJS.ProcessEnv }> = [
+  { label: '', files, env: {} },
+];
 let first: 'uws' | 'node';
 try {
   first = chooseEngine();
@@ -101,8 +114,16 @@ try {
   process.stdout.write(`${(err as Error).message}\n0 passed, 1 failed\n`);
   process.exit(1);
 }
-if (process.env.SVC_HTTP_ENGINE === undefined && first === 'uws' && process.env.SVC_TEST_BOTH_ENGINES === '1') {
-  passes.push({ label: ' [node engine]', files: files.filter(talksToGateway), env: { SVC_HTTP_ENGINE: 'node' } });
+if (
+  process.env.SVC_HTTP_ENGINE === undefined &&
+  first === 'uws' &&
+  process.env.SVC_TEST_BOTH_ENGINES === '1'
+) {
+  passes.push({
+    label: ' [node engine]',
+    files: files.filter(talksToGateway),
+    env: { SVC_HTTP_ENGINE: 'node' },
+  });
 }
 
 let passed = 0;
@@ -112,7 +133,9 @@ let ran = 0;
 const started = Date.now();
 for (const pass of passes) {
   const engine = pass.env.SVC_HTTP_ENGINE ?? first;
-  process.stdout.write(`\n## Node ${process.versions.node}, ${engine} engine: ${pass.files.length} files, ${JOBS} at a time\n`);
+  process.stdout.write(
+    `\n## Node ${process.versions.node}, ${engine} engine: ${pass.files.length} files, ${JOBS} at a time\n`,
+  );
   // The slow kinds first, so the pass does not end waiting on one browser file started last.
   const queue = [...pass.files].sort((a, b) => weight(b) - weight(a));
   const worker = async () => {
@@ -128,6 +151,10 @@ for (const pass of passes) {
   };
   await Promise.all(Array.from({ length: JOBS }, worker));
 }
-process.stdout.write(`\n${ran} test file runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-process.stdout.write(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
+process.stdout.write(
+  `\n${ran} test file runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+);
+process.stdout.write(
+  `${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`,
+);
 process.exit(failed > 0 || files.length === 0 ? 1 : 0);

@@ -3,7 +3,15 @@
 // in web/dist/build-stats.json. The build fails when that size is over the budget. Text files are
 // also written precompressed (.br and .gz beside each) for the gateway to send by Accept-Encoding.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +26,9 @@ const require = createRequire(import.meta.url);
 
 function typecheck() {
   const tsc = require.resolve('typescript/bin/tsc');
-  const r = spawnSync(process.execPath, [tsc, '-p', join(web, 'tsconfig.json')], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [tsc, '-p', join(web, 'tsconfig.json')], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) {
     console.error('web: the type check failed');
     process.exit(1);
@@ -55,7 +65,12 @@ function page(metafile) {
   const js = outputs.find((f) => f.endsWith('.js'));
   const css = outputs.find((f) => f.endsWith('.css'));
   if (!js) throw new Error('esbuild produced no JavaScript file');
-  const tags = [css ? `<link rel="stylesheet" href="/assets/${css}">` : '', `<script defer src="/assets/${js}"></script>`].filter(Boolean).join('\n');
+  const tags = [
+    css ? `<link rel="stylesheet" href="/assets/${css}">` : '',
+    `<script defer src="/assets/${js}"></script>`,
+  ]
+    .filter(Boolean)
+    .join('\n');
   const html = readFileSync(join(web, 'src', 'index.html'), 'utf8').replace('<!--ASSETS-->', tags);
   writeFileSync(join(out, 'index.html'), html);
   for (const name of ['favicon.svg']) {
@@ -67,9 +82,14 @@ function page(metafile) {
 function stats() {
   const files = readdirSync(assets).map((name) => {
     const body = readFileSync(join(assets, name));
-    return { name: `assets/${name}`, bytes: body.length, gzip_bytes: gzipSync(body, { level: 9 }).length };
+    return {
+      name: `assets/${name}`,
+      bytes: body.length,
+      gzip_bytes: gzipSync(body, { level: 9 }).length,
+    };
   });
-  const sum = (ext, key) => files.filter((f) => f.name.endsWith(ext)).reduce((n, f) => n + f[key], 0);
+  const sum = (ext, key) =>
+    files.filter((f) => f.name.endsWith(ext)).reduce((n, f) => n + f[key], 0);
   const s = {
     js_bytes: sum('.js', 'bytes'),
     js_gzip_bytes: sum('.js', 'gzip_bytes'),
@@ -80,20 +100,32 @@ function stats() {
   };
   writeFileSync(join(out, 'build-stats.json'), JSON.stringify(s, null, 2) + '\n');
   const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
-  console.log(`web: ${kb(s.js_gzip_bytes)} gzipped JavaScript (${kb(s.js_bytes)} raw; budget ${kb(BUDGET_GZIP_BYTES)}), ${kb(s.css_gzip_bytes)} gzipped CSS -> web/dist`);
+  console.log(
+    `web: ${kb(s.js_gzip_bytes)} gzipped JavaScript (${kb(s.js_bytes)} raw; budget ${kb(BUDGET_GZIP_BYTES)}), ${kb(s.css_gzip_bytes)} gzipped CSS -> web/dist`,
+  );
   if (s.js_gzip_bytes > BUDGET_GZIP_BYTES) {
-    console.error(`web: the JavaScript is over its budget by ${kb(s.js_gzip_bytes - BUDGET_GZIP_BYTES)}`);
+    console.error(
+      `web: the JavaScript is over its budget by ${kb(s.js_gzip_bytes - BUDGET_GZIP_BYTES)}`,
+    );
     process.exit(1);
   }
 }
 
 /** Brotli and gzip copies of every text file, at the highest levels (done once, at build). */
 function precompress() {
-  const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+  const walk = (dir) =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
+    );
   for (const file of walk(out)) {
     if (!/\.(js|css|html|svg|json)$/.test(file)) continue;
     const body = readFileSync(file);
-    writeFileSync(`${file}.br`, brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }));
+    writeFileSync(
+      `${file}.br`,
+      brotliCompressSync(body, {
+        params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length },
+      }),
+    );
     writeFileSync(`${file}.gz`, gzipSync(body, { level: 9 }));
   }
 }

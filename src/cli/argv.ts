@@ -2,7 +2,27 @@
  * The Go-style single-dash long flags the spec uses (`-addr :8088`) read as `--addr`; mri would
  * otherwise split them into single letters.
  */
-const longFlags = ['addr', 'access-key', 'cors', 'daemon', 'stop', 'json', 'help', 'version', 'fix', 'since', 'process', 'follow', 'lines', 'print', 'manager', 'timeout', 'check', 'yes', 'rollback'];
+const longFlags = [
+  'addr',
+  'access-key',
+  'cors',
+  'daemon',
+  'stop',
+  'json',
+  'help',
+  'version',
+  'fix',
+  'since',
+  'process',
+  'follow',
+  'lines',
+  'print',
+  'manager',
+  'timeout',
+  'check',
+  'yes',
+  'rollback',
+];
 
 export function normalizeArgv(argv: string[]): string[] {
   return argv.map((arg) => {

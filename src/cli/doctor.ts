@@ -30,12 +30,37 @@ export interface DoctorReport {
 async function runChecks(paths: Paths, modelTimeoutMs: number): Promise<Check[]> {
   const raw = await askControl(paths.controlSocket, { cmd: 'status' }, 3000).catch(() => undefined);
   const running = z.record(z.string(), z.unknown()).safeParse(raw);
-  const ctx: Context = { paths, running: running.success ? running.data : undefined, config: readConfig(paths), modelTimeoutMs };
-  const [sandbox, models, address, service] = await Promise.all([checkSandbox(), checkModels(ctx), checkAddress(ctx), checkService(ctx)]);
-  return [checkNode(ctx), sandbox, checkProcess(ctx), ...checkModes(ctx), checkDisk(ctx), checkDatabase(ctx), ...checkConfig(ctx), ...models, ...address, ...service, checkRelease(ctx)];
+  const ctx: Context = {
+    paths,
+    running: running.success ? running.data : undefined,
+    config: readConfig(paths),
+    modelTimeoutMs,
+  };
+  const [sandbox, models, address, service] = await Promise.all([
+    checkSandbox(),
+    checkModels(ctx),
+    checkAddress(ctx),
+    checkService(ctx),
+  ]);
+  return [
+    checkNode(ctx),
+    sandbox,
+    checkProcess(ctx),
+    ...checkModes(ctx),
+    checkDisk(ctx),
+    checkDatabase(ctx),
+    ...checkConfig(ctx),
+    ...models,
+    ...address,
+    ...service,
+    checkRelease(ctx),
+  ];
 }
 
-export async function doctor(paths: Paths, opts: { fix: boolean; modelTimeoutMs: number }): Promise<DoctorReport> {
+export async function doctor(
+  paths: Paths,
+  opts: { fix: boolean; modelTimeoutMs: number },
+): Promise<DoctorReport> {
   process.umask(0o077); // whatever the checks touch stays private
   loadServeEnv(paths.serveEnv); // provider keys, as the server sees them
   let checks = await runChecks(paths, opts.modelTimeoutMs);
@@ -51,13 +76,20 @@ export async function doctor(paths: Paths, opts: { fix: boolean; modelTimeoutMs:
     }
     if (fixed.length > 0) checks = await runChecks(paths, opts.modelTimeoutMs);
   }
-  return { ok: !checks.some((c) => c.status === 'fail'), fixed, checks: checks.map(({ repair: _, ...c }) => c) };
+  return {
+    ok: !checks.some((c) => c.status === 'fail'),
+    fixed,
+    checks: checks.map(({ repair: _, ...c }) => c),
+  };
 }
 
 export function formatReport(r: DoctorReport): string {
   const width = Math.max(...r.checks.map((c) => c.id.length));
   const lines = r.fixed.map((f) => `fixed ${f}`);
-  for (const c of r.checks) lines.push(`${c.status.padEnd(4)}  ${c.id.padEnd(width)}  ${c.message}${c.fix ? ` (fix: ${c.fix})` : ''}`);
+  for (const c of r.checks)
+    lines.push(
+      `${c.status.padEnd(4)}  ${c.id.padEnd(width)}  ${c.message}${c.fix ? ` (fix: ${c.fix})` : ''}`,
+    );
   const count = (s: Check['status']) => r.checks.filter((c) => c.status === s).length;
   lines.push(`${count('ok')} ok, ${count('warn')} warn, ${count('fail')} fail`);
   return lines.join('\n');

@@ -22,7 +22,11 @@ export interface KeyView {
   running: boolean;
 }
 
-const openUrlReply = z.object({ url: z.string().nullable(), key: z.string(), key_source: z.enum(['flag', 'env', 'config', 'file', 'generated']) });
+const openUrlReply = z.object({
+  url: z.string().nullable(),
+  key: z.string(),
+  key_source: z.enum(['flag', 'env', 'config', 'file', 'generated']),
+});
 
 const where: Record<KeySource, string> = {
   flag: 'the --access-key flag of the running svc',
@@ -38,17 +42,33 @@ export function describeSource(source: KeySource, paths: Paths): string {
 
 /** The key the running server uses, else the one `svc serve` would use (generated now if none exists yet). */
 export async function readKey(paths: Paths): Promise<KeyView> {
-  const raw = await askControl(paths.controlSocket, { cmd: 'open_url' }, 3000).catch(() => undefined);
-  const status = raw === undefined ? undefined : await askControl(paths.controlSocket, { cmd: 'status' }, 3000).then((s) => statusSchema.parse(s));
+  const raw = await askControl(paths.controlSocket, { cmd: 'open_url' }, 3000).catch(
+    () => undefined,
+  );
+  const status =
+    raw === undefined
+      ? undefined
+      : await askControl(paths.controlSocket, { cmd: 'status' }, 3000).then((s) =>
+          statusSchema.parse(s),
+        );
   if (raw !== undefined && status?.addr) {
     const open = openUrlReply.parse(raw);
     const listen = parseListenAddr(status.addr);
-    return { key: open.key, source: fileOr(open.key_source), url: openUrl(listen, listen.port, open.key), running: true };
+    return {
+      key: open.key,
+      source: fileOr(open.key_source),
+      url: openUrl(listen, listen.port, open.key),
+      running: true,
+    };
   }
   loadServeEnv(paths.serveEnv);
   const config = loadConfig(paths.config);
   mkdirSync(paths.home, { recursive: true, mode: 0o700 });
-  const { key, source } = resolveAccessKey({ env: process.env.SVC_ACCESS_KEY, config: config.access_key, file: paths.accessKey });
+  const { key, source } = resolveAccessKey({
+    env: process.env.SVC_ACCESS_KEY,
+    config: config.access_key,
+    file: paths.accessKey,
+  });
   const listen = parseListenAddr(config.addr ?? DEFAULT_ADDR);
   return { key, source: fileOr(source), url: openUrl(listen, listen.port, key), running: false };
 }
@@ -63,19 +83,30 @@ const fileOr = (source: KeySource): KeySource => (source === 'generated' ? 'file
 export async function rotateKey(paths: Paths, waitMs: number): Promise<KeyView> {
   const before = await readKey(paths);
   if (before.source !== 'file' && before.source !== 'generated') {
-    throw new Error(`the key comes from ${where[before.source]}, so a new key file would change nothing; set a new key there and restart svc`);
+    throw new Error(
+      `the key comes from ${where[before.source]}, so a new key file would change nothing; set a new key there and restart svc`,
+    );
   }
   writeFileAtomic(paths.accessKey, randomBytes(32).toString('hex') + '\n', 0o600);
   if (!before.running) return readKey(paths);
   const status = statusSchema.parse(await askControl(paths.controlSocket, { cmd: 'status' }));
-  const reply = z.object({ accepted: z.boolean() }).parse(await askControl(paths.controlSocket, { cmd: 'restart' }));
-  if (!reply.accepted) throw new Error('svc is stopping; the new key takes effect when it starts again');
+  const reply = z
+    .object({ accepted: z.boolean() })
+    .parse(await askControl(paths.controlSocket, { cmd: 'restart' }));
+  if (!reply.accepted)
+    throw new Error('svc is stopping; the new key takes effect when it starts again');
   const until = Date.now() + waitMs;
   while (Date.now() < until) {
-    const now = await askControl(paths.controlSocket, { cmd: 'status' }, 3000).then((s) => statusSchema.parse(s), () => undefined);
+    const now = await askControl(paths.controlSocket, { cmd: 'status' }, 3000).then(
+      (s) => statusSchema.parse(s),
+      () => undefined,
+    );
     if (now && now.restarts > status.restarts && now.state === 'running') return readKey(paths);
-    if (now?.last_restart_error && now.last_restart_error !== status.last_restart_error) throw new Error(`the new key was written but the restart failed: ${now.last_restart_error}`);
+    if (now?.last_restart_error && now.last_restart_error !== status.last_restart_error)
+      throw new Error(`the new key was written but the restart failed: ${now.last_restart_error}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`the new key was written but svc did not finish restarting within ${Math.round(waitMs / 1000)} s; "svc status" shows where it is`);
+  throw new Error(
+    `the new key was written but svc did not finish restarting within ${Math.round(waitMs / 1000)} s; "svc status" shows where it is`,
+  );
 }

@@ -19,7 +19,10 @@ export function parseSince(text: string, now = Date.now()): Date {
   const m = /^(\d+)([smhd])$/.exec(text.trim());
   if (m?.[1] && m[2]) return new Date(now - Number(m[1]) * (units[m[2]] ?? 0));
   const t = Date.parse(text);
-  if (Number.isNaN(t)) throw new UsageError(`--since "${text}" is neither a duration (30s, 10m, 2h, 1d) nor a date and time`);
+  if (Number.isNaN(t))
+    throw new UsageError(
+      `--since "${text}" is neither a duration (30s, 10m, 2h, 1d) nor a date and time`,
+    );
   return new Date(t);
 }
 
@@ -36,7 +39,10 @@ function selected(dir: string, wanted: string[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const name of wanted) {
     const files = all.get(name);
-    if (!files) throw new UsageError(`no log for process "${name}" in ${dir}; ${all.size > 0 ? `there are: ${[...all.keys()].join(', ')}` : 'there are none yet'}`);
+    if (!files)
+      throw new UsageError(
+        `no log for process "${name}" in ${dir}; ${all.size > 0 ? `there are: ${[...all.keys()].join(', ')}` : 'there are none yet'}`,
+      );
     out.set(name, files);
   }
   return out;
@@ -51,7 +57,9 @@ export function recentLines(dir: string, opts: LogsOptions): LogLine[] {
     const chunks: LogLine[][] = [];
     let count = 0;
     for (const file of [...files].reverse()) {
-      const lines = parseLogText(readText(file), proc).filter((l) => since === undefined || (l.time !== null && l.time >= since));
+      const lines = parseLogText(readText(file), proc).filter(
+        (l) => since === undefined || (l.time !== null && l.time >= since),
+      );
       chunks.unshift(lines);
       count += lines.length;
       if (count >= opts.lines) break;
@@ -79,7 +87,12 @@ interface Tail {
 }
 
 /** Prints lines as they are appended; a rotation is followed to the new file. Resolves on `signal`. */
-export async function follow(dir: string, opts: LogsOptions, print: (l: LogLine) => void, signal: AbortSignal): Promise<void> {
+export async function follow(
+  dir: string,
+  opts: LogsOptions,
+  print: (l: LogLine) => void,
+  signal: AbortSignal,
+): Promise<void> {
   const tails = new Map<string, Tail>();
   const live = (proc: string) => join(dir, `${proc}.log`);
   for (const proc of selected(dir, opts.processes).keys()) {

@@ -14,32 +14,53 @@ function die(message: string, code = 1): never {
 }
 
 const unknown = (flag: string): never => die(`unknown option ${flag}; see "svc --help"`, 2);
-const commands = new Set(['serve', 'status', 'doctor', 'logs', 'key', 'service', 'version', 'upgrade']);
+const commands = new Set([
+  'serve',
+  'status',
+  'doctor',
+  'logs',
+  'key',
+  'service',
+  'version',
+  'upgrade',
+]);
 
 const argv = normalizeArgv(process.argv);
 const command = argv[2];
-if (command !== undefined && !command.startsWith('-') && !commands.has(command)) die(`unknown command "${command}"; the commands are ${[...commands].join(', ')}`, 2);
+if (command !== undefined && !command.startsWith('-') && !commands.has(command))
+  die(`unknown command "${command}"; the commands are ${[...commands].join(', ')}`, 2);
 // `svc upgrade --version X` names a release; sade would read any --version as "print the version"
 let upgradeTo: string | undefined;
 if (command === 'upgrade') {
   const at = argv.findIndex((a) => a === '--version' || a.startsWith('--version='));
   if (at >= 0) {
     const given = argv[at]!.includes('=') ? argv[at]!.slice('--version='.length) : argv[at + 1];
-    if (given === undefined || given === '' || given.startsWith('-')) die('--version needs a release version, e.g. --version 0.2.0', 2);
+    if (given === undefined || given === '' || given.startsWith('-'))
+      die('--version needs a release version, e.g. --version 0.2.0', 2);
     upgradeTo = given;
     argv.splice(at, argv[at]!.includes('=') ? 1 : 2);
   }
 }
 
-const prog = sade('svc').version(version).describe('A personal agent server: one REST + WebSocket API and a Web UI. Data lives in $SVC_HOME (default ~/.svc).');
+const prog = sade('svc')
+  .version(version)
+  .describe(
+    'A personal agent server: one REST + WebSocket API and a Web UI. Data lives in $SVC_HOME (default ~/.svc).',
+  );
 
 prog
   .command('serve')
   .describe('Start the server: supervisor, gateway and workers.')
   .option('--addr', 'Listen address; ":8088" means every interface (also -addr)', '127.0.0.1:8088')
-  .option('--access-key', 'Access key for non-local clients (else SVC_ACCESS_KEY, config.yml, or a generated one)')
+  .option(
+    '--access-key',
+    'Access key for non-local clients (else SVC_ACCESS_KEY, config.yml, or a generated one)',
+  )
   .option('--cors', 'An origin allowed to call the API from a browser (repeatable)')
-  .option('-d, --daemon', 'Run in the background (logs: "svc logs"; console output in $SVC_HOME/logs/serve.log)')
+  .option(
+    '-d, --daemon',
+    'Run in the background (logs: "svc logs"; console output in $SVC_HOME/logs/serve.log)',
+  )
   .option('--stop', 'Stop the server running in the background')
   .example('serve')
   .example('serve -addr :8088')
@@ -50,20 +71,34 @@ prog
       if (opts.stop) {
         const { stopDaemon } = await import('./daemon.js');
         const pid = await stopDaemon(paths);
-        console.log(pid === undefined ? `svc is not running (${paths.home})` : `svc stopped${pid > 0 ? ` (pid ${pid})` : ''}`);
+        console.log(
+          pid === undefined
+            ? `svc is not running (${paths.home})`
+            : `svc stopped${pid > 0 ? ` (pid ${pid})` : ''}`,
+        );
         return;
       }
       const addrGiven = argv.some((a) => a === '--addr' || a.startsWith('--addr='));
       const addr = addrGiven ? stringFlag(opts.addr, 'addr') : undefined;
       if (addr !== undefined) parseListenAddr(addr);
-      const flags = { addr, accessKey: stringFlag(opts['access-key'], 'access-key'), cors: listFlag(opts.cors, 'cors') };
+      const flags = {
+        addr,
+        accessKey: stringFlag(opts['access-key'], 'access-key'),
+        cors: listFlag(opts.cors, 'cors'),
+      };
       if (opts.daemon) {
-        const [{ startDaemon }, { openUrl }] = await Promise.all([import('./daemon.js'), import('./serve.js')]);
+        const [{ startDaemon }, { openUrl }] = await Promise.all([
+          import('./daemon.js'),
+          import('./serve.js'),
+        ]);
         const forward = argv.slice(3).filter((a) => a !== '-d' && a !== '--daemon');
         const started = await startDaemon(paths, forward);
-        console.log(`svc is running in the background (pid ${started.pid}) at ${started.url ?? '?'}; "svc logs" shows its logs`);
+        console.log(
+          `svc is running in the background (pid ${started.pid}) at ${started.url ?? '?'}; "svc logs" shows its logs`,
+        );
         const listen = parseListenAddr(addr ?? '127.0.0.1:8088');
-        if (started.url && !isLoopbackBind(listen)) console.log(`Open ${openUrl(listen, Number(new URL(started.url).port), started.key)}`);
+        if (started.url && !isLoopbackBind(listen))
+          console.log(`Open ${openUrl(listen, Number(new URL(started.url).port), started.key)}`);
         return;
       }
       // serve.env first (children inherit it), then the gateway's fork, which loads its modules
@@ -87,19 +122,34 @@ prog
   .action(async (opts: Record<string, unknown>) => {
     const paths = resolvePaths();
     const { fetchStatus, formatStatus } = await import('./status.js');
-    const status = await fetchStatus(paths).catch((err: Error) => die(`cannot read the server status: ${err.message}`));
+    const status = await fetchStatus(paths).catch((err: Error) =>
+      die(`cannot read the server status: ${err.message}`),
+    );
     if (!status) {
       if (opts.json) console.log(JSON.stringify({ running: false, home: paths.home }));
       die(`svc is not running (${paths.home})`, 3);
     }
     // `running`: the supervisor answers; `serving`: a gateway takes requests.
-    console.log(opts.json ? JSON.stringify({ running: true, serving: status.state !== 'degraded', ...status }, null, 2) : formatStatus(status));
+    console.log(
+      opts.json
+        ? JSON.stringify(
+            { running: true, serving: status.state !== 'degraded', ...status },
+            null,
+            2,
+          )
+        : formatStatus(status),
+    );
   });
 
 prog
   .command('doctor')
-  .describe('Check this install and say what is wrong and how to fix it: one line per check (ok, warn or fail). Exits 1 when a check fails.')
-  .option('--fix', 'Repair what is safe to repair (file modes, a stale pid file) and say what was done')
+  .describe(
+    'Check this install and say what is wrong and how to fix it: one line per check (ok, warn or fail). Exits 1 when a check fails.',
+  )
+  .option(
+    '--fix',
+    'Repair what is safe to repair (file modes, a stale pid file) and say what was done',
+  )
   .option('--json', 'Print JSON for scripts')
   .option('--timeout', 'Seconds each model may take to answer', 5)
   .example('doctor')
@@ -108,9 +158,13 @@ prog
   .action(async (opts: Record<string, unknown>) => {
     try {
       const seconds = Number(opts.timeout);
-      if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 120) throw new UsageError('--timeout takes a number of seconds from 1 to 120');
+      if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 120)
+        throw new UsageError('--timeout takes a number of seconds from 1 to 120');
       const { doctor, formatReport } = await import('./doctor.js');
-      const report = await doctor(resolvePaths(), { fix: opts.fix === true, modelTimeoutMs: seconds * 1000 });
+      const report = await doctor(resolvePaths(), {
+        fix: opts.fix === true,
+        modelTimeoutMs: seconds * 1000,
+      });
       console.log(opts.json ? JSON.stringify(report, null, 2) : formatReport(report));
       process.exitCode = report.ok ? 0 : 1;
     } catch (err) {
@@ -120,7 +174,9 @@ prog
 
 prog
   .command('logs')
-  .describe('Print the recent log lines of every svc process (supervisor, gateway, agent, …), oldest first.')
+  .describe(
+    'Print the recent log lines of every svc process (supervisor, gateway, agent, …), oldest first.',
+  )
   .option('-f, --follow', 'Keep printing lines as they are written')
   .option('--process', 'Only this process: supervisor, gateway, agent, … (repeatable)')
   .option('--since', 'Only lines since a time: 30s, 10m, 2h, 1d, or a date and time')
@@ -135,12 +191,21 @@ prog
       const paths = resolvePaths();
       const since = stringFlag(opts.since, 'since');
       const lines = Number(opts.lines);
-      if (!Number.isInteger(lines) || lines < 1) throw new UsageError('--lines takes a whole number of at least 1');
-      const o = { processes: listFlag(opts.process, 'process'), since: since === undefined ? undefined : parseSince(since), lines, json: opts.json === true };
+      if (!Number.isInteger(lines) || lines < 1)
+        throw new UsageError('--lines takes a whole number of at least 1');
+      const o = {
+        processes: listFlag(opts.process, 'process'),
+        since: since === undefined ? undefined : parseSince(since),
+        lines,
+        json: opts.json === true,
+      };
       const recent = recentLines(paths.logsDir, o);
       for (const l of recent) console.log(formatLine(l, o.json));
       if (!opts.follow) {
-        if (recent.length === 0 && !o.json) process.stderr.write(`svc: no log lines${since ? ` since ${since}` : ''} in ${paths.logsDir}\n`);
+        if (recent.length === 0 && !o.json)
+          process.stderr.write(
+            `svc: no log lines${since ? ` since ${since}` : ''} in ${paths.logsDir}\n`,
+          );
         return;
       }
       const stop = new AbortController();
@@ -154,21 +219,37 @@ prog
 
 prog
   .command('key <action>')
-  .describe('The access key: "show" prints it with the address that signs the Web UI in; "rotate" writes a new one and restarts svc (through the drain) so the old key is refused.')
+  .describe(
+    'The access key: "show" prints it with the address that signs the Web UI in; "rotate" writes a new one and restarts svc (through the drain) so the old key is refused.',
+  )
   .option('--json', 'Print JSON for scripts')
   .example('key show')
   .example('key rotate')
   .action(async (action: string, opts: Record<string, unknown>) => {
     try {
-      if (action !== 'show' && action !== 'rotate') throw new UsageError(`unknown key action "${action}"; use "svc key show" or "svc key rotate"`);
+      if (action !== 'show' && action !== 'rotate')
+        throw new UsageError(
+          `unknown key action "${action}"; use "svc key show" or "svc key rotate"`,
+        );
       const { describeSource, readKey, rotateKey } = await import('./key.js');
       const paths = resolvePaths();
       const view = action === 'show' ? await readKey(paths) : await rotateKey(paths, 120_000);
       if (opts.json) {
-        console.log(JSON.stringify({ key: view.key, source: view.source, url: view.url, running: view.running }, null, 2));
+        console.log(
+          JSON.stringify(
+            { key: view.key, source: view.source, url: view.url, running: view.running },
+            null,
+            2,
+          ),
+        );
         return;
       }
-      if (action === 'rotate') console.log(view.running ? 'A new access key is in use: svc restarted, and the old key is refused from now on.' : 'A new access key is written; svc uses it when it starts.');
+      if (action === 'rotate')
+        console.log(
+          view.running
+            ? 'A new access key is in use: svc restarted, and the old key is refused from now on.'
+            : 'A new access key is written; svc uses it when it starts.',
+        );
       console.log(`Access key (from ${describeSource(view.source, paths)}): ${view.key}`);
       console.log(`Sign-in address: ${view.url}`);
     } catch (err) {
@@ -178,11 +259,13 @@ prog
 
 prog
   .command('service <action>')
-  .describe('Run svc under the service manager (a systemd user service on Linux, a launchd agent on macOS): install, uninstall or status. Uninstall keeps your data.')
+  .describe(
+    'Run svc under the service manager (a systemd user service on Linux, a launchd agent on macOS): install, uninstall or status. Uninstall keeps your data.',
+  )
   .option('--addr', 'Listen address the service uses', '127.0.0.1:8088')
   .option('--print', 'Print the service file instead of writing it')
   .option('--no-start', 'Write the file without enabling or starting it')
-  .option('--manager', 'systemd or launchd (default: this system\'s)')
+  .option('--manager', "systemd or launchd (default: this system's)")
   .option('--json', 'Print JSON for scripts (status)')
   .example('service install')
   .example('service install --addr :8088 --print')
@@ -190,16 +273,28 @@ prog
   .example('service uninstall')
   .action(async (action: string, opts: Record<string, unknown>) => {
     try {
-      if (!['install', 'uninstall', 'status'].includes(action)) throw new UsageError(`unknown service action "${action}"; use install, uninstall or status`);
-      const [service, files] = await Promise.all([import('./service.js'), import('./service-files.js')]);
+      if (!['install', 'uninstall', 'status'].includes(action))
+        throw new UsageError(
+          `unknown service action "${action}"; use install, uninstall or status`,
+        );
+      const [service, files] = await Promise.all([
+        import('./service.js'),
+        import('./service-files.js'),
+      ]);
       const paths = resolvePaths();
       const managerFlag = stringFlag(opts.manager, 'manager');
-      if (managerFlag !== undefined && managerFlag !== 'systemd' && managerFlag !== 'launchd') throw new UsageError('--manager is systemd or launchd');
+      if (managerFlag !== undefined && managerFlag !== 'systemd' && managerFlag !== 'launchd')
+        throw new UsageError('--manager is systemd or launchd');
       const manager = managerFlag ?? files.defaultManager();
-      if (!manager) throw new Error(`svc has no service manager support on ${process.platform}; use "svc serve -d"`);
+      if (!manager)
+        throw new Error(
+          `svc has no service manager support on ${process.platform}; use "svc serve -d"`,
+        );
       if (action === 'status') {
         const state = await service.inspectService(paths, manager);
-        console.log(opts.json ? JSON.stringify(state, null, 2) : service.formatServiceState(state).join('\n'));
+        console.log(
+          opts.json ? JSON.stringify(state, null, 2) : service.formatServiceState(state).join('\n'),
+        );
         process.exitCode = state.installed ? 0 : 3;
         return;
       }
@@ -218,7 +313,8 @@ prog
         process.stdout.write(files.renderService(manager, spec));
         return;
       }
-      for (const line of await service.installService(paths, manager, spec, opts.start !== false)) console.log(line);
+      for (const line of await service.installService(paths, manager, spec, opts.start !== false))
+        console.log(line);
     } catch (err) {
       die((err as Error).message, err instanceof UsageError ? 2 : 1);
     }
@@ -226,7 +322,9 @@ prog
 
 prog
   .command('upgrade')
-  .describe('Install a newer release: downloads it over https, verifies its SHA-256 against the release\'s checksums.txt, makes it the active version and restarts a running svc into it (rolling back by itself if it does not come up). Exit codes: 0 done or up to date, 1 failure, 2 bad usage.')
+  .describe(
+    "Install a newer release: downloads it over https, verifies its SHA-256 against the release's checksums.txt, makes it the active version and restarts a running svc into it (rolling back by itself if it does not come up). Exit codes: 0 done or up to date, 1 failure, 2 bad usage.",
+  )
   .option('--check', 'Print the current and the latest version; change nothing')
   .option('-y, --yes', 'Install without asking')
   .option('--version', 'Install this release (e.g. 0.2.0) instead of the latest')
@@ -239,10 +337,17 @@ prog
   .action(async (opts: Record<string, unknown>) => {
     try {
       const { upgrade } = await import('./upgrade.js');
-      const flags = { check: opts.check === true, yes: opts.yes === true, rollback: opts.rollback === true, json: opts.json === true, version: upgradeTo };
+      const flags = {
+        check: opts.check === true,
+        yes: opts.yes === true,
+        rollback: opts.rollback === true,
+        json: opts.json === true,
+        version: upgradeTo,
+      };
       process.exitCode = await upgrade(resolvePaths(), flags);
     } catch (err) {
-      if (opts.json && !(err instanceof UsageError)) console.log(JSON.stringify({ stage: 'failed', message: (err as Error).message }));
+      if (opts.json && !(err instanceof UsageError))
+        console.log(JSON.stringify({ stage: 'failed', message: (err as Error).message }));
       die((err as Error).message, err instanceof UsageError ? 2 : 1);
     }
   });

@@ -10,8 +10,17 @@ import { Supervisor, type ServeFlags } from '../supervisor/supervisor.js';
 import { describeStartFault } from './start-faults.js';
 
 /** `svc serve` in the foreground: this process becomes the supervisor. */
-export async function serveForeground(paths: Paths, flags: ServeFlags, badEnvLines: number[], gateway?: Forked): Promise<void> {
-  if (badEnvLines.length > 0) log.warn('serve.env has lines that are not KEY=VALUE; they were skipped', { file: paths.serveEnv, lines: badEnvLines.join(',') });
+export async function serveForeground(
+  paths: Paths,
+  flags: ServeFlags,
+  badEnvLines: number[],
+  gateway?: Forked,
+): Promise<void> {
+  if (badEnvLines.length > 0)
+    log.warn('serve.env has lines that are not KEY=VALUE; they were skipped', {
+      file: paths.serveEnv,
+      lines: badEnvLines.join(','),
+    });
   try {
     await refuseSecondInstance(paths);
   } catch (err) {
@@ -36,15 +45,23 @@ export async function serveForeground(paths: Paths, flags: ServeFlags, badEnvLin
   });
   // A promise that failed in an event or exit handler (a busy database, say) is logged; stopping
   // the whole server for it would lose more than it saves.
-  process.on('unhandledRejection', (err) => log.error('a supervisor task failed', { error: err instanceof Error ? err.message : String(err) }));
+  process.on('unhandledRejection', (err) =>
+    log.error('a supervisor task failed', {
+      error: err instanceof Error ? err.message : String(err),
+    }),
+  );
 
   try {
     const { port, engine } = await supervisor.start();
     const listen = supervisor.listen;
     const shown = listen.host === '' ? '0.0.0.0' : listen.host;
-    process.stdout.write(`svc ${version} listening on http://${formatHostPort(shown, port)}/ (engine: ${describeEngine(engine)})\n`);
+    process.stdout.write(
+      `svc ${version} listening on http://${formatHostPort(shown, port)}/ (engine: ${describeEngine(engine)})\n`,
+    );
     if (!isLoopbackBind(listen) && process.env.SVC_DAEMONIZED !== '1') {
-      process.stdout.write(`Open ${openUrl(listen, port, supervisor.accessKey)}\n(remote clients need the access key; anyone with this address controls svc)\n`);
+      process.stdout.write(
+        `Open ${openUrl(listen, port, supervisor.accessKey)}\n(remote clients need the access key; anyone with this address controls svc)\n`,
+      );
     }
   } catch (err) {
     const fault = describeStartFault(err, paths);
@@ -69,6 +86,12 @@ function firstLanAddress(): string {
 }
 
 async function refuseSecondInstance(paths: Paths): Promise<void> {
-  const running = await askControl(paths.controlSocket, { cmd: 'status' }, 2000).catch(() => undefined);
-  if (running) throw Object.assign(new Error(`svc is already running for ${paths.home}; stop it with "svc serve --stop" first`), { exitCode: 1 });
+  const running = await askControl(paths.controlSocket, { cmd: 'status' }, 2000).catch(
+    () => undefined,
+  );
+  if (running)
+    throw Object.assign(
+      new Error(`svc is already running for ${paths.home}; stop it with "svc serve --stop" first`),
+      { exitCode: 1 },
+    );
 }

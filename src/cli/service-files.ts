@@ -30,7 +30,8 @@ export function defaultManager(): Manager | undefined {
 export function serviceFile(manager: Manager, env: NodeJS.ProcessEnv = process.env): string {
   const home = env.HOME && env.HOME !== '' ? env.HOME : homedir();
   if (manager === 'launchd') return join(home, 'Library', 'LaunchAgents', `${LAUNCHD_LABEL}.plist`);
-  const config = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(home, '.config');
+  const config =
+    env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(home, '.config');
   return join(config, 'systemd', 'user', SYSTEMD_UNIT);
 }
 
@@ -55,7 +56,9 @@ Wants=network-online.target
 
 [Service]
 Type=simple
-ExecStart=${serveArgs(spec).map((w) => systemdWord(w, true)).join(' ')}
+ExecStart=${serveArgs(spec)
+    .map((w) => systemdWord(w, true))
+    .join(' ')}
 Environment=${systemdWord(`SVC_HOME=${spec.home}`, false)}
 Environment=${systemdWord(`PATH=${spec.path}`, false)}
 Restart=on-failure
@@ -77,14 +80,16 @@ function systemdWord(word: string, exec: boolean): string {
 
 /** launchd keeps svc alive after a crash (not after "svc serve --stop"); console output goes to logs/serve.log. */
 function launchdPlist(spec: ServiceSpec): string {
-  return plist.build({
-    Label: LAUNCHD_LABEL,
-    ProgramArguments: serveArgs(spec),
-    EnvironmentVariables: { SVC_HOME: spec.home, PATH: spec.path, SVC_DAEMONIZED: '1' },
-    RunAtLoad: true,
-    KeepAlive: { SuccessfulExit: false },
-    ThrottleInterval: 5,
-    StandardOutPath: join(spec.home, 'logs', 'serve.log'),
-    StandardErrorPath: join(spec.home, 'logs', 'serve.log'),
-  }) + '\n';
+  return (
+    plist.build({
+      Label: LAUNCHD_LABEL,
+      ProgramArguments: serveArgs(spec),
+      EnvironmentVariables: { SVC_HOME: spec.home, PATH: spec.path, SVC_DAEMONIZED: '1' },
+      RunAtLoad: true,
+      KeepAlive: { SuccessfulExit: false },
+      ThrottleInterval: 5,
+      StandardOutPath: join(spec.home, 'logs', 'serve.log'),
+      StandardErrorPath: join(spec.home, 'logs', 'serve.log'),
+    }) + '\n'
+  );
 }

@@ -13,7 +13,10 @@ export const startExit = { damaged: 65, readOnly: 73, diskFull: 74 } as const;
  * what happened, what helps), or undefined for any other failure. SQLite's own words ("disk I/O
  * error", "unable to open database file", "file is not a database") are kept at the end.
  */
-export function describeStartFault(err: unknown, paths: Paths): { message: string; exitCode: number } | undefined {
+export function describeStartFault(
+  err: unknown,
+  paths: Paths,
+): { message: string; exitCode: number } | undefined {
   const code = String((err as { code?: unknown } | null)?.code ?? '');
   const raw = (err as Error)?.message ?? String(err);
   const file = (err as { path?: unknown } | null)?.path;
@@ -30,7 +33,14 @@ export function describeStartFault(err: unknown, paths: Paths): { message: strin
       message: `${paths.db} is damaged (${raw}); svc left it untouched. Move it aside to start with an empty store ("mv ${paths.db} ${paths.db}.damaged"), or put back a copy you saved (stop svc, copy svc.db with its -wal file); "sqlite3 ${paths.db} .recover" can often save most of its data.`,
     };
   }
-  if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code.startsWith('SQLITE_READONLY') || code === 'EACCES' || code === 'EROFS' || code === 'EPERM') {
+  if (
+    code === 'SQLITE_CANTOPEN' ||
+    code === 'SQLITE_READONLY' ||
+    code.startsWith('SQLITE_READONLY') ||
+    code === 'EACCES' ||
+    code === 'EROFS' ||
+    code === 'EPERM'
+  ) {
     const target = code.startsWith('SQLITE_') ? paths.db : where;
     return {
       exitCode: startExit.readOnly,

@@ -20,17 +20,26 @@ export function formatStatus(s: Status): string {
   ];
   if (s.restarts > 0) lines.push(`restarted ${s.restarts} time${s.restarts === 1 ? '' : 's'}`);
   if (s.last_restart_error) lines.push(`last restart failed: ${s.last_restart_error}`);
-  const rows = [['ROLE', 'PID', 'STATE', 'UPTIME', 'RESTARTS', 'MEMORY', 'TURNS'], ...s.processes.map((p) => [
-    p.role,
-    p.pid > 0 ? String(p.pid) : '-',
-    p.state,
-    duration(p.uptime_s),
-    String(p.restarts),
-    p.rss_bytes === null ? '-' : `${(p.rss_bytes / 1024 / 1024).toFixed(1)} MB`,
-    String(p.inflight_turns),
-  ])];
+  const rows = [
+    ['ROLE', 'PID', 'STATE', 'UPTIME', 'RESTARTS', 'MEMORY', 'TURNS'],
+    ...s.processes.map((p) => [
+      p.role,
+      p.pid > 0 ? String(p.pid) : '-',
+      p.state,
+      duration(p.uptime_s),
+      String(p.restarts),
+      p.rss_bytes === null ? '-' : `${(p.rss_bytes / 1024 / 1024).toFixed(1)} MB`,
+      String(p.inflight_turns),
+    ]),
+  ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const r of rows) lines.push(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  for (const r of rows)
+    lines.push(
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
   for (const p of s.processes) if (p.last_exit) lines.push(`${p.role} last exited: ${p.last_exit}`);
   if (s.sandbox) lines.push(s.sandbox.message);
   return lines.join('\n');
@@ -41,7 +50,8 @@ function gatewayDown(p: Status['processes'][number] | undefined): string {
   const why = p?.last_exit ? `last: ${p.last_exit}` : 'no gateway process';
   if (!p?.next_try_at) return `${why}; starting it again now`;
   const inS = Math.max(0, Math.round((Date.parse(p.next_try_at) - Date.now()) / 1000));
-  const what = p.state === 'crash_loop' ? 'it keeps failing to start, so svc pauses' : 'backing off';
+  const what =
+    p.state === 'crash_loop' ? 'it keeps failing to start, so svc pauses' : 'backing off';
   return `${why}; ${what}; next try at ${p.next_try_at} (in ${inS} s)`;
 }
 

@@ -52,7 +52,18 @@ export class Gateway {
       frameLimit: config.limits.ws_frame_bytes,
       resume,
       cap,
-      authorize: (info) => decide({ peerLoopback: info.peerLoopback, path: info.path, headers: info.headers, queryKey: info.query.get('access_key') ?? undefined, isPublic: false }, this.key, this.cors),
+      authorize: (info) =>
+        decide(
+          {
+            peerLoopback: info.peerLoopback,
+            path: info.path,
+            headers: info.headers,
+            queryKey: info.query.get('access_key') ?? undefined,
+            isPublic: false,
+          },
+          this.key,
+          this.cors,
+        ),
     });
     engine.onRequest((res, req) => this.onRequest(res, req));
     if (cap.caps) engine.capConnections(cap.caps.total);
@@ -108,35 +119,78 @@ export class Gateway {
   private dispatch(res: EngineResponse, req: RequestInfo, r: Responder): void {
     const origin = req.headers['origin'];
     if (origin !== undefined && this.cors.has(normalizeOrigin(origin))) {
-      r.extraHeaders = { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': 'Retry-After', Vary: 'Origin' };
+      r.extraHeaders = {
+        'Access-Control-Allow-Origin': origin,
+        'Access-Control-Expose-Headers': 'Retry-After',
+        Vary: 'Origin',
+      };
     }
-    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+    const hasBody =
+      Number(req.headers['content-length'] ?? 0) > 0 ||
+      req.headers['transfer-encoding'] !== undefined;
     const isApi = req.path === '/api' || req.path.startsWith('/api/');
     if (req.method === 'OPTIONS') return this.preflight(req, r, isApi);
     if (!isApi && req.path !== '/ws') {
-      if (!originAllowed(origin, this.cors, req.headers['host'], changesState(req.method, req.path))) return r.error(new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed.`), hasBody);
+      if (
+        !originAllowed(origin, this.cors, req.headers['host'], changesState(req.method, req.path))
+      )
+        return r.error(
+          new ApiError(
+            'forbidden_origin',
+            `Requests from the origin ${JSON.stringify(origin)} are not allowed.`,
+          ),
+          hasBody,
+        );
       return r.send(this.staticFiles.serve(req, this.key));
     }
     const match = isApi ? this.router.match(req.method, req.path) : ({ kind: 'none' } as const);
     const isPublic = match.kind === 'route' && match.route.public === true;
     const decision = decide(new AuthView(req, isPublic), this.key, this.cors);
     if (!decision.ok) return r.error(decision.error, hasBody);
-    if (req.path === '/ws') return r.error(new ApiError('invalid_request', '/ws is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).'), hasBody);
+    if (req.path === '/ws')
+      return r.error(
+        new ApiError(
+          'invalid_request',
+          '/ws is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).',
+        ),
+        hasBody,
+      );
     if (match.kind === 'none') {
-      return r.error(new ApiError('no_such_route', `There is no route ${req.method} ${req.path}; GET /api/openapi.json lists every route.`), hasBody);
+      return r.error(
+        new ApiError(
+          'no_such_route',
+          `There is no route ${req.method} ${req.path}; GET /api/openapi.json lists every route.`,
+        ),
+        hasBody,
+      );
     }
     if (match.kind === 'wrong_method') {
       const allow = match.allow.join(', ');
-      return r.error(new ApiError('method_not_allowed', `${req.path} does not take ${req.method}; it takes ${allow}.`, undefined, { Allow: allow }), hasBody);
+      return r.error(
+        new ApiError(
+          'method_not_allowed',
+          `${req.path} does not take ${req.method}; it takes ${allow}.`,
+          undefined,
+          { Allow: allow },
+        ),
+        hasBody,
+      );
     }
     const route = match.route;
     if (this.draining && (route.work ?? route.method !== 'GET')) {
       return r.error(
-        new ApiError('draining', `svc is restarting and takes no new work for now; try again in ${this.retryAfterS} s.`, undefined, { 'Retry-After': String(this.retryAfterS) }),
+        new ApiError(
+          'draining',
+          `svc is restarting and takes no new work for now; try again in ${this.retryAfterS} s.`,
+          undefined,
+          { 'Retry-After': String(this.retryAfterS) },
+        ),
         hasBody,
       );
     }
-    const query = route.query ? this.validate(route.query, Object.fromEntries(req.query), 'query parameter') : undefined;
+    const query = route.query
+      ? this.validate(route.query, Object.fromEntries(req.query), 'query parameter')
+      : undefined;
     const ctx = new Context(req, match.params, query, r, decision);
     if (route.stream) {
       const body = hasBody ? new BodyStream(res) : undefined;
@@ -152,27 +206,41 @@ export class Gateway {
     if (Number(req.headers['content-length'] ?? 0) > limit) return r.error(tooLarge(limit), true);
     const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/json') {
-      return r.error(new ApiError('unsupported_media_type', `Send the body as JSON with "Content-Type: application/json" (got ${JSON.stringify(type || 'none')}).`), true);
+      return r.error(
+        new ApiError(
+          'unsupported_media_type',
+          `Send the body as JSON with "Content-Type: application/json" (got ${JSON.stringify(type || 'none')}).`,
+        ),
+        true,
+      );
     }
     r.watchAbort();
-    readBody(res, limit).then(
-      (buf) => {
-        let parsed: unknown;
-        try {
-          parsed = buf.length === 0 ? {} : JSON.parse(buf.toString('utf8'));
-        } catch (err) {
-          throw new ApiError('invalid_request', `The body is not valid JSON: ${messageOf(err)}`);
-        }
-        ctx.body = route.body ? this.validate(route.body, parsed) : undefined;
-        return this.run(r, route, ctx);
-      },
-      (err: unknown) => {
-        throw err;
-      },
-    ).catch((err: unknown) => this.fail(r, err, err instanceof ApiError && err.code === 'too_large'));
+    readBody(res, limit)
+      .then(
+        (buf) => {
+          let parsed: unknown;
+          try {
+            parsed = buf.length === 0 ? {} : JSON.parse(buf.toString('utf8'));
+          } catch (err) {
+            throw new ApiError('invalid_request', `The body is not valid JSON: ${messageOf(err)}`);
+          }
+          ctx.body = route.body ? this.validate(route.body, parsed) : undefined;
+          return this.run(r, route, ctx);
+        },
+        (err: unknown) => {
+          throw err;
+        },
+      )
+      .catch((err: unknown) =>
+        this.fail(r, err, err instanceof ApiError && err.code === 'too_large'),
+      );
   }
 
-  private validate(schema: z.ZodType, value: unknown, what: 'request body' | 'query parameter' = 'request body'): unknown {
+  private validate(
+    schema: z.ZodType,
+    value: unknown,
+    what: 'request body' | 'query parameter' = 'request body',
+  ): unknown {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
     throw invalidInput(result.error, { what });
@@ -196,7 +264,8 @@ export class Gateway {
 
   private finish(r: Responder, route: Route, reply: Awaited<ReturnType<Route['handler']>>): void {
     if (reply) r.send(reply);
-    else if (!r.done && !r.aborted) this.fail(r, new Error(`${route.method} ${route.path} answered nothing`));
+    else if (!r.done && !r.aborted)
+      this.fail(r, new Error(`${route.method} ${route.path} answered nothing`));
   }
 
   private fail(r: Responder, err: unknown, close = false): void {
@@ -214,7 +283,12 @@ export class Gateway {
       return r.send({ status: 204, headers: { Allow: allow } });
     }
     if (!this.cors.has(normalizeOrigin(origin))) {
-      return r.error(new ApiError('forbidden_origin', `Cross-origin requests from ${JSON.stringify(origin)} are not allowed; add the origin to "cors" in config.yml or pass --cors.`));
+      return r.error(
+        new ApiError(
+          'forbidden_origin',
+          `Cross-origin requests from ${JSON.stringify(origin)} are not allowed; add the origin to "cors" in config.yml or pass --cors.`,
+        ),
+      );
     }
     r.send({
       status: 204,

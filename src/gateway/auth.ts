@@ -1,9 +1,21 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../shared/errors.js';
-import { hostOfHostHeader, isLocalHostName, isLocalOrigin, normalizeOrigin } from '../shared/net/origin.js';
+import {
+  hostOfHostHeader,
+  isLocalHostName,
+  isLocalOrigin,
+  normalizeOrigin,
+} from '../shared/net/origin.js';
 
 /** Headers whose mere presence withdraws the loopback exemption; never parsed, never trusted. */
-export const forwardingHeaders = ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'forwarded', 'via'] as const;
+export const forwardingHeaders = [
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-real-ip',
+  'forwarded',
+  'via',
+] as const;
 
 export const KEY_COOKIE = 'svc_access_key';
 
@@ -85,10 +97,16 @@ export function isLocalRequest(input: Pick<AuthInput, 'peerLoopback' | 'headers'
  * page the agent served) may read, which the browser's CORS rules keep from it anyway, but may not
  * change anything or open /ws: WebSockets and no-cors POSTs are outside CORS.
  */
-export function originAllowed(origin: string | undefined, allowlist: ReadonlySet<string>, host?: string, changes = false): boolean {
+export function originAllowed(
+  origin: string | undefined,
+  allowlist: ReadonlySet<string>,
+  host?: string,
+  changes = false,
+): boolean {
   if (origin === undefined) return true;
   const normalized = normalizeOrigin(origin);
-  if ((normalized !== '*' && allowlist.has(normalized)) || sameOrigin(normalized, host)) return true;
+  if ((normalized !== '*' && allowlist.has(normalized)) || sameOrigin(normalized, host))
+    return true;
   return !changes && isLocalOrigin(origin);
 }
 
@@ -124,12 +142,21 @@ class Allowed {
  * The decision of DESIGN §4: a foreign Origin is refused; then a public route, a valid key, or a
  * local request is allowed; anything else needs the key.
  */
-export function decide(input: AuthInput, key: KeyCheck, allowlist: ReadonlySet<string>): AuthDecision {
+export function decide(
+  input: AuthInput,
+  key: KeyCheck,
+  allowlist: ReadonlySet<string>,
+): AuthDecision {
   const origin = input.headers['origin'];
-  if (!originAllowed(origin, allowlist, input.headers['host'], changesState(input.method, input.path))) {
+  if (
+    !originAllowed(origin, allowlist, input.headers['host'], changesState(input.method, input.path))
+  ) {
     return {
       ok: false,
-      error: new ApiError('forbidden_origin', `Requests from the origin ${JSON.stringify(origin)} are not allowed; add it to "cors" in config.yml or pass --cors to allow it.`),
+      error: new ApiError(
+        'forbidden_origin',
+        `Requests from the origin ${JSON.stringify(origin)} are not allowed; add it to "cors" in config.yml or pass --cors to allow it.`,
+      ),
     };
   }
   // A public route or a valid key decides without the socket's address; `local` is then worked out

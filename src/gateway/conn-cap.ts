@@ -35,8 +35,16 @@ export class ConnectionCap {
     const now = Date.now();
     if (now - this.lastLog >= LOG_EVERY_MS) {
       this.lastLog = now;
-      log.warn(`the gateway holds ${cap} ${what}, its cap below the descriptor limit; refusing more with 503 until some close`, { cap, refused: this.refused });
+      log.warn(
+        `the gateway holds ${cap} ${what}, its cap below the descriptor limit; refusing more with 503 until some close`,
+        { cap, refused: this.refused },
+      );
     }
-    return new ApiError('unavailable', `svc has as many open ${what} as it can hold (${cap}); try again in ${RETRY_AFTER_S} s.`, undefined, { 'Retry-After': String(RETRY_AFTER_S) });
+    return new ApiError(
+      'unavailable',
+      `svc has as many open ${what} as it can hold (${cap}); try again in ${RETRY_AFTER_S} s.`,
+      undefined,
+      { 'Retry-After': String(RETRY_AFTER_S) },
+    );
   }
 }

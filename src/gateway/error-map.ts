@@ -12,16 +12,26 @@ import { IpcCallError } from '../shared/protocol/endpoint.js';
 export function apiErrorOf(err: unknown, retryAfterS = 5): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof IpcCallError) {
-    if (err.code === 'draining') return new ApiError('draining', err.message, undefined, { 'Retry-After': String(retryAfterS) });
+    if (err.code === 'draining')
+      return new ApiError('draining', err.message, undefined, {
+        'Retry-After': String(retryAfterS),
+      });
     // Errors another process raised for the client (conflict, not_found, …) keep their code.
-    if (err.code in errorStatus && err.code !== 'internal') return new ApiError(err.code as ErrorCode, err.message);
+    if (err.code in errorStatus && err.code !== 'internal')
+      return new ApiError(err.code as ErrorCode, err.message);
     const code = err.code === 'timeout' ? 'timeout' : 'unavailable';
-    return new ApiError(code, `The server could not finish this request: ${err.message}. Try again.`);
+    return new ApiError(
+      code,
+      `The server could not finish this request: ${err.message}. Try again.`,
+    );
   }
   if (isDiskFull(err)) {
     log.warn('a request could not be saved: the disk is full', { error: messageOf(err) });
     return new ApiError('insufficient_storage', diskFullMessage(resolvePaths().home));
   }
   log.error('request failed', { error: messageOf(err) });
-  return new ApiError('internal', 'Something went wrong on the server; the svc log has the details.');
+  return new ApiError(
+    'internal',
+    'Something went wrong on the server; the svc log has the details.',
+  );
 }

@@ -4,14 +4,30 @@ import type { EngineResponse } from './engine/types.js';
 export type { RequestInfo } from './engine/types.js';
 
 const statusText: Record<number, string> = {
-  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 302: 'Found', 304: 'Not Modified',
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 426: 'Upgrade Required',
-  500: 'Internal Server Error', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No Content',
+  302: 'Found',
+  304: 'Not Modified',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  426: 'Upgrade Required',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 
 const statusLine = (status: number): string => STATUS_LINES[status] ?? String(status);
-const STATUS_LINES: Record<number, string> = Object.fromEntries(Object.entries(statusText).map(([k, v]) => [k, `${k} ${v}`]));
+const STATUS_LINES: Record<number, string> = Object.fromEntries(
+  Object.entries(statusText).map(([k, v]) => [k, `${k} ${v}`]),
+);
 
 export interface Reply {
   status?: number;
@@ -37,7 +53,10 @@ export class Responder {
   constructor(
     readonly res: EngineResponse,
     /** Told once when the response is written or the client went away; `handingOver` closes connections. */
-    private readonly owner: { readonly handingOver: boolean; settled(): void } = { handingOver: false, settled: () => {} },
+    private readonly owner: { readonly handingOver: boolean; settled(): void } = {
+      handingOver: false,
+      settled: () => {},
+    },
     /** A HEAD request: the same status and headers as GET, no body. */
     private readonly head = false,
   ) {}
@@ -74,7 +93,8 @@ export class Responder {
     this.settle();
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
-      for (const [k, v] of Object.entries({ ...this.extraHeaders, ...headers })) this.res.writeHeader(k, v);
+      for (const [k, v] of Object.entries({ ...this.extraHeaders, ...headers }))
+        this.res.writeHeader(k, v);
     });
     return true;
   }
@@ -113,7 +133,12 @@ export class Responder {
     const status = reply.status ?? 200;
     const raw = reply.body;
     const isBuffer = raw instanceof Uint8Array;
-    const body = raw === undefined ? '' : typeof raw === 'string' || isBuffer ? (raw as string | Uint8Array) : JSON.stringify(raw);
+    const body =
+      raw === undefined
+        ? ''
+        : typeof raw === 'string' || isBuffer
+          ? (raw as string | Uint8Array)
+          : JSON.stringify(raw);
     const extra = this.extraHeaders;
     const own = reply.headers;
     const close = reply.close === true || this.owner.handingOver;
@@ -121,9 +146,17 @@ export class Responder {
     if (extra !== undefined) for (const k in extra) res.writeHeader(k, extra[k]!);
     if (own !== undefined) for (const k in own) res.writeHeader(k, own[k]!);
     if (raw !== undefined && !(own !== undefined && hasHeader(own, 'Content-Type'))) {
-      res.writeHeader('Content-Type', typeof raw === 'string' ? 'text/plain; charset=utf-8' : isBuffer ? 'application/octet-stream' : 'application/json');
+      res.writeHeader(
+        'Content-Type',
+        typeof raw === 'string'
+          ? 'text/plain; charset=utf-8'
+          : isBuffer
+            ? 'application/octet-stream'
+            : 'application/json',
+      );
     }
-    if (!(own !== undefined && hasHeader(own, 'X-Content-Type-Options'))) res.writeHeader('X-Content-Type-Options', 'nosniff');
+    if (!(own !== undefined && hasHeader(own, 'X-Content-Type-Options')))
+      res.writeHeader('X-Content-Type-Options', 'nosniff');
     if (status === 204 || status === 304) res.endWithoutBody(undefined, close);
     else if (this.head) res.endWithoutBody(Buffer.byteLength(body), close);
     else res.end(body, close);
@@ -135,8 +168,14 @@ export class Responder {
 }
 
 /** Headers are written in canonical case by our code; the lower-case spelling is accepted too. */
-function hasHeader(headers: Record<string, string>, canonical: 'Content-Type' | 'X-Content-Type-Options'): boolean {
-  return headers[canonical] !== undefined || headers[canonical === 'Content-Type' ? 'content-type' : 'x-content-type-options'] !== undefined;
+function hasHeader(
+  headers: Record<string, string>,
+  canonical: 'Content-Type' | 'X-Content-Type-Options',
+): boolean {
+  return (
+    headers[canonical] !== undefined ||
+    headers[canonical === 'Content-Type' ? 'content-type' : 'x-content-type-options'] !== undefined
+  );
 }
 
 /**
@@ -183,5 +222,8 @@ export function readBody(res: EngineResponse, limit: number): Promise<Buffer> {
 }
 
 export function tooLarge(limit: number): ApiError {
-  return new ApiError('too_large', `The request body is larger than the limit of ${limit} bytes (limits.json_body_bytes in config.yml).`);
+  return new ApiError(
+    'too_large',
+    `The request body is larger than the limit of ${limit} bytes (limits.json_body_bytes in config.yml).`,
+  );
 }

@@ -16,14 +16,21 @@ import { connectionCaps, readNofile } from '../shared/fd-limit.js';
 /** The previous gateway's listening socket, when its engine could not share the port (see engine/node.ts). */
 let inherited: unknown;
 process.on('message', (m: unknown, handle: unknown) => {
-  if (handle !== undefined && typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'gateway.listener') inherited = handle;
+  if (
+    handle !== undefined &&
+    typeof m === 'object' &&
+    m !== null &&
+    (m as { type?: unknown }).type === 'gateway.listener'
+  )
+    inherited = handle;
 });
 const endpoint = startChild('gateway');
 let gateway: Gateway | undefined;
 let config: Config | undefined;
 
 endpoint.handle('child.start', async (start) => {
-  if (!start.access_key || !start.listen) throw new Error('the gateway needs an access key and a listen address');
+  if (!start.access_key || !start.listen)
+    throw new Error('the gateway needs an access key and a listen address');
   redact(start.access_key);
   redactConfigSecrets(start.config);
   config = start.config;
@@ -31,7 +38,14 @@ endpoint.handle('child.start', async (start) => {
   // The supervisor raised the soft limit before forking us (children inherit it); read what we got.
   const nofile = readNofile();
   const cap = new ConnectionCap(connectionCaps(nofile?.soft));
-  const gw = new Gateway(start.config, start.access_key, await createEngine(engineName), start.started_at, start.ws_state, cap);
+  const gw = new Gateway(
+    start.config,
+    start.access_key,
+    await createEngine(engineName),
+    start.started_at,
+    start.ws_state,
+    cap,
+  );
   const paths = resolvePaths();
   const db = openDb(paths.db);
   const deps: Deps = {
@@ -51,10 +65,15 @@ endpoint.handle('child.start', async (start) => {
   gateway = gw;
   // The successor of a gateway that drained: clients resuming the server topic learn it is over.
   if (start.ws_state) gw.setDraining(false);
-  log.info(`listening with the ${engineName === 'uws' ? 'native uWebSockets.js' : 'node:http + ws'} engine`, {
-    port,
-    ...(cap.caps ? { fd_limit: nofile?.soft, max_connections: cap.caps.total, max_websockets: cap.caps.ws } : {}),
-  });
+  log.info(
+    `listening with the ${engineName === 'uws' ? 'native uWebSockets.js' : 'node:http + ws'} engine`,
+    {
+      port,
+      ...(cap.caps
+        ? { fd_limit: nofile?.soft, max_connections: cap.caps.total, max_websockets: cap.caps.ws }
+        : {}),
+    },
+  );
   return { port, engine: engineName, ...(engineName === 'uws' ? { uws: 'native' as const } : {}) };
 });
 
@@ -68,10 +87,14 @@ endpoint.handle('gateway.listener', async () => {
 // The successor numbers /ws events from here on; ours go to it through the supervisor.
 endpoint.handle('gateway.ws_state', () => {
   if (!gateway) throw new Error('the gateway has not started yet');
-  return gateway.ws.handOff((topic, type, data) => endpoint.emit('ws.publish', { topic, type, data }));
+  return gateway.ws.handOff((topic, type, data) =>
+    endpoint.emit('ws.publish', { topic, type, data }),
+  );
 });
 
-endpoint.handle('gateway.handover', async () => ({ open_connections: (await gateway?.handover()) ?? 0 }));
+endpoint.handle('gateway.handover', async () => ({
+  open_connections: (await gateway?.handover()) ?? 0,
+}));
 
 endpoint.onEvent((event) => {
   if (!gateway) return;
@@ -79,12 +102,12 @@ endpoint.onEvent((event) => {
   else if (event.type === 'server.resumed') {
     gateway.ws.takeBack();
     gateway.setDraining(false);
-  }
-  else if (event.type === 'config.changed') {
+  } else if (event.type === 'config.changed') {
     config = event.payload.config;
     redactConfigSecrets(config);
     gateway.updateConfig(event.payload.config);
-  } else if (event.type === 'ws.publish') gateway.ws.publishChecked(event.payload.topic, event.payload.type, event.payload.data);
+  } else if (event.type === 'ws.publish')
+    gateway.ws.publishChecked(event.payload.topic, event.payload.type, event.payload.data);
 });
 
 process.on('SIGTERM', () => process.exit(0));

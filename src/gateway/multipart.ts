@@ -21,22 +21,33 @@ export interface Part extends PartInfo {
   body: AsyncIterable<Buffer>;
 }
 
-const malformed = (why: string) => new ApiError('invalid_request', `The multipart body is malformed: ${why}.`);
+const malformed = (why: string) =>
+  new ApiError('invalid_request', `The multipart body is malformed: ${why}.`);
 
 // RFC 2046: 1-70 characters from a restricted set, not ending in a space.
 const boundarySchema = z
   .string()
-  .regex(/^[0-9A-Za-z'()+_,./:=? -]{0,69}[0-9A-Za-z'()+_,./:=?-]$/, 'a boundary is 1-70 letters, digits or \'()+_,-./:=? and may not end with a space');
+  .regex(
+    /^[0-9A-Za-z'()+_,./:=? -]{0,69}[0-9A-Za-z'()+_,./:=?-]$/,
+    "a boundary is 1-70 letters, digits or '()+_,-./:=? and may not end with a space",
+  );
 
 /** The boundary of a `multipart/form-data` Content-Type; undefined when the type is something else. */
-export function multipartBoundary(contentType: string | undefined): { boundary: string } | { error: string } | undefined {
+export function multipartBoundary(
+  contentType: string | undefined,
+): { boundary: string } | { error: string } | undefined {
   if (!contentType) return undefined;
   const [type, ...rest] = splitParams(contentType);
   if (type?.toLowerCase() !== 'multipart/form-data') return undefined;
   const raw = rest.map(parseParam).find((p) => p?.key === 'boundary')?.value;
-  if (raw === undefined) return { error: 'the Content-Type has no boundary parameter (multipart/form-data; boundary=...)' };
+  if (raw === undefined)
+    return {
+      error: 'the Content-Type has no boundary parameter (multipart/form-data; boundary=...)',
+    };
   const parsed = boundarySchema.safeParse(raw);
-  return parsed.success ? { boundary: parsed.data } : { error: `the boundary is invalid: ${parsed.error.issues[0]?.message ?? 'bad characters'}` };
+  return parsed.success
+    ? { boundary: parsed.data }
+    : { error: `the boundary is invalid: ${parsed.error.issues[0]?.message ?? 'bad characters'}` };
 }
 
 /**
@@ -44,7 +55,10 @@ export function multipartBoundary(contentType: string | undefined): { boundary: 
  * itself streamed, so a file goes to disk as it arrives and the body is never held whole.
  * Throws ApiError(invalid_request) on a malformed body and passes on errors of the source.
  */
-export async function* parseMultipart(source: AsyncIterable<Buffer>, boundary: string): AsyncGenerator<Part> {
+export async function* parseMultipart(
+  source: AsyncIterable<Buffer>,
+  boundary: string,
+): AsyncGenerator<Part> {
   // A CRLF put in front lets the first delimiter be found like every later one ("\r\n--b").
   const delim = Buffer.from(`\r\n--${boundary}`);
   const it = source[Symbol.asyncIterator]();
@@ -70,7 +84,8 @@ export async function* parseMultipart(source: AsyncIterable<Buffer>, boundary: s
       break;
     }
     buf = buf.subarray(Math.max(0, buf.length - delim.length + 1));
-    if (!(await fill())) throw malformed(`the boundary "${boundary}" from the Content-Type never occurs in the body`);
+    if (!(await fill()))
+      throw malformed(`the boundary "${boundary}" from the Content-Type never occurs in the body`);
   }
 
   for (;;) {
@@ -79,8 +94,14 @@ export async function* parseMultipart(source: AsyncIterable<Buffer>, boundary: s
     if (buf.length >= 2 && buf[0] === 0x2d && buf[1] === 0x2d) return; // the epilogue is ignored
     let eol: number;
     while ((eol = buf.indexOf(CRLF)) < 0 && buf.length <= 256 && (await fill()));
-    if (eol < 0) throw malformed(buf.length > 256 ? 'a boundary line is followed by garbage' : 'the body ends without the final boundary (--' + boundary + '--)');
-    if (!/^[ \t]*$/.test(buf.subarray(0, eol).toString('latin1'))) throw malformed('a boundary line is followed by garbage');
+    if (eol < 0)
+      throw malformed(
+        buf.length > 256
+          ? 'a boundary line is followed by garbage'
+          : 'the body ends without the final boundary (--' + boundary + '--)',
+      );
+    if (!/^[ \t]*$/.test(buf.subarray(0, eol).toString('latin1')))
+      throw malformed('a boundary line is followed by garbage');
     buf = buf.subarray(eol); // keep the CRLF so an empty header block is "\r\n\r\n" too
 
     let end = buf.indexOf(HEADER_END);
@@ -91,7 +112,8 @@ export async function* parseMultipart(source: AsyncIterable<Buffer>, boundary: s
       let total = buf.length;
       let tail = buf.subarray(-3);
       while (end < 0) {
-        if (total > MAX_PART_HEADER_BYTES) throw malformed(`a part's headers are larger than ${MAX_PART_HEADER_BYTES / 1024} KiB`);
+        if (total > MAX_PART_HEADER_BYTES)
+          throw malformed(`a part's headers are larger than ${MAX_PART_HEADER_BYTES / 1024} KiB`);
         const chunk = await next();
         if (!chunk) throw malformed('the body ends inside the headers of a part');
         const window = Buffer.concat([tail, chunk]);
@@ -103,7 +125,8 @@ export async function* parseMultipart(source: AsyncIterable<Buffer>, boundary: s
       }
       buf = Buffer.concat(pieces, total);
     }
-    if (end > MAX_PART_HEADER_BYTES) throw malformed(`a part's headers are larger than ${MAX_PART_HEADER_BYTES / 1024} KiB`);
+    if (end > MAX_PART_HEADER_BYTES)
+      throw malformed(`a part's headers are larger than ${MAX_PART_HEADER_BYTES / 1024} KiB`);
     const info = parseHeaders(buf.subarray(2, end).toString('utf8'));
     buf = buf.subarray(end + HEADER_END.length);
 
@@ -125,38 +148,58 @@ export async function* parseMultipart(source: AsyncIterable<Buffer>, boundary: s
           buf = buf.subarray(safe);
           yield data;
         }
-        if (!(await fill())) throw malformed('the body ends inside a part, without the final boundary (--' + boundary + '--)');
+        if (!(await fill()))
+          throw malformed(
+            'the body ends inside a part, without the final boundary (--' + boundary + '--)',
+          );
       }
     }
     const reader = body();
     yield { ...info, body: { [Symbol.asyncIterator]: () => reader } };
     // The consumer may skip a part (a text field): drain it to reach the next delimiter.
     if (!finished) for await (const _ of reader) void _;
-    if (!finished) throw new Error('a multipart part was abandoned half-read; the rest of the body cannot be parsed');
+    if (!finished)
+      throw new Error(
+        'a multipart part was abandoned half-read; the rest of the body cannot be parsed',
+      );
   }
 }
 
 function parseHeaders(block: string): PartInfo {
   const headers = new Map<string, string>();
   // Obsolete line folding: a line starting with whitespace continues the previous one.
-  for (const line of block.split('\r\n').join('\n').replace(/\n[ \t]+/g, ' ').split('\n')) {
+  for (const line of block
+    .split('\r\n')
+    .join('\n')
+    .replace(/\n[ \t]+/g, ' ')
+    .split('\n')) {
     if (line === '') continue;
     const colon = line.indexOf(':');
-    if (colon <= 0) throw malformed(`a part has a header line without a name: ${JSON.stringify(line.slice(0, 80))}`);
+    if (colon <= 0)
+      throw malformed(
+        `a part has a header line without a name: ${JSON.stringify(line.slice(0, 80))}`,
+      );
     headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
   }
   const disposition = headers.get('content-disposition');
   if (disposition === undefined) throw malformed('a part has no Content-Disposition header');
   const [kind, ...rest] = splitParams(disposition);
-  if (kind?.toLowerCase() !== 'form-data') throw malformed(`a part's Content-Disposition is ${JSON.stringify(kind)}, not form-data`);
+  if (kind?.toLowerCase() !== 'form-data')
+    throw malformed(`a part's Content-Disposition is ${JSON.stringify(kind)}, not form-data`);
   const params = new Map<string, string>();
   for (const p of rest.map(parseParam)) if (p && !params.has(p.key)) params.set(p.key, p.value);
   const name = params.get('name');
-  if (name === undefined) throw malformed('a part has no field name (Content-Disposition: form-data; name="...")');
+  if (name === undefined)
+    throw malformed('a part has no field name (Content-Disposition: form-data; name="...")');
   const star = params.get('filename*');
-  const filename = (star !== undefined ? decodeExtValue(star) : undefined) ?? params.get('filename');
+  const filename =
+    (star !== undefined ? decodeExtValue(star) : undefined) ?? params.get('filename');
   const type = splitParams(headers.get('content-type') ?? '')[0]?.toLowerCase();
-  return { name, filename, contentType: type && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type) ? type : undefined };
+  return {
+    name,
+    filename,
+    contentType: type && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type) ? type : undefined,
+  };
 }
 
 /** Splits `a; b=1; c="x;y"` at the semicolons outside quotes. */

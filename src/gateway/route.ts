@@ -4,10 +4,16 @@ import type { Reply, RequestInfo, Responder } from './http.js';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** The `:name` segments of a path pattern: `/api/sessions/:id/messages` → `'id'`. */
-type ParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}` ? Name | ParamNames<`/${Rest}`> : P extends `${string}:${infer Name}` ? Name : never;
+type ParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | ParamNames<`/${Rest}`>
+  : P extends `${string}:${infer Name}`
+    ? Name
+    : never;
 
 /** A route's path parameters, typed from its pattern (each one present, as the router matched it). */
-export type ParamsOf<P extends string> = string extends P ? Record<string, string | undefined> : { [K in ParamNames<P>]: string };
+export type ParamsOf<P extends string> = string extends P
+  ? Record<string, string | undefined>
+  : { [K in ParamNames<P>]: string };
 
 export interface RouteContext<B, Q = unknown, P extends string = string> {
   req: RequestInfo;
@@ -40,6 +46,8 @@ export interface Route<B = unknown, Q = unknown, P extends string = string> {
 }
 
 /** Lets a route module keep its types (body, query, the params its path names) while the table holds `Route`. */
-export function route<B = undefined, Q = undefined, const P extends string = string>(r: Route<B, Q, P>): Route {
+export function route<B = undefined, Q = undefined, const P extends string = string>(
+  r: Route<B, Q, P>,
+): Route {
   return r as unknown as Route;
 }

@@ -34,7 +34,8 @@ export class Router {
     for (const c of this.compiled) {
       const params = matchSegments(c.segments, parts);
       if (!params) continue;
-      if (c.route.method === method || (method === 'HEAD' && c.route.method === 'GET')) return { kind: 'route', route: c.route, params };
+      if (c.route.method === method || (method === 'HEAD' && c.route.method === 'GET'))
+        return { kind: 'route', route: c.route, params };
       allow.add(c.route.method);
     }
     return allow.size > 0 ? { kind: 'wrong_method', allow: [...allow] } : { kind: 'none' };
@@ -43,7 +44,11 @@ export class Router {
   /** The methods some route takes at this path (for OPTIONS). */
   methodsAt(path: string): Method[] {
     const parts = splitPath(path);
-    return [...new Set(this.compiled.filter((c) => matchSegments(c.segments, parts)).map((c) => c.route.method))];
+    return [
+      ...new Set(
+        this.compiled.filter((c) => matchSegments(c.segments, parts)).map((c) => c.route.method),
+      ),
+    ];
   }
 }
 

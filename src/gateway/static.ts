@@ -37,14 +37,18 @@ interface StaticFile {
 }
 
 /** brotli or gzip when the client takes it (q=0 refuses), else none. */
-export function pickEncoding(accept: string | undefined, file: StaticFile): 'br' | 'gzip' | undefined {
+export function pickEncoding(
+  accept: string | undefined,
+  file: StaticFile,
+): 'br' | 'gzip' | undefined {
   if (!accept || (!file.br && !file.gz)) return undefined;
-  const takes = (name: string) => accept.split(',').some((part) => {
-    const [token, ...params] = part.trim().toLowerCase().split(';');
-    if (token !== name) return false;
-    const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((x) => x !== undefined);
-    return q === undefined || Number(q) > 0;
-  });
+  const takes = (name: string) =>
+    accept.split(',').some((part) => {
+      const [token, ...params] = part.trim().toLowerCase().split(';');
+      if (token !== name) return false;
+      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((x) => x !== undefined);
+      return q === undefined || Number(q) > 0;
+    });
   if (file.br && takes('br')) return 'br';
   if (file.gz && takes('gzip')) return 'gzip';
   return undefined;
@@ -67,18 +71,33 @@ export class StaticFiles {
       const rel = '/' + relative(root, file).split('\\').join('/');
       const br = all.has(`${file}.br`) ? readFileSync(`${file}.br`) : undefined;
       const gz = all.has(`${file}.gz`) ? readFileSync(`${file}.gz`) : undefined;
-      this.files.set(rel, { body: readFileSync(file), type: types[extname(file)] ?? 'application/octet-stream', ...(br ? { br } : {}), ...(gz ? { gz } : {}) });
+      this.files.set(rel, {
+        body: readFileSync(file),
+        type: types[extname(file)] ?? 'application/octet-stream',
+        ...(br ? { br } : {}),
+        ...(gz ? { gz } : {}),
+      });
     }
   }
 
   serve(req: RequestInfo, key: KeyCheck): Reply {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return { status: 405, headers: { Allow: 'GET' }, body: { error: { code: 'method_not_allowed', message: 'The Web UI pages only take GET.' } } };
+      return {
+        status: 405,
+        headers: { Allow: 'GET' },
+        body: { error: { code: 'method_not_allowed', message: 'The Web UI pages only take GET.' } },
+      };
     }
     const offered = req.query.get('access_key');
     if (offered !== null) return exchangeKey(req, offered, key);
-    const file = this.files.get(req.path) ?? (extname(req.path) === '' ? this.files.get('/index.html') : undefined);
-    if (!file) return { status: 404, body: { error: { code: 'not_found', message: `No file ${req.path}.` } } };
+    const file =
+      this.files.get(req.path) ??
+      (extname(req.path) === '' ? this.files.get('/index.html') : undefined);
+    if (!file)
+      return {
+        status: 404,
+        body: { error: { code: 'not_found', message: `No file ${req.path}.` } },
+      };
     const immutable = req.path.startsWith('/assets/');
     const encoding = pickEncoding(req.headers['accept-encoding'], file);
     return {
@@ -103,15 +122,21 @@ function exchangeKey(req: RequestInfo, offered: string, key: KeyCheck): Reply {
   // A Location starting with "//" or "/\" names another host (an open redirect): go to the root instead.
   const path = /^\/[/\\]/.test(req.path) ? '/' : req.path;
   const target = `${path}${query ? `?${query}` : ''}`;
-  const headers: Record<string, string> = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
-  if (!key.matches(offered)) return { status: 302, headers: { ...headers, Location: `${target}#access-key-rejected` } };
+  const headers: Record<string, string> = {
+    'Cache-Control': 'no-store',
+    'Referrer-Policy': 'no-referrer',
+  };
+  if (!key.matches(offered))
+    return { status: 302, headers: { ...headers, Location: `${target}#access-key-rejected` } };
   headers['Location'] = target;
-  headers['Set-Cookie'] = `${KEY_COOKIE}=${encodeURIComponent(offered)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${COOKIE_MAX_AGE}`;
+  headers['Set-Cookie'] =
+    `${KEY_COOKIE}=${encodeURIComponent(offered)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${COOKIE_MAX_AGE}`;
   return { status: 302, headers };
 }
 
 function pickRoot(): string | undefined {
-  for (const dir of [join(packageRoot, 'web', 'dist'), join(packageRoot, 'web', 'public')]) if (existsSync(join(dir, 'index.html'))) return dir;
+  for (const dir of [join(packageRoot, 'web', 'dist'), join(packageRoot, 'web', 'public')])
+    if (existsSync(join(dir, 'index.html'))) return dir;
   return undefined;
 }
 

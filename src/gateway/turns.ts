@@ -24,10 +24,20 @@ export interface TurnWatch {
  * Starts a turn through the supervisor, listening to the session's topic first: the worker can
  * publish its first events before the start is acknowledged, and none may be lost.
  */
-export async function startTurn(deps: Deps, hub: WsHub, sessionId: string, message: TurnMessage, origin: TurnOrigin): Promise<TurnWatch> {
+export async function startTurn(
+  deps: Deps,
+  hub: WsHub,
+  sessionId: string,
+  message: TurnMessage,
+  origin: TurnOrigin,
+): Promise<TurnWatch> {
   for (const name of message.attachments) {
     if (!resolveUpload(deps.db, deps.paths, name)) {
-      throw new ApiError('invalid_request', `The attachment "${name}" is not an uploaded file; upload it first with POST /api/upload.`, [{ path: 'attachments', message: 'unknown upload' }]);
+      throw new ApiError(
+        'invalid_request',
+        `The attachment "${name}" is not an uploaded file; upload it first with POST /api/upload.`,
+        [{ path: 'attachments', message: 'unknown upload' }],
+      );
     }
   }
   const early: HubEvent[] = [];
@@ -37,7 +47,10 @@ export async function startTurn(deps: Deps, hub: WsHub, sessionId: string, messa
   let finish: (e: HubEvent) => void = () => {};
   const ended = new Promise<HubEvent>((resolve) => (finish = resolve));
   let begin: () => void = () => {};
-  const started = Promise.race([new Promise<void>((resolve) => (begin = resolve)), ended.then(() => undefined)]);
+  const started = Promise.race([
+    new Promise<void>((resolve) => (begin = resolve)),
+    ended.then(() => undefined),
+  ]);
   const take = (e: HubEvent) => {
     if (!isTurnEvent(e, turnId)) return;
     mine.push(e);
@@ -45,14 +58,22 @@ export async function startTurn(deps: Deps, hub: WsHub, sessionId: string, messa
     if (e.type === 'turn.started') begin();
     if (TERMINAL.has(e.type)) finish(e);
   };
-  const unlisten = hub.listen(`session:${sessionId}`, (e) => (turnId === undefined ? early.push(e) : take(e)));
+  const unlisten = hub.listen(`session:${sessionId}`, (e) =>
+    turnId === undefined ? early.push(e) : take(e),
+  );
   // Whoever stops watching (a client that went away) lets a pending wait end too, so nothing leaks.
   const stop = () => {
     unlisten();
     finish({ topic: `session:${sessionId}`, type: 'watch.stopped', seq: 0, data: {} });
   };
   try {
-    turnId = (await deps.endpoint.request('turn.start', { session_id: sessionId, message, origin }, { timeoutMs: 20_000 })).turn_id;
+    turnId = (
+      await deps.endpoint.request(
+        'turn.start',
+        { session_id: sessionId, message, origin },
+        { timeoutMs: 20_000 },
+      )
+    ).turn_id;
   } catch (err) {
     stop();
     throw err;
@@ -72,6 +93,9 @@ export async function startTurn(deps: Deps, hub: WsHub, sessionId: string, messa
 }
 
 function isTurnEvent(e: HubEvent, turnId: string | undefined): boolean {
-  return typeof e.data === 'object' && e.data !== null && (e.data as { turn_id?: unknown }).turn_id === turnId;
+  return (
+    typeof e.data === 'object' &&
+    e.data !== null &&
+    (e.data as { turn_id?: unknown }).turn_id === turnId
+  );
 }
-

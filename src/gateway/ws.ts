@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { DeltaBatcher } from '../shared/delta-batcher.js';
 import { log } from '../shared/log.js';
-import { isDelta, WS_EVENT_MAX_BYTES, wsEventProblem, type Publish } from '../shared/protocol/events.js';
+import {
+  isDelta,
+  WS_EVENT_MAX_BYTES,
+  wsEventProblem,
+  type Publish,
+} from '../shared/protocol/events.js';
 import { capped } from '../shared/ws-publish.js';
 import { apiErrorOf } from './error-map.js';
 import { approvalDecision, turnMessageSchema, type WsState } from '../shared/protocol/ipc.js';
@@ -18,12 +23,24 @@ interface Conn {
 
 export const topicSchema = z
   .string()
-  .regex(/^(server|sessions|tasks|workflows|skills|trash|mcp|channels|session:[A-Za-z0-9_-]{1,64})$/, 'a topic is server, sessions, tasks, workflows, skills, trash, mcp, channels or session:<id>');
+  .regex(
+    /^(server|sessions|tasks|workflows|skills|trash|mcp|channels|session:[A-Za-z0-9_-]{1,64})$/,
+    'a topic is server, sessions, tasks, workflows, skills, trash, mcp, channels or session:<id>',
+  );
 
 /** Client frames that ask the server to do something; answered by the command handler. */
 export const commandFrame = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('turn'), session_id: z.string().min(1).max(64), message: turnMessageSchema, request_id: z.string().max(64).optional() }),
-  z.object({ type: z.literal('interrupt'), session_id: z.string().min(1).max(64), request_id: z.string().max(64).optional() }),
+  z.object({
+    type: z.literal('turn'),
+    session_id: z.string().min(1).max(64),
+    message: turnMessageSchema,
+    request_id: z.string().max(64).optional(),
+  }),
+  z.object({
+    type: z.literal('interrupt'),
+    session_id: z.string().min(1).max(64),
+    request_id: z.string().max(64).optional(),
+  }),
   z.object({
     type: z.literal('approve'),
     session_id: z.string().min(1).max(64),
@@ -35,7 +52,11 @@ export const commandFrame = z.discriminatedUnion('type', [
 export type CommandFrame = z.infer<typeof commandFrame>;
 
 const clientFrame = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('subscribe'), topics: z.array(topicSchema).min(1).max(100), since: z.record(z.string(), z.number().int().min(0)).optional() }),
+  z.object({
+    type: z.literal('subscribe'),
+    topics: z.array(topicSchema).min(1).max(100),
+    since: z.record(z.string(), z.number().int().min(0)).optional(),
+  }),
   z.object({ type: z.literal('unsubscribe'), topics: z.array(topicSchema).min(1).max(100) }),
   z.object({ type: z.literal('ping') }),
   ...commandFrame.options,
@@ -70,7 +91,6 @@ export interface HubEvent {
   data: unknown;
 }
 
-
 /**
  * /ws: authenticates the upgrade like any request, then carries `{topic, type, seq, data}` events.
  * Each topic numbers its events and keeps the last ones, so a client that reconnects with
@@ -95,13 +115,22 @@ export class WsHub {
   private readonly sockets = new Set<EngineSocket<Conn>>();
   private readonly subscribers = new Map<string, Set<EngineSocket<Conn>>>();
   private readonly listeners = new Map<string, Set<(e: HubEvent) => void>>();
-  private readonly batcher = new DeltaBatcher(BATCH_MS, (topic, type, data) => this.emit(topic, type, data));
+  private readonly batcher = new DeltaBatcher(BATCH_MS, (topic, type, data) =>
+    this.emit(topic, type, data),
+  );
   /** Runs client commands (turn, interrupt); answers the frame to send back. */
-  onCommand: ((frame: CommandFrame, local: boolean) => Promise<Record<string, unknown>>) | undefined;
+  onCommand:
+    | ((frame: CommandFrame, local: boolean) => Promise<Record<string, unknown>>)
+    | undefined;
 
   constructor(
     engine: HttpEngine,
-    opts: { frameLimit: number; authorize: (req: RequestInfo) => AuthDecision; resume?: WsState; cap?: ConnectionCap },
+    opts: {
+      frameLimit: number;
+      authorize: (req: RequestInfo) => AuthDecision;
+      resume?: WsState;
+      cap?: ConnectionCap;
+    },
   ) {
     this.epoch = opts.resume?.epoch ?? randomUUID();
     for (const t of opts.resume?.topics ?? []) {
@@ -117,11 +146,20 @@ export class WsHub {
         const decision = opts.authorize(req);
         const full = decision.ok ? opts.cap?.upgrade(this.sockets.size) : undefined;
         if (full) return { ok: false, error: full };
-        return decision.ok ? { ok: true, data: { local: decision.local, topics: new Set() } } : decision;
+        return decision.ok
+          ? { ok: true, data: { local: decision.local, topics: new Set() } }
+          : decision;
       },
       open: (ws) => {
         this.sockets.add(ws);
-        ws.send(JSON.stringify({ topic: 'server', type: 'hello', seq: 0, data: { version, epoch: this.epoch, local: ws.data.local } }));
+        ws.send(
+          JSON.stringify({
+            topic: 'server',
+            type: 'hello',
+            seq: 0,
+            data: { version, epoch: this.epoch, local: ws.data.local },
+          }),
+        );
       },
       message: (ws, message, isBinary) => this.onFrame(ws, message, isBinary),
       close: (ws) => {
@@ -141,7 +179,12 @@ export class WsHub {
    */
   publishChecked(topic: string, type: string, data: unknown): void {
     const problem = wsEventProblem(topic, type, data);
-    if (problem) return void log.warn('dropped a /ws event that does not fit the catalogue', { topic, type, problem });
+    if (problem)
+      return void log.warn('dropped a /ws event that does not fit the catalogue', {
+        topic,
+        type,
+        problem,
+      });
     this.batcher.publish(topic, type, data);
   }
 
@@ -187,7 +230,8 @@ export class WsHub {
     for (const [topic, seq] of this.seqs) {
       const ring = this.rings.get(topic) ?? [];
       let from = ring.length;
-      while (from > 0 && budget >= ring[from - 1]!.frame.length) budget -= ring[--from]!.frame.length;
+      while (from > 0 && budget >= ring[from - 1]!.frame.length)
+        budget -= ring[--from]!.frame.length;
       topics.push({ topic, seq, frames: ring.slice(from) });
     }
     return { epoch: this.epoch, topics };
@@ -205,7 +249,11 @@ export class WsHub {
     let event: HubEvent = { topic, type, seq, data };
     let frame = JSON.stringify(event);
     // The cap, for every event whoever published it: a frame over 4 KB (a delta aside) goes out cut.
-    if (frame.length * 3 > WS_EVENT_MAX_BYTES && !isDelta(type) && Buffer.byteLength(frame) > WS_EVENT_MAX_BYTES) {
+    if (
+      frame.length * 3 > WS_EVENT_MAX_BYTES &&
+      !isDelta(type) &&
+      Buffer.byteLength(frame) > WS_EVENT_MAX_BYTES
+    ) {
       event = { topic, type, seq, data: capped(topic, type, data) };
       frame = JSON.stringify(event);
     }
@@ -238,7 +286,8 @@ export class WsHub {
     ring.push(stored);
     let bytes = (this.ringBytes.get(topic) ?? 0) + stored.frame.length;
     let drop = 0;
-    while (ring.length - drop > 1 && (ring.length - drop > RING || bytes > RING_BYTES)) bytes -= ring[drop++]!.frame.length;
+    while (ring.length - drop > 1 && (ring.length - drop > RING || bytes > RING_BYTES))
+      bytes -= ring[drop++]!.frame.length;
     if (drop > 0) ring.splice(0, drop);
     this.ringBytes.set(topic, bytes);
   }
@@ -261,7 +310,12 @@ export class WsHub {
   evictIdle(now = Date.now()): number {
     let n = 0;
     for (const [topic, at] of this.lastEventAt) {
-      if (now - at < IDLE_TOPIC_MS || (this.subscribers.get(topic)?.size ?? 0) > 0 || this.listeners.has(topic)) continue;
+      if (
+        now - at < IDLE_TOPIC_MS ||
+        (this.subscribers.get(topic)?.size ?? 0) > 0 ||
+        this.listeners.has(topic)
+      )
+        continue;
       this.forget(topic);
       n++;
     }
@@ -281,7 +335,9 @@ export class WsHub {
   private drop(ws: EngineSocket<Conn>, topic: string, reason: string): void {
     this.unsubscribe(ws, topic);
     ws.data.topics.delete(topic);
-    ws.cork(() => ws.send(JSON.stringify({ type: 'resync', topic, seq: this.seqs.get(topic) ?? 0, reason })));
+    ws.cork(() =>
+      ws.send(JSON.stringify({ type: 'resync', topic, seq: this.seqs.get(topic) ?? 0, reason })),
+    );
   }
 
   private onFrame(ws: EngineSocket<Conn>, message: Buffer, isBinary: boolean): void {
@@ -291,12 +347,21 @@ export class WsHub {
       parsed = clientFrame.parse(JSON.parse(message.toString('utf8')));
     } catch (err) {
       const problem = err instanceof z.ZodError ? describeIssue(err) : (err as Error).message;
-      ws.send(JSON.stringify({ type: 'error', error: { code: 'invalid_request', message: `Ignored a frame: ${problem}. Frames are JSON such as {"type":"subscribe","topics":["server"]}.` } }));
+      ws.send(
+        JSON.stringify({
+          type: 'error',
+          error: {
+            code: 'invalid_request',
+            message: `Ignored a frame: ${problem}. Frames are JSON such as {"type":"subscribe","topics":["server"]}.`,
+          },
+        }),
+      );
       return;
     }
     const conn = ws.data;
     if (parsed.type === 'ping') return void ws.send(JSON.stringify({ type: 'pong' }));
-    if (parsed.type === 'turn' || parsed.type === 'interrupt' || parsed.type === 'approve') return this.command(ws, parsed, conn.local);
+    if (parsed.type === 'turn' || parsed.type === 'interrupt' || parsed.type === 'approve')
+      return this.command(ws, parsed, conn.local);
     if (parsed.type === 'unsubscribe') {
       for (const t of parsed.topics) {
         this.unsubscribe(ws, t);
@@ -316,15 +381,29 @@ export class WsHub {
         conn.topics.add(t);
         seq[t] = this.seqs.get(t) ?? 0;
       }
-      ws.send(JSON.stringify({ type: 'subscribed', topics: parsed.topics, seq, epoch: this.epoch }));
+      ws.send(
+        JSON.stringify({ type: 'subscribed', topics: parsed.topics, seq, epoch: this.epoch }),
+      );
     });
   }
 
   private command(ws: EngineSocket<Conn>, frame: CommandFrame, local: boolean): void {
     const send = (reply: Record<string, unknown>) => {
-      if (this.sockets.has(ws)) ws.cork(() => ws.send(JSON.stringify({ ...reply, ...(frame.request_id ? { request_id: frame.request_id } : {}) })));
+      if (this.sockets.has(ws))
+        ws.cork(() =>
+          ws.send(
+            JSON.stringify({
+              ...reply,
+              ...(frame.request_id ? { request_id: frame.request_id } : {}),
+            }),
+          ),
+        );
     };
-    if (!this.onCommand) return send({ type: 'error', error: { code: 'unavailable', message: 'The server is not ready for commands yet.' } });
+    if (!this.onCommand)
+      return send({
+        type: 'error',
+        error: { code: 'unavailable', message: 'The server is not ready for commands yet.' },
+      });
     this.onCommand(frame, local).then(send, (err: unknown) => {
       const e = apiErrorOf(err);
       send({ type: 'error', error: { code: e.code, message: e.message } });
@@ -336,7 +415,17 @@ export class WsHub {
     const current = this.seqs.get(topic) ?? 0;
     const oldest = ring[0]?.seq ?? current + 1;
     if (since > current || since < oldest - 1) {
-      ws.send(JSON.stringify({ type: 'resync', topic, seq: current, reason: since > current ? 'the server restarted or no longer keeps this topic; reload it' : 'missed events are no longer kept; reload this topic' }));
+      ws.send(
+        JSON.stringify({
+          type: 'resync',
+          topic,
+          seq: current,
+          reason:
+            since > current
+              ? 'the server restarted or no longer keeps this topic; reload it'
+              : 'missed events are no longer kept; reload this topic',
+        }),
+      );
       return;
     }
     for (const e of ring) if (e.seq > since) ws.send(e.frame);

@@ -1,10 +1,28 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
 import { z } from 'zod';
 import { packageRoot } from '../shared/version.js';
-import { archiveName, archiveStem, CHECKSUMS_FILE, checksumLine, sha256File, SIGNATURE_FILE, thisTarget } from '../shared/upgrade/release-files.js';
+import {
+  archiveName,
+  archiveStem,
+  CHECKSUMS_FILE,
+  checksumLine,
+  sha256File,
+  SIGNATURE_FILE,
+  thisTarget,
+} from '../shared/upgrade/release-files.js';
 import { signChecksums } from '../shared/upgrade/signature.js';
 import { parseVersion } from '../shared/upgrade/semver.js';
 
@@ -19,7 +37,16 @@ import { parseVersion } from '../shared/upgrade/semver.js';
  */
 
 const lockSchema = z.object({
-  packages: z.record(z.string(), z.object({ dev: z.boolean().optional(), devOptional: z.boolean().optional(), link: z.boolean().optional() }).loose()),
+  packages: z.record(
+    z.string(),
+    z
+      .object({
+        dev: z.boolean().optional(),
+        devOptional: z.boolean().optional(),
+        link: z.boolean().optional(),
+      })
+      .loose(),
+  ),
 });
 
 function flag(name: string): string | undefined {
@@ -34,7 +61,14 @@ function flag(name: string): string | undefined {
 function productionPackages(root: string): string[] {
   const lock = lockSchema.parse(JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')));
   return Object.entries(lock.packages)
-    .filter(([path, p]) => path !== '' && !p.dev && !p.devOptional && !p.link && existsSync(join(root, path, 'package.json')))
+    .filter(
+      ([path, p]) =>
+        path !== '' &&
+        !p.dev &&
+        !p.devOptional &&
+        !p.link &&
+        existsSync(join(root, path, 'package.json')),
+    )
     .map(([path]) => path);
 }
 
@@ -44,11 +78,17 @@ function productionPackages(root: string): string[] {
  */
 function foreignBinary(rel: string): boolean {
   const m = /_(darwin|linux|win32)_([a-z0-9]+)_(\d+)\.node$/.exec(rel);
-  if (m) return !(m[1] === process.platform && m[2] === process.arch && m[3] === process.versions.modules);
+  if (m)
+    return !(
+      m[1] === process.platform &&
+      m[2] === process.arch &&
+      m[3] === process.versions.modules
+    );
   const parts = rel.split(sep);
   const at = parts.indexOf('prebuilds');
   const entry = at >= 0 ? parts[at + 1] : undefined;
-  const p = entry === undefined ? null : /^([a-z0-9]+?)(?:musl)?-([a-z0-9+]+?)(?:\.node)?$/.exec(entry);
+  const p =
+    entry === undefined ? null : /^([a-z0-9]+?)(?:musl)?-([a-z0-9+]+?)(?:\.node)?$/.exec(entry);
   return p !== null && !(p[1] === process.platform && p[2]!.split('+').includes(process.arch));
 }
 
@@ -61,19 +101,30 @@ function keepInPackage(pkgDir: string, file: string): boolean {
   if (foreignBinary(rel)) return false;
   if (existsSync(join(pkgDir, 'binding.gyp'))) {
     if (first === 'deps' || first === 'src') return false;
-    if (first === 'build') return rel === 'build' || rel === join('build', 'Release') || (rel.startsWith(join('build', 'Release') + sep) && rel.endsWith('.node') && !rel.includes('test_extension'));
+    if (first === 'build')
+      return (
+        rel === 'build' ||
+        rel === join('build', 'Release') ||
+        (rel.startsWith(join('build', 'Release') + sep) &&
+          rel.endsWith('.node') &&
+          !rel.includes('test_extension'))
+      );
   }
   return true;
 }
 
 function stage(root: string, into: string, version: string): void {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
   pkg.version = version;
   delete pkg.scripts; // npm install in an unpacked release must not try to build it again
   delete pkg.devDependencies;
   mkdirSync(into, { recursive: true });
   writeFileSync(join(into, 'package.json'), JSON.stringify(pkg, null, 2) + '\n');
-  for (const f of ['README.md', 'LICENSE', 'release-key.pem']) if (existsSync(join(root, f))) cpSync(join(root, f), join(into, f));
+  for (const f of ['README.md', 'LICENSE', 'release-key.pem'])
+    if (existsSync(join(root, f))) cpSync(join(root, f), join(into, f));
   cpSync(join(root, 'bin'), join(into, 'bin'), { recursive: true });
   cpSync(join(root, 'builtin'), join(into, 'builtin'), { recursive: true });
   cpSync(join(root, 'web', 'dist'), join(into, 'web', 'dist'), { recursive: true });
@@ -84,16 +135,28 @@ function stage(root: string, into: string, version: string): void {
   });
   for (const path of productionPackages(root)) {
     const from = join(root, path);
-    cpSync(from, join(into, path), { recursive: true, verbatimSymlinks: true, filter: (f) => keepInPackage(from, f) });
+    cpSync(from, join(into, path), {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: (f) => keepInPackage(from, f),
+    });
   }
 }
 
-export async function buildRelease(opts: { root: string; out: string; version?: string }): Promise<{ archive: string; sha256: string; checksums: string }> {
-  const pkgVersion = z.object({ version: z.string() }).parse(JSON.parse(readFileSync(join(opts.root, 'package.json'), 'utf8'))).version;
+export async function buildRelease(opts: {
+  root: string;
+  out: string;
+  version?: string;
+}): Promise<{ archive: string; sha256: string; checksums: string }> {
+  const pkgVersion = z
+    .object({ version: z.string() })
+    .parse(JSON.parse(readFileSync(join(opts.root, 'package.json'), 'utf8'))).version;
   const version = opts.version ?? pkgVersion;
-  if (!parseVersion(version)) throw new Error(`"${version}" is not a version (major.minor.patch, an optional suffix)`);
+  if (!parseVersion(version))
+    throw new Error(`"${version}" is not a version (major.minor.patch, an optional suffix)`);
   for (const needed of [join('dist', 'src', 'cli', 'main.js'), join('web', 'dist', 'index.html')]) {
-    if (!existsSync(join(opts.root, needed))) throw new Error(`${needed} is missing: run "npm run build" first (npm run release does)`);
+    if (!existsSync(join(opts.root, needed)))
+      throw new Error(`${needed} is missing: run "npm run build" first (npm run release does)`);
   }
   const stem = archiveStem(version, thisTarget());
   const work = mkdtempSync(join(tmpdir(), 'svc-release-'));
@@ -109,7 +172,9 @@ export async function buildRelease(opts: { root: string; out: string; version?: 
     // checksums.txt covers every archive in the folder, so archives built on other machines can join one release
     const lines: string[] = [];
     let sha256 = '';
-    for (const f of readdirSync(opts.out).filter((n) => n.endsWith('.tar.gz')).sort()) {
+    for (const f of readdirSync(opts.out)
+      .filter((n) => n.endsWith('.tar.gz'))
+      .sort()) {
       const digest = await sha256File(join(opts.out, f));
       if (f === basename(archive)) sha256 = digest;
       lines.push(checksumLine(digest, f));
@@ -118,7 +183,11 @@ export async function buildRelease(opts: { root: string; out: string; version?: 
     writeFileSync(checksums, lines.join(''));
     // SVC_RELEASE_SIGNING_KEY: a PEM Ed25519 private key; its signature goes beside checksums.txt
     const signing = process.env.SVC_RELEASE_SIGNING_KEY;
-    if (signing) writeFileSync(join(opts.out, SIGNATURE_FILE), signChecksums(lines.join(''), readFileSync(signing, 'utf8')));
+    if (signing)
+      writeFileSync(
+        join(opts.out, SIGNATURE_FILE),
+        signChecksums(lines.join(''), readFileSync(signing, 'utf8')),
+      );
     return { archive, sha256, checksums };
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -131,7 +200,9 @@ if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.
     const started = Date.now();
     const r = await buildRelease({ root: packageRoot, out, version: flag('version') });
     const mib = (statSync(r.archive).size / 1024 / 1024).toFixed(1);
-    console.log(`${r.archive} (${mib} MiB, ${((Date.now() - started) / 1000).toFixed(1)} s)\n${r.sha256}  ${basename(r.archive)}\n${r.checksums}`);
+    console.log(
+      `${r.archive} (${mib} MiB, ${((Date.now() - started) / 1000).toFixed(1)} s)\n${r.sha256}  ${basename(r.archive)}\n${r.checksums}`,
+    );
   } catch (err) {
     process.stderr.write(`release: ${(err as Error).message}\n`);
     process.exit(1);

@@ -1,4 +1,14 @@
-import { closeSync, existsSync, fchmodSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fchmodSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { scrub } from './log.js';
 
@@ -9,7 +19,16 @@ import { scrub } from './log.js';
  * not stop a tool call.
  */
 
-export type AuditDecision = 'allow' | 'deny' | 'ask' | 'allow_once' | 'allow_session' | 'denied_by_user' | 'withdrawn' | 'strict_denied' | 'denied_by_timeout';
+export type AuditDecision =
+  | 'allow'
+  | 'deny'
+  | 'ask'
+  | 'allow_once'
+  | 'allow_session'
+  | 'denied_by_user'
+  | 'withdrawn'
+  | 'strict_denied'
+  | 'denied_by_timeout';
 
 export interface AuditEntry {
   session_id: string;
@@ -36,7 +55,10 @@ const MAX_DEPTH = 6;
 
 /** Common credential shapes, for secrets nobody registered with `redact()`. */
 const PATTERNS: [RegExp, string][] = [
-  [/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g, '[redacted private key]'],
+  [
+    /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g,
+    '[redacted private key]',
+  ],
   [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [redacted]'],
   [/\bsk-[A-Za-z0-9_-]{16,}/g, '[redacted]'],
   [/\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}/g, '[redacted]'],
@@ -59,9 +81,12 @@ export function scrubSecrets(text: string): string {
 function clean(value: unknown, maxString: number, depth: number): unknown {
   if (typeof value === 'string') {
     const s = scrubSecrets(value);
-    return s.length > maxString ? `${s.slice(0, maxString)}…[truncated, ${s.length} chars in all]` : s;
+    return s.length > maxString
+      ? `${s.slice(0, maxString)}…[truncated, ${s.length} chars in all]`
+      : s;
   }
-  if (value === null || typeof value !== 'object') return typeof value === 'bigint' ? value.toString() : value;
+  if (value === null || typeof value !== 'object')
+    return typeof value === 'bigint' ? value.toString() : value;
   if (depth >= MAX_DEPTH) return '[nested too deeply]';
   if (Array.isArray(value)) return value.map((v) => clean(v, maxString, depth + 1));
   const out: Record<string, unknown> = {};
@@ -72,7 +97,8 @@ function clean(value: unknown, maxString: number, depth: number): unknown {
 /** audit.log → .1 → .2 … ; the oldest beyond `keep` is removed. */
 function rotate(file: string, keep: number): void {
   rmSync(`${file}.${keep}`, { force: true });
-  for (let k = keep - 1; k >= 1; k--) if (existsSync(`${file}.${k}`)) renameSync(`${file}.${k}`, `${file}.${k + 1}`);
+  for (let k = keep - 1; k >= 1; k--)
+    if (existsSync(`${file}.${k}`)) renameSync(`${file}.${k}`, `${file}.${k + 1}`);
   renameSync(file, `${file}.1`);
 }
 
@@ -91,7 +117,10 @@ function openAppend(file: string): number {
 export function appendAudit(file: string, entry: AuditEntry, opts: AuditOptions = {}): boolean {
   try {
     const maxString = opts.maxString ?? MAX_STRING;
-    const record: Record<string, unknown> = { ts: new Date().toISOString(), session_id: entry.session_id };
+    const record: Record<string, unknown> = {
+      ts: new Date().toISOString(),
+      session_id: entry.session_id,
+    };
     if (entry.turn_id !== undefined) record.turn_id = entry.turn_id;
     record.tool = entry.tool;
     record.decision = entry.decision;

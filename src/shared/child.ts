@@ -14,7 +14,10 @@ export function startChild(role: ChildRole, inflightTurns: () => number = () => 
     log.info('the supervisor is gone; exiting');
     process.exit(0);
   });
-  endpoint.handle('child.stats', () => ({ rss_bytes: process.memoryUsage.rss(), inflight_turns: inflightTurns() }));
+  endpoint.handle('child.stats', () => ({
+    rss_bytes: process.memoryUsage.rss(),
+    inflight_turns: inflightTurns(),
+  }));
   endpoint.handle('child.ping', () => ({}));
   endpoint.handle('worker.echo', (p) => ({ text: p.text, role, pid: process.pid }));
   endpoint.emit('child.ready', { role, pid: process.pid });

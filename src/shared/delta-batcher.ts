@@ -65,5 +65,7 @@ export class DeltaBatcher {
 function deltaOf(data: unknown): { turn_id: string; delta: string } | undefined {
   if (typeof data !== 'object' || data === null) return undefined;
   const d = data as Record<string, unknown>;
-  return typeof d.turn_id === 'string' && typeof d.delta === 'string' ? { turn_id: d.turn_id, delta: d.delta } : undefined;
+  return typeof d.turn_id === 'string' && typeof d.delta === 'string'
+    ? { turn_id: d.turn_id, delta: d.delta }
+    : undefined;
 }

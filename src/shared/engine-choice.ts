@@ -20,7 +20,9 @@ export function loadUws(): { mod: typeof UWS } | { error: string } {
     loaded = { mod: require(join(dir, 'binaries', file)) as typeof UWS };
   } catch (err) {
     const first = ((err as Error).message ?? String(err)).split('\n')[0];
-    loaded = { error: `the uWebSockets.js package has no native binary for Node ${process.versions.node} (${file}): ${first}` };
+    loaded = {
+      error: `the uWebSockets.js package has no native binary for Node ${process.versions.node} (${file}): ${first}`,
+    };
   }
   return loaded;
 }
@@ -32,10 +34,16 @@ export function loadUws(): { mod: typeof UWS } | { error: string } {
  */
 export function chooseEngine(forced = process.env.SVC_HTTP_ENGINE): 'uws' | 'node' {
   const want = forced?.trim() ?? '';
-  if (want !== '' && want !== 'uws' && want !== 'node') throw new Error(`SVC_HTTP_ENGINE=${want} is not an engine; use "uws" or "node" (or leave it unset to pick by runtime)`);
+  if (want !== '' && want !== 'uws' && want !== 'node')
+    throw new Error(
+      `SVC_HTTP_ENGINE=${want} is not an engine; use "uws" or "node" (or leave it unset to pick by runtime)`,
+    );
   if (want === 'node') return 'node';
   const uws = loadUws();
   if ('mod' in uws) return 'uws';
-  if (want === 'uws') throw new Error(`SVC_HTTP_ENGINE=uws cannot run here: ${uws.error}; unset it to use the node:http engine`);
+  if (want === 'uws')
+    throw new Error(
+      `SVC_HTTP_ENGINE=uws cannot run here: ${uws.error}; unset it to use the node:http engine`,
+    );
   return 'node';
 }

@@ -39,7 +39,13 @@ export class ApiError extends Error {
   }
 
   toBody(): { error: { code: ErrorCode; message: string; details?: unknown } } {
-    return { error: { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) } };
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details === undefined ? {} : { details: this.details }),
+      },
+    };
   }
 }
 
@@ -50,21 +56,39 @@ export function messageOf(err: unknown): string {
 
 /** One zod issue as a person reads it: unknown keys by name, everything else zod's own words. */
 export function issueMessage(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
+  if (issue.code === 'unrecognized_keys')
+    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
   return issue.message;
 }
 
 /** Every issue as `{path, message}` (the `details` of a 400), paths under `prefix` when given. */
-export function issueDetails(err: z.ZodError, prefix = ''): Array<{ path: string; message: string }> {
-  return err.issues.map((i) => ({ path: [prefix, ...i.path.map(String)].filter(Boolean).join('.'), message: issueMessage(i) }));
+export function issueDetails(
+  err: z.ZodError,
+  prefix = '',
+): Array<{ path: string; message: string }> {
+  return err.issues.map((i) => ({
+    path: [prefix, ...i.path.map(String)].filter(Boolean).join('.'),
+    message: issueMessage(i),
+  }));
 }
 
 /**
  * The 400 for input a schema refused: the sentence names the first bad field (`Invalid request
  * body: model: Required.`), the details list them all. `hint` is appended to unknown-field lines.
  */
-export function invalidInput(err: z.ZodError, opts: { what?: string; prefix?: string; hint?: string } = {}): ApiError {
-  const details = issueDetails(err, opts.prefix).map((d, n) => (opts.hint && err.issues[n]?.code === 'unrecognized_keys' ? { ...d, message: `${d.message} (${opts.hint})` } : d));
+export function invalidInput(
+  err: z.ZodError,
+  opts: { what?: string; prefix?: string; hint?: string } = {},
+): ApiError {
+  const details = issueDetails(err, opts.prefix).map((d, n) =>
+    opts.hint && err.issues[n]?.code === 'unrecognized_keys'
+      ? { ...d, message: `${d.message} (${opts.hint})` }
+      : d,
+  );
   const first = details[0];
-  return new ApiError('invalid_request', `Invalid ${opts.what ?? 'request body'}: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`, details);
+  return new ApiError(
+    'invalid_request',
+    `Invalid ${opts.what ?? 'request body'}: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`,
+    details,
+  );
 }

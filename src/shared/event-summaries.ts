@@ -11,7 +11,10 @@ import type { Message } from './store/messages.js';
  */
 
 /** A stored message, its long texts cut (GET /api/sessions/{id}/messages/{message_id} has it whole). */
-export function messageSummary(m: Message, maxBytes: number = SUMMARY_BYTES.message): MessageSummary {
+export function messageSummary(
+  m: Message,
+  maxBytes: number = SUMMARY_BYTES.message,
+): MessageSummary {
   return summarize(m, maxBytes);
 }
 
@@ -20,15 +23,36 @@ export function goalSummary(g: Goal): WsEventData<'goal.updated'> {
 }
 
 /** turn.tool_result: the output's start and the tool message's summary. */
-export function toolResultData(call: { id: string; name: string }, output: string, isError: boolean, message: Message): Omit<WsEventData<'turn.tool_result'>, 'turn_id'> {
+export function toolResultData(
+  call: { id: string; name: string },
+  output: string,
+  isError: boolean,
+  message: Message,
+): Omit<WsEventData<'turn.tool_result'>, 'turn_id'> {
   const p = previewText(output, SUMMARY_BYTES.toolOutput);
-  return { call_id: call.id, name: call.name, output: p.text, is_error: isError, ...(p.truncated ? { truncated: true as const } : {}), message: messageSummary(message, SUMMARY_BYTES.toolMessage) };
+  return {
+    call_id: call.id,
+    name: call.name,
+    output: p.text,
+    is_error: isError,
+    ...(p.truncated ? { truncated: true as const } : {}),
+    message: messageSummary(message, SUMMARY_BYTES.toolMessage),
+  };
 }
 
 /** turn.tool_call: the arguments' start (the committed assistant message has them whole). */
-export function toolCallData(call: { id: string; name: string; arguments: string }): Omit<WsEventData<'turn.tool_call'>, 'turn_id'> {
+export function toolCallData(call: {
+  id: string;
+  name: string;
+  arguments: string;
+}): Omit<WsEventData<'turn.tool_call'>, 'turn_id'> {
   const p = previewText(call.arguments, SUMMARY_BYTES.text);
-  return { call_id: call.id, name: call.name, arguments: p.text, ...(p.truncated ? { truncated: true as const } : {}) };
+  return {
+    call_id: call.id,
+    name: call.name,
+    arguments: p.text,
+    ...(p.truncated ? { truncated: true as const } : {}),
+  };
 }
 
 /** A text field cut for an event, with the flag when it was. */
@@ -38,7 +62,9 @@ export function textPreview(text: string): { text: string; truncated?: true } {
 }
 
 /** approval.requested: its input and reason cut when long (GET /api/sessions/{id}/approvals has them whole). */
-export function approvalData<T extends { approval_id: string; input: unknown; reason: string }>(data: T): T & { truncated?: true } {
+export function approvalData<T extends { approval_id: string; input: unknown; reason: string }>(
+  data: T,
+): T & { truncated?: true } {
   return summarize(data, SUMMARY_BYTES.text);
 }
 
@@ -49,5 +75,7 @@ export function viewSummary<T extends object>(view: T): T & { truncated?: true }
 
 /** channels.login: without the QR code's PNG when that would not fit (GET /api/channels/messenger/login has it). */
 export function loginEvent(state: LoginState): WsEventData<'channels.login'> {
-  return jsonBytes(state) <= SUMMARY_BYTES.text ? state : { ...state, qr_png: null, truncated: true };
+  return jsonBytes(state) <= SUMMARY_BYTES.text
+    ? state
+    : { ...state, qr_png: null, truncated: true };
 }

@@ -34,7 +34,12 @@ export function globSource(pattern: string, opts: GlobOptions = {}): string {
       if (atStart && next === '/') {
         out += '(?:[^/]*/)*'; // `**/`: any number of folders, none included
         i += 1;
-      } else if (atStart && next === undefined && opts.folderItself === true && out.endsWith('\\/')) {
+      } else if (
+        atStart &&
+        next === undefined &&
+        opts.folderItself === true &&
+        out.endsWith('\\/')
+      ) {
         out = `${out.slice(0, -2)}(?:/.*)?`; // `x/**`: x and everything below
       } else {
         out += '.*';

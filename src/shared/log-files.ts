@@ -47,7 +47,11 @@ export function listLogFiles(dir: string): Map<string, string[]> {
     found.set(m[1], list);
   }
   const out = new Map<string, string[]>();
-  for (const [proc, list] of [...found].sort(([a], [b]) => a.localeCompare(b))) out.set(proc, list.sort((a, b) => b.n - a.n).map((f) => f.file));
+  for (const [proc, list] of [...found].sort(([a], [b]) => a.localeCompare(b)))
+    out.set(
+      proc,
+      list.sort((a, b) => b.n - a.n).map((f) => f.file),
+    );
   return out;
 }
 
@@ -59,10 +63,15 @@ export interface LogLine {
   message: string;
 }
 
-const lineShape = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (debug|info|warn|error)\s+[^\s:]+: (.*)$/;
+const lineShape =
+  /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (debug|info|warn|error)\s+[^\s:]+: (.*)$/;
 
 /** Reads one file's text as lines; `lastTime` carries the time across calls for continuation lines. */
-export function parseLogText(text: string, proc: string, lastTime: string | null = null): LogLine[] {
+export function parseLogText(
+  text: string,
+  proc: string,
+  lastTime: string | null = null,
+): LogLine[] {
   const out: LogLine[] = [];
   let time = lastTime;
   for (const raw of text.split('\n')) {

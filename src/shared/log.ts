@@ -42,7 +42,8 @@ function format(value: unknown): string {
 function write(level: Level, message: string, fields?: Record<string, unknown>): void {
   if (order[level] < order[threshold]) return;
   let line = `${new Date().toISOString()} ${level.padEnd(5)} ${role}: ${message}`;
-  if (fields) for (const [k, v] of Object.entries(fields)) if (v !== undefined) line += ` ${k}=${format(v)}`;
+  if (fields)
+    for (const [k, v] of Object.entries(fields)) if (v !== undefined) line += ` ${k}=${format(v)}`;
   const text = scrub(line);
   if (toConsole) process.stderr.write(text + '\n');
   for (const sink of sinks) sink(text);

@@ -23,7 +23,9 @@ export interface Paths {
 }
 
 export function resolvePaths(env: NodeJS.ProcessEnv = process.env): Paths {
-  const home = resolve(env.SVC_HOME && env.SVC_HOME.length > 0 ? env.SVC_HOME : join(homedir(), '.svc'));
+  const home = resolve(
+    env.SVC_HOME && env.SVC_HOME.length > 0 ? env.SVC_HOME : join(homedir(), '.svc'),
+  );
   const runDir = join(home, 'run');
   const logsDir = join(home, 'logs');
   return {

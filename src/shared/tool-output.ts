@@ -15,7 +15,11 @@ export function safeName(id: string): string {
 }
 
 /** Removes the oldest output files under `root` (tool-output; by last write) until all of them fit in `capBytes`; `keep` is never removed. */
-export function enforceToolOutputCap(root: string, capBytes: number, keep?: string): { removed: number; freed_bytes: number } {
+export function enforceToolOutputCap(
+  root: string,
+  capBytes: number,
+  keep?: string,
+): { removed: number; freed_bytes: number } {
   if (!existsSync(root)) return { removed: 0, freed_bytes: 0 };
   const files: Array<{ path: string; size: number; mtime: number }> = [];
   const walk = (dir: string) => {

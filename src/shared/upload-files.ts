@@ -33,7 +33,11 @@ export interface WrittenTemp {
 }
 
 /** Writes a stream to a new temp file (0600), hashing it; throws FileTooLarge past `maxBytes`. */
-export async function writeTemp(source: AsyncIterable<Uint8Array>, tmp: string, maxBytes = Infinity): Promise<WrittenTemp> {
+export async function writeTemp(
+  source: AsyncIterable<Uint8Array>,
+  tmp: string,
+  maxBytes = Infinity,
+): Promise<WrittenTemp> {
   const hash = createHash('sha256');
   const out: WrittenTemp = { size: 0, sha256: '', head: Buffer.alloc(0) };
   await pipeline(
@@ -44,7 +48,8 @@ export async function writeTemp(source: AsyncIterable<Uint8Array>, tmp: string, 
         out.size += chunk.length;
         if (out.size > maxBytes) throw new FileTooLarge(maxBytes);
         hash.update(chunk);
-        if (out.head.length < 16) out.head = Buffer.concat([out.head, chunk.subarray(0, 16 - out.head.length)]);
+        if (out.head.length < 16)
+          out.head = Buffer.concat([out.head, chunk.subarray(0, 16 - out.head.length)]);
         yield chunk;
       }
     },
@@ -69,7 +74,10 @@ export async function placeUpload(dir: string, tmp: string, original: string): P
   for (let attempt = 0; ; attempt++) {
     const d = new Date().toISOString();
     const stamp = `${d.slice(0, 4)}${d.slice(5, 7)}${d.slice(8, 10)}-${d.slice(11, 13)}${d.slice(14, 16)}${d.slice(17, 19)}`;
-    const rand = BigInt(`0x${randomBytes(5).toString('hex')}`).toString(36).padStart(6, '0').slice(-6);
+    const rand = BigInt(`0x${randomBytes(5).toString('hex')}`)
+      .toString(36)
+      .padStart(6, '0')
+      .slice(-6);
     const name = `${stamp}-${rand}_${truncateBytes(original, MAX_NAME_BYTES - PREFIX_BYTES)}`;
     try {
       await link(tmp, join(dir, name));
@@ -97,8 +105,16 @@ export async function storeUpload(
     const w = await writeTemp(source, tmp, opts.maxBytes);
     final = await placeUpload(uploadsDir, tmp, original);
     const declared = opts.contentType?.split(';')[0]?.trim().toLowerCase();
-    const valid = declared && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(declared) ? declared : undefined;
-    const row: Upload = { name: final, original_name: original, mime: detectMime(valid, original, w.head), size: w.size, sha256: w.sha256, created_at: isoNow() };
+    const valid =
+      declared && /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(declared) ? declared : undefined;
+    const row: Upload = {
+      name: final,
+      original_name: original,
+      mime: detectMime(valid, original, w.head),
+      size: w.size,
+      sha256: w.sha256,
+      created_at: isoNow(),
+    };
     insertUpload(db, row);
     return row;
   } catch (err) {
@@ -116,7 +132,11 @@ export async function storeUpload(
  */
 export function sanitizeFileName(raw: string | undefined): string {
   if (raw === undefined) return 'upload';
-  if (raw.includes('\0')) throw new ApiError('invalid_request', 'A file name contains a NUL character; rename the file and upload it again.');
+  if (raw.includes('\0'))
+    throw new ApiError(
+      'invalid_request',
+      'A file name contains a NUL character; rename the file and upload it again.',
+    );
   let name = raw.normalize('NFC').split(/[/\\]/).pop() ?? '';
   name = name.replace(/[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '');
   name = name.trim().replace(/^[.\s]+/, '');
@@ -144,17 +164,29 @@ function sniff(head: Buffer): string | undefined {
   if (hex.startsWith('89504e470d0a1a0a')) return 'image/png';
   if (hex.startsWith('ffd8ff')) return 'image/jpeg';
   if (hex.startsWith('474946383761') || hex.startsWith('474946383961')) return 'image/gif';
-  if (hex.startsWith('52494646') && head.subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  if (hex.startsWith('52494646') && head.subarray(8, 12).toString('latin1') === 'WEBP')
+    return 'image/webp';
   if (hex.startsWith('255044462d')) return 'application/pdf';
   return undefined;
 }
 
 /** The declared Content-Type, else the extension's; a binary type must match the file's signature. */
 export function detectMime(declared: string | undefined, name: string, head: Buffer): string {
-  const claimed = declared !== undefined && declared !== 'application/octet-stream' ? declared : mimeOf(name);
+  const claimed =
+    declared !== undefined && declared !== 'application/octet-stream' ? declared : mimeOf(name);
   const sniffed = sniff(head);
-  if (sniffed && (claimed === 'application/octet-stream' || claimed.startsWith('image/') || claimed === 'application/pdf')) return sniffed;
-  if (claimed === 'application/pdf' || ['image/png', 'image/jpeg', 'image/gif', 'image/webp'].includes(claimed)) return 'application/octet-stream';
+  if (
+    sniffed &&
+    (claimed === 'application/octet-stream' ||
+      claimed.startsWith('image/') ||
+      claimed === 'application/pdf')
+  )
+    return sniffed;
+  if (
+    claimed === 'application/pdf' ||
+    ['image/png', 'image/jpeg', 'image/gif', 'image/webp'].includes(claimed)
+  )
+    return 'application/octet-stream';
   return claimed;
 }
 

@@ -8,7 +8,8 @@ export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '
 function readVersion(): string {
   try {
     const pkg: unknown = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8'));
-    if (pkg && typeof pkg === 'object' && 'version' in pkg && typeof pkg.version === 'string') return pkg.version;
+    if (pkg && typeof pkg === 'object' && 'version' in pkg && typeof pkg.version === 'string')
+      return pkg.version;
   } catch {
     // fall through: a broken install still reports something rather than crashing
   }

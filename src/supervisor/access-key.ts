@@ -15,15 +15,25 @@ export function checkKeyShape(key: string, where: string): string {
  * Resolves the access key in the spec's order: `--access-key` → `SVC_ACCESS_KEY` → `access_key`
  * in config.yml → `$SVC_HOME/access_key`, generated (256 bits, 64 hex) and written 0600 on first start.
  */
-export function resolveAccessKey(opts: { flag?: string; env?: string; config?: string; file: string }): { key: string; source: KeySource } {
-  if (opts.flag !== undefined) return { key: checkKeyShape(opts.flag, '--access-key'), source: 'flag' };
-  if (opts.env !== undefined && opts.env !== '') return { key: checkKeyShape(opts.env, 'SVC_ACCESS_KEY'), source: 'env' };
+export function resolveAccessKey(opts: {
+  flag?: string;
+  env?: string;
+  config?: string;
+  file: string;
+}): { key: string; source: KeySource } {
+  if (opts.flag !== undefined)
+    return { key: checkKeyShape(opts.flag, '--access-key'), source: 'flag' };
+  if (opts.env !== undefined && opts.env !== '')
+    return { key: checkKeyShape(opts.env, 'SVC_ACCESS_KEY'), source: 'env' };
   if (opts.config !== undefined) return { key: opts.config, source: 'config' };
   try {
     const mode = statSync(opts.file).mode & 0o777;
     if (mode !== 0o600) {
       chmodSync(opts.file, 0o600);
-      log.warn('the access key file was readable by others; its mode is now 0600', { file: opts.file, was: mode.toString(8) });
+      log.warn('the access key file was readable by others; its mode is now 0600', {
+        file: opts.file,
+        was: mode.toString(8),
+      });
     }
     const key = readFileSync(opts.file, 'utf8').trim();
     return { key: checkKeyShape(key, opts.file), source: 'file' };

@@ -48,10 +48,20 @@ export class AgentPool {
    */
   pick(grow: boolean): Child | undefined {
     const load = (a: Child) => this.host.turnsOn(a) * 1000 + a.endpoint.inflight;
-    const least = this.members.filter((a) => a.alive).reduce<Child | undefined>((best, a) => (best === undefined || load(a) < load(best) ? a : best), undefined);
+    const least = this.members
+      .filter((a) => a.alive)
+      .reduce<Child | undefined>(
+        (best, a) => (best === undefined || load(a) < load(best) ? a : best),
+        undefined,
+      );
     if (!this.host.accepting()) return least;
     if (!least) return this.grow();
-    if (grow && this.host.turnsOn(least) > 0 && this.members.length < this.host.config().agent.max_workers) return this.grow();
+    if (
+      grow &&
+      this.host.turnsOn(least) > 0 &&
+      this.members.length < this.host.config().agent.max_workers
+    )
+      return this.grow();
     return least;
   }
 
@@ -59,7 +69,9 @@ export class AgentPool {
     const agent = this.host.spawn();
     agent.state = 'running';
     this.members.push(agent);
-    void agent.endpoint.request('child.start', { config: this.host.config() }, { to: 'agent', timeoutMs: 15_000 }).catch(() => undefined);
+    void agent.endpoint
+      .request('child.start', { config: this.host.config() }, { to: 'agent', timeoutMs: 15_000 })
+      .catch(() => undefined);
     return agent;
   }
 

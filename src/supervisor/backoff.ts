@@ -18,7 +18,10 @@ export class Backoff {
     this.crashes.push(now);
     const n = this.crashes.length;
     if (n >= this.loopCount) return { delayMs: this.loopPauseMs, crashLoop: true };
-    return { delayMs: this.steps[Math.min(n - 1, this.steps.length - 1)] ?? 1000, crashLoop: false };
+    return {
+      delayMs: this.steps[Math.min(n - 1, this.steps.length - 1)] ?? 1000,
+      crashLoop: false,
+    };
   }
 
   get recent(): number {

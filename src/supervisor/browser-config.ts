@@ -15,7 +15,8 @@ export function handleBrowserConfigEdits(ctx: Ctx): void {
     try {
       ctx.changed(
         editConfig(ctx.file, (doc) => {
-          for (const k of ['cdp_url', 'port', 'launch']) if (doc.hasIn(['browser', k])) doc.deleteIn(['browser', k]);
+          for (const k of ['cdp_url', 'port', 'launch'])
+            if (doc.hasIn(['browser', k])) doc.deleteIn(['browser', k]);
           if (cdp_url !== undefined) doc.setIn(['browser', 'cdp_url'], cdp_url);
           if (port !== undefined) doc.setIn(['browser', 'port'], port);
         }),

@@ -12,7 +12,10 @@ import { editConfig } from './config-writer.js';
 /** The trash kind of a platform's configuration; its place is config.yml. */
 export const CHANNEL_TRASH_KIND = 'channel_config';
 
-const trashPayload = z.object({ platform: platformNameSchema, entry: z.record(z.string(), z.unknown()) });
+const trashPayload = z.object({
+  platform: platformNameSchema,
+  entry: z.record(z.string(), z.unknown()),
+});
 
 interface Ctx {
   endpoint: Endpoint;
@@ -51,11 +54,17 @@ export function handleChannelConfigEdits(ctx: Ctx): TrashKinds {
 
   ctx.endpoint.handle('config.channels.delete', ({ platform }) => {
     const entry = ctx.current().channels[platform];
-    if (!entry) throw new IpcCallError('not_found', `${platformInfo[platform].label} is not configured.`);
+    if (!entry)
+      throw new IpcCallError('not_found', `${platformInfo[platform].label} is not configured.`);
     let config: Config | undefined;
     const item = ctx.db
       .transaction(() => {
-        const it = putInTrash(ctx.db, ctx.paths, { kind: CHANNEL_TRASH_KIND, name: platform, original: `channels.${platform}`, payload: { platform, entry } });
+        const it = putInTrash(ctx.db, ctx.paths, {
+          kind: CHANNEL_TRASH_KIND,
+          name: platform,
+          original: `channels.${platform}`,
+          payload: { platform, entry },
+        });
         config = write((doc) => doc.deleteIn(['channels', platform]));
         return it;
       })
@@ -69,7 +78,10 @@ export function handleChannelConfigEdits(ctx: Ctx): TrashKinds {
       restore({ payload }) {
         const p = trashPayload.parse(payload);
         if (ctx.current().channels[p.platform]) {
-          throw trashConflict(`${platformInfo[p.platform].label} is configured again; delete that configuration first to restore this one.`, { platform: p.platform });
+          throw trashConflict(
+            `${platformInfo[p.platform].label} is configured again; delete that configuration first to restore this one.`,
+            { platform: p.platform },
+          );
         }
         platformSchemas[p.platform].parse(p.entry);
         ctx.changed(write((doc) => setEntry(doc, p.platform, p.entry)));

@@ -34,7 +34,8 @@ export class Child {
       if (e.handle === undefined) proc.send(e.m);
       else proc.send(e.m, e.handle, {}, () => e.sent?.());
     };
-    this.sendRaw = (m, handle, sent) => (held ? held.push({ m, handle, sent }) : send({ m, handle, sent }));
+    this.sendRaw = (m, handle, sent) =>
+      held ? held.push({ m, handle, sent }) : send({ m, handle, sent });
     const link: Link = {
       send: (m: IpcMessage) => this.sendRaw(m),
       onMessage: (listener) => {

@@ -8,7 +8,12 @@ import { ConfigError } from '../shared/config/load.js';
  * The config.yml edits children may ask for. Each one edits, validates and writes the file, then
  * hands the new config to `changed` (which tells every child) before the request is answered.
  */
-export function handleConfigEdits(endpoint: Endpoint, file: string, current: () => Config, changed: (c: Config) => void): void {
+export function handleConfigEdits(
+  endpoint: Endpoint,
+  file: string,
+  current: () => Config,
+  changed: (c: Config) => void,
+): void {
   const apply = (edit: (doc: Document) => void) => {
     let config: Config;
     try {
@@ -22,7 +27,11 @@ export function handleConfigEdits(endpoint: Endpoint, file: string, current: () 
   };
 
   endpoint.handle('config.models.create', ({ id, entry }) => {
-    if (id in current().models) throw new IpcCallError('conflict', `A model entry "${id}" exists already; PATCH it, or choose another id.`);
+    if (id in current().models)
+      throw new IpcCallError(
+        'conflict',
+        `A model entry "${id}" exists already; PATCH it, or choose another id.`,
+      );
     return apply((doc) => {
       const models = doc.getIn(['models'], true);
       if (isMap(models)) models.flow = false; // `models: {}` written by hand grows as a block
@@ -31,7 +40,8 @@ export function handleConfigEdits(endpoint: Endpoint, file: string, current: () 
   });
 
   endpoint.handle('config.models.update', ({ id, patch }) => {
-    if (!(id in current().models)) throw new IpcCallError('not_found', `There is no model entry "${id}".`);
+    if (!(id in current().models))
+      throw new IpcCallError('not_found', `There is no model entry "${id}".`);
     return apply((doc) => {
       for (const [key, value] of Object.entries(patch)) {
         if (value === undefined) continue;
@@ -43,17 +53,27 @@ export function handleConfigEdits(endpoint: Endpoint, file: string, current: () 
 
   endpoint.handle('config.models.delete', ({ id }) => {
     const config = current();
-    if (!(id in config.models)) throw new IpcCallError('not_found', `There is no model entry "${id}".`);
+    if (!(id in config.models))
+      throw new IpcCallError('not_found', `There is no model entry "${id}".`);
     const slots = (['default', 'lite'] as const).filter((s) => config.slots[s] === id);
     if (slots.length > 0) {
-      throw new IpcCallError('conflict', `"${id}" is the model of the ${slots.join(' and ')} slot${slots.length > 1 ? 's' : ''}; put another model in ${slots.length > 1 ? 'them' : 'it'} first.`);
+      throw new IpcCallError(
+        'conflict',
+        `"${id}" is the model of the ${slots.join(' and ')} slot${slots.length > 1 ? 's' : ''}; put another model in ${slots.length > 1 ? 'them' : 'it'} first.`,
+      );
     }
     return apply((doc) => doc.deleteIn(['models', id]));
   });
 
   endpoint.handle('config.slots.set', ({ slot, model_id }) => {
-    if (model_id !== null && !(model_id in current().models)) throw new IpcCallError('not_found', `There is no model entry "${model_id}" to put in the ${slot} slot.`);
-    return apply((doc) => (model_id === null ? doc.deleteIn(['slots', slot]) : doc.setIn(['slots', slot], model_id)));
+    if (model_id !== null && !(model_id in current().models))
+      throw new IpcCallError(
+        'not_found',
+        `There is no model entry "${model_id}" to put in the ${slot} slot.`,
+      );
+    return apply((doc) =>
+      model_id === null ? doc.deleteIn(['slots', slot]) : doc.setIn(['slots', slot], model_id),
+    );
   });
 }
 

@@ -14,10 +14,14 @@ export function editConfig(file: string, edit: (doc: Document) => void): Config 
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new ConfigError(`${file}: cannot read: ${(err as Error).message}`);
   }
   const doc = parseDocument(text);
-  if (doc.errors.length > 0) throw new ConfigError(`${file} is not valid YAML; fix it by hand before changing settings through the API`);
+  if (doc.errors.length > 0)
+    throw new ConfigError(
+      `${file} is not valid YAML; fix it by hand before changing settings through the API`,
+    );
   if (doc.contents === null) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
   edit(doc);
   const next = doc.toString();

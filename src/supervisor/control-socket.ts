@@ -3,7 +3,9 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { z } from 'zod';
 
 /** Commands `svc status`, `svc serve --stop`, `svc serve -d` and `svc key` send over run/supervisor.sock. */
-export const controlRequest = z.object({ cmd: z.enum(['status', 'stop', 'open_url', 'restart', 'replace']) });
+export const controlRequest = z.object({
+  cmd: z.enum(['status', 'stop', 'open_url', 'restart', 'replace']),
+});
 export type ControlRequest = z.infer<typeof controlRequest>;
 
 export type ControlHandler = (req: ControlRequest) => Promise<unknown>;
@@ -54,7 +56,9 @@ export function askControl(path: string, req: ControlRequest, timeoutMs = 5000):
     let buf = '';
     const timer = setTimeout(() => {
       sock.destroy();
-      reject(Object.assign(new Error('the supervisor did not answer in time'), { code: 'ETIMEDOUT' }));
+      reject(
+        Object.assign(new Error('the supervisor did not answer in time'), { code: 'ETIMEDOUT' }),
+      );
     }, timeoutMs);
     sock.setEncoding('utf8');
     sock.on('connect', () => sock.write(JSON.stringify(req) + '\n'));
@@ -65,7 +69,9 @@ export function askControl(path: string, req: ControlRequest, timeoutMs = 5000):
       clearTimeout(timer);
       sock.end();
       try {
-        const reply = z.object({ ok: z.boolean(), result: z.unknown().optional(), error: z.string().optional() }).parse(JSON.parse(buf.slice(0, nl)));
+        const reply = z
+          .object({ ok: z.boolean(), result: z.unknown().optional(), error: z.string().optional() })
+          .parse(JSON.parse(buf.slice(0, nl)));
         if (reply.ok) resolve(reply.result);
         else reject(new Error(reply.error ?? 'the supervisor refused the request'));
       } catch (err) {

@@ -12,7 +12,12 @@ export function handleCronSignals(child: Child, services: Services): void {
     services.sync();
     const cron = services.get('cron');
     // Not awaited: a worker still starting reads the task at its start, and handles this after that in order.
-    if (cron) void cron.endpoint.request('cron.reload', p, { timeoutMs: 30_000 }).catch((err: Error) => log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }));
+    if (cron)
+      void cron.endpoint
+        .request('cron.reload', p, { timeoutMs: 30_000 })
+        .catch((err: Error) =>
+          log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }),
+        );
     return {};
   });
   child.endpoint.handle('cron.idle', () => {

@@ -11,7 +11,12 @@ export interface GatewayHost {
   /** Forks (or adopts an already forked) gateway with the supervisor's handlers attached. */
   spawn: (forked?: Forked) => Child;
   /** What a new gateway is started with, bar the /ws numbering; the port is the configured one. */
-  startWith: () => { config: Config; access_key: string; listen: { host: string; port: number }; started_at: number };
+  startWith: () => {
+    config: Config;
+    access_key: string;
+    listen: { host: string; port: number };
+    started_at: number;
+  };
   /** A new gateway serves: requests held for it may go. */
   serving: () => void;
   stopping: () => boolean;
@@ -38,13 +43,29 @@ export class GatewaySlot {
     return this.child !== undefined;
   }
 
-  async start(port: number, forked?: Forked, listener?: SendHandle, wsState?: WsState): Promise<{ port: number; engine: 'uws' | 'node' }> {
+  async start(
+    port: number,
+    forked?: Forked,
+    listener?: SendHandle,
+    wsState?: WsState,
+  ): Promise<{ port: number; engine: 'uws' | 'node' }> {
     const child = this.host.spawn(forked);
-    if (listener) child.sendRaw({ kind: 'event', type: 'gateway.listener', payload: {} }, listener, () => (listener as { close?: () => void }).close?.());
+    if (listener)
+      child.sendRaw({ kind: 'event', type: 'gateway.listener', payload: {} }, listener, () =>
+        (listener as { close?: () => void }).close?.(),
+      );
     const start = this.host.startWith();
     let started;
     try {
-      started = await child.endpoint.request('child.start', { ...start, listen: { host: start.listen.host, port }, ...(wsState ? { ws_state: wsState } : {}) }, { to: 'gateway', timeoutMs: 15_000 });
+      started = await child.endpoint.request(
+        'child.start',
+        {
+          ...start,
+          listen: { host: start.listen.host, port },
+          ...(wsState ? { ws_state: wsState } : {}),
+        },
+        { to: 'gateway', timeoutMs: 15_000 },
+      );
     } catch (err) {
       child.expectedExit = true;
       await child.stop(1000);
@@ -78,8 +99,19 @@ export class GatewaySlot {
   private respawn(how: string, served: boolean): void {
     const { delayMs, crashLoop } = served ? { delayMs: 0, crashLoop: false } : this.backoff.next();
     this.down = { crashLoop, nextTryAt: Date.now() + delayMs };
-    if (crashLoop) log.error('the gateway cannot start; pausing before the next try', { failures_in_last_minute: this.backoff.recent, retry_in_s: delayMs / 1000, last: how });
-    else log.warn(served ? 'the gateway exited unexpectedly; restarting it' : 'the gateway did not start; trying again', { how, in_ms: delayMs });
+    if (crashLoop)
+      log.error('the gateway cannot start; pausing before the next try', {
+        failures_in_last_minute: this.backoff.recent,
+        retry_in_s: delayMs / 1000,
+        last: how,
+      });
+    else
+      log.warn(
+        served
+          ? 'the gateway exited unexpectedly; restarting it'
+          : 'the gateway did not start; trying again',
+        { how, in_ms: delayMs },
+      );
     this.pending = setTimeout(() => {
       this.pending = undefined;
       if (this.host.stopping()) return;

@@ -60,14 +60,22 @@ export class IdleRetirer {
   private async retire(c: Child): Promise<void> {
     this.idleSince.delete(c);
     this.pool.withdraw(c);
-    const answer = await c.endpoint.request('agent.retire', {}, { timeoutMs: 5000 }).catch(() => undefined);
+    const answer = await c.endpoint
+      .request('agent.retire', {}, { timeoutMs: 5000 })
+      .catch(() => undefined);
     if (!answer?.retired) {
       // Busy after all (a background command), or no answer: it keeps its place and its clock restarts.
       this.pool.restore(c);
-      log.info('agent worker kept although idle', { pid: c.pid, why: answer?.why ?? 'it did not answer' });
+      log.info('agent worker kept although idle', {
+        pid: c.pid,
+        why: answer?.why ?? 'it did not answer',
+      });
       return;
     }
-    log.info('agent worker retired after being idle', { pid: c.pid, idle_seconds: this.pool.idleSeconds() });
+    log.info('agent worker retired after being idle', {
+      pid: c.pid,
+      idle_seconds: this.pool.idleSeconds(),
+    });
     await c.stop(this.pool.stopGraceMs);
   }
 }

@@ -18,9 +18,14 @@ export class IpcRouter {
 
   constructor(
     /** Finds (or starts) a process to take a request for `role`. */
-    private readonly pick: (role: ChildRole) => Routable | undefined | Promise<Routable | undefined>,
+    private readonly pick: (
+      role: ChildRole,
+    ) => Routable | undefined | Promise<Routable | undefined>,
     /** Also hears every `/ws` event a child sends (the channels worker wants the session events). */
-    private readonly alsoTo?: (event: { topic: string; type: string; data: unknown }, from: Routable) => void,
+    private readonly alsoTo?: (
+      event: { topic: string; type: string; data: unknown },
+      from: Routable,
+    ) => void,
   ) {}
 
   attach(child: Routable): void {
@@ -30,10 +35,17 @@ export class IpcRouter {
       if (!target) {
         // No channels worker means no platform is enabled: say so in the words a caller (cron) can pass on.
         const platform = (req.payload as { platform?: unknown } | undefined)?.platform;
-        if (role === 'channels' && typeof platform === 'string') throw new IpcCallError('conflict', `The ${platform} channel is not running (no channels are enabled).`);
+        if (role === 'channels' && typeof platform === 'string')
+          throw new IpcCallError(
+            'conflict',
+            `The ${platform} channel is not running (no channels are enabled).`,
+          );
         throw new IpcCallError('unavailable', `no ${role} process is running to take ${req.type}`);
       }
-      return target.endpoint.request(req.type as RequestType, req.payload as never, { to: role, deadline: req.deadline });
+      return target.endpoint.request(req.type as RequestType, req.payload as never, {
+        to: role,
+        deadline: req.deadline,
+      });
     });
     child.endpoint.onEvent((event) => this.route(child, event));
   }
@@ -44,7 +56,8 @@ export class IpcRouter {
     this.alsoTo?.(event.payload, from);
     const gateway = this.pick('gateway');
     if (gateway === from) this.held.push(event);
-    else if (gateway && !(gateway instanceof Promise)) gateway.endpoint.emit('ws.publish', event.payload);
+    else if (gateway && !(gateway instanceof Promise))
+      gateway.endpoint.emit('ws.publish', event.payload);
   }
 
   /** Passes what was held to the gateway now current (the successor, or the old one taking its numbering back). */
@@ -53,6 +66,7 @@ export class IpcRouter {
     if (!gateway || gateway instanceof Promise) return;
     const held = this.held;
     this.held = [];
-    for (const e of held) if (e.type === 'ws.publish') gateway.endpoint.emit('ws.publish', e.payload);
+    for (const e of held)
+      if (e.type === 'ws.publish') gateway.endpoint.emit('ws.publish', e.payload);
   }
 }

@@ -10,7 +10,13 @@ export async function takeListener(gateway: Child): Promise<SendHandle | undefin
   if (!gateway.alive) return undefined;
   let handle: SendHandle | undefined;
   const grab = (m: unknown, h: unknown) => {
-    if (h !== undefined && typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'gateway.listener') handle = h as SendHandle;
+    if (
+      h !== undefined &&
+      typeof m === 'object' &&
+      m !== null &&
+      (m as { type?: unknown }).type === 'gateway.listener'
+    )
+      handle = h as SendHandle;
   };
   gateway.proc.on('message', grab);
   try {

@@ -60,7 +60,14 @@ export class Liveness {
     // Late by more than a ping: the supervisor itself was starved, so every answer may be waiting in its queue.
     const starved = late > pingMs;
     for (const child of this.host.children()) {
-      if (!child || !child.ready || !child.alive || child.expectedExit || (child.state !== 'running' && child.state !== 'unresponsive')) continue;
+      if (
+        !child ||
+        !child.ready ||
+        !child.alive ||
+        child.expectedExit ||
+        (child.state !== 'running' && child.state !== 'unresponsive')
+      )
+        continue;
       let w = this.watches.get(child);
       if (!w) {
         w = { lastAnswer: now, misses: 0, outstanding: false };

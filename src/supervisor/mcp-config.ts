@@ -1,13 +1,23 @@
 import { isMap, type Document } from 'yaml';
 import { z } from 'zod';
 import { rmSync } from 'node:fs';
-import { mcpNameSchema, mcpOAuthFile, mcpServerSchema, patchMcpServer } from '../shared/config/mcp.js';
+import {
+  mcpNameSchema,
+  mcpOAuthFile,
+  mcpServerSchema,
+  patchMcpServer,
+} from '../shared/config/mcp.js';
 import { ConfigError } from '../shared/config/load.js';
 import type { Config } from '../shared/config/schema.js';
 import type { Paths } from '../shared/paths.js';
 import { IpcCallError, type Endpoint } from '../shared/protocol/endpoint.js';
 import type { Db } from '../shared/store/db.js';
-import { putInTrash, trashConflict, type TrashKind, type TrashKinds } from '../shared/store/trash.js';
+import {
+  putInTrash,
+  trashConflict,
+  type TrashKind,
+  type TrashKinds,
+} from '../shared/store/trash.js';
 import { editConfig } from './config-writer.js';
 
 /** The trash kind of an MCP server; its place is config.yml, so only the supervisor restores it. */
@@ -48,14 +58,22 @@ export function handleMcpConfigEdits(ctx: Ctx): TrashKinds {
   const exists = (name: string) => Object.hasOwn(current().mcp.servers, name);
 
   endpoint.handle('config.mcp.create', ({ name, server }) => {
-    if (exists(name)) throw new IpcCallError('conflict', `An MCP server "${name}" exists already; PATCH it, or choose another name.`);
+    if (exists(name))
+      throw new IpcCallError(
+        'conflict',
+        `An MCP server "${name}" exists already; PATCH it, or choose another name.`,
+      );
     ctx.changed(write((doc) => setServer(doc, name, server)));
     return {};
   });
 
   endpoint.handle('config.mcp.import', ({ servers }) => {
     const taken = Object.keys(servers).filter(exists);
-    if (taken.length > 0) throw new IpcCallError('conflict', `MCP servers named ${taken.map((n) => `"${n}"`).join(', ')} exist already; nothing was imported. Rename them in the document or delete the existing ones.`);
+    if (taken.length > 0)
+      throw new IpcCallError(
+        'conflict',
+        `MCP servers named ${taken.map((n) => `"${n}"`).join(', ')} exist already; nothing was imported. Rename them in the document or delete the existing ones.`,
+      );
     ctx.changed(
       write((doc) => {
         for (const [name, s] of Object.entries(servers)) setServer(doc, name, s);
@@ -82,7 +100,12 @@ export function handleMcpConfigEdits(ctx: Ctx): TrashKinds {
     let config: Config | undefined;
     const item = ctx.db
       .transaction(() => {
-        const it = putInTrash(ctx.db, ctx.paths, { kind: MCP_TRASH_KIND, name, original: name, payload: { name, server } });
+        const it = putInTrash(ctx.db, ctx.paths, {
+          kind: MCP_TRASH_KIND,
+          name,
+          original: name,
+          payload: { name, server },
+        });
         config = write((doc) => doc.deleteIn(['mcp', 'servers', name]));
         return it;
       })
@@ -98,15 +121,26 @@ export function handleMcpConfigEdits(ctx: Ctx): TrashKinds {
       const p = trashPayload.parse(payload);
       const asNew = options.as_new === true || options.new_name !== undefined;
       if (!asNew && exists(p.name)) {
-        throw trashConflict(`An MCP server named "${p.name}" exists again. Restore this one under another name with {"new_name": "..."} (or {"as_new": true}).`, { name: p.name });
+        throw trashConflict(
+          `An MCP server named "${p.name}" exists again. Restore this one under another name with {"new_name": "..."} (or {"as_new": true}).`,
+          { name: p.name },
+        );
       }
       let name = p.name;
       if (options.new_name !== undefined) {
         const parsed = mcpNameSchema.safeParse(options.new_name);
-        if (!parsed.success) throw new IpcCallError('invalid_request', `new_name: ${parsed.error.issues[0]?.message ?? 'not a valid server name'}`);
+        if (!parsed.success)
+          throw new IpcCallError(
+            'invalid_request',
+            `new_name: ${parsed.error.issues[0]?.message ?? 'not a valid server name'}`,
+          );
         name = parsed.data;
       } else if (asNew) for (let n = 2; exists(name); n++) name = `${p.name}-${n}`;
-      if (exists(name)) throw trashConflict(`An MCP server named "${name}" exists already; choose another new_name.`, { name });
+      if (exists(name))
+        throw trashConflict(
+          `An MCP server named "${name}" exists already; choose another new_name.`,
+          { name },
+        );
       mcpServerSchema.parse(p.server);
       ctx.changed(write((doc) => setServer(doc, name, p.server)));
       return { restored_to: name };

@@ -12,8 +12,16 @@ export function assertPortFree(listen: ListenAddr): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new Error(err.code === 'EADDRINUSE' ? `${where} is already in use by another program; choose another with --addr` : `cannot listen on ${where}: ${err.message}`)),
+      reject(
+        new Error(
+          err.code === 'EADDRINUSE'
+            ? `${where} is already in use by another program; choose another with --addr`
+            : `cannot listen on ${where}: ${err.message}`,
+        ),
+      ),
     );
-    probe.listen({ host: listen.host || undefined, port: listen.port, exclusive: true }, () => probe.close(() => resolve()));
+    probe.listen({ host: listen.host || undefined, port: listen.port, exclusive: true }, () =>
+      probe.close(() => resolve()),
+    );
   });
 }

@@ -34,20 +34,64 @@ export interface RoleSpec {
 }
 
 export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
-  gateway: { entry: '../gateway/main.js', count: 'one', wanted: () => true, restart: 'backoff', wantsConfig: true },
-  agent: { entry: '../workers/agent/main.js', count: 'pool', wanted: () => true, restart: 'on_demand', wantsConfig: true },
+  gateway: {
+    entry: '../gateway/main.js',
+    count: 'one',
+    wanted: () => true,
+    restart: 'backoff',
+    wantsConfig: true,
+  },
+  agent: {
+    entry: '../workers/agent/main.js',
+    count: 'pool',
+    wanted: () => true,
+    restart: 'on_demand',
+    wantsConfig: true,
+  },
   /** Messaging-platform adapters; only while a channel is enabled. */
-  channels: { entry: '../workers/channels/main.js', count: 'one', wanted: (c) => Object.values(c.channels).some((p) => p?.enabled === true), restart: 'backoff', wantsConfig: true, followsSessions: true },
+  channels: {
+    entry: '../workers/channels/main.js',
+    count: 'one',
+    wanted: (c) => Object.values(c.channels).some((p) => p?.enabled === true),
+    restart: 'backoff',
+    wantsConfig: true,
+    followsSessions: true,
+  },
   /** Schedules: only while an enabled cron task exists (or a run of one is going). */
-  cron: { entry: '../workers/cron/main.js', count: 'one', wanted: (_c, store) => store.cronWork(), restart: 'backoff', wantsConfig: true, onDemand: true },
+  cron: {
+    entry: '../workers/cron/main.js',
+    count: 'one',
+    wanted: (_c, store) => store.cronWork(),
+    restart: 'backoff',
+    wantsConfig: true,
+    onDemand: true,
+  },
   /** MCP clients, shared by every agent worker; only while an enabled server is configured. */
-  mcp: { entry: '../workers/mcp/main.js', count: 'one', wanted: (c) => Object.values(c.mcp.servers).some((s) => s.enabled), restart: 'backoff', wantsConfig: true },
+  mcp: {
+    entry: '../workers/mcp/main.js',
+    count: 'one',
+    wanted: (c) => Object.values(c.mcp.servers).some((s) => s.enabled),
+    restart: 'backoff',
+    wantsConfig: true,
+  },
   /**
    * The CDP connection (and a Chromium of its own under `launch: auto`), shared by every agent
    * worker; while a browser is configured, or started on demand by a verify or a browser call.
    */
-  browser: { entry: '../workers/browser/main.js', count: 'one', wanted: (c) => c.browser.cdp_url !== undefined || c.browser.port !== undefined || c.browser.launch !== undefined, restart: 'backoff', wantsConfig: true, onDemand: true },
+  browser: {
+    entry: '../workers/browser/main.js',
+    count: 'one',
+    wanted: (c) =>
+      c.browser.cdp_url !== undefined ||
+      c.browser.port !== undefined ||
+      c.browser.launch !== undefined,
+    restart: 'backoff',
+    wantsConfig: true,
+    onDemand: true,
+  },
 };
 
 /** The roles the supervisor starts and stops by `wanted` alone (the gateway and the agent pool have their own code). */
-export const serviceRoles = (Object.keys(roleSpecs) as ChildRoleName[]).filter((r) => r !== 'gateway' && roleSpecs[r].count === 'one');
+export const serviceRoles = (Object.keys(roleSpecs) as ChildRoleName[]).filter(
+  (r) => r !== 'gateway' && roleSpecs[r].count === 'one',
+);

@@ -105,7 +105,10 @@ export class Services {
       }
       await this.started.get(child);
       if (child.alive && child.state !== 'stopping') return child;
-      log.warn(`the ${role} worker was gone before it could take a request`, { pid: child.pid, attempt: attempt + 1 });
+      log.warn(`the ${role} worker was gone before it could take a request`, {
+        pid: child.pid,
+        attempt: attempt + 1,
+      });
     }
     return undefined;
   }
@@ -140,13 +143,23 @@ export class Services {
     const backoff = this.backoff.get(role) ?? new Backoff();
     this.backoff.set(role, backoff);
     const { delayMs, crashLoop } = backoff.next();
-    if (crashLoop) log.error(`the ${role} worker is crash-looping; pausing before the next try`, { retry_in_s: delayMs / 1000, last: how });
-    else log.warn(`the ${role} worker exited unexpectedly; restarting it`, { pid: child.pid, how, in_ms: delayMs });
+    if (crashLoop)
+      log.error(`the ${role} worker is crash-looping; pausing before the next try`, {
+        retry_in_s: delayMs / 1000,
+        last: how,
+      });
+    else
+      log.warn(`the ${role} worker exited unexpectedly; restarting it`, {
+        pid: child.pid,
+        how,
+        in_ms: delayMs,
+      });
     this.pending.set(
       role,
       setTimeout(() => {
         this.pending.delete(role);
-        if (!this.host.running() || !roleSpecs[role].wanted(this.host.config(), this.host.store)) return;
+        if (!this.host.running() || !roleSpecs[role].wanted(this.host.config(), this.host.store))
+          return;
         this.restarts.set(role, (this.restarts.get(role) ?? 0) + 1);
         this.start(role);
       }, delayMs),

@@ -17,7 +17,11 @@ export interface Settings {
 export const DEFAULT_ADDR = '127.0.0.1:8088';
 
 /** Reads config.yml and the key; throws a one-line (or one-line-per-problem) reason. */
-export function readSettings(paths: Paths, flags: { addr?: string; accessKey?: string; cors: string[] }, keepListen?: ListenAddr): Settings {
+export function readSettings(
+  paths: Paths,
+  flags: { addr?: string; accessKey?: string; cors: string[] },
+  keepListen?: ListenAddr,
+): Settings {
   const config = loadConfig(paths.config);
   config.cors = effectiveCors(config.cors, flags.cors);
   const addrText = flags.addr ?? config.addr ?? DEFAULT_ADDR;
@@ -25,7 +29,9 @@ export function readSettings(paths: Paths, flags: { addr?: string; accessKey?: s
   try {
     listen = keepListen ?? parseListenAddr(addrText);
   } catch (err) {
-    throw new Error(`${flags.addr !== undefined ? '--addr' : `${paths.config}: addr`}: ${(err as Error).message}`);
+    throw new Error(
+      `${flags.addr !== undefined ? '--addr' : `${paths.config}: addr`}: ${(err as Error).message}`,
+    );
   }
   const { key, source } = resolveAccessKey({
     flag: flags.accessKey,

@@ -25,11 +25,19 @@ export interface Forked {
 
 export function forkChild(role: ChildRoleName, home: string): Forked {
   // stderr is piped: the supervisor writes it to logs/<role>.log
-  return forkEntry(fileURLToPath(new URL(roleSpecs[role].entry, import.meta.url)), childEnv(role, home), 'pipe');
+  return forkEntry(
+    fileURLToPath(new URL(roleSpecs[role].entry, import.meta.url)),
+    childEnv(role, home),
+    'pipe',
+  );
 }
 
 /** Forks any entry file with svc's child settings (tests use it for their own peers). */
-export function forkEntry(entry: string, env: NodeJS.ProcessEnv, stderr: 'pipe' | 'inherit' = 'inherit'): Forked {
+export function forkEntry(
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  stderr: 'pipe' | 'inherit' = 'inherit',
+): Forked {
   const proc = fork(entry, [], {
     env,
     stdio: ['ignore', 'inherit', stderr, 'ipc'],

@@ -4,9 +4,18 @@ import type { ExitLog } from './exit-log.js';
 import type { Services } from './services.js';
 
 /** A child as `svc status` shows it: its own figures when it answers within a second. */
-export async function childStatus(c: Child, exits: ExitLog, services: Services): Promise<ProcessStatus> {
+export async function childStatus(
+  c: Child,
+  exits: ExitLog,
+  services: Services,
+): Promise<ProcessStatus> {
   // One already known not to answer is not waited for: status stays quick while it lasts.
-  const stats = c.state === 'unresponsive' ? undefined : await c.endpoint.request('child.stats', {}, { to: c.role, timeoutMs: 1000 }).catch(() => undefined);
+  const stats =
+    c.state === 'unresponsive'
+      ? undefined
+      : await c.endpoint
+          .request('child.stats', {}, { to: c.role, timeoutMs: 1000 })
+          .catch(() => undefined);
   return {
     role: c.role,
     pid: c.pid,
@@ -24,7 +33,12 @@ export function supervisorStatus(state: Status['state'], startedAt: Date): Proce
   return {
     role: 'supervisor',
     pid: process.pid,
-    state: state === 'running' ? 'running' : state === 'draining' || state === 'restarting' ? 'draining' : 'starting',
+    state:
+      state === 'running'
+        ? 'running'
+        : state === 'draining' || state === 'restarting'
+          ? 'draining'
+          : 'starting',
     uptime_s: Math.round((Date.now() - startedAt.getTime()) / 1000),
     restarts: 0,
     rss_bytes: process.memoryUsage.rss(),

@@ -62,12 +62,20 @@ export class Supervisor {
   private readonly exits = new ExitLog();
   private readonly gateway = new GatewaySlot({
     spawn: (forked) => this.spawn('gateway', forked),
-    startWith: () => ({ config: this.settings.config, access_key: this.settings.key, listen: { host: this.settings.listen.host, port: this.settings.listen.port }, started_at: this.startedAt.getTime() }),
+    startWith: () => ({
+      config: this.settings.config,
+      access_key: this.settings.key,
+      listen: { host: this.settings.listen.host, port: this.settings.listen.port },
+      started_at: this.startedAt.getTime(),
+    }),
     serving: () => this.router.release(),
     stopping: () => this.state === 'stopping',
     exits: this.exits,
   });
-  private readonly router = new IpcRouter((role) => this.pick(role), (e, from) => this.toSessionFollowers(e, from));
+  private readonly router = new IpcRouter(
+    (role) => this.pick(role),
+    (e, from) => this.toSessionFollowers(e, from),
+  );
   private state: Status['state'] = 'starting';
   private readonly startedAt = new Date();
   private restarts = 0;
@@ -93,11 +101,19 @@ export class Supervisor {
   /** Pings every child; one that stops answering is killed and replaced. */
   private readonly liveness = new Liveness({
     children: () => this.children(),
-    bounds: () => ({ pingMs: this.settings.config.liveness.ping_seconds * 1000, timeoutMs: this.settings.config.liveness.timeout_seconds * 1000 }),
-    unresponsive: (child, silentMs) => this.killHung(child, `it answered no liveness ping for ${(silentMs / 1000).toFixed(1)} s`),
+    bounds: () => ({
+      pingMs: this.settings.config.liveness.ping_seconds * 1000,
+      timeoutMs: this.settings.config.liveness.timeout_seconds * 1000,
+    }),
+    unresponsive: (child, silentMs) =>
+      this.killHung(child, `it answered no liveness ping for ${(silentMs / 1000).toFixed(1)} s`),
   });
   /** The automatic version check, `svc upgrade` run for the Web UI, and the replacement by a new version. */
-  private readonly versionCheck = new VersionCheck(() => this.settings.config, () => this.upgrades.running, (info) => this.publish('server', 'version', info));
+  private readonly versionCheck = new VersionCheck(
+    () => this.settings.config,
+    () => this.upgrades.running,
+    (info) => this.publish('server', 'version', info),
+  );
   private readonly upgrades: UpgradeRunner;
   private replacing = false;
 
@@ -133,18 +149,26 @@ export class Supervisor {
     this.applyLogSettings(this.settings.config);
     mkdirSync(this.paths.runDir, { recursive: true, mode: 0o700 });
     mkdirSync(this.paths.logsDir, { recursive: true, mode: 0o700 });
-    this.logs = new LogSink(this.paths.logsDir, this.settings.config.log, process.env.SVC_DAEMONIZED !== '1');
+    this.logs = new LogSink(
+      this.paths.logsDir,
+      this.settings.config.log,
+      process.env.SVC_DAEMONIZED !== '1',
+    );
     if (process.env.SVC_DAEMONIZED === '1') setLogConsole(false);
     await assertPortFree(this.settings.listen);
     // Before any child is forked, so every role inherits the raised descriptor limit.
     const nofile = raiseNofile();
-    log.info(nofile.note, nofile.limit ? { soft: nofile.limit.soft, hard: nofile.limit.hard } : undefined);
+    log.info(
+      nofile.note,
+      nofile.limit ? { soft: nofile.limit.soft, hard: nofile.limit.hard } : undefined,
+    );
     const { db, applied } = openAndMigrate(this.paths.db);
     this.db = db;
     if (applied.length > 0) log.info('store migrated', { versions: applied.join(',') });
     new MetaStore(db).set('last_start', this.startedAt.toISOString());
     const orphans = failOrphanTurns(db, 'svc stopped while this turn ran');
-    if (orphans > 0) log.warn('turns left running by an earlier svc were recorded as failed', { turns: orphans });
+    if (orphans > 0)
+      log.warn('turns left running by an earlier svc were recorded as failed', { turns: orphans });
     this.turns = new TurnDispatcher({
       db,
       agentForTurn: () => this.agents.pick(true),
@@ -161,7 +185,8 @@ export class Supervisor {
 
     this.control = await serveControl(this.paths.controlSocket, async (req) => {
       if (req.cmd === 'status') return this.status();
-      if (req.cmd === 'open_url') return { url: this.url, key: this.settings.key, key_source: this.settings.keySource };
+      if (req.cmd === 'open_url')
+        return { url: this.url, key: this.settings.key, key_source: this.settings.keySource };
       if (req.cmd === 'restart') return this.requestRestart('asked from the command line');
       if (req.cmd === 'replace') return this.requestReplace();
       setImmediate(() => process.kill(process.pid, 'SIGTERM')); // the same path as Ctrl-C
@@ -190,7 +215,11 @@ export class Supervisor {
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     this.liveness.stop();
     this.versionCheck.stop();
-    await Promise.all([this.gateway.child?.stop(STOP_GRACE_MS), this.agents.stop(), this.services.stop(STOP_GRACE_MS)]);
+    await Promise.all([
+      this.gateway.child?.stop(STOP_GRACE_MS),
+      this.agents.stop(),
+      this.services.stop(STOP_GRACE_MS),
+    ]);
     this.control?.close();
     rmSync(this.paths.controlSocket, { force: true });
     rmSync(this.paths.pidFile, { force: true });
@@ -199,7 +228,10 @@ export class Supervisor {
   }
 
   async status(): Promise<Status> {
-    const processes: ProcessStatus[] = [supervisorStatus(this.state, this.startedAt), ...(await Promise.all(this.children().map((c) => childStatus(c, this.exits, this.services))))];
+    const processes: ProcessStatus[] = [
+      supervisorStatus(this.state, this.startedAt),
+      ...(await Promise.all(this.children().map((c) => childStatus(c, this.exits, this.services)))),
+    ];
     const down = this.gateway.downStatus();
     if (down) processes.push(down);
     processes.push(...this.services.waiting());
@@ -210,7 +242,8 @@ export class Supervisor {
       state: down && this.state === 'running' ? 'degraded' : this.state,
       started_at: this.startedAt.toISOString(),
       home: this.paths.home,
-      addr: port === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', port),
+      addr:
+        port === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', port),
       url: this.url,
       uws: this.gateway.uws,
       engine: this.gateway.engine,
@@ -223,7 +256,9 @@ export class Supervisor {
 
   /** Every child process running now. */
   private children(): Child[] {
-    return [this.gateway.child, ...this.agents.all(), ...this.services.all()].filter((c): c is Child => c !== undefined);
+    return [this.gateway.child, ...this.agents.all(), ...this.services.all()].filter(
+      (c): c is Child => c !== undefined,
+    );
   }
 
   /**
@@ -252,7 +287,10 @@ export class Supervisor {
       next = readSettings(this.paths, this.flags, this.settings.listen);
     } catch (err) {
       this.lastRestartError = (err as Error).message;
-      log.error('restart abandoned: the configuration cannot be used; still running with the previous one', { error: this.lastRestartError });
+      log.error(
+        'restart abandoned: the configuration cannot be used; still running with the previous one',
+        { error: this.lastRestartError },
+      );
       this.gateway.child?.endpoint.emit('server.resumed', { reason: this.lastRestartError });
       this.state = 'running';
       return;
@@ -265,10 +303,19 @@ export class Supervisor {
     try {
       // The new gateway goes on numbering /ws events where the old one stops, so clients resume
       // with `since`; without that (an old gateway that does not answer) they reload instead.
-      const wsState = old ? await old.endpoint.request('gateway.ws_state', {}, { timeoutMs: 5000 }).catch(() => undefined) : undefined;
+      const wsState = old
+        ? await old.endpoint
+            .request('gateway.ws_state', {}, { timeoutMs: 5000 })
+            .catch(() => undefined)
+        : undefined;
       // The old gateway keeps its socket until the new one listens on the same port (SO_REUSEPORT,
       // or the socket itself passed on where the engine cannot share a port).
-      await this.gateway.start(this.gateway.port ?? next.listen.port, undefined, old ? await takeListener(old) : undefined, wsState);
+      await this.gateway.start(
+        this.gateway.port ?? next.listen.port,
+        undefined,
+        old ? await takeListener(old) : undefined,
+        wsState,
+      );
     } catch (err) {
       this.lastRestartError = `the new gateway did not start: ${(err as Error).message}`;
       log.error('restart abandoned', { error: this.lastRestartError });
@@ -281,7 +328,9 @@ export class Supervisor {
     }
     if (old) {
       old.expectedExit = true;
-      await old.endpoint.request('gateway.handover', {}, { timeoutMs: 15_000 }).catch(() => undefined);
+      await old.endpoint
+        .request('gateway.handover', {}, { timeoutMs: 15_000 })
+        .catch(() => undefined);
       await old.stop(STOP_GRACE_MS);
     }
     await Promise.all(oldAgents.map((a) => a.stop(STOP_GRACE_MS)));
@@ -311,10 +360,18 @@ export class Supervisor {
     this.state = 'draining';
     this.gateway.child?.endpoint.emit('server.draining', { retry_after_s: this.retryAfterS() });
     await this.turns.drain(this.settings.config.restart.drain_seconds * 1000, STOP_GRACE_MS);
-    const bound = this.gateway.port === undefined ? null : formatHostPort(this.settings.listen.host || '0.0.0.0', this.gateway.port);
+    const bound =
+      this.gateway.port === undefined
+        ? null
+        : formatHostPort(this.settings.listen.host || '0.0.0.0', this.gateway.port);
     const record = {
       exec: process.execPath,
-      args: [...process.execArgv, process.argv[1] ?? 'svc', 'serve', ...serveArgs(process.argv.slice(2), bound)],
+      args: [
+        ...process.execArgv,
+        process.argv[1] ?? 'svc',
+        'serve',
+        ...serveArgs(process.argv.slice(2), bound),
+      ],
       daemonized: process.env.SVC_DAEMONIZED === '1',
       url: this.url,
     };
@@ -341,17 +398,35 @@ export class Supervisor {
     child.endpoint.handle('supervisor.restart', (p) => this.requestRestart(p.reason));
     child.endpoint.handle('version.info', () => this.versionCheck.info());
     child.endpoint.handle('version.upgrade', () => this.upgrades.start());
-    handleConfigEdits(child.endpoint, this.paths.config, () => this.settings.config, (config) => this.applyConfig(config));
-    const editCtx = { endpoint: child.endpoint, file: this.paths.config, db: this.db, paths: this.paths, current: () => this.settings.config, changed: (config: Config) => this.applyConfig(config) };
-    handleTrashRestore(child.endpoint, this.db, this.paths, { ...handleMcpConfigEdits(editCtx), ...handleChannelConfigEdits(editCtx) });
+    handleConfigEdits(
+      child.endpoint,
+      this.paths.config,
+      () => this.settings.config,
+      (config) => this.applyConfig(config),
+    );
+    const editCtx = {
+      endpoint: child.endpoint,
+      file: this.paths.config,
+      db: this.db,
+      paths: this.paths,
+      current: () => this.settings.config,
+      changed: (config: Config) => this.applyConfig(config),
+    };
+    handleTrashRestore(child.endpoint, this.db, this.paths, {
+      ...handleMcpConfigEdits(editCtx),
+      ...handleChannelConfigEdits(editCtx),
+    });
     handleBrowserConfigEdits(editCtx);
     child.endpoint.handle('turn.start', (p) => this.turns.start(p));
-    child.endpoint.handle('turn.interrupt', (p) => this.turns.interrupt(p.session_id, p.wait === true));
+    child.endpoint.handle('turn.interrupt', (p) =>
+      this.turns.interrupt(p.session_id, p.wait === true),
+    );
     child.endpoint.handle('approval.answer', (p) => this.turns.answerApproval(p));
     child.endpoint.handle('approval.list', (p) => this.turns.pendingApprovals(p));
     child.endpoint.onEvent((event) => {
       if (event.type === 'turn.ended') this.turns.ended(event.payload);
-      else if (event.type === 'ws.publish' && child.role === 'agent') this.turns.observe(event.payload);
+      else if (event.type === 'ws.publish' && child.role === 'agent')
+        this.turns.observe(event.payload);
     });
     handleCronSignals(child, this.services);
     void child.exited.then(({ code, signal }) => this.onExit(child, code, signal));
@@ -361,7 +436,10 @@ export class Supervisor {
   /** A child that does not answer (hung, or stopped with SIGSTOP): killed, then replaced as after a crash. */
   private killHung(child: Child, why: string): void {
     if (!child.alive || child.hung) return;
-    log.error(`the ${child.role} process stopped answering; killing and replacing it`, { pid: child.pid, why });
+    log.error(`the ${child.role} process stopped answering; killing and replacing it`, {
+      pid: child.pid,
+      why,
+    });
     this.hungWhy.set(child, why);
     child.killUnresponsive();
   }
@@ -370,7 +448,11 @@ export class Supervisor {
 
   private onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
     const hung = this.hungWhy.get(child);
-    const how = hung ? `killed as unresponsive (${hung})` : signal ? `killed by ${signal}` : `exit code ${code}`;
+    const how = hung
+      ? `killed as unresponsive (${hung})`
+      : signal
+        ? `killed by ${signal}`
+        : `exit code ${code}`;
     if (this.services.exited(child, how)) return;
     if (child.role === 'agent') {
       this.agents.remove(child);
@@ -392,9 +474,14 @@ export class Supervisor {
   });
 
   /** A session's events also go to the roles that follow sessions (channels streams chats' turns to their platform). */
-  private toSessionFollowers(e: { topic: string; type: string; data: unknown }, from?: { endpoint: unknown }): void {
+  private toSessionFollowers(
+    e: { topic: string; type: string; data: unknown },
+    from?: { endpoint: unknown },
+  ): void {
     if (!e.topic.startsWith('session:')) return;
-    for (const c of this.services.all()) if (roleSpecs[c.role].followsSessions === true && c !== from && c.alive) c.endpoint.emit('ws.publish', e);
+    for (const c of this.services.all())
+      if (roleSpecs[c.role].followsSessions === true && c !== from && c.alive)
+        c.endpoint.emit('ws.publish', e);
   }
 
   private pick(role: ChildRole): Child | undefined | Promise<Child | undefined> {
@@ -407,10 +494,17 @@ export class Supervisor {
   /** Trash older than the retention, or beyond the size cap, goes for good: at start and daily. */
   private enforceRetention(): void {
     try {
-      const { removed, freed_bytes } = enforceTrashRetention(this.db, this.paths, this.settings.config.trash);
-      if (removed.length > 0) log.info('trash retention removed items', { items: removed.length, freed_bytes });
+      const { removed, freed_bytes } = enforceTrashRetention(
+        this.db,
+        this.paths,
+        this.settings.config.trash,
+      );
+      if (removed.length > 0)
+        log.info('trash retention removed items', { items: removed.length, freed_bytes });
     } catch (err) {
-      log.warn('trash retention failed; will try again tomorrow', { error: (err as Error).message });
+      log.warn('trash retention failed; will try again tomorrow', {
+        error: (err as Error).message,
+      });
     }
   }
 
@@ -438,7 +532,10 @@ function ensurePrivateDir(dir: string): void {
   const mode = statSync(dir).mode & 0o777;
   if (mode & 0o077) {
     chmodSync(dir, 0o700);
-    log.warn('the svc folder was open to other users; its mode is now 0700', { dir, was: mode.toString(8) });
+    log.warn('the svc folder was open to other users; its mode is now 0700', {
+      dir,
+      was: mode.toString(8),
+    });
   }
 }
 

@@ -5,7 +5,12 @@ import type { Db } from '../shared/store/db.js';
 import { restoreFromTrash, type TrashKinds } from '../shared/store/trash.js';
 
 /** Restores trash items whose place is config.yml (MCP servers, channel configs): only the supervisor writes it. */
-export function handleTrashRestore(endpoint: Endpoint, db: Db, paths: Paths, kinds: TrashKinds): void {
+export function handleTrashRestore(
+  endpoint: Endpoint,
+  db: Db,
+  paths: Paths,
+  kinds: TrashKinds,
+): void {
   endpoint.handle('trash.restore', ({ id, options }) => {
     try {
       const { result } = restoreFromTrash(db, paths, kinds, id, options);

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { log } from '../shared/log.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
-import type { EventPayload, PayloadOf, ResultOf, TurnMessage, TurnOrigin } from '../shared/protocol/ipc.js';
+import type {
+  EventPayload,
+  PayloadOf,
+  ResultOf,
+  TurnMessage,
+  TurnOrigin,
+} from '../shared/protocol/ipc.js';
 import type { Db } from '../shared/store/db.js';
 import type { Publish } from '../shared/protocol/events.js';
 import { goalSummary, messageSummary } from '../shared/event-summaries.js';
@@ -35,7 +41,11 @@ const INTERRUPT_ACK_MS = 4000;
 const INTERRUPT_WAIT_MS = 15_000;
 
 const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
-const streamEvent = z.object({ topic: z.string(), type: z.string(), data: z.object({ turn_id: z.string(), delta: z.string().optional() }).passthrough() });
+const streamEvent = z.object({
+  topic: z.string(),
+  type: z.string(),
+  data: z.object({ turn_id: z.string(), delta: z.string().optional() }).passthrough(),
+});
 
 export interface TurnDeps {
   db: Db;
@@ -73,12 +83,22 @@ export class TurnDispatcher {
   }
 
   async start(p: PayloadOf<'turn.start'>, chain = 0): Promise<ResultOf<'turn.start'>> {
-    if (!this.deps.accepting()) throw new IpcCallError('draining', `svc is restarting and takes no new turns for now; try again in ${this.deps.retryAfterS()} s.`);
+    if (!this.deps.accepting())
+      throw new IpcCallError(
+        'draining',
+        `svc is restarting and takes no new turns for now; try again in ${this.deps.retryAfterS()} s.`,
+      );
     const busy = this.running.get(p.session_id);
-    if (busy) throw new IpcCallError('turn_in_progress', `The session already has a turn running (${busy.turnId}); wait for it to finish or interrupt it.`);
-    if (!getSession(this.deps.db, p.session_id)) throw new IpcCallError('not_found', `There is no session ${p.session_id}.`);
+    if (busy)
+      throw new IpcCallError(
+        'turn_in_progress',
+        `The session already has a turn running (${busy.turnId}); wait for it to finish or interrupt it.`,
+      );
+    if (!getSession(this.deps.db, p.session_id))
+      throw new IpcCallError('not_found', `There is no session ${p.session_id}.`);
     const agent = this.deps.agentForTurn();
-    if (!agent) throw new IpcCallError('unavailable', 'No agent worker could be started; see the svc log.');
+    if (!agent)
+      throw new IpcCallError('unavailable', 'No agent worker could be started; see the svc log.');
     const turnId = newId('turn');
     let finish = () => {};
     const done = new Promise<void>((resolve) => (finish = resolve));
@@ -88,15 +108,32 @@ export class TurnDispatcher {
     } catch (err) {
       this.running.delete(p.session_id);
       finish();
-      if (isDiskFull(err)) throw new IpcCallError('insufficient_storage', diskFullMessage(resolvePaths().home));
+      if (isDiskFull(err))
+        throw new IpcCallError('insufficient_storage', diskFullMessage(resolvePaths().home));
       throw err;
     }
     try {
-      await agent.endpoint.request('agent.turn', { turn_id: turnId, session_id: p.session_id, message: p.message, origin: p.origin, ...(p.workflow_run_id ? { workflow_run_id: p.workflow_run_id } : {}) }, { timeoutMs: 15_000 });
+      await agent.endpoint.request(
+        'agent.turn',
+        {
+          turn_id: turnId,
+          session_id: p.session_id,
+          message: p.message,
+          origin: p.origin,
+          ...(p.workflow_run_id ? { workflow_run_id: p.workflow_run_id } : {}),
+        },
+        { timeoutMs: 15_000 },
+      );
     } catch (err) {
       // A worker that answered late may still run it: tell it to stop before the session is free again.
-      void agent.endpoint.request('agent.interrupt', { turn_id: turnId }, { timeoutMs: 5000 }).catch(() => undefined);
-      this.fail(p.session_id, turnId, `the agent worker did not take the turn: ${(err as Error).message}`);
+      void agent.endpoint
+        .request('agent.interrupt', { turn_id: turnId }, { timeoutMs: 5000 })
+        .catch(() => undefined);
+      this.fail(
+        p.session_id,
+        turnId,
+        `the agent worker did not take the turn: ${(err as Error).message}`,
+      );
       throw err;
     }
     return { turn_id: turnId };
@@ -110,9 +147,14 @@ export class TurnDispatcher {
   async interrupt(sessionId: string, wait = false): Promise<ResultOf<'turn.interrupt'>> {
     const r = this.running.get(sessionId);
     if (!r) return { interrupted: false, turn_id: null };
-    const ack = await r.agent.endpoint.request('agent.interrupt', { turn_id: r.turnId }, { timeoutMs: INTERRUPT_ACK_MS }).catch(() => undefined);
+    const ack = await r.agent.endpoint
+      .request('agent.interrupt', { turn_id: r.turnId }, { timeoutMs: INTERRUPT_ACK_MS })
+      .catch(() => undefined);
     if (!ack && this.running.get(sessionId) === r) {
-      log.warn('the agent worker did not answer an interrupt; ending the turn without it', { turn: r.turnId, pid: r.agent.pid });
+      log.warn('the agent worker did not answer an interrupt; ending the turn without it', {
+        turn: r.turnId,
+        pid: r.agent.pid,
+      });
       r.endAs = 'interrupted';
       this.deps.killWorker(r.agent, 'it did not answer an interrupt');
       await bounded(r.done, INTERRUPT_WAIT_MS);
@@ -121,7 +163,10 @@ export class TurnDispatcher {
     if (wait) {
       // Until the turn's end event has been passed on too: clients hear the turn end before what the caller does next.
       const heard = new Promise<void>((resolve) => this.endHeard.set(r.turnId, resolve));
-      await bounded(Promise.all([r.done, heard]).then(() => undefined), INTERRUPT_WAIT_MS);
+      await bounded(
+        Promise.all([r.done, heard]).then(() => undefined),
+        INTERRUPT_WAIT_MS,
+      );
       this.endHeard.delete(r.turnId);
     }
     return { interrupted: ack?.interrupted ?? true, turn_id: r.turnId };
@@ -146,7 +191,10 @@ export class TurnDispatcher {
     const until = Date.now() + boundMs;
     while (this.count > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     if (this.count === 0) return;
-    log.warn('drain bound reached with turns still running; stopping them and restarting', { drain_seconds: boundMs / 1000, turns: this.count });
+    log.warn('drain bound reached with turns still running; stopping them and restarting', {
+      drain_seconds: boundMs / 1000,
+      turns: this.count,
+    });
     await this.interruptAll(graceMs);
   }
 
@@ -157,24 +205,47 @@ export class TurnDispatcher {
    */
   async interruptAll(boundMs: number): Promise<void> {
     const running = [...this.running.values()];
-    await Promise.all(running.map((r) => r.agent.endpoint.request('agent.interrupt', { turn_id: r.turnId, restart: true }, { timeoutMs: boundMs }).catch(() => undefined)));
+    await Promise.all(
+      running.map((r) =>
+        r.agent.endpoint
+          .request('agent.interrupt', { turn_id: r.turnId, restart: true }, { timeoutMs: boundMs })
+          .catch(() => undefined),
+      ),
+    );
     const until = Date.now() + boundMs;
-    while (running.some((r) => [...this.running.values()].includes(r)) && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
+    while (running.some((r) => [...this.running.values()].includes(r)) && Date.now() < until)
+      await new Promise((res) => setTimeout(res, 20));
   }
 
   /** The approvals the session's running turn waits for (none when no turn runs). */
   async pendingApprovals(p: PayloadOf<'approval.list'>): Promise<ResultOf<'approval.list'>> {
     const r = this.running.get(p.session_id);
     if (!r) return { items: [] };
-    return r.agent.endpoint.request('agent.approvals', { session_id: p.session_id }, { timeoutMs: 5000 });
+    return r.agent.endpoint.request(
+      'agent.approvals',
+      { session_id: p.session_id },
+      { timeoutMs: 5000 },
+    );
   }
 
   /** The user answered an approval: it belongs to the session's running turn, on its worker. */
   async answerApproval(p: PayloadOf<'approval.answer'>): Promise<ResultOf<'approval.answer'>> {
     const r = this.running.get(p.session_id);
-    if (!r) throw new IpcCallError('not_found', 'The session has no running turn, so nothing waits for this approval (it may have been withdrawn).');
-    const ack = await r.agent.endpoint.request('agent.approval', { session_id: p.session_id, approval_id: p.approval_id, decision: p.decision }, { timeoutMs: 5000 });
-    if (!ack.answered) throw new IpcCallError('not_found', `No approval ${p.approval_id} is waiting; it was answered already or withdrawn.`);
+    if (!r)
+      throw new IpcCallError(
+        'not_found',
+        'The session has no running turn, so nothing waits for this approval (it may have been withdrawn).',
+      );
+    const ack = await r.agent.endpoint.request(
+      'agent.approval',
+      { session_id: p.session_id, approval_id: p.approval_id, decision: p.decision },
+      { timeoutMs: 5000 },
+    );
+    if (!ack.answered)
+      throw new IpcCallError(
+        'not_found',
+        `No approval ${p.approval_id} is waiting; it was answered already or withdrawn.`,
+      );
     return ack;
   }
 
@@ -187,8 +258,14 @@ export class TurnDispatcher {
     if (!e.continue || e.status !== 'completed') return;
     if (r.chain >= this.deps.maxContinuations()) {
       // Paused on record too, as for no_progress: the goal waits for the user to resume it.
-      const goal = getGoal(this.deps.db, e.session_id)?.status === 'active' ? putGoal(this.deps.db, e.session_id, { status: 'paused' }) : undefined;
-      this.deps.publish(`session:${e.session_id}`, 'goal.paused', { reason: 'max_continuations', turns: r.chain });
+      const goal =
+        getGoal(this.deps.db, e.session_id)?.status === 'active'
+          ? putGoal(this.deps.db, e.session_id, { status: 'paused' })
+          : undefined;
+      this.deps.publish(`session:${e.session_id}`, 'goal.paused', {
+        reason: 'max_continuations',
+        turns: r.chain,
+      });
       if (goal) this.deps.publish(`session:${e.session_id}`, 'goal.updated', goalSummary(goal));
       return;
     }
@@ -196,7 +273,10 @@ export class TurnDispatcher {
     const message: TurnMessage = { text: 'Continue working toward the goal.', attachments: [] };
     const origin: TurnOrigin = 'goal';
     this.start({ session_id: e.session_id, message, origin }, r.chain + 1).catch((err: Error) =>
-      log.warn('could not start a goal continuation turn', { session: e.session_id, error: err.message }),
+      log.warn('could not start a goal continuation turn', {
+        session: e.session_id,
+        error: err.message,
+      }),
     );
   }
 
@@ -210,14 +290,36 @@ export class TurnDispatcher {
         : `the agent worker stopped unexpectedly (${how})`;
     for (const [sessionId, r] of [...this.running]) {
       if (r.agent !== agent) continue;
-      if (r.endAs === 'interrupted') this.end(sessionId, r, { status: 'interrupted', reason: 'interrupted', message: 'interrupted; the agent worker did not answer, so it was replaced', keep: true });
-      else this.end(sessionId, r, { status: 'failed', reason: agent.expectedExit ? 'restarted' : hung ? 'worker_unresponsive' : 'worker_crashed', message: `${why}; what was already saved is kept`, keep: hung });
+      if (r.endAs === 'interrupted')
+        this.end(sessionId, r, {
+          status: 'interrupted',
+          reason: 'interrupted',
+          message: 'interrupted; the agent worker did not answer, so it was replaced',
+          keep: true,
+        });
+      else
+        this.end(sessionId, r, {
+          status: 'failed',
+          reason: agent.expectedExit
+            ? 'restarted'
+            : hung
+              ? 'worker_unresponsive'
+              : 'worker_crashed',
+          message: `${why}; what was already saved is kept`,
+          keep: hung,
+        });
     }
   }
 
-  private fail(sessionId: string, turnId: string, message: string, reason = 'worker_crashed'): void {
+  private fail(
+    sessionId: string,
+    turnId: string,
+    message: string,
+    reason = 'worker_crashed',
+  ): void {
     const r = this.running.get(sessionId);
-    if (r && r.turnId === turnId) this.end(sessionId, r, { status: 'failed', reason, message, keep: false });
+    if (r && r.turnId === turnId)
+      this.end(sessionId, r, { status: 'failed', reason, message, keep: false });
   }
 
   /**
@@ -225,34 +327,77 @@ export class TurnDispatcher {
    * (a full disk) the event goes out all the same; only a row another process already ended
    * (the worker got there first) means the end was told already.
    */
-  private end(sessionId: string, r: Running, o: { status: 'failed' | 'interrupted'; reason: string; message: string; keep: boolean }): void {
+  private end(
+    sessionId: string,
+    r: Running,
+    o: { status: 'failed' | 'interrupted'; reason: string; message: string; keep: boolean },
+  ): void {
     this.running.delete(sessionId);
     r.finish();
     const topic = `session:${sessionId}` as const;
     let endedHere = true;
     try {
       if (o.keep && r.streamed) {
-        const message = appendMessage(this.deps.db, sessionId, { role: 'assistant', content: { text: r.streamed, stop_reason: o.status === 'interrupted' ? 'interrupted' : 'error' } });
-        this.deps.publish(topic, 'message.committed', { turn_id: r.turnId, message: messageSummary(message) });
+        const message = appendMessage(this.deps.db, sessionId, {
+          role: 'assistant',
+          content: {
+            text: r.streamed,
+            stop_reason: o.status === 'interrupted' ? 'interrupted' : 'error',
+          },
+        });
+        this.deps.publish(topic, 'message.committed', {
+          turn_id: r.turnId,
+          message: messageSummary(message),
+        });
       }
     } catch (err) {
-      log.warn('could not keep the text a turn had streamed', { turn: r.turnId, error: (err as Error).message });
+      log.warn('could not keep the text a turn had streamed', {
+        turn: r.turnId,
+        error: (err as Error).message,
+      });
     }
     try {
-      endedHere = endTurnRow(this.deps.db, r.turnId, o.status, o.status === 'failed' ? { error: o.message, reason: o.reason } : {});
+      endedHere = endTurnRow(
+        this.deps.db,
+        r.turnId,
+        o.status,
+        o.status === 'failed' ? { error: o.message, reason: o.reason } : {},
+      );
     } catch (err) {
-      log.warn('could not record the end of a turn', { turn: r.turnId, error: (err as Error).message });
+      log.warn('could not record the end of a turn', {
+        turn: r.turnId,
+        error: (err as Error).message,
+      });
     }
     if (endedHere) {
-      if (o.status === 'failed') this.deps.publish(topic, 'turn.failed', { turn_id: r.turnId, status: 'failed', reason: o.reason, message: o.message });
-      else this.deps.publish(topic, 'turn.interrupted', { turn_id: r.turnId, status: 'interrupted' });
+      if (o.status === 'failed')
+        this.deps.publish(topic, 'turn.failed', {
+          turn_id: r.turnId,
+          status: 'failed',
+          reason: o.reason,
+          message: o.message,
+        });
+      else
+        this.deps.publish(topic, 'turn.interrupted', { turn_id: r.turnId, status: 'interrupted' });
     }
     this.endHeard.get(r.turnId)?.();
     if (o.status !== 'failed') return;
     try {
-      for (const run of failOpenRuns(this.deps.db, sessionId, o.message)) this.deps.publish('workflows', 'workflow.run_failed', { turn_id: r.turnId, run_id: run.id, workflow: run.workflow, session_id: sessionId, step: null, reason: o.reason, message: o.message });
+      for (const run of failOpenRuns(this.deps.db, sessionId, o.message))
+        this.deps.publish('workflows', 'workflow.run_failed', {
+          turn_id: r.turnId,
+          run_id: run.id,
+          workflow: run.workflow,
+          session_id: sessionId,
+          step: null,
+          reason: o.reason,
+          message: o.message,
+        });
     } catch (err) {
-      log.warn('could not record a failed workflow run', { session: sessionId, error: (err as Error).message });
+      log.warn('could not record a failed workflow run', {
+        session: sessionId,
+        error: (err as Error).message,
+      });
     }
   }
 }
@@ -260,5 +405,8 @@ export class TurnDispatcher {
 /** Waits for `p`, at most `ms`. */
 function bounded(p: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]).finally(() => clearTimeout(timer));
 }

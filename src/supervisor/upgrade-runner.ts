@@ -51,7 +51,12 @@ export class UpgradeRunner {
     proc.on('exit', (code) => {
       this.proc = undefined;
       if (!ended && code !== 0) {
-        const why = stderr.trim().split('\n').pop()?.replace(/^svc: /, '') || `svc upgrade ended with code ${code}`;
+        const why =
+          stderr
+            .trim()
+            .split('\n')
+            .pop()
+            ?.replace(/^svc: /, '') || `svc upgrade ended with code ${code}`;
         log.warn('the upgrade failed', { error: why });
         this.publish({ stage: 'failed', message: why });
       }

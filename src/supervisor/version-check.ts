@@ -37,7 +37,8 @@ export class VersionCheck {
   /** Starts (or, after a config change, restarts or stops) the schedule. */
   sync(): void {
     if (!this.enabled()) return this.stop();
-    if (!this.timer && !this.inflight) this.schedule(this.checkedAt === null ? FIRST_CHECK_MS : EVERY_MS);
+    if (!this.timer && !this.inflight)
+      this.schedule(this.checkedAt === null ? FIRST_CHECK_MS : EVERY_MS);
   }
 
   stop(): void {
@@ -57,7 +58,12 @@ export class VersionCheck {
   check(): Promise<void> {
     this.inflight ??= this.run().finally(() => {
       this.inflight = undefined;
-      if (this.enabled()) this.schedule(this.failures === 0 ? EVERY_MS : Math.min(EVERY_MS, FIRST_RETRY_MS * 2 ** (this.failures - 1)));
+      if (this.enabled())
+        this.schedule(
+          this.failures === 0
+            ? EVERY_MS
+            : Math.min(EVERY_MS, FIRST_RETRY_MS * 2 ** (this.failures - 1)),
+        );
     });
     return this.inflight;
   }
@@ -70,11 +76,18 @@ export class VersionCheck {
       this.notes = notesHead(release.body);
       this.error = null;
       this.failures = 0;
-      if (this.info().update_available) log.info('a newer svc is available; "svc upgrade" or the Web UI installs it', { version, latest: this.latest });
+      if (this.info().update_available)
+        log.info('a newer svc is available; "svc upgrade" or the Web UI installs it', {
+          version,
+          latest: this.latest,
+        });
     } catch (err) {
       this.failures++;
       this.error = (err as Error).message;
-      log.warn('the version check failed; it will try again later', { error: this.error, failures: this.failures });
+      log.warn('the version check failed; it will try again later', {
+        error: this.error,
+        failures: this.failures,
+      });
     }
     this.checkedAt = new Date().toISOString();
     this.changed(this.info());

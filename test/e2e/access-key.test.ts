@@ -11,14 +11,24 @@ const KEY_FILE = 'd'.repeat(64);
 
 /** The status a non-local client (Host: evil.example) gets for a route that needs the key. */
 async function remote(port: number, key: string): Promise<number> {
-  const res = await http({ port, path: '/api/status', headers: { Host: 'evil.example', Authorization: `Bearer ${key}` } });
+  const res = await http({
+    port,
+    path: '/api/status',
+    headers: { Host: 'evil.example', Authorization: `Bearer ${key}` },
+  });
   return res.status;
 }
 
 /** Asserts that exactly `good` opens the server to a non-local client and every other key gets 401. */
-async function onlyKeyWorks(port: number, good: string, others: string[], label: string): Promise<void> {
+async function onlyKeyWorks(
+  port: number,
+  good: string,
+  others: string[],
+  label: string,
+): Promise<void> {
   assert.is(await remote(port, good), 200, `${label}: the winning key works`);
-  for (const k of others) assert.is(await remote(port, k), 401, `${label}: ${k.slice(0, 12)}… is refused`);
+  for (const k of others)
+    assert.is(await remote(port, k), 401, `${label}: ${k.slice(0, 12)}… is refused`);
 }
 
 async function statusJson(home: string): Promise<any> {
@@ -37,22 +47,48 @@ test('resolution order: --access-key, then SVC_ACCESS_KEY, then config.yml, then
   writeFileSync(keyFile, KEY_FILE + '\n', { mode: 0o600 });
   writeFileSync(configFile, `access_key: ${KEY_CONFIG}\n`, { mode: 0o600 });
   const all = [KEY_FLAG, KEY_ENV, KEY_CONFIG, KEY_FILE];
-  const steps: Array<{ label: string; args: string[]; env: NodeJS.ProcessEnv; good: string; before?: () => void }> = [
-    { label: 'flag + env + config + file', args: ['--access-key', KEY_FLAG], env: { SVC_ACCESS_KEY: KEY_ENV }, good: KEY_FLAG },
+  const steps: Array<{
+    label: string;
+    args: string[];
+    env: NodeJS.ProcessEnv;
+    good: string;
+    before?: () => void;
+  }> = [
+    {
+      label: 'flag + env + config + file',
+      args: ['--access-key', KEY_FLAG],
+      env: { SVC_ACCESS_KEY: KEY_ENV },
+      good: KEY_FLAG,
+    },
     { label: 'env + config + file', args: [], env: { SVC_ACCESS_KEY: KEY_ENV }, good: KEY_ENV },
     { label: 'config + file', args: [], env: { SVC_ACCESS_KEY: undefined }, good: KEY_CONFIG },
-    { label: 'file alone', args: [], env: { SVC_ACCESS_KEY: undefined }, good: KEY_FILE, before: () => writeFileSync(configFile, '# no key here\n') },
+    {
+      label: 'file alone',
+      args: [],
+      env: { SVC_ACCESS_KEY: undefined },
+      good: KEY_FILE,
+      before: () => writeFileSync(configFile, '# no key here\n'),
+    },
   ];
   try {
     for (const step of steps) {
       step.before?.();
       const server = await startServer({ home, args: step.args, env: step.env });
       try {
-        await onlyKeyWorks(server.port, step.good, all.filter((k) => k !== step.good), step.label);
+        await onlyKeyWorks(
+          server.port,
+          step.good,
+          all.filter((k) => k !== step.good),
+          step.label,
+        );
       } finally {
         await server.stop();
       }
-      assert.is(readFileSync(keyFile, 'utf8').trim(), KEY_FILE, `${step.label}: the key file is left alone`);
+      assert.is(
+        readFileSync(keyFile, 'utf8').trim(),
+        KEY_FILE,
+        `${step.label}: the key file is left alone`,
+      );
     }
   } finally {
     removeHome(home);
@@ -97,20 +133,33 @@ test('a too-short key from flag, environment or config is refused with one clear
   const cases: Array<{ where: RegExp; args: string[]; env: NodeJS.ProcessEnv; config?: string }> = [
     { where: /--access-key/, args: ['--access-key', 'short'], env: { SVC_ACCESS_KEY: undefined } },
     { where: /SVC_ACCESS_KEY/, args: [], env: { SVC_ACCESS_KEY: 'short' } },
-    { where: /config\.yml.*access_key/, args: [], env: { SVC_ACCESS_KEY: undefined }, config: 'access_key: short\n' },
+    {
+      where: /config\.yml.*access_key/,
+      args: [],
+      env: { SVC_ACCESS_KEY: undefined },
+      config: 'access_key: short\n',
+    },
   ];
   for (const c of cases) {
     const home = tmpHome();
     try {
       if (c.config) writeFileSync(join(home, 'config.yml'), c.config, { mode: 0o600 });
-      const r = await runCli(['serve', '--addr', '127.0.0.1:0', ...c.args], { SVC_HOME: home, ...c.env }, 10_000);
+      const r = await runCli(
+        ['serve', '--addr', '127.0.0.1:0', ...c.args],
+        { SVC_HOME: home, ...c.env },
+        10_000,
+      );
       assert.is.not(r.code, 0, `${c.where}: refused`);
       assert.not.equal(r.code, null, `${c.where}: exits by itself instead of serving`);
       const out = nonEmptyLines(r.stderr);
       assert.equal(out.length, 1, `${c.where}: one line on stderr, got:\n${r.stderr}`);
       assert.match(out[0]!, c.where);
       assert.match(out[0]!, /at least 16 characters/);
-      assert.is(existsSync(join(home, 'access_key')), false, `${c.where}: no key was generated instead`);
+      assert.is(
+        existsSync(join(home, 'access_key')),
+        false,
+        `${c.where}: no key was generated instead`,
+      );
     } finally {
       removeHome(home);
     }
@@ -121,14 +170,29 @@ test('rotation: editing access_key in config.yml and POST /api/restart switches 
   const home = tmpHome();
   const keyA = 'rotate-a-' + '1'.repeat(32);
   const keyB = 'rotate-b-' + '2'.repeat(32);
-  const server = await startServer({ home, config: `access_key: ${keyA}\n`, env: { SVC_ACCESS_KEY: undefined } });
+  const server = await startServer({
+    home,
+    config: `access_key: ${keyA}\n`,
+    env: { SVC_ACCESS_KEY: undefined },
+  });
   try {
     await onlyKeyWorks(server.port, keyA, [keyB], 'before the restart');
     writeFileSync(join(home, 'config.yml'), `access_key: ${keyB}\n`);
-    const res = await http({ port: server.port, method: 'POST', path: '/api/restart', headers: { 'Content-Type': 'application/json' }, body: '{"reason":"rotate the key"}' });
+    const res = await http({
+      port: server.port,
+      method: 'POST',
+      path: '/api/restart',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"reason":"rotate the key"}',
+    });
     assert.is(res.status, 202);
     assert.equal(res.json(), { status: 'restarting' });
-    await waitFor(async () => (await remote(server.port, keyB)) === 200 && (await remote(server.port, keyA)) === 401, 10_000, 'key B to replace key A');
+    await waitFor(
+      async () =>
+        (await remote(server.port, keyB)) === 200 && (await remote(server.port, keyA)) === 401,
+      10_000,
+      'key B to replace key A',
+    );
     const status = await statusJson(home);
     assert.is(status.restarts, 1);
     assert.is(status.last_restart_error, null);
@@ -144,13 +208,27 @@ test('the access key from SVC_ACCESS_KEY is not in the environment of child proc
   try {
     assert.is(await remote(server.port, key), 200, 'the server uses the environment key');
     const status = await statusJson(server.home);
-    const children = (status.processes as Array<{ role: string; pid: number }>).filter((p) => p.role !== 'supervisor' && p.pid > 0);
-    assert.ok(children.some((p) => p.role === 'gateway'), 'a gateway is running');
+    const children = (status.processes as Array<{ role: string; pid: number }>).filter(
+      (p) => p.role !== 'supervisor' && p.pid > 0,
+    );
+    assert.ok(
+      children.some((p) => p.role === 'gateway'),
+      'a gateway is running',
+    );
     for (const child of children) {
       const environ = readFileSync(`/proc/${child.pid}/environ`, 'utf8').split('\0');
-      assert.ok(environ.includes(`SVC_HOME=${server.home}`), `${child.role}: read the environment of the right process`);
-      assert.not.ok(environ.some((e) => e.startsWith('SVC_ACCESS_KEY=')), `${child.role}: SVC_ACCESS_KEY is absent`);
-      assert.not.ok(environ.some((e) => e.includes(key)), `${child.role}: the key appears nowhere in the environment`);
+      assert.ok(
+        environ.includes(`SVC_HOME=${server.home}`),
+        `${child.role}: read the environment of the right process`,
+      );
+      assert.not.ok(
+        environ.some((e) => e.startsWith('SVC_ACCESS_KEY=')),
+        `${child.role}: SVC_ACCESS_KEY is absent`,
+      );
+      assert.not.ok(
+        environ.some((e) => e.includes(key)),
+        `${child.role}: the key appears nowhere in the environment`,
+      );
     }
   } finally {
     await server.stop();
@@ -159,15 +237,26 @@ test('the access key from SVC_ACCESS_KEY is not in the environment of child proc
 });
 
 test('a non-loopback bind prints the URL with the key; a loopback bind never prints the key', async () => {
-  const open = await startServer({ args: ['--addr', '0.0.0.0:0'], env: { SVC_ACCESS_KEY: undefined } });
+  const open = await startServer({
+    args: ['--addr', '0.0.0.0:0'],
+    env: { SVC_ACCESS_KEY: undefined },
+  });
   try {
     const key = open.key();
-    const line = await waitFor(() => /^Open (http:\/\/\S+)$/m.exec(open.output()), 5000, 'the Open line');
+    const line = await waitFor(
+      () => /^Open (http:\/\/\S+)$/m.exec(open.output()),
+      5000,
+      'the Open line',
+    );
     const url = new URL(line[1]!);
     assert.is(url.port, String(open.port));
     assert.is(url.pathname, '/');
     assert.is(url.searchParams.get('access_key'), key);
-    assert.is(await remote(open.port, key), 200, 'the printed key opens the server (sent to 127.0.0.1)');
+    assert.is(
+      await remote(open.port, key),
+      200,
+      'the printed key opens the server (sent to 127.0.0.1)',
+    );
   } finally {
     await open.stop();
     removeHome(open.home);
@@ -188,7 +277,10 @@ test('a non-loopback bind prints the URL with the key; a loopback bind never pri
     assert.match(quiet.output(), /listening on http:\/\/127\.0\.0\.1:/);
     assert.not.match(quiet.output(), /^Open /m);
     await quiet.stop();
-    assert.not.ok(quiet.output().includes(key), 'the key appears nowhere in the output of a loopback server');
+    assert.not.ok(
+      quiet.output().includes(key),
+      'the key appears nowhere in the output of a loopback server',
+    );
   } finally {
     await quiet.stop();
     removeHome(quiet.home);

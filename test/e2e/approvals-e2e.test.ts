@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -6,7 +15,14 @@ import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
-import { connectWs, ofTurn, startRig, type TurnRig, type WsClient, type WsEvent } from '../helpers/turns.js';
+import {
+  connectWs,
+  ofTurn,
+  startRig,
+  type TurnRig,
+  type WsClient,
+  type WsEvent,
+} from '../helpers/turns.js';
 
 /**
  * Approvals through the real server: the fake provider asks for tool calls the permission engine
@@ -47,7 +63,10 @@ const expectedAudit = new Map<string, string[]>();
 async function newChat(mode: 'interactive' | 'auto' | 'strict'): Promise<Chat> {
   const work = join(root, `work${++sessions}`);
   mkdirSync(work);
-  const res = await api(rig.port, 'POST', '/api/sessions', { working_dir: work, permission_mode: mode });
+  const res = await api(rig.port, 'POST', '/api/sessions', {
+    working_dir: work,
+    permission_mode: mode,
+  });
   assert.is(res.status, 201, JSON.stringify(res.body));
   assert.is(res.body.permission_mode, mode);
   const ws = await connectWs(rig.port, [`session:${res.body.id}`]);
@@ -72,42 +91,84 @@ function enqueue(steps: Call[][], close = true): string[] {
 }
 
 async function startTurn(chat: Chat): Promise<string> {
-  const res = await api(rig.port, 'POST', `/api/chat/${chat.id}/turn?wait=false`, { message: 'go', attachments: [] });
+  const res = await api(rig.port, 'POST', `/api/chat/${chat.id}/turn?wait=false`, {
+    message: 'go',
+    attachments: [],
+  });
   assert.is(res.status, 202, JSON.stringify(res.body));
   return res.body.turn_id as string;
 }
 
 const END = ['turn.completed', 'turn.failed', 'turn.interrupted'];
-const endOf = (chat: Chat, turnId: string) => chat.ws.waitEvent((e) => e.data?.turn_id === turnId && END.includes(e.type), `the end of ${turnId}`, 15_000);
-const approvalFor = (chat: Chat, callId: string) => chat.ws.waitEvent((e) => e.type === 'approval.requested' && e.data.call_id === callId, `an approval for ${callId}`, 10_000);
-const resultOf = (chat: Chat, callId: string) => chat.ws.waitEvent((e) => e.type === 'turn.tool_result' && e.data.call_id === callId, `the result of ${callId}`, 10_000);
+const endOf = (chat: Chat, turnId: string) =>
+  chat.ws.waitEvent(
+    (e) => e.data?.turn_id === turnId && END.includes(e.type),
+    `the end of ${turnId}`,
+    15_000,
+  );
+const approvalFor = (chat: Chat, callId: string) =>
+  chat.ws.waitEvent(
+    (e) => e.type === 'approval.requested' && e.data.call_id === callId,
+    `an approval for ${callId}`,
+    10_000,
+  );
+const resultOf = (chat: Chat, callId: string) =>
+  chat.ws.waitEvent(
+    (e) => e.type === 'turn.tool_result' && e.data.call_id === callId,
+    `the result of ${callId}`,
+    10_000,
+  );
 const asks = (events: WsEvent[]) => events.filter((e) => e.type === 'approval.requested');
 
 /**
  * Runs a turn that must not ask: when an approval shows up anyway it is denied (so the call never
  * runs and the turn cannot hang) and the test fails.
  */
-async function runNoAsk(chat: Chat, steps: Call[][]): Promise<{ turnId: string; events: WsEvent[]; results: any[] }> {
+async function runNoAsk(
+  chat: Chat,
+  steps: Call[][],
+): Promise<{ turnId: string; events: WsEvent[]; results: any[] }> {
   const ids = enqueue(steps);
   const turnId = await startTurn(chat);
-  const first = await chat.ws.waitEvent((e) => e.data?.turn_id === turnId && (e.type === 'approval.requested' || END.includes(e.type)), 'an approval or the end of the turn', 15_000);
+  const first = await chat.ws.waitEvent(
+    (e) => e.data?.turn_id === turnId && (e.type === 'approval.requested' || END.includes(e.type)),
+    'an approval or the end of the turn',
+    15_000,
+  );
   if (first.type === 'approval.requested') {
-    await api(rig.port, 'POST', `/api/sessions/${chat.id}/approvals/${first.data.approval_id}`, { decision: 'deny' });
+    await api(rig.port, 'POST', `/api/sessions/${chat.id}/approvals/${first.data.approval_id}`, {
+      decision: 'deny',
+    });
     await endOf(chat, turnId);
     rig.fake.reset();
-    assert.unreachable(`${first.data.tool} asked for approval (${first.data.reason}) where it must not`);
+    assert.unreachable(
+      `${first.data.tool} asked for approval (${first.data.reason}) where it must not`,
+    );
   }
   assert.is(first.type, 'turn.completed', JSON.stringify(first.data));
   assert.is(rig.fake.pending, 0, 'the model used every scripted step');
   const events = ofTurn(chat.ws.events, turnId);
-  return { turnId, events, results: ids.map((id) => events.find((e) => e.type === 'turn.tool_result' && e.data.call_id === id)!.data) };
+  return {
+    turnId,
+    events,
+    results: ids.map(
+      (id) => events.find((e) => e.type === 'turn.tool_result' && e.data.call_id === id)!.data,
+    ),
+  };
 }
 
-const answer = (chat: Chat, approvalId: string, decision: string) => api(rig.port, 'POST', `/api/sessions/${chat.id}/approvals/${approvalId}`, { decision });
+const answer = (chat: Chat, approvalId: string, decision: string) =>
+  api(rig.port, 'POST', `/api/sessions/${chat.id}/approvals/${approvalId}`, { decision });
 
 async function answerWs(chat: Chat, approvalId: string, decision: string): Promise<any> {
   const requestId = `r${++nextCall}`;
-  chat.ws.send({ type: 'approve', session_id: chat.id, approval_id: approvalId, decision, request_id: requestId });
+  chat.ws.send({
+    type: 'approve',
+    session_id: chat.id,
+    approval_id: approvalId,
+    decision,
+    request_id: requestId,
+  });
   return chat.ws.waitFrame((f) => f.request_id === requestId, `the answer to ${requestId}`);
 }
 
@@ -126,7 +187,11 @@ const auditOf = (sessionId: string) => auditLines().filter((l) => l.session_id =
 /** Checks the session's audit lines and remembers them for the whole-file check at the end. */
 function expectAudit(chat: Chat, decisions: string[]): any[] {
   const lines = auditOf(chat.id);
-  assert.equal(lines.map((l) => l.decision), decisions, `audit decisions for ${chat.id}`);
+  assert.equal(
+    lines.map((l) => l.decision),
+    decisions,
+    `audit decisions for ${chat.id}`,
+  );
   expectedAudit.set(chat.id, decisions);
   return lines;
 }
@@ -142,34 +207,70 @@ test('interactive: curl asks over /ws; allow_once over HTTP runs it; the same ca
   try {
     const m = unique();
     const command = curlCommand(m);
-    const [c1, c2, c3] = enqueue([[{ name: 'terminal', args: { command } }], [{ name: 'terminal', args: { command } }], [{ name: 'terminal', args: { command, timeout_seconds: 60 } }]]);
+    const [c1, c2, c3] = enqueue([
+      [{ name: 'terminal', args: { command } }],
+      [{ name: 'terminal', args: { command } }],
+      [{ name: 'terminal', args: { command, timeout_seconds: 60 } }],
+    ]);
     const turnId = await startTurn(chat);
 
     const ap1 = await approvalFor(chat, c1!);
     assert.equal(
       { ...ap1.data, approval_id: undefined, expires_at: undefined },
-      { turn_id: turnId, call_id: c1, approval_id: undefined, expires_at: undefined, tool: 'terminal', input: { command }, reason: 'This command reaches the network, so it needs your approval.' },
+      {
+        turn_id: turnId,
+        call_id: c1,
+        approval_id: undefined,
+        expires_at: undefined,
+        tool: 'terminal',
+        input: { command },
+        reason: 'This command reaches the network, so it needs your approval.',
+      },
     );
     // Nobody may ever answer: it expires (agent.approval_timeout_seconds, 30 min by default).
     assert.ok(Date.parse(ap1.data.expires_at) > Date.now() + 60_000, ap1.data.expires_at);
     assert.match(ap1.data.approval_id, /^ap_/);
-    assert.not.ok(chat.ws.events.some((e) => e.type === 'turn.tool_result'), 'the call waits for the answer');
+    assert.not.ok(
+      chat.ws.events.some((e) => e.type === 'turn.tool_result'),
+      'the call waits for the answer',
+    );
     // A client that was not listening (a reloaded page) finds the waiting call through the API.
     const waiting = await api(rig.port, 'GET', `/api/sessions/${chat.id}/approvals`);
-    assert.equal(waiting.body.items, [{ approval_id: ap1.data.approval_id, turn_id: turnId, call_id: c1, tool: 'terminal', input: { command }, reason: ap1.data.reason }]);
+    assert.equal(waiting.body.items, [
+      {
+        approval_id: ap1.data.approval_id,
+        turn_id: turnId,
+        call_id: c1,
+        tool: 'terminal',
+        input: { command },
+        reason: ap1.data.reason,
+      },
+    ]);
     const ok1 = await answer(chat, ap1.data.approval_id, 'allow_once');
     assert.is(ok1.status, 200, JSON.stringify(ok1.body));
     assert.equal(ok1.body, { approval_id: ap1.data.approval_id, decision: 'allow_once' });
     const r1 = await resultOf(chat, c1!);
     assert.equal([r1.data.output, r1.data.is_error], [`ran-${m}\n[exit code 0]`, false]);
-    assert.not.ok((await api(rig.port, 'GET', `/api/sessions/${chat.id}/approvals`)).body.items.some((a: { approval_id: string }) => a.approval_id === ap1.data.approval_id), 'an answered approval is no longer listed');
+    assert.not.ok(
+      (await api(rig.port, 'GET', `/api/sessions/${chat.id}/approvals`)).body.items.some(
+        (a: { approval_id: string }) => a.approval_id === ap1.data.approval_id,
+      ),
+      'an answered approval is no longer listed',
+    );
 
     const ap2 = await approvalFor(chat, c2!);
-    assert.is.not(ap2.data.approval_id, ap1.data.approval_id, 'allow_once is for that one call: the same command asks again');
+    assert.is.not(
+      ap2.data.approval_id,
+      ap1.data.approval_id,
+      'allow_once is for that one call: the same command asks again',
+    );
     const again = await answer(chat, ap1.data.approval_id, 'allow_once');
     assert.is(again.status, 404, 'an approval is answered once');
     const reply = await answerWs(chat, ap2.data.approval_id, 'allow_session');
-    assert.equal([reply.type, reply.session_id, reply.approval_id, reply.decision], ['approval.answered', chat.id, ap2.data.approval_id, 'allow_session']);
+    assert.equal(
+      [reply.type, reply.session_id, reply.approval_id, reply.decision],
+      ['approval.answered', chat.id, ap2.data.approval_id, 'allow_session'],
+    );
     assert.is((await resultOf(chat, c2!)).data.output, `ran-${m}\n[exit code 0]`);
 
     const end = await endOf(chat, turnId);
@@ -182,14 +283,24 @@ test('interactive: curl asks over /ws; allow_once over HTTP runs it; the same ca
     // The grant lasts for the session: a later turn runs the same command without asking, a different one asks.
     const later = await runNoAsk(chat, [[{ name: 'terminal', args: { command } }]]);
     assert.is(later.results[0].output, `ran-${m}\n[exit code 0]`);
-    const [c5] = enqueue([[{ name: 'terminal', args: { command: `curl --version >/dev/null 2>&1; echo other-${m}` } }]]);
+    const [c5] = enqueue([
+      [{ name: 'terminal', args: { command: `curl --version >/dev/null 2>&1; echo other-${m}` } }],
+    ]);
     const t2 = await startTurn(chat);
     const ap5 = await approvalFor(chat, c5!);
     assert.is((await answer(chat, ap5.data.approval_id, 'deny')).status, 200);
     await endOf(chat, t2);
 
-    const lines = expectAudit(chat, ['ask', 'allow_once', 'ask', 'allow_session', 'ask', 'denied_by_user']);
-    for (const l of lines.slice(0, 4)) assert.equal([l.tool, l.turn_id, l.input], ['terminal', turnId, { command }]);
+    const lines = expectAudit(chat, [
+      'ask',
+      'allow_once',
+      'ask',
+      'allow_session',
+      'ask',
+      'denied_by_user',
+    ]);
+    for (const l of lines.slice(0, 4))
+      assert.equal([l.tool, l.turn_id, l.input], ['terminal', turnId, { command }]);
     assert.is(lines[0].reason, 'This command reaches the network, so it needs your approval.');
     for (const l of lines) assert.match(l.ts, /^\d{4}-\d\d-\d\dT/);
   } finally {
@@ -205,11 +316,21 @@ test('deny: a write outside the working folder asks; deny returns permission_den
     const before = rig.fake.requests.length;
     const turnId = await startTurn(chat);
     const ap = await approvalFor(chat, c1!);
-    assert.equal([ap.data.tool, ap.data.input, ap.data.reason], ['write_file', { path: outside, content: 'nope' }, "This changes a file outside the session's working folder, so it needs your approval."]);
+    assert.equal(
+      [ap.data.tool, ap.data.input, ap.data.reason],
+      [
+        'write_file',
+        { path: outside, content: 'nope' },
+        "This changes a file outside the session's working folder, so it needs your approval.",
+      ],
+    );
     const res = await answer(chat, ap.data.approval_id, 'deny');
     assert.is(res.status, 200, JSON.stringify(res.body));
     const r = await resultOf(chat, c1!);
-    assert.equal([r.data.output, r.data.is_error], ['permission_denied: the user declined to run write_file.', true]);
+    assert.equal(
+      [r.data.output, r.data.is_error],
+      ['permission_denied: the user declined to run write_file.', true],
+    );
     assert.is((await endOf(chat, turnId)).type, 'turn.completed');
     assert.not.ok(existsSync(outside), 'nothing was written');
 
@@ -217,8 +338,14 @@ test('deny: a write outside the working folder asks; deny returns permission_den
     assert.is(rig.fake.requests.length, before + 2);
     const messages = rig.fake.requests[before + 1]!.body!.messages as any[];
     const tool = messages.find((msg) => msg.role === 'tool' && msg.tool_call_id === c1);
-    assert.ok(tool, `a tool message for ${c1} in ${JSON.stringify(messages.map((msg) => msg.role))}`);
-    assert.match(JSON.stringify(tool.content), /permission_denied: the user declined to run write_file\./);
+    assert.ok(
+      tool,
+      `a tool message for ${c1} in ${JSON.stringify(messages.map((msg) => msg.role))}`,
+    );
+    assert.match(
+      JSON.stringify(tool.content),
+      /permission_denied: the user declined to run write_file\./,
+    );
 
     const lines = expectAudit(chat, ['ask', 'denied_by_user']);
     assert.equal(lines[0].input, { path: outside, content: 'nope' });
@@ -232,18 +359,30 @@ test('interrupt withdraws a pending approval (over /ws and over HTTP); answering
   try {
     const m = unique();
     for (const how of ['ws', 'http'] as const) {
-      const [c1] = enqueue([[{ name: 'terminal', args: { command: `${curlCommand(m)} > ran-${how}.txt` } }]], false);
+      const [c1] = enqueue(
+        [[{ name: 'terminal', args: { command: `${curlCommand(m)} > ran-${how}.txt` } }]],
+        false,
+      );
       const turnId = await startTurn(chat);
       const ap = await approvalFor(chat, c1!);
       if (how === 'ws') {
         chat.ws.send({ type: 'interrupt', session_id: chat.id, request_id: `i-${m}` });
-        const reply = await chat.ws.waitFrame((f) => f.request_id === `i-${m}`, 'the interrupt reply');
-        assert.equal([reply.type, reply.interrupted, reply.turn_id], ['interrupt.result', true, turnId]);
+        const reply = await chat.ws.waitFrame(
+          (f) => f.request_id === `i-${m}`,
+          'the interrupt reply',
+        );
+        assert.equal(
+          [reply.type, reply.interrupted, reply.turn_id],
+          ['interrupt.result', true, turnId],
+        );
       } else {
         const res = await api(rig.port, 'POST', `/api/chat/${chat.id}/interrupt`, {});
         assert.equal([res.status, res.body.interrupted, res.body.turn_id], [200, true, turnId]);
       }
-      const withdrawn = await chat.ws.waitEvent((e) => e.type === 'approval.withdrawn' && e.data.approval_id === ap.data.approval_id, 'approval.withdrawn');
+      const withdrawn = await chat.ws.waitEvent(
+        (e) => e.type === 'approval.withdrawn' && e.data.approval_id === ap.data.approval_id,
+        'approval.withdrawn',
+      );
       assert.equal([withdrawn.data.turn_id, withdrawn.data.call_id], [turnId, c1]);
       assert.is((await endOf(chat, turnId)).type, 'turn.interrupted');
 
@@ -252,7 +391,10 @@ test('interrupt withdraws a pending approval (over /ws and over HTTP); answering
       assert.is(late.body.error.code, 'not_found');
       const lateWs = await answerWs(chat, ap.data.approval_id, 'allow_once');
       assert.equal([lateWs.type, lateWs.error?.code], ['error', 'not_found']);
-      assert.not.ok(existsSync(join(chat.work, `ran-${how}.txt`)), 'the withdrawn command never ran');
+      assert.not.ok(
+        existsSync(join(chat.work, `ran-${how}.txt`)),
+        'the withdrawn command never ran',
+      );
       assert.not.ok(ofTurn(chat.ws.events, turnId).some((e) => e.type === 'turn.tool_result'));
     }
     assert.is(rig.fake.pending, 0);
@@ -266,12 +408,17 @@ test('interrupt withdraws a pending approval (over /ws and over HTTP); answering
 test('auto mode runs ask-class steps without asking (and logs no ask)', async () => {
   const chat = await newChat('interactive');
   try {
-    const patched = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { permission_mode: 'auto' });
+    const patched = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, {
+      permission_mode: 'auto',
+    });
     assert.is(patched.status, 200, JSON.stringify(patched.body));
     assert.is(patched.body.permission_mode, 'auto');
     const m = unique();
     const outside = join(root, 'auto-outside', 'y.txt');
-    const t = await runNoAsk(chat, [[{ name: 'terminal', args: { command: curlCommand(m) } }], [{ name: 'write_file', args: { path: outside, content: 'auto wrote this' } }]]);
+    const t = await runNoAsk(chat, [
+      [{ name: 'terminal', args: { command: curlCommand(m) } }],
+      [{ name: 'write_file', args: { path: outside, content: 'auto wrote this' } }],
+    ]);
     assert.equal([t.results[0].output, t.results[0].is_error], [`ran-${m}\n[exit code 0]`, false]);
     assert.is(t.results[1].is_error, false, t.results[1].output);
     assert.is(readFileSync(outside, 'utf8'), 'auto wrote this');
@@ -284,12 +431,22 @@ test('auto mode runs ask-class steps without asking (and logs no ask)', async ()
 test('strict mode refuses ask-class steps without asking; allowed steps still run', async () => {
   const chat = await newChat('interactive');
   try {
-    assert.is((await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { permission_mode: 'strict' })).body.permission_mode, 'strict');
+    assert.is(
+      (await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { permission_mode: 'strict' })).body
+        .permission_mode,
+      'strict',
+    );
     const m = unique();
-    const t = await runNoAsk(chat, [[{ name: 'terminal', args: { command: curlCommand(m) } }], [{ name: 'terminal', args: { command: `echo plain-${m}` } }]]);
+    const t = await runNoAsk(chat, [
+      [{ name: 'terminal', args: { command: curlCommand(m) } }],
+      [{ name: 'terminal', args: { command: `echo plain-${m}` } }],
+    ]);
     const [curl, plain] = t.results;
     assert.is(curl.is_error, true);
-    assert.is(curl.output, 'permission_denied: This command reaches the network, so it needs your approval. The session is in strict mode, which refuses anything that would ask.');
+    assert.is(
+      curl.output,
+      'permission_denied: This command reaches the network, so it needs your approval. The session is in strict mode, which refuses anything that would ask.',
+    );
     assert.equal([plain.output, plain.is_error], [`plain-${m}\n[exit code 0]`, false]);
     const lines = expectAudit(chat, ['strict_denied']);
     assert.equal(lines[0].input, { command: curlCommand(m) });
@@ -305,15 +462,29 @@ test('a hard deny (rm -rf / through sudo, a write into /etc) is refused in every
   for (const mode of ['interactive', 'auto', 'strict'] as const) {
     const chat = await newChat(mode);
     try {
-      const t = await runNoAsk(chat, [[{ name: 'terminal', args: { command: rm } }], [{ name: 'write_file', args: { path: etc, content: 'x' } }]]);
+      const t = await runNoAsk(chat, [
+        [{ name: 'terminal', args: { command: rm } }],
+        [{ name: 'write_file', args: { path: etc, content: 'x' } }],
+      ]);
       const [r1, r2] = t.results;
       assert.is(r1.is_error, true);
-      assert.is(r1.output, 'permission_denied: Refused: `rm -r /` would delete the whole file system (/). This is a hard limit: no permission rule can allow it.', mode);
+      assert.is(
+        r1.output,
+        'permission_denied: Refused: `rm -r /` would delete the whole file system (/). This is a hard limit: no permission rule can allow it.',
+        mode,
+      );
       assert.is(r2.is_error, true);
-      assert.match(r2.output, /^permission_denied: Refused: \/etc\/svc-e2e-hard-deny\.conf is inside the system folder \/etc/, mode);
+      assert.match(
+        r2.output,
+        /^permission_denied: Refused: \/etc\/svc-e2e-hard-deny\.conf is inside the system folder \/etc/,
+        mode,
+      );
       assert.not.ok(existsSync(etc));
       const lines = expectAudit(chat, ['deny', 'deny']);
-      assert.equal(lines.map((l) => l.tool), ['terminal', 'write_file']);
+      assert.equal(
+        lines.map((l) => l.tool),
+        ['terminal', 'write_file'],
+      );
       assert.match(lines[0].reason, /hard limit/);
     } finally {
       chat.ws.close();
@@ -326,7 +497,10 @@ test('a symlink in the working folder does not carry the file tools past the rul
   try {
     const outside = join(root, 'symlinked-outside');
     mkdirSync(join(outside, '.ssh'), { recursive: true });
-    writeFileSync(join(outside, '.ssh', 'id_work'), '-----BEGIN OPENSSH PRIVATE KEY-----\nnot a real key\n');
+    writeFileSync(
+      join(outside, '.ssh', 'id_work'),
+      '-----BEGIN OPENSSH PRIVATE KEY-----\nnot a real key\n',
+    );
     symlinkSync(outside, join(chat.work, 'out'));
     symlinkSync(join(outside, '.ssh'), join(chat.work, 'keys'));
     const key = join(outside, '.ssh', 'id_work');
@@ -338,20 +512,40 @@ test('a symlink in the working folder does not carry the file tools past the rul
       [{ name: 'write_file', args: { path: 'out/planted.txt', content: 'escaped' } }],
     ]);
     const turnId = await startTurn(chat);
-    const first = await chat.ws.waitEvent((e) => e.data?.turn_id === turnId && (e.type === 'approval.requested' || END.includes(e.type)), 'an approval for the write or the end of the turn', 15_000);
+    const first = await chat.ws.waitEvent(
+      (e) =>
+        e.data?.turn_id === turnId && (e.type === 'approval.requested' || END.includes(e.type)),
+      'an approval for the write or the end of the turn',
+      15_000,
+    );
     if (first.type === 'approval.requested') {
       assert.is(first.data.call_id, write);
-      assert.is(first.data.reason, `This changes a file outside the session's working folder, so it needs your approval. (${join(chat.work, 'out', 'planted.txt')} leads to ${join(outside, 'planted.txt')} through a symbolic link.)`);
+      assert.is(
+        first.data.reason,
+        `This changes a file outside the session's working folder, so it needs your approval. (${join(chat.work, 'out', 'planted.txt')} leads to ${join(outside, 'planted.txt')} through a symbolic link.)`,
+      );
       assert.is((await answer(chat, first.data.approval_id, 'deny')).status, 200);
       await endOf(chat, turnId);
     }
     const results = ofTurn(chat.ws.events, turnId).filter((e) => e.type === 'turn.tool_result');
     const out = (id: string) => results.find((e) => e.data.call_id === id)!.data;
-    assert.match(out(direct!).output, /^permission_denied: /, 'the key is refused when named directly');
-    assert.match(out(viaLink!).output, /^permission_denied: /, 'the key is refused through the link too');
+    assert.match(
+      out(direct!).output,
+      /^permission_denied: /,
+      'the key is refused when named directly',
+    );
+    assert.match(
+      out(viaLink!).output,
+      /^permission_denied: /,
+      'the key is refused through the link too',
+    );
     assert.match(out(viaLink!).output, /through a symbolic link\.\)$/);
     assert.not.match(out(viaLink!).output, /not a real key/);
-    assert.is(first.type, 'approval.requested', 'a write through the link to outside the working folder asks');
+    assert.is(
+      first.type,
+      'approval.requested',
+      'a write through the link to outside the working folder asks',
+    );
     assert.not.ok(existsSync(join(outside, 'planted.txt')), 'nothing was written outside');
     expectAudit(chat, ['deny', 'deny', 'ask', 'denied_by_user']);
   } finally {
@@ -370,20 +564,37 @@ test('audit.log is private (0600) and has exactly one line per ask, answer and d
     bySession.set(l.session_id, [...(bySession.get(l.session_id) ?? []), l.decision]);
   }
   for (const [id, want] of expectedAudit) assert.equal(bySession.get(id) ?? [], want, id);
-  assert.is(lines.length, [...expectedAudit.values()].reduce((n, d) => n + d.length, 0), 'no line beyond the expected ones');
+  assert.is(
+    lines.length,
+    [...expectedAudit.values()].reduce((n, d) => n + d.length, 0),
+    'no line beyond the expected ones',
+  );
 });
 
 test('restart_server asks even in auto mode: deny refuses it, allow restarts the server', async () => {
   const chat = await newChat('auto');
   try {
     const before = (await api(rig.port, 'GET', '/api/status')).body.restarts as number;
-    const [c1, c2] = enqueue([[{ name: 'restart_server', args: { reason: 'e2e: refused' } }], [{ name: 'restart_server', args: { reason: 'e2e: allowed' } }]]);
+    const [c1, c2] = enqueue([
+      [{ name: 'restart_server', args: { reason: 'e2e: refused' } }],
+      [{ name: 'restart_server', args: { reason: 'e2e: allowed' } }],
+    ]);
     const turnId = await startTurn(chat);
     const ap1 = await approvalFor(chat, c1!);
-    assert.equal([ap1.data.tool, ap1.data.input, ap1.data.reason], ['restart_server', { reason: 'e2e: refused' }, 'Restarting svc interrupts every session for a moment, so it always needs your approval.']);
+    assert.equal(
+      [ap1.data.tool, ap1.data.input, ap1.data.reason],
+      [
+        'restart_server',
+        { reason: 'e2e: refused' },
+        'Restarting svc interrupts every session for a moment, so it always needs your approval.',
+      ],
+    );
     assert.is((await answer(chat, ap1.data.approval_id, 'deny')).status, 200);
     const r1 = await resultOf(chat, c1!);
-    assert.equal([r1.data.output, r1.data.is_error], ['permission_denied: the user declined to run restart_server.', true]);
+    assert.equal(
+      [r1.data.output, r1.data.is_error],
+      ['permission_denied: the user declined to run restart_server.', true],
+    );
 
     const ap2 = await approvalFor(chat, c2!);
     assert.is((await answerWs(chat, ap2.data.approval_id, 'allow_once')).type, 'approval.answered');
@@ -395,19 +606,28 @@ test('restart_server asks even in auto mode: deny refuses it, allow restarts the
     const status = await waitFor(
       async () => {
         const s = await api(rig.port, 'GET', '/api/status');
-        return s.status === 200 && s.body.restarts === before + 1 && s.body.state === 'running' ? s.body : undefined;
+        return s.status === 200 && s.body.restarts === before + 1 && s.body.state === 'running'
+          ? s.body
+          : undefined;
       },
       20_000,
       'the server to restart',
     );
     assert.is(status.restarts, before + 1);
-    assert.is((await api(rig.port, 'GET', `/api/sessions/${chat.id}`)).status, 200, 'the session is still there after the restart');
-    assert.equal(auditOf(chat.id).map((l) => [l.tool, l.decision]), [
-      ['restart_server', 'ask'],
-      ['restart_server', 'denied_by_user'],
-      ['restart_server', 'ask'],
-      ['restart_server', 'allow_once'],
-    ]);
+    assert.is(
+      (await api(rig.port, 'GET', `/api/sessions/${chat.id}`)).status,
+      200,
+      'the session is still there after the restart',
+    );
+    assert.equal(
+      auditOf(chat.id).map((l) => [l.tool, l.decision]),
+      [
+        ['restart_server', 'ask'],
+        ['restart_server', 'denied_by_user'],
+        ['restart_server', 'ask'],
+        ['restart_server', 'allow_once'],
+      ],
+    );
   } finally {
     chat.ws.close();
   }

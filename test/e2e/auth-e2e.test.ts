@@ -1,7 +1,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WebSocket } from 'undici';
-import { http, removeHome, startServer, upgradeStatus, waitFor, type HttpResult, type RunningServer } from '../helpers/server.js';
+import {
+  http,
+  removeHome,
+  startServer,
+  upgradeStatus,
+  waitFor,
+  type HttpResult,
+  type RunningServer,
+} from '../helpers/server.js';
 
 /*
  * The security model (DESIGN §4, spec §5) seen from a client of one real `svc serve`. Every
@@ -12,7 +20,14 @@ import { http, removeHome, startServer, upgradeStatus, waitFor, type HttpResult,
 
 const ALLOWED = 'https://app.example';
 const FOREIGN = 'https://evil.example';
-const FORWARDING = ['X-Forwarded-For', 'X-Forwarded-Host', 'X-Forwarded-Proto', 'X-Real-IP', 'Forwarded', 'Via'];
+const FORWARDING = [
+  'X-Forwarded-For',
+  'X-Forwarded-Host',
+  'X-Forwarded-Proto',
+  'X-Real-IP',
+  'Forwarded',
+  'Via',
+];
 
 let server: RunningServer;
 let KEY = '';
@@ -21,7 +36,11 @@ const seen: string[] = [];
 
 const remoteHost = () => ({ Host: `evil.example:${server.port}` });
 
-async function get(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<HttpResult> {
+async function get(
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<HttpResult> {
   const res = await http({ port: server.port, method, path, headers });
   seen.push(res.text);
   return res;
@@ -55,7 +74,13 @@ test.after(async () => {
 });
 
 test('a loopback request with a local Host needs no key', async () => {
-  for (const host of [`127.0.0.1:${server.port}`, `localhost:${server.port}`, 'localhost', `[::1]:${server.port}`, `LOCALHOST.:${server.port}`]) {
+  for (const host of [
+    `127.0.0.1:${server.port}`,
+    `localhost:${server.port}`,
+    'localhost',
+    `[::1]:${server.port}`,
+    `LOCALHOST.:${server.port}`,
+  ]) {
     const res = await get('/api/status', { Host: host });
     assert.is(res.status, 200, `Host ${host}`);
     assert.is(res.json().state, 'running', `Host ${host}`);
@@ -63,7 +88,12 @@ test('a loopback request with a local Host needs no key', async () => {
 });
 
 test('a loopback request whose Host is not local gets 401 JSON with WWW-Authenticate', async () => {
-  for (const host of ['evil.example', `evil.example:${server.port}`, `0.0.0.0:${server.port}`, `localhost.evil.example:${server.port}`]) {
+  for (const host of [
+    'evil.example',
+    `evil.example:${server.port}`,
+    `0.0.0.0:${server.port}`,
+    `localhost.evil.example:${server.port}`,
+  ]) {
     assertUnauthorized(await get('/api/status', { Host: host }), `Host ${host}`);
   }
 });
@@ -78,8 +108,14 @@ test('the key opens a non-local request via Bearer, X-Access-Key or the cookie; 
     const ok = await get('/api/status', { ...remoteHost(), ...headers(KEY) });
     assert.is(ok.status, 200, `${name} with the key`);
     assert.is(ok.json().state, 'running');
-    assertUnauthorized(await get('/api/status', { ...remoteHost(), ...headers('0'.repeat(64)) }), `${name} with a wrong key`);
-    assertUnauthorized(await get('/api/status', { ...remoteHost(), ...headers(KEY.slice(0, 32)) }), `${name} with half the key`);
+    assertUnauthorized(
+      await get('/api/status', { ...remoteHost(), ...headers('0'.repeat(64)) }),
+      `${name} with a wrong key`,
+    );
+    assertUnauthorized(
+      await get('/api/status', { ...remoteHost(), ...headers(KEY.slice(0, 32)) }),
+      `${name} with half the key`,
+    );
   }
 });
 
@@ -89,46 +125,145 @@ test('each forwarding header withdraws the loopback exemption, even empty; the k
     assertUnauthorized(await get('/api/status', { [h]: '' }), `${h} (empty)`);
     const keyed = await get('/api/status', { [h]: '127.0.0.1', Authorization: `Bearer ${KEY}` });
     assert.is(keyed.status, 200, `${h} with the key`);
-    assert.is(await upgradeStatus({ port: server.port, headers: { [h]: '127.0.0.1' } }), 401, `/ws with ${h}`);
+    assert.is(
+      await upgradeStatus({ port: server.port, headers: { [h]: '127.0.0.1' } }),
+      401,
+      `/ws with ${h}`,
+    );
   }
 });
 
 test('?access_key= authenticates /ws but never an /api route', async () => {
-  assertUnauthorized(await get(`/api/status?access_key=${KEY}`, remoteHost()), '/api/status?access_key=');
-  assert.is(await upgradeStatus({ port: server.port, path: `/ws?access_key=${KEY}`, headers: remoteHost() }), 101, '/ws?access_key=KEY');
-  assert.is(await upgradeStatus({ port: server.port, path: `/ws?access_key=${'0'.repeat(64)}`, headers: remoteHost() }), 401, '/ws with a wrong key');
-  assert.is(await upgradeStatus({ port: server.port, headers: remoteHost() }), 401, '/ws without a key, non-local Host');
-  assert.is(await upgradeStatus({ port: server.port, headers: { ...remoteHost(), Authorization: `Bearer ${KEY}` } }), 101, '/ws with Bearer');
-  assert.is(await upgradeStatus({ port: server.port, headers: { ...remoteHost(), Cookie: `svc_access_key=${KEY}` } }), 101, '/ws with the cookie');
+  assertUnauthorized(
+    await get(`/api/status?access_key=${KEY}`, remoteHost()),
+    '/api/status?access_key=',
+  );
+  assert.is(
+    await upgradeStatus({
+      port: server.port,
+      path: `/ws?access_key=${KEY}`,
+      headers: remoteHost(),
+    }),
+    101,
+    '/ws?access_key=KEY',
+  );
+  assert.is(
+    await upgradeStatus({
+      port: server.port,
+      path: `/ws?access_key=${'0'.repeat(64)}`,
+      headers: remoteHost(),
+    }),
+    401,
+    '/ws with a wrong key',
+  );
+  assert.is(
+    await upgradeStatus({ port: server.port, headers: remoteHost() }),
+    401,
+    '/ws without a key, non-local Host',
+  );
+  assert.is(
+    await upgradeStatus({
+      port: server.port,
+      headers: { ...remoteHost(), Authorization: `Bearer ${KEY}` },
+    }),
+    101,
+    '/ws with Bearer',
+  );
+  assert.is(
+    await upgradeStatus({
+      port: server.port,
+      headers: { ...remoteHost(), Cookie: `svc_access_key=${KEY}` },
+    }),
+    101,
+    '/ws with the cookie',
+  );
   assert.is(await upgradeStatus({ port: server.port }), 101, '/ws local, no key');
 });
 
 test('a foreign Origin gets 403 forbidden_origin on HTTP and on the WebSocket upgrade, even with the key', async () => {
-  assertForbiddenOrigin(await get('/api/status', { Origin: FOREIGN, Authorization: `Bearer ${KEY}` }), 'foreign Origin with the key');
-  assertForbiddenOrigin(await get('/api/status', { Origin: FOREIGN }), 'foreign Origin, local request');
-  assertForbiddenOrigin(await get('/api/health', { Origin: FOREIGN }), 'foreign Origin on a public route');
-  assertForbiddenOrigin(await get('/api/status', { Origin: 'null', Authorization: `Bearer ${KEY}` }), 'Origin "null"');
-  assertForbiddenOrigin(await get('/api/status', { Origin: '*', Authorization: `Bearer ${KEY}` }), 'Origin "*"');
+  assertForbiddenOrigin(
+    await get('/api/status', { Origin: FOREIGN, Authorization: `Bearer ${KEY}` }),
+    'foreign Origin with the key',
+  );
+  assertForbiddenOrigin(
+    await get('/api/status', { Origin: FOREIGN }),
+    'foreign Origin, local request',
+  );
+  assertForbiddenOrigin(
+    await get('/api/health', { Origin: FOREIGN }),
+    'foreign Origin on a public route',
+  );
+  assertForbiddenOrigin(
+    await get('/api/status', { Origin: 'null', Authorization: `Bearer ${KEY}` }),
+    'Origin "null"',
+  );
+  assertForbiddenOrigin(
+    await get('/api/status', { Origin: '*', Authorization: `Bearer ${KEY}` }),
+    'Origin "*"',
+  );
   assertForbiddenOrigin(await get('/', { Origin: FOREIGN }), 'foreign Origin on a page');
-  assert.is(await upgradeStatus({ port: server.port, path: `/ws?access_key=${KEY}`, headers: { Origin: FOREIGN } }), 403, '/ws, foreign Origin, key in the query');
-  assert.is(await upgradeStatus({ port: server.port, headers: { Origin: FOREIGN, Authorization: `Bearer ${KEY}` } }), 403, '/ws, foreign Origin, Bearer');
-  assert.is(await upgradeStatus({ port: server.port, headers: { Origin: FOREIGN } }), 403, '/ws, foreign Origin, local');
+  assert.is(
+    await upgradeStatus({
+      port: server.port,
+      path: `/ws?access_key=${KEY}`,
+      headers: { Origin: FOREIGN },
+    }),
+    403,
+    '/ws, foreign Origin, key in the query',
+  );
+  assert.is(
+    await upgradeStatus({
+      port: server.port,
+      headers: { Origin: FOREIGN, Authorization: `Bearer ${KEY}` },
+    }),
+    403,
+    '/ws, foreign Origin, Bearer',
+  );
+  assert.is(
+    await upgradeStatus({ port: server.port, headers: { Origin: FOREIGN } }),
+    403,
+    '/ws, foreign Origin, local',
+  );
   // A local origin is no stranger: the Web UI served by svc itself sends one.
   const local = await get('/api/status', { Origin: `http://127.0.0.1:${server.port}` });
   assert.is(local.status, 200, 'a local Origin');
-  assert.is(await upgradeStatus({ port: server.port, headers: { Origin: `http://127.0.0.1:${server.port}` } }), 101, '/ws from the page\'s own origin');
+  assert.is(
+    await upgradeStatus({
+      port: server.port,
+      headers: { Origin: `http://127.0.0.1:${server.port}` },
+    }),
+    101,
+    "/ws from the page's own origin",
+  );
   // Another origin on this machine (a dev server, a page the agent served) may read, but may not
   // open /ws or change anything: WebSockets and no-cors POSTs are outside the browser's CORS rules.
   const other = 'http://localhost:3000';
-  assert.is((await get('/api/status', { Origin: other })).status, 200, 'another local origin may read');
-  assert.is(await upgradeStatus({ port: server.port, headers: { Origin: other } }), 403, '/ws from another local origin');
-  const post = await http({ port: server.port, method: 'POST', path: '/api/trash/empty', headers: { Origin: other } });
+  assert.is(
+    (await get('/api/status', { Origin: other })).status,
+    200,
+    'another local origin may read',
+  );
+  assert.is(
+    await upgradeStatus({ port: server.port, headers: { Origin: other } }),
+    403,
+    '/ws from another local origin',
+  );
+  const post = await http({
+    port: server.port,
+    method: 'POST',
+    path: '/api/trash/empty',
+    headers: { Origin: other },
+  });
   assert.is(post.status, 403, 'a body-less POST from another local origin');
   assert.is(post.json().error.code, 'forbidden_origin');
 });
 
 test('an allowlisted Origin works and gets Access-Control-Allow-Origin echoed with Vary: Origin', async () => {
-  const res = await get('/api/status', { ...remoteHost(), Origin: ALLOWED, Authorization: `Bearer ${KEY}` });
+  const res = await get('/api/status', {
+    ...remoteHost(),
+    Origin: ALLOWED,
+    Authorization: `Bearer ${KEY}`,
+  });
   assert.is(res.status, 200);
   assert.is(res.headers['access-control-allow-origin'], ALLOWED);
   assert.match(String(res.headers['vary']), /\bOrigin\b/);
@@ -136,7 +271,15 @@ test('an allowlisted Origin works and gets Access-Control-Allow-Origin echoed wi
   const refused = await get('/api/status', { ...remoteHost(), Origin: ALLOWED });
   assertUnauthorized(refused, 'allowlisted Origin without the key');
   assert.is(refused.headers['access-control-allow-origin'], ALLOWED);
-  assert.is(await upgradeStatus({ port: server.port, path: `/ws?access_key=${KEY}`, headers: { ...remoteHost(), Origin: ALLOWED } }), 101, '/ws from the allowlisted origin');
+  assert.is(
+    await upgradeStatus({
+      port: server.port,
+      path: `/ws?access_key=${KEY}`,
+      headers: { ...remoteHost(), Origin: ALLOWED },
+    }),
+    101,
+    '/ws from the allowlisted origin',
+  );
   // A local origin that is not on the list may call, but gets no CORS grant.
   const local = await get('/api/status', { Origin: 'http://localhost:3000' });
   assert.is(local.status, 200);
@@ -144,26 +287,48 @@ test('an allowlisted Origin works and gets Access-Control-Allow-Origin echoed wi
 });
 
 test('OPTIONS preflight: 204 with the allowed methods and headers for an allowlisted origin, 403 otherwise', async () => {
-  const pre = { ...remoteHost(), 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' };
+  const pre = {
+    ...remoteHost(),
+    'Access-Control-Request-Method': 'GET',
+    'Access-Control-Request-Headers': 'authorization',
+  };
   const ok = await get('/api/status', { ...pre, Origin: ALLOWED }, 'OPTIONS');
   assert.is(ok.status, 204, 'preflights carry no credentials, so no key is needed');
   assert.is(ok.headers['access-control-allow-origin'], ALLOWED);
   assert.match(String(ok.headers['access-control-allow-methods']), /\bGET\b/);
   const allowHeaders = String(ok.headers['access-control-allow-headers']).toLowerCase();
-  for (const h of ['authorization', 'x-access-key', 'content-type']) assert.ok(allowHeaders.includes(h), `Access-Control-Allow-Headers lists ${h}: ${allowHeaders}`);
+  for (const h of ['authorization', 'x-access-key', 'content-type'])
+    assert.ok(allowHeaders.includes(h), `Access-Control-Allow-Headers lists ${h}: ${allowHeaders}`);
   assert.is(ok.text, '');
   // RFC 9110 §8.6: no Content-Length on a 204 (a proxy in front rejects a bogus one).
-  assert.is(ok.headers['content-length'], undefined, `Content-Length on a 204: ${ok.headers['content-length']}`);
-  const restart = await get('/api/restart', { ...pre, 'Access-Control-Request-Method': 'POST', Origin: ALLOWED }, 'OPTIONS');
+  assert.is(
+    ok.headers['content-length'],
+    undefined,
+    `Content-Length on a 204: ${ok.headers['content-length']}`,
+  );
+  const restart = await get(
+    '/api/restart',
+    { ...pre, 'Access-Control-Request-Method': 'POST', Origin: ALLOWED },
+    'OPTIONS',
+  );
   assert.is(restart.status, 204);
   assert.match(String(restart.headers['access-control-allow-methods']), /\bPOST\b/);
-  assertForbiddenOrigin(await get('/api/status', { ...pre, Origin: FOREIGN }, 'OPTIONS'), 'preflight from a foreign origin');
-  assertForbiddenOrigin(await get('/api/status', { ...pre, Origin: 'null' }, 'OPTIONS'), 'preflight from "null"');
+  assertForbiddenOrigin(
+    await get('/api/status', { ...pre, Origin: FOREIGN }, 'OPTIONS'),
+    'preflight from a foreign origin',
+  );
+  assertForbiddenOrigin(
+    await get('/api/status', { ...pre, Origin: 'null' }, 'OPTIONS'),
+    'preflight from "null"',
+  );
 });
 
 test('an unknown /api path: 401 for a keyless non-local request (the route map stays hidden), 404 no_such_route with the key', async () => {
   assertUnauthorized(await get('/api/no-such-thing', remoteHost()), 'unknown path, no key');
-  assertUnauthorized(await get('/api/no-such-thing/deeper', remoteHost(), 'DELETE'), 'unknown path, DELETE, no key');
+  assertUnauthorized(
+    await get('/api/no-such-thing/deeper', remoteHost(), 'DELETE'),
+    'unknown path, DELETE, no key',
+  );
   const keyed = await get('/api/no-such-thing', { ...remoteHost(), 'X-Access-Key': KEY });
   assert.is(keyed.status, 404);
   assert.is(keyed.json().error.code, 'no_such_route');
@@ -173,19 +338,30 @@ test('an unknown /api path: 401 for a keyless non-local request (the route map s
 });
 
 test('a wrong method: 405 method_not_allowed with Allow (after the key check)', async () => {
-  const post = await get('/api/status', { ...remoteHost(), Authorization: `Bearer ${KEY}`, 'Content-Length': '0' }, 'POST');
+  const post = await get(
+    '/api/status',
+    { ...remoteHost(), Authorization: `Bearer ${KEY}`, 'Content-Length': '0' },
+    'POST',
+  );
   assert.is(post.status, 405);
   assert.is(post.json().error.code, 'method_not_allowed');
   assert.is(post.headers['allow'], 'GET');
   const getRestart = await get('/api/restart', { ...remoteHost(), Authorization: `Bearer ${KEY}` });
   assert.is(getRestart.status, 405);
   assert.is(getRestart.headers['allow'], 'POST');
-  assertUnauthorized(await get('/api/status', { ...remoteHost(), 'Content-Length': '0' }, 'POST'), 'wrong method without the key');
+  assertUnauthorized(
+    await get('/api/status', { ...remoteHost(), 'Content-Length': '0' }, 'POST'),
+    'wrong method without the key',
+  );
 });
 
 test('/api/health and /api/version need no key from anywhere and carry no secrets', async () => {
   for (const path of ['/api/health', '/api/version']) {
-    for (const headers of [remoteHost(), { ...remoteHost(), 'X-Forwarded-For': '203.0.113.7' }, { Host: `localhost:${server.port}` }]) {
+    for (const headers of [
+      remoteHost(),
+      { ...remoteHost(), 'X-Forwarded-For': '203.0.113.7' },
+      { Host: `localhost:${server.port}` },
+    ]) {
       const res = await get(path, headers);
       assert.is(res.status, 200, `${path} with ${JSON.stringify(headers)}`);
       assert.not.ok(res.text.includes(KEY), `${path} body contains the key`);
@@ -212,7 +388,10 @@ test('/?access_key=<key> trades the key for an HttpOnly SameSite=Strict cookie a
   assert.is(res.headers['referrer-policy'], 'no-referrer');
   assert.match(String(res.headers['cache-control']), /no-store/);
   const setCookie = cookieFrom(res);
-  assert.ok(setCookie, `a Set-Cookie for svc_access_key: ${JSON.stringify(res.headers['set-cookie'])}`);
+  assert.ok(
+    setCookie,
+    `a Set-Cookie for svc_access_key: ${JSON.stringify(res.headers['set-cookie'])}`,
+  );
   const [pair, ...attrs] = setCookie.split(';').map((s) => s.trim());
   const attributes = attrs.map((a) => a.toLowerCase());
   assert.ok(attributes.includes('httponly'), setCookie);
@@ -223,7 +402,10 @@ test('/?access_key=<key> trades the key for an HttpOnly SameSite=Strict cookie a
   // The browser now sends the cookie back: a non-local request is authenticated by it alone.
   const withCookie = await get('/api/status', { ...remoteHost(), Cookie: pair });
   assert.is(withCookie.status, 200);
-  assert.is(await upgradeStatus({ port: server.port, headers: { ...remoteHost(), Cookie: pair } }), 101);
+  assert.is(
+    await upgradeStatus({ port: server.port, headers: { ...remoteHost(), Cookie: pair } }),
+    101,
+  );
   // Other query parameters survive; only the key goes.
   const kept = await get(`/?tab=tasks&access_key=${KEY}`, remoteHost());
   assert.is(kept.status, 302);
@@ -290,7 +472,12 @@ test('WebSocket: hello frame, subscribe, and a malformed frame answered without 
   try {
     const hello = await c.next((f) => f.type === 'hello', 'the hello frame');
     assert.is(c.frames[0], hello, 'hello is the first frame');
-    assert.equal(hello, { topic: 'server', type: 'hello', seq: 0, data: { version, epoch: hello.data.epoch, local: true } });
+    assert.equal(hello, {
+      topic: 'server',
+      type: 'hello',
+      seq: 0,
+      data: { version, epoch: hello.data.epoch, local: true },
+    });
     assert.match(hello.data.epoch, /^[0-9a-f-]{36}$/);
 
     c.ws.send(JSON.stringify({ type: 'subscribe', topics: ['server'] }));
@@ -303,7 +490,11 @@ test('WebSocket: hello frame, subscribe, and a malformed frame answered without 
     const err = await c.next((f) => f.type === 'error', 'an error frame');
     assert.is(err.error.code, 'invalid_request');
     c.ws.send(JSON.stringify({ type: 'subscribe', topics: ['../etc'] }));
-    await waitFor(() => c.frames.filter((f) => f.type === 'error').length >= 2, 5000, 'a second error frame');
+    await waitFor(
+      () => c.frames.filter((f) => f.type === 'error').length >= 2,
+      5000,
+      'a second error frame',
+    );
 
     // Still open and still answering.
     c.ws.send(JSON.stringify({ type: 'ping' }));
@@ -316,7 +507,10 @@ test('WebSocket: hello frame, subscribe, and a malformed frame answered without 
 });
 
 test('WebSocket: a keyed connection through a proxy is not local; a foreign Origin cannot connect', async () => {
-  const c = await connect(`ws://127.0.0.1:${server.port}/ws`, { Authorization: `Bearer ${KEY}`, 'X-Forwarded-For': '203.0.113.9' });
+  const c = await connect(`ws://127.0.0.1:${server.port}/ws`, {
+    Authorization: `Bearer ${KEY}`,
+    'X-Forwarded-For': '203.0.113.9',
+  });
   try {
     const hello = await c.next((f) => f.type === 'hello', 'the hello frame');
     assert.is(hello.data.local, false);
@@ -325,7 +519,9 @@ test('WebSocket: a keyed connection through a proxy is not local; a foreign Orig
   }
   let refused = false;
   try {
-    const bad = await connect(`ws://127.0.0.1:${server.port}/ws?access_key=${KEY}`, { Origin: FOREIGN });
+    const bad = await connect(`ws://127.0.0.1:${server.port}/ws?access_key=${KEY}`, {
+      Origin: FOREIGN,
+    });
     bad.ws.close();
   } catch {
     refused = true;
@@ -342,13 +538,25 @@ test('WebSocket: a keyed connection through a proxy is not local; a foreign Orig
 });
 
 test('a "*" in the CORS list, however it is spelled, grants nothing and is warned about', async () => {
-  const other = await startServer({ args: ['--cors', '*/', '--cors', ' * ', '--cors', ALLOWED], env: { SVC_ACCESS_KEY: undefined } });
+  const other = await startServer({
+    args: ['--cors', '*/', '--cors', ' * ', '--cors', ALLOWED],
+    env: { SVC_ACCESS_KEY: undefined },
+  });
   try {
     const port = other.port;
     const key = other.key();
-    const star = await http({ port, path: '/api/status', headers: { Origin: '*', Authorization: `Bearer ${key}` } });
+    const star = await http({
+      port,
+      path: '/api/status',
+      headers: { Origin: '*', Authorization: `Bearer ${key}` },
+    });
     assertForbiddenOrigin(star, 'Origin "*"');
-    const preflight = await http({ port, method: 'OPTIONS', path: '/api/status', headers: { Origin: '*', 'Access-Control-Request-Method': 'GET' } });
+    const preflight = await http({
+      port,
+      method: 'OPTIONS',
+      path: '/api/status',
+      headers: { Origin: '*', 'Access-Control-Request-Method': 'GET' },
+    });
     assertForbiddenOrigin(preflight, 'preflight from "*"');
     const foreign = await http({ port, path: '/api/status', headers: { Origin: FOREIGN } });
     assertForbiddenOrigin(foreign, '"*" is no wildcard');
@@ -364,7 +572,8 @@ test('a "*" in the CORS list, however it is spelled, grants nothing and is warne
 
 test('the key never appears in any response body, frame, or the server output', async () => {
   assert.ok(seen.length > 50, `only ${seen.length} responses were checked`);
-  for (const text of seen) assert.not.ok(text.includes(KEY), `a response contains the key: ${text.slice(0, 200)}`);
+  for (const text of seen)
+    assert.not.ok(text.includes(KEY), `a response contains the key: ${text.slice(0, 200)}`);
   const out = server.output();
   assert.ok(out.includes('listening on'), 'the output was captured');
   assert.not.ok(out.includes(KEY), 'the server output contains the key');

@@ -22,16 +22,19 @@ const browserMissing = browserUnavailable();
 
 if (browserMissing) {
   console.log(`skipped: ${browserMissing}`);
-  test('browser agent tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
+  test('browser agent tests are skipped, with a reason', () =>
+    assert.ok(browserMissing.length > 0));
 } else {
   let rig: TurnRig;
   let chrome: DebugChromium;
   let site: Awaited<ReturnType<typeof startTestSite>>;
   let n = 0;
 
-  const api = (method: string, path: string, body?: unknown): Promise<ApiResult> => rawApi(rig.port, method, path, body);
+  const api = (method: string, path: string, body?: unknown): Promise<ApiResult> =>
+    rawApi(rig.port, method, path, body);
   const setRules = (yaml: string) => writeFileSync(join(rig.server.home, 'permissions.yml'), yaml);
-  const ALLOW_LOCAL = 'browser:\n  - allow: { host: "127.0.0.1" }\nbrowser_replay:\n  - allow: { host: "127.0.0.1" }\n';
+  const ALLOW_LOCAL =
+    'browser:\n  - allow: { host: "127.0.0.1" }\nbrowser_replay:\n  - allow: { host: "127.0.0.1" }\n';
 
   interface Chat {
     id: string;
@@ -43,22 +46,50 @@ if (browserMissing) {
     return { id: res.body.id, ws: await connectWs(rig.port, [`session:${res.body.id}`]) };
   }
   /** One turn whose model calls `name` once then says done; answers the call id and the turn id. */
-  async function startCall(chat: Chat, name: string, args: Record<string, unknown>, then = true): Promise<{ id: string; turnId: string }> {
+  async function startCall(
+    chat: Chat,
+    name: string,
+    args: Record<string, unknown>,
+    then = true,
+  ): Promise<{ id: string; turnId: string }> {
     const id = `bcall${++n}`;
-    const step: FakeReply = { parts: [{ toolCall: { id, name, arguments: [JSON.stringify(args)] } }], stop: 'tool_use' };
+    const step: FakeReply = {
+      parts: [{ toolCall: { id, name, arguments: [JSON.stringify(args)] } }],
+      stop: 'tool_use',
+    };
     rig.fake.enqueue(step, ...(then ? [textReply('done')] : []));
-    const res = await api('POST', `/api/chat/${chat.id}/turn?wait=false`, { message: 'go', attachments: [] });
+    const res = await api('POST', `/api/chat/${chat.id}/turn?wait=false`, {
+      message: 'go',
+      attachments: [],
+    });
     assert.is(res.status, 202, JSON.stringify(res.body));
     return { id, turnId: res.body.turn_id as string };
   }
   const END = ['turn.completed', 'turn.failed', 'turn.interrupted'];
-  const endOf = (chat: Chat, turnId: string) => chat.ws.waitEvent((e) => e.data?.turn_id === turnId && END.includes(e.type), `the end of ${turnId}`, 60_000);
-  const resultOf = (chat: Chat, callId: string) => chat.ws.waitEvent((e) => e.type === 'turn.tool_result' && e.data.call_id === callId, `the result of ${callId}`, 60_000);
+  const endOf = (chat: Chat, turnId: string) =>
+    chat.ws.waitEvent(
+      (e) => e.data?.turn_id === turnId && END.includes(e.type),
+      `the end of ${turnId}`,
+      60_000,
+    );
+  const resultOf = (chat: Chat, callId: string) =>
+    chat.ws.waitEvent(
+      (e) => e.type === 'turn.tool_result' && e.data.call_id === callId,
+      `the result of ${callId}`,
+      60_000,
+    );
   /** Calls a tool with no approval expected; answers its result {output, is_error}. */
-  async function call(chat: Chat, name: string, args: Record<string, unknown>): Promise<{ output: string; is_error: boolean }> {
+  async function call(
+    chat: Chat,
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<{ output: string; is_error: boolean }> {
     const { id, turnId } = await startCall(chat, name, args);
     const end = await endOf(chat, turnId);
-    assert.not.ok(chat.ws.events.some((e) => e.type === 'approval.requested' && e.data.call_id === id), `${name} asked where it must not`);
+    assert.not.ok(
+      chat.ws.events.some((e) => e.type === 'approval.requested' && e.data.call_id === id),
+      `${name} asked where it must not`,
+    );
     assert.is(end.type, 'turn.completed', JSON.stringify(end.data));
     return (await resultOf(chat, id)).data;
   }
@@ -66,7 +97,10 @@ if (browserMissing) {
   test.before(async () => {
     site = await startTestSite();
     chrome = await startDebugChromium('about:blank');
-    rig = await startRig({ models: { oa: { protocol: 'openai' } }, config: `browser:\n  port: ${chrome.port}\n` });
+    rig = await startRig({
+      models: { oa: { protocol: 'openai' } },
+      config: `browser:\n  port: ${chrome.port}\n`,
+    });
   });
 
   test.after(async () => {
@@ -85,16 +119,28 @@ if (browserMissing) {
     setRules('');
     const chat = await newChat('interactive');
     try {
-      const { id, turnId } = await startCall(chat, 'browser', { action: 'navigate', url: `${site.base}/?asked` });
-      const ask = await chat.ws.waitEvent((e) => e.type === 'approval.requested' && e.data.call_id === id, 'the approval', 60_000);
+      const { id, turnId } = await startCall(chat, 'browser', {
+        action: 'navigate',
+        url: `${site.base}/?asked`,
+      });
+      const ask = await chat.ws.waitEvent(
+        (e) => e.type === 'approval.requested' && e.data.call_id === id,
+        'the approval',
+        60_000,
+      );
       assert.is(ask.data.tool, 'browser');
       assert.match(ask.data.reason, /private network/);
-      await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, { decision: 'deny' });
+      await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, {
+        decision: 'deny',
+      });
       assert.is((await endOf(chat, turnId)).type, 'turn.completed');
       const r = (await resultOf(chat, id)).data;
       assert.is(r.is_error, true);
       const tabs = (await api('GET', '/api/browser/status')).body.tabs;
-      assert.not.ok(tabs.some((t: { url: string }) => t.url.includes('?asked')), JSON.stringify(tabs));
+      assert.not.ok(
+        tabs.some((t: { url: string }) => t.url.includes('?asked')),
+        JSON.stringify(tabs),
+      );
     } finally {
       chat.ws.close();
     }
@@ -107,10 +153,19 @@ if (browserMissing) {
       const denied = await call(chat, 'browser', { action: 'navigate', url: `${site.base}/` });
       assert.is(denied.is_error, true);
       assert.match(denied.output, /not that site/);
-      const { id, turnId } = await startCall(chat, 'browser', { action: 'navigate', url: 'file:///etc/hostname' });
-      const ask = await chat.ws.waitEvent((e) => e.type === 'approval.requested' && e.data.call_id === id, 'the file: approval', 60_000);
+      const { id, turnId } = await startCall(chat, 'browser', {
+        action: 'navigate',
+        url: 'file:///etc/hostname',
+      });
+      const ask = await chat.ws.waitEvent(
+        (e) => e.type === 'approval.requested' && e.data.call_id === id,
+        'the file: approval',
+        60_000,
+      );
       assert.match(ask.data.reason, /file: URL/);
-      await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, { decision: 'deny' });
+      await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, {
+        decision: 'deny',
+      });
       await endOf(chat, turnId);
     } finally {
       chat.ws.close();
@@ -133,9 +188,18 @@ if (browserMissing) {
       const select = /combobox "Size" \[ref=((?:f\d+)?e\d+)\]/.exec(snap.output)?.[1];
       assert.ok(field && button && select, `refs in the snapshot:\n${snap.output}`);
 
-      assert.match((await call(chat, 'browser', { action: 'type', target: field, text: 'Ada' })).output, /Typed 3 characters/);
-      assert.match((await call(chat, 'browser', { action: 'select', target: select, option: 'Large' })).output, /Selected l/);
-      assert.match((await call(chat, 'browser', { action: 'click', target: button })).output, /Clicked/);
+      assert.match(
+        (await call(chat, 'browser', { action: 'type', target: field, text: 'Ada' })).output,
+        /Typed 3 characters/,
+      );
+      assert.match(
+        (await call(chat, 'browser', { action: 'select', target: select, option: 'Large' })).output,
+        /Selected l/,
+      );
+      assert.match(
+        (await call(chat, 'browser', { action: 'click', target: button })).output,
+        /Clicked/,
+      );
       const waited = await call(chat, 'browser', { action: 'wait', text: 'Hello, Ada (l)!' });
       assert.is(waited.is_error, false, waited.output);
 
@@ -163,15 +227,31 @@ if (browserMissing) {
     const chat = await newChat('interactive');
     try {
       // No reply after the call: an interrupted turn never asks the model again.
-      const { id, turnId } = await startCall(chat, 'browser', { action: 'wait', text: 'a text that never comes', timeout_seconds: 120 }, false);
-      await chat.ws.waitEvent((e) => e.type === 'turn.tool_call' && e.data.call_id === id, 'the call to start', 60_000);
-      const acting = async () => (await api('GET', '/api/status')).body.processes.find((p: { role: string }) => p.role === 'browser')?.inflight_turns as number | undefined;
+      const { id, turnId } = await startCall(
+        chat,
+        'browser',
+        { action: 'wait', text: 'a text that never comes', timeout_seconds: 120 },
+        false,
+      );
+      await chat.ws.waitEvent(
+        (e) => e.type === 'turn.tool_call' && e.data.call_id === id,
+        'the call to start',
+        60_000,
+      );
+      const acting = async () =>
+        (await api('GET', '/api/status')).body.processes.find(
+          (p: { role: string }) => p.role === 'browser',
+        )?.inflight_turns as number | undefined;
       await waitFor(async () => (await acting()) === 1, 60_000, 'the browser worker to be waiting');
       const started = Date.now();
       const res = await api('POST', `/api/chat/${chat.id}/interrupt`);
       assert.is(res.status, 200, JSON.stringify(res.body));
       assert.is((await endOf(chat, turnId)).type, 'turn.interrupted');
-      await waitFor(async () => (await acting()) === 0, 30_000, 'the waiting action to stop in the browser worker');
+      await waitFor(
+        async () => (await acting()) === 0,
+        30_000,
+        'the waiting action to stop in the browser worker',
+      );
       assert.ok(Date.now() - started < 60_000, 'long before the wait would have ended');
       const next = await call(chat, 'browser', { action: 'snapshot' });
       assert.is(next.is_error, false, next.output);
@@ -192,7 +272,12 @@ if (browserMissing) {
       assert.ok(field && button, snap.output);
       await call(chat, 'browser', { action: 'type', target: field, text: 'Lin' });
       await call(chat, 'browser', { action: 'click', target: button });
-      const saved = await call(chat, 'browser_record', { action: 'stop', name: 'recorded', description: 'Greets', params: [{ name: 'who', value: 'Lin' }] });
+      const saved = await call(chat, 'browser_record', {
+        action: 'stop',
+        name: 'recorded',
+        description: 'Greets',
+        params: [{ name: 'who', value: 'Lin' }],
+      });
       assert.is(saved.is_error, false, saved.output);
       const rec = (await api('GET', '/api/browser/recordings/recorded')).body.recording;
       assert.equal(rec.steps, [
@@ -201,7 +286,10 @@ if (browserMissing) {
         { action: 'click', target: 'role=button[name="Send"]' },
       ]);
       assert.equal(rec.params, [{ name: 'who', default: 'Lin' }]);
-      const again = await call(chat, 'browser_replay', { name: 'recorded', params: { who: 'Max' } });
+      const again = await call(chat, 'browser_replay', {
+        name: 'recorded',
+        params: { who: 'Max' },
+      });
       assert.is(again.is_error, false, again.output);
       const seen = await call(chat, 'browser', { action: 'wait', text: 'Hello, Max (s)!' });
       assert.is(seen.is_error, false, seen.output);
@@ -231,14 +319,22 @@ steps:
     assert.is((await api('PUT', '/api/browser/recordings/greet', { yaml })).status, 201);
     const chat = await newChat('interactive');
     try {
-      const ok = await call(chat, 'browser_replay', { name: 'greet', params: { site: site.base, who: 'Grace' } });
+      const ok = await call(chat, 'browser_replay', {
+        name: 'greet',
+        params: { site: site.base, who: 'Grace' },
+      });
       assert.is(ok.is_error, false, ok.output);
       assert.match(ok.output, /Replayed "greet": 4 steps/);
       assert.match(ok.output, /"Hello, Grace \(s\)!" is on the page/);
 
-      const bad = yaml.replace('target: role=button[name="Send"]', 'target: "#no-such-button"').replace(/  - action: wait\n.*\n/, '');
+      const bad = yaml
+        .replace('target: role=button[name="Send"]', 'target: "#no-such-button"')
+        .replace(/  - action: wait\n.*\n/, '');
       assert.is((await api('PUT', '/api/browser/recordings/broken', { yaml: bad })).status, 201);
-      const failed = await call(chat, 'browser_replay', { name: 'broken', params: { site: site.base } });
+      const failed = await call(chat, 'browser_replay', {
+        name: 'broken',
+        params: { site: site.base },
+      });
       assert.is(failed.is_error, true);
       assert.match(failed.output, /stopped at step 3 of 3 \(click #no-such-button\)/);
       assert.match(failed.output, /The page shows:[\s\S]*heading "Greeter"/);
@@ -262,7 +358,10 @@ steps:
     assert.is((await api('PUT', '/api/browser/recordings/two-sites', { yaml })).status, 201);
     const chat = await newChat('auto');
     try {
-      const r = await call(chat, 'browser_replay', { name: 'two-sites', params: { site: site.base } });
+      const r = await call(chat, 'browser_replay', {
+        name: 'two-sites',
+        params: { site: site.base },
+      });
       assert.is(r.is_error, true, r.output);
       assert.match(r.output, /Not that site\./);
       assert.not.match(r.output, /Replayed/);

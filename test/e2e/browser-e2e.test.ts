@@ -5,7 +5,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { api } from '../helpers/api.js';
 import { browserUnavailable } from '../helpers/browser.js';
-import { alive, pidsMentioning, startDebugChromium, startTestSite, type DebugChromium } from '../helpers/cdp-chromium.js';
+import {
+  alive,
+  pidsMentioning,
+  startDebugChromium,
+  startTestSite,
+  type DebugChromium,
+} from '../helpers/cdp-chromium.js';
 import { removeHome, startServer, waitFor, type RunningServer } from '../helpers/server.js';
 
 /**
@@ -59,9 +65,14 @@ if (browserMissing) {
     const bad = await api(server.port, 'POST', '/api/browser/verify', { port: 'x' });
     assert.is(bad.status, 400);
     assert.match(bad.body.error.message, /port/);
-    const both = await api(server.port, 'POST', '/api/browser/verify', { port: 9222, cdp_url: 'http://127.0.0.1:9222' });
+    const both = await api(server.port, 'POST', '/api/browser/verify', {
+      port: 9222,
+      cdp_url: 'http://127.0.0.1:9222',
+    });
     assert.is(both.status, 400);
-    const remote = await api(server.port, 'POST', '/api/browser/verify', { cdp_url: 'http://10.11.12.13:9222' });
+    const remote = await api(server.port, 'POST', '/api/browser/verify', {
+      cdp_url: 'http://10.11.12.13:9222',
+    });
     assert.is(remote.status, 200);
     assert.is(remote.body.ok, false);
     assert.match(remote.body.error, /not on this machine.*allow_remote/);
@@ -73,7 +84,10 @@ if (browserMissing) {
     assert.is(r.status, 200, JSON.stringify(r.body));
     assert.is(r.body.ok, false);
     assert.is(r.body.saved, false);
-    assert.is(r.body.error, `nothing listens on 127.0.0.1:${port}; start Chrome with --remote-debugging-port=${port}`);
+    assert.is(
+      r.body.error,
+      `nothing listens on 127.0.0.1:${port}; start Chrome with --remote-debugging-port=${port}`,
+    );
     assert.not.match(readConfig(), /browser:/);
   });
 
@@ -102,22 +116,34 @@ if (browserMissing) {
     assert.is(r.body.ok, true, JSON.stringify(r.body));
     assert.match(r.body.browser, /Chrom/);
     assert.match(r.body.version, /^\d+\.\d+/);
-    assert.ok(r.body.tabs.some((t: { url: string; title: string }) => t.url === `${site.base}/` && t.title === 'Greeter'), JSON.stringify(r.body.tabs));
+    assert.ok(
+      r.body.tabs.some(
+        (t: { url: string; title: string }) => t.url === `${site.base}/` && t.title === 'Greeter',
+      ),
+      JSON.stringify(r.body.tabs),
+    );
     assert.is(r.body.saved, true);
     assert.match(readConfig(), new RegExp(`browser:\\s+port: ${chrome.port}`));
   });
 
   test('status is then connected, with the version and the open tabs', async () => {
-    const s = await waitFor(async () => {
-      const r = await api(server.port, 'GET', '/api/browser/status');
-      return r.body.connected ? r.body : undefined;
-    }, 20_000, 'status connected');
+    const s = await waitFor(
+      async () => {
+        const r = await api(server.port, 'GET', '/api/browser/status');
+        return r.body.connected ? r.body : undefined;
+      },
+      20_000,
+      'status connected',
+    );
     assert.is(s.configured, true);
     assert.is(s.mode, 'port');
     assert.is(s.endpoint, `127.0.0.1:${chrome.port}`);
     assert.match(s.version, /^\d+\.\d+/);
     assert.is(s.reason, null);
-    assert.ok(s.tabs.some((t: { url: string }) => t.url === `${site.base}/`), JSON.stringify(s.tabs));
+    assert.ok(
+      s.tabs.some((t: { url: string }) => t.url === `${site.base}/`),
+      JSON.stringify(s.tabs),
+    );
   });
 
   test('a configured browser that goes away shows as disconnected with the reason', async () => {
@@ -132,7 +158,10 @@ if (browserMissing) {
     server = await startServer({ home: server.home });
     const s = (await api(server.port, 'GET', '/api/browser/status')).body;
     assert.is(s.connected, false);
-    assert.is(s.reason, `nothing listens on 127.0.0.1:${port}; start Chrome with --remote-debugging-port=${port}`);
+    assert.is(
+      s.reason,
+      `nothing listens on 127.0.0.1:${port}; start Chrome with --remote-debugging-port=${port}`,
+    );
   });
 
   test('launch: auto starts a headless Chromium of its own and none outlives svc', async () => {
@@ -140,11 +169,15 @@ if (browserMissing) {
     let pid = 0;
     try {
       let last = '';
-      const s = await waitFor(async () => {
-        const r = await api(own.port, 'GET', '/api/browser/status');
-        last = JSON.stringify(r.body);
-        return r.body.connected ? r.body : undefined;
-      }, 60_000, 'the launched browser connected').catch((err: Error) => {
+      const s = await waitFor(
+        async () => {
+          const r = await api(own.port, 'GET', '/api/browser/status');
+          last = JSON.stringify(r.body);
+          return r.body.connected ? r.body : undefined;
+        },
+        60_000,
+        'the launched browser connected',
+      ).catch((err: Error) => {
         throw new Error(`${err.message}; last status: ${last}`);
       });
       assert.is(s.mode, 'launch');
@@ -152,12 +185,19 @@ if (browserMissing) {
       pid = s.launched_pid;
       assert.ok(alive(pid));
       assert.match(s.browser, /Chrom/);
-      assert.ok(pidsMentioning(join(own.home, 'browser', 'profile')).length >= 1, 'its processes use the profile under $SVC_HOME/browser/');
+      assert.ok(
+        pidsMentioning(join(own.home, 'browser', 'profile')).length >= 1,
+        'its processes use the profile under $SVC_HOME/browser/',
+      );
     } finally {
       await own.stop();
     }
     await waitFor(() => !alive(pid), 15_000, 'the launched Chromium to be gone');
-    await waitFor(() => pidsMentioning(join(own.home, 'browser', 'profile')).length === 0, 15_000, 'no Chromium helper left');
+    await waitFor(
+      () => pidsMentioning(join(own.home, 'browser', 'profile')).length === 0,
+      15_000,
+      'no Chromium helper left',
+    );
     removeHome(own.home);
   });
 
@@ -165,18 +205,34 @@ if (browserMissing) {
     const own = await startServer({ config: 'browser:\n  launch: auto\n' });
     const profile = join(own.home, 'browser', 'profile');
     try {
-      const first = await waitFor(async () => {
-        const r = await api(own.port, 'GET', '/api/browser/status');
-        return r.body.connected ? r.body : undefined;
-      }, 40_000, 'the launched browser connected');
-      const worker = (await api(own.port, 'GET', '/api/status')).body.processes.find((p: { role: string }) => p.role === 'browser');
+      const first = await waitFor(
+        async () => {
+          const r = await api(own.port, 'GET', '/api/browser/status');
+          return r.body.connected ? r.body : undefined;
+        },
+        40_000,
+        'the launched browser connected',
+      );
+      const worker = (await api(own.port, 'GET', '/api/status')).body.processes.find(
+        (p: { role: string }) => p.role === 'browser',
+      );
       assert.ok(worker && worker.pid > 0);
       process.kill(worker.pid, 'SIGKILL');
-      await waitFor(() => !alive(first.launched_pid), 15_000, 'the Chromium of the killed worker to be gone');
-      const second = await waitFor(async () => {
-        const r = await api(own.port, 'GET', '/api/browser/status').catch(() => undefined);
-        return r?.body.connected && r.body.launched_pid !== first.launched_pid ? r.body : undefined;
-      }, 60_000, 'a new worker with a new Chromium');
+      await waitFor(
+        () => !alive(first.launched_pid),
+        15_000,
+        'the Chromium of the killed worker to be gone',
+      );
+      const second = await waitFor(
+        async () => {
+          const r = await api(own.port, 'GET', '/api/browser/status').catch(() => undefined);
+          return r?.body.connected && r.body.launched_pid !== first.launched_pid
+            ? r.body
+            : undefined;
+        },
+        60_000,
+        'a new worker with a new Chromium',
+      );
       assert.ok(alive(second.launched_pid));
     } finally {
       await own.stop();

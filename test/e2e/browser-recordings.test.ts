@@ -45,8 +45,18 @@ test('PUT writes a recording; it is listed and read back with its parsed form', 
   assert.is(r.status, 201, JSON.stringify(r.body));
   assert.is(readFileSync(file('greet'), 'utf8'), VALID);
   const list = await api(server.port, 'GET', '/api/browser/recordings');
-  assert.equal(list.body.recordings.map((x: { name: string; steps: number; description: string }) => [x.name, x.steps, x.description]), [['greet', 4, 'Greets someone on the test page']]);
-  assert.equal(list.body.recordings[0].params.map((p: { name: string }) => p.name), ['site', 'who']);
+  assert.equal(
+    list.body.recordings.map((x: { name: string; steps: number; description: string }) => [
+      x.name,
+      x.steps,
+      x.description,
+    ]),
+    [['greet', 4, 'Greets someone on the test page']],
+  );
+  assert.equal(
+    list.body.recordings[0].params.map((p: { name: string }) => p.name),
+    ['site', 'who'],
+  );
   const one = await api(server.port, 'GET', '/api/browser/recordings/greet');
   assert.is(one.status, 200);
   assert.is(one.body.yaml, VALID);
@@ -57,7 +67,9 @@ test('PUT writes a recording; it is listed and read back with its parsed form', 
 });
 
 test('bad YAML answers 400 with its line and column, and writes nothing', async () => {
-  const r = await api(server.port, 'PUT', '/api/browser/recordings/broken', { yaml: 'description: x\nsteps:\n  - action: click\n   target: "#a"\n' });
+  const r = await api(server.port, 'PUT', '/api/browser/recordings/broken', {
+    yaml: 'description: x\nsteps:\n  - action: click\n   target: "#a"\n',
+  });
   assert.is(r.status, 400, JSON.stringify(r.body));
   assert.match(r.body.error.message, /not valid YAML.*\(line 4, column \d+\)/);
   assert.is(r.body.error.details[0].line, 4);
@@ -66,18 +78,29 @@ test('bad YAML answers 400 with its line and column, and writes nothing', async 
 });
 
 test('a schema error names the step and the field, with the line', async () => {
-  const unknown = await api(server.port, 'PUT', '/api/browser/recordings/bad', { yaml: 'steps:\n  - action: navigate\n    value: http://x.test/\n  - action: fly\n    target: "#a"\n' });
+  const unknown = await api(server.port, 'PUT', '/api/browser/recordings/bad', {
+    yaml: 'steps:\n  - action: navigate\n    value: http://x.test/\n  - action: fly\n    target: "#a"\n',
+  });
   assert.is(unknown.status, 400);
-  assert.match(unknown.body.error.message, /step 2, action: unknown action; one of navigate, snapshot, click/);
+  assert.match(
+    unknown.body.error.message,
+    /step 2, action: unknown action; one of navigate, snapshot, click/,
+  );
   assert.is(unknown.body.error.details[0].step, 2);
   assert.is(unknown.body.error.details[0].line, 4);
-  const missing = await api(server.port, 'PUT', '/api/browser/recordings/bad', { yaml: 'steps:\n  - action: click\n' });
+  const missing = await api(server.port, 'PUT', '/api/browser/recordings/bad', {
+    yaml: 'steps:\n  - action: click\n',
+  });
   assert.is(missing.status, 400);
   assert.match(missing.body.error.message, /step 1, target: click needs a target/);
-  const param = await api(server.port, 'PUT', '/api/browser/recordings/bad', { yaml: 'steps:\n  - action: navigate\n    value: "{{nope}}"\n' });
+  const param = await api(server.port, 'PUT', '/api/browser/recordings/bad', {
+    yaml: 'steps:\n  - action: navigate\n    value: "{{nope}}"\n',
+  });
   assert.is(param.status, 400);
   assert.match(param.body.error.message, /step 1, value: \{\{nope\}\} is not a declared param/);
-  const extra = await api(server.port, 'PUT', '/api/browser/recordings/bad', { yaml: 'steps:\n  - action: back\n    colour: red\n' });
+  const extra = await api(server.port, 'PUT', '/api/browser/recordings/bad', {
+    yaml: 'steps:\n  - action: back\n    colour: red\n',
+  });
   assert.is(extra.status, 400);
   assert.match(extra.body.error.message, /step 1: unknown field colour/);
   assert.not.ok(existsSync(file('bad')));
@@ -101,11 +124,18 @@ test('DELETE moves a recording to the trash; restoring brings it back as it was'
   assert.not.ok(existsSync(file('greet')));
   assert.equal((await api(server.port, 'GET', '/api/browser/recordings')).body.recordings, []);
   const trash = await api(server.port, 'GET', '/api/trash');
-  assert.ok(trash.body.items.some((i: { id: string; name: string }) => i.id === del.body.trash_id && i.name === 'greet.yml'));
+  assert.ok(
+    trash.body.items.some(
+      (i: { id: string; name: string }) => i.id === del.body.trash_id && i.name === 'greet.yml',
+    ),
+  );
   const back = await api(server.port, 'POST', `/api/trash/${del.body.trash_id}/restore`, {});
   assert.is(back.status, 200, JSON.stringify(back.body));
   assert.is(readFileSync(file('greet'), 'utf8'), VALID);
-  assert.is((await api(server.port, 'GET', '/api/browser/recordings')).body.recordings[0].name, 'greet');
+  assert.is(
+    (await api(server.port, 'GET', '/api/browser/recordings')).body.recordings[0].name,
+    'greet',
+  );
 });
 
 test.run();

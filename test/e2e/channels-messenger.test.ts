@@ -26,10 +26,15 @@ async function api(method: string, path: string, body?: unknown): Promise<ApiRes
   return r;
 }
 const login = async () => (await api('GET', '/api/channels/messenger/login')).body;
-const loginIs = (status: string, extra: (s: any) => boolean = () => true) => waitFor(async () => {
-  const s = await login();
-  return s.status === status && extra(s) ? s : undefined;
-}, 20_000, `login ${status}`);
+const loginIs = (status: string, extra: (s: any) => boolean = () => true) =>
+  waitFor(
+    async () => {
+      const s = await login();
+      return s.status === status && extra(s) ? s : undefined;
+    },
+    20_000,
+    `login ${status}`,
+  );
 const channel = async () => (await api('GET', '/api/channels/messenger')).body;
 
 test.before(async () => {
@@ -43,7 +48,10 @@ test.after(async () => {
 });
 
 test('QR login: a code as URL and PNG, scanned, expired and refreshed, confirmed; credentials 0600', async () => {
-  const saved = await api('POST', '/api/channels/messenger', { base_url: wx.url, allowed_users: ALICE });
+  const saved = await api('POST', '/api/channels/messenger', {
+    base_url: wx.url,
+    allowed_users: ALICE,
+  });
   assert.is(saved.status, 200, JSON.stringify(saved.body));
   assert.is(saved.body.label, 'WeChat');
   await waitFor(async () => (await channel()).state === 'needs_login', 20_000, 'needs_login');
@@ -57,7 +65,10 @@ test('QR login: a code as URL and PNG, scanned, expired and refreshed, confirmed
   assert.equal([...png.subarray(1, 4)], [...Buffer.from('PNG')]);
   assert.is(started.body.codes, 1);
   // One flow at a time: asking again answers the same flow.
-  assert.is((await api('POST', '/api/channels/messenger/login', {})).body.qr_url, started.body.qr_url);
+  assert.is(
+    (await api('POST', '/api/channels/messenger/login', {})).body.qr_url,
+    started.body.qr_url,
+  );
 
   wx.scan(wx.codes[0]!);
   await loginIs('scanned');
@@ -71,7 +82,11 @@ test('QR login: a code as URL and PNG, scanned, expired and refreshed, confirmed
   const file = join(rig.server.home, 'channels', 'messenger.json');
   assert.ok(existsSync(file));
   assert.is(statSync(file).mode & 0o777, 0o600);
-  const ch = await waitFor(async () => ((await channel()).state === 'running' ? channel() : undefined), 20_000, 'messenger running');
+  const ch = await waitFor(
+    async () => ((await channel()).state === 'running' ? channel() : undefined),
+    20_000,
+    'messenger running',
+  );
   assert.is(ch.account, ALICE);
   // Already logged in: POST answers so, without a new code.
   assert.is((await api('POST', '/api/channels/messenger/login', {})).body.status, 'logged_in');
@@ -84,30 +99,74 @@ test('a message from an allowed user is answered with its context token; send an
   assert.is(reply.text, 'Hello from svc over WeChat.');
   assert.match(reply.context_token, /^ctx-/);
   // "Typing…" was shown while the turn ran (a ticket from getconfig), and taken away at the reply.
-  const typed = await waitFor(() => (wx.typing.filter((t) => t.to === ALICE).at(-1)?.status === 2 ? wx.typing.filter((t) => t.to === ALICE) : undefined), 20_000, 'typing stopped');
+  const typed = await waitFor(
+    () =>
+      wx.typing.filter((t) => t.to === ALICE).at(-1)?.status === 2
+        ? wx.typing.filter((t) => t.to === ALICE)
+        : undefined,
+    20_000,
+    'typing stopped',
+  );
   assert.is(typed[0]!.status, 1, JSON.stringify(typed));
-  assert.ok(wx.calls.some((c) => c.path === '/ilink/bot/getconfig' && c.body.ilink_user_id === ALICE && String(c.body.context_token).startsWith('ctx-')));
+  assert.ok(
+    wx.calls.some(
+      (c) =>
+        c.path === '/ilink/bot/getconfig' &&
+        c.body.ilink_user_id === ALICE &&
+        String(c.body.context_token).startsWith('ctx-'),
+    ),
+  );
   const sessions = (await api('GET', '/api/sessions')).body.items;
   assert.ok(sessions.some((s: any) => s.channel === 'messenger'));
 
-  const sent = await api('POST', '/api/channels/messenger/send', { chat_id: ALICE, text: 'from the API' });
+  const sent = await api('POST', '/api/channels/messenger/send', {
+    chat_id: ALICE,
+    text: 'from the API',
+  });
   assert.is(sent.status, 200, JSON.stringify(sent.body));
   await waitFor(() => wx.sent.some((m) => m.text === 'from the API'), 20_000, 'sent');
-  const nobody = await api('POST', '/api/channels/messenger/send', { chat_id: 'wxid_nobody', text: 'x' });
+  const nobody = await api('POST', '/api/channels/messenger/send', {
+    chat_id: 'wxid_nobody',
+    text: 'x',
+  });
   assert.is(nobody.status, 502, JSON.stringify(nobody.body));
   assert.match(nobody.body.error.message, /wrote to it first/);
   // Every authenticated call carried the protocol's headers.
   const posts = wx.calls.filter((c) => c.path.startsWith('/ilink/bot/send'));
-  assert.ok(posts.every((c) => c.headers.authorizationtype === 'ilink_bot_token' && typeof c.headers['x-wechat-uin'] === 'string'));
+  assert.ok(
+    posts.every(
+      (c) =>
+        c.headers.authorizationtype === 'ilink_bot_token' &&
+        typeof c.headers['x-wechat-uin'] === 'string',
+    ),
+  );
 });
 
 test('an approval is asked in words and answered by a reply', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-wx-outside-'));
   const target = join(dir, 'y.txt');
   try {
-    rig.fake.enqueue({ parts: [{ toolCall: { id: 'wx1', name: 'write_file', arguments: [JSON.stringify({ path: target, content: 'via wechat' })] } }], stop: 'tool_use' }, textReply('Done writing.'));
+    rig.fake.enqueue(
+      {
+        parts: [
+          {
+            toolCall: {
+              id: 'wx1',
+              name: 'write_file',
+              arguments: [JSON.stringify({ path: target, content: 'via wechat' })],
+            },
+          },
+        ],
+        stop: 'tool_use',
+      },
+      textReply('Done writing.'),
+    );
     wx.userSays(ALICE, 'please write it');
-    const q = await waitFor(() => wx.sent.find((m) => m.text.startsWith('⚠️ Allow write_file')), 20_000, 'the question');
+    const q = await waitFor(
+      () => wx.sent.find((m) => m.text.startsWith('⚠️ Allow write_file')),
+      20_000,
+      'the question',
+    );
     assert.match(q.text, /Reply "yes"/);
     wx.userSays(ALICE, 'yes');
     await waitFor(() => wx.sent.find((m) => m.text === 'Done writing.'), 30_000, 'the reply');
@@ -136,14 +195,20 @@ test('expired three times: the flow gives up; cancel; logout', async () => {
   const out = await api('DELETE', '/api/channels/messenger/login');
   assert.is(out.body.status, 'idle');
   assert.not.ok(existsSync(join(rig.server.home, 'channels', 'messenger.json')));
-  await waitFor(async () => (await channel()).state === 'needs_login', 20_000, 'needs_login after logout');
+  await waitFor(
+    async () => (await channel()).state === 'needs_login',
+    20_000,
+    'needs_login after logout',
+  );
 });
 
 test('the bot token never appears in a response or a log', async () => {
-  for (const body of answered) assert.not.ok(body.includes(wx.token), `a response carried the token: ${body.slice(0, 200)}`);
+  for (const body of answered)
+    assert.not.ok(body.includes(wx.token), `a response carried the token: ${body.slice(0, 200)}`);
   assert.not.ok(rig.server.output().includes(wx.token));
   const logs = join(rig.server.home, 'logs');
-  for (const f of readdirSync(logs)) assert.not.ok(readFileSync(join(logs, f), 'utf8').includes(wx.token), `logs/${f}`);
+  for (const f of readdirSync(logs))
+    assert.not.ok(readFileSync(join(logs, f), 'utf8').includes(wx.token), `logs/${f}`);
 });
 
 test.run();

@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startFakeWhatsapp, type FakeWhatsapp, type WaSocketHandle } from '../fixtures/fake-baileys.js';
+import {
+  startFakeWhatsapp,
+  type FakeWhatsapp,
+  type WaSocketHandle,
+} from '../fixtures/fake-baileys.js';
 import { textReply } from '../fixtures/fake-provider.js';
 import { api as rawApi, type ApiResult } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
@@ -35,26 +39,51 @@ async function api(method: string, path: string, body?: unknown): Promise<ApiRes
 }
 const login = async () => (await api('GET', '/api/channels/whatsapp/login')).body;
 const loginIs = (status: string, extra: (s: any) => boolean = () => true) =>
-  waitFor(async () => {
-    const s = await login();
-    return s.status === status && extra(s) ? s : undefined;
-  }, 30_000, `login ${status}`);
+  waitFor(
+    async () => {
+      const s = await login();
+      return s.status === status && extra(s) ? s : undefined;
+    },
+    30_000,
+    `login ${status}`,
+  );
 const channel = async () => (await api('GET', '/api/channels/whatsapp')).body;
 const socket = (n: number) => waitFor(() => wa.sockets[n], 30_000, `WhatsApp socket #${n + 1}`);
 /** A user's message as Baileys delivers it: a WebMessageInfo in a `notify` upsert. */
-function says(sock: WaSocketHandle, jid: string, message: Record<string, unknown>, pushName = 'Alice'): string {
+function says(
+  sock: WaSocketHandle,
+  jid: string,
+  message: Record<string, unknown>,
+  pushName = 'Alice',
+): string {
   const id = `3A${(++msgs).toString().padStart(18, '0')}`;
-  sock.emit('messages.upsert', { type: 'notify', messages: [{ key: { remoteJid: jid, fromMe: false, id }, messageTimestamp: Math.floor(Date.now() / 1000), pushName, message }] });
+  sock.emit('messages.upsert', {
+    type: 'notify',
+    messages: [
+      {
+        key: { remoteJid: jid, fromMe: false, id },
+        messageTimestamp: Math.floor(Date.now() / 1000),
+        pushName,
+        message,
+      },
+    ],
+  });
   return id;
 }
-const shows = (jid: string, text: string) => waitFor(() => wa.chat(jid).includes(text) || undefined, 30_000, `"${text}" in ${jid}`);
+const shows = (jid: string, text: string) =>
+  waitFor(() => wa.chat(jid).includes(text) || undefined, 30_000, `"${text}" in ${jid}`);
 let live: WaSocketHandle;
 
 test.before(async () => {
   wa = await startFakeWhatsapp();
   rig = await startRig({
     models: { oa: { protocol: 'openai' } },
-    env: { SVC_WHATSAPP_TEST_SOCKET: fileURLToPath(new URL('../fixtures/fake-baileys.js', import.meta.url)), SVC_WHATSAPP_TEST_CONTROL: wa.url },
+    env: {
+      SVC_WHATSAPP_TEST_SOCKET: fileURLToPath(
+        new URL('../fixtures/fake-baileys.js', import.meta.url),
+      ),
+      SVC_WHATSAPP_TEST_CONTROL: wa.url,
+    },
   });
 });
 
@@ -79,7 +108,11 @@ test('QR login through the shared route: codes shown, scanned, restart, open; ke
   const bad = await api('POST', '/api/channels/whatsapp', { allowed_users: 'alice' });
   assert.is(bad.status, 400);
   assert.match(bad.body.error.message, /phone number/);
-  assert.is((await api('POST', '/api/channels/telegram/login', {})).status, 404, 'a token platform has no QR login');
+  assert.is(
+    (await api('POST', '/api/channels/telegram/login', {})).status,
+    404,
+    'a token platform has no QR login',
+  );
   const saved = await api('POST', '/api/channels/whatsapp', { allowed_users: `+${ALICE}` });
   assert.is(saved.status, 200, JSON.stringify(saved.body));
   assert.is(saved.body.label, 'WhatsApp');
@@ -95,7 +128,10 @@ test('QR login through the shared route: codes shown, scanned, restart, open; ke
   s1.qr(QR1);
   const shown = await loginIs('pending', (s) => s.qr_url === QR1);
   assert.match(shown.qr_png, /^data:image\/png;base64,/);
-  assert.equal([...Buffer.from(shown.qr_png.split(',')[1], 'base64').subarray(1, 4)], [...Buffer.from('PNG')]);
+  assert.equal(
+    [...Buffer.from(shown.qr_png.split(',')[1], 'base64').subarray(1, 4)],
+    [...Buffer.from('PNG')],
+  );
   // Baileys refreshes the code by itself: the new one is shown.
   s1.qr(`${QR1}-2`);
   await loginIs('pending', (s) => s.qr_url === `${QR1}-2` && s.codes === 2);
@@ -114,13 +150,20 @@ test('QR login through the shared route: codes shown, scanned, restart, open; ke
   const files = readdirSync(dir);
   assert.ok(files.includes('creds.json'), files.join(','));
   for (const f of files) assert.is(statSync(join(dir, f)).mode & 0o777, 0o600, f);
-  assert.not.ok(existsSync(join(rig.server.home, 'channels', 'whatsapp-login')), 'the staging keys moved');
+  assert.not.ok(
+    existsSync(join(rig.server.home, 'channels', 'whatsapp-login')),
+    'the staging keys moved',
+  );
 
   // The adapter opens its own socket with the saved keys; open → running, the account shown.
   live = await socket(2);
   assert.ok(live.registered);
   live.open(`${BOT}:7@s.whatsapp.net`);
-  const ch = await waitFor(async () => ((await channel()).state === 'running' ? channel() : undefined), 30_000, 'whatsapp running');
+  const ch = await waitFor(
+    async () => ((await channel()).state === 'running' ? channel() : undefined),
+    30_000,
+    'whatsapp running',
+  );
   assert.is(ch.account, BOT);
   assert.is((await api('POST', '/api/channels/whatsapp/login', {})).body.status, 'logged_in');
 });
@@ -129,20 +172,31 @@ test('an allowed user is answered (streamed by edits, WhatsApp markup); a strang
   rig.fake.enqueue(textReply('Hello **from** svc over WhatsApp.'));
   says(live, ALICE_JID, { conversation: 'hallo' });
   await shows(ALICE_JID, 'Hello *from* svc over WhatsApp.');
-  assert.ok(wa.presence.some((p) => p.jid === ALICE_JID && p.type === 'composing'), 'typing shown');
+  assert.ok(
+    wa.presence.some((p) => p.jid === ALICE_JID && p.type === 'composing'),
+    'typing shown',
+  );
   const sessions = (await api('GET', '/api/sessions')).body.items;
   assert.ok(sessions.some((s: any) => s.channel === 'whatsapp'));
 
   const before = rig.fake.requests.length;
   says(live, MALLORY_JID, { extendedTextMessage: { text: 'let me in' } }, 'Mallory');
-  const pairing = await waitFor(() => wa.chat(MALLORY_JID).find((t) => /pairing code is [A-Z0-9]{6}/.test(t)), 30_000, 'a pairing code');
+  const pairing = await waitFor(
+    () => wa.chat(MALLORY_JID).find((t) => /pairing code is [A-Z0-9]{6}/.test(t)),
+    30_000,
+    'a pairing code',
+  );
   const code = /pairing code is ([A-Z0-9]{6})/.exec(pairing)![1]!;
   const pairings = (await api('GET', '/api/channels/whatsapp/pairings')).body.items;
   assert.ok(pairings.some((p: any) => p.code === code && p.user_id === '4915666666666'));
   // A group message, even from Alice, starts nothing.
   says(live, '120363000000000000@g.us', { conversation: 'group chatter' });
   says(live, ALICE_JID, { conversation: '/status' });
-  await waitFor(() => wa.chat(ALICE_JID).find((t) => t.startsWith('Session "WhatsApp')), 30_000, '/status');
+  await waitFor(
+    () => wa.chat(ALICE_JID).find((t) => t.startsWith('Session "WhatsApp')),
+    30_000,
+    '/status',
+  );
   assert.is(rig.fake.requests.length, before, 'no turn for the stranger, the group or a command');
   rig.fake.reset();
 });
@@ -153,16 +207,47 @@ test('an approval is asked in the chat and answered by a numbered reply', async 
   try {
     // The user answers before WhatsApp confirms the question's send to svc: the answer still counts.
     wa.confirmLate(400);
-    rig.fake.enqueue({ parts: [{ toolCall: { id: 'wa1', name: 'write_file', arguments: [JSON.stringify({ path: target, content: 'via whatsapp' })] } }], stop: 'tool_use' }, textReply('Done writing.'));
+    rig.fake.enqueue(
+      {
+        parts: [
+          {
+            toolCall: {
+              id: 'wa1',
+              name: 'write_file',
+              arguments: [JSON.stringify({ path: target, content: 'via whatsapp' })],
+            },
+          },
+        ],
+        stop: 'tool_use',
+      },
+      textReply('Done writing.'),
+    );
     says(live, ALICE_JID, { conversation: 'please write it' });
-    const q = await waitFor(() => wa.chat(ALICE_JID).find((t) => t.startsWith('⚠️ Allow write_file')), 30_000, 'the question');
+    const q = await waitFor(
+      () => wa.chat(ALICE_JID).find((t) => t.startsWith('⚠️ Allow write_file')),
+      30_000,
+      'the question',
+    );
     assert.match(q, /\(1\)/);
     says(live, ALICE_JID, { conversation: '1' });
     await shows(ALICE_JID, 'Done writing.').catch((err: Error) => {
-      throw new Error(`${err.message}; the chat ends: ${JSON.stringify(wa.chat(ALICE_JID).slice(-4))}`);
+      throw new Error(
+        `${err.message}; the chat ends: ${JSON.stringify(wa.chat(ALICE_JID).slice(-4))}`,
+      );
     });
     // The question is edited to its answer (or, when the answer beat the send's confirmation, the answer follows it).
-    await waitFor(() => wa.chat(ALICE_JID).some((t) => (t.startsWith('⚠️ Allow write_file') && t.endsWith('→ Allowed once')) || t === '→ Allowed once') || undefined, 30_000, 'the answer shown');
+    await waitFor(
+      () =>
+        wa
+          .chat(ALICE_JID)
+          .some(
+            (t) =>
+              (t.startsWith('⚠️ Allow write_file') && t.endsWith('→ Allowed once')) ||
+              t === '→ Allowed once',
+          ) || undefined,
+      30_000,
+      'the answer shown',
+    );
     assert.is(readFileSync(target, 'utf8'), 'via whatsapp');
   } finally {
     wa.confirmLate(0);
@@ -174,11 +259,31 @@ test('files: a document sent in reaches the model; send-file sends a document; a
   rig.fake.enqueue(textReply('Got the list.'));
   const id = `3A${(++msgs).toString().padStart(18, '0')}`;
   wa.media.set(id, Buffer.from('eggs, milk, 42 apples'));
-  live.emit('messages.upsert', { type: 'notify', messages: [{ key: { remoteJid: ALICE_JID, fromMe: false, id }, pushName: 'Alice', message: { documentMessage: { fileName: 'list.txt', mimetype: 'text/plain', fileLength: 21, caption: 'what is on it?', mediaKey: Buffer.alloc(32, 1).toString('base64'), directPath: '/v/t62.7119-24/fake' } } }] });
+  live.emit('messages.upsert', {
+    type: 'notify',
+    messages: [
+      {
+        key: { remoteJid: ALICE_JID, fromMe: false, id },
+        pushName: 'Alice',
+        message: {
+          documentMessage: {
+            fileName: 'list.txt',
+            mimetype: 'text/plain',
+            fileLength: 21,
+            caption: 'what is on it?',
+            mediaKey: Buffer.alloc(32, 1).toString('base64'),
+            directPath: '/v/t62.7119-24/fake',
+          },
+        },
+      },
+    ],
+  });
   await shows(ALICE_JID, 'Got the list.');
   const sent = JSON.stringify(rig.fake.requests.at(-1)!.body);
   assert.match(sent, /what is on it\?/);
-  const path = /Attached file: \S*list\.txt \(text\/plain, 21 bytes\) at ([^\]"\\]+)/.exec(sent)?.[1];
+  const path = /Attached file: \S*list\.txt \(text\/plain, 21 bytes\) at ([^\]"\\]+)/.exec(
+    sent,
+  )?.[1];
   assert.ok(path, sent.slice(0, 1500));
   assert.is(readFileSync(path!, 'utf8'), 'eggs, milk, 42 apples');
 
@@ -194,15 +299,24 @@ test('files: a document sent in reaches the model; send-file sends a document; a
   assert.is(doc.content.mimetype, 'application/pdf');
   assert.is(readFileSync(doc.content.document!.url, 'utf8'), '%PDF-1.4 fake');
 
-  const ok = await api('POST', '/api/channels/whatsapp/send', { chat_id: ALICE, text: 'from the **API**' });
+  const ok = await api('POST', '/api/channels/whatsapp/send', {
+    chat_id: ALICE,
+    text: 'from the **API**',
+  });
   assert.is(ok.status, 200, JSON.stringify(ok.body));
   assert.is(ok.body.message_id, wa.sent.at(-1)!.id);
   await shows(ALICE_JID, 'from the *API*');
   wa.failSends('not-acceptable: the number is not on WhatsApp');
   try {
-    const refused = await api('POST', '/api/channels/whatsapp/send', { chat_id: '4915999999999', text: 'x' });
+    const refused = await api('POST', '/api/channels/whatsapp/send', {
+      chat_id: '4915999999999',
+      text: 'x',
+    });
     assert.is(refused.status, 502, JSON.stringify(refused.body));
-    assert.match(refused.body.error.message, /WhatsApp did not take the message: not-acceptable: the number is not on WhatsApp/);
+    assert.match(
+      refused.body.error.message,
+      /WhatsApp did not take the message: not-acceptable: the number is not on WhatsApp/,
+    );
     const test502 = await api('POST', '/api/channels/whatsapp/test', { chat_id: ALICE });
     assert.is(test502.status, 502);
   } finally {
@@ -215,25 +329,56 @@ test('files: a document sent in reaches the model; send-file sends a document; a
 
 test('a message during a restart drain is told to come again; the running turn still finishes', async () => {
   // Mallory is approved by her pairing code: a bound user, with no turn of her own running.
-  const code = (await api('GET', '/api/channels/whatsapp/pairings')).body.items.find((p: any) => p.user_id === '4915666666666').code;
-  assert.is((await api('POST', '/api/channels/whatsapp/pairings', { code, decision: 'approve' })).status, 200);
-  await waitFor(() => wa.chat(MALLORY_JID).some((t) => /approved/.test(t)) || undefined, 30_000, 'Mallory told');
+  const code = (await api('GET', '/api/channels/whatsapp/pairings')).body.items.find(
+    (p: any) => p.user_id === '4915666666666',
+  ).code;
+  assert.is(
+    (await api('POST', '/api/channels/whatsapp/pairings', { code, decision: 'approve' })).status,
+    200,
+  );
+  await waitFor(
+    () => wa.chat(MALLORY_JID).some((t) => /approved/.test(t)) || undefined,
+    30_000,
+    'Mallory told',
+  );
   rig.fake.enqueue({ parts: [{ text: ['Long ', 'answer ', 'done.'] }], delayMs: 700 });
   says(live, ALICE_JID, { conversation: 'take your time' });
-  await waitFor(() => wa.chat(ALICE_JID).some((t) => t.startsWith('Long')) || undefined, 30_000, 'the reply started');
+  await waitFor(
+    () => wa.chat(ALICE_JID).some((t) => t.startsWith('Long')) || undefined,
+    30_000,
+    'the reply started',
+  );
   const n = wa.sockets.length;
   assert.is((await api('POST', '/api/restart', {})).status, 202);
   says(live, MALLORY_JID, { conversation: 'are you there?' }, 'Mallory');
-  await waitFor(() => wa.chat(MALLORY_JID).some((t) => t.includes('restarting')) || undefined, 30_000, 'the restarting reply');
+  await waitFor(
+    () => wa.chat(MALLORY_JID).some((t) => t.includes('restarting')) || undefined,
+    30_000,
+    'the restarting reply',
+  );
   await shows(ALICE_JID, 'Long answer done.');
-  await waitFor(async () => (await api('GET', '/api/status')).body?.state === 'running', 60_000, 'restarted');
+  await waitFor(
+    async () => (await api('GET', '/api/status')).body?.state === 'running',
+    60_000,
+    'restarted',
+  );
   // A restarted channels worker connects WhatsApp again with a socket of its own.
-  const next = await waitFor(async () => wa.sockets.slice(n).find((x) => x.registered && !x.ended) ?? ((await channel()).state === 'running' && wa.sockets.length === n ? live : undefined), 60_000, 'WhatsApp back');
+  const next = await waitFor(
+    async () =>
+      wa.sockets.slice(n).find((x) => x.registered && !x.ended) ??
+      ((await channel()).state === 'running' && wa.sockets.length === n ? live : undefined),
+    60_000,
+    'WhatsApp back',
+  );
   if (next !== live) {
     next.open(`${BOT}:7@s.whatsapp.net`);
     live = next;
   }
-  await waitFor(async () => (await channel()).state === 'running', 60_000, 'whatsapp running after the restart');
+  await waitFor(
+    async () => (await channel()).state === 'running',
+    60_000,
+    'whatsapp running after the restart',
+  );
 });
 
 test('a dropped connection restarts only the adapter; logout removes the keys; a login fails or expires with why', async () => {
@@ -242,13 +387,21 @@ test('a dropped connection restarts only the adapter; logout removes the keys; a
   const again = await socket(before);
   assert.ok(again.registered);
   again.open(`${BOT}:7@s.whatsapp.net`);
-  const ch = await waitFor(async () => ((await channel()).state === 'running' ? channel() : undefined), 60_000, 'running again');
+  const ch = await waitFor(
+    async () => ((await channel()).state === 'running' ? channel() : undefined),
+    60_000,
+    'running again',
+  );
   assert.ok(ch.restarts >= 1);
 
   const out = await api('DELETE', '/api/channels/whatsapp/login');
   assert.is(out.body.status, 'idle');
   assert.not.ok(existsSync(join(rig.server.home, 'channels', 'whatsapp')));
-  await waitFor(async () => (await channel()).state === 'needs_login', 30_000, 'needs_login after logout');
+  await waitFor(
+    async () => (await channel()).state === 'needs_login',
+    30_000,
+    'needs_login after logout',
+  );
 
   // No network: Baileys closes with 408 before any code; the login fails with its reason.
   const n = wa.sockets.length;
@@ -264,7 +417,10 @@ test('a dropped connection restarts only the adapter; logout removes the keys; a
   s.close(408, 'QR refs attempts ended');
   const expired = await loginIs('expired');
   assert.match(expired.error, /QR codes \(1 shown\) expired without being scanned/);
-  assert.not.ok(existsSync(join(rig.server.home, 'channels', 'whatsapp-login')), 'the unfinished keys are gone');
+  assert.not.ok(
+    existsSync(join(rig.server.home, 'channels', 'whatsapp-login')),
+    'the unfinished keys are gone',
+  );
 });
 
 test('unlinked from the phone: the keys are removed and WhatsApp needs a login again', async () => {
@@ -282,8 +438,15 @@ test('unlinked from the phone: the keys are removed and WhatsApp needs a login a
   await waitFor(async () => (await channel()).state === 'running', 30_000, 'running');
   collect();
   adapter.close(401, 'Connection Failure');
-  await waitFor(async () => (await channel()).state === 'needs_login', 30_000, 'needs_login after the unlink');
-  assert.not.ok(existsSync(join(rig.server.home, 'channels', 'whatsapp', 'creds.json')), 'the keys are gone');
+  await waitFor(
+    async () => (await channel()).state === 'needs_login',
+    30_000,
+    'needs_login after the unlink',
+  );
+  assert.not.ok(
+    existsSync(join(rig.server.home, 'channels', 'whatsapp', 'creds.json')),
+    'the keys are gone',
+  );
   assert.is((await login()).status, 'idle');
 });
 
@@ -291,10 +454,14 @@ test('the session keys never appear in a response or a log', async () => {
   // Keys the fake login wrote (Baileys' own fresh credentials): their private halves.
   const secrets = collectedKeys;
   assert.ok(secrets.length >= 2, 'keys were collected');
-  for (const body of answered) for (const k of secrets) assert.not.ok(body.includes(k), `a response carried a key: ${body.slice(0, 200)}`);
+  for (const body of answered)
+    for (const k of secrets)
+      assert.not.ok(body.includes(k), `a response carried a key: ${body.slice(0, 200)}`);
   for (const k of secrets) assert.not.ok(rig.server.output().includes(k));
   const logs = join(rig.server.home, 'logs');
-  for (const f of readdirSync(logs)) for (const k of secrets) assert.not.ok(readFileSync(join(logs, f), 'utf8').includes(k), `logs/${f}`);
+  for (const f of readdirSync(logs))
+    for (const k of secrets)
+      assert.not.ok(readFileSync(join(logs, f), 'utf8').includes(k), `logs/${f}`);
 });
 
 const collectedKeys: string[] = [];
@@ -303,7 +470,8 @@ function collect(): void {
   const file = join(rig.server.home, 'channels', 'whatsapp', 'creds.json');
   if (!existsSync(file)) return;
   const text = readFileSync(file, 'utf8');
-  for (const m of text.matchAll(/"private":\{"type":"Buffer","data":"([A-Za-z0-9+/=]{20,})"\}/g)) collectedKeys.push(m[1]!);
+  for (const m of text.matchAll(/"private":\{"type":"Buffer","data":"([A-Za-z0-9+/=]{20,})"\}/g))
+    collectedKeys.push(m[1]!);
 }
 test.after.each(() => collect());
 

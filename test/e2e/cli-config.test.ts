@@ -15,7 +15,11 @@ async function statusJson(home: string): Promise<any> {
 
 /** A request from the point of view of a non-local client (Host is not a local name). */
 function remoteStatus(port: number, key: string) {
-  return http({ port, path: '/api/status', headers: { Host: 'evil.example', Authorization: `Bearer ${key}` } });
+  return http({
+    port,
+    path: '/api/status',
+    headers: { Host: 'evil.example', Authorization: `Bearer ${key}` },
+  });
 }
 
 /** Runs `svc serve` that is expected to refuse to start; a short timeout so a wrong start cannot hang the file. */
@@ -28,7 +32,11 @@ test('an unknown flag exits non-zero with one line naming it', async () => {
   try {
     const r = await serveFails(['--addr', '127.0.0.1:0', '--bogus'], home);
     assert.is.not(r.code, 0);
-    assert.not.equal(r.code, null, 'the process must exit by itself (it must not have started a server)');
+    assert.not.equal(
+      r.code,
+      null,
+      'the process must exit by itself (it must not have started a server)',
+    );
     assert.equal(lines(r.stderr).length, 1, `expected one stderr line, got:\n${r.stderr}`);
     assert.match(r.stderr, '--bogus');
     assert.is(existsSync(join(home, 'run', 'supervisor.sock')), false);
@@ -100,7 +108,9 @@ test('--addr :0 listens on every interface', async () => {
 });
 
 test('svc version prints the package.json version', async () => {
-  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    version: string;
+  };
   const r = await runCli(['version']);
   assert.is(r.code, 0);
   assert.is(r.stdout.trim(), `svc ${pkg.version}`);
@@ -110,7 +120,10 @@ test('svc version prints the package.json version', async () => {
 test('--help works for svc and for each command', async () => {
   const cases: Array<[string[], string[]]> = [
     [['--help'], ['serve', 'status', 'version']],
-    [['serve', '--help'], ['--addr', '--access-key', '--cors', '--daemon', '--stop']],
+    [
+      ['serve', '--help'],
+      ['--addr', '--access-key', '--cors', '--daemon', '--stop'],
+    ],
     [['status', '--help'], ['--json']],
     [['version', '--help'], ['version']],
   ];
@@ -118,11 +131,16 @@ test('--help works for svc and for each command', async () => {
     const r = await runCli(args, { SVC_HOME: '/nonexistent/svc-help-test' }, 10_000);
     assert.is(r.code, 0, `svc ${args.join(' ')}: ${r.stderr}`);
     assert.match(r.stdout, 'Usage', `svc ${args.join(' ')}`);
-    for (const m of mentions) assert.ok(r.stdout.includes(m), `svc ${args.join(' ')} mentions ${m}`);
+    for (const m of mentions)
+      assert.ok(r.stdout.includes(m), `svc ${args.join(' ')} mentions ${m}`);
   }
 });
 
-const badConfigs: Array<{ name: string; text: string; expect: (line: string, file: string) => void }> = [
+const badConfigs: Array<{
+  name: string;
+  text: string;
+  expect: (line: string, file: string) => void;
+}> = [
   {
     name: 'invalid YAML',
     text: 'limits:\n  json_body_bytes: 10\ncors: [1, 2\n',
@@ -181,20 +199,38 @@ test('serve.env supplies variables the environment lacks but never overrides it'
   const home = tmpHome();
   const fromFile = 'f'.repeat(40);
   const fromEnv = 'e'.repeat(40);
-  writeFileSync(join(home, 'serve.env'), `# keys for svc\nSVC_ACCESS_KEY=${fromFile}\n`, { mode: 0o600 });
+  writeFileSync(join(home, 'serve.env'), `# keys for svc\nSVC_ACCESS_KEY=${fromFile}\n`, {
+    mode: 0o600,
+  });
   try {
     let server = await startServer({ home, env: { SVC_ACCESS_KEY: undefined } });
     try {
-      assert.is((await remoteStatus(server.port, fromFile)).status, 200, 'the serve.env key is used');
+      assert.is(
+        (await remoteStatus(server.port, fromFile)).status,
+        200,
+        'the serve.env key is used',
+      );
       assert.is((await remoteStatus(server.port, fromEnv)).status, 401);
-      assert.is(existsSync(join(home, 'access_key')), false, 'no key was generated: serve.env supplied one');
+      assert.is(
+        existsSync(join(home, 'access_key')),
+        false,
+        'no key was generated: serve.env supplied one',
+      );
     } finally {
       await server.stop();
     }
     server = await startServer({ home, env: { SVC_ACCESS_KEY: fromEnv } });
     try {
-      assert.is((await remoteStatus(server.port, fromEnv)).status, 200, 'the real environment wins');
-      assert.is((await remoteStatus(server.port, fromFile)).status, 401, 'serve.env did not override it');
+      assert.is(
+        (await remoteStatus(server.port, fromEnv)).status,
+        200,
+        'the real environment wins',
+      );
+      assert.is(
+        (await remoteStatus(server.port, fromFile)).status,
+        401,
+        'serve.env did not override it',
+      );
     } finally {
       await server.stop();
     }

@@ -1,5 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, openSync, closeSync, statSync, writeFileSync, writeSync, fstatSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+  fstatSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -36,11 +46,14 @@ async function doctor(home: string, args: string[] = [], env: NodeJS.ProcessEnv 
   try {
     report = JSON.parse(r.stdout);
   } catch {
-    throw new Error(`svc doctor --json printed no JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+    throw new Error(
+      `svc doctor --json printed no JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`,
+    );
   }
   const byId = (id: string) => {
     const c = report.checks.find((x) => x.id === id);
-    if (!c) throw new Error(`no check "${id}" in ${JSON.stringify(report.checks.map((x) => x.id))}`);
+    if (!c)
+      throw new Error(`no check "${id}" in ${JSON.stringify(report.checks.map((x) => x.id))}`);
     return c;
   };
   return { ...r, report, byId };
@@ -55,21 +68,36 @@ test('a healthy home with a running server: every line ok or an explained warn, 
     const r = await doctor(server.home);
     assert.is(r.code, 0, r.stdout + r.stderr);
     assert.ok(r.report.ok);
-    assert.equal(r.report.checks.filter((c) => c.status === 'fail'), []);
-    for (const c of r.report.checks.filter((x) => x.status === 'warn')) assert.ok(c.message.length > 20, `a warn says why: ${JSON.stringify(c)}`);
+    assert.equal(
+      r.report.checks.filter((c) => c.status === 'fail'),
+      [],
+    );
+    for (const c of r.report.checks.filter((x) => x.status === 'warn'))
+      assert.ok(c.message.length > 20, `a warn says why: ${JSON.stringify(c)}`);
     assert.match(r.byId('node').message, `Node ${process.versions.node}`);
-    const engine = JSON.parse((await runCli(['status', '--json'], { SVC_HOME: server.home })).stdout).engine;
-    assert.match(r.byId('node').message, `HTTP engine: ${engine === 'uws' ? 'uWebSockets.js native' : 'node:http'} (the running server's)`);
+    const engine = JSON.parse(
+      (await runCli(['status', '--json'], { SVC_HOME: server.home })).stdout,
+    ).engine;
+    assert.match(
+      r.byId('node').message,
+      `HTTP engine: ${engine === 'uws' ? 'uWebSockets.js native' : 'node:http'} (the running server's)`,
+    );
     assert.match(r.byId('running').message, /svc runs \(supervisor pid \d+\)/);
     assert.is(r.byId('home').status, 'ok');
     assert.match(r.byId('database').message, /passes quick_check; schema version \d+ \(current\)/);
     assert.is(r.byId('config').status, 'ok');
     assert.is(r.byId('model main').status, 'ok');
     assert.match(r.byId('model main').message, /custom\/fake-model answered in \d+ ms/);
-    assert.ok(fake.requests.some((q) => q.answer === 'when_empty'), 'the probe reached the provider');
+    assert.ok(
+      fake.requests.some((q) => q.answer === 'when_empty'),
+      'the probe reached the provider',
+    );
     assert.match(r.byId('address').message, `listens on 127.0.0.1:${server.port}`);
     assert.match(r.byId('sandbox').status, /^(ok|warn)$/);
-    assert.match(r.byId('release').message, /^svc \d+\.\d+\.\d+; svc serve looks for newer releases at https:\/\/\S+ every 12 hours \(svc upgrade --check looks now\)$/);
+    assert.match(
+      r.byId('release').message,
+      /^svc \d+\.\d+\.\d+; svc serve looks for newer releases at https:\/\/\S+ every 12 hours \(svc upgrade --check looks now\)$/,
+    );
     assert.not.match(r.stdout, KEY, 'no provider key in the report');
     assert.not.match(r.stdout, server.key(), 'no access key in the report');
 
@@ -97,9 +125,20 @@ test('a broken config.yml fails with the file, the key and the fix; exit 1', asy
     assert.is(config.status, 'fail');
     assert.match(config.message, /config\.yml: unknown key "max_wokers" under agent/);
     assert.match(config.fix ?? '', /edit .*config\.yml/);
-    assert.is(r.byId('models').status, 'warn', 'models cannot be judged, which is a warn, not a second failure');
-    assert.match(r.byId('node').message, /HTTP engine: (uWebSockets\.js native|node:http) would serve \(/);
-    assert.is(r.byId('release').status, 'warn', 'where releases come from cannot be read from a broken config');
+    assert.is(
+      r.byId('models').status,
+      'warn',
+      'models cannot be judged, which is a warn, not a second failure',
+    );
+    assert.match(
+      r.byId('node').message,
+      /HTTP engine: (uWebSockets\.js native|node:http) would serve \(/,
+    );
+    assert.is(
+      r.byId('release').status,
+      'warn',
+      'where releases come from cannot be read from a broken config',
+    );
     const text = await runCli(['doctor'], { SVC_HOME: home }, 60_000);
     assert.is(text.code, 1);
     assert.match(text.stdout, /^fail  config\s+.*max_wokers.*\(fix: edit /m);
@@ -125,15 +164,22 @@ test('loose modes and a stale pid file: fail, then --fix tightens and removes th
     assert.is(before.code, 1);
     const modes = before.byId('home');
     assert.is(modes.status, 'fail');
-    for (const name of ['config.yml is 644', 'access_key is 644', `${home} is 755`]) assert.match(modes.message, name);
+    for (const name of ['config.yml is 644', 'access_key is 644', `${home} is 755`])
+      assert.match(modes.message, name);
     assert.match(modes.fix ?? '', 'svc doctor --fix');
     assert.is(before.byId('running').status, 'warn');
     assert.match(before.byId('running').message, `stale pid file names process ${dead}`);
 
     const fixed = await doctor(home, ['--fix']);
     assert.is(fixed.code, 0, JSON.stringify(fixed.report, null, 2));
-    assert.ok(fixed.report.fixed.some((f) => f.includes('config.yml to 600')), JSON.stringify(fixed.report.fixed));
-    assert.ok(fixed.report.fixed.some((f) => f.includes('removed the stale')), JSON.stringify(fixed.report.fixed));
+    assert.ok(
+      fixed.report.fixed.some((f) => f.includes('config.yml to 600')),
+      JSON.stringify(fixed.report.fixed),
+    );
+    assert.ok(
+      fixed.report.fixed.some((f) => f.includes('removed the stale')),
+      JSON.stringify(fixed.report.fixed),
+    );
     assert.is(fixed.byId('home').status, 'ok');
     assert.is(fixed.byId('running').status, 'ok');
     assert.is(statSync(home).mode & 0o777, 0o700);
@@ -162,7 +208,8 @@ test('a damaged svc.db fails the database check; a file that is no database too'
     const fd = openSync(db, 'r+');
     const size = fstatSync(fd).size;
     const junk = Buffer.alloc(256, 0xa5);
-    for (let at = 4096 + 16; at + junk.length < size; at += 4096) writeSync(fd, junk, 0, junk.length, at);
+    for (let at = 4096 + 16; at + junk.length < size; at += 4096)
+      writeSync(fd, junk, 0, junk.length, at);
     closeSync(fd);
     const bad = await doctor(home);
     assert.is(bad.code, 1);
@@ -187,7 +234,9 @@ test('a model whose key is refused fails; one that cannot be reached fails; one 
   const closedUrl = closed.baseUrl('openai');
   await closed.close();
   try {
-    writeFileSync(join(home, 'config.yml'), modelConfig('sk-wrong-key-0000000000'), { mode: 0o600 });
+    writeFileSync(join(home, 'config.yml'), modelConfig('sk-wrong-key-0000000000'), {
+      mode: 0o600,
+    });
     const badKey = await doctor(home);
     assert.is(badKey.code, 1);
     assert.is(badKey.byId('model main').status, 'fail');
@@ -202,7 +251,11 @@ test('a model whose key is refused fails; one that cannot be reached fails; one 
     writeFileSync(join(home, 'config.yml'), modelConfig(KEY), { mode: 0o600 });
     fake.enqueue({ parts: [{ stall: true }] });
     const slow = await doctor(home, ['--timeout', '1']);
-    assert.is(slow.byId('model main').status, 'warn', 'a slow answer cannot tell unreachable from slow: warn');
+    assert.is(
+      slow.byId('model main').status,
+      'warn',
+      'a slow answer cannot tell unreachable from slow: warn',
+    );
     assert.match(slow.byId('model main').message, /did not answer within 1 s/);
   } finally {
     removeHome(home);

@@ -11,10 +11,14 @@ import { http, removeHome, runCli, startServer, tmpHome } from '../helpers/serve
  */
 
 function asRemote(port: number, key: string) {
-  return http({ port, path: '/api/status', headers: { 'X-Forwarded-For': '203.0.113.9', Authorization: `Bearer ${key}` } });
+  return http({
+    port,
+    path: '/api/status',
+    headers: { 'X-Forwarded-For': '203.0.113.9', Authorization: `Bearer ${key}` },
+  });
 }
 
-test('show prints the running server\'s key and the address that signs the Web UI in', async () => {
+test("show prints the running server's key and the address that signs the Web UI in", async () => {
   const server = await startServer({ env: { SVC_ACCESS_KEY: undefined } });
   try {
     const r = await runCli(['key', 'show'], { SVC_HOME: server.home, SVC_ACCESS_KEY: '' });
@@ -22,8 +26,16 @@ test('show prints the running server\'s key and the address that signs the Web U
     const key = server.key();
     assert.match(r.stdout, `Access key (from ${join(server.home, 'access_key')}): ${key}`);
     assert.match(r.stdout, `Sign-in address: http://127.0.0.1:${server.port}/?access_key=${key}`);
-    const json = JSON.parse((await runCli(['key', 'show', '--json'], { SVC_HOME: server.home, SVC_ACCESS_KEY: '' })).stdout);
-    assert.equal(json, { key, source: 'file', url: `http://127.0.0.1:${server.port}/?access_key=${key}`, running: true });
+    const json = JSON.parse(
+      (await runCli(['key', 'show', '--json'], { SVC_HOME: server.home, SVC_ACCESS_KEY: '' }))
+        .stdout,
+    );
+    assert.equal(json, {
+      key,
+      source: 'file',
+      url: `http://127.0.0.1:${server.port}/?access_key=${key}`,
+      running: true,
+    });
   } finally {
     await server.stop();
     removeHome(server.home);
@@ -35,8 +47,16 @@ test('rotate: a new key file, a restart through the drain; the old key is refuse
   try {
     const old = server.key();
     assert.is((await asRemote(server.port, old)).status, 200, 'the old key works before');
-    assert.is((await asRemote(server.port, 'f'.repeat(64))).status, 401, 'a wrong key is refused (so the key is what decides)');
-    const r = await runCli(['key', 'rotate', '--json'], { SVC_HOME: server.home, SVC_ACCESS_KEY: '' }, 120_000);
+    assert.is(
+      (await asRemote(server.port, 'f'.repeat(64))).status,
+      401,
+      'a wrong key is refused (so the key is what decides)',
+    );
+    const r = await runCli(
+      ['key', 'rotate', '--json'],
+      { SVC_HOME: server.home, SVC_ACCESS_KEY: '' },
+      120_000,
+    );
     assert.is(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     const fresh = readFileSync(join(server.home, 'access_key'), 'utf8').trim();
@@ -49,9 +69,15 @@ test('rotate: a new key file, a restart through the drain; the old key is refuse
     assert.is(old401.status, 401, 'the old key is refused after the rotation');
     assert.is(old401.json().error.code, 'unauthorized');
     assert.is((await asRemote(server.port, fresh)).status, 200, 'the new key is accepted');
-    const status = JSON.parse((await runCli(['status', '--json'], { SVC_HOME: server.home })).stdout);
+    const status = JSON.parse(
+      (await runCli(['status', '--json'], { SVC_HOME: server.home })).stdout,
+    );
     assert.is(status.restarts, 1, 'one restart, through the drain');
-    assert.is(status.processes.find((p: { role: string }) => p.role === 'supervisor').pid, server.proc.pid, 'the supervisor stayed');
+    assert.is(
+      status.processes.find((p: { role: string }) => p.role === 'supervisor').pid,
+      server.proc.pid,
+      'the supervisor stayed',
+    );
   } finally {
     await server.stop();
     removeHome(server.home);
@@ -67,7 +93,9 @@ test('rotate refuses when the key comes from SVC_ACCESS_KEY, and changes nothing
     assert.match(r.stderr, /the key comes from the SVC_ACCESS_KEY environment variable/);
     assert.not.match(r.stderr + r.stdout, envKey);
     assert.is((await asRemote(server.port, envKey)).status, 200);
-    const status = JSON.parse((await runCli(['status', '--json'], { SVC_HOME: server.home })).stdout);
+    const status = JSON.parse(
+      (await runCli(['status', '--json'], { SVC_HOME: server.home })).stdout,
+    );
     assert.is(status.restarts, 0, 'no restart');
   } finally {
     await server.stop();
@@ -83,7 +111,11 @@ test('with no server running: show reads the key file, rotate replaces it for th
     assert.is(first.code, 0, first.stderr);
     const shown = JSON.parse(first.stdout);
     assert.is(shown.running, false);
-    assert.is(shown.key, readFileSync(join(home, 'access_key'), 'utf8').trim(), 'the key svc serve will use');
+    assert.is(
+      shown.key,
+      readFileSync(join(home, 'access_key'), 'utf8').trim(),
+      'the key svc serve will use',
+    );
     assert.is(shown.url, `http://127.0.0.1:8088/?access_key=${shown.key}`);
     const rotated = await runCli(['key', 'rotate'], env);
     assert.is(rotated.code, 0, rotated.stderr);

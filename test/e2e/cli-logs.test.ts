@@ -3,7 +3,16 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { http, removeHome, runCli, startServer, stopProcess, svcBin, waitFor, type RunningServer } from '../helpers/server.js';
+import {
+  http,
+  removeHome,
+  runCli,
+  startServer,
+  stopProcess,
+  svcBin,
+  waitFor,
+  type RunningServer,
+} from '../helpers/server.js';
 
 /*
  * `svc logs` through the real CLI against a real server: every process's lines land in files
@@ -26,11 +35,18 @@ test.after(async () => {
 
 const logs = (args: string[]) => runCli(['logs', ...args], { SVC_HOME: server.home }, 30_000);
 
-const restarts = async () => (await http({ port: server.port, path: '/api/status' })).json().restarts as number;
+const restarts = async () =>
+  (await http({ port: server.port, path: '/api/status' })).json().restarts as number;
 
 async function restart(): Promise<void> {
   const before = await restarts();
-  const res = await http({ port: server.port, method: 'POST', path: '/api/restart', headers: { 'Content-Type': 'application/json' }, body: '{"reason":"logs test"}' });
+  const res = await http({
+    port: server.port,
+    method: 'POST',
+    path: '/api/restart',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{"reason":"logs test"}',
+  });
   assert.is(res.status, 202);
   await waitFor(async () => (await restarts()) > before, 30_000, 'the restart to finish');
 }
@@ -40,9 +56,17 @@ test('every process logs to its own file; svc logs merges them by time', async (
   const r = await logs([]);
   assert.is(r.code, 0, r.stderr);
   const lines = r.stdout.trimEnd().split('\n');
-  assert.ok(lines.some((l) => / info {2}supervisor: store migrated/.test(l)), r.stdout);
-  assert.ok(lines.some((l) => / info {2}gateway: listening with/.test(l)), r.stdout);
-  const times = lines.map((l) => /^(\S+Z) /.exec(l)?.[1]).filter((t): t is string => t !== undefined);
+  assert.ok(
+    lines.some((l) => / info {2}supervisor: store migrated/.test(l)),
+    r.stdout,
+  );
+  assert.ok(
+    lines.some((l) => / info {2}gateway: listening with/.test(l)),
+    r.stdout,
+  );
+  const times = lines
+    .map((l) => /^(\S+Z) /.exec(l)?.[1])
+    .filter((t): t is string => t !== undefined);
   assert.equal(times, [...times].sort(), 'oldest first');
   assert.not.match(r.stdout, server.key(), 'the access key is in no log');
 });
@@ -50,7 +74,10 @@ test('every process logs to its own file; svc logs merges them by time', async (
 test('--process, --json and --since filter what is printed', async () => {
   const json = await logs(['--process', 'gateway', '--json']);
   assert.is(json.code, 0, json.stderr);
-  const rows = json.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+  const rows = json.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.ok(rows.length > 0);
   for (const row of rows) {
     assert.is(row.process, 'gateway');
@@ -62,10 +89,22 @@ test('--process, --json and --since filter what is printed', async () => {
   const mark = new Date();
   await restart();
   const since = await logs(['--since', mark.toISOString(), '--json']);
-  const recent = since.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
-  assert.ok(recent.some((l) => l.process === 'supervisor' && l.message.startsWith('restart requested')), since.stdout);
-  assert.ok(recent.every((l) => l.time >= mark.toISOString()), 'nothing older than --since');
-  assert.not.ok(recent.some((l) => l.message.startsWith('store migrated')), 'the start was before the mark');
+  const recent = since.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.ok(
+    recent.some((l) => l.process === 'supervisor' && l.message.startsWith('restart requested')),
+    since.stdout,
+  );
+  assert.ok(
+    recent.every((l) => l.time >= mark.toISOString()),
+    'nothing older than --since',
+  );
+  assert.not.ok(
+    recent.some((l) => l.message.startsWith('store migrated')),
+    'the start was before the mark',
+  );
   const tenMinutes = await logs(['--since', '10m', '--process', 'supervisor']);
   assert.match(tenMinutes.stdout, 'store migrated');
 
@@ -78,14 +117,21 @@ test('--process, --json and --since filter what is printed', async () => {
 });
 
 test('-f prints a line written after it started', async () => {
-  const proc = spawn(process.execPath, [svcBin, 'logs', '-f', '--process', 'supervisor'], { env: { ...process.env, SVC_HOME: server.home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [svcBin, 'logs', '-f', '--process', 'supervisor'], {
+    env: { ...process.env, SVC_HOME: server.home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
   try {
     await waitFor(() => out.includes('supervisor:'), 15_000, 'the recent lines');
     const seen = out.split('\n').filter((l) => l.includes('restart requested')).length;
     await restart();
-    await waitFor(() => out.split('\n').filter((l) => l.includes('restart requested')).length > seen, 15_000, 'the new line to be followed');
+    await waitFor(
+      () => out.split('\n').filter((l) => l.includes('restart requested')).length > seen,
+      15_000,
+      'the new line to be followed',
+    );
     assert.not.match(out, 'gateway:', 'only the chosen process');
   } finally {
     await stopProcess(proc);
@@ -100,13 +146,24 @@ test('the files rotate by size and keep the configured number', async () => {
   await restart(); // once more past two rotations: a third old file must not appear
   const names = readdirSync(dir);
   assert.not.ok(names.includes('supervisor.log.3'), `at most 2 old files: ${names.join(' ')}`);
-  for (const name of names.filter((n) => n.startsWith('supervisor.log'))) assert.ok(statSync(join(dir, name)).size <= 1024, `${name} is within the limit`);
+  for (const name of names.filter((n) => n.startsWith('supervisor.log')))
+    assert.ok(statSync(join(dir, name)).size <= 1024, `${name} is within the limit`);
   // svc logs reads across the rotated files, still oldest first
   const r = await logs(['--process', 'supervisor', '-n', '1000', '--json']);
-  const rows = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
-  const onDisk = ['supervisor.log.2', 'supervisor.log.1', 'supervisor.log'].map((n) => readFileSync(join(dir, n), 'utf8')).join('').trimEnd().split('\n');
+  const rows = r.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const onDisk = ['supervisor.log.2', 'supervisor.log.1', 'supervisor.log']
+    .map((n) => readFileSync(join(dir, n), 'utf8'))
+    .join('')
+    .trimEnd()
+    .split('\n');
   assert.is(rows.length, onDisk.length, 'every kept line is printed');
-  assert.equal(rows.map((l) => l.time), [...rows.map((l) => l.time)].sort());
+  assert.equal(
+    rows.map((l) => l.time),
+    [...rows.map((l) => l.time)].sort(),
+  );
 });
 
 test.run();

@@ -1,4 +1,11 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import plist from 'plist';
 import { test } from 'uvu';
@@ -26,7 +33,12 @@ function setup(homeName = 'svc home'): Setup {
   const bin = join(root, 'bin');
   mkdirSync(bin);
   // PATH has only an empty folder (node runs by absolute path): no systemctl, no loginctl
-  return { home, config, bin, env: { SVC_HOME: home, XDG_CONFIG_HOME: config, HOME: root, PATH: bin } };
+  return {
+    home,
+    config,
+    bin,
+    env: { SVC_HOME: home, XDG_CONFIG_HOME: config, HOME: root, PATH: bin },
+  };
 }
 
 const unitPath = (s: Setup) => join(s.config, 'systemd', 'user', 'svc.service');
@@ -34,7 +46,10 @@ const unitPath = (s: Setup) => join(s.config, 'systemd', 'user', 'svc.service');
 test('--print shows the systemd unit for this Node, this install, SVC_HOME and the address, and writes nothing', async () => {
   const s = setup();
   try {
-    const r = await runCli(['service', 'install', '--print', '--manager', 'systemd', '--addr', ':8088'], s.env);
+    const r = await runCli(
+      ['service', 'install', '--print', '--manager', 'systemd', '--addr', ':8088'],
+      s.env,
+    );
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, `ExecStart=${process.execPath} ${svcBin} serve --addr :8088\n`);
     assert.match(r.stdout, `Environment="SVC_HOME=${s.home}"\n`, 'a path with a space is quoted');
@@ -57,7 +72,13 @@ test('--print --manager launchd shows a plist that launchd can read', async () =
     assert.is(r.code, 0, r.stderr);
     const doc = plist.parse(r.stdout) as Record<string, any>;
     assert.is(doc.Label, 'dev.svc.serve');
-    assert.equal(doc.ProgramArguments, [process.execPath, svcBin, 'serve', '--addr', '127.0.0.1:8088']);
+    assert.equal(doc.ProgramArguments, [
+      process.execPath,
+      svcBin,
+      'serve',
+      '--addr',
+      '127.0.0.1:8088',
+    ]);
     assert.is(doc.EnvironmentVariables.SVC_HOME, s.home);
     assert.is(doc.RunAtLoad, true);
     assert.equal(doc.KeepAlive, { SuccessfulExit: false });
@@ -73,27 +94,46 @@ test('install without a service manager writes the unit and says it was not star
   try {
     mkdirSync(s.home, { recursive: true, mode: 0o700 });
     writeFileSync(join(s.home, 'config.yml'), 'log:\n  level: info\n', { mode: 0o600 });
-    const r = await runCli(['service', 'install', '--manager', 'systemd', '--addr', '127.0.0.1:9123'], s.env);
+    const r = await runCli(
+      ['service', 'install', '--manager', 'systemd', '--addr', '127.0.0.1:9123'],
+      s.env,
+    );
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, `Wrote ${unitPath(s)}`);
-    assert.match(r.stdout, /Not started: systemctl is not installed\. Where a systemd user manager runs, start it with: systemctl --user daemon-reload && systemctl --user enable --now svc\.service/);
+    assert.match(
+      r.stdout,
+      /Not started: systemctl is not installed\. Where a systemd user manager runs, start it with: systemctl --user daemon-reload && systemctl --user enable --now svc\.service/,
+    );
     const unit = readFileSync(unitPath(s), 'utf8');
-    assert.match(unit, 'Environment="SVC_HOME=' + s.home.replace(/%/g, '%%') + '"', 'systemd specifiers escaped');
+    assert.match(
+      unit,
+      'Environment="SVC_HOME=' + s.home.replace(/%/g, '%%') + '"',
+      'systemd specifiers escaped',
+    );
     assert.match(unit, 'serve --addr 127.0.0.1:9123');
 
     const status = await runCli(['service', 'status', '--json', '--manager', 'systemd'], s.env);
     assert.is(status.code, 0, status.stderr);
     const st = JSON.parse(status.stdout);
     assert.is(st.installed, true);
-    assert.equal(st.runs, { node: process.execPath, bin: svcBin, home: s.home, addr: '127.0.0.1:9123' }, 'the unit reads back exactly, escapes undone');
+    assert.equal(
+      st.runs,
+      { node: process.execPath, bin: svcBin, home: s.home, addr: '127.0.0.1:9123' },
+      'the unit reads back exactly, escapes undone',
+    );
     assert.is(st.matches_this_install, true);
     assert.is(st.active, null);
     assert.match(st.manager_note, 'systemctl is not installed');
 
     const doctor = await runCli(['doctor', '--json'], s.env, 60_000);
-    const service = JSON.parse(doctor.stdout).checks.find((c: { id: string }) => c.id === 'service');
+    const service = JSON.parse(doctor.stdout).checks.find(
+      (c: { id: string }) => c.id === 'service',
+    );
     assert.is(service.status, 'warn', 'an unknown state is a warn, not a failure');
-    assert.match(service.message, /installed, but its state is unknown: systemctl is not installed/);
+    assert.match(
+      service.message,
+      /installed, but its state is unknown: systemctl is not installed/,
+    );
 
     const un = await runCli(['service', 'uninstall', '--manager', 'systemd'], s.env);
     assert.is(un.code, 0, un.stderr);
@@ -116,26 +156,50 @@ test('with a (stand-in) systemctl: install reloads, enables and starts; status a
       join(s.bin, 'systemctl'),
       `#!/bin/sh\necho "systemctl $*" >> '${calls}'\ncase "$2" in is-active) echo active;; is-enabled) echo enabled;; esac\nexit 0\n`,
     );
-    writeFileSync(join(s.bin, 'loginctl'), `#!/bin/sh\necho "loginctl $*" >> '${calls}'\necho no\n`);
+    writeFileSync(
+      join(s.bin, 'loginctl'),
+      `#!/bin/sh\necho "loginctl $*" >> '${calls}'\necho no\n`,
+    );
     chmodSync(join(s.bin, 'systemctl'), 0o755);
     chmodSync(join(s.bin, 'loginctl'), 0o755);
-    const r = await runCli(['service', 'install', '--manager', 'systemd'], { ...s.env, PATH: `${s.bin}:/bin:/usr/bin` });
+    const r = await runCli(['service', 'install', '--manager', 'systemd'], {
+      ...s.env,
+      PATH: `${s.bin}:/bin:/usr/bin`,
+    });
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, 'Enabled and started');
     assert.match(r.stdout, /Linger is off for \S+: .*sudo loginctl enable-linger/);
-    const issued = readFileSync(calls, 'utf8').split('\n').filter((l) => l.startsWith('systemctl'));
-    assert.equal(issued, ['systemctl --user daemon-reload', 'systemctl --user enable --now svc.service']);
+    const issued = readFileSync(calls, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('systemctl'));
+    assert.equal(issued, [
+      'systemctl --user daemon-reload',
+      'systemctl --user enable --now svc.service',
+    ]);
 
-    const st = JSON.parse((await runCli(['service', 'status', '--json', '--manager', 'systemd'], { ...s.env, PATH: `${s.bin}:/bin:/usr/bin` })).stdout);
+    const st = JSON.parse(
+      (
+        await runCli(['service', 'status', '--json', '--manager', 'systemd'], {
+          ...s.env,
+          PATH: `${s.bin}:/bin:/usr/bin`,
+        })
+      ).stdout,
+    );
     assert.is(st.active, 'active');
     assert.is(st.enabled, 'enabled');
     assert.is(st.linger, 'no');
 
     writeFileSync(calls, '');
-    const un = await runCli(['service', 'uninstall', '--manager', 'systemd'], { ...s.env, PATH: `${s.bin}:/bin:/usr/bin` });
+    const un = await runCli(['service', 'uninstall', '--manager', 'systemd'], {
+      ...s.env,
+      PATH: `${s.bin}:/bin:/usr/bin`,
+    });
     assert.is(un.code, 0, un.stderr);
     assert.match(un.stdout, 'Stopped and disabled');
-    assert.equal(readFileSync(calls, 'utf8').trim().split('\n'), ['systemctl --user disable --now svc.service', 'systemctl --user daemon-reload']);
+    assert.equal(readFileSync(calls, 'utf8').trim().split('\n'), [
+      'systemctl --user disable --now svc.service',
+      'systemctl --user daemon-reload',
+    ]);
   } finally {
     removeHome(join(s.home, '..'));
   }
@@ -147,7 +211,10 @@ test('bad arguments are refused with one line', async () => {
     for (const [args, text] of [
       [['service', 'frob'], 'unknown service action "frob"'],
       [['service', 'install', '--addr', 'nope', '--print'], '--addr: address "nope" needs a port'],
-      [['service', 'install', '--manager', 'upstart', '--print'], '--manager is systemd or launchd'],
+      [
+        ['service', 'install', '--manager', 'upstart', '--print'],
+        '--manager is systemd or launchd',
+      ],
     ] as const) {
       const r = await runCli([...args], s.env);
       assert.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);

@@ -15,7 +15,13 @@ import { connectWs, messagesOf, newChat, startRig, type TurnRig } from '../helpe
 let rig: TurnRig;
 test.before(async () => {
   // 'small' has the smallest context window allowed; 'summarizer' (another protocol, in the lite slot) does the summaries.
-  rig = await startRig({ models: { small: { protocol: 'openai', context_window: 1024 }, summarizer: { protocol: 'anthropic' } }, lite: 'summarizer' });
+  rig = await startRig({
+    models: {
+      small: { protocol: 'openai', context_window: 1024 },
+      summarizer: { protocol: 'anthropic' },
+    },
+    lite: 'summarizer',
+  });
 });
 test.after(async () => {
   await rig?.stop();
@@ -24,7 +30,8 @@ test.after(async () => {
 test.before.each(() => rig.fake.reset());
 
 /** About 1,500 characters (≈ 375 estimated tokens): two of these pass 75% of 1,024 tokens. */
-const long = (tag: string) => `${tag}: ${'the quick brown fox jumps over the lazy dog; '.repeat(33)}`;
+const long = (tag: string) =>
+  `${tag}: ${'the quick brown fox jumps over the lazy dog; '.repeat(33)}`;
 
 const sentText = (r: FakeRequest) => JSON.stringify(r.body);
 
@@ -34,10 +41,16 @@ async function compactingTurn(id: string, summary: string) {
     rig.fake.enqueue({ parts: [{ text: 'Noted the first part.' }] });
     const first = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: long('FIRST') });
     assert.is(first.body.status, 'completed');
-    assert.not.ok(ws.events.some((e) => e.type === 'turn.compacted'), 'no compaction while the history is small');
+    assert.not.ok(
+      ws.events.some((e) => e.type === 'turn.compacted'),
+      'no compaction while the history is small',
+    );
 
     const from = rig.fake.requests.length;
-    rig.fake.enqueue({ parts: [{ text: summary }], match: { stream: false } }, { parts: [{ text: ['Second ', 'part ', 'noted.'] }], match: { stream: true } });
+    rig.fake.enqueue(
+      { parts: [{ text: summary }], match: { stream: false } },
+      { parts: [{ text: ['Second ', 'part ', 'noted.'] }], match: { stream: true } },
+    );
     const second = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: long('SECOND') });
     assert.is(second.status, 200);
     assert.is(second.body.status, 'completed', JSON.stringify(second.body.error));
@@ -46,10 +59,22 @@ async function compactingTurn(id: string, summary: string) {
     const turnId = second.body.turn_id as string;
     const events = ws.events.filter((e) => e.data?.turn_id === turnId);
     const types = events.map((e) => e.type);
-    assert.ok(types.indexOf('turn.compacted') > types.indexOf('turn.started') && types.indexOf('turn.compacted') < types.indexOf('turn.text_delta'), `compacted before the reply: ${types}`);
+    assert.ok(
+      types.indexOf('turn.compacted') > types.indexOf('turn.started') &&
+        types.indexOf('turn.compacted') < types.indexOf('turn.text_delta'),
+      `compacted before the reply: ${types}`,
+    );
     const compacted = events.find((e) => e.type === 'turn.compacted')!.data;
-    assert.equal([compacted.from_seq, compacted.to_seq], [1, 2], 'the first exchange, not the current user message');
-    return { reqs: rig.fake.requests.slice(from), compacted, stored: await messagesOf(rig.port, id) };
+    assert.equal(
+      [compacted.from_seq, compacted.to_seq],
+      [1, 2],
+      'the first exchange, not the current user message',
+    );
+    return {
+      reqs: rig.fake.requests.slice(from),
+      compacted,
+      stored: await messagesOf(rig.port, id),
+    };
   } finally {
     ws.close();
   }
@@ -58,7 +83,10 @@ async function compactingTurn(id: string, summary: string) {
 test('a history past 75% of the context window is summarised by the lite model; the turn completes', async () => {
   // Titled: an untitled chat would be named by the lite model after its first turn, one more request.
   const id = await newChat(rig.port, { title: 'Compaction' });
-  const { reqs, compacted, stored } = await compactingTurn(id, 'SUMMARY: the user sent a long first part.');
+  const { reqs, compacted, stored } = await compactingTurn(
+    id,
+    'SUMMARY: the user sent a long first part.',
+  );
 
   // The summary request reached the lite model, not streamed, with the older messages in it.
   assert.is(reqs.length, 2);
@@ -80,11 +108,20 @@ test('a history past 75% of the context window is summarised by the lite model; 
   const file = join(rig.server.home, 'sessions', id, 'compacted-1-2.jsonl');
   assert.is(compacted.file, file);
   assert.ok(existsSync(file));
-  const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(lines, stored.slice(0, 2), 'the file holds the two original messages as stored');
-  assert.equal(stored.map((m) => m.role), ['user', 'assistant', 'user', 'system', 'assistant']);
+  assert.equal(
+    stored.map((m) => m.role),
+    ['user', 'assistant', 'user', 'system', 'assistant'],
+  );
   assert.match(stored[0].content.text, /^FIRST:/);
-  assert.equal(stored[3].content, { text: 'SUMMARY: the user sent a long first part.', summary_of: { from_seq: 1, to_seq: 2, file } });
+  assert.equal(stored[3].content, {
+    text: 'SUMMARY: the user sent a long first part.',
+    summary_of: { from_seq: 1, to_seq: 2, file },
+  });
 
   // The next turn builds on the summary too, without compacting again.
   rig.fake.enqueue({ parts: [{ text: 'Third.' }] });
@@ -102,7 +139,13 @@ test('without a lite model, the session model summarises', async () => {
   // Titled: an untitled chat would be named by the lite model after its first turn, one more request.
   const id = await newChat(rig.port, { title: 'Compaction' });
   const { reqs } = await compactingTurn(id, 'SUMMARY by the default model.');
-  assert.equal(reqs.map((r) => [r.protocol, r.stream]), [['openai', false], ['openai', true]]);
+  assert.equal(
+    reqs.map((r) => [r.protocol, r.stream]),
+    [
+      ['openai', false],
+      ['openai', true],
+    ],
+  );
   assert.match(sentText(reqs[0]!), /FIRST:/);
   assert.match(sentText(reqs[1]!), /SUMMARY by the default model\./);
   assert.ok(existsSync(join(rig.server.home, 'sessions', id, 'compacted-1-2.jsonl')));

@@ -10,7 +10,13 @@ const USER_CONFIG = '# my own notes about this file\nlog:\n  level: info # keep 
 let server: RunningServer;
 
 const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  http({ port: server.port, method, path, headers: body === undefined ? headers : { 'Content-Type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  http({
+    port: server.port,
+    method,
+    path,
+    headers: body === undefined ? headers : { 'Content-Type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 const configText = () => readFileSync(join(server.home, 'config.yml'), 'utf8');
 
 test.before(async () => {
@@ -25,14 +31,21 @@ test('GET /api/providers lists the catalog with protocol, address and key variab
   const res = await api('GET', '/api/providers');
   assert.is(res.status, 200);
   const ids = res.json().items.map((p: { id: string }) => p.id);
-  for (const id of ['openai', 'anthropic', 'deepseek', 'ollama', 'custom']) assert.ok(ids.includes(id), `${id} is listed`);
+  for (const id of ['openai', 'anthropic', 'deepseek', 'ollama', 'custom'])
+    assert.ok(ids.includes(id), `${id} is listed`);
   const openai = res.json().items.find((p: { id: string }) => p.id === 'openai');
   assert.is(openai.protocol, 'openai');
   assert.is(openai.key_env, 'OPENAI_API_KEY');
 });
 
 test('creating a model entry writes config.yml, keeps the comments and mode 0600, never returns the key', async () => {
-  const res = await api('POST', '/api/config/models', { id: 'main', provider: 'openai', model: 'gpt-test', api_key: SECRET, context_window: 128000 });
+  const res = await api('POST', '/api/config/models', {
+    id: 'main',
+    provider: 'openai',
+    model: 'gpt-test',
+    api_key: SECRET,
+    context_window: 128000,
+  });
   assert.is(res.status, 201);
   assert.is(res.json().id, 'main');
   assert.is(res.json().api_key_set, true);
@@ -45,11 +58,18 @@ test('creating a model entry writes config.yml, keeps the comments and mode 0600
 });
 
 test('an id is made from the model name when none is given, and a taken id is a 409', async () => {
-  const res = await api('POST', '/api/config/models', { provider: 'anthropic', model: 'Claude Test 1' });
+  const res = await api('POST', '/api/config/models', {
+    provider: 'anthropic',
+    model: 'Claude Test 1',
+  });
   assert.is(res.status, 201);
   assert.is(res.json().id, 'claude-test-1');
   assert.is(res.json().api_key_set, false);
-  const again = await api('POST', '/api/config/models', { id: 'main', provider: 'openai', model: 'x' });
+  const again = await api('POST', '/api/config/models', {
+    id: 'main',
+    provider: 'openai',
+    model: 'x',
+  });
   assert.is(again.status, 409);
   assert.is(again.json().error.code, 'conflict');
 });
@@ -70,19 +90,28 @@ test('bad entries are 400s that name the field', async () => {
     const res = await api('POST', '/api/config/models', body);
     assert.is(res.status, 400, JSON.stringify(body));
     assert.is(res.json().error.code, 'invalid_request');
-    if (field) assert.ok(JSON.stringify(res.json().error.details).includes(field), `${JSON.stringify(body)} names ${field}: ${res.text}`);
+    if (field)
+      assert.ok(
+        JSON.stringify(res.json().error.details).includes(field),
+        `${JSON.stringify(body)} names ${field}: ${res.text}`,
+      );
   }
   assert.not.ok(configText().includes('colour'));
 });
 
 test('PATCH changes fields, null removes one, and the key stays write-only', async () => {
-  const res = await api('PATCH', '/api/config/models/main', { model: 'gpt-test-2', context_window: null });
+  const res = await api('PATCH', '/api/config/models/main', {
+    model: 'gpt-test-2',
+    context_window: null,
+  });
   assert.is(res.status, 200);
   assert.is(res.json().model, 'gpt-test-2');
   assert.is(res.json().context_window, null);
   assert.is(res.json().api_key_set, true);
   assert.is(parse(configText()).models.main.context_window, undefined);
-  const forget = await api('PATCH', '/api/config/models/claude-test-1', { api_key: 'sk-other-secret-000000' });
+  const forget = await api('PATCH', '/api/config/models/claude-test-1', {
+    api_key: 'sk-other-secret-000000',
+  });
   assert.is(forget.json().api_key_set, true);
   const cleared = await api('PATCH', '/api/config/models/claude-test-1', { api_key: null });
   assert.is(cleared.json().api_key_set, false);
@@ -118,9 +147,19 @@ test('GET /api/config shows the effective config with every secret redacted', as
 test('model entries survive a restart and the key never shows in the log', async () => {
   const restart = await api('POST', '/api/restart');
   assert.is(restart.status, 202);
-  await waitFor(async () => (await api('GET', '/api/status')).json().restarts === 1, 10_000, 'the restart');
+  await waitFor(
+    async () => (await api('GET', '/api/status')).json().restarts === 1,
+    10_000,
+    'the restart',
+  );
   const res = await api('GET', '/api/config/models');
-  assert.equal(res.json().items.map((m: { id: string }) => m.id).sort(), ['claude-test-1', 'main']);
+  assert.equal(
+    res
+      .json()
+      .items.map((m: { id: string }) => m.id)
+      .sort(),
+    ['claude-test-1', 'main'],
+  );
   assert.not.ok(server.output().includes(SECRET));
 });
 

@@ -42,10 +42,14 @@ const runsOf = async (id: string) => {
 const runAndNotify = async (taskId: string, n: number) => {
   const r = await api(rig.port, 'POST', `/api/tasks/${taskId}/run`);
   assert.is(r.status, 202, JSON.stringify(r.body));
-  const run = await waitFor(async () => {
-    const x = (await runsOf(taskId)).find((y) => y.id === r.body.run_id);
-    return x && x.status !== 'running' && x.notify_results.length >= n ? x : undefined;
-  }, 30_000, `the run to end with ${n} notify results`);
+  const run = await waitFor(
+    async () => {
+      const x = (await runsOf(taskId)).find((y) => y.id === r.body.run_id);
+      return x && x.status !== 'running' && x.notify_results.length >= n ? x : undefined;
+    },
+    30_000,
+    `the run to end with ${n} notify results`,
+  );
   return { run, sessionId: r.body.session_id as string };
 };
 const chatTexts = (chat: string) => tg.chat(chat).map((m) => m.text);
@@ -53,35 +57,80 @@ const chatTexts = (chat: string) => tg.chat(chat).map((m) => m.text);
 test('a notify target for a platform that is not connected is a 400 naming the field', async () => {
   const cases: Array<[unknown[], string]> = [
     [[{ platform: 'telegram', chat_id: CHAT }], 'notify.0.platform'],
-    [[{ platform: 'telegram', chat_id: CHAT }, { platform: 'messenger', chat_id: 'x' }], 'notify.0.platform'],
+    [
+      [
+        { platform: 'telegram', chat_id: CHAT },
+        { platform: 'messenger', chat_id: 'x' },
+      ],
+      'notify.0.platform',
+    ],
     [[{ platform: 'slack', chat_id: 'C1' }], 'notify.0.platform'],
   ];
   for (const [notify, field] of cases) {
-    const r = await api(rig.port, 'POST', '/api/tasks', { kind: 'cron', name: 'n', schedule: '@daily', prompt: 'p', notify });
+    const r = await api(rig.port, 'POST', '/api/tasks', {
+      kind: 'cron',
+      name: 'n',
+      schedule: '@daily',
+      prompt: 'p',
+      notify,
+    });
     assert.is(r.status, 400, JSON.stringify(r.body));
     assert.is(r.body.error.code, 'invalid_request');
     assert.match(r.body.error.message, `${field}:`);
     assert.match(r.body.error.message, 'not a connected channel');
   }
-  const irc = await api(rig.port, 'POST', '/api/tasks', { kind: 'cron', name: 'n', schedule: '@daily', prompt: 'p', notify: [{ platform: 'irc', chat_id: 'C1' }] });
+  const irc = await api(rig.port, 'POST', '/api/tasks', {
+    kind: 'cron',
+    name: 'n',
+    schedule: '@daily',
+    prompt: 'p',
+    notify: [{ platform: 'irc', chat_id: 'C1' }],
+  });
   assert.is(irc.status, 400);
   assert.match(irc.body.error.message, `svc knows ${platformNames.join(', ')}`);
-  assert.equal((await api(rig.port, 'GET', '/api/tasks?kind=cron')).body.items, [], 'nothing was created');
+  assert.equal(
+    (await api(rig.port, 'GET', '/api/tasks?kind=cron')).body.items,
+    [],
+    'nothing was created',
+  );
 });
 
-test('telegram connected through the API: the task is accepted and a run\'s result arrives in the chat, recorded on the run', async () => {
-  const saved = await api(rig.port, 'POST', '/api/channels/telegram', { bot_token: TOKEN, base_url: tg.url });
+test("telegram connected through the API: the task is accepted and a run's result arrives in the chat, recorded on the run", async () => {
+  const saved = await api(rig.port, 'POST', '/api/channels/telegram', {
+    bot_token: TOKEN,
+    base_url: tg.url,
+  });
   assert.is(saved.status, 200, JSON.stringify(saved.body));
-  await waitFor(async () => (await api(rig.port, 'GET', '/api/channels/telegram')).body.state === 'running', 20_000, 'telegram running');
+  await waitFor(
+    async () => (await api(rig.port, 'GET', '/api/channels/telegram')).body.state === 'running',
+    20_000,
+    'telegram running',
+  );
 
   // A target on a connected platform is accepted now; one on another platform still is not.
-  const other = await api(rig.port, 'POST', '/api/tasks', { kind: 'cron', name: 'n', schedule: '@daily', prompt: 'p', notify: [{ platform: 'telegram', chat_id: CHAT }, { platform: 'messenger', chat_id: 'x' }] });
+  const other = await api(rig.port, 'POST', '/api/tasks', {
+    kind: 'cron',
+    name: 'n',
+    schedule: '@daily',
+    prompt: 'p',
+    notify: [
+      { platform: 'telegram', chat_id: CHAT },
+      { platform: 'messenger', chat_id: 'x' },
+    ],
+  });
   assert.is(other.status, 400, JSON.stringify(other.body));
   assert.match(other.body.error.message, 'notify.1.platform:');
   assert.match(other.body.error.message, 'connected: telegram');
 
   rig.fake.enqueue(textReply('The kettle ', 'is on: **tea** at five.'));
-  const created = await api(rig.port, 'POST', '/api/tasks', { kind: 'cron', name: 'Tea time', schedule: '0 17 * * *', prompt: 'Remind me of tea.', enabled: false, notify: [{ platform: 'telegram', chat_id: CHAT }] });
+  const created = await api(rig.port, 'POST', '/api/tasks', {
+    kind: 'cron',
+    name: 'Tea time',
+    schedule: '0 17 * * *',
+    prompt: 'Remind me of tea.',
+    enabled: false,
+    notify: [{ platform: 'telegram', chat_id: CHAT }],
+  });
   assert.is(created.status, 201, JSON.stringify(created.body));
   assert.equal(created.body.notify, [{ platform: 'telegram', chat_id: CHAT }]);
   const { run } = await runAndNotify(created.body.id, 1);
@@ -93,11 +142,18 @@ test('telegram connected through the API: the task is accepted and a run\'s resu
   assert.match(sent[0]!.text, 'Tea time');
   assert.match(sent[0]!.text, 'The kettle is on: <b>tea</b> at five.');
   assert.is(sent[0]!.parse_mode, 'HTML');
-  assert.ok(tg.calls.some((c) => c.method === 'sendMessage' && String(c.body.chat_id) === CHAT && c.status === 200));
+  assert.ok(
+    tg.calls.some(
+      (c) => c.method === 'sendMessage' && String(c.body.chat_id) === CHAT && c.status === 200,
+    ),
+  );
   // And the run records it: delivered, with Telegram's message id.
   assert.is(run.notify_results.length, 1);
   const [n] = run.notify_results;
-  assert.equal([n.kind, n.platform, n.chat_id, n.ok, n.message_id, n.error], ['result', 'telegram', CHAT, true, String(sent[0]!.message_id), undefined]);
+  assert.equal(
+    [n.kind, n.platform, n.chat_id, n.ok, n.message_id, n.error],
+    ['result', 'telegram', CHAT, true, String(sent[0]!.message_id), undefined],
+  );
   // The token never shows in what the API answers.
   assert.not.ok(JSON.stringify(run).includes(TOKEN));
   assert.not.ok(JSON.stringify(created.body).includes(TOKEN));
@@ -107,30 +163,64 @@ test('an approval asked during a run reaches the notify target; the denial and t
   const work = mkdtempSync(join(tmpdir(), 'svc-cron-notify-'));
   const chat = '8181';
   rig.fake.enqueue(
-    { parts: [{ toolCall: { id: 'c1', name: 'terminal', arguments: [JSON.stringify({ command: 'curl --version >/dev/null 2>&1; echo asked' })] } }], stop: 'tool_use' },
+    {
+      parts: [
+        {
+          toolCall: {
+            id: 'c1',
+            name: 'terminal',
+            arguments: [JSON.stringify({ command: 'curl --version >/dev/null 2>&1; echo asked' })],
+          },
+        },
+      ],
+      stop: 'tool_use',
+    },
     textReply('Went on without curl.'),
   );
   const t = await api(rig.port, 'POST', '/api/tasks', {
-    kind: 'cron', name: 'Fetcher', schedule: '0 0 1 1 *', prompt: 'fetch it', enabled: false,
-    permission_mode: 'interactive', working_dir: work, approval_timeout_seconds: 3, notify: [{ platform: 'telegram', chat_id: chat }],
+    kind: 'cron',
+    name: 'Fetcher',
+    schedule: '0 0 1 1 *',
+    prompt: 'fetch it',
+    enabled: false,
+    permission_mode: 'interactive',
+    working_dir: work,
+    approval_timeout_seconds: 3,
+    notify: [{ platform: 'telegram', chat_id: chat }],
   });
   assert.is(t.status, 201, JSON.stringify(t.body));
   const { run, sessionId } = await runAndNotify(t.body.id, 2);
   assert.is(run.status, 'completed', JSON.stringify(run));
-  assert.equal(run.approvals.map((a: any) => [a.tool, a.decision]), [['terminal', 'deny']]);
+  assert.equal(
+    run.approvals.map((a: any) => [a.tool, a.decision]),
+    [['terminal', 'deny']],
+  );
   const texts = chatTexts(chat);
   assert.is(texts.length, 2, JSON.stringify(texts));
   assert.match(texts[0]!, 'Fetcher asks to use terminal');
   assert.match(texts[0]!, sessionId);
   assert.match(texts[1]!, 'Went on without curl.');
-  assert.equal(run.notify_results.map((r: any) => [r.kind, r.chat_id, r.ok]).sort(), [['approval', chat, true], ['result', chat, true]]);
+  assert.equal(run.notify_results.map((r: any) => [r.kind, r.chat_id, r.ok]).sort(), [
+    ['approval', chat, true],
+    ['result', chat, true],
+  ]);
   rmSync(work, { recursive: true, force: true });
 });
 
-test('a chat Telegram refuses is recorded on the run with the platform\'s reason; the run still completes', async () => {
+test("a chat Telegram refuses is recorded on the run with the platform's reason; the run still completes", async () => {
   const lost = '-1004041';
   rig.fake.enqueue(textReply('Nobody will read this.'));
-  const t = await api(rig.port, 'POST', '/api/tasks', { kind: 'cron', name: 'Lost', schedule: '0 0 1 1 *', prompt: 'p', enabled: false, notify: [{ platform: 'telegram', chat_id: lost }, { platform: 'telegram', chat_id: CHAT }] });
+  const t = await api(rig.port, 'POST', '/api/tasks', {
+    kind: 'cron',
+    name: 'Lost',
+    schedule: '0 0 1 1 *',
+    prompt: 'p',
+    enabled: false,
+    notify: [
+      { platform: 'telegram', chat_id: lost },
+      { platform: 'telegram', chat_id: CHAT },
+    ],
+  });
   assert.is(t.status, 201, JSON.stringify(t.body));
   const before = tg.chat(CHAT).length;
   const { run } = await runAndNotify(t.body.id, 2);
@@ -147,12 +237,30 @@ test('a chat Telegram refuses is recorded on the run with the platform\'s reason
 test('a one-second schedule fires and its result is delivered without anyone pressing run', async () => {
   const chat = '9191';
   rig.fake.enqueue(textReply('Fired on schedule.'));
-  const t = await api(rig.port, 'POST', '/api/tasks', { kind: 'cron', name: 'Ticker', schedule: '* * * * * *', prompt: 'tick', notify: [{ platform: 'telegram', chat_id: chat }] });
+  const t = await api(rig.port, 'POST', '/api/tasks', {
+    kind: 'cron',
+    name: 'Ticker',
+    schedule: '* * * * * *',
+    prompt: 'tick',
+    notify: [{ platform: 'telegram', chat_id: chat }],
+  });
   assert.is(t.status, 201, JSON.stringify(t.body));
   const msg = await waitFor(() => tg.chat(chat)[0], 30_000, 'a message from the scheduled run');
-  assert.is((await api(rig.port, 'PATCH', `/api/tasks/${t.body.id}`, { enabled: false })).status, 200);
+  assert.is(
+    (await api(rig.port, 'PATCH', `/api/tasks/${t.body.id}`, { enabled: false })).status,
+    200,
+  );
   assert.match(msg.text, 'Fired on schedule.');
-  const run = await waitFor(async () => (await runsOf(t.body.id)).find((r) => r.status !== 'running' && r.notify_results.some((n: any) => n.ok && n.chat_id === chat && n.kind === 'result')), 20_000, 'the run recording the delivery');
+  const run = await waitFor(
+    async () =>
+      (await runsOf(t.body.id)).find(
+        (r) =>
+          r.status !== 'running' &&
+          r.notify_results.some((n: any) => n.ok && n.chat_id === chat && n.kind === 'result'),
+      ),
+    20_000,
+    'the run recording the delivery',
+  );
   assert.ok(['schedule', 'catch_up'].includes(run.trigger), run.trigger);
 });
 

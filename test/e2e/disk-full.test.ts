@@ -37,14 +37,35 @@ test('the disk fills mid-turn: the turn ends as disk_full for its clients, the w
   const work = join(mnt, 'work');
   mkdirSync(home, { mode: 0o700 });
   mkdirSync(work, { mode: 0o700 });
-  rig = await startRig({ home, models: { oa: { protocol: 'openai' } }, config: 'sandbox:\n  enabled: false\n' });
-  const s = await api(rig.port, 'POST', '/api/sessions', { working_dir: work, permission_mode: 'auto' });
+  rig = await startRig({
+    home,
+    models: { oa: { protocol: 'openai' } },
+    config: 'sandbox:\n  enabled: false\n',
+  });
+  const s = await api(rig.port, 'POST', '/api/sessions', {
+    working_dir: work,
+    permission_mode: 'auto',
+  });
   assert.is(s.status, 201, JSON.stringify(s.body));
   const id = s.body.id as string;
   const ws = await connectWs(rig.port, [`session:${id}`]);
   try {
     rig.fake.enqueue(
-      { parts: [{ text: 'Filling the disk. ' }, { toolCall: { id: 'f1', name: 'terminal', arguments: [JSON.stringify({ command: 'head -c 100000000 /dev/zero > fill; echo done' })] } }], stop: 'tool_use' },
+      {
+        parts: [
+          { text: 'Filling the disk. ' },
+          {
+            toolCall: {
+              id: 'f1',
+              name: 'terminal',
+              arguments: [
+                JSON.stringify({ command: 'head -c 100000000 /dev/zero > fill; echo done' }),
+              ],
+            },
+          },
+        ],
+        stop: 'tool_use',
+      },
       textReply('never said'),
     );
     // The waiting call is what an HTTP client holds open: it must be answered.
@@ -53,13 +74,28 @@ test('the disk fills mid-turn: the turn ends as disk_full for its clients, the w
     assert.is(res.body.error.reason, 'disk_full');
     assert.match(res.body.error.message, /^The disk is full: svc could not save to /);
     const turnId = res.body.turn_id as string;
-    const ended = await ws.waitEvent((e) => e.data?.turn_id === turnId && e.type === 'turn.failed', 'turn.failed', 10_000);
+    const ended = await ws.waitEvent(
+      (e) => e.data?.turn_id === turnId && e.type === 'turn.failed',
+      'turn.failed',
+      10_000,
+    );
     assert.is(ended.data.reason, 'disk_full');
-    assert.is(ofTurn(ws.events, turnId).filter((e) => ['turn.completed', 'turn.failed', 'turn.interrupted'].includes(e.type)).length, 1);
+    assert.is(
+      ofTurn(ws.events, turnId).filter((e) =>
+        ['turn.completed', 'turn.failed', 'turn.interrupted'].includes(e.type),
+      ).length,
+      1,
+    );
 
     // The worker lived through it.
     const agentsAfter = (await status(rig.port)).processes.filter((p: any) => p.role === 'agent');
-    assert.ok(agentsAfter.length > 0 && agentsAfter.every((p: any) => p.restarts === 0 && p.last_exit === null && p.state === 'running'), JSON.stringify(agentsAfter));
+    assert.ok(
+      agentsAfter.length > 0 &&
+        agentsAfter.every(
+          (p: any) => p.restarts === 0 && p.last_exit === null && p.state === 'running',
+        ),
+      JSON.stringify(agentsAfter),
+    );
 
     // A new chat on the full disk: a clear 507, not a generic 500.
     const full = await api(rig.port, 'POST', '/api/chat', {});
@@ -69,13 +105,19 @@ test('the disk fills mid-turn: the turn ends as disk_full for its clients, the w
 
     // Space freed: the same server works again, no restart.
     rmSync(join(work, 'fill'));
-    const again = await waitFor(async () => {
-      const r = await api(rig!.port, 'POST', '/api/chat', {});
-      return r.status === 201 ? r : undefined;
-    }, 10_000, 'a new chat after freeing space');
+    const again = await waitFor(
+      async () => {
+        const r = await api(rig!.port, 'POST', '/api/chat', {});
+        return r.status === 201 ? r : undefined;
+      },
+      10_000,
+      'a new chat after freeing space',
+    );
     rig.fake.reset();
     rig.fake.enqueue(textReply('room again'));
-    const next = await api(rig.port, 'POST', `/api/chat/${again.body.session_id}/turn`, { message: 'hello' });
+    const next = await api(rig.port, 'POST', `/api/chat/${again.body.session_id}/turn`, {
+      message: 'hello',
+    });
     assert.is(next.body.reply, 'room again', JSON.stringify(next.body));
   } finally {
     ws.close();

@@ -18,7 +18,9 @@ const STORM = 300;
 const HEALTH_BOUND_MS = 5_000;
 
 // prlimit comes with util-linux (essential on Debian); without it the limit cannot be set for the test.
-const missing = spawnSync('prlimit', ['--version']).error ? 'prlimit (util-linux) is not installed, so no descriptor limit can be put on svc' : '';
+const missing = spawnSync('prlimit', ['--version']).error
+  ? 'prlimit (util-linux) is not installed, so no descriptor limit can be put on svc'
+  : '';
 
 if (missing) {
   console.log(`skipped: ${missing}`);
@@ -35,8 +37,13 @@ if (missing) {
   });
 
   function gatewayPid(): number {
-    const kids = readFileSync(`/proc/${server.proc.pid}/task/${server.proc.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
-    const pid = kids.find((k) => readFileSync(`/proc/${k}/cmdline`, 'utf8').includes('gateway/main.js'));
+    const kids = readFileSync(`/proc/${server.proc.pid}/task/${server.proc.pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    const pid = kids.find((k) =>
+      readFileSync(`/proc/${k}/cmdline`, 'utf8').includes('gateway/main.js'),
+    );
     assert.ok(pid, 'the gateway process');
     return pid;
   }
@@ -48,7 +55,10 @@ if (missing) {
     return Number(f[11]) + Number(f[12]);
   }
 
-  type Outcome = { kind: 'open'; ws: WebSocket } | { kind: 'refused'; status: number; retryAfter: string | undefined } | { kind: 'closed'; error: string };
+  type Outcome =
+    | { kind: 'open'; ws: WebSocket }
+    | { kind: 'refused'; status: number; retryAfter: string | undefined }
+    | { kind: 'closed'; error: string };
 
   /** One client: settles when it is open or refused; a client that never settles fails the test through the deadline below. */
   function client(port: number): Promise<Outcome> {
@@ -56,11 +66,17 @@ if (missing) {
       const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
       ws.once('open', () => resolve({ kind: 'open', ws }));
       ws.once('unexpected-response', (_req, res) => {
-        resolve({ kind: 'refused', status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined });
+        resolve({
+          kind: 'refused',
+          status: res.statusCode ?? 0,
+          retryAfter: res.headers['retry-after'] as string | undefined,
+        });
         res.resume();
         ws.terminate();
       });
-      ws.once('error', (err) => resolve({ kind: 'closed', error: (err as NodeJS.ErrnoException).code ?? err.message }));
+      ws.once('error', (err) =>
+        resolve({ kind: 'closed', error: (err as NodeJS.ErrnoException).code ?? err.message }),
+      );
     });
   }
 
@@ -72,7 +88,11 @@ if (missing) {
   }
 
   test('300 WebSocket clients at nofile=128: capped and refused cleanly, health answers throughout, no spin, new clients welcome after', async () => {
-    assert.match(server.output(), /max_connections=64 max_websockets=48/, 'the gateway states its caps from the limit it runs with');
+    assert.match(
+      server.output(),
+      /max_connections=64 max_websockets=48/,
+      'the gateway states its caps from the limit it runs with',
+    );
     const gw = gatewayPid();
 
     // Health is polled the whole time the storm lasts.
@@ -91,13 +111,27 @@ if (missing) {
 
     const outcomes = await Promise.race([
       Promise.all(Array.from({ length: STORM }, () => client(server.port))),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('some storm clients neither opened nor were refused')), 60_000)),
+      new Promise<never>((_, reject) =>
+        setTimeout(
+          () => reject(new Error('some storm clients neither opened nor were refused')),
+          60_000,
+        ),
+      ),
     ]);
     const open = outcomes.filter((o): o is Extract<Outcome, { kind: 'open' }> => o.kind === 'open');
-    const refused = outcomes.filter((o): o is Extract<Outcome, { kind: 'refused' }> => o.kind === 'refused');
-    const closed = outcomes.filter((o): o is Extract<Outcome, { kind: 'closed' }> => o.kind === 'closed');
-    console.log(`  storm of ${STORM}: ${open.length} open, ${refused.length} refused with 503, ${closed.length} closed (${[...new Set(closed.map((c) => c.error))].join(', ')})`);
-    assert.ok(open.length > 0 && open.length <= 48, `open WebSockets stay within the cap: ${open.length}`);
+    const refused = outcomes.filter(
+      (o): o is Extract<Outcome, { kind: 'refused' }> => o.kind === 'refused',
+    );
+    const closed = outcomes.filter(
+      (o): o is Extract<Outcome, { kind: 'closed' }> => o.kind === 'closed',
+    );
+    console.log(
+      `  storm of ${STORM}: ${open.length} open, ${refused.length} refused with 503, ${closed.length} closed (${[...new Set(closed.map((c) => c.error))].join(', ')})`,
+    );
+    assert.ok(
+      open.length > 0 && open.length <= 48,
+      `open WebSockets stay within the cap: ${open.length}`,
+    );
     for (const r of refused) {
       assert.is(r.status, 503);
       assert.is(r.retryAfter, '5');
@@ -112,20 +146,29 @@ if (missing) {
     const w0 = Date.now();
     await waitFor(() => Date.now() - w0 >= 3_000, 10_000, 'three seconds to pass');
     const idleTicks = cpuTicks(gw) - t0;
-    console.log(`  health: ${latencies.length} checks, max ${Math.round(Math.max(...latencies))} ms; gateway CPU over 3 s idle: ${idleTicks * 10} ms`);
+    console.log(
+      `  health: ${latencies.length} checks, max ${Math.round(Math.max(...latencies))} ms; gateway CPU over 3 s idle: ${idleTicks * 10} ms`,
+    );
     assert.equal(healthErrors, [], 'every health check answered 200');
-    assert.ok(Math.max(...latencies) < HEALTH_BOUND_MS, `health answered within ${HEALTH_BOUND_MS} ms`);
+    assert.ok(
+      Math.max(...latencies) < HEALTH_BOUND_MS,
+      `health answered within ${HEALTH_BOUND_MS} ms`,
+    );
     // A busy loop burns the whole 3 s (300 ticks at 100 Hz); an idle gateway a few ticks.
     assert.ok(idleTicks < 60, `the gateway does not spin: ${idleTicks} ticks of CPU in 3 s idle`);
 
     // The storm ends; new clients connect as before.
     for (const o of open) o.ws.close();
-    await waitFor(async () => {
-      const fresh = await Promise.all(Array.from({ length: 20 }, () => client(server.port)));
-      const ok = fresh.every((o) => o.kind === 'open');
-      for (const o of fresh) if (o.kind === 'open') o.ws.close();
-      return ok;
-    }, 15_000, '20 new clients to connect after the storm');
+    await waitFor(
+      async () => {
+        const fresh = await Promise.all(Array.from({ length: 20 }, () => client(server.port)));
+        const ok = fresh.every((o) => o.kind === 'open');
+        for (const o of fresh) if (o.kind === 'open') o.ws.close();
+        return ok;
+      },
+      15_000,
+      '20 new clients to connect after the storm',
+    );
     assert.is((await http({ port: server.port, path: '/api/health' })).status, 200);
   });
 }

@@ -15,17 +15,40 @@ test.after(async () => {
   removeHome(server.home);
 });
 
-const bodies = ['{}', '[]', '"text"', 'null', '42', '{"message": 5}', '{"id": {"$gt": ""}, "title": []}', '{"decision": "maybe", "model_id": 7}', `{"x": "${'y'.repeat(5000)}"}`, '{"__proto__": {"admin": true}}'];
-const params = ['nope', '..%2F..%2Fetc%2Fpasswd', '%00', 'a'.repeat(300), '%E2%80%AE', encodeURIComponent("s_'; DROP TABLE sessions; --"), '%ZZ'];
+const bodies = [
+  '{}',
+  '[]',
+  '"text"',
+  'null',
+  '42',
+  '{"message": 5}',
+  '{"id": {"$gt": ""}, "title": []}',
+  '{"decision": "maybe", "model_id": 7}',
+  `{"x": "${'y'.repeat(5000)}"}`,
+  '{"__proto__": {"admin": true}}',
+];
+const params = [
+  'nope',
+  '..%2F..%2Fetc%2Fpasswd',
+  '%00',
+  'a'.repeat(300),
+  '%E2%80%AE',
+  encodeURIComponent("s_'; DROP TABLE sessions; --"),
+  '%ZZ',
+];
 
 test('no route answers 500 (or crashes) for bad bodies or bad path parameters', async () => {
-  const doc = (await http({ port: server.port, path: '/api/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+  const doc = (await http({ port: server.port, path: '/api/openapi.json' })).json() as {
+    paths: Record<string, Record<string, unknown>>;
+  };
   const problems: string[] = [];
   let calls = 0;
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const method of Object.keys(ops)) {
       if (path === '/api/restart') continue; // a valid call restarts the server; its validation is tested elsewhere
-      const concrete = path.includes('{') ? params.map((p) => path.replace(/\{[^}]+\}/g, p)) : [path];
+      const concrete = path.includes('{')
+        ? params.map((p) => path.replace(/\{[^}]+\}/g, p))
+        : [path];
       for (const url of concrete) {
         const sends = method === 'get' || method === 'delete' ? [undefined] : bodies;
         for (const body of sends) {
@@ -38,7 +61,10 @@ test('no route answers 500 (or crashes) for bad bodies or bad path parameters', 
             body,
           });
           const ok = res.status < 500 || (res.status === 503 && url.includes('/api/tools'));
-          if (!ok) problems.push(`${method.toUpperCase()} ${url} ${body ?? ''} → ${res.status} ${res.text.slice(0, 120)}`);
+          if (!ok)
+            problems.push(
+              `${method.toUpperCase()} ${url} ${body ?? ''} → ${res.status} ${res.text.slice(0, 120)}`,
+            );
           else if (res.status >= 400) {
             let shape = false;
             try {
@@ -47,7 +73,10 @@ test('no route answers 500 (or crashes) for bad bodies or bad path parameters', 
             } catch {
               shape = false;
             }
-            if (!shape) problems.push(`${method.toUpperCase()} ${url} → ${res.status} without the error shape: ${res.text.slice(0, 120)}`);
+            if (!shape)
+              problems.push(
+                `${method.toUpperCase()} ${url} → ${res.status} without the error shape: ${res.text.slice(0, 120)}`,
+              );
           }
         }
       }

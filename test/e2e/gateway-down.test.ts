@@ -18,13 +18,16 @@ interface Row {
   next_try_at?: string | null;
 }
 
-async function statusJson(home: string): Promise<{ running: boolean; serving: boolean; state: string; processes: Row[] }> {
+async function statusJson(
+  home: string,
+): Promise<{ running: boolean; serving: boolean; state: string; processes: Row[] }> {
   const r = await runCli(['status', '--json'], { SVC_HOME: home });
   assert.is(r.code, 0, `svc status --json failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
 
-const gatewayRow = async (home: string) => (await statusJson(home)).processes.find((p) => p.role === 'gateway');
+const gatewayRow = async (home: string) =>
+  (await statusJson(home)).processes.find((p) => p.role === 'gateway');
 
 function gone(pid: number): boolean {
   try {
@@ -49,13 +52,25 @@ test('a gateway that served and crashed is back at once, six times running: no c
   const server = await startServer();
   try {
     // Status over HTTP, not the CLI, keeps the crashes close together (five in a minute was the pause).
-    const apiRow = async () => ((await http({ port: server.port, path: '/api/status' })).json() as { processes: Row[] }).processes.find((p) => p.role === 'gateway');
+    const apiRow = async () =>
+      (
+        (await http({ port: server.port, path: '/api/status' })).json() as { processes: Row[] }
+      ).processes.find((p) => p.role === 'gateway');
     for (let i = 1; i <= 6; i++) {
       const before = await apiRow();
-      assert.ok(before && before.pid > 0 && before.state === 'running', `crash ${i}: a running gateway`);
+      assert.ok(
+        before && before.pid > 0 && before.state === 'running',
+        `crash ${i}: a running gateway`,
+      );
       process.kill(before.pid, 'SIGKILL');
       // Backing off would leave the port refusing for 60 s after the fifth crash; at once means one start.
-      await waitFor(async () => gone(before.pid) && (await http({ port: server.port, path: '/api/health' })).status === 200, 20_000, `the gateway back after crash ${i}`);
+      await waitFor(
+        async () =>
+          gone(before.pid) &&
+          (await http({ port: server.port, path: '/api/health' })).status === 200,
+        20_000,
+        `the gateway back after crash ${i}`,
+      );
       const after = await apiRow();
       assert.is(after?.state, 'running', `crash ${i}`);
       assert.is(after?.restarts, i, `crash ${i}: restarts counted`);
@@ -79,26 +94,46 @@ test('a gateway that cannot start: svc status says it is down, why, and when it 
     try {
       process.kill(gw.pid, 'SIGKILL');
       await waitFor(() => gone(gw.pid), 10_000, 'the gateway to die');
-      blocker = await waitFor(() => bindPort(server.port), 10_000, `port ${server.port} to be free`);
+      blocker = await waitFor(
+        () => bindPort(server.port),
+        10_000,
+        `port ${server.port} to be free`,
+      );
     } finally {
       process.kill(supervisor, 'SIGCONT');
     }
-    const down = await waitFor(async () => {
-      const s = await statusJson(server.home);
-      const row = s.processes.find((p) => p.role === 'gateway');
-      return row && (row.state === 'backoff' || row.state === 'crash_loop') ? { s, row } : undefined;
-    }, 30_000, 'the gateway row to show it backing off');
+    const down = await waitFor(
+      async () => {
+        const s = await statusJson(server.home);
+        const row = s.processes.find((p) => p.role === 'gateway');
+        return row && (row.state === 'backoff' || row.state === 'crash_loop')
+          ? { s, row }
+          : undefined;
+      },
+      30_000,
+      'the gateway row to show it backing off',
+    );
     assert.is(down.s.state, 'degraded');
     assert.is(down.s.serving, false);
     assert.is(down.row.pid, -1);
     assert.match(down.row.last_exit ?? '', /did not start: .*cannot listen/);
-    assert.ok(down.row.next_try_at && !Number.isNaN(Date.parse(down.row.next_try_at)), 'a next try time');
-    assert.not.ok(down.s.processes.some((p) => p.pid === -1 && p.state === 'running'), 'nothing "running" without a process');
+    assert.ok(
+      down.row.next_try_at && !Number.isNaN(Date.parse(down.row.next_try_at)),
+      'a next try time',
+    );
+    assert.not.ok(
+      down.s.processes.some((p) => p.pid === -1 && p.state === 'running'),
+      'nothing "running" without a process',
+    );
     // Failing again and again, it pauses for the crash-loop time, and the text says so.
-    const text = await waitFor(async () => {
-      const r = await runCli(['status'], { SVC_HOME: server.home });
-      return /keeps failing to start/.test(r.stdout) ? r.stdout : undefined;
-    }, 60_000, 'status to report the crash-loop pause');
+    const text = await waitFor(
+      async () => {
+        const r = await runCli(['status'], { SVC_HOME: server.home });
+        return /keeps failing to start/.test(r.stdout) ? r.stdout : undefined;
+      },
+      60_000,
+      'status to report the crash-loop pause',
+    );
     assert.match(text, /NOT serving: the gateway is down/);
     assert.match(text, /next try at \S+ \(in \d+ s\)/);
     assert.not.match(text.split('\n')[0]!, /listening on/);

@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -6,7 +14,14 @@ import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
 import { http, waitFor } from '../helpers/server.js';
-import { connectWs, ofTurn, startRig, type TurnRig, type WsClient, type WsEvent } from '../helpers/turns.js';
+import {
+  connectWs,
+  ofTurn,
+  startRig,
+  type TurnRig,
+  type WsClient,
+  type WsEvent,
+} from '../helpers/turns.js';
 
 /**
  * The agent's hands end to end: the fake provider asks for real tool calls, the real `svc serve`
@@ -27,7 +42,10 @@ test.before(async () => {
   work = join(root, 'work');
   mkdirSync(work);
   rig = await startRig({ models: { oa: { protocol: 'openai' } } });
-  const s = await api(rig.port, 'POST', '/api/sessions', { working_dir: work, permission_mode: 'interactive' });
+  const s = await api(rig.port, 'POST', '/api/sessions', {
+    working_dir: work,
+    permission_mode: 'interactive',
+  });
   assert.is(s.status, 201, JSON.stringify(s.body));
   sessionId = s.body.id;
   ws = await connectWs(rig.port, [`session:${sessionId}`, 'tasks']);
@@ -82,13 +100,22 @@ function collect(turnId: string, ids: string[]): Turn {
 }
 
 const endOf = (turnId: string, timeoutMs = 15_000) =>
-  ws.waitEvent((e) => e.data?.turn_id === turnId && ['turn.completed', 'turn.failed', 'turn.interrupted'].includes(e.type), `the end of ${turnId}`, timeoutMs);
+  ws.waitEvent(
+    (e) =>
+      e.data?.turn_id === turnId &&
+      ['turn.completed', 'turn.failed', 'turn.interrupted'].includes(e.type),
+    `the end of ${turnId}`,
+    timeoutMs,
+  );
 
 /** Runs one turn through POST /api/chat/:id/turn (waiting), then checks it completed and used every script. */
 async function runTurn(steps: Call[][]): Promise<Turn> {
   const { replies, ids } = scripts(steps);
   rig.fake.enqueue(...replies);
-  const res = await api(rig.port, 'POST', `/api/chat/${sessionId}/turn`, { message: 'go', attachments: [] });
+  const res = await api(rig.port, 'POST', `/api/chat/${sessionId}/turn`, {
+    message: 'go',
+    attachments: [],
+  });
   assert.is(res.status, 200, JSON.stringify(res.body));
   assert.is(res.body.status, 'completed', JSON.stringify(res.body));
   const end = await endOf(res.body.turn_id);
@@ -112,7 +139,10 @@ async function runTurn(steps: Call[][]): Promise<Turn> {
 async function startTurn(steps: Call[][]): Promise<{ turnId: string; ids: string[] }> {
   const { replies, ids } = scripts(steps);
   rig.fake.enqueue(...replies);
-  const res = await api(rig.port, 'POST', `/api/chat/${sessionId}/turn?wait=false`, { message: 'go', attachments: [] });
+  const res = await api(rig.port, 'POST', `/api/chat/${sessionId}/turn?wait=false`, {
+    message: 'go',
+    attachments: [],
+  });
   assert.is(res.status, 202, JSON.stringify(res.body));
   return { turnId: res.body.turn_id, ids };
 }
@@ -159,9 +189,26 @@ test('GET /api/tools lists every built-in tool with an object schema', async () 
   assert.is(res.status, 200);
   const items = res.body.items as Array<{ name: string; description: string; parameters: any }>;
   const want = [
-    'read_file', 'write_file', 'edit_file', 'delete_file', 'glob', 'grep', 'web_fetch', 'terminal', 'terminal_output', 'terminal_stop',
-    'task_create', 'task_update', 'task_list', 'memory_write', 'memory_search', 'restart_server', 'current_time', 'update_goal',
-    'skill', 'run_workflow',
+    'read_file',
+    'write_file',
+    'edit_file',
+    'delete_file',
+    'glob',
+    'grep',
+    'web_fetch',
+    'terminal',
+    'terminal_output',
+    'terminal_stop',
+    'task_create',
+    'task_update',
+    'task_list',
+    'memory_write',
+    'memory_search',
+    'restart_server',
+    'current_time',
+    'update_goal',
+    'skill',
+    'run_workflow',
   ];
   assert.equal(items.map((t) => t.name).sort(), [...want].sort());
   for (const t of items) {
@@ -170,7 +217,10 @@ test('GET /api/tools lists every built-in tool with an object schema', async () 
   }
   const terminal = items.find((t) => t.name === 'terminal')!;
   assert.ok(terminal.parameters.required.includes('command'));
-  assert.ok('background' in terminal.parameters.properties && 'timeout_seconds' in terminal.parameters.properties);
+  assert.ok(
+    'background' in terminal.parameters.properties &&
+      'timeout_seconds' in terminal.parameters.properties,
+  );
 });
 
 let artifactPath = '';
@@ -180,7 +230,12 @@ test('write_file, read_file, edit_file, glob, grep, delete_file, then restore fr
   const t = await runTurn([
     [{ name: 'write_file', args: { path: 'notes/plan.txt', content: 'alpha\nbeta\n' } }],
     [{ name: 'read_file', args: { path: 'notes/plan.txt' } }],
-    [{ name: 'edit_file', args: { path: 'notes/plan.txt', old_text: 'beta', new_text: 'gamma-e2e' } }],
+    [
+      {
+        name: 'edit_file',
+        args: { path: 'notes/plan.txt', old_text: 'beta', new_text: 'gamma-e2e' },
+      },
+    ],
     [{ name: 'glob', args: { pattern: '**/*.txt' } }],
     [{ name: 'grep', args: { pattern: 'gamma-\\w+' } }],
     [{ name: 'delete_file', args: { path: 'notes/plan.txt' } }],
@@ -189,16 +244,38 @@ test('write_file, read_file, edit_file, glob, grep, delete_file, then restore fr
   ok(write!, /^Created notes\/plan\.txt \(/, 'write_file');
   const artifacts = t.events.filter((e) => e.type === 'artifact.updated');
   // write_file and edit_file each wrote the file: two updates of one artifact.
-  assert.equal(artifacts.map((e) => e.data.artifact.path), [file, file], 'writing a file publishes artifact.updated');
+  assert.equal(
+    artifacts.map((e) => e.data.artifact.path),
+    [file, file],
+    'writing a file publishes artifact.updated',
+  );
   assert.is(artifacts[0]!.data.artifact.id, artifacts[1]!.data.artifact.id);
   assert.is(artifacts[1]!.data.artifact.size, Buffer.byteLength('alpha\ngamma-e2e\n'));
-  const writeAt = t.events.findIndex((e) => e.type === 'turn.tool_result' && e.data.call_id === write!.call_id);
-  assert.is(t.events[writeAt - 1]?.type, 'artifact.updated', 'the artifact is announced right before the write\'s result');
-  ok(read!, /^\s+1\talpha\n\s+2\tbeta\n\[end of file: 2 lines\]$/, 'read_file shows numbered lines');
-  ok(edit!, /^Edited notes\/plan\.txt: replaced 1 occurrence \(line 2\)\. The previous content is in the trash \(\S+\)\.$/, 'edit_file');
+  const writeAt = t.events.findIndex(
+    (e) => e.type === 'turn.tool_result' && e.data.call_id === write!.call_id,
+  );
+  assert.is(
+    t.events[writeAt - 1]?.type,
+    'artifact.updated',
+    "the artifact is announced right before the write's result",
+  );
+  ok(
+    read!,
+    /^\s+1\talpha\n\s+2\tbeta\n\[end of file: 2 lines\]$/,
+    'read_file shows numbered lines',
+  );
+  ok(
+    edit!,
+    /^Edited notes\/plan\.txt: replaced 1 occurrence \(line 2\)\. The previous content is in the trash \(\S+\)\.$/,
+    'edit_file',
+  );
   ok(glob!, /^notes\/plan\.txt$/m, 'glob finds the file');
   ok(grep!, /^notes\/plan\.txt:2:gamma-e2e$/m, 'grep finds the edited line');
-  ok(del!, /^Moved notes\/plan\.txt to the trash \((\S+)\); it can be restored from there\.$/, 'delete_file');
+  ok(
+    del!,
+    /^Moved notes\/plan\.txt to the trash \((\S+)\); it can be restored from there\.$/,
+    'delete_file',
+  );
   assert.not.ok(existsSync(file), 'the file is gone from its folder');
   artifactPath = file;
 
@@ -209,14 +286,24 @@ test('write_file, read_file, edit_file, glob, grep, delete_file, then restore fr
   assert.equal([item.kind, item.original], ['file', file]);
   // The edit's previous content is in the trash too.
   const editTrash = /in the trash \((\S+)\)/.exec(edit!.output)![1]!;
-  assert.ok((trash.body.items as any[]).some((i) => i.id === editTrash && i.original === file), 'the pre-edit content is in the trash');
+  assert.ok(
+    (trash.body.items as any[]).some((i) => i.id === editTrash && i.original === file),
+    'the pre-edit content is in the trash',
+  );
 
   const restored = await api(rig.port, 'POST', `/api/trash/${trashId}/restore`, {});
   assert.is(restored.status, 200, JSON.stringify(restored.body));
   assert.is(restored.body.restored_to, file);
-  assert.is(readFileSync(file, 'utf8'), 'alpha\ngamma-e2e\n', 'the restored file has the content it had when deleted');
+  assert.is(
+    readFileSync(file, 'utf8'),
+    'alpha\ngamma-e2e\n',
+    'the restored file has the content it had when deleted',
+  );
   const after = await api(rig.port, 'GET', '/api/trash');
-  assert.not.ok((after.body.items as any[]).some((i) => i.id === trashId), 'a restored item leaves the trash');
+  assert.not.ok(
+    (after.body.items as any[]).some((i) => i.id === trashId),
+    'a restored item leaves the trash',
+  );
 });
 
 test('overwriting a file the agent read keeps the old content in the trash; restoring gives it back', async () => {
@@ -230,7 +317,11 @@ test('overwriting a file the agent read keeps the old content in the trash; rest
   const [blind, , overwrite] = t.results;
   assert.is(blind!.is_error, true, 'a file that exists must be read first');
   assert.match(blind!.output, /already exists and has not been read in this session/);
-  ok(overwrite!, /^Overwrote config\.ini \(.*\)\. The previous content is in the trash \((\S+)\)\.$/, 'write_file over a read file');
+  ok(
+    overwrite!,
+    /^Overwrote config\.ini \(.*\)\. The previous content is in the trash \((\S+)\)\.$/,
+    'write_file over a read file',
+  );
   assert.is(readFileSync(file, 'utf8'), 'mode=new\n');
 
   const trashId = /in the trash \((\S+)\)/.exec(overwrite!.output)![1]!;
@@ -241,17 +332,30 @@ test('overwriting a file the agent read keeps the old content in the trash; rest
   const backup = restored.body.backed_up_as as string;
   assert.type(backup, 'string');
   const trash = await api(rig.port, 'GET', '/api/trash');
-  assert.ok((trash.body.items as any[]).some((i) => i.id === backup && i.original === file), 'the replaced new content is in the trash');
+  assert.ok(
+    (trash.body.items as any[]).some((i) => i.id === backup && i.original === file),
+    'the replaced new content is in the trash',
+  );
 });
 
 test('terminal runs in the working folder and streams its output live as terminal.output', async () => {
-  const { turnId, ids } = await startTurn([[{ name: 'terminal', args: { command: 'echo live-one; pwd; sleep 1; echo live-two' } }]]);
+  const { turnId, ids } = await startTurn([
+    [{ name: 'terminal', args: { command: 'echo live-one; pwd; sleep 1; echo live-two' } }],
+  ]);
   const callId = ids[0]!;
-  const first = await ws.waitEvent((e) => e.type === 'terminal.output' && e.data.call_id === callId, 'live terminal output', 10_000);
+  const first = await ws.waitEvent(
+    (e) => e.type === 'terminal.output' && e.data.call_id === callId,
+    'live terminal output',
+    10_000,
+  );
   assert.is(first.data.turn_id, turnId);
   assert.is(first.data.stream, 'stdout');
   assert.match(first.data.chunk, /live-one/);
-  assert.not.match(first.data.chunk, /live-two/, 'the first part arrives before the command printed the rest');
+  assert.not.match(
+    first.data.chunk,
+    /live-two/,
+    'the first part arrives before the command printed the rest',
+  );
   assert.not.ok(
     ws.events.some((e) => e.type === 'turn.tool_result' && e.data.call_id === callId),
     'the output arrived while the command was still running',
@@ -263,7 +367,11 @@ test('terminal runs in the working folder and streams its output live as termina
   assert.is(r.output, `live-one\n${work}\nlive-two\n[exit code 0]`);
   const live = t.ofCall(callId).filter((e) => e.type === 'terminal.output');
   assert.ok(live.length >= 2, `output came in more than one event (${live.length})`);
-  assert.is(live.map((e) => e.data.chunk).join(''), `live-one\n${work}\nlive-two\n`, 'the live events add up to the whole output');
+  assert.is(
+    live.map((e) => e.data.chunk).join(''),
+    `live-one\n${work}\nlive-two\n`,
+    'the live events add up to the whole output',
+  );
 });
 
 test('terminal: a failing command reports its exit code as a result the model can read', async () => {
@@ -271,16 +379,29 @@ test('terminal: a failing command reports its exit code as a result the model ca
   const r = t.results[0]!;
   assert.is(r.output, 'oops\n[exit code 3]');
   const live = t.ofCall(r.call_id).filter((e) => e.type === 'terminal.output');
-  assert.equal(live.map((e) => [e.data.stream, e.data.chunk]), [['stderr', 'oops\n']]);
+  assert.equal(
+    live.map((e) => [e.data.stream, e.data.chunk]),
+    [['stderr', 'oops\n']],
+  );
 });
 
 test('terminal in the background, then terminal_output and terminal_stop', async () => {
   const marker = `30.${unique()}`;
-  const t1 = await runTurn([[{ name: 'terminal', args: { command: `echo bg-ready; sleep ${marker}`, background: true } }]]);
-  ok(t1.results[0]!, /^Started in the background as (bg_[0-9a-f]+) \(pid \d+\)/, 'terminal background');
+  const t1 = await runTurn([
+    [{ name: 'terminal', args: { command: `echo bg-ready; sleep ${marker}`, background: true } }],
+  ]);
+  ok(
+    t1.results[0]!,
+    /^Started in the background as (bg_[0-9a-f]+) \(pid \d+\)/,
+    'terminal background',
+  );
   const id = /as (bg_[0-9a-f]+)/.exec(t1.results[0]!.output)![1]!;
   // It keeps running after the turn ended.
-  const running = await waitFor(() => procsWith(`sleep ${marker}`).find((p) => p.argv[0] === 'sleep'), 5000, 'the background sleep');
+  const running = await waitFor(
+    () => procsWith(`sleep ${marker}`).find((p) => p.argv[0] === 'sleep'),
+    5000,
+    'the background sleep',
+  );
   assert.ok(running.pid > 0);
 
   const t2 = await runTurn([
@@ -294,24 +415,50 @@ test('terminal in the background, then terminal_output and terminal_stop', async
   assert.equal([state.id, state.status, state.exit_code], [id, 'running', null]);
   ok(stop!, new RegExp(`^Stopped ${id} \\[ended by signal SIG(TERM|KILL)\\]\\.$`), 'terminal_stop');
   assert.is(JSON.parse(after!.output.split('\n')[0]!).status, 'stopped');
-  assert.equal(procsWith(`sleep ${marker}`), [], 'nothing of the background command is left running');
+  assert.equal(
+    procsWith(`sleep ${marker}`),
+    [],
+    'nothing of the background command is left running',
+  );
 });
 
 test('terminal timeout stops the command and every process of its group', async () => {
   const marker = `30.${unique()}`;
-  const { turnId, ids } = await startTurn([[{ name: 'terminal', args: { command: `sh -c 'sleep ${marker} & sleep ${marker}'`, timeout_seconds: 1 } }]]);
-  const sleeping = await waitFor(() => {
-    const s = procsWith(`sleep ${marker}`).filter((p) => p.argv[0] === 'sleep');
-    return s.length === 2 ? s : undefined;
-  }, 5000, 'both sleeps running');
-  assert.is(sleeping[0]!.pgrp, sleeping[1]!.pgrp, 'the background sleep is in the command\'s group');
+  const { turnId, ids } = await startTurn([
+    [
+      {
+        name: 'terminal',
+        args: { command: `sh -c 'sleep ${marker} & sleep ${marker}'`, timeout_seconds: 1 },
+      },
+    ],
+  ]);
+  const sleeping = await waitFor(
+    () => {
+      const s = procsWith(`sleep ${marker}`).filter((p) => p.argv[0] === 'sleep');
+      return s.length === 2 ? s : undefined;
+    },
+    5000,
+    'both sleeps running',
+  );
+  assert.is(sleeping[0]!.pgrp, sleeping[1]!.pgrp, "the background sleep is in the command's group");
   assert.is.not(sleeping[0]!.pgrp, process.pid);
   await endOf(turnId);
   const r = collect(turnId, ids).results[0]!;
   assert.is(r.is_error, true);
-  assert.match(r.output, /\[timed out after 1 s: the command and every process it started were stopped/);
-  assert.equal(procsWith(`sleep ${marker}`), [], 'no sleep of the group is left (the one started with & included)');
-  for (const p of sleeping) assert.not.ok(existsSync(`/proc/${p.pid}`) && !/\) [ZX] /.test(readFileSync(`/proc/${p.pid}/stat`, 'utf8')), `pid ${p.pid} is gone`);
+  assert.match(
+    r.output,
+    /\[timed out after 1 s: the command and every process it started were stopped/,
+  );
+  assert.equal(
+    procsWith(`sleep ${marker}`),
+    [],
+    'no sleep of the group is left (the one started with & included)',
+  );
+  for (const p of sleeping)
+    assert.not.ok(
+      existsSync(`/proc/${p.pid}`) && !/\) [ZX] /.test(readFileSync(`/proc/${p.pid}/stat`, 'utf8')),
+      `pid ${p.pid} is gone`,
+    );
 });
 
 test('web_fetch refuses the cloud metadata address and loopback, with a reason, without connecting', async () => {
@@ -322,14 +469,22 @@ test('web_fetch refuses the cloud metadata address and loopback, with a reason, 
   ]);
   const [meta, loop] = t.results;
   assert.is(meta!.is_error, true);
-  assert.match(meta!.output, /^Refused: 169\.254\.169\.254 is a link-local \(cloud metadata\) address; web_fetch only reaches public internet addresses\.$/);
+  assert.match(
+    meta!.output,
+    /^Refused: 169\.254\.169\.254 is a link-local \(cloud metadata\) address; web_fetch only reaches public internet addresses\.$/,
+  );
   assert.is(loop!.is_error, true);
   assert.match(loop!.output, /^Refused: 127\.0\.0\.1 is a loopback/);
-  assert.not.ok(rig.fake.requests.slice(before).some((r) => r.path.includes('secret-page')), 'the loopback server was never contacted');
+  assert.not.ok(
+    rig.fake.requests.slice(before).some((r) => r.path.includes('secret-page')),
+    'the loopback server was never contacted',
+  );
 });
 
 test('task_create, task_update and task_list show up in GET /api/tasks and on the tasks topic', async () => {
-  const t1 = await runTurn([[{ name: 'task_create', args: { subject: 'Draft the plan', description: 'first pass' } }]]);
+  const t1 = await runTurn([
+    [{ name: 'task_create', args: { subject: 'Draft the plan', description: 'first pass' } }],
+  ]);
   ok(t1.results[0]!, /^Created task (\S+): Draft the plan$/, 'task_create');
   const a = /^Created task (\S+):/.exec(t1.results[0]!.output)![1]!;
 
@@ -337,9 +492,19 @@ test('task_create, task_update and task_list show up in GET /api/tasks and on th
     [{ name: 'task_create', args: { subject: 'Ship it', blocked_by: [a] } }],
     [{ name: 'task_list', args: {} }],
   ]);
-  ok(t2.results[0]!, new RegExp(`^Created task (\\S+): Ship it \\(blocked by ${a}\\)$`), 'task_create blocked');
+  ok(
+    t2.results[0]!,
+    new RegExp(`^Created task (\\S+): Ship it \\(blocked by ${a}\\)$`),
+    'task_create blocked',
+  );
   const b = /^Created task (\S+):/.exec(t2.results[0]!.output)![1]!;
-  ok(t2.results[1]!, new RegExp(`^Tasks: 0 in progress, 2 pending, 0 completed\\n○ ${a} Draft the plan\\n    first pass\\n○ ${b} Ship it \\[blocked by ${a}\\]$`), 'task_list');
+  ok(
+    t2.results[1]!,
+    new RegExp(
+      `^Tasks: 0 in progress, 2 pending, 0 completed\\n○ ${a} Draft the plan\\n    first pass\\n○ ${b} Ship it \\[blocked by ${a}\\]$`,
+    ),
+    'task_list',
+  );
 
   const t3 = await runTurn([
     [{ name: 'task_update', args: { id: b, status: 'in_progress' } }],
@@ -349,22 +514,42 @@ test('task_create, task_update and task_list show up in GET /api/tasks and on th
   ]);
   const [blocked, done, started, list] = t3.results;
   assert.is(blocked!.is_error, true, 'a blocked task cannot start');
-  assert.match(blocked!.output, new RegExp(`Task ${b} cannot be in_progress while it is blocked by ${a} \\(pending\\)`));
+  assert.match(
+    blocked!.output,
+    new RegExp(`Task ${b} cannot be in_progress while it is blocked by ${a} \\(pending\\)`),
+  );
   ok(done!, new RegExp(`^Updated task ${a}: Draft the plan \\(completed\\)$`), 'task_update');
-  ok(started!, new RegExp(`^Updated task ${b}: Ship it \\(in_progress\\)$`), 'task_update once unblocked');
-  ok(list!, new RegExp(`^Tasks: 1 in progress, 0 pending, 1 completed\\n✓ ${a} Draft the plan`), 'task_list completed');
+  ok(
+    started!,
+    new RegExp(`^Updated task ${b}: Ship it \\(in_progress\\)$`),
+    'task_update once unblocked',
+  );
+  ok(
+    list!,
+    new RegExp(`^Tasks: 1 in progress, 0 pending, 1 completed\\n✓ ${a} Draft the plan`),
+    'task_list completed',
+  );
   assert.not.match(list!.output, /Ship it/);
 
   const res = await api(rig.port, 'GET', `/api/tasks?kind=graph&session=${sessionId}`);
   assert.is(res.status, 200);
   assert.equal(
-    (res.body.items as any[]).map((t) => [t.id, t.kind, t.subject, t.status, t.blocked_by, t.owner_session]),
+    (res.body.items as any[]).map((t) => [
+      t.id,
+      t.kind,
+      t.subject,
+      t.status,
+      t.blocked_by,
+      t.owner_session,
+    ]),
     [
       [a, 'graph', 'Draft the plan', 'completed', [], sessionId],
       [b, 'graph', 'Ship it', 'in_progress', [a], sessionId],
     ],
   );
-  const topic = ws.events.filter((e) => e.topic === 'tasks' && (e.data.id === a || e.data.id === b)).map((e) => [e.type, e.data.id, e.data.status]);
+  const topic = ws.events
+    .filter((e) => e.topic === 'tasks' && (e.data.id === a || e.data.id === b))
+    .map((e) => [e.type, e.data.id, e.data.status]);
   assert.equal(topic, [
     ['task.created', a, 'pending'],
     ['task.created', b, 'pending'],
@@ -375,14 +560,32 @@ test('task_create, task_update and task_list show up in GET /api/tasks and on th
 
 test('memory_write and memory_search, then GET /api/memories lists the note', async () => {
   const t = await runTurn([
-    [{ name: 'memory_write', args: { name: 'deploy-steps', content: '# Deploy steps\nRun make deploy-xyzzy from the repo root.', description: 'How to deploy' } }],
+    [
+      {
+        name: 'memory_write',
+        args: {
+          name: 'deploy-steps',
+          content: '# Deploy steps\nRun make deploy-xyzzy from the repo root.',
+          description: 'How to deploy',
+        },
+      },
+    ],
     [{ name: 'memory_search', args: { query: 'xyzzy deploy' } }],
     [{ name: 'memory_search', args: { query: 'nothing-matches-this' } }],
   ]);
   const [write, found, none] = t.results;
   const file = join(rig.server.home, 'memory', 'deploy-steps.md');
-  ok(write!, new RegExp(`^Saved memory deploy-steps \\(\\d+ bytes\\) to ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; MEMORY\\.md lists 1 memory\\.$`), 'memory_write');
-  assert.is(readFileSync(file, 'utf8'), '# Deploy steps\nRun make deploy-xyzzy from the repo root.\n');
+  ok(
+    write!,
+    new RegExp(
+      `^Saved memory deploy-steps \\(\\d+ bytes\\) to ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; MEMORY\\.md lists 1 memory\\.$`,
+    ),
+    'memory_write',
+  );
+  assert.is(
+    readFileSync(file, 'utf8'),
+    '# Deploy steps\nRun make deploy-xyzzy from the repo root.\n',
+  );
   ok(found!, /deploy-steps\.md \(2\/2 terms/, 'memory_search finds the note');
   assert.match(found!.output, /2: Run make deploy-xyzzy from the repo root\./);
   ok(none!, /^No memory matches "nothing-matches-this"\.$/, 'memory_search without a hit');
@@ -398,7 +601,10 @@ test('memory_write and memory_search, then GET /api/memories lists the note', as
 
 test('current_time answers the time in the asked zone; a bad zone is an error result', async () => {
   const before = Date.now();
-  const t = await runTurn([[{ name: 'current_time', args: { time_zone: 'Asia/Tokyo' } }], [{ name: 'current_time', args: { time_zone: 'Mars/Olympus' } }]]);
+  const t = await runTurn([
+    [{ name: 'current_time', args: { time_zone: 'Asia/Tokyo' } }],
+    [{ name: 'current_time', args: { time_zone: 'Mars/Olympus' } }],
+  ]);
   const [tokyo, bad] = t.results;
   assert.is(tokyo!.is_error, false);
   const v = JSON.parse(tokyo!.output);
@@ -411,10 +617,14 @@ test('current_time answers the time in the asked zone; a bad zone is an error re
 });
 
 test('update_goal, offered while a goal is active, completes it', async () => {
-  const put = await api(rig.port, 'PUT', `/api/sessions/${sessionId}/goal`, { objective: 'Prove the hands work' });
+  const put = await api(rig.port, 'PUT', `/api/sessions/${sessionId}/goal`, {
+    objective: 'Prove the hands work',
+  });
   assert.is(put.status, 201, JSON.stringify(put.body));
   try {
-    const t = await runTurn([[{ name: 'update_goal', args: { status: 'complete', note: 'all tools ran' } }]]);
+    const t = await runTurn([
+      [{ name: 'update_goal', args: { status: 'complete', note: 'all tools ran' } }],
+    ]);
     assert.is(t.results[0]!.is_error, false, t.results[0]!.output);
     const goal = await api(rig.port, 'GET', `/api/sessions/${sessionId}/goal`);
     assert.is(goal.body.status, 'complete');
@@ -425,25 +635,42 @@ test('update_goal, offered while a goal is active, completes it', async () => {
 
 test('artifacts: the files the tools wrote are listed and served inert (nosniff, CSP sandbox, never as HTML)', async () => {
   const html = join(work, 'report.html');
-  const t = await runTurn([[{ name: 'write_file', args: { path: 'report.html', content: '<script>alert(1)</script>' } }]]);
+  const t = await runTurn([
+    [{ name: 'write_file', args: { path: 'report.html', content: '<script>alert(1)</script>' } }],
+  ]);
   ok(t.results[0]!, /^Created report\.html/, 'write_file html');
   const list = await api(rig.port, 'GET', `/api/sessions/${sessionId}/artifacts`);
   assert.is(list.status, 200);
   const items = list.body.items as any[];
   const paths = items.map((a) => a.path);
-  for (const p of [artifactPath, html, join(rig.server.home, 'memory', 'deploy-steps.md')]) assert.ok(paths.includes(p), `${p} is an artifact (${paths.join(', ')})`);
-  assert.is(new Set(paths).size, paths.length, 'one artifact per file, however often it was written');
+  for (const p of [artifactPath, html, join(rig.server.home, 'memory', 'deploy-steps.md')])
+    assert.ok(paths.includes(p), `${p} is an artifact (${paths.join(', ')})`);
+  assert.is(
+    new Set(paths).size,
+    paths.length,
+    'one artifact per file, however often it was written',
+  );
 
   const page = items.find((a) => a.path === html);
-  const raw = await http({ port: rig.port, path: `/api/sessions/${sessionId}/artifacts/${page.id}` });
+  const raw = await http({
+    port: rig.port,
+    path: `/api/sessions/${sessionId}/artifacts/${page.id}`,
+  });
   assert.is(raw.status, 200);
   assert.is(raw.text, '<script>alert(1)</script>');
   assert.is(raw.headers['x-content-type-options'], 'nosniff');
   assert.is(raw.headers['content-security-policy'], 'sandbox');
-  assert.is(raw.headers['content-type'], 'application/octet-stream', 'HTML is never served as a page');
+  assert.is(
+    raw.headers['content-type'],
+    'application/octet-stream',
+    'HTML is never served as a page',
+  );
 
   const txt = items.find((a) => a.path === artifactPath);
-  const plain = await http({ port: rig.port, path: `/api/sessions/${sessionId}/artifacts/${txt.id}` });
+  const plain = await http({
+    port: rig.port,
+    path: `/api/sessions/${sessionId}/artifacts/${txt.id}`,
+  });
   assert.is(plain.status, 200);
   assert.is(plain.text, 'alpha\ngamma-e2e\n');
   assert.is(plain.headers['content-type'], 'text/plain; charset=utf-8');

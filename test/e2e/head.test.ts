@@ -1,7 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createNetns, netnsUnavailable, type Netns } from '../helpers/netns.js';
-import { http, removeHome, runCli, startServer, type HttpResult, type RunningServer } from '../helpers/server.js';
+import {
+  http,
+  removeHome,
+  runCli,
+  startServer,
+  type HttpResult,
+  type RunningServer,
+} from '../helpers/server.js';
 
 /*
  * HEAD on every route answers what GET answers, without the body, and never takes the gateway
@@ -51,16 +58,30 @@ let probes: Probe[] = [];
 async function gatewayPid(): Promise<number> {
   const r = await runCli(['status', '--json'], { SVC_HOME: server.home });
   assert.is(r.code, 0, r.stderr);
-  const gw = (JSON.parse(r.stdout).processes as Array<{ role: string; pid: number; state: string }>).find((p) => p.role === 'gateway');
+  const gw = (
+    JSON.parse(r.stdout).processes as Array<{ role: string; pid: number; state: string }>
+  ).find((p) => p.role === 'gateway');
   assert.ok(gw && gw.pid > 0 && gw.state === 'running', `a running gateway in ${r.stdout}`);
   return gw.pid;
 }
 
 /** What must hold between the GET and HEAD answers to one probe. */
-function same(what: string, get: Answer | HttpResult, head: Answer | HttpResult, getBody: string): void {
+function same(
+  what: string,
+  get: Answer | HttpResult,
+  head: Answer | HttpResult,
+  getBody: string,
+): void {
   assert.is(head.status, get.status, `${what}: HEAD status`);
   assert.is(headBody(head), '', `${what}: HEAD has no body`);
-  for (const h of ['content-type', 'allow', 'www-authenticate', 'location', 'cache-control', 'content-security-policy']) {
+  for (const h of [
+    'content-type',
+    'allow',
+    'www-authenticate',
+    'location',
+    'cache-control',
+    'content-security-policy',
+  ]) {
     assert.is(head.headers[h], get.headers[h], `${what}: HEAD header ${h}`);
   }
   if (get.status !== 204 && get.status !== 304) {
@@ -69,7 +90,12 @@ function same(what: string, get: Answer | HttpResult, head: Answer | HttpResult,
     // Bodies that hold a clock (status, health) may differ by a digit between the two requests,
     // and an error message names the method it refused (HEAD, not GET).
     const exact = get.status < 400 && !/uptime|_at"|"rss/.test(getBody);
-    if (exact) assert.is(length, Buffer.byteLength(getBody), `${what}: HEAD Content-Length is the GET body's length`);
+    if (exact)
+      assert.is(
+        length,
+        Buffer.byteLength(getBody),
+        `${what}: HEAD Content-Length is the GET body's length`,
+      );
   }
 }
 
@@ -77,8 +103,13 @@ const headBody = (r: Answer | HttpResult): string => ('body' in r ? r.body : r.t
 
 test.before(async () => {
   if (reason === undefined) ns = createNetns();
-  server = await startServer({ args: ['--addr', ns ? ':0' : '127.0.0.1:0'], env: { SVC_ACCESS_KEY: undefined } });
-  const doc = (await http({ port: server.port, path: '/api/openapi.json' })).json() as { paths: Record<string, unknown> };
+  server = await startServer({
+    args: ['--addr', ns ? ':0' : '127.0.0.1:0'],
+    env: { SVC_ACCESS_KEY: undefined },
+  });
+  const doc = (await http({ port: server.port, path: '/api/openapi.json' })).json() as {
+    paths: Record<string, unknown>;
+  };
   const index = (await http({ port: server.port, path: '/' })).text;
   const asset = /\/assets\/[A-Za-z0-9._-]+\.(?:js|css)/.exec(index)?.[0];
   assert.ok(asset, 'the page names its script');
@@ -113,28 +144,53 @@ test('HEAD from loopback on every route, static file and unknown path: GET statu
   const pid = await gatewayPid();
   for (const p of probes) {
     const get = await http({ port: server.port, path: p.path, headers: p.headers });
-    const head = await http({ port: server.port, method: 'HEAD', path: p.path, headers: p.headers });
+    const head = await http({
+      port: server.port,
+      method: 'HEAD',
+      path: p.path,
+      headers: p.headers,
+    });
     same(`HEAD ${p.path}${p.headers ? ' (Host: evil)' : ''}`, get, head, get.text);
   }
   // Uploaded files: a small one answered whole, one past the streaming bound sent from disk.
   for (const size of [1000, 9 * 1024 * 1024]) {
     const boundary = 'headtestboundary';
     const body = Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
       Buffer.alloc(size, 7),
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
-    const up = await http({ port: server.port, method: 'POST', path: '/api/upload', headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}` }, body });
+    const up = await http({
+      port: server.port,
+      method: 'POST',
+      path: '/api/upload',
+      headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+      body,
+    });
     assert.is(up.status, 201, up.text);
     const url = (up.json() as { files: Array<{ url: string }> }).files[0]!.url;
     const head = await http({ port: server.port, method: 'HEAD', path: url });
     assert.is(head.status, 200, `HEAD ${url}`);
     assert.is(head.text, '');
-    assert.is(Number(head.headers['content-length']), size, `HEAD ${url}: Content-Length is the file's size`);
-    assert.is(head.headers['content-disposition'], (await http({ port: server.port, path: url })).headers['content-disposition']);
+    assert.is(
+      Number(head.headers['content-length']),
+      size,
+      `HEAD ${url}: Content-Length is the file's size`,
+    );
+    assert.is(
+      head.headers['content-disposition'],
+      (await http({ port: server.port, path: url })).headers['content-disposition'],
+    );
   }
   // Keep-alive: a HEAD answer must not leave a reused connection waiting for a body.
-  const health = await http({ port: server.port, method: 'HEAD', path: '/api/health', headers: { Connection: 'keep-alive' } });
+  const health = await http({
+    port: server.port,
+    method: 'HEAD',
+    path: '/api/health',
+    headers: { Connection: 'keep-alive' },
+  });
   assert.is(health.status, 200);
   assert.is(await gatewayPid(), pid, 'the same gateway process served every request');
 });
@@ -144,7 +200,15 @@ if (reason !== undefined) {
 } else {
   test('HEAD from a keyless remote client (network namespace) on every path: what GET answers, no body; the gateway lives', async () => {
     const pid = await gatewayPid();
-    const r = await ns!.run([process.execPath, '-e', clientScript, JSON.stringify({ host: ns!.hostIp, port: server.port, probes })], 120_000);
+    const r = await ns!.run(
+      [
+        process.execPath,
+        '-e',
+        clientScript,
+        JSON.stringify({ host: ns!.hostIp, port: server.port, probes }),
+      ],
+      120_000,
+    );
     assert.is(r.code, 0, r.stderr);
     const answers = JSON.parse(r.stdout) as Array<[Answer, Answer]>;
     assert.is(answers.length, probes.length);
@@ -157,7 +221,11 @@ if (reason !== undefined) {
       if (head.status === 401) refused++;
     }
     assert.ok(refused > 20, 'keyed routes refuse the keyless remote client');
-    assert.is(answers.find((_, i) => probes[i]!.path === '/api/health')![1].status, 200, 'the public health route answers');
+    assert.is(
+      answers.find((_, i) => probes[i]!.path === '/api/health')![1].status,
+      200,
+      'the public health route answers',
+    );
     assert.is(await gatewayPid(), pid, 'the same gateway process served every request');
   });
 }

@@ -1,7 +1,14 @@
 import { connect } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { http, removeHome, runCli, startServer, type HttpResult, type RunningServer } from '../helpers/server.js';
+import {
+  http,
+  removeHome,
+  runCli,
+  startServer,
+  type HttpResult,
+  type RunningServer,
+} from '../helpers/server.js';
 
 const LIMIT = 1024;
 let server: RunningServer;
@@ -13,10 +20,17 @@ async function statusJson(home: string): Promise<any> {
   return JSON.parse(r.stdout);
 }
 
-const gatewayOf = (status: any) => (status.processes as Array<{ role: string; pid: number; restarts: number }>).find((p) => p.role === 'gateway');
+const gatewayOf = (status: any) =>
+  (status.processes as Array<{ role: string; pid: number; restarts: number }>).find(
+    (p) => p.role === 'gateway',
+  );
 
 /** Asserts the JSON error shape of DESIGN §3: {"error":{"code","message"[,"details"]}} and nothing else. */
-function assertError(res: { status: number; headers: Record<string, unknown>; text: string }, status: number, code: string): any {
+function assertError(
+  res: { status: number; headers: Record<string, unknown>; text: string },
+  status: number,
+  code: string,
+): any {
   assert.is(res.status, status, `status for ${code}: ${res.text}`);
   assert.match(String(res.headers['content-type']), /^application\/json/);
   const body = JSON.parse(res.text);
@@ -24,7 +38,8 @@ function assertError(res: { status: number; headers: Record<string, unknown>; te
   assert.is(body.error.code, code);
   assert.type(body.error.message, 'string');
   assert.ok(body.error.message.length > 10, 'a sentence a person can act on');
-  for (const k of Object.keys(body.error)) assert.ok(['code', 'message', 'details'].includes(k), `unexpected error member ${k}`);
+  for (const k of Object.keys(body.error))
+    assert.ok(['code', 'message', 'details'].includes(k), `unexpected error member ${k}`);
   return body;
 }
 
@@ -32,7 +47,11 @@ function assertError(res: { status: number; headers: Record<string, unknown>; te
  * Writes a request byte for byte (so Content-Length can lie and chunked framing is ours) and reads
  * one response: headers plus Content-Length bytes, or until the server closes.
  */
-function raw(port: number, head: string[], chunks: Array<string | Buffer>): Promise<{ status: number; headers: Record<string, string>; text: string }> {
+function raw(
+  port: number,
+  head: string[],
+  chunks: Array<string | Buffer>,
+): Promise<{ status: number; headers: Record<string, string>; text: string }> {
   return new Promise((resolve, reject) => {
     const sock = connect(port, '127.0.0.1');
     sock.setTimeout(5000, () => sock.destroy()); // a stuck answer fails the test instead of hanging it
@@ -51,7 +70,11 @@ function raw(port: number, head: string[], chunks: Array<string | Buffer>): Prom
       if (Number.isNaN(length) || buf.length < end + 4 + length) return false;
       settled = true;
       sock.destroy();
-      resolve({ status: Number(lines[0]!.split(' ')[1]), headers, text: buf.subarray(end + 4, end + 4 + length).toString('utf8') });
+      resolve({
+        status: Number(lines[0]!.split(' ')[1]),
+        headers,
+        text: buf.subarray(end + 4, end + 4 + length).toString('utf8'),
+      });
       return true;
     };
     sock.on('data', (d: Buffer) => {
@@ -62,7 +85,12 @@ function raw(port: number, head: string[], chunks: Array<string | Buffer>): Prom
       if (!settled && !finish()) reject(err);
     });
     sock.on('close', () => {
-      if (!settled && !finish()) reject(new Error(`connection closed without a full response: ${buf.toString('latin1').slice(0, 200)}`));
+      if (!settled && !finish())
+        reject(
+          new Error(
+            `connection closed without a full response: ${buf.toString('latin1').slice(0, 200)}`,
+          ),
+        );
     });
     sock.on('connect', () => {
       sock.write(head.join('\r\n') + '\r\n\r\n');
@@ -71,7 +99,10 @@ function raw(port: number, head: string[], chunks: Array<string | Buffer>): Prom
   });
 }
 
-function post(body: string | Buffer, headers: Record<string, string> = { 'Content-Type': 'application/json' }): Promise<HttpResult> {
+function post(
+  body: string | Buffer,
+  headers: Record<string, string> = { 'Content-Type': 'application/json' },
+): Promise<HttpResult> {
   return http({ port: server.port, method: 'POST', path: '/api/restart', headers, body });
 }
 
@@ -97,7 +128,12 @@ test('a 2 KiB JSON body is refused with 413 too_large', async () => {
 test('a Content-Length bigger than the limit is refused with 413 before the body arrives', async () => {
   const res = await raw(
     server.port,
-    ['POST /api/restart HTTP/1.1', `Host: 127.0.0.1:${server.port}`, 'Content-Type: application/json', `Content-Length: ${100 * LIMIT}`],
+    [
+      'POST /api/restart HTTP/1.1',
+      `Host: 127.0.0.1:${server.port}`,
+      'Content-Type: application/json',
+      `Content-Length: ${100 * LIMIT}`,
+    ],
     ['{"reason":"'],
   );
   assertError(res, 413, 'too_large');
@@ -108,8 +144,21 @@ test('a chunked body (no Content-Length) over the limit is refused with 413', as
   const chunk = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
   const res = await raw(
     server.port,
-    ['POST /api/restart HTTP/1.1', `Host: 127.0.0.1:${server.port}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked'],
-    [chunk('{"reason":"'), chunk(piece), chunk(piece), chunk(piece), chunk(piece), chunk('"}'), '0\r\n\r\n'],
+    [
+      'POST /api/restart HTTP/1.1',
+      `Host: 127.0.0.1:${server.port}`,
+      'Content-Type: application/json',
+      'Transfer-Encoding: chunked',
+    ],
+    [
+      chunk('{"reason":"'),
+      chunk(piece),
+      chunk(piece),
+      chunk(piece),
+      chunk(piece),
+      chunk('"}'),
+      '0\r\n\r\n',
+    ],
   );
   assertError(res, 413, 'too_large');
 });
@@ -117,7 +166,13 @@ test('a chunked body (no Content-Length) over the limit is refused with 413', as
 test('a small chunked body is read and validated (the 413 above was about size)', async () => {
   const res = await raw(
     server.port,
-    ['POST /api/restart HTTP/1.1', `Host: 127.0.0.1:${server.port}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked', 'Connection: close'],
+    [
+      'POST /api/restart HTTP/1.1',
+      `Host: 127.0.0.1:${server.port}`,
+      'Content-Type: application/json',
+      'Transfer-Encoding: chunked',
+      'Connection: close',
+    ],
     ['5\r\n{"rea\r\n', '0\r\n\r\n'],
   );
   assertError(res, 400, 'invalid_request');
@@ -137,11 +192,15 @@ test('a body that fails the schema is refused with 400 and details', async () =>
   ] as const) {
     const res = await post(body);
     const err = assertError(res, 400, 'invalid_request');
-    assert.ok(Array.isArray(err.error.details) && err.error.details.length > 0, `${body}: details list the problems`);
+    assert.ok(
+      Array.isArray(err.error.details) && err.error.details.length > 0,
+      `${body}: details list the problems`,
+    );
     const d = err.error.details[0];
     assert.type(d.message, 'string');
     assert.is(d.path, path, `${body}: the path of the problem`);
-    if (body.includes('bogus')) assert.match(JSON.stringify(err.error.details), 'bogus', 'the unknown field is named');
+    if (body.includes('bogus'))
+      assert.match(JSON.stringify(err.error.details), 'bogus', 'the unknown field is named');
   }
 });
 

@@ -3,7 +3,15 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { http, removeHome, runCli, sleep, startServer, tmpHome, waitFor } from '../helpers/server.js';
+import {
+  http,
+  removeHome,
+  runCli,
+  sleep,
+  startServer,
+  tmpHome,
+  waitFor,
+} from '../helpers/server.js';
 
 interface Proc {
   role: string;
@@ -55,7 +63,13 @@ function processesOfHome(home: string): number[] {
 const health = (port: number) => http({ port, path: '/api/health' });
 
 function postRestart(port: number, reason = 'test') {
-  return http({ port, method: 'POST', path: '/api/restart', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ reason }) });
+  return http({
+    port,
+    method: 'POST',
+    path: '/api/restart',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ reason }),
+  });
 }
 
 test('kill -9 of the gateway: it is back at once and status counts one restart', async () => {
@@ -68,7 +82,11 @@ test('kill -9 of the gateway: it is back at once and status counts one restart',
     // Once the killed process is gone, a 200 can only come from a new gateway. Here it takes
     // well under 2 s; the bound is for a loaded CI machine, and still far below the 60 s
     // crash-loop pause a restart must not fall into.
-    await waitFor(async () => gone(before!.pid) && (await health(server.port)).status === 200, 20_000, 'the gateway to answer again');
+    await waitFor(
+      async () => gone(before!.pid) && (await health(server.port)).status === 200,
+      20_000,
+      'the gateway to answer again',
+    );
     const after = gatewayOf(await statusJson(server.home))!;
     assert.ok(after, 'status lists a gateway');
     assert.is.not(after.pid, before!.pid, 'a new gateway process');
@@ -86,13 +104,19 @@ test('kill -9 of the supervisor: no process of this server remains', async () =>
   const pids: number[] = [];
   try {
     const status = await statusJson(server.home);
-    for (const p of status.processes as Proc[]) if (p.role !== 'supervisor' && p.pid > 0) pids.push(p.pid);
+    for (const p of status.processes as Proc[])
+      if (p.role !== 'supervisor' && p.pid > 0) pids.push(p.pid);
     assert.ok(pids.length >= 1, 'at least the gateway runs');
     const ours = processesOfHome(server.home);
-    for (const pid of [server.proc.pid!, ...pids]) assert.ok(ours.includes(pid), `process ${pid} is found by its SVC_HOME`);
+    for (const pid of [server.proc.pid!, ...pids])
+      assert.ok(ours.includes(pid), `process ${pid} is found by its SVC_HOME`);
     server.proc.kill('SIGKILL');
     await waitFor(() => pids.every(gone), 5000, 'the children to exit');
-    await waitFor(() => processesOfHome(server.home).length === 0, 5000, 'no process with this SVC_HOME');
+    await waitFor(
+      () => processesOfHome(server.home).length === 0,
+      5000,
+      'no process with this SVC_HOME',
+    );
   } finally {
     for (const pid of pids) if (!gone(pid)) process.kill(pid, 'SIGKILL');
     await server.stop();
@@ -125,9 +149,14 @@ class KeepAlive {
     });
   }
 
-  async request(method: string, path: string, body?: string): Promise<{ status: number; headers: string; json: any }> {
+  async request(
+    method: string,
+    path: string,
+    body?: string,
+  ): Promise<{ status: number; headers: string; json: any }> {
     const head = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: keep-alive'];
-    if (body !== undefined) head.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`);
+    if (body !== undefined)
+      head.push('Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`);
     this.sock.write(head.join('\r\n') + '\r\n\r\n' + (body ?? ''));
     for (;;) {
       const end = this.buf.indexOf('\r\n\r\n');
@@ -137,7 +166,11 @@ class KeepAlive {
         if (this.buf.length >= end + 4 + length) {
           const text = this.buf.subarray(end + 4, end + 4 + length).toString('utf8');
           this.buf = this.buf.subarray(end + 4 + length);
-          return { status: Number(headers.split(' ')[1]), headers, json: text ? JSON.parse(text) : undefined };
+          return {
+            status: Number(headers.split(' ')[1]),
+            headers,
+            json: text ? JSON.parse(text) : undefined,
+          };
         }
       }
       if (this.closed) throw new Error('the connection closed before a full response');
@@ -189,7 +222,9 @@ test('restart hands the port over: a client polling /api/health is never refused
       async () => {
         const s = await statusJson(server.home);
         const g = gatewayOf(s);
-        return s.state === 'running' && s.restarts === 1 && g && g.pid !== before.pid ? { s, g } : undefined;
+        return s.state === 'running' && s.restarts === 1 && g && g.pid !== before.pid
+          ? { s, g }
+          : undefined;
       },
       10_000,
       'the restart to finish',
@@ -208,7 +243,8 @@ test('restart hands the port over: a client polling /api/health is never refused
     const other = results.filter((r) => r !== '200' && r !== 'ECONNRESET');
     assert.equal(other, [], 'every poll that was answered got 200');
     const resets = results.filter((r) => r === 'ECONNRESET').length;
-    if (resets > 0) console.log(`  note: ${resets} of ${results.length} polls were reset during the handover`);
+    if (resets > 0)
+      console.log(`  note: ${resets} of ${results.length} polls were reset during the handover`);
     assert.ok(results.length >= 20, `enough polls to cover the restart (${results.length})`);
     assert.is((await health(server.port)).json().status, 'ok', 'the new gateway is not draining');
   } finally {
@@ -222,8 +258,18 @@ test('restart hands the port over: a client polling /api/health is never refused
 test('a restart with a now-invalid config.yml is abandoned; the old config keeps serving', async () => {
   const keyA = 'old-key-' + 'a'.repeat(32);
   const keyB = 'new-key-' + 'b'.repeat(32);
-  const server = await startServer({ config: `access_key: ${keyA}\n`, env: { SVC_ACCESS_KEY: undefined } });
-  const remote = async (key: string) => (await http({ port: server.port, path: '/api/status', headers: { Host: 'evil.example', Authorization: `Bearer ${key}` } })).status;
+  const server = await startServer({
+    config: `access_key: ${keyA}\n`,
+    env: { SVC_ACCESS_KEY: undefined },
+  });
+  const remote = async (key: string) =>
+    (
+      await http({
+        port: server.port,
+        path: '/api/status',
+        headers: { Host: 'evil.example', Authorization: `Bearer ${key}` },
+      })
+    ).status;
   try {
     const before = gatewayOf(await statusJson(server.home))!;
     const file = join(server.home, 'config.yml');
@@ -231,17 +277,25 @@ test('a restart with a now-invalid config.yml is abandoned; the old config keeps
     writeFileSync(file, broken);
     const res = await postRestart(server.port, 'broken config');
     assert.is(res.status, 202);
-    const status = await waitFor(async () => {
-      const s = await statusJson(server.home);
-      return s.last_restart_error && s.state === 'running' ? s : undefined;
-    }, 10_000, 'the restart to be abandoned');
+    const status = await waitFor(
+      async () => {
+        const s = await statusJson(server.home);
+        return s.last_restart_error && s.state === 'running' ? s : undefined;
+      },
+      10_000,
+      'the restart to be abandoned',
+    );
     assert.match(status.last_restart_error, file);
     assert.match(status.last_restart_error, 'acess_key');
     assert.is(status.restarts, 0);
     assert.is(gatewayOf(status)!.pid, before.pid, 'the same gateway keeps serving');
     assert.is(await remote(keyA), 200, 'the old key still works');
     assert.is(await remote(keyB), 401, 'the new, invalid config was not applied');
-    await waitFor(async () => (await health(server.port)).json().status === 'ok', 5000, 'the gateway to stop draining');
+    await waitFor(
+      async () => (await health(server.port)).json().status === 'ok',
+      5000,
+      'the gateway to stop draining',
+    );
     assert.is(readFileSync(file, 'utf8'), broken, 'config.yml is left as the user wrote it');
     const human = await runCli(['status'], { SVC_HOME: server.home });
     assert.match(human.stdout, /last restart failed: .*acess_key/);
@@ -273,7 +327,10 @@ test('svc serve -d runs in the background; status shows it; --stop stops it; a s
     const port = Number(/:(\d+)$/.exec(status.addr)![1]);
     assert.is((await health(port)).status, 200, 'the background server answers');
 
-    for (const args of [['serve', '--addr', '127.0.0.1:0'], ['serve', '-d', '--addr', '127.0.0.1:0']]) {
+    for (const args of [
+      ['serve', '--addr', '127.0.0.1:0'],
+      ['serve', '-d', '--addr', '127.0.0.1:0'],
+    ]) {
       const second = await runCli(args, env, 10_000);
       assert.is.not(second.code, 0, `svc ${args.join(' ')} refused`);
       assert.not.equal(second.code, null, `svc ${args.join(' ')} exits by itself`);

@@ -1,4 +1,12 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +17,14 @@ import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import { PNG_BASE64, startMcpHttpServer, type McpHttpFixture } from '../fixtures/mcp-server.js';
 import { api as rawApi, type ApiResult } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
-import { connectWs, ofTurn, startRig, type TurnRig, type WsClient, type WsEvent } from '../helpers/turns.js';
+import {
+  connectWs,
+  ofTurn,
+  startRig,
+  type TurnRig,
+  type WsClient,
+  type WsEvent,
+} from '../helpers/turns.js';
 
 /**
  * MCP end to end: real MCP servers written with the SDK (one over stdio, started by svc; one over
@@ -45,9 +60,15 @@ const alive = (pid: number) => {
     return false;
   }
 };
-const pids = () => readFileSync(pidFile(), 'utf8').trim().split(' ').map(Number) as [number, number];
+const pids = () =>
+  readFileSync(pidFile(), 'utf8').trim().split(' ').map(Number) as [number, number];
 const serverOf = async (name: string) => (await api('GET', `/api/mcp/servers/${name}`)).body;
-const connected = (name: string) => waitFor(async () => ((await serverOf(name)).status === 'connected' ? serverOf(name) : undefined), 30_000, `${name} connected`);
+const connected = (name: string) =>
+  waitFor(
+    async () => ((await serverOf(name)).status === 'connected' ? serverOf(name) : undefined),
+    30_000,
+    `${name} connected`,
+  );
 
 test.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-mcp-e2e-'));
@@ -79,27 +100,46 @@ async function newChat(mode = 'interactive'): Promise<Chat> {
 
 function enqueueCall(name: string, args: Record<string, unknown>): string {
   const id = `mcall${++nextCall}`;
-  const step: FakeReply = { parts: [{ toolCall: { id, name, arguments: [JSON.stringify(args)] } }], stop: 'tool_use' };
+  const step: FakeReply = {
+    parts: [{ toolCall: { id, name, arguments: [JSON.stringify(args)] } }],
+    stop: 'tool_use',
+  };
   rig.fake.enqueue(step, textReply('done'));
   return id;
 }
 
 async function startTurn(chat: Chat): Promise<string> {
-  const res = await api('POST', `/api/chat/${chat.id}/turn?wait=false`, { message: 'go', attachments: [] });
+  const res = await api('POST', `/api/chat/${chat.id}/turn?wait=false`, {
+    message: 'go',
+    attachments: [],
+  });
   assert.is(res.status, 202, JSON.stringify(res.body));
   return res.body.turn_id as string;
 }
 
 const END = ['turn.completed', 'turn.failed', 'turn.interrupted'];
-const endOf = (chat: Chat, turnId: string) => chat.ws.waitEvent((e) => e.data?.turn_id === turnId && END.includes(e.type), `the end of ${turnId}`, 30_000);
-const resultOf = (chat: Chat, callId: string) => chat.ws.waitEvent((e) => e.type === 'turn.tool_result' && e.data.call_id === callId, `the result of ${callId}`, 30_000);
+const endOf = (chat: Chat, turnId: string) =>
+  chat.ws.waitEvent(
+    (e) => e.data?.turn_id === turnId && END.includes(e.type),
+    `the end of ${turnId}`,
+    30_000,
+  );
+const resultOf = (chat: Chat, callId: string) =>
+  chat.ws.waitEvent(
+    (e) => e.type === 'turn.tool_result' && e.data.call_id === callId,
+    `the result of ${callId}`,
+    30_000,
+  );
 
 /** Runs one turn calling one tool with no approval expected; answers the tool result event. */
 async function callTool(chat: Chat, name: string, args: Record<string, unknown>): Promise<any> {
   const id = enqueueCall(name, args);
   const turnId = await startTurn(chat);
   const end = await endOf(chat, turnId);
-  assert.not.ok(ofTurn(chat.ws.events, turnId).some((e) => e.type === 'approval.requested'), `${name} asked where it must not`);
+  assert.not.ok(
+    ofTurn(chat.ws.events, turnId).some((e) => e.type === 'approval.requested'),
+    `${name} asked where it must not`,
+  );
   assert.is(end.type, 'turn.completed', JSON.stringify(end.data));
   return (await resultOf(chat, id)).data;
 }
@@ -107,7 +147,9 @@ async function callTool(chat: Chat, name: string, args: Record<string, unknown>)
 /** The tool message the model got in its next request (OpenAI wire shape). */
 function toolMessageSent(callId: string): any {
   for (const r of [...rig.fake.requests].reverse()) {
-    const m = (r.body as any).messages?.find((x: any) => x.role === 'tool' && x.tool_call_id === callId);
+    const m = (r.body as any).messages?.find(
+      (x: any) => x.role === 'tool' && x.tool_call_id === callId,
+    );
     if (m) return { message: m, request: r.body };
   }
   return undefined;
@@ -115,7 +157,12 @@ function toolMessageSent(callId: string): any {
 
 const auditLines = () => {
   const f = join(rig.server.home, 'logs', 'audit.log');
-  return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(f)
+    ? readFileSync(f, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 };
 const setRules = (yaml: string) => writeFileSync(join(rig.server.home, 'permissions.yml'), yaml);
 
@@ -125,21 +172,41 @@ test('adding a stdio and a Streamable HTTP server: both connect with their tools
   const before = await api('GET', '/api/mcp/servers');
   assert.equal(before.body, { servers: [] });
   const status = await api('GET', '/api/status');
-  assert.not.ok(status.body.processes.some((p: any) => p.role === 'mcp'), 'no mcp worker while no server is configured');
+  assert.not.ok(
+    status.body.processes.some((p: any) => p.role === 'mcp'),
+    'no mcp worker while no server is configured',
+  );
 
   const local = await api('POST', '/api/mcp/servers', {
     name: 'local',
     command: process.execPath,
     args: [fixture, 'stdio'],
-    env: { FIXTURE_TOKEN: STDIO_SECRET, FIXTURE_PID_FILE: pidFile(), FIXTURE_LOG: logFile(), FIXTURE_STDERR: `starting with ${STDIO_SECRET}` },
+    env: {
+      FIXTURE_TOKEN: STDIO_SECRET,
+      FIXTURE_PID_FILE: pidFile(),
+      FIXTURE_LOG: logFile(),
+      FIXTURE_STDERR: `starting with ${STDIO_SECRET}`,
+    },
     timeout_seconds: 30,
   });
   assert.is(local.status, 201, JSON.stringify(local.body));
-  assert.equal([local.body.name, local.body.transport, local.body.enabled], ['local', 'stdio', true]);
-  assert.equal(local.body.env_names, ['FIXTURE_TOKEN', 'FIXTURE_PID_FILE', 'FIXTURE_LOG', 'FIXTURE_STDERR']);
+  assert.equal(
+    [local.body.name, local.body.transport, local.body.enabled],
+    ['local', 'stdio', true],
+  );
+  assert.equal(local.body.env_names, [
+    'FIXTURE_TOKEN',
+    'FIXTURE_PID_FILE',
+    'FIXTURE_LOG',
+    'FIXTURE_STDERR',
+  ]);
   assert.not.ok('env' in local.body);
 
-  const http = await api('POST', '/api/mcp/servers', { name: 'remote', url: remote.url, headers: { Authorization: `Bearer ${HTTP_SECRET}` } });
+  const http = await api('POST', '/api/mcp/servers', {
+    name: 'remote',
+    url: remote.url,
+    headers: { Authorization: `Bearer ${HTTP_SECRET}` },
+  });
   assert.is(http.status, 201, JSON.stringify(http.body));
   assert.equal([http.body.transport, http.body.header_names], ['http', ['Authorization']]);
 
@@ -147,12 +214,24 @@ test('adding a stdio and a Streamable HTTP server: both connect with their tools
   const r = await connected('remote');
   assert.equal([l.connected_via, r.connected_via], ['stdio', 'streamable_http']);
   const names = ['echo', 'image', 'slow', 'fail', 'links', 'secret_length', 'add_tool'];
-  assert.equal(l.tools.map((t: any) => t.name), names);
-  assert.equal(r.tools.map((t: any) => t.name), names);
+  assert.equal(
+    l.tools.map((t: any) => t.name),
+    names,
+  );
+  assert.equal(
+    r.tools.map((t: any) => t.name),
+    names,
+  );
   assert.is(l.tools[0].description, 'Answers the text it is given.');
   assert.match(l.connected_at, /^\d{4}-/);
-  assert.ok(remote.requests.every((q) => q.headers.authorization === `Bearer ${HTTP_SECRET}`), 'every request to the remote server carries its header');
-  await mcpWs.waitEvent((e) => e.type === 'mcp.status' && e.data.name === 'local' && e.data.status === 'connected', 'a status event on the mcp topic');
+  assert.ok(
+    remote.requests.every((q) => q.headers.authorization === `Bearer ${HTTP_SECRET}`),
+    'every request to the remote server carries its header',
+  );
+  await mcpWs.waitEvent(
+    (e) => e.type === 'mcp.status' && e.data.name === 'local' && e.data.status === 'connected',
+    'a status event on the mcp topic',
+  );
 
   const tools = await api('GET', '/api/tools');
   const echo = tools.body.items.find((t: any) => t.name === 'mcp__local__echo');
@@ -168,27 +247,48 @@ test('an MCP tool asks by default; allowed once, the call reaches the server and
   try {
     const id = enqueueCall('mcp__local__echo', { text: 'hello' });
     const turnId = await startTurn(chat);
-    const ask = await chat.ws.waitEvent((e) => e.type === 'approval.requested' && e.data.call_id === id, 'the approval', 30_000);
+    const ask = await chat.ws.waitEvent(
+      (e) => e.type === 'approval.requested' && e.data.call_id === id,
+      'the approval',
+      30_000,
+    );
     assert.is(ask.data.tool, 'mcp__local__echo');
     assert.match(ask.data.reason, /asks first/);
-    await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, { decision: 'allow_once' });
+    await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, {
+      decision: 'allow_once',
+    });
     assert.is((await endOf(chat, turnId)).type, 'turn.completed');
     const result = await resultOf(chat, id);
     assert.equal([result.data.output, result.data.is_error], ['stdio echo: hello', false]);
-    assert.is(toolMessageSent(id)?.message.content, 'stdio echo: hello', 'the model got the result');
+    assert.is(
+      toolMessageSent(id)?.message.content,
+      'stdio echo: hello',
+      'the model got the result',
+    );
 
     // Asked again and denied by the user: the call never reaches the server; the model hears why.
     const denyId = enqueueCall('mcp__local__echo', { text: 'never sent' });
     const denyTurn = await startTurn(chat);
-    const ask2 = await chat.ws.waitEvent((e) => e.type === 'approval.requested' && e.data.call_id === denyId, 'the second approval', 30_000);
-    await api('POST', `/api/sessions/${chat.id}/approvals/${ask2.data.approval_id}`, { decision: 'deny' });
+    const ask2 = await chat.ws.waitEvent(
+      (e) => e.type === 'approval.requested' && e.data.call_id === denyId,
+      'the second approval',
+      30_000,
+    );
+    await api('POST', `/api/sessions/${chat.id}/approvals/${ask2.data.approval_id}`, {
+      decision: 'deny',
+    });
     assert.is((await endOf(chat, denyTurn)).type, 'turn.completed');
     const denied = await resultOf(chat, denyId);
     assert.is(denied.data.is_error, true);
     assert.match(denied.data.output, /denied/i);
-    assert.not.ok(String(toolMessageSent(denyId)?.message.content).includes('stdio echo'), 'the server never answered it');
+    assert.not.ok(
+      String(toolMessageSent(denyId)?.message.content).includes('stdio echo'),
+      'the server never answered it',
+    );
     assert.equal(
-      auditLines().filter((l) => l.session_id === chat.id && l.tool === 'mcp__local__echo').map((l) => l.decision),
+      auditLines()
+        .filter((l) => l.session_id === chat.id && l.tool === 'mcp__local__echo')
+        .map((l) => l.decision),
       ['ask', 'allow_once', 'ask', 'denied_by_user'],
     );
 
@@ -209,9 +309,18 @@ test('permissions.yml allows and denies MCP tools by name with globs; each decis
     assert.equal([r.output, r.is_error], ['http echo: over http', false]);
     const d = await callTool(chat, 'mcp__local__fail', {});
     assert.is(d.is_error, true);
-    assert.match(d.output, /^permission_denied: Your rule \(permissions.yml: mcp__local__fail #1\) denies/);
+    assert.match(
+      d.output,
+      /^permission_denied: Your rule \(permissions.yml: mcp__local__fail #1\) denies/,
+    );
     const mine = auditLines().filter((l) => l.session_id === chat.id);
-    assert.equal(mine.map((l) => [l.tool, l.decision]), [['mcp__remote__echo', 'allow'], ['mcp__local__fail', 'deny']]);
+    assert.equal(
+      mine.map((l) => [l.tool, l.decision]),
+      [
+        ['mcp__remote__echo', 'allow'],
+        ['mcp__local__fail', 'deny'],
+      ],
+    );
   } finally {
     chat.ws.close();
   }
@@ -222,20 +331,32 @@ test('results: images reach a vision model as images, isError is a failed result
   const chat = await newChat('interactive');
   try {
     const plain = await callTool(chat, 'mcp__remote__image', {});
-    assert.match(plain.output, /^here is a picture\n\[image mcp_\w+\.png \(image\/png, \d+ bytes\) at /);
-    assert.not.ok(JSON.stringify(toolMessageSent(plain.call_id)?.request).includes(PNG_BASE64), 'a model without vision gets no image');
+    assert.match(
+      plain.output,
+      /^here is a picture\n\[image mcp_\w+\.png \(image\/png, \d+ bytes\) at /,
+    );
+    assert.not.ok(
+      JSON.stringify(toolMessageSent(plain.call_id)?.request).includes(PNG_BASE64),
+      'a model without vision gets no image',
+    );
 
     assert.is((await api('PATCH', '/api/config/models/oa', { vision: true })).status, 200);
     const seen = await callTool(chat, 'mcp__local__image', {});
     const sent = toolMessageSent(seen.call_id)!;
-    assert.ok(JSON.stringify(sent.request).includes(`data:image/png;base64,${PNG_BASE64}`), 'a vision model gets the image inline');
+    assert.ok(
+      JSON.stringify(sent.request).includes(`data:image/png;base64,${PNG_BASE64}`),
+      'a vision model gets the image inline',
+    );
 
     const failed = await callTool(chat, 'mcp__local__fail', {});
     assert.equal([failed.output, failed.is_error], ['the fixture failed on purpose', true]);
     assert.is(toolMessageSent(failed.call_id)?.message.content, 'the fixture failed on purpose');
 
     const links = await callTool(chat, 'mcp__remote__links', {});
-    assert.is(links.output, '[link: report file:///tmp/report.txt]\n[resource memo://one]\nmemo text');
+    assert.is(
+      links.output,
+      '[link: report file:///tmp/report.txt]\n[resource memo://one]\nmemo text',
+    );
   } finally {
     chat.ws.close();
   }
@@ -246,12 +367,24 @@ test('interrupting a turn during the slow tool cancels the call on the server (n
   try {
     const id = enqueueCall('mcp__local__slow', { seconds: 120 });
     const turnId = await startTurn(chat);
-    await waitFor(() => existsSync(logFile()) && readFileSync(logFile(), 'utf8').includes('slow started'), 30_000, 'the slow tool to start');
+    await waitFor(
+      () => existsSync(logFile()) && readFileSync(logFile(), 'utf8').includes('slow started'),
+      30_000,
+      'the slow tool to start',
+    );
     const res = await api('POST', `/api/chat/${chat.id}/interrupt`);
     assert.is(res.status, 200, JSON.stringify(res.body));
     assert.is((await endOf(chat, turnId)).type, 'turn.interrupted');
-    await waitFor(() => readFileSync(logFile(), 'utf8').includes('slow cancelled'), 30_000, 'the server to hear the cancellation');
-    assert.not.ok(ofTurn(chat.ws.events, turnId).some((e: WsEvent) => e.type === 'turn.tool_result' && e.data.call_id === id && !e.data.is_error));
+    await waitFor(
+      () => readFileSync(logFile(), 'utf8').includes('slow cancelled'),
+      30_000,
+      'the server to hear the cancellation',
+    );
+    assert.not.ok(
+      ofTurn(chat.ws.events, turnId).some(
+        (e: WsEvent) => e.type === 'turn.tool_result' && e.data.call_id === id && !e.data.is_error,
+      ),
+    );
     rig.fake.reset();
   } finally {
     chat.ws.close();
@@ -262,7 +395,11 @@ test('list_changed: a tool the server adds at run time reaches the tool list', a
   const chat = await newChat('interactive');
   try {
     await callTool(chat, 'mcp__remote__add_tool', {});
-    await waitFor(async () => (await serverOf('remote')).tools.some((t: any) => t.name === 'added'), 30_000, 'the new tool');
+    await waitFor(
+      async () => (await serverOf('remote')).tools.some((t: any) => t.name === 'added'),
+      30_000,
+      'the new tool',
+    );
     const r = await callTool(chat, 'mcp__remote__added', {});
     assert.is(r.output, 'added works');
   } finally {
@@ -274,9 +411,24 @@ test('a killed stdio server shows as error, is reconnected, and what it started 
   const [pid, helper] = pids();
   const mark = mcpWs.events.length;
   process.kill(pid, 'SIGKILL');
-  const err = await mcpWs.waitEvent((e) => mcpWs.events.indexOf(e) >= mark && e.type === 'mcp.status' && e.data.name === 'local' && e.data.status === 'error', 'the error status', 30_000);
+  const err = await mcpWs.waitEvent(
+    (e) =>
+      mcpWs.events.indexOf(e) >= mark &&
+      e.type === 'mcp.status' &&
+      e.data.name === 'local' &&
+      e.data.status === 'error',
+    'the error status',
+    30_000,
+  );
   assert.match(err.data.error, /the server process killed by SIGKILL/);
-  await mcpWs.waitEvent((e) => mcpWs.events.indexOf(e) > mcpWs.events.indexOf(err) && e.data.name === 'local' && e.data.status === 'connected', 'the reconnect', 30_000);
+  await mcpWs.waitEvent(
+    (e) =>
+      mcpWs.events.indexOf(e) > mcpWs.events.indexOf(err) &&
+      e.data.name === 'local' &&
+      e.data.status === 'connected',
+    'the reconnect',
+    30_000,
+  );
   const [pid2] = pids();
   assert.is.not(pid2, pid, 'a new server process');
   await waitFor(() => !alive(helper), 10_000, 'the old server’s child to be gone');
@@ -287,15 +439,29 @@ test('kill -9 of the mcp worker: it is restarted, the servers reconnect, no serv
   const worker = procs.find((p: any) => p.role === 'mcp');
   const [pid, helper] = pids();
   process.kill(worker.pid, 'SIGKILL');
-  await waitFor(() => !alive(pid) && !alive(helper), 15_000, 'the stdio server and its child to be killed with the worker');
-  const back = await waitFor(async () => (await api('GET', '/api/status')).body.processes.find((p: any) => p.role === 'mcp' && p.pid !== worker.pid && p.pid > 0), 30_000, 'a new mcp worker');
+  await waitFor(
+    () => !alive(pid) && !alive(helper),
+    15_000,
+    'the stdio server and its child to be killed with the worker',
+  );
+  const back = await waitFor(
+    async () =>
+      (await api('GET', '/api/status')).body.processes.find(
+        (p: any) => p.role === 'mcp' && p.pid !== worker.pid && p.pid > 0,
+      ),
+    30_000,
+    'a new mcp worker',
+  );
   assert.is(back.restarts, 1);
   await connected('local');
   await connected('remote');
   assert.is.not(pids()[0], pid);
   const chat = await newChat('interactive');
   try {
-    assert.is((await callTool(chat, 'mcp__local__echo', { text: 'again' })).output, 'stdio echo: again');
+    assert.is(
+      (await callTool(chat, 'mcp__local__echo', { text: 'again' })).output,
+      'stdio echo: again',
+    );
   } finally {
     chat.ws.close();
   }
@@ -314,17 +480,36 @@ function talk(path: string, text: string): Promise<string> {
 }
 
 test('tool calls take a direct channel to the mcp worker: a private socket that serves only an agent holding a token from the supervisor', async () => {
-  const worker = (await api('GET', '/api/status')).body.processes.find((p: any) => p.role === 'mcp');
+  const worker = (await api('GET', '/api/status')).body.processes.find(
+    (p: any) => p.role === 'mcp',
+  );
   const sock = join(rig.server.home, 'run', `mcp-${worker.pid}.sock`);
   const chat = await newChat('interactive');
   try {
-    assert.is((await callTool(chat, 'mcp__local__echo', { text: 'direct' })).output, 'stdio echo: direct');
+    assert.is(
+      (await callTool(chat, 'mcp__local__echo', { text: 'direct' })).output,
+      'stdio echo: direct',
+    );
     assert.ok(existsSync(sock), 'the agent opened the channel for its calls');
     assert.is(statSync(sock).mode & 0o777, 0o600);
-    const call = JSON.stringify({ kind: 'req', id: 'x1', type: 'mcp.call', to: 'mcp', deadline: Date.now() + 10_000, payload: { call_id: 'x1', server: 'local', tool: 'echo', arguments: { text: 'intruder' } } });
-    assert.is(await talk(sock, `${JSON.stringify({ token: 'a'.repeat(32) })}\n${call}\n`), '', 'a made-up token: closed, nothing answered');
+    const call = JSON.stringify({
+      kind: 'req',
+      id: 'x1',
+      type: 'mcp.call',
+      to: 'mcp',
+      deadline: Date.now() + 10_000,
+      payload: { call_id: 'x1', server: 'local', tool: 'echo', arguments: { text: 'intruder' } },
+    });
+    assert.is(
+      await talk(sock, `${JSON.stringify({ token: 'a'.repeat(32) })}\n${call}\n`),
+      '',
+      'a made-up token: closed, nothing answered',
+    );
     assert.is(await talk(sock, `${call}\n`), '', 'no handshake: closed, nothing answered');
-    assert.is((await callTool(chat, 'mcp__local__echo', { text: 'still' })).output, 'stdio echo: still');
+    assert.is(
+      (await callTool(chat, 'mcp__local__echo', { text: 'still' })).output,
+      'stdio echo: still',
+    );
   } finally {
     chat.ws.close();
   }
@@ -332,20 +517,37 @@ test('tool calls take a direct channel to the mcp worker: a private socket that 
 
 test('an mcpServers import with one bad entry is rejected whole, naming the entry and field; a good one is added', async () => {
   const bad = await api('POST', '/api/mcp/servers', {
-    mcpServers: { good1: { command: 'node', args: ['x.js'] }, broken: { url: 'ftp://example.com/mcp' } },
+    mcpServers: {
+      good1: { command: 'node', args: ['x.js'] },
+      broken: { url: 'ftp://example.com/mcp' },
+    },
   });
   assert.is(bad.status, 400, JSON.stringify(bad.body));
   assert.is(bad.body.error.code, 'invalid_request');
   assert.match(bad.body.error.message, /mcpServers\.broken\.url/);
   assert.match(bad.body.error.message, /nothing was imported/);
-  assert.not.ok((await api('GET', '/api/mcp/servers')).body.servers.some((s: any) => s.name === 'good1'), 'nothing of the import was kept');
+  assert.not.ok(
+    (await api('GET', '/api/mcp/servers')).body.servers.some((s: any) => s.name === 'good1'),
+    'nothing of the import was kept',
+  );
 
-  const both = await api('POST', '/api/mcp/servers', { mcpServers: { bad__name: { command: 'node' } } });
+  const both = await api('POST', '/api/mcp/servers', {
+    mcpServers: { bad__name: { command: 'node' } },
+  });
   assert.is(both.status, 400);
   assert.match(both.body.error.message, /__/);
 
   const ok = await api('POST', '/api/mcp/servers', {
-    mcpServers: { imported: { type: 'stdio', command: process.execPath, args: [fixture, 'stdio'], env: { FIXTURE_TOKEN: STDIO_SECRET }, disabled: true }, other: { url: 'http://127.0.0.1:9/mcp', disabled: true } },
+    mcpServers: {
+      imported: {
+        type: 'stdio',
+        command: process.execPath,
+        args: [fixture, 'stdio'],
+        env: { FIXTURE_TOKEN: STDIO_SECRET },
+        disabled: true,
+      },
+      other: { url: 'http://127.0.0.1:9/mcp', disabled: true },
+    },
   });
   assert.is(ok.status, 201, JSON.stringify(ok.body));
   assert.equal(ok.body.imported, ['imported', 'other']);
@@ -359,7 +561,10 @@ test('PATCH and DELETE: disable and enable live; delete goes to the trash and re
   const off = await api('PATCH', '/api/mcp/servers/remote', { enabled: false });
   assert.equal([off.status, off.body.status], [200, 'disabled']);
   const chatTools = await api('GET', '/api/tools');
-  assert.not.ok(chatTools.body.items.some((t: any) => t.name.startsWith('mcp__remote__')), 'a disabled server has no tools');
+  assert.not.ok(
+    chatTools.body.items.some((t: any) => t.name.startsWith('mcp__remote__')),
+    'a disabled server has no tools',
+  );
   const on = await api('PATCH', '/api/mcp/servers', { name: 'remote', enabled: true });
   assert.is(on.status, 200);
   await connected('remote');
@@ -380,7 +585,11 @@ test('PATCH and DELETE: disable and enable live; delete goes to the trash and re
   assert.equal((await serverOf('imported')).env_names, ['FIXTURE_TOKEN']);
   const del2 = await api('DELETE', '/api/mcp/servers?name=other');
   assert.is(del2.status, 200);
-  assert.is((await api('POST', '/api/mcp/servers/imported/reconnect')).status, 409, 'a disabled server is not reconnected');
+  assert.is(
+    (await api('POST', '/api/mcp/servers/imported/reconnect')).status,
+    409,
+    'a disabled server is not reconnected',
+  );
   const rec = await api('POST', '/api/mcp/servers/local/reconnect');
   assert.is(rec.status, 200, JSON.stringify(rec.body));
 });
@@ -389,7 +598,8 @@ test('secrets never appear in a response, the config view, a log or the audit lo
   answered.push(JSON.stringify((await api('GET', '/api/config')).body));
   const all = [answered.join('\n'), rig.server.output()];
   const logs = join(rig.server.home, 'logs');
-  if (existsSync(logs)) for (const f of readdirSync(logs)) all.push(readFileSync(join(logs, f), 'utf8'));
+  if (existsSync(logs))
+    for (const f of readdirSync(logs)) all.push(readFileSync(join(logs, f), 'utf8'));
   const text = all.join('\n');
   assert.ok(answered.length > 20);
   assert.not.ok(text.includes(STDIO_SECRET), 'the stdio env secret leaked');
@@ -400,7 +610,11 @@ test('stopping svc stops every server it started, and what they started', async 
   const running = pids();
   assert.ok(running.every(alive));
   await rig.server.stop();
-  await waitFor(() => running.every((pid) => !alive(pid)), 10_000, 'the stdio server and its child to be gone');
+  await waitFor(
+    () => running.every((pid) => !alive(pid)),
+    10_000,
+    'the stdio server and its child to be gone',
+  );
 });
 
 test.run();

@@ -37,11 +37,20 @@ const stored = () => JSON.parse(readFileSync(tokenFile(), 'utf8'));
 
 /** Sign in as the Web UI does; answers the URL the authorization server sent the browser back to. */
 async function signIn(): Promise<URL> {
-  const start = await api('POST', '/api/mcp/servers/secure/oauth/start', { origin: `http://127.0.0.1:${rig.port}` });
+  const start = await api('POST', '/api/mcp/servers/secure/oauth/start', {
+    origin: `http://127.0.0.1:${rig.port}`,
+  });
   assert.is(start.status, 200, JSON.stringify(start.body));
   const auth = new URL(start.body.authorization_url);
-  assert.is(auth.origin, new URL(remote.url).origin, 'the browser goes to the authorization server');
-  assert.is(auth.searchParams.get('redirect_uri'), `http://127.0.0.1:${rig.port}/api/mcp/oauth/callback`);
+  assert.is(
+    auth.origin,
+    new URL(remote.url).origin,
+    'the browser goes to the authorization server',
+  );
+  assert.is(
+    auth.searchParams.get('redirect_uri'),
+    `http://127.0.0.1:${rig.port}/api/mcp/oauth/callback`,
+  );
   assert.is(auth.searchParams.get('code_challenge_method'), 'S256');
   assert.ok((auth.searchParams.get('state') ?? '').length >= 40, 'a long random state');
   const res = await fetch(auth, { redirect: 'manual' });
@@ -59,12 +68,23 @@ async function callback(url: URL) {
 let calls = 0;
 async function callTool(name: string): Promise<{ content: string }> {
   const id = `oc${++calls}`;
-  rig.fake.enqueue({ parts: [{ toolCall: { id, name, arguments: [JSON.stringify({ text: `call ${calls}` })] } }], stop: 'tool_use' }, textReply('done'));
+  rig.fake.enqueue(
+    {
+      parts: [{ toolCall: { id, name, arguments: [JSON.stringify({ text: `call ${calls}` })] } }],
+      stop: 'tool_use',
+    },
+    textReply('done'),
+  );
   const chat = await api('POST', '/api/sessions', {});
-  const res = await api('POST', `/api/chat/${chat.body.id}/turn?wait=true`, { message: 'go', attachments: [] });
+  const res = await api('POST', `/api/chat/${chat.body.id}/turn?wait=true`, {
+    message: 'go',
+    attachments: [],
+  });
   assert.is(res.status, 200, JSON.stringify(res.body));
   for (const r of [...rig.fake.requests].reverse()) {
-    const m = (r.body as any).messages?.find((x: any) => x.role === 'tool' && x.tool_call_id === id);
+    const m = (r.body as any).messages?.find(
+      (x: any) => x.role === 'tool' && x.tool_call_id === id,
+    );
     if (m) return m;
   }
   throw new Error(`no tool result for ${id}`);
@@ -84,7 +104,11 @@ test.after(async () => {
 test('a server that requires OAuth shows that it waits for a sign-in, without retrying', async () => {
   const add = await api('POST', '/api/mcp/servers', { name: 'secure', url: remote.url });
   assert.is(add.status, 201, JSON.stringify(add.body));
-  const s = await waitFor(async () => ((await serverOf()).needs_auth ? serverOf() : undefined), 30_000, 'needs_auth');
+  const s = await waitFor(
+    async () => ((await serverOf()).needs_auth ? serverOf() : undefined),
+    30_000,
+    'needs_auth',
+  );
   assert.equal([s.status, s.needs_auth, s.tools], ['error', true, []]);
   assert.match(s.error, /wants credentials: use Sign in on the MCP page/);
   assert.is(remote.counts.authorizations, 0, 'no sign-in starts by itself');
@@ -94,14 +118,26 @@ test('a server that requires OAuth shows that it waits for a sign-in, without re
 
 test('the callback is public but takes only a live state: unknown ones get a page, never a redirect', async () => {
   const guard = await http({ port: rig.port, path: '/api/mcp/servers', headers: REMOTE });
-  assert.is(guard.status, 401, 'the header makes the request a remote one (the key is needed elsewhere)');
-  const bad = await http({ port: rig.port, path: '/api/mcp/oauth/callback?state=made-up&code=x', headers: REMOTE });
+  assert.is(
+    guard.status,
+    401,
+    'the header makes the request a remote one (the key is needed elsewhere)',
+  );
+  const bad = await http({
+    port: rig.port,
+    path: '/api/mcp/oauth/callback?state=made-up&code=x',
+    headers: REMOTE,
+  });
   assert.is(bad.status, 400);
   assert.match(String(bad.headers['content-type']), /^text\/html/);
   assert.is(bad.headers['content-security-policy'], "default-src 'none'");
   assert.is(bad.headers.location, undefined);
   assert.match(bad.text, /unknown, was used already, or is older than 10 minutes/);
-  const noState = await http({ port: rig.port, path: '/api/mcp/oauth/callback?code=x', headers: REMOTE });
+  const noState = await http({
+    port: rig.port,
+    path: '/api/mcp/oauth/callback?code=x',
+    headers: REMOTE,
+  });
   assert.is(noState.status, 400);
   assert.match(noState.json().error.message, /state/);
 });
@@ -114,7 +150,11 @@ test('Sign in: the browser goes through the authorization server and back; the s
   assert.is(done.status, 303, done.text);
   assert.is(done.headers.location, '/#/mcp', 'a fixed place in the Web UI');
   assert.is(remote.counts.codeExchanges, 1);
-  const s = await waitFor(async () => ((await serverOf()).status === 'connected' ? serverOf() : undefined), 30_000, 'connected');
+  const s = await waitFor(
+    async () => ((await serverOf()).status === 'connected' ? serverOf() : undefined),
+    30_000,
+    'connected',
+  );
   assert.equal([s.needs_auth, s.connected_via], [false, 'streamable_http']);
   assert.ok(s.tools.some((t: any) => t.name === 'echo'));
   assert.is((await callTool('mcp__secure__echo')).content, `oauth echo: call ${calls}`);
@@ -144,12 +184,20 @@ test('a refresh that fails for a while (server_error) is retried, not turned int
   remote.expireAccessTokens();
   remote.failRefresh = true;
   assert.is((await api('POST', '/api/mcp/servers/secure/reconnect')).status, 200);
-  const s = await waitFor(async () => ((await serverOf()).status === 'error' ? serverOf() : undefined), 30_000, 'the error');
+  const s = await waitFor(
+    async () => ((await serverOf()).status === 'error' ? serverOf() : undefined),
+    30_000,
+    'the error',
+  );
   assert.is(s.needs_auth, false);
   assert.match(s.error, /did not refresh the OAuth token/);
   const refreshes = remote.counts.refreshes;
   remote.failRefresh = false;
-  await waitFor(async () => ((await serverOf()).status === 'connected' ? true : undefined), 30_000, 'connected after a retry');
+  await waitFor(
+    async () => ((await serverOf()).status === 'connected' ? true : undefined),
+    30_000,
+    'connected after a retry',
+  );
   assert.is(remote.counts.refreshes, refreshes + 1);
   assert.is(remote.counts.authorizations, 1, 'no new sign-in');
 });
@@ -158,8 +206,19 @@ test('tokens outlive the mcp worker: after kill -9 it reconnects without a new s
   const procs = (await api('GET', '/api/status')).body.processes;
   const worker = procs.find((p: any) => p.role === 'mcp');
   process.kill(worker.pid, 'SIGKILL');
-  await waitFor(async () => (await api('GET', '/api/status')).body.processes.find((p: any) => p.role === 'mcp' && p.pid !== worker.pid && p.pid > 0), 30_000, 'a new mcp worker');
-  await waitFor(async () => ((await serverOf()).status === 'connected' ? true : undefined), 30_000, 'connected again');
+  await waitFor(
+    async () =>
+      (await api('GET', '/api/status')).body.processes.find(
+        (p: any) => p.role === 'mcp' && p.pid !== worker.pid && p.pid > 0,
+      ),
+    30_000,
+    'a new mcp worker',
+  );
+  await waitFor(
+    async () => ((await serverOf()).status === 'connected' ? true : undefined),
+    30_000,
+    'connected again',
+  );
   assert.is(remote.counts.authorizations, 1);
 });
 
@@ -167,27 +226,48 @@ test('revoked tokens: the server asks for a sign-in again, and an error from the
   remote.revokeAll();
   const rec = await api('POST', '/api/mcp/servers/secure/reconnect');
   assert.is(rec.status, 200, JSON.stringify(rec.body));
-  const s = await waitFor(async () => ((await serverOf()).needs_auth ? serverOf() : undefined), 30_000, 'needs_auth again');
+  const s = await waitFor(
+    async () => ((await serverOf()).needs_auth ? serverOf() : undefined),
+    30_000,
+    'needs_auth again',
+  );
   assert.is(s.status, 'error');
-  const start = await api('POST', '/api/mcp/servers/secure/oauth/start', { origin: `http://127.0.0.1:${rig.port}` });
+  const start = await api('POST', '/api/mcp/servers/secure/oauth/start', {
+    origin: `http://127.0.0.1:${rig.port}`,
+  });
   const state = new URL(start.body.authorization_url).searchParams.get('state')!;
-  const denied = await http({ port: rig.port, path: `/api/mcp/oauth/callback?state=${encodeURIComponent(state)}&error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E`, headers: REMOTE });
+  const denied = await http({
+    port: rig.port,
+    path: `/api/mcp/oauth/callback?state=${encodeURIComponent(state)}&error=access_denied&error_description=%3Cscript%3Ealert(1)%3C%2Fscript%3E`,
+    headers: REMOTE,
+  });
   assert.is(denied.status, 400);
   assert.match(denied.text, /did not sign you in to &#34;secure&#34; \(access_denied\)/);
   assert.not.ok(denied.text.includes('<script>'));
   const back = await signIn();
   assert.is((await callback(back)).status, 303);
-  await waitFor(async () => ((await serverOf()).status === 'connected' ? true : undefined), 30_000, 'connected after the new sign-in');
+  await waitFor(
+    async () => ((await serverOf()).status === 'connected' ? true : undefined),
+    30_000,
+    'connected after the new sign-in',
+  );
 });
 
 test('Sign in is refused with a reason for what cannot sign in', async () => {
   assert.is((await api('POST', '/api/mcp/servers/nope/oauth/start', {})).status, 404);
-  const local = await api('POST', '/api/mcp/servers', { name: 'local', command: process.execPath, args: ['-e', ''], enabled: false });
+  const local = await api('POST', '/api/mcp/servers', {
+    name: 'local',
+    command: process.execPath,
+    args: ['-e', ''],
+    enabled: false,
+  });
   assert.is(local.status, 201);
   const r = await api('POST', '/api/mcp/servers/local/oauth/start', {});
   assert.is(r.status, 409);
   assert.match(r.body.error.message, /local \(stdio\)/);
-  const badOrigin = await api('POST', '/api/mcp/servers/secure/oauth/start', { origin: 'javascript:alert(1)' });
+  const badOrigin = await api('POST', '/api/mcp/servers/secure/oauth/start', {
+    origin: 'javascript:alert(1)',
+  });
   assert.is(badOrigin.status, 400);
 });
 
@@ -197,19 +277,28 @@ test('deleting the server removes its tokens; restored from the trash, it asks f
   assert.is(del.status, 200, JSON.stringify(del.body));
   assert.not.ok(existsSync(tokenFile()), 'the tokens are gone with the server');
   assert.is((await api('POST', `/api/trash/${del.body.trash_id}/restore`, {})).status, 200);
-  await waitFor(async () => ((await serverOf()).needs_auth ? true : undefined), 30_000, 'needs_auth after the restore');
+  await waitFor(
+    async () => ((await serverOf()).needs_auth ? true : undefined),
+    30_000,
+    'needs_auth after the restore',
+  );
 });
 
 test('no token, code or client secret appears in a response or a log', async () => {
   const all = [answered.join('\n'), rig.server.output()];
   const logs = join(rig.server.home, 'logs');
-  if (existsSync(logs)) for (const f of readdirSync(logs)) all.push(readFileSync(join(logs, f), 'utf8'));
+  if (existsSync(logs))
+    for (const f of readdirSync(logs)) all.push(readFileSync(join(logs, f), 'utf8'));
   const text = all.join('\n');
   assert.ok(remote.issued.length >= 6);
-  for (const t of remote.issued) assert.not.ok(text.includes(t), `a token leaked: ${t.slice(0, 3)}…`);
+  for (const t of remote.issued)
+    assert.not.ok(text.includes(t), `a token leaked: ${t.slice(0, 3)}…`);
   assert.is(codes.length, 2);
   for (const c of codes) assert.not.ok(text.includes(c), 'an authorization code leaked');
-  assert.not.ok(rig.server.output().includes('[mcp-sdk]'), 'the SDK found nothing to warn about in what svc stores');
+  assert.not.ok(
+    rig.server.output().includes('[mcp-sdk]'),
+    'the SDK found nothing to warn about in what svc stores',
+  );
 });
 
 test.run();

@@ -60,10 +60,16 @@ if (reason !== undefined) {
   let KEY = '';
 
   const fromNs = async (reqs: Req[]): Promise<Res[]> => {
-    const r = await ns!.run([process.execPath, '-e', clientScript, JSON.stringify({ host: ns!.hostIp, port: server!.port, reqs })]);
+    const r = await ns!.run([
+      process.execPath,
+      '-e',
+      clientScript,
+      JSON.stringify({ host: ns!.hostIp, port: server!.port, reqs }),
+    ]);
     assert.is(r.code, 0, `the client in the namespace failed: ${r.stderr}`);
     const out = JSON.parse(r.stdout) as Res[];
-    for (const [i, res] of out.entries()) assert.is(res.error, undefined, `${reqs[i]?.path}: ${res.error}`);
+    for (const [i, res] of out.entries())
+      assert.is(res.error, undefined, `${reqs[i]?.path}: ${res.error}`);
     return out;
   };
   const one = async (req: Req): Promise<Res> => (await fromNs([req]))[0]!;
@@ -71,7 +77,10 @@ if (reason !== undefined) {
   test.before(async () => {
     ns = createNetns();
     try {
-      server = await startServer({ args: ['--addr', `${ns.hostIp}:0`], env: { SVC_ACCESS_KEY: undefined } });
+      server = await startServer({
+        args: ['--addr', `${ns.hostIp}:0`],
+        env: { SVC_ACCESS_KEY: undefined },
+      });
       KEY = server.key();
     } catch (err) {
       ns.close();
@@ -106,19 +115,32 @@ if (reason !== undefined) {
     const [none, localHost, forwarded, wrong, query, bearer, header, cookie] = await fromNs([
       { path: '/api/status' },
       { path: '/api/status', headers: { Host: 'localhost' } },
-      { path: '/api/status', headers: { Host: `127.0.0.1:${server!.port}`, 'X-Forwarded-For': '127.0.0.1' } },
+      {
+        path: '/api/status',
+        headers: { Host: `127.0.0.1:${server!.port}`, 'X-Forwarded-For': '127.0.0.1' },
+      },
       { path: '/api/status', headers: { Authorization: `Bearer ${'0'.repeat(64)}` } },
       { path: `/api/status?access_key=${KEY}` },
       { path: '/api/status', headers: { Authorization: `Bearer ${KEY}` } },
       { path: '/api/status', headers: { 'X-Access-Key': KEY } },
       { path: '/api/status', headers: { Cookie: `svc_access_key=${KEY}` } },
     ]);
-    for (const [name, res] of [['no key', none], ['Host: localhost', localHost], ['X-Forwarded-For: 127.0.0.1', forwarded], ['a wrong key', wrong], ['?access_key on /api', query]] as const) {
+    for (const [name, res] of [
+      ['no key', none],
+      ['Host: localhost', localHost],
+      ['X-Forwarded-For: 127.0.0.1', forwarded],
+      ['a wrong key', wrong],
+      ['?access_key on /api', query],
+    ] as const) {
       assert.is(res!.status, 401, name);
       assert.is(JSON.parse(res!.body).error.code, 'unauthorized', name);
       assert.match(String(res!.headers['www-authenticate']), /^Bearer/, name);
     }
-    for (const [name, res] of [['Bearer', bearer], ['X-Access-Key', header], ['cookie', cookie]] as const) {
+    for (const [name, res] of [
+      ['Bearer', bearer],
+      ['X-Access-Key', header],
+      ['cookie', cookie],
+    ] as const) {
       assert.is(res!.status, 200, name);
       assert.is(JSON.parse(res!.body).state, 'running', name);
     }
@@ -129,7 +151,9 @@ if (reason !== undefined) {
     assert.is(exchange.status, 302);
     assert.is(exchange.headers['location'], '/');
     const raw = exchange.headers['set-cookie'];
-    const setCookie = (Array.isArray(raw) ? raw : [String(raw)]).find((c) => c.startsWith('svc_access_key='));
+    const setCookie = (Array.isArray(raw) ? raw : [String(raw)]).find((c) =>
+      c.startsWith('svc_access_key='),
+    );
     assert.ok(setCookie, 'a Set-Cookie for svc_access_key');
     assert.match(setCookie, /;\s*HttpOnly/i);
     assert.match(setCookie, /;\s*SameSite=Strict/i);
@@ -149,7 +173,10 @@ if (reason !== undefined) {
   });
 
   test('an unknown /api path from a keyless remote peer is 401, not 404 (the route map is not leaked)', async () => {
-    const [unknown, keyed] = await fromNs([{ path: '/api/definitely-not-a-route' }, { path: '/api/definitely-not-a-route', headers: { Authorization: `Bearer ${KEY}` } }]);
+    const [unknown, keyed] = await fromNs([
+      { path: '/api/definitely-not-a-route' },
+      { path: '/api/definitely-not-a-route', headers: { Authorization: `Bearer ${KEY}` } },
+    ]);
     assert.is(unknown!.status, 401);
     assert.is(JSON.parse(unknown!.body).error.code, 'unauthorized');
     assert.is(keyed!.status, 404);
@@ -171,18 +198,40 @@ if (reason !== undefined) {
 
   test('the key is printed once, in the Open line, and nowhere else in the output', () => {
     const out = server!.output();
-    assert.is(out.split(KEY).length - 1, 1, `the key appears ${out.split(KEY).length - 1} times in the output`);
+    assert.is(
+      out.split(KEY).length - 1,
+      1,
+      `the key appears ${out.split(KEY).length - 1} times in the output`,
+    );
   });
 
   test('bound to every interface (dual-stack, IPv4 peers seen as ::ffff:a.b.c.d): 127.0.0.1 is local, the namespace is not', async () => {
     const all = await startServer({ args: ['--addr', ':0'], env: { SVC_ACCESS_KEY: undefined } });
     try {
       const key = all.key();
-      await waitFor(() => new RegExp(`Open http://\\S+:${all.port}/\\?access_key=${key}`).test(all.output()), 5000, 'the Open line');
+      await waitFor(
+        () => new RegExp(`Open http://\\S+:${all.port}/\\?access_key=${key}`).test(all.output()),
+        5000,
+        'the Open line',
+      );
       const localStatus = await http({ port: all.port, path: '/api/status' });
       assert.is(localStatus.status, 200, 'a keyless request from 127.0.0.1 with a local Host');
       assert.is((await http({ port: all.port, path: '/api/version' })).json().local, true);
-      const r = await ns!.run([process.execPath, '-e', clientScript, JSON.stringify({ host: ns!.hostIp, port: all.port, reqs: [{ path: '/api/status' }, { path: '/api/status', headers: { Host: 'localhost' } }, { path: '/api/version' }, { path: '/api/status', headers: { 'X-Access-Key': key } }] })]);
+      const r = await ns!.run([
+        process.execPath,
+        '-e',
+        clientScript,
+        JSON.stringify({
+          host: ns!.hostIp,
+          port: all.port,
+          reqs: [
+            { path: '/api/status' },
+            { path: '/api/status', headers: { Host: 'localhost' } },
+            { path: '/api/version' },
+            { path: '/api/status', headers: { 'X-Access-Key': key } },
+          ],
+        }),
+      ]);
       assert.is(r.code, 0, r.stderr);
       const [none, localHost, version, keyed] = JSON.parse(r.stdout) as Res[];
       assert.is(none!.status, 401, 'remote, no key');

@@ -37,11 +37,20 @@ test('a fresh server starts in no_model and refuses to complete onboarding', asy
   const done = await call('POST', '/api/onboard/complete', {});
   assert.is(done.status, 409);
   assert.match(done.body.error.message, /model/);
-  assert.equal((await call('GET', '/api/onboard/complete')).body, { completed: false, completed_at: null });
+  assert.equal((await call('GET', '/api/onboard/complete')).body, {
+    completed: false,
+    completed_at: null,
+  });
 });
 
 test('POST /api/config/test: a working provider, model and key', async () => {
-  const res = await call('POST', '/api/config/test', { provider: 'custom', protocol: 'openai', base_url: fake.baseUrl('openai'), model: 'fake-model', api_key: KEY });
+  const res = await call('POST', '/api/config/test', {
+    provider: 'custom',
+    protocol: 'openai',
+    base_url: fake.baseUrl('openai'),
+    model: 'fake-model',
+    api_key: KEY,
+  });
   assert.is(res.status, 200);
   assert.is(res.body.ok, true);
   assert.type(res.body.latency_ms, 'number');
@@ -50,14 +59,26 @@ test('POST /api/config/test: a working provider, model and key', async () => {
 });
 
 test('POST /api/config/test: a bad key says so, and never echoes the key', async () => {
-  const res = await call('POST', '/api/config/test', { provider: 'custom', protocol: 'anthropic', base_url: fake.baseUrl('anthropic'), model: 'fake-model', api_key: 'sk-wrong-key-000000000' });
+  const res = await call('POST', '/api/config/test', {
+    provider: 'custom',
+    protocol: 'anthropic',
+    base_url: fake.baseUrl('anthropic'),
+    model: 'fake-model',
+    api_key: 'sk-wrong-key-000000000',
+  });
   assert.is(res.body.ok, false);
   assert.is(res.body.reason, 'bad_key');
   assert.not.ok(JSON.stringify(res.body).includes('sk-wrong-key-000000000'));
 });
 
 test('POST /api/config/test: an unknown model says so', async () => {
-  const res = await call('POST', '/api/config/test', { provider: 'custom', protocol: 'openai', base_url: fake.baseUrl('openai'), model: 'no-such-model', api_key: KEY });
+  const res = await call('POST', '/api/config/test', {
+    provider: 'custom',
+    protocol: 'openai',
+    base_url: fake.baseUrl('openai'),
+    model: 'no-such-model',
+    api_key: KEY,
+  });
   assert.is(res.body.ok, false);
   assert.is(res.body.reason, 'unknown_model');
   assert.type(res.body.message, 'string');
@@ -65,19 +86,35 @@ test('POST /api/config/test: an unknown model says so', async () => {
 
 test('POST /api/config/test: an unreachable host says so', async () => {
   const port = await closedPort();
-  const res = await call('POST', '/api/config/test', { provider: 'custom', protocol: 'openai', base_url: `http://127.0.0.1:${port}/v1`, model: 'fake-model', api_key: KEY });
+  const res = await call('POST', '/api/config/test', {
+    provider: 'custom',
+    protocol: 'openai',
+    base_url: `http://127.0.0.1:${port}/v1`,
+    model: 'fake-model',
+    api_key: KEY,
+  });
   assert.is(res.body.ok, false);
   assert.is(res.body.reason, 'unreachable');
 });
 
 test('POST /api/config/test validates its body', async () => {
   assert.is((await call('POST', '/api/config/test', { model_id: 'ghost' })).status, 404);
-  assert.is((await call('POST', '/api/config/test', { provider: 'custom', model: 'x' })).status, 400);
+  assert.is(
+    (await call('POST', '/api/config/test', { provider: 'custom', model: 'x' })).status,
+    400,
+  );
   assert.is((await call('POST', '/api/config/test', { nothing: true })).status, 400);
 });
 
 test('onboarding: model configured → tested → profile written → done', async () => {
-  await call('POST', '/api/config/models', { id: 'main', provider: 'custom', protocol: 'openai', base_url: fake.baseUrl('openai'), model: 'fake-model', api_key: 'sk-wrong-key-000000000' });
+  await call('POST', '/api/config/models', {
+    id: 'main',
+    provider: 'custom',
+    protocol: 'openai',
+    base_url: fake.baseUrl('openai'),
+    model: 'fake-model',
+    api_key: 'sk-wrong-key-000000000',
+  });
   await call('PUT', '/api/config/models/default', { model_id: 'main' });
   assert.is((await call('GET', '/api/onboard/status')).body.state, 'model_configured');
 
@@ -93,7 +130,10 @@ test('onboarding: model configured → tested → profile written → done', asy
   assert.is(ok.body.ok, true);
   assert.is((await call('GET', '/api/onboard/status')).body.state, 'model_tested');
 
-  const profile = await call('POST', '/api/onboard/status', { soul: '# Soul\nBe brief.', user: '# User\nLikes tea.' });
+  const profile = await call('POST', '/api/onboard/status', {
+    soul: '# Soul\nBe brief.',
+    user: '# User\nLikes tea.',
+  });
   assert.is(profile.status, 200);
   assert.is(profile.body.state, 'profile_written');
   assert.is(readFileSync(join(server.home, 'soul.md'), 'utf8'), '# Soul\nBe brief.');
@@ -109,7 +149,14 @@ test('changing the default model after a passing test needs a new test', async (
   const fresh = await startServer();
   try {
     const c = (m: string, p: string, b?: unknown) => api(fresh.port, m, p, b);
-    await c('POST', '/api/config/models', { id: 'm', provider: 'custom', protocol: 'openai', base_url: fake.baseUrl('openai'), model: 'fake-model', api_key: KEY });
+    await c('POST', '/api/config/models', {
+      id: 'm',
+      provider: 'custom',
+      protocol: 'openai',
+      base_url: fake.baseUrl('openai'),
+      model: 'fake-model',
+      api_key: KEY,
+    });
     await c('PUT', '/api/config/models/default', { model_id: 'm' });
     assert.ok((await c('POST', '/api/config/test', { model_id: 'm' })).body.ok);
     assert.is((await c('GET', '/api/onboard/status')).body.state, 'model_tested');

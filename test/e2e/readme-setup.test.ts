@@ -17,14 +17,16 @@ const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
 
 /** The JSON body of the README's first `curl … /api/config/models` line. */
 function firstModelExample(): Record<string, unknown> {
-  const line = readme.split('\n').find((l) => l.startsWith('curl') && l.includes('/api/config/models'));
+  const line = readme
+    .split('\n')
+    .find((l) => l.startsWith('curl') && l.includes('/api/config/models'));
   assert.ok(line, 'the README adds a model with curl');
   const body = /-d '(\{.*?\})'/.exec(line)?.[1];
   assert.ok(body, `a JSON body in: ${line}`);
   return JSON.parse(body) as Record<string, unknown>;
 }
 
-test('the README\'s first model example names base_url, and that body, pointed at an OpenAI-compatible server, works', async () => {
+test("the README's first model example names base_url, and that body, pointed at an OpenAI-compatible server, works", async () => {
   const example = firstModelExample();
   assert.type(example.base_url, 'string', 'base_url is in the example');
   assert.ok(URL.canParse(example.base_url as string));
@@ -32,7 +34,11 @@ test('the README\'s first model example names base_url, and that body, pointed a
   try {
     rig = await startRig({ models: {} });
     // The same body, with the address and key of a local OpenAI-compatible server (the fake).
-    const created = await api(rig.port, 'POST', '/api/config/models', { ...example, base_url: rig.fake.baseUrl('openai'), api_key: KEY });
+    const created = await api(rig.port, 'POST', '/api/config/models', {
+      ...example,
+      base_url: rig.fake.baseUrl('openai'),
+      api_key: KEY,
+    });
     assert.is(created.status, 201, JSON.stringify(created.body));
     const probe = await api(rig.port, 'POST', '/api/config/test', { model_id: example.id });
     assert.is(probe.body.ok, true, JSON.stringify(probe.body));
@@ -42,8 +48,12 @@ test('the README\'s first model example names base_url, and that body, pointed a
 });
 
 test('every package with an install script in the lock file is allowed or denied in allowScripts', () => {
-  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> };
-  const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { hasInstallScript?: boolean }> };
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    allowScripts?: Record<string, boolean>;
+  };
+  const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { hasInstallScript?: boolean }>;
+  };
   const withScripts = Object.entries(lock.packages)
     .filter(([, p]) => p.hasInstallScript)
     .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
@@ -53,7 +63,11 @@ test('every package with an install script in the lock file is allowed or denied
 });
 
 test('npm itself finds no install script left undecided (where this npm reviews them)', () => {
-  const r = spawnSync('npm', ['install-scripts', 'ls', '--offline'], { cwd: repoRoot, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync('npm', ['install-scripts', 'ls', '--offline'], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   if (r.status !== 0 && /Unknown command|not a valid command/i.test(`${r.stdout}${r.stderr}`)) {
     console.log('skipped: this npm has no install-scripts command');
     return;

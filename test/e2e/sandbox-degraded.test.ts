@@ -21,7 +21,10 @@ const browserMissing = browserUnavailable();
 
 test.before(async () => {
   root = mkdtempSync('/var/tmp/svc-sandbox-degraded-');
-  rig = await startRig({ models: { oa: { protocol: 'openai' } }, env: { SVC_SANDBOX_BWRAP: missing } });
+  rig = await startRig({
+    models: { oa: { protocol: 'openai' } },
+    env: { SVC_SANDBOX_BWRAP: missing },
+  });
 });
 
 test.after(async () => {
@@ -29,7 +32,9 @@ test.after(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-const UNAVAILABLE = new RegExp(`^sandbox unavailable: ${missing} is missing or not executable; fix: install bubblewrap \\(Debian/Ubuntu: sudo apt-get install bubblewrap`);
+const UNAVAILABLE = new RegExp(
+  `^sandbox unavailable: ${missing} is missing or not executable; fix: install bubblewrap \\(Debian/Ubuntu: sudo apt-get install bubblewrap`,
+);
 
 test('health, /api/status and `svc status` say the sandbox is unavailable, why, and the fix', async () => {
   const health = await api(rig.port, 'GET', '/api/health');
@@ -48,25 +53,54 @@ test('health, /api/status and `svc status` say the sandbox is unavailable, why, 
 test('the first approval of a session carries the notice, the next one does not; commands still run', async () => {
   const work = join(root, 'work');
   mkdirSync(work);
-  const id = (await api(rig.port, 'POST', '/api/sessions', { working_dir: work, permission_mode: 'interactive' })).body.id as string;
+  const id = (
+    await api(rig.port, 'POST', '/api/sessions', {
+      working_dir: work,
+      permission_mode: 'interactive',
+    })
+  ).body.id as string;
   const ws = await connectWs(rig.port, [`session:${id}`]);
   try {
     const file = join(root, 'ran.txt');
     // curl asks (a network tool); the `touch` outside the working folder shows it ran unsandboxed.
     const command = `curl --version >/dev/null 2>&1; touch ${file}`;
-    const call = (n: number) => ({ parts: [{ toolCall: { id: `deg${n}`, name: 'terminal', arguments: [JSON.stringify({ command })] } }], stop: 'tool_use' as const });
+    const call = (n: number) => ({
+      parts: [
+        { toolCall: { id: `deg${n}`, name: 'terminal', arguments: [JSON.stringify({ command })] } },
+      ],
+      stop: 'tool_use' as const,
+    });
     rig.fake.enqueue(call(1), call(2), textReply('done'));
-    const started = await api(rig.port, 'POST', `/api/chat/${id}/turn?wait=false`, { message: 'go', attachments: [] });
+    const started = await api(rig.port, 'POST', `/api/chat/${id}/turn?wait=false`, {
+      message: 'go',
+      attachments: [],
+    });
     assert.is(started.status, 202);
-    const first = await ws.waitEvent((e) => e.type === 'approval.requested' && e.data.call_id === 'deg1', 'the first approval', 15_000);
+    const first = await ws.waitEvent(
+      (e) => e.type === 'approval.requested' && e.data.call_id === 'deg1',
+      'the first approval',
+      15_000,
+    );
     assert.match(first.data.sandbox_notice, UNAVAILABLE);
     const pending = await api(rig.port, 'GET', `/api/sessions/${id}/approvals`);
     assert.match(pending.body.items[0].sandbox_notice, UNAVAILABLE);
-    await api(rig.port, 'POST', `/api/sessions/${id}/approvals/${first.data.approval_id}`, { decision: 'allow_once' });
-    const second = await ws.waitEvent((e) => e.type === 'approval.requested' && e.data.call_id === 'deg2', 'the second approval', 15_000);
+    await api(rig.port, 'POST', `/api/sessions/${id}/approvals/${first.data.approval_id}`, {
+      decision: 'allow_once',
+    });
+    const second = await ws.waitEvent(
+      (e) => e.type === 'approval.requested' && e.data.call_id === 'deg2',
+      'the second approval',
+      15_000,
+    );
     assert.is(second.data.sandbox_notice, undefined, 'said once per session');
-    await api(rig.port, 'POST', `/api/sessions/${id}/approvals/${second.data.approval_id}`, { decision: 'allow_once' });
-    const end = await ws.waitEvent((e) => e.type === 'turn.completed' || e.type === 'turn.failed', 'the end of the turn', 15_000);
+    await api(rig.port, 'POST', `/api/sessions/${id}/approvals/${second.data.approval_id}`, {
+      decision: 'allow_once',
+    });
+    const end = await ws.waitEvent(
+      (e) => e.type === 'turn.completed' || e.type === 'turn.failed',
+      'the end of the turn',
+      15_000,
+    );
     assert.is(end.type, 'turn.completed');
     assert.ok(existsSync(file), 'without a sandbox the command ran as before');
   } finally {
@@ -89,11 +123,29 @@ if (browserMissing) {
       assert.match(await msg.innerText(), UNAVAILABLE);
       assert.is(await p.page.getByTestId('sandbox-state').innerText(), 'unavailable');
 
-      const id = (await api(rig.port, 'POST', '/api/sessions', { title: 'Degraded', permission_mode: 'interactive' })).body.id as string;
+      const id = (
+        await api(rig.port, 'POST', '/api/sessions', {
+          title: 'Degraded',
+          permission_mode: 'interactive',
+        })
+      ).body.id as string;
       await p.page.goto(`${rig.server.base}/#/chat/${id}`);
       const input = p.page.getByTestId('composer-input');
       await input.waitFor();
-      rig.fake.enqueue({ parts: [{ toolCall: { name: 'write_file', arguments: [JSON.stringify({ path: join(root, 'ui.txt'), content: 'x' })] } }], stop: 'tool_use' }, textReply('ok'));
+      rig.fake.enqueue(
+        {
+          parts: [
+            {
+              toolCall: {
+                name: 'write_file',
+                arguments: [JSON.stringify({ path: join(root, 'ui.txt'), content: 'x' })],
+              },
+            },
+          ],
+          stop: 'tool_use',
+        },
+        textReply('ok'),
+      );
       await input.fill('write it');
       await input.press('Enter');
       const notice = p.page.getByTestId('approval-dialog').getByTestId('sandbox-notice');

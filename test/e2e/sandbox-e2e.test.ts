@@ -61,16 +61,35 @@ function enqueue(steps: Array<Array<{ name: string; args: Record<string, unknown
 }
 
 async function startTurn(chat: Chat): Promise<string> {
-  const res = await api(rig.port, 'POST', `/api/chat/${chat.id}/turn?wait=false`, { message: 'go', attachments: [] });
+  const res = await api(rig.port, 'POST', `/api/chat/${chat.id}/turn?wait=false`, {
+    message: 'go',
+    attachments: [],
+  });
   assert.is(res.status, 202, JSON.stringify(res.body));
   return res.body.turn_id as string;
 }
 
 const END = ['turn.completed', 'turn.failed', 'turn.interrupted'];
-const endOf = (chat: Chat, turnId: string) => chat.ws.waitEvent((e) => e.data?.turn_id === turnId && END.includes(e.type), `the end of ${turnId}`, 30_000);
-const resultOf = (chat: Chat, callId: string) => chat.ws.waitEvent((e) => e.type === 'turn.tool_result' && e.data.call_id === callId, `the result of ${callId}`, 30_000);
+const endOf = (chat: Chat, turnId: string) =>
+  chat.ws.waitEvent(
+    (e) => e.data?.turn_id === turnId && END.includes(e.type),
+    `the end of ${turnId}`,
+    30_000,
+  );
+const resultOf = (chat: Chat, callId: string) =>
+  chat.ws.waitEvent(
+    (e) => e.type === 'turn.tool_result' && e.data.call_id === callId,
+    `the result of ${callId}`,
+    30_000,
+  );
 const firstOf = (chat: Chat, callId: string) =>
-  chat.ws.waitEvent((e) => e.data?.call_id === callId && (e.type === 'approval.requested' || e.type === 'turn.tool_result'), `an approval or result for ${callId}`, 30_000);
+  chat.ws.waitEvent(
+    (e) =>
+      e.data?.call_id === callId &&
+      (e.type === 'approval.requested' || e.type === 'turn.tool_result'),
+    `an approval or result for ${callId}`,
+    30_000,
+  );
 
 test('health, /api/status and `svc status` say the sandbox is on', async () => {
   const health = await api(rig.port, 'GET', '/api/health');
@@ -87,10 +106,16 @@ test('the network is a session setting: set, read back, checked with a message a
   const chat = await newChat({ network: 'off' });
   try {
     assert.is((await api(rig.port, 'GET', `/api/sessions/${chat.id}`)).body.network, 'off');
-    const hosts = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: ['Registry.npmjs.org', '*.github.com', '127.0.0.1:8080'] });
+    const hosts = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, {
+      network: ['Registry.npmjs.org', '*.github.com', '127.0.0.1:8080'],
+    });
     assert.is(hosts.status, 200, JSON.stringify(hosts.body));
     assert.equal(hosts.body.network, ['registry.npmjs.org', '*.github.com', '127.0.0.1:8080']);
-    assert.equal((await api(rig.port, 'GET', `/api/sessions/${chat.id}`)).body.network, ['registry.npmjs.org', '*.github.com', '127.0.0.1:8080']);
+    assert.equal((await api(rig.port, 'GET', `/api/sessions/${chat.id}`)).body.network, [
+      'registry.npmjs.org',
+      '*.github.com',
+      '127.0.0.1:8080',
+    ]);
     const bad = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: 'sideways' });
     assert.is(bad.status, 400);
     assert.is(bad.body.error.code, 'invalid_request');
@@ -98,7 +123,9 @@ test('the network is a session setting: set, read back, checked with a message a
     const empty = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: [] });
     assert.is(empty.status, 400);
     assert.match(empty.body.error.message, /at least one host/);
-    const badHost = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: ['http://x.com/path'] });
+    const badHost = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, {
+      network: ['http://x.com/path'],
+    });
     assert.is(badHost.status, 400);
     assert.match(badHost.body.error.message, /a host is a name or address/);
     const reset = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: null });
@@ -119,7 +146,9 @@ test("scripts the agent writes cannot kill the supervisor, rewrite svc's rules o
   const port = (srv.address() as { port: number }).port;
   const chat = await newChat({ permission_mode: 'auto', network: 'off' });
   try {
-    const supervisorPid = (await status(rig.port)).processes.find((p: { role: string }) => p.role === 'supervisor').pid as number;
+    const supervisorPid = (await status(rig.port)).processes.find(
+      (p: { role: string }) => p.role === 'supervisor',
+    ).pid as number;
     const key = readFileSync(join(rig.server.home, 'access_key'), 'utf8').trim();
     const perms = join(rig.server.home, 'permissions.yml');
     const script = [
@@ -129,7 +158,10 @@ test("scripts the agent writes cannot kill the supervisor, rewrite svc's rules o
       `cat ${join(rig.server.home, 'access_key')}; echo "key=$?"`,
       `curl -sS -m 5 http://127.0.0.1:${port}/; echo "net=$?"`,
     ].join('\n');
-    const [w, t] = enqueue([[{ name: 'write_file', args: { path: join(chat.work, 'tidy.sh'), content: script } }], [{ name: 'terminal', args: { command: 'sh tidy.sh' } }]]);
+    const [w, t] = enqueue([
+      [{ name: 'write_file', args: { path: join(chat.work, 'tidy.sh'), content: script } }],
+      [{ name: 'terminal', args: { command: 'sh tidy.sh' } }],
+    ]);
     const turnId = await startTurn(chat);
     assert.is((await resultOf(chat, w!)).data.is_error, false);
     const out = String((await resultOf(chat, t!)).data.output);
@@ -142,7 +174,11 @@ test("scripts the agent writes cannot kill the supervisor, rewrite svc's rules o
     assert.not.ok(existsSync(perms), 'permissions.yml was not written');
     assert.equal(hits, [], 'the loopback server was never reached');
     const after = await status(rig.port);
-    assert.is(after.processes.find((p: { role: string }) => p.role === 'supervisor').pid, supervisorPid, 'the same supervisor still runs');
+    assert.is(
+      after.processes.find((p: { role: string }) => p.role === 'supervisor').pid,
+      supervisorPid,
+      'the same supervisor still runs',
+    );
     assert.is((await api(rig.port, 'GET', '/api/health')).body.status, 'ok');
   } finally {
     chat.ws.close();
@@ -150,7 +186,13 @@ test("scripts the agent writes cannot kill the supervisor, rewrite svc's rules o
 });
 
 /** A terminal call that asks to step outside, to create `file`. */
-const outsideCall = (file: string) => ({ name: 'terminal', args: { command: `touch ${file}`, outside_sandbox: 'create a marker file beside the working folder' } });
+const outsideCall = (file: string) => ({
+  name: 'terminal',
+  args: {
+    command: `touch ${file}`,
+    outside_sandbox: 'create a marker file beside the working folder',
+  },
+});
 
 test('stepping outside asks even in auto mode, shows why, and runs outside once allowed', async () => {
   for (const mode of ['interactive', 'auto'] as const) {
@@ -161,13 +203,24 @@ test('stepping outside asks even in auto mode, shows why, and runs outside once 
       const turnId = await startTurn(chat);
       const ask = await firstOf(chat, c!);
       assert.is(ask.type, 'approval.requested', `${mode}: ${JSON.stringify(ask.data)}`);
-      assert.match(ask.data.reason, /asks to run outside the sandbox.*Its reason: create a marker file beside the working folder$/);
+      assert.match(
+        ask.data.reason,
+        /asks to run outside the sandbox.*Its reason: create a marker file beside the working folder$/,
+      );
       assert.is(ask.data.input.outside_sandbox, 'create a marker file beside the working folder');
       assert.is(ask.data.sandbox_notice, undefined, 'the sandbox is on: no notice');
-      const ok = await api(rig.port, 'POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, { decision: 'allow_once' });
+      const ok = await api(
+        rig.port,
+        'POST',
+        `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`,
+        { decision: 'allow_once' },
+      );
       assert.is(ok.status, 200, JSON.stringify(ok.body));
       const r = await resultOf(chat, c!);
-      assert.is(r.data.output, '(no output)\n[exit code 0]\n[ran outside the sandbox, as approved]');
+      assert.is(
+        r.data.output,
+        '(no output)\n[exit code 0]\n[ran outside the sandbox, as approved]',
+      );
       await endOf(chat, turnId);
       assert.ok(existsSync(file));
     } finally {
@@ -195,7 +248,9 @@ test('strict never steps outside; a denied ask leaves the file unwritten; a term
     const t2 = await startTurn(auto);
     const ask = await firstOf(auto, c2!);
     assert.is(ask.type, 'approval.requested');
-    await api(rig.port, 'POST', `/api/sessions/${auto.id}/approvals/${ask.data.approval_id}`, { decision: 'deny' });
+    await api(rig.port, 'POST', `/api/sessions/${auto.id}/approvals/${ask.data.approval_id}`, {
+      decision: 'deny',
+    });
     assert.match((await resultOf(auto, c2!)).data.output, /^permission_denied: the user declined/);
     await endOf(auto, t2);
     assert.not.ok(existsSync(f2));
@@ -217,9 +272,16 @@ test('strict never steps outside; a denied ask leaves the file unwritten; a term
 });
 
 test('the audit log records the outside asks and refusals', async () => {
-  const lines = readFileSync(join(rig.server.home, 'logs', 'audit.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { decision: string; reason?: string; input: Record<string, unknown> });
+  const lines = readFileSync(join(rig.server.home, 'logs', 'audit.log'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map(
+      (l) => JSON.parse(l) as { decision: string; reason?: string; input: Record<string, unknown> },
+    );
   const outside = lines.filter((l) => typeof l.input.outside_sandbox === 'string');
-  assert.ok(outside.some((l) => l.decision === 'ask' && /outside the sandbox/.test(l.reason ?? '')));
+  assert.ok(
+    outside.some((l) => l.decision === 'ask' && /outside the sandbox/.test(l.reason ?? '')),
+  );
   assert.ok(outside.some((l) => l.decision === 'strict_denied'));
   assert.ok(outside.some((l) => l.decision === 'denied_by_user'));
 });

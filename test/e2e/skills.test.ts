@@ -1,12 +1,30 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { strToU8, unzipSync, zipSync, type Zippable } from 'fflate';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { api } from '../helpers/api.js';
-import { connectWs, messagesOf, newChat, startRig, type TurnRig, type WsClient } from '../helpers/turns.js';
+import {
+  connectWs,
+  messagesOf,
+  newChat,
+  startRig,
+  type TurnRig,
+  type WsClient,
+} from '../helpers/turns.js';
 import { getBytes, postMultipart } from '../helpers/zipfile.js';
 
 /**
@@ -38,7 +56,10 @@ const BODY = 'When asked for the weather report, answer with the word BAROMETER 
 function makeSkill(name: string, extra = ''): string {
   const dir = join(work, `${name}-${Math.random().toString(36).slice(2, 8)}`);
   mkdirSync(join(dir, 'templates'), { recursive: true });
-  writeFileSync(join(dir, 'SKILL.md'), `---\nname: ${name}\ndescription: Reports the weather in a fixed format${extra}.\n---\n\n${BODY}\n`);
+  writeFileSync(
+    join(dir, 'SKILL.md'),
+    `---\nname: ${name}\ndescription: Reports the weather in a fixed format${extra}.\n---\n\n${BODY}\n`,
+  );
   writeFileSync(join(dir, 'check.sh'), '#!/bin/sh\necho checked\n');
   chmodSync(join(dir, 'check.sh'), 0o755);
   writeFileSync(join(dir, 'templates', 'report.md'), '# Report\n\n- temperature: {{t}}\n');
@@ -61,8 +82,13 @@ function hashes(dir: string): Record<string, string> {
   return out;
 }
 
-const importPath = (source: string, force?: boolean) => api(rig.port, 'POST', '/api/skills/import', { source, ...(force === undefined ? {} : { force }) });
-const listed = async (name: string) => ((await api(rig.port, 'GET', '/api/skills')).body.items as any[]).find((s) => s.name === name);
+const importPath = (source: string, force?: boolean) =>
+  api(rig.port, 'POST', '/api/skills/import', {
+    source,
+    ...(force === undefined ? {} : { force }),
+  });
+const listed = async (name: string) =>
+  ((await api(rig.port, 'GET', '/api/skills')).body.items as any[]).find((s) => s.name === name);
 
 /** The system prompt the fake provider got in a request. */
 const systemOf = (i: number) => {
@@ -96,32 +122,56 @@ test('import a folder → listed and announced; export → delete → restore fr
   assert.is(imp.status, 201, JSON.stringify(imp.body));
   assert.is(imp.body.name, 'weather');
   assert.is(imp.body.replaced, null);
-  assert.equal(imp.body.files.map((f: any) => f.path), ['check.sh', 'SKILL.md', 'templates/blob.bin', 'templates/report.md'].sort((a, b) => a.localeCompare(b)));
-  await ws.waitEvent((e) => e.topic === 'skills' && e.type === 'skill.created' && e.data.name === 'weather', 'skill.created');
+  assert.equal(
+    imp.body.files.map((f: any) => f.path),
+    ['check.sh', 'SKILL.md', 'templates/blob.bin', 'templates/report.md'].sort((a, b) =>
+      a.localeCompare(b),
+    ),
+  );
+  await ws.waitEvent(
+    (e) => e.topic === 'skills' && e.type === 'skill.created' && e.data.name === 'weather',
+    'skill.created',
+  );
   const s = await listed('weather');
   assert.is(s.source, 'user');
   assert.is(s.valid, true);
   assert.is(s.file_count, 4);
   const original = hashes(src);
   assert.equal(hashes(join(skillsDir(), 'weather')), original, 'installed byte for byte');
-  assert.ok(statSync(join(skillsDir(), 'weather', 'check.sh')).mode & 0o100, 'the script stays executable');
+  assert.ok(
+    statSync(join(skillsDir(), 'weather', 'check.sh')).mode & 0o100,
+    'the script stays executable',
+  );
 
   const exp = await getBytes(rig.port, '/api/skills/weather/export');
   assert.is(exp.status, 200);
   assert.is(exp.headers['content-type'], 'application/zip');
   assert.is(exp.headers['content-disposition'], 'attachment; filename="weather.zip"');
   const entries = unzipSync(new Uint8Array(exp.body));
-  assert.equal(Object.keys(entries).sort(), ['weather/SKILL.md', 'weather/check.sh', 'weather/templates/blob.bin', 'weather/templates/report.md']);
-  assert.is(Buffer.from(entries['weather/templates/blob.bin']!).toString('hex'), '00010203fffe0007');
+  assert.equal(Object.keys(entries).sort(), [
+    'weather/SKILL.md',
+    'weather/check.sh',
+    'weather/templates/blob.bin',
+    'weather/templates/report.md',
+  ]);
+  assert.is(
+    Buffer.from(entries['weather/templates/blob.bin']!).toString('hex'),
+    '00010203fffe0007',
+  );
 
   const del = await api(rig.port, 'DELETE', '/api/skills/weather');
   assert.is(del.status, 200, JSON.stringify(del.body));
   assert.match(del.body.trash_id, /^t_/);
-  await ws.waitEvent((e) => e.type === 'skill.deleted' && e.data.name === 'weather', 'skill.deleted');
+  await ws.waitEvent(
+    (e) => e.type === 'skill.deleted' && e.data.name === 'weather',
+    'skill.deleted',
+  );
   assert.not.ok(existsSync(join(skillsDir(), 'weather')));
   assert.is(await listed('weather'), undefined);
   assert.is((await getBytes(rig.port, '/api/skills/weather/export')).status, 404);
-  const trash = (await api(rig.port, 'GET', '/api/trash')).body.items.find((i: any) => i.id === del.body.trash_id);
+  const trash = (await api(rig.port, 'GET', '/api/trash')).body.items.find(
+    (i: any) => i.id === del.body.trash_id,
+  );
   assert.is(trash.kind, 'skill');
   assert.is(trash.name, 'weather');
 
@@ -139,15 +189,23 @@ test('export → delete → import the zip (uploaded, then multipart) gives back
   const zip = (await getBytes(rig.port, '/api/skills/packer/export')).body;
   assert.is((await api(rig.port, 'DELETE', '/api/skills/packer')).status, 200);
 
-  const up = await postMultipart(rig.port, '/api/upload', [{ name: 'file', filename: 'packer.zip', data: zip }]);
+  const up = await postMultipart(rig.port, '/api/upload', [
+    { name: 'file', filename: 'packer.zip', data: zip },
+  ]);
   assert.is(up.status, 201, JSON.stringify(up.body));
   const fromUpload = await importPath(up.body.files[0].name);
   assert.is(fromUpload.status, 201, JSON.stringify(fromUpload.body));
-  assert.equal(hashes(join(skillsDir(), 'packer')), original, 'import of the export is byte-identical');
+  assert.equal(
+    hashes(join(skillsDir(), 'packer')),
+    original,
+    'import of the export is byte-identical',
+  );
   const sums = Object.fromEntries(fromUpload.body.files.map((f: any) => [f.path, f.sha256]));
   assert.equal(sums, original, 'the import answers each file with its sha256');
 
-  const again = await postMultipart(rig.port, '/api/skills/import', [{ name: 'file', filename: 'packer.zip', data: zip }]);
+  const again = await postMultipart(rig.port, '/api/skills/import', [
+    { name: 'file', filename: 'packer.zip', data: zip },
+  ]);
   assert.is(again.status, 409, JSON.stringify(again.body));
   assert.match(again.body.error.message, /force/);
 
@@ -159,7 +217,11 @@ test('export → delete → import the zip (uploaded, then multipart) gives back
   assert.match(forced.body.replaced, /^t_/, 'the replaced skill went to the trash');
   assert.equal(hashes(join(skillsDir(), 'packer')), original);
   const items = (await api(rig.port, 'GET', '/api/trash')).body.items;
-  assert.ok(items.some((i: any) => i.id === forced.body.replaced && i.kind === 'skill' && i.name === 'packer'));
+  assert.ok(
+    items.some(
+      (i: any) => i.id === forced.body.replaced && i.kind === 'skill' && i.name === 'packer',
+    ),
+  );
   // Restoring the replaced one while the new one holds the name is a conflict with a reason.
   const clash = await api(rig.port, 'POST', `/api/trash/${forced.body.replaced}/restore`, {});
   assert.is(clash.status, 409);
@@ -180,13 +242,24 @@ test('toggling is idempotent with a body, flips without one, and the next turn s
     assert.is(turn.status, 200, JSON.stringify(turn.body));
     return systemOf(from);
   };
-  assert.match(await seen(), /- toggler: Reports the weather/, 'an enabled skill is listed in the system prompt');
+  assert.match(
+    await seen(),
+    /- toggler: Reports the weather/,
+    'an enabled skill is listed in the system prompt',
+  );
 
   const off = await api(rig.port, 'PATCH', '/api/skills/toggler/toggle', { enabled: false });
   assert.is(off.status, 200);
   assert.is(off.body.enabled, false);
-  await ws.waitEvent((e) => e.type === 'skill.toggled' && e.data.name === 'toggler' && e.data.enabled === false, 'skill.toggled');
-  assert.is((await api(rig.port, 'PATCH', '/api/skills/toggler/toggle', { enabled: false })).body.enabled, false, 'setting the same state again is idempotent');
+  await ws.waitEvent(
+    (e) => e.type === 'skill.toggled' && e.data.name === 'toggler' && e.data.enabled === false,
+    'skill.toggled',
+  );
+  assert.is(
+    (await api(rig.port, 'PATCH', '/api/skills/toggler/toggle', { enabled: false })).body.enabled,
+    false,
+    'setting the same state again is idempotent',
+  );
   assert.is((await listed('toggler')).enabled, false);
   const prompt = await seen();
   assert.not.match(prompt, /toggler/, 'a disabled skill is not offered');
@@ -195,14 +268,35 @@ test('toggling is idempotent with a body, flips without one, and the next turn s
   const flip = await api(rig.port, 'PATCH', '/api/skills/toggler/toggle');
   assert.is(flip.body.enabled, true, 'no body flips it');
   assert.match(await seen(), /- toggler:/);
-  assert.is((await api(rig.port, 'PATCH', '/api/skills/toggler/toggle', { enabled: 'yes' })).status, 400);
+  assert.is(
+    (await api(rig.port, 'PATCH', '/api/skills/toggler/toggle', { enabled: 'yes' })).status,
+    400,
+  );
 });
 
 test('the skill tool loads a body and a file; a disabled or unknown skill is refused', async () => {
   assert.is((await importPath(makeSkill('loader'))).status, 201);
   const id = await newChat(rig.port, {});
   rig.fake.enqueue(
-    { parts: [{ toolCall: { id: 'c1', name: 'skill', arguments: '{"name":"loader"}' } }, { toolCall: { id: 'c2', name: 'skill', arguments: '{"name":"loader","file":"templates/report.md"}' } }, { toolCall: { id: 'c3', name: 'skill', arguments: '{"name":"loader","file":"../../access_key"}' } }] },
+    {
+      parts: [
+        { toolCall: { id: 'c1', name: 'skill', arguments: '{"name":"loader"}' } },
+        {
+          toolCall: {
+            id: 'c2',
+            name: 'skill',
+            arguments: '{"name":"loader","file":"templates/report.md"}',
+          },
+        },
+        {
+          toolCall: {
+            id: 'c3',
+            name: 'skill',
+            arguments: '{"name":"loader","file":"../../access_key"}',
+          },
+        },
+      ],
+    },
     { parts: [{ text: 'BAROMETER: sunny' }] },
   );
   const turn = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'weather please' });
@@ -211,14 +305,23 @@ test('the skill tool loads a body and a file; a disabled or unknown skill is ref
   assert.is(tools.length, 3);
   assert.ok(tools[0].content.output.includes(BODY), 'the body of SKILL.md');
   assert.ok(tools[0].content.output.includes('templates/report.md'), 'and its files');
-  assert.not.ok(tools[0].content.output.includes('description: Reports'), 'without the frontmatter');
+  assert.not.ok(
+    tools[0].content.output.includes('description: Reports'),
+    'without the frontmatter',
+  );
   assert.ok(tools[1].content.output.includes('- temperature: {{t}}'));
   assert.is(tools[2].content.is_error, true, 'a path out of the skill folder is refused');
   assert.not.ok(tools[2].content.output.includes(rig.server.key()));
 
   await api(rig.port, 'PATCH', '/api/skills/loader/toggle', { enabled: false });
-  rig.fake.enqueue({ parts: [{ toolCall: { id: 'c4', name: 'skill', arguments: '{"name":"loader"}' } }] }, { parts: [{ text: 'ok' }] });
-  assert.is((await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'again' })).status, 200);
+  rig.fake.enqueue(
+    { parts: [{ toolCall: { id: 'c4', name: 'skill', arguments: '{"name":"loader"}' } }] },
+    { parts: [{ text: 'ok' }] },
+  );
+  assert.is(
+    (await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'again' })).status,
+    200,
+  );
   const last = (await messagesOf(rig.port, id)).filter((m) => m.role === 'tool').at(-1);
   assert.is(last.content.is_error, true);
   assert.match(last.content.output, /no enabled skill named "loader"/);
@@ -226,9 +329,15 @@ test('the skill tool loads a body and a file; a disabled or unknown skill is ref
 
 test('an invalid skill on disk is listed with its reason and never offered to the model', async () => {
   mkdirSync(join(skillsDir(), 'broken'), { recursive: true });
-  writeFileSync(join(skillsDir(), 'broken', 'SKILL.md'), '---\nname: broken\n---\nno description\n');
+  writeFileSync(
+    join(skillsDir(), 'broken', 'SKILL.md'),
+    '---\nname: broken\n---\nno description\n',
+  );
   mkdirSync(join(skillsDir(), 'elsewhere'), { recursive: true });
-  writeFileSync(join(skillsDir(), 'elsewhere', 'SKILL.md'), '---\nname: other-name\ndescription: misnamed\n---\n');
+  writeFileSync(
+    join(skillsDir(), 'elsewhere', 'SKILL.md'),
+    '---\nname: other-name\ndescription: misnamed\n---\n',
+  );
   const broken = await listed('broken');
   assert.is(broken.valid, false);
   assert.match(broken.why, /description/);
@@ -249,7 +358,11 @@ const md = (name: string) => strToU8(`---\nname: ${name}\ndescription: a test sk
  * Rewrites one entry's headers (local and central) in a zip: its flags (bit 0 = encrypted) or the
  * uncompressed size it declares. The zip is walked from its end-of-central-directory record.
  */
-function patchEntry(zip: Uint8Array, name: string, change: { flags?: number; declaredSize?: number }): Uint8Array {
+function patchEntry(
+  zip: Uint8Array,
+  name: string,
+  change: { flags?: number; declaredSize?: number },
+): Uint8Array {
   const b = Buffer.from(zip);
   const eocd = b.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
   const count = b.readUInt16LE(eocd + 10);
@@ -278,11 +391,39 @@ function patchEntry(zip: Uint8Array, name: string, change: { flags?: number; dec
 const UNIX = 3;
 
 const hostile: Array<[string, string, () => Uint8Array]> = [
-  ['path_escape', '../ in a name', () => zipSync({ 'SKILL.md': md('evil'), '../escape.txt': strToU8('x') })],
-  ['absolute_path', 'an absolute name', () => zipSync({ 'SKILL.md': md('evil'), '/tmp/svc-abs.txt': strToU8('x') })],
-  ['drive_letter', 'a drive letter', () => zipSync({ 'SKILL.md': md('evil'), 'C:/evil.txt': strToU8('x') })],
-  ['symlink', 'a symlink entry', () => zipSync({ 'SKILL.md': md('evil'), link: [strToU8('/etc/passwd'), { os: UNIX, attrs: (0o120777 << 16) >>> 0 }] })],
-  ['device_file', 'a character device entry', () => zipSync({ 'SKILL.md': md('evil'), dev: [strToU8(''), { os: UNIX, attrs: (0o020644 << 16) >>> 0 }] })],
+  [
+    'path_escape',
+    '../ in a name',
+    () => zipSync({ 'SKILL.md': md('evil'), '../escape.txt': strToU8('x') }),
+  ],
+  [
+    'absolute_path',
+    'an absolute name',
+    () => zipSync({ 'SKILL.md': md('evil'), '/tmp/svc-abs.txt': strToU8('x') }),
+  ],
+  [
+    'drive_letter',
+    'a drive letter',
+    () => zipSync({ 'SKILL.md': md('evil'), 'C:/evil.txt': strToU8('x') }),
+  ],
+  [
+    'symlink',
+    'a symlink entry',
+    () =>
+      zipSync({
+        'SKILL.md': md('evil'),
+        link: [strToU8('/etc/passwd'), { os: UNIX, attrs: (0o120777 << 16) >>> 0 }],
+      }),
+  ],
+  [
+    'device_file',
+    'a character device entry',
+    () =>
+      zipSync({
+        'SKILL.md': md('evil'),
+        dev: [strToU8(''), { os: UNIX, attrs: (0o020644 << 16) >>> 0 }],
+      }),
+  ],
   [
     'too_many_entries',
     '1,001 entries',
@@ -304,24 +445,71 @@ const hostile: Array<[string, string, () => Uint8Array]> = [
       return zipSync(files, { level: 0 });
     },
   ],
-  ['compression_ratio', 'a 1 MiB file of zeros (about 1000:1)', () => zipSync({ 'SKILL.md': md('evil'), 'zeros.bin': new Uint8Array(1024 * 1024) }, { level: 9 })],
+  [
+    'compression_ratio',
+    'a 1 MiB file of zeros (about 1000:1)',
+    () =>
+      zipSync({ 'SKILL.md': md('evil'), 'zeros.bin': new Uint8Array(1024 * 1024) }, { level: 9 }),
+  ],
   ['skill_md_missing', 'no SKILL.md', () => zipSync({ 'README.md': strToU8('hi') })],
-  ['skill_md_missing', 'SKILL.md two folders down', () => zipSync({ a: { b: { 'SKILL.md': md('evil') } } })],
+  [
+    'skill_md_missing',
+    'SKILL.md two folders down',
+    () => zipSync({ a: { b: { 'SKILL.md': md('evil') } } }),
+  ],
   ['unsafe_name', 'an unsafe name', () => zipSync({ 'SKILL.md': md('../Evil Name') })],
   ['not_a_zip', 'random bytes', () => strToU8('this is not a zip archive at all')],
-  ['path_escape', '..\\ with backslashes', () => zipSync({ 'SKILL.md': md('evil'), '..\\escape.txt': strToU8('x') })],
-  ['absolute_path', 'a name starting with a backslash', () => zipSync({ 'SKILL.md': md('evil'), '\\evil.txt': strToU8('x') })],
-  ['drive_letter', 'a drive letter with a backslash', () => zipSync({ 'SKILL.md': md('evil'), 'C:\\evil.txt': strToU8('x') })],
-  ['path_escape', 'a NUL byte in a name', () => zipSync({ 'SKILL.md': md('evil'), 'a\u0000b.txt': strToU8('x') })],
-  ['skill_md_missing', 'two top-level folders', () => zipSync({ a: { 'SKILL.md': md('evil') }, b: { 'SKILL.md': md('other') } })],
-  ['invalid_skill_md', 'SKILL.md without a description', () => zipSync({ 'SKILL.md': strToU8('---\nname: evil\n---\nbody\n') })],
-  ['encrypted', 'an entry flagged as encrypted', () => patchEntry(zipSync({ 'SKILL.md': md('evil'), 'secret.txt': strToU8('a secret, deflated') }, { level: 9 }), 'secret.txt', { flags: 1 })],
+  [
+    'path_escape',
+    '..\\ with backslashes',
+    () => zipSync({ 'SKILL.md': md('evil'), '..\\escape.txt': strToU8('x') }),
+  ],
+  [
+    'absolute_path',
+    'a name starting with a backslash',
+    () => zipSync({ 'SKILL.md': md('evil'), '\\evil.txt': strToU8('x') }),
+  ],
+  [
+    'drive_letter',
+    'a drive letter with a backslash',
+    () => zipSync({ 'SKILL.md': md('evil'), 'C:\\evil.txt': strToU8('x') }),
+  ],
+  [
+    'path_escape',
+    'a NUL byte in a name',
+    () => zipSync({ 'SKILL.md': md('evil'), 'a\u0000b.txt': strToU8('x') }),
+  ],
+  [
+    'skill_md_missing',
+    'two top-level folders',
+    () => zipSync({ a: { 'SKILL.md': md('evil') }, b: { 'SKILL.md': md('other') } }),
+  ],
+  [
+    'invalid_skill_md',
+    'SKILL.md without a description',
+    () => zipSync({ 'SKILL.md': strToU8('---\nname: evil\n---\nbody\n') }),
+  ],
+  [
+    'encrypted',
+    'an entry flagged as encrypted',
+    () =>
+      patchEntry(
+        zipSync(
+          { 'SKILL.md': md('evil'), 'secret.txt': strToU8('a secret, deflated') },
+          { level: 9 },
+        ),
+        'secret.txt',
+        { flags: 1 },
+      ),
+  ],
 ];
 
 for (const [rule, what, make] of hostile) {
   test(`hostile archive refused with 400 (${rule}): ${what}; nothing is written`, async () => {
     const before = existsSync(skillsDir()) ? readdirSync(skillsDir()).sort() : [];
-    const res = await postMultipart(rig.port, '/api/skills/import', [{ name: 'file', filename: 'evil.zip', data: Buffer.from(make()) }]);
+    const res = await postMultipart(rig.port, '/api/skills/import', [
+      { name: 'file', filename: 'evil.zip', data: Buffer.from(make()) },
+    ]);
     assert.is(res.status, 400, JSON.stringify(res.body));
     assert.is(res.body.error.code, 'invalid_request');
     assert.is(res.body.error.details.rule, rule);
@@ -336,13 +524,30 @@ for (const [rule, what, make] of hostile) {
 test('a header that lies about its size is caught while unpacking; the files already unpacked are removed', async () => {
   // SKILL.md and a.txt unpack first; b.bin declares 5,000 bytes (a 50:1 ratio, within the rules)
   // and inflates to 200 KiB, so the refusal comes after files were written to the staging folder.
-  const zip = patchEntry(zipSync({ 'SKILL.md': md('liar'), 'a.txt': strToU8('first file\n'), 'b.bin': new Uint8Array(200 * 1024) }, { level: 9 }), 'b.bin', { declaredSize: 5000 });
+  const zip = patchEntry(
+    zipSync(
+      {
+        'SKILL.md': md('liar'),
+        'a.txt': strToU8('first file\n'),
+        'b.bin': new Uint8Array(200 * 1024),
+      },
+      { level: 9 },
+    ),
+    'b.bin',
+    { declaredSize: 5000 },
+  );
   const before = readdirSync(skillsDir()).sort();
-  const res = await postMultipart(rig.port, '/api/skills/import', [{ name: 'file', filename: 'liar.zip', data: Buffer.from(zip) }]);
+  const res = await postMultipart(rig.port, '/api/skills/import', [
+    { name: 'file', filename: 'liar.zip', data: Buffer.from(zip) },
+  ]);
   assert.is(res.status, 400, JSON.stringify(res.body));
   assert.is(res.body.error.details.rule, 'not_a_zip');
   assert.match(res.body.error.message, /b\.bin/);
-  assert.equal(readdirSync(skillsDir()).sort(), before, 'no skill folder and no staging folder is left');
+  assert.equal(
+    readdirSync(skillsDir()).sort(),
+    before,
+    'no skill folder and no staging folder is left',
+  );
   assert.is(await listed('liar'), undefined);
 });
 
@@ -354,11 +559,21 @@ test('a zip by its absolute path imports like an upload; a forced import over it
   assert.is((await api(rig.port, 'DELETE', '/api/skills/zipped')).status, 200);
   const imp = await importPath(zipFile);
   assert.is(imp.status, 201, JSON.stringify(imp.body));
-  assert.equal(hashes(join(skillsDir(), 'zipped')), original, 'byte-identical through a zip on disk');
+  assert.equal(
+    hashes(join(skillsDir(), 'zipped')),
+    original,
+    'byte-identical through a zip on disk',
+  );
   const forced = await importPath(zipFile, true);
   assert.is(forced.status, 201);
-  await ws.waitEvent((e) => e.topic === 'skills' && e.type === 'skill.updated' && e.data.name === 'zipped', 'skill.updated');
-  await ws.waitEvent((e) => e.topic === 'trash' && e.type === 'trash.added' && e.data.id === forced.body.replaced, 'trash.added for the replaced copy');
+  await ws.waitEvent(
+    (e) => e.topic === 'skills' && e.type === 'skill.updated' && e.data.name === 'zipped',
+    'skill.updated',
+  );
+  await ws.waitEvent(
+    (e) => e.topic === 'trash' && e.type === 'trash.added' && e.data.id === forced.body.replaced,
+    'trash.added for the replaced copy',
+  );
 });
 
 test('a skill changed on disk, added by hand or deleted is seen by the next turn without a restart', async () => {
@@ -366,13 +581,22 @@ test('a skill changed on disk, added by hand or deleted is seen by the next turn
   const id = await newChat(rig.port, {});
   const seen = async () => {
     const from = rig.fake.requests.length;
-    assert.is((await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'hello' })).status, 200);
+    assert.is(
+      (await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'hello' })).status,
+      200,
+    );
     return systemOf(from);
   };
   assert.match(await seen(), /- changing: Reports the weather in a fixed format\./);
-  writeFileSync(join(skillsDir(), 'changing', 'SKILL.md'), '---\nname: changing\ndescription: Now explains tides instead.\n---\nTIDES\n');
+  writeFileSync(
+    join(skillsDir(), 'changing', 'SKILL.md'),
+    '---\nname: changing\ndescription: Now explains tides instead.\n---\nTIDES\n',
+  );
   mkdirSync(join(skillsDir(), 'by-hand'));
-  writeFileSync(join(skillsDir(), 'by-hand', 'SKILL.md'), '---\nname: by-hand\ndescription: Copied into the folder by hand.\n---\nbody\n');
+  writeFileSync(
+    join(skillsDir(), 'by-hand', 'SKILL.md'),
+    '---\nname: by-hand\ndescription: Copied into the folder by hand.\n---\nbody\n',
+  );
   const changed = await seen();
   assert.match(changed, /- changing: Now explains tides instead\./, 'the new description');
   assert.not.match(changed, /- changing: Reports/, 'not the old one');
@@ -389,19 +613,33 @@ test('with many skills the system prompt lists a bounded number and says how man
   const made = Array.from({ length: 60 }, (_, i) => `many-${String(i).padStart(2, '0')}`);
   for (const name of made) {
     mkdirSync(join(skillsDir(), name), { recursive: true });
-    writeFileSync(join(skillsDir(), name, 'SKILL.md'), `---\nname: ${name}\ndescription: Filler skill number ${name}.\n---\nbody\n`);
+    writeFileSync(
+      join(skillsDir(), name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: Filler skill number ${name}.\n---\nbody\n`,
+    );
   }
   try {
-    const usable = ((await api(rig.port, 'GET', '/api/skills')).body.items as any[]).filter((s) => s.enabled && s.valid);
-    assert.ok(usable.length >= 63, `the 60 fillers and the built-ins are usable (${usable.length})`);
+    const usable = ((await api(rig.port, 'GET', '/api/skills')).body.items as any[]).filter(
+      (s) => s.enabled && s.valid,
+    );
+    assert.ok(
+      usable.length >= 63,
+      `the 60 fillers and the built-ins are usable (${usable.length})`,
+    );
     const id = await newChat(rig.port, {});
     const from = rig.fake.requests.length;
     assert.is((await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'hi' })).status, 200);
     const section = systemOf(from).split('# Skills\n')[1]?.split('\n\n')[0] ?? '';
     const listedLines = section.split('\n').filter((l) => /^- [a-z0-9-]+: /.test(l));
     assert.is(listedLines.length, 50, 'exactly the cap is listed by name and description');
-    assert.ok(section.includes(`- (${usable.length - 50} more skills not listed)`), `the rest are counted: ${section.split('\n').at(-1)}`);
-    assert.ok(listedLines.every((l) => usable.some((s) => l.startsWith(`- ${s.name}: `))), 'only usable skills are listed');
+    assert.ok(
+      section.includes(`- (${usable.length - 50} more skills not listed)`),
+      `the rest are counted: ${section.split('\n').at(-1)}`,
+    );
+    assert.ok(
+      listedLines.every((l) => usable.some((s) => l.startsWith(`- ${s.name}: `))),
+      'only usable skills are listed',
+    );
   } finally {
     for (const name of made) rmSync(join(skillsDir(), name), { recursive: true, force: true });
   }

@@ -13,29 +13,55 @@ const file = join(dir, 'svc.db');
 
 test('migrations run once, in WAL mode, and are recorded', () => {
   const first = openAndMigrate(file);
-  assert.equal(first.applied, migrations.map((m) => m.version));
+  assert.equal(
+    first.applied,
+    migrations.map((m) => m.version),
+  );
   assert.is(first.db.pragma('journal_mode', { simple: true }), 'wal');
   first.db.close();
   const second = openAndMigrate(file);
   assert.equal(second.applied, []);
-  const rows = second.db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all();
-  assert.equal(rows, migrations.map((m) => ({ version: m.version, name: m.name })));
+  const rows = second.db
+    .prepare('SELECT version, name FROM schema_migrations ORDER BY version')
+    .all();
+  assert.equal(
+    rows,
+    migrations.map((m) => ({ version: m.version, name: m.name })),
+  );
   second.db.close();
 });
 
 test('a failing migration leaves nothing half-applied', () => {
   const db = openDb(join(dir, 'fail.db'));
-  const broken = [...migrations, { version: 99, name: 'broken', up: (d: typeof db) => { d.exec('CREATE TABLE half (x)'); d.exec('THIS IS NOT SQL'); } }];
+  const broken = [
+    ...migrations,
+    {
+      version: 99,
+      name: 'broken',
+      up: (d: typeof db) => {
+        d.exec('CREATE TABLE half (x)');
+        d.exec('THIS IS NOT SQL');
+      },
+    },
+  ];
   assert.throws(() => migrate(db, broken));
-  assert.equal(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'half'").get(), { n: 0 });
-  assert.equal(db.prepare('SELECT max(version) AS v FROM schema_migrations').get(), { v: Math.max(...migrations.map((m) => m.version)) });
+  assert.equal(db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'half'").get(), {
+    n: 0,
+  });
+  assert.equal(db.prepare('SELECT max(version) AS v FROM schema_migrations').get(), {
+    v: Math.max(...migrations.map((m) => m.version)),
+  });
   db.close();
 });
 
 test('a database from a newer svc is refused with a clear reason', () => {
   const db = openDb(join(dir, 'newer.db'));
   migrate(db);
-  db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(1000, 'future', new Date().toISOString());
+  db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+    1000,
+    'future',
+    new Date().toISOString(),
+  );
   assert.throws(() => migrate(db), /newer than this svc knows/);
   db.close();
 });

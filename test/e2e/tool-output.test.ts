@@ -19,7 +19,10 @@ let work = '';
 
 test.before(async () => {
   work = mkdtempSync(join(tmpdir(), 'svc-faults-toolout-'));
-  rig = await startRig({ models: { oa: { protocol: 'openai' } }, config: `sandbox:\n  enabled: false\nagent:\n  tool_output_max_bytes: ${MiB}\n` });
+  rig = await startRig({
+    models: { oa: { protocol: 'openai' } },
+    config: `sandbox:\n  enabled: false\nagent:\n  tool_output_max_bytes: ${MiB}\n`,
+  });
 });
 test.after(async () => {
   await rig?.stop();
@@ -41,7 +44,10 @@ function find(callId: string): string[] {
 }
 
 async function session(): Promise<string> {
-  const r = await api(rig.port, 'POST', '/api/sessions', { working_dir: work, permission_mode: 'auto' });
+  const r = await api(rig.port, 'POST', '/api/sessions', {
+    working_dir: work,
+    permission_mode: 'auto',
+  });
   assert.is(r.status, 201, JSON.stringify(r.body));
   return r.body.id as string;
 }
@@ -49,14 +55,25 @@ async function session(): Promise<string> {
 /** A turn whose one terminal call prints `bytes` characters (more than a tool result holds, so it spills to a file). */
 async function bigOutput(id: string, callId: string, bytes: number): Promise<void> {
   rig.fake.enqueue(
-    { parts: [{ toolCall: { id: callId, name: 'terminal', arguments: [JSON.stringify({ command: `head -c ${bytes} /dev/zero | tr '\\0' a` })] } }], stop: 'tool_use' },
+    {
+      parts: [
+        {
+          toolCall: {
+            id: callId,
+            name: 'terminal',
+            arguments: [JSON.stringify({ command: `head -c ${bytes} /dev/zero | tr '\\0' a` })],
+          },
+        },
+      ],
+      stop: 'tool_use',
+    },
     textReply('printed'),
   );
   const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'print' });
   assert.is(r.body.reply, 'printed', JSON.stringify(r.body).slice(0, 500));
 }
 
-test('a session\'s tool output files go to the trash with it, come back on restore, and are gone when the trash is emptied', async () => {
+test("a session's tool output files go to the trash with it, come back on restore, and are gone when the trash is emptied", async () => {
   const id = await session();
   await bigOutput(id, 'out1', 100_000);
   const [file] = find('out1');

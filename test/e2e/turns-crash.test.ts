@@ -2,7 +2,17 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { api } from '../helpers/api.js';
 import { runCli, waitFor } from '../helpers/server.js';
-import { connectWs, joined, messagesOf, newChat, ofTurn, sse, status, startRig, type TurnRig } from '../helpers/turns.js';
+import {
+  connectWs,
+  joined,
+  messagesOf,
+  newChat,
+  ofTurn,
+  sse,
+  status,
+  startRig,
+  type TurnRig,
+} from '../helpers/turns.js';
 
 /**
  * Crash and restart safety: kill -9 of the agent worker running a turn, and POST /api/restart
@@ -38,21 +48,40 @@ test('kill -9 of the agent worker running a turn: turn.failed worker_crashed, co
     const waiting = api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'do the thing' });
     const started = await ws.waitEvent((e) => e.type === 'turn.started', 'turn.started');
     const turnId = started.data.turn_id as string;
-    await waitFor(() => joined(ofTurn(ws.events, turnId), 'turn.text_delta') === 'Almost there', 5000, 'the text before the stall');
+    await waitFor(
+      () => joined(ofTurn(ws.events, turnId), 'turn.text_delta') === 'Almost there',
+      5000,
+      'the text before the stall',
+    );
 
-    const busy = await waitFor(async () => {
-      const agents = (await cliStatus()).processes.filter((p: any) => p.role === 'agent' && p.inflight_turns > 0);
-      return agents.length > 0 ? agents : undefined;
-    }, 5000, 'svc status to show the agent running the turn');
+    const busy = await waitFor(
+      async () => {
+        const agents = (await cliStatus()).processes.filter(
+          (p: any) => p.role === 'agent' && p.inflight_turns > 0,
+        );
+        return agents.length > 0 ? agents : undefined;
+      },
+      5000,
+      'svc status to show the agent running the turn',
+    );
     assert.is(busy.length, 1, `one agent runs the turn: ${JSON.stringify(busy)}`);
     const pid = busy[0].pid as number;
     assert.ok(pid > 0 && pid !== rig.server.proc.pid);
     process.kill(pid, 'SIGKILL');
 
-    const failed = await ws.waitEvent((e) => e.data?.turn_id === turnId && e.type === 'turn.failed', 'turn.failed', 5000);
+    const failed = await ws.waitEvent(
+      (e) => e.data?.turn_id === turnId && e.type === 'turn.failed',
+      'turn.failed',
+      5000,
+    );
     assert.is(failed.data.reason, 'worker_crashed');
     assert.type(failed.data.message, 'string');
-    assert.not.ok(ofTurn(ws.events, turnId).some((e) => e.type === 'turn.completed' || e.type === 'turn.interrupted'), 'one ending only');
+    assert.not.ok(
+      ofTurn(ws.events, turnId).some(
+        (e) => e.type === 'turn.completed' || e.type === 'turn.interrupted',
+      ),
+      'one ending only',
+    );
     const res = await waiting;
     assert.is(res.body.status, 'failed');
     assert.is(res.body.error.reason, 'worker_crashed');
@@ -60,7 +89,10 @@ test('kill -9 of the agent worker running a turn: turn.failed worker_crashed, co
 
     // What was committed before the crash is kept; the half-streamed text was never committed.
     const stored = await messagesOf(rig.port, id);
-    assert.equal(stored.map((m) => m.role), ['user', 'assistant', 'tool']);
+    assert.equal(
+      stored.map((m) => m.role),
+      ['user', 'assistant', 'tool'],
+    );
     assert.is(stored[0].content.text, 'do the thing');
     assert.is(stored[1].content.tool_calls[0].name, 'current_time');
     assert.equal(res.body.messages, stored);
@@ -79,8 +111,14 @@ test('kill -9 of the agent worker running a turn: turn.failed worker_crashed, co
     const after = await cliStatus();
     const agents = after.processes.filter((p: any) => p.role === 'agent');
     assert.ok(agents.length >= 1);
-    assert.not.ok(agents.some((p: any) => p.pid === pid), 'the killed worker is gone from svc status');
-    assert.equal((await messagesOf(rig.port, id)).map((m) => m.role), ['user', 'assistant', 'tool', 'user', 'assistant']);
+    assert.not.ok(
+      agents.some((p: any) => p.pid === pid),
+      'the killed worker is gone from svc status',
+    );
+    assert.equal(
+      (await messagesOf(rig.port, id)).map((m) => m.role),
+      ['user', 'assistant', 'tool', 'user', 'assistant'],
+    );
   } finally {
     ws.close();
   }
@@ -94,7 +132,9 @@ test('POST /api/restart during a turn: the turn finishes with its reply, new tur
   rig.fake.enqueue({ parts: [{ text: deltas }], delayMs: 100, match: { stream: true } });
   const from = rig.fake.requests.length;
   let settled = false;
-  const waiting = api(rig.port, 'POST', `/api/chat/${slow}/turn`, { message: 'take your time' }).finally(() => (settled = true));
+  const waiting = api(rig.port, 'POST', `/api/chat/${slow}/turn`, {
+    message: 'take your time',
+  }).finally(() => (settled = true));
   await rig.fake.waitForRequests(from + 1);
 
   const restart = await api(rig.port, 'POST', '/api/restart', {});
@@ -106,16 +146,29 @@ test('POST /api/restart during a turn: the turn finishes with its reply, new tur
   assert.is(refused.status, 503, JSON.stringify(refused.body));
   assert.is(refused.body.error.code, 'draining');
   const retryAfter = Number(refused.headers['retry-after']);
-  assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 30, `Retry-After: ${refused.headers['retry-after']}`);
-  const refusedAsync = await api(rig.port, 'POST', `/api/chat/${other}/turn?wait=false`, { message: 'hello?' });
+  assert.ok(
+    Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 30,
+    `Retry-After: ${refused.headers['retry-after']}`,
+  );
+  const refusedAsync = await api(rig.port, 'POST', `/api/chat/${other}/turn?wait=false`, {
+    message: 'hello?',
+  });
   assert.is(refusedAsync.status, 503);
   const refusedSse = await sse(rig.port, `/api/chat/${other}/turn`, { message: 'hello?' });
   assert.is(refusedSse.status, 503);
   assert.ok(refusedSse.headers['retry-after']);
   const ws = await connectWs(rig.port, [`session:${other}`]);
   try {
-    ws.send({ type: 'turn', session_id: other, message: { text: 'hello?', attachments: [] }, request_id: 'd' });
-    const refusedWs = await ws.waitFrame((f) => f.request_id === 'd', 'the answer to the turn command');
+    ws.send({
+      type: 'turn',
+      session_id: other,
+      message: { text: 'hello?', attachments: [] },
+      request_id: 'd',
+    });
+    const refusedWs = await ws.waitFrame(
+      (f) => f.request_id === 'd',
+      'the answer to the turn command',
+    );
     assert.equal([refusedWs.type, refusedWs.error?.code], ['error', 'draining']);
   } finally {
     ws.close();
@@ -140,7 +193,13 @@ test('POST /api/restart during a turn: the turn finishes with its reply, new tur
     'the restart to finish',
   );
   assert.is(after.last_restart_error, null);
-  assert.equal((await messagesOf(rig.port, slow)).map((m) => [m.role, m.content.text]), [['user', 'take your time'], ['assistant', deltas.join('')]]);
+  assert.equal(
+    (await messagesOf(rig.port, slow)).map((m) => [m.role, m.content.text]),
+    [
+      ['user', 'take your time'],
+      ['assistant', deltas.join('')],
+    ],
+  );
   assert.equal(await messagesOf(rig.port, other), [], 'refused turns left nothing behind');
 
   // And turns work again.

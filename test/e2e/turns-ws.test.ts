@@ -2,7 +2,18 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { api } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
-import { assertIncreasing, connectWs, joined, messagesOf, newChat, ofTurn, startRig, type TurnRig, type WsClient, type WsEvent } from '../helpers/turns.js';
+import {
+  assertIncreasing,
+  connectWs,
+  joined,
+  messagesOf,
+  newChat,
+  ofTurn,
+  startRig,
+  type TurnRig,
+  type WsClient,
+  type WsEvent,
+} from '../helpers/turns.js';
 
 /**
  * /ws as a client sees it: turns sent as commands, two subscribers getting the same complete,
@@ -20,7 +31,12 @@ test.after(async () => {
 test.before.each(() => rig.fake.reset());
 
 const END = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
-const endOf = (ws: WsClient, turnId: string, timeoutMs = 10_000) => ws.waitEvent((e) => e.data?.turn_id === turnId && END.has(e.type), `the end of ${turnId}`, timeoutMs);
+const endOf = (ws: WsClient, turnId: string, timeoutMs = 10_000) =>
+  ws.waitEvent(
+    (e) => e.data?.turn_id === turnId && END.has(e.type),
+    `the end of ${turnId}`,
+    timeoutMs,
+  );
 
 test('a turn sent over /ws reaches two subscribers complete, identical and in order', async () => {
   const id = await newChat(rig.port);
@@ -29,10 +45,21 @@ test('a turn sent over /ws reaches two subscribers complete, identical and in or
   try {
     const words = Array.from({ length: 120 }, (_, i) => `w${i} `);
     rig.fake.enqueue(
-      { parts: [{ reasoning: ['think ', 'first'] }, { text: words.slice(0, 60) }, { toolCall: { id: 'c1', name: 'current_time', arguments: ['{"time_zone"', ':"UTC"}'] } }] },
+      {
+        parts: [
+          { reasoning: ['think ', 'first'] },
+          { text: words.slice(0, 60) },
+          { toolCall: { id: 'c1', name: 'current_time', arguments: ['{"time_zone"', ':"UTC"}'] } },
+        ],
+      },
       { parts: [{ text: words.slice(60) }], usage: { input: 40, output: 60 } },
     );
-    a.send({ type: 'turn', session_id: id, message: { text: 'stream a lot', attachments: [] }, request_id: 'go' });
+    a.send({
+      type: 'turn',
+      session_id: id,
+      message: { text: 'stream a lot', attachments: [] },
+      request_id: 'go',
+    });
     const accepted = await a.waitFrame((f) => f.request_id === 'go', 'turn.accepted');
     assert.is(accepted.type, 'turn.accepted', JSON.stringify(accepted));
     const turnId = accepted.turn_id as string;
@@ -43,25 +70,48 @@ test('a turn sent over /ws reaches two subscribers complete, identical and in or
     const eb = ofTurn(b.events, turnId);
     assert.equal(ea, eb, 'both subscribers saw exactly the same events');
     assertIncreasing(ea, 'subscriber events');
-    assert.is(ea.length, a.events.filter((e) => e.topic === topic).length, 'every event on the topic belongs to the turn');
+    assert.is(
+      ea.length,
+      a.events.filter((e) => e.topic === topic).length,
+      'every event on the topic belongs to the turn',
+    );
     const types = ea.map((e) => e.type);
     assert.is(types[0], 'turn.started');
     assert.is(ea[0]!.data.origin, 'ws');
     assert.is(types.at(-1), 'turn.completed');
-    const order = ['turn.started', 'turn.tool_call_started', 'turn.tool_call', 'turn.tool_result', 'turn.completed'].map((t) => types.indexOf(t));
-    assert.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)), `events in order: ${types.join(',')}`);
+    const order = [
+      'turn.started',
+      'turn.tool_call_started',
+      'turn.tool_call',
+      'turn.tool_result',
+      'turn.completed',
+    ].map((t) => types.indexOf(t));
+    assert.ok(
+      order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)),
+      `events in order: ${types.join(',')}`,
+    );
     const call = ea.find((e) => e.type === 'turn.tool_call')!;
-    assert.equal([call.data.call_id, call.data.name, JSON.parse(call.data.arguments)], ['c1', 'current_time', { time_zone: 'UTC' }]);
+    assert.equal(
+      [call.data.call_id, call.data.name, JSON.parse(call.data.arguments)],
+      ['c1', 'current_time', { time_zone: 'UTC' }],
+    );
     const result = ea.find((e) => e.type === 'turn.tool_result')!;
     assert.is(result.data.is_error, false);
     assert.is(JSON.parse(result.data.output).time_zone, 'UTC');
     assert.is(result.data.message.role, 'tool');
     assert.is(joined(ea, 'turn.reasoning_delta'), 'think first');
     const done = ea.at(-1)!;
-    assert.is(joined(ea, 'turn.text_delta'), words.join(''), 'concatenated text is everything the model said');
+    assert.is(
+      joined(ea, 'turn.text_delta'),
+      words.join(''),
+      'concatenated text is everything the model said',
+    );
     assert.is(done.data.reply, words.slice(60).join(''), 'the reply is the last step’s text');
     const committed = ea.filter((e) => e.type === 'message.committed').map((e) => e.data.message);
-    assert.equal(committed.map((m) => m.role), ['assistant', 'assistant']);
+    assert.equal(
+      committed.map((m) => m.role),
+      ['assistant', 'assistant'],
+    );
     assert.is(committed[0].content.text + committed[1].content.text, words.join(''));
   } finally {
     a.close();
@@ -79,22 +129,42 @@ test('resume with since after a dropped connection loses nothing and repeats not
     const words = Array.from({ length: 40 }, (_, i) => `d${i} `);
     rig.fake.enqueue({ parts: [{ text: words }], delayMs: 25 });
     full.send({ type: 'turn', session_id: id, message: { text: 'slow stream', attachments: [] } });
-    const turnId = (await full.waitFrame((f) => f.type === 'turn.accepted', 'turn.accepted')).turn_id as string;
+    const turnId = (await full.waitFrame((f) => f.type === 'turn.accepted', 'turn.accepted'))
+      .turn_id as string;
 
     // Drop mid-turn, after some text arrived.
-    await waitFor(() => first.events.filter((e) => e.type === 'turn.text_delta').length >= 3, 10_000, 'some text on the first connection');
+    await waitFor(
+      () => first.events.filter((e) => e.type === 'turn.text_delta').length >= 3,
+      10_000,
+      'some text on the first connection',
+    );
     first.drop();
     const lastSeen = first.events.at(-1)!.seq;
     // Events go on while it is away.
-    await waitFor(() => full.events.filter((e) => e.seq > lastSeen).length >= 3, 10_000, 'events while disconnected');
-    assert.not.ok(full.events.some((e) => e.type === 'turn.completed'), 'the turn is still running when the client comes back');
+    await waitFor(
+      () => full.events.filter((e) => e.seq > lastSeen).length >= 3,
+      10_000,
+      'events while disconnected',
+    );
+    assert.not.ok(
+      full.events.some((e) => e.type === 'turn.completed'),
+      'the turn is still running when the client comes back',
+    );
 
     second = await connectWs(rig.port, [topic], { [topic]: lastSeen });
     await Promise.all([endOf(full, turnId), endOf(second, turnId)]);
-    assert.is(second.events[0]!.seq, lastSeen + 1, 'the replay starts right after the last event seen');
+    assert.is(
+      second.events[0]!.seq,
+      lastSeen + 1,
+      'the replay starts right after the last event seen',
+    );
     const union = [...first.events, ...second.events];
     assertIncreasing(union, 'union of both connections');
-    assert.equal(union, full.events, 'the two connections together saw exactly what an unbroken one saw');
+    assert.equal(
+      union,
+      full.events,
+      'the two connections together saw exactly what an unbroken one saw',
+    );
     assert.is(joined(union, 'turn.text_delta'), words.join(''));
     assert.is(union.at(-1)!.type, 'turn.completed');
   } finally {
@@ -138,8 +208,10 @@ test('a since older than the kept events is told to resync', async () => {
   const id = await newChat(rig.port);
   const topic = `session:${id}`;
   // Each goal edit is one event on the session's topic; more than the server keeps (1,024).
-  const put = (i: number) => api(rig.port, 'PUT', `/api/sessions/${id}/goal`, { objective: `step ${i}` });
-  for (let i = 0; i < 1100; i += 20) await Promise.all(Array.from({ length: 20 }, (_, k) => put(i + k)));
+  const put = (i: number) =>
+    api(rig.port, 'PUT', `/api/sessions/${id}/goal`, { objective: `step ${i}` });
+  for (let i = 0; i < 1100; i += 20)
+    await Promise.all(Array.from({ length: 20 }, (_, k) => put(i + k)));
   const ws = await connectWs(rig.port, [topic], { [topic]: 1 });
   try {
     const resync = await ws.waitFrame((f) => f.type === 'resync', 'a resync');
@@ -159,21 +231,40 @@ test('interrupt over /ws: interrupt.result, turn.interrupted, the partial text k
   const ws = await connectWs(rig.port, [`session:${id}`]);
   try {
     rig.fake.enqueue({ parts: [{ text: ['Partial ', 'thought'] }, { stall: true }] });
-    ws.send({ type: 'turn', session_id: id, message: { text: 'long answer please', attachments: [] } });
+    ws.send({
+      type: 'turn',
+      session_id: id,
+      message: { text: 'long answer please', attachments: [] },
+    });
     const turnId = (await ws.waitFrame((f) => f.type === 'turn.accepted')).turn_id as string;
-    await waitFor(() => joined(ofTurn(ws.events, turnId), 'turn.text_delta') === 'Partial thought', 5000, 'the text before the stall');
+    await waitFor(
+      () => joined(ofTurn(ws.events, turnId), 'turn.text_delta') === 'Partial thought',
+      5000,
+      'the text before the stall',
+    );
 
     ws.send({ type: 'interrupt', session_id: id, request_id: 'stop' });
     const result = await ws.waitFrame((f) => f.request_id === 'stop', 'interrupt.result');
-    assert.equal([result.type, result.interrupted, result.turn_id], ['interrupt.result', true, turnId]);
+    assert.equal(
+      [result.type, result.interrupted, result.turn_id],
+      ['interrupt.result', true, turnId],
+    );
     const end = await endOf(ws, turnId);
     assert.is(end.type, 'turn.interrupted');
-    const committed = ofTurn(ws.events, turnId).filter((e: WsEvent) => e.type === 'message.committed');
+    const committed = ofTurn(ws.events, turnId).filter(
+      (e: WsEvent) => e.type === 'message.committed',
+    );
     assert.is(committed.length, 1);
     assert.is(committed[0]!.data.message.content.text, 'Partial thought');
     assert.is(committed[0]!.data.message.content.stop_reason, 'interrupted');
     const stored = await messagesOf(rig.port, id);
-    assert.equal(stored.map((m) => [m.role, m.content.text, m.content.stop_reason]), [['user', 'long answer please', undefined], ['assistant', 'Partial thought', 'interrupted']]);
+    assert.equal(
+      stored.map((m) => [m.role, m.content.text, m.content.stop_reason]),
+      [
+        ['user', 'long answer please', undefined],
+        ['assistant', 'Partial thought', 'interrupted'],
+      ],
+    );
 
     ws.send({ type: 'interrupt', session_id: id, request_id: 'again' });
     const idle = await ws.waitFrame((f) => f.request_id === 'again', 'the second interrupt.result');
@@ -194,7 +285,10 @@ test('an interrupt before any text keeps no empty reply', async () => {
     await rig.fake.waitForRequests(from + 1);
     ws.send({ type: 'interrupt', session_id: id });
     assert.is((await endOf(ws, turnId)).type, 'turn.interrupted');
-    assert.equal((await messagesOf(rig.port, id)).map((m) => m.role), ['user']);
+    assert.equal(
+      (await messagesOf(rig.port, id)).map((m) => m.role),
+      ['user'],
+    );
   } finally {
     ws.close();
   }
@@ -203,7 +297,12 @@ test('an interrupt before any text keeps no empty reply', async () => {
 test('/ws commands on a session that does not exist answer an error', async () => {
   const ws = await connectWs(rig.port, ['sessions']);
   try {
-    ws.send({ type: 'turn', session_id: 's_ghost', message: { text: 'x', attachments: [] }, request_id: 'g' });
+    ws.send({
+      type: 'turn',
+      session_id: 's_ghost',
+      message: { text: 'x', attachments: [] },
+      request_id: 'g',
+    });
     const err = await ws.waitFrame((f) => f.request_id === 'g');
     assert.equal([err.type, err.error.code], ['error', 'not_found']);
   } finally {

@@ -1,6 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -24,7 +33,10 @@ let sums: string;
 
 const pem = () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  return { priv: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), pub: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+  return {
+    priv: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    pub: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
 };
 const ours = pem();
 const theirs = pem();
@@ -34,8 +46,14 @@ test.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-upgrade-sig-'));
   const stem = name.replace(/\.tar\.gz$/, '');
   mkdirSync(join(dir, 'src', stem, 'dist', 'src', 'cli'), { recursive: true });
-  writeFileSync(join(dir, 'src', stem, 'package.json'), JSON.stringify({ name: 'svc', version, type: 'module' }));
-  writeFileSync(join(dir, 'src', stem, 'dist', 'src', 'cli', 'main.js'), 'console.log("svc 7.7.7");\n');
+  writeFileSync(
+    join(dir, 'src', stem, 'package.json'),
+    JSON.stringify({ name: 'svc', version, type: 'module' }),
+  );
+  writeFileSync(
+    join(dir, 'src', stem, 'dist', 'src', 'cli', 'main.js'),
+    'console.log("svc 7.7.7");\n',
+  );
   execFileSync('tar', ['-czf', join(dir, name), '-C', join(dir, 'src'), stem]);
   sums = `${await sha256File(join(dir, name))}  ${name}\n`;
   writeFileSync(join(dir, 'ours.pub'), ours.pub);
@@ -58,7 +76,12 @@ function release(sig: string): void {
   };
 }
 
-const env = (home: string) => ({ SVC_HOME: home, SVC_RELEASES_URL: host.base, NODE_EXTRA_CA_CERTS: host.caFile, SVC_RELEASE_KEY_FILE: join(dir, 'ours.pub') });
+const env = (home: string) => ({
+  SVC_HOME: home,
+  SVC_RELEASES_URL: host.base,
+  NODE_EXTRA_CA_CERTS: host.caFile,
+  SVC_RELEASE_KEY_FILE: join(dir, 'ours.pub'),
+});
 
 test('a checksums.txt signed by another key is refused with nothing changed', async () => {
   const home = tmpHome('svc-upgrade-sig-');
@@ -67,13 +90,16 @@ test('a checksums.txt signed by another key is refused with nothing changed', as
     const r = await runCli(['upgrade', '--yes'], env(home), 60_000);
     assert.is(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stderr, 'checksums.txt.sig is not a valid signature of checksums.txt');
-    assert.ok(!existsSync(join(home, 'versions')) || readdirSync(join(home, 'versions')).length === 0, 'nothing installed');
+    assert.ok(
+      !existsSync(join(home, 'versions')) || readdirSync(join(home, 'versions')).length === 0,
+      'nothing installed',
+    );
   } finally {
     removeHome(home);
   }
 });
 
-test('a checksums.txt signed by the installed version\'s key is installed', async () => {
+test("a checksums.txt signed by the installed version's key is installed", async () => {
   const home = tmpHome('svc-upgrade-sig-');
   try {
     release(signChecksums(sums, ours.priv));
@@ -81,8 +107,14 @@ test('a checksums.txt signed by the installed version\'s key is installed', asyn
     assert.is(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, "checksums.txt is signed by this version's release key");
     assert.match(r.stdout, `svc ${version} starts with the next "svc serve"`);
-    assert.is(realpathSync(join(home, 'versions', 'current')), join(realpathSync(home), 'versions', version));
-    assert.is(JSON.parse(readFileSync(join(home, 'versions', 'current', 'package.json'), 'utf8')).version, version);
+    assert.is(
+      realpathSync(join(home, 'versions', 'current')),
+      join(realpathSync(home), 'versions', version),
+    );
+    assert.is(
+      JSON.parse(readFileSync(join(home, 'versions', 'current', 'package.json'), 'utf8')).version,
+      version,
+    );
   } finally {
     removeHome(home);
   }

@@ -8,7 +8,14 @@ import * as assert from 'uvu/assert';
 import { parseMultipart } from '../../src/gateway/multipart.js';
 import { openDb, type Db } from '../../src/shared/store/db.js';
 import { insertUpload, resolveUpload } from '../../src/shared/store/uploads.js';
-import { http, removeHome, sleep, startServer, waitFor, type RunningServer } from '../helpers/server.js';
+import {
+  http,
+  removeHome,
+  sleep,
+  startServer,
+  waitFor,
+  type RunningServer,
+} from '../helpers/server.js';
 
 const LIMIT = 1024;
 let server: RunningServer;
@@ -29,8 +36,14 @@ const BOUNDARY = '----svcTestBoundary7MA4YWxkTrZu0gW';
 function multipart(parts: FilePart[], boundary = BOUNDARY): Buffer {
   const out: Buffer[] = [Buffer.from('preamble a client may send\r\n')];
   for (const p of parts) {
-    const disposition = p.disposition ?? `form-data; name="${p.name ?? 'file'}"${p.filename === undefined ? '' : `; filename="${p.filename}"`}`;
-    out.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`));
+    const disposition =
+      p.disposition ??
+      `form-data; name="${p.name ?? 'file'}"${p.filename === undefined ? '' : `; filename="${p.filename}"`}`;
+    out.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`,
+      ),
+    );
     out.push(Buffer.from(p.data));
     out.push(Buffer.from('\r\n'));
   }
@@ -50,7 +63,17 @@ interface Res {
  * boundaries split across chunks). Resolves with the response even when the server answers early
  * and closes while the client is still writing.
  */
-function upload(port: number, body: Buffer, opts: { pieceBytes?: number; delayMs?: number; chunked?: boolean; headers?: Record<string, string>; path?: string } = {}): Promise<Res> {
+function upload(
+  port: number,
+  body: Buffer,
+  opts: {
+    pieceBytes?: number;
+    delayMs?: number;
+    chunked?: boolean;
+    headers?: Record<string, string>;
+    path?: string;
+  } = {},
+): Promise<Res> {
   return new Promise((resolve, reject) => {
     let answered = false;
     const req = httpRequest(
@@ -65,7 +88,9 @@ function upload(port: number, body: Buffer, opts: { pieceBytes?: number; delayMs
           Host: `127.0.0.1:${port}`,
           Connection: 'close',
           'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`,
-          ...(opts.chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': String(body.length) }),
+          ...(opts.chunked
+            ? { 'Transfer-Encoding': 'chunked' }
+            : { 'Content-Length': String(body.length) }),
           ...opts.headers,
         },
       },
@@ -75,7 +100,12 @@ function upload(port: number, body: Buffer, opts: { pieceBytes?: number; delayMs
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const buf = Buffer.concat(chunks);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: buf, json: () => JSON.parse(buf.toString('utf8')) });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: buf,
+            json: () => JSON.parse(buf.toString('utf8')),
+          });
         });
       },
     );
@@ -94,16 +124,37 @@ function upload(port: number, body: Buffer, opts: { pieceBytes?: number; delayMs
   });
 }
 
-function get(port: number, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Res> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<Res> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, setHost: false, agent: false, headers: { Host: `127.0.0.1:${port}`, Connection: 'close', ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const buf = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: buf, json: () => JSON.parse(buf.toString('utf8')) });
-      });
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        setHost: false,
+        agent: false,
+        headers: { Host: `127.0.0.1:${port}`, Connection: 'close', ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const buf = Buffer.concat(chunks);
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: buf,
+            json: () => JSON.parse(buf.toString('utf8')),
+          });
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -143,7 +194,10 @@ function trickyBytes(n: number): Buffer {
 }
 
 test.before(async () => {
-  [server, small] = await Promise.all([startServer(), startServer({ config: `limits:\n  upload_bytes: ${LIMIT}\n` })]);
+  [server, small] = await Promise.all([
+    startServer(),
+    startServer({ config: `limits:\n  upload_bytes: ${LIMIT}\n` }),
+  ]);
   db = openDb(join(server.home, 'svc.db'));
 });
 
@@ -171,7 +225,15 @@ test('the parser finds boundaries split across chunks of every size', async () =
       for await (const c of p.body) parts.push(c);
       got.push({ name: p.name, filename: p.filename, data: Buffer.concat(parts) });
     }
-    assert.equal(got.map((g) => [g.name, g.filename]), [['note', undefined], ['file', 'a.bin'], ['file', 'empty.txt']], `chunk size ${size}`);
+    assert.equal(
+      got.map((g) => [g.name, g.filename]),
+      [
+        ['note', undefined],
+        ['file', 'a.bin'],
+        ['file', 'empty.txt'],
+      ],
+      `chunk size ${size}`,
+    );
     assert.ok(got[1]!.data.equals(data), `chunk size ${size}: the file bytes are exact`);
     assert.is(got[0]!.data.toString(), 'a text field');
     assert.is(got[2]!.data.length, 0);
@@ -180,7 +242,11 @@ test('the parser finds boundaries split across chunks of every size', async () =
 
 test('one file: 201, streamed in small writes, bytes and sha256 round-trip', async () => {
   const data = trickyBytes(5000);
-  const res = await upload(server.port, multipart([{ filename: 'data.bin', type: 'application/octet-stream', data }]), { pieceBytes: 13 });
+  const res = await upload(
+    server.port,
+    multipart([{ filename: 'data.bin', type: 'application/octet-stream', data }]),
+    { pieceBytes: 13 },
+  );
   assert.is(res.status, 201, res.body.toString());
   const files = res.json().files;
   assert.is(files.length, 1);
@@ -198,7 +264,10 @@ test('one file: 201, streamed in small writes, bytes and sha256 round-trip', asy
   assert.is(back.headers['x-content-type-options'], 'nosniff');
   assert.is(back.headers['content-security-policy'], 'sandbox');
   assert.is(back.headers['content-type'], 'application/octet-stream');
-  assert.is(back.headers['content-disposition'], `attachment; filename="data.bin"; filename*=UTF-8''data.bin`);
+  assert.is(
+    back.headers['content-disposition'],
+    `attachment; filename="data.bin"; filename*=UTF-8''data.bin`,
+  );
   assert.ok(existsSync(join(server.home, 'uploads', f.name)), 'stored under its name in uploads/');
   assert.equal(leftovers(server.home).tmp, [], 'no temp file left');
 });
@@ -216,7 +285,10 @@ test('two files and a text field in one request; same names never collide', asyn
   const files = res.json().files;
   assert.is(files.length, 2, 'only the parts named "file"');
   assert.is.not(files[0].name, files[1].name);
-  for (const [f, data] of [[files[0], a], [files[1], b]] as const) {
+  for (const [f, data] of [
+    [files[0], a],
+    [files[1], b],
+  ] as const) {
     assert.is(f.original_name, 'same.txt');
     assert.is(f.sha256, sha256(data));
     const back = await get(server.port, f.url);
@@ -227,15 +299,30 @@ test('two files and a text field in one request; same names never collide', asyn
 
 test('an epilogue after the final boundary is ignored, and the connection stays usable', async () => {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const body = Buffer.concat([multipart([{ filename: 'e.txt', data: 'epilogue test' }]), Buffer.from('an epilogue some clients add\r\n')]);
+  const body = Buffer.concat([
+    multipart([{ filename: 'e.txt', data: 'epilogue test' }]),
+    Buffer.from('an epilogue some clients add\r\n'),
+  ]);
   const send = () =>
     new Promise<{ status: number; reused: boolean; text: string }>((resolve, reject) => {
       const req = httpRequest(
-        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/api/upload', agent, headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`, 'Content-Length': String(body.length) } },
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          method: 'POST',
+          path: '/api/upload',
+          agent,
+          headers: {
+            'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`,
+            'Content-Length': String(body.length),
+          },
+        },
         (res) => {
           let text = '';
           res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, text }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, text }),
+          );
         },
       );
       req.on('error', reject);
@@ -257,7 +344,11 @@ test('the served type comes from an allowlist, never HTML or SVG; images must be
     server.port,
     multipart([
       { filename: 'page.html', type: 'text/html', data: html },
-      { filename: 'pic.svg', type: 'image/svg+xml', data: '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>' },
+      {
+        filename: 'pic.svg',
+        type: 'image/svg+xml',
+        data: '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>',
+      },
       { filename: 'real.png', data: png },
       { filename: 'fake.png', type: 'image/png', data: html },
       { filename: 'doc.pdf', type: 'application/octet-stream', data: '%PDF-1.4\n...' },
@@ -273,7 +364,11 @@ test('the served type comes from an allowlist, never HTML or SVG; images must be
   for (const f of [page, svg, fake]) {
     const back = await get(server.port, f.url);
     assert.is(back.status, 200);
-    assert.is(back.headers['content-type'], 'application/octet-stream', `${f.original_name} is served as bytes`);
+    assert.is(
+      back.headers['content-type'],
+      'application/octet-stream',
+      `${f.original_name} is served as bytes`,
+    );
     assert.match(String(back.headers['content-disposition']), /^attachment; /);
     assert.is(back.headers['x-content-type-options'], 'nosniff');
     assert.is(back.headers['content-security-policy'], 'sandbox');
@@ -294,8 +389,17 @@ test('file names from the client are sanitised', async () => {
     [{ data: 'x' }, 'upload'],
     [{ filename: 'a\u202Etxt.exe', data: 'x' }, 'atxt.exe'],
     [{ filename: 'tab\there.txt', data: 'x' }, 'tabhere.txt'],
-    [{ disposition: `form-data; name="file"; filename="fallback.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20final.pdf`, data: '%PDF-' }, 'résumé final.pdf'],
-    [{ disposition: 'form-data; name="file"; filename="say \\"hi\\".txt"', data: 'x' }, 'say "hi".txt'],
+    [
+      {
+        disposition: `form-data; name="file"; filename="fallback.txt"; filename*=UTF-8''r%C3%A9sum%C3%A9%20final.pdf`,
+        data: '%PDF-',
+      },
+      'résumé final.pdf',
+    ],
+    [
+      { disposition: 'form-data; name="file"; filename="say \\"hi\\".txt"', data: 'x' },
+      'say "hi".txt',
+    ],
     [{ filename: long, data: 'x' }, ''],
   ];
   const res = await upload(server.port, multipart(cases.map((c) => c[0])));
@@ -308,7 +412,10 @@ test('file names from the client are sanitised', async () => {
       assert.ok(f.name.endsWith(`_${want}`), `case ${i}: ${f.name}`);
     }
     assert.ok(Buffer.byteLength(f.name) <= 255, `case ${i}: at most 255 bytes`);
-    assert.ok(existsSync(join(server.home, 'uploads', f.name)), `case ${i}: stored directly in uploads/`);
+    assert.ok(
+      existsSync(join(server.home, 'uploads', f.name)),
+      `case ${i}: stored directly in uploads/`,
+    );
   });
   const longOne = files[files.length - 1]!;
   assert.ok(longOne.name.endsWith('.txt'), 'a long name keeps its extension');
@@ -316,14 +423,23 @@ test('file names from the client are sanitised', async () => {
   assert.ok(!existsSync(join(server.home, 'etc')), 'nothing escaped the folder');
   const resume = files[9]!;
   const back = await get(server.port, resume.url);
-  assert.is(back.headers['content-disposition'], `attachment; filename="r_sum_ final.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%20final.pdf`);
+  assert.is(
+    back.headers['content-disposition'],
+    `attachment; filename="r_sum_ final.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%20final.pdf`,
+  );
   const quoted = await get(server.port, files[10]!.url);
-  assert.is(quoted.headers['content-disposition'], `attachment; filename="say _hi_.txt"; filename*=UTF-8''say%20%22hi%22.txt`);
+  assert.is(
+    quoted.headers['content-disposition'],
+    `attachment; filename="say _hi_.txt"; filename*=UTF-8''say%20%22hi%22.txt`,
+  );
 });
 
 test('a NUL in a file name is refused with 400 and nothing is stored', async () => {
   const before = leftovers(server.home).files.length;
-  const res = await upload(server.port, multipart([{ disposition: `form-data; name="file"; filename*=UTF-8''a%00b.txt`, data: 'x' }]));
+  const res = await upload(
+    server.port,
+    multipart([{ disposition: `form-data; name="file"; filename*=UTF-8''a%00b.txt`, data: 'x' }]),
+  );
   assert.match(assertError(res, 400, 'invalid_request'), /NUL/);
   assert.is(leftovers(server.home).files.length, before);
 });
@@ -352,7 +468,11 @@ test('traversal attempts never reach a file outside uploads/', async () => {
     const text = res.body.toString();
     assert.not.match(text, secret, `${path}: the key is not in the answer`);
     assert.not.match(text, 'root:', `${path}: /etc/passwd is not in the answer`);
-    assert.match(String(res.headers['content-type']), /^application\/json/, `${path}: a JSON error`);
+    assert.match(
+      String(res.headers['content-type']),
+      /^application\/json/,
+      `${path}: a JSON error`,
+    );
   }
 });
 
@@ -360,25 +480,47 @@ test('a file on disk that is not on record, or a recorded symlink out of the fol
   writeFileSync(join(server.home, 'uploads', 'planted.txt'), 'not uploaded');
   assert.is((await get(server.port, '/api/uploads/planted.txt')).status, 404);
   symlinkSync(join(server.home, 'access_key'), join(server.home, 'uploads', 'link.txt'));
-  insertUpload(db, { name: 'link.txt', original_name: 'link.txt', mime: 'text/plain', size: 10, sha256: '0', created_at: new Date().toISOString() });
+  insertUpload(db, {
+    name: 'link.txt',
+    original_name: 'link.txt',
+    mime: 'text/plain',
+    size: 10,
+    sha256: '0',
+    created_at: new Date().toISOString(),
+  });
   const res = await get(server.port, '/api/uploads/link.txt');
   assert.is(res.status, 404);
-  assert.is(resolveUpload(db, { uploadsDir: join(server.home, 'uploads') }, 'link.txt'), undefined, 'resolveUpload refuses it too');
-  assert.is(resolveUpload(db, { uploadsDir: join(server.home, 'uploads') }, '../access_key'), undefined);
+  assert.is(
+    resolveUpload(db, { uploadsDir: join(server.home, 'uploads') }, 'link.txt'),
+    undefined,
+    'resolveUpload refuses it too',
+  );
+  assert.is(
+    resolveUpload(db, { uploadsDir: join(server.home, 'uploads') }, '../access_key'),
+    undefined,
+  );
 });
 
 test('resolveUpload turns a stored name into its file', async () => {
-  const res = await upload(server.port, multipart([{ filename: 'notes.txt', type: 'text/plain', data: 'hello' }]));
+  const res = await upload(
+    server.port,
+    multipart([{ filename: 'notes.txt', type: 'text/plain', data: 'hello' }]),
+  );
   const f = res.json().files[0];
   const r = resolveUpload(db, { uploadsDir: join(server.home, 'uploads') }, f.name);
   assert.ok(r);
   assert.is(readFileSync(r!.path, 'utf8'), 'hello');
-  assert.equal({ mime: r!.mime, size: r!.size, original_name: r!.original_name }, { mime: 'text/plain', size: 5, original_name: 'notes.txt' });
+  assert.equal(
+    { mime: r!.mime, size: r!.size, original_name: r!.original_name },
+    { mime: 'text/plain', size: 5, original_name: 'notes.txt' },
+  );
 });
 
 test('a big file streams both ways with its bytes intact (and HEAD answers its size)', async () => {
   const data = randomBytes(9 * 1024 * 1024 + 17);
-  const res = await upload(server.port, multipart([{ filename: 'big.bin', data }]), { pieceBytes: 256 * 1024 });
+  const res = await upload(server.port, multipart([{ filename: 'big.bin', data }]), {
+    pieceBytes: 256 * 1024,
+  });
   assert.is(res.status, 201, res.body.toString());
   const f = res.json().files[0];
   assert.is(f.size, data.length);
@@ -395,17 +537,31 @@ test('a big file streams both ways with its bytes intact (and HEAD answers its s
 });
 
 test('over the limit: 413 naming the limit, and no file left behind', async () => {
-  const res = await upload(small.port, multipart([{ filename: 'two-k.bin', data: randomBytes(2048) }]));
+  const res = await upload(
+    small.port,
+    multipart([{ filename: 'two-k.bin', data: randomBytes(2048) }]),
+  );
   assert.match(assertError(res, 413, 'too_large'), String(LIMIT));
-  assert.equal(leftovers(small.home), { files: [], tmp: [] }, 'no file in uploads/ or uploads/.tmp/');
+  assert.equal(
+    leftovers(small.home),
+    { files: [], tmp: [] },
+    'no file in uploads/ or uploads/.tmp/',
+  );
 });
 
 test('a chunked body (no Content-Length) is counted as it arrives and stopped at the limit', async () => {
-  const res = await upload(small.port, multipart([{ filename: 'two-k.bin', data: randomBytes(2048) }]), { chunked: true, pieceBytes: 200, delayMs: 10 });
+  const res = await upload(
+    small.port,
+    multipart([{ filename: 'two-k.bin', data: randomBytes(2048) }]),
+    { chunked: true, pieceBytes: 200, delayMs: 10 },
+  );
   assert.match(assertError(res, 413, 'too_large'), String(LIMIT));
   await waitFor(() => leftovers(small.home).tmp.length === 0, 5000, 'the partial temp file to go');
   assert.equal(leftovers(small.home).files, [], 'no file in uploads/');
-  const ok = await upload(small.port, multipart([{ filename: 'tiny.txt', data: 'fits' }]), { chunked: true, pieceBytes: 20 });
+  const ok = await upload(small.port, multipart([{ filename: 'tiny.txt', data: 'fits' }]), {
+    chunked: true,
+    pieceBytes: 20,
+  });
   assert.is(ok.status, 201, 'a small chunked upload works');
   assert.is(ok.json().files[0].size, 4);
 });
@@ -419,7 +575,14 @@ test('a declared Content-Length over the limit is refused at once', async () => 
     sock.on('close', () => resolve(buf));
     sock.on('error', (err) => (buf ? resolve(buf) : reject(err)));
     sock.write(
-      [`POST /api/upload HTTP/1.1`, `Host: 127.0.0.1:${small.port}`, `Content-Type: multipart/form-data; boundary=${BOUNDARY}`, `Content-Length: ${100 * 1024 * 1024}`, '', `--${BOUNDARY}\r\n`].join('\r\n'),
+      [
+        `POST /api/upload HTTP/1.1`,
+        `Host: 127.0.0.1:${small.port}`,
+        `Content-Type: multipart/form-data; boundary=${BOUNDARY}`,
+        `Content-Length: ${100 * 1024 * 1024}`,
+        '',
+        `--${BOUNDARY}\r\n`,
+      ].join('\r\n'),
     );
   });
   assert.match(res, /^HTTP\/1\.1 413/);
@@ -434,7 +597,14 @@ test('a client that disconnects mid-upload leaves nothing behind', async () => {
   await new Promise((r) => sock.once('connect', r));
   const head = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\n\r\n`;
   sock.write(
-    [`POST /api/upload HTTP/1.1`, `Host: 127.0.0.1:${server.port}`, `Content-Type: multipart/form-data; boundary=${BOUNDARY}`, `Content-Length: ${10 * 1024 * 1024}`, '', head].join('\r\n'),
+    [
+      `POST /api/upload HTTP/1.1`,
+      `Host: 127.0.0.1:${server.port}`,
+      `Content-Type: multipart/form-data; boundary=${BOUNDARY}`,
+      `Content-Length: ${10 * 1024 * 1024}`,
+      '',
+      head,
+    ].join('\r\n'),
   );
   for (let i = 0; i < 20; i++) sock.write(randomBytes(16 * 1024));
   await waitFor(() => leftovers(server.home).tmp.length > 0, 5000, 'the temp file to appear');
@@ -444,8 +614,15 @@ test('a client that disconnects mid-upload leaves nothing behind', async () => {
 });
 
 test('a non-multipart Content-Type is refused with 415', async () => {
-  for (const type of ['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/mixed; boundary=x']) {
-    const res = await upload(server.port, Buffer.from('{"a":1}'), { headers: { 'Content-Type': type } });
+  for (const type of [
+    'application/json',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/mixed; boundary=x',
+  ]) {
+    const res = await upload(server.port, Buffer.from('{"a":1}'), {
+      headers: { 'Content-Type': type },
+    });
     assertError(res, 415, 'unsupported_media_type');
   }
   const none = await upload(server.port, Buffer.from('x'), { headers: { 'Content-Type': '' } });
@@ -454,15 +631,47 @@ test('a non-multipart Content-Type is refused with 415', async () => {
 
 test('malformed multipart bodies are refused with 400', async () => {
   const cases: Array<[string, Buffer, Record<string, string>?]> = [
-    ['no boundary parameter', multipart([{ filename: 'a', data: 'x' }]), { 'Content-Type': 'multipart/form-data' }],
-    ['a bad boundary', multipart([{ filename: 'a', data: 'x' }]), { 'Content-Type': `multipart/form-data; boundary=${'x'.repeat(80)}` }],
+    [
+      'no boundary parameter',
+      multipart([{ filename: 'a', data: 'x' }]),
+      { 'Content-Type': 'multipart/form-data' },
+    ],
+    [
+      'a bad boundary',
+      multipart([{ filename: 'a', data: 'x' }]),
+      { 'Content-Type': `multipart/form-data; boundary=${'x'.repeat(80)}` },
+    ],
     ['the boundary never occurs', Buffer.from('just some bytes, no parts at all')],
-    ['no final boundary', multipart([{ filename: 'a.txt', data: 'x' }]).subarray(0, -(BOUNDARY.length + 6))],
-    ['the body ends in the headers', Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"`)],
-    ['oversized part headers', Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"\r\nX-Pad: ${'p'.repeat(20 * 1024)}\r\n\r\nx\r\n--${BOUNDARY}--\r\n`)],
-    ['no Content-Disposition', Buffer.from(`--${BOUNDARY}\r\nContent-Type: text/plain\r\n\r\nx\r\n--${BOUNDARY}--\r\n`)],
-    ['no field name', Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; filename="a"\r\n\r\nx\r\n--${BOUNDARY}--\r\n`)],
-    ['garbage after a boundary', Buffer.from(`--${BOUNDARY}garbage\r\nContent-Disposition: form-data; name="file"\r\n\r\nx\r\n--${BOUNDARY}--\r\n`)],
+    [
+      'no final boundary',
+      multipart([{ filename: 'a.txt', data: 'x' }]).subarray(0, -(BOUNDARY.length + 6)),
+    ],
+    [
+      'the body ends in the headers',
+      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"`),
+    ],
+    [
+      'oversized part headers',
+      Buffer.from(
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"\r\nX-Pad: ${'p'.repeat(20 * 1024)}\r\n\r\nx\r\n--${BOUNDARY}--\r\n`,
+      ),
+    ],
+    [
+      'no Content-Disposition',
+      Buffer.from(`--${BOUNDARY}\r\nContent-Type: text/plain\r\n\r\nx\r\n--${BOUNDARY}--\r\n`),
+    ],
+    [
+      'no field name',
+      Buffer.from(
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; filename="a"\r\n\r\nx\r\n--${BOUNDARY}--\r\n`,
+      ),
+    ],
+    [
+      'garbage after a boundary',
+      Buffer.from(
+        `--${BOUNDARY}garbage\r\nContent-Disposition: form-data; name="file"\r\n\r\nx\r\n--${BOUNDARY}--\r\n`,
+      ),
+    ],
     ['no file part', multipart([{ name: 'comment', data: 'hello' }])],
     ['only the final boundary', Buffer.from(`--${BOUNDARY}--\r\n`)],
   ];
@@ -477,13 +686,18 @@ test('malformed multipart bodies are refused with 400', async () => {
 });
 
 test('a keyless request from elsewhere (Host: evil.example) is refused with 401', async () => {
-  const res = await upload(server.port, multipart([{ filename: 'a.txt', data: 'x' }]), { headers: { Host: 'evil.example' } });
+  const res = await upload(server.port, multipart([{ filename: 'a.txt', data: 'x' }]), {
+    headers: { Host: 'evil.example' },
+  });
   assert.is(res.status, 401);
   const up = await upload(server.port, multipart([{ filename: 'ok.txt', data: 'x' }]));
   const f = up.json().files[0];
   const read = await get(server.port, f.url, { Host: 'evil.example' });
   assert.is(read.status, 401);
-  const withKey = await get(server.port, f.url, { Host: 'evil.example', Authorization: `Bearer ${server.key()}` });
+  const withKey = await get(server.port, f.url, {
+    Host: 'evil.example',
+    Authorization: `Bearer ${server.key()}`,
+  });
   assert.is(withKey.status, 200, 'the key opens it');
 });
 

@@ -18,20 +18,45 @@ const engines: Array<'uws' | 'node'> = 'error' in uws ? ['node'] : ['uws', 'node
 const servers: Partial<Record<'uws' | 'node', RunningServer>> = {};
 let server: RunningServer;
 
-function get(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function get(
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<{
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: server.port, path, method, headers: { Connection: 'close', ...headers }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        path,
+        method,
+        headers: { Connection: 'close', ...headers },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
 test.before(async () => {
-  for (const engine of engines) servers[engine] = await startServer({ env: { SVC_HTTP_ENGINE: engine } });
+  for (const engine of engines)
+    servers[engine] = await startServer({ env: { SVC_HTTP_ENGINE: engine } });
 });
 test.after(async () => {
   for (const s of Object.values(servers)) {
@@ -44,7 +69,9 @@ for (const engine of engines) {
   test(`${engine}: the app JavaScript and CSS arrive compressed, each encoding decoding to the same file, with Vary`, async () => {
     server = servers[engine]!;
     const page = (await get('/')).body.toString('utf8');
-    const assets = [...page.matchAll(/(?:src|href)="(\/assets\/[^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+    const assets = [...page.matchAll(/(?:src|href)="(\/assets\/[^"]+\.(?:js|css))"/g)].map(
+      (m) => m[1]!,
+    );
     assert.is(assets.length, 2, `the page names its script and stylesheet: ${page}`);
     for (const path of assets) {
       const plain = await get(path);
@@ -57,12 +84,18 @@ for (const engine of engines) {
       assert.is(br.headers['content-encoding'], 'br', path);
       assert.is(br.headers.vary, 'Accept-Encoding');
       assert.is(br.headers['cache-control'], 'public, max-age=31536000, immutable');
-      assert.ok(br.body.length < plain.body.length / 2.5, `${path}: ${br.body.length} of ${plain.body.length} bytes`);
+      assert.ok(
+        br.body.length < plain.body.length / 2.5,
+        `${path}: ${br.body.length} of ${plain.body.length} bytes`,
+      );
       assert.ok(brotliDecompressSync(br.body).equals(plain.body), 'brotli decodes to the file');
 
       const gz = await get(path, { 'Accept-Encoding': 'gzip' });
       assert.is(gz.headers['content-encoding'], 'gzip');
-      assert.ok(gz.body.length < plain.body.length / 2, `${path}: ${gz.body.length} of ${plain.body.length} bytes`);
+      assert.ok(
+        gz.body.length < plain.body.length / 2,
+        `${path}: ${gz.body.length} of ${plain.body.length} bytes`,
+      );
       assert.ok(gunzipSync(gz.body).equals(plain.body), 'gzip decodes to the file');
 
       const refused = await get(path, { 'Accept-Encoding': 'br;q=0, gzip;q=0.5' });

@@ -21,7 +21,9 @@ interface Frame {
   data?: unknown;
 }
 
-async function client(port: number): Promise<{ frames: Frame[]; send: (f: unknown) => void; close: () => void }> {
+async function client(
+  port: number,
+): Promise<{ frames: Frame[]; send: (f: unknown) => void; close: () => void }> {
   const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
   const frames: Frame[] = [];
   ws.addEventListener('message', (m) => frames.push(JSON.parse(String(m.data)) as Frame));
@@ -34,11 +36,31 @@ const BIG = 'session:s_big';
 
 function session(id: string): SessionView {
   const at = new Date().toISOString();
-  return { id, title: 'T', model_id: null, reasoning_effort: 'medium', show_reasoning: false, permission_mode: 'interactive', working_dir: null, network: null, channel: null, created_at: at, updated_at: at, message_count: 0 };
+  return {
+    id,
+    title: 'T',
+    model_id: null,
+    reasoning_effort: 'medium',
+    show_reasoning: false,
+    permission_mode: 'interactive',
+    working_dir: null,
+    network: null,
+    channel: null,
+    created_at: at,
+    updated_at: at,
+    message_count: 0,
+  };
 }
 
 function message(sessionId: string, text: string): MessageSummary {
-  return { id: 'm_1', session_id: sessionId, seq: 1, role: 'user', content: { text }, created_at: new Date().toISOString() };
+  return {
+    id: 'm_1',
+    session_id: sessionId,
+    seq: 1,
+    role: 'user',
+    content: { text },
+    created_at: new Date().toISOString(),
+  };
 }
 
 let engine: HttpEngine;
@@ -47,7 +69,10 @@ let port: number;
 
 test.before(async () => {
   engine = await createEngine(engineName);
-  hub = new WsHub(engine, { frameLimit: 1 << 20, authorize: () => ({ ok: true, via: 'local', local: true }) });
+  hub = new WsHub(engine, {
+    frameLimit: 1 << 20,
+    authorize: () => ({ ok: true, via: 'local', local: true }),
+  });
   port = await engine.listen('127.0.0.1', 0);
 });
 test.after(() => {
@@ -58,21 +83,39 @@ test.after(() => {
 test(`a topic's history is bounded by bytes; resuming past it gets resync, within it gets the missed events (${engineName})`, async () => {
   // Streamed text is the one kind of event above 4 KB; a new turn id each time keeps each its own frame.
   const big = 'x'.repeat(16 * 1024);
-  for (let i = 0; i < 200; i++) hub.publish(BIG, 'turn.text_delta', { turn_id: `t${i}`, delta: big });
+  for (let i = 0; i < 200; i++)
+    hub.publish(BIG, 'turn.text_delta', { turn_id: `t${i}`, delta: big });
   const kept = hub.stats();
-  assert.ok(kept.bytes <= RING_BYTES, `kept ${kept.bytes} bytes for 200 events of 16 KB (bound ${RING_BYTES})`);
-  assert.ok(kept.events < 200 && kept.events >= Math.floor(RING_BYTES / (17 * 1024)), `kept ${kept.events} events`);
+  assert.ok(
+    kept.bytes <= RING_BYTES,
+    `kept ${kept.bytes} bytes for 200 events of 16 KB (bound ${RING_BYTES})`,
+  );
+  assert.ok(
+    kept.events < 200 && kept.events >= Math.floor(RING_BYTES / (17 * 1024)),
+    `kept ${kept.events} events`,
+  );
 
   const c = await client(port);
   try {
     c.send({ type: 'subscribe', topics: [BIG], since: { [BIG]: 1 } });
     await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
-    assert.ok(c.frames.some((f) => f.type === 'resync' && f.topic === BIG), 'resuming before the history: resync');
+    assert.ok(
+      c.frames.some((f) => f.type === 'resync' && f.topic === BIG),
+      'resuming before the history: resync',
+    );
     c.send({ type: 'unsubscribe', topics: [BIG] });
     await waitFor(() => c.frames.some((f) => f.type === 'unsubscribed'), 5000, 'unsubscribed');
     c.send({ type: 'subscribe', topics: [BIG], since: { [BIG]: 195 } });
-    await waitFor(() => c.frames.filter((f) => f.type === 'subscribed').length === 2, 5000, 'subscribed again');
-    assert.equal(c.frames.filter((f) => f.topic === BIG && f.type === 'turn.text_delta').map((f) => f.seq), [196, 197, 198, 199, 200], 'the missed events, in order');
+    await waitFor(
+      () => c.frames.filter((f) => f.type === 'subscribed').length === 2,
+      5000,
+      'subscribed again',
+    );
+    assert.equal(
+      c.frames.filter((f) => f.topic === BIG && f.type === 'turn.text_delta').map((f) => f.seq),
+      [196, 197, 198, 199, 200],
+      'the missed events, in order',
+    );
   } finally {
     c.close();
   }
@@ -82,8 +125,16 @@ test('a deleted session leaves nothing behind: 100 session topics, each deleted,
   const before = hub.stats();
   for (let i = 0; i < 100; i++) {
     const topic = `session:s_gone${i}` as const;
-    hub.publish(topic, 'turn.started', { turn_id: 'u_1', session_id: topic.slice(8), origin: 'http', message: message(topic.slice(8), 'y'.repeat(2000)) });
-    hub.publish(topic, 'message.committed', { turn_id: 'u_1', message: message(topic.slice(8), 'z'.repeat(2000)) });
+    hub.publish(topic, 'turn.started', {
+      turn_id: 'u_1',
+      session_id: topic.slice(8),
+      origin: 'http',
+      message: message(topic.slice(8), 'y'.repeat(2000)),
+    });
+    hub.publish(topic, 'message.committed', {
+      turn_id: 'u_1',
+      message: message(topic.slice(8), 'z'.repeat(2000)),
+    });
     hub.publish(topic, 'session.deleted', { id: topic.slice(8), trash_id: 't_x' });
   }
   assert.equal(hub.stats(), before, 'back where it was');
@@ -92,7 +143,10 @@ test('a deleted session leaves nothing behind: 100 session topics, each deleted,
   try {
     c.send({ type: 'subscribe', topics: ['session:s_gone7'], since: { 'session:s_gone7': 2 } });
     await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
-    assert.ok(c.frames.some((f) => f.type === 'resync' && f.topic === 'session:s_gone7'), 'a client resuming a forgotten topic reloads it');
+    assert.ok(
+      c.frames.some((f) => f.type === 'resync' && f.topic === 'session:s_gone7'),
+      'a client resuming a forgotten topic reloads it',
+    );
   } finally {
     c.close();
   }
@@ -106,8 +160,19 @@ test('a subscriber of a deleted session keeps the numbering: the restore that fo
     hub.publish('session:s_kept', 'session.updated', session('s_kept'));
     hub.publish('session:s_kept', 'session.deleted', { id: 's_kept', trash_id: 't_x' });
     hub.publish('session:s_kept', 'session.restored', session('s_kept'));
-    await waitFor(() => c.frames.some((f) => f.type === 'session.restored'), 5000, 'session.restored');
-    assert.equal(c.frames.filter((f) => f.topic === 'session:s_kept').map((f) => [f.type, f.seq]), [['session.updated', 1], ['session.deleted', 2], ['session.restored', 3]]);
+    await waitFor(
+      () => c.frames.some((f) => f.type === 'session.restored'),
+      5000,
+      'session.restored',
+    );
+    assert.equal(
+      c.frames.filter((f) => f.topic === 'session:s_kept').map((f) => [f.type, f.seq]),
+      [
+        ['session.updated', 1],
+        ['session.deleted', 2],
+        ['session.restored', 3],
+      ],
+    );
   } finally {
     c.close();
   }
@@ -120,7 +185,14 @@ test('idle topics nobody is on are evicted; a subscribed or listened topic stays
     c.send({ type: 'subscribe', topics: ['skills'] });
     await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
     hub.publish('skills', 'skill.deleted', { name: 'x', trash_id: 't_x' });
-    hub.publish('workflows', 'workflow.step_started', { turn_id: 'u_1', run_id: 'wr_1', workflow: 'w', session_id: 's_1', step: 'a', kind: 'run' });
+    hub.publish('workflows', 'workflow.step_started', {
+      turn_id: 'u_1',
+      run_id: 'wr_1',
+      workflow: 'w',
+      session_id: 's_1',
+      step: 'a',
+      kind: 'run',
+    });
     hub.publish('mcp', 'mcp.config', { names: ['x'] });
     hub.publish('session:s_idle', 'goal.cleared', { session_id: 's_idle' });
     const evicted = hub.evictIdle(Date.now() + IDLE_TOPIC_MS + 1);

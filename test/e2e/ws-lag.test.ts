@@ -34,7 +34,8 @@ class RawClient {
         if (!upgraded) {
           const end = c.buf.indexOf('\r\n\r\n');
           if (end < 0) return;
-          if (!c.buf.subarray(0, 12).toString().includes('101')) return reject(new Error(c.buf.toString()));
+          if (!c.buf.subarray(0, 12).toString().includes('101'))
+            return reject(new Error(c.buf.toString()));
           upgraded = true;
           c.buf = c.buf.subarray(end + 4);
           resolve(c);
@@ -51,7 +52,10 @@ class RawClient {
     const payload = Buffer.from(JSON.stringify(obj));
     const mask = Buffer.from([1, 2, 3, 4]);
     const masked = Buffer.from(payload.map((b, i) => b ^ mask[i % 4]!));
-    const head = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 255]);
+    const head =
+      payload.length < 126
+        ? Buffer.from([0x81, 0x80 | payload.length])
+        : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 255]);
     this.sock.write(Buffer.concat([head, mask, masked]));
   }
 
@@ -71,7 +75,8 @@ class RawClient {
       }
       if (this.buf.length < off + len) return;
       const opcode = this.buf[0]! & 15;
-      if (opcode === 1) this.frames.push(JSON.parse(this.buf.subarray(off, off + len).toString()) as Frame);
+      if (opcode === 1)
+        this.frames.push(JSON.parse(this.buf.subarray(off, off + len).toString()) as Frame);
       this.buf = this.buf.subarray(off + len);
     }
   }
@@ -81,12 +86,21 @@ const LAG = 'session:s_lag';
 
 test(`a client that stops reading is told to resync, and gets nothing more on that topic (${engineName} engine)`, async () => {
   const engine = await createEngine(engineName);
-  const hub = new WsHub(engine, { frameLimit: 1 << 20, authorize: () => ({ ok: true, via: 'local', local: true }) });
+  const hub = new WsHub(engine, {
+    frameLimit: 1 << 20,
+    authorize: () => ({ ok: true, via: 'local', local: true }),
+  });
   const port = await engine.listen('127.0.0.1', 0);
   const slow = await RawClient.open(port);
   const fast = await RawClient.open(port);
   for (const c of [slow, fast]) c.send({ type: 'subscribe', topics: [LAG] });
-  await waitFor(() => slow.frames.some((f) => f.type === 'subscribed') && fast.frames.some((f) => f.type === 'subscribed'), 5000, 'both subscribed');
+  await waitFor(
+    () =>
+      slow.frames.some((f) => f.type === 'subscribed') &&
+      fast.frames.some((f) => f.type === 'subscribed'),
+    5000,
+    'both subscribed',
+  );
 
   slow.sock.pause(); // stops reading: the kernel buffers fill, then the server's
   const big = 'x'.repeat(64 * 1024);
@@ -97,22 +111,53 @@ test(`a client that stops reading is told to resync, and gets nothing more on th
     hub.publish(LAG, 'turn.text_delta', { turn_id: `t${i}`, delta: big });
     // A reading client stays well under the lag limit: at most 20 events (1.3 MB) in flight.
     // Waiting for it (not a fixed yield) keeps a loaded machine from making it lag as well.
-    if (i % 20 === 19) await waitFor(() => fastGot() >= i + 1 - 20 || fast.frames.some((f) => f.type === 'resync'), 20_000, 'the fast client to keep up');
+    if (i % 20 === 19)
+      await waitFor(
+        () => fastGot() >= i + 1 - 20 || fast.frames.some((f) => f.type === 'resync'),
+        20_000,
+        'the fast client to keep up',
+      );
   }
-  assert.not.ok(fast.frames.some((f) => f.type === 'resync'), 'the reading client is never told to resync');
-  await waitFor(() => fast.frames.filter((f) => f.topic === LAG).length === total, 20_000, 'the fast client to get every event');
+  assert.not.ok(
+    fast.frames.some((f) => f.type === 'resync'),
+    'the reading client is never told to resync',
+  );
+  await waitFor(
+    () => fast.frames.filter((f) => f.topic === LAG).length === total,
+    20_000,
+    'the fast client to get every event',
+  );
   slow.sock.resume();
-  await waitFor(() => slow.frames.some((f) => f.type === 'resync'), 20_000, 'the slow client to be told to resync');
+  await waitFor(
+    () => slow.frames.some((f) => f.type === 'resync'),
+    20_000,
+    'the slow client to be told to resync',
+  );
 
   const resyncAt = slow.frames.findIndex((f) => f.type === 'resync');
   const before = slow.frames.slice(0, resyncAt).filter((f) => f.topic === LAG);
-  assert.ok(before.length > 0 && before.length < total, `some events arrived before the resync (${before.length})`);
-  assert.equal(before.map((f) => f.seq), before.map((_, i) => i + 1), 'what arrived before the resync has no gap');
+  assert.ok(
+    before.length > 0 && before.length < total,
+    `some events arrived before the resync (${before.length})`,
+  );
+  assert.equal(
+    before.map((f) => f.seq),
+    before.map((_, i) => i + 1),
+    'what arrived before the resync has no gap',
+  );
   assert.is(slow.frames[resyncAt]!.topic, LAG);
   await new Promise((r) => setTimeout(r, 200));
-  assert.is(slow.frames.slice(resyncAt + 1).filter((f) => f.topic === LAG).length, 0, 'nothing more on the topic after the resync');
+  assert.is(
+    slow.frames.slice(resyncAt + 1).filter((f) => f.topic === LAG).length,
+    0,
+    'nothing more on the topic after the resync',
+  );
   const fastSeqs = fast.frames.filter((f) => f.topic === LAG).map((f) => f.seq);
-  assert.equal(fastSeqs, Array.from({ length: total }, (_, i) => i + 1), 'the fast client was not held back and missed nothing');
+  assert.equal(
+    fastSeqs,
+    Array.from({ length: total }, (_, i) => i + 1),
+    'the fast client was not held back and missed nothing',
+  );
 
   slow.sock.destroy();
   fast.sock.destroy();

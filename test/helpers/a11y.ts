@@ -4,7 +4,10 @@ import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { waitFor } from './server.js';
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const axeSource = readFileSync(
+  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
+  'utf8',
+);
 
 /**
  * axe-core (WCAG 2.1 A/AA) on the page as it is: every serious or critical violation as one line
@@ -24,12 +27,19 @@ export async function axe(page: Page, what: string): Promise<string[]> {
 }
 
 /** The element that has focus, as a short description; "BODY" when focus is lost. */
-export const active = (page: Page) => page.evaluate(`(() => { const a = document.activeElement; if (!a || a === document.body) return 'BODY'; return a.tagName + (a.getAttribute('data-testid') ? '[' + a.getAttribute('data-testid') + ']' : '') + ' ' + (a.getAttribute('aria-label') || a.textContent || '').trim().slice(0, 40); })()`) as Promise<string>;
+export const active = (page: Page) =>
+  page.evaluate(
+    `(() => { const a = document.activeElement; if (!a || a === document.body) return 'BODY'; return a.tagName + (a.getAttribute('data-testid') ? '[' + a.getAttribute('data-testid') + ']' : '') + ' ' + (a.getAttribute('aria-label') || a.textContent || '').trim().slice(0, 40); })()`,
+  ) as Promise<string>;
 
 /** After an action: focus settles somewhere other than <body>. */
 export async function focusKept(page: Page, after: string): Promise<string> {
-  return waitFor(async () => {
-    const a = await active(page);
-    return a === 'BODY' ? undefined : a;
-  }, 5000, `focus to be on an element (not <body>) after ${after}`);
+  return waitFor(
+    async () => {
+      const a = await active(page);
+      return a === 'BODY' ? undefined : a;
+    },
+    5000,
+    `focus to be on an element (not <body>) after ${after}`,
+  );
 }

@@ -11,10 +11,20 @@ import { repoRoot } from './server.js';
  */
 export const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
 
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export function browserUnavailable(): string | undefined {
-  return existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed (apt-get install chromium)`;
+  return existsSync(CHROMIUM)
+    ? undefined
+    : `${CHROMIUM} is not installed (apt-get install chromium)`;
 }
 
 /** Launches Chromium; `netns` runs it inside a network namespace (through a tiny wrapper script). */
@@ -38,15 +48,22 @@ export interface PageRig {
 }
 
 /** A fresh context (its own cookies) and page; `confirm()` dialogs are accepted. */
-export async function newPage(browser: Browser, opts: { viewport?: { width: number; height: number }; colorScheme?: 'light' | 'dark' } = {}): Promise<PageRig> {
-  const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1200, height: 800 }, colorScheme: opts.colorScheme ?? 'light' });
+export async function newPage(
+  browser: Browser,
+  opts: { viewport?: { width: number; height: number }; colorScheme?: 'light' | 'dark' } = {},
+): Promise<PageRig> {
+  const context = await browser.newContext({
+    viewport: opts.viewport ?? { width: 1200, height: 800 },
+    colorScheme: opts.colorScheme ?? 'light',
+  });
   context.setDefaultTimeout(30_000);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
   page.on('console', (msg) => {
     // A 4xx answer the app expects (a session without a goal is a 404) is logged by Chromium too.
-    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) errors.push(`console: ${msg.text()}`);
+    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource'))
+      errors.push(`console: ${msg.text()}`);
   });
   page.on('dialog', (d) => void d.accept());
   return { context, page, errors, close: () => context.close() };
@@ -60,9 +77,11 @@ export async function assistantTexts(page: Page): Promise<string[]> {
 /** Tests the default model and completes onboarding over the API, so the page opens on the chat. */
 export async function finishOnboarding(port: number, modelId: string): Promise<void> {
   const t = await api(port, 'POST', '/api/config/test', { model_id: modelId });
-  if (t.status !== 200 || t.body.ok !== true) throw new Error(`the model test failed: ${JSON.stringify(t.body)}`);
+  if (t.status !== 200 || t.body.ok !== true)
+    throw new Error(`the model test failed: ${JSON.stringify(t.body)}`);
   const done = await api(port, 'POST', '/api/onboard/complete', {});
-  if (done.status !== 200) throw new Error(`onboarding did not complete: ${JSON.stringify(done.body)}`);
+  if (done.status !== 200)
+    throw new Error(`onboarding did not complete: ${JSON.stringify(done.body)}`);
 }
 
 /**
@@ -70,5 +89,7 @@ export async function finishOnboarding(port: number, modelId: string): Promise<v
  * pictures), else a temp file, so a test run leaves the work tree as it was.
  */
 export function screenshotPath(name: string): string {
-  return process.env.SVC_WEB_SCREENSHOTS === '1' ? join(repoRoot, 'docs', name) : join(tmpdir(), `svc-web-${name}`);
+  return process.env.SVC_WEB_SCREENSHOTS === '1'
+    ? join(repoRoot, 'docs', name)
+    : join(tmpdir(), `svc-web-${name}`);
 }

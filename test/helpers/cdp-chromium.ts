@@ -47,7 +47,8 @@ export function pidsMentioning(needle: string): number[] {
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(needle) && alive(Number(d))) out.push(Number(d));
+      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(needle) && alive(Number(d)))
+        out.push(Number(d));
     } catch {
       // raced with its exit
     }
@@ -57,7 +58,11 @@ export function pidsMentioning(needle: string): number[] {
 
 export async function startDebugChromium(url = 'about:blank'): Promise<DebugChromium> {
   const profile = mkdtempSync(join(tmpdir(), 'svc-browser-wt-chromium-'));
-  const proc = spawn(CHROMIUM, [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, '--remote-debugging-port=0', url], { detached: true, stdio: 'ignore' });
+  const proc = spawn(
+    CHROMIUM,
+    [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, '--remote-debugging-port=0', url],
+    { detached: true, stdio: 'ignore' },
+  );
   const pid = proc.pid!;
   groups.add(pid);
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
@@ -65,12 +70,22 @@ export async function startDebugChromium(url = 'about:blank'): Promise<DebugChro
     killGroup(pid, 'SIGTERM');
     await exited;
     killGroup(pid, 'SIGKILL');
-    await waitFor(() => pidsMentioning(profile).length === 0, 10_000, 'the test Chromium to be gone');
+    await waitFor(
+      () => pidsMentioning(profile).length === 0,
+      10_000,
+      'the test Chromium to be gone',
+    );
     groups.delete(pid);
     rmSync(profile, { recursive: true, force: true });
   };
   try {
-    const port = await waitFor(() => Number(readFileSync(join(profile, 'DevToolsActivePort'), 'utf8').split('\n')[0]) || undefined, 30_000, 'Chromium to write DevToolsActivePort');
+    const port = await waitFor(
+      () =>
+        Number(readFileSync(join(profile, 'DevToolsActivePort'), 'utf8').split('\n')[0]) ||
+        undefined,
+      30_000,
+      'Chromium to write DevToolsActivePort',
+    );
     return { pid, port, profile, stop };
   } catch (err) {
     await stop();
@@ -88,13 +103,22 @@ export const TEST_PAGE = `<!doctype html><html><head><title>Greeter</title></hea
 <a href="/second">Second page</a>
 </body></html>`;
 
-export async function startTestSite(): Promise<{ base: string; server: Server; close: () => Promise<void> }> {
+export async function startTestSite(): Promise<{
+  base: string;
+  server: Server;
+  close: () => Promise<void>;
+}> {
   const server = createServer((req, res) => {
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    if (req.url === '/second') return res.end('<!doctype html><title>Second</title><p>The second page</p>');
+    if (req.url === '/second')
+      return res.end('<!doctype html><title>Second</title><p>The second page</p>');
     res.end(TEST_PAGE);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
-  return { base: `http://127.0.0.1:${port}`, server, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    base: `http://127.0.0.1:${port}`,
+    server,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }

@@ -22,7 +22,10 @@ export async function subscribe(port: number, topics: string[]): Promise<EventCl
   const waiters = new Set<() => void>();
   let subscribed: (() => void) | undefined;
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no subscription confirmation within 5 s')), 5000 * SLACK);
+    const timer = setTimeout(
+      () => reject(new Error('no subscription confirmation within 5 s')),
+      5000 * SLACK,
+    );
     subscribed = () => {
       clearTimeout(timer);
       resolve();
@@ -31,7 +34,8 @@ export async function subscribe(port: number, topics: string[]): Promise<EventCl
   });
   ws.addEventListener('message', (m) => {
     const frame = JSON.parse(String(m.data)) as Record<string, unknown>;
-    if (frame.type === 'hello' && frame.topic === 'server') ws.send(JSON.stringify({ type: 'subscribe', topics }));
+    if (frame.type === 'hello' && frame.topic === 'server')
+      ws.send(JSON.stringify({ type: 'subscribe', topics }));
     else if (frame.type === 'subscribed') subscribed?.();
     else if (typeof frame.topic === 'string') {
       events.push(frame as unknown as WsEvent);
@@ -54,7 +58,11 @@ export async function subscribe(port: number, topics: string[]): Promise<EventCl
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(events.map((e) => `${e.topic} ${e.type}`))}`));
+          reject(
+            new Error(
+              `timed out waiting for ${what}; got ${JSON.stringify(events.map((e) => `${e.topic} ${e.type}`))}`,
+            ),
+          );
         }, timeoutMs * SLACK);
         if (!check()) waiters.add(check);
       }),

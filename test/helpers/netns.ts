@@ -16,7 +16,10 @@ export interface Netns {
   /** The client's address inside the namespace. */
   nsIp: string;
   /** Runs a program inside the namespace to completion. */
-  run(cmd: string[], timeoutMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }>;
+  run(
+    cmd: string[],
+    timeoutMs?: number,
+  ): Promise<{ code: number | null; stdout: string; stderr: string }>;
   /** Starts a program inside the namespace (for long-running load generators). */
   spawn(cmd: string[]): ReturnType<typeof spawn>;
   close(): void;
@@ -75,10 +78,13 @@ export function createNetns(): Netns {
     hostIp,
     hostIf,
     nsIp,
-    spawn: (cmd) => spawn('ip', ['netns', 'exec', name, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn: (cmd) =>
+      spawn('ip', ['netns', 'exec', name, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'] }),
     run(cmd, timeoutMs = 30_000) {
       return new Promise((resolve) => {
-        const p = spawn('ip', ['netns', 'exec', name, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const p = spawn('ip', ['netns', 'exec', name, ...cmd], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let stdout = '';
         let stderr = '';
         p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -39,23 +39,41 @@ export interface StartOptions {
 /** Starts the real `svc serve` and resolves once it prints its listening line. */
 export function startServer(opts: StartOptions = {}): Promise<RunningServer> {
   const home = opts.home ?? tmpHome();
-  if (opts.config !== undefined) writeFileSync(join(home, 'config.yml'), opts.config, { mode: 0o600 });
+  if (opts.config !== undefined)
+    writeFileSync(join(home, 'config.yml'), opts.config, { mode: 0o600 });
   const args = opts.args ?? [];
   const hasAddr = args.some((a) => a === '--addr' || a === '-addr' || a.startsWith('--addr='));
   // SVC_UPGRADE_CHECK=0: no test server asks the real releases API (the upgrade tests turn it on with their own)
-  const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: home, SVC_LOG_LEVEL: 'info', SVC_UPGRADE_CHECK: '0', ...opts.env };
-  if (opts.env && 'SVC_ACCESS_KEY' in opts.env && opts.env.SVC_ACCESS_KEY === undefined) delete env.SVC_ACCESS_KEY;
-  const command = [...(opts.wrap ?? []), process.execPath, svcBin, 'serve', ...(hasAddr ? [] : ['--addr', '127.0.0.1:0']), ...args];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SVC_HOME: home,
+    SVC_LOG_LEVEL: 'info',
+    SVC_UPGRADE_CHECK: '0',
+    ...opts.env,
+  };
+  if (opts.env && 'SVC_ACCESS_KEY' in opts.env && opts.env.SVC_ACCESS_KEY === undefined)
+    delete env.SVC_ACCESS_KEY;
+  const command = [
+    ...(opts.wrap ?? []),
+    process.execPath,
+    svcBin,
+    'serve',
+    ...(hasAddr ? [] : ['--addr', '127.0.0.1:0']),
+    ...args,
+  ];
   const proc = spawn(command[0]!, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {
     // A bound, not a measure: a loaded CI machine can take many seconds to start a process.
-    const timer = setTimeout(() => {
-      proc.kill('SIGKILL');
-      reject(new Error(`svc serve did not start in time:\n${out}`));
-    }, (opts.timeoutMs ?? 15_000) * SLACK);
+    const timer = setTimeout(
+      () => {
+        proc.kill('SIGKILL');
+        reject(new Error(`svc serve did not start in time:\n${out}`));
+      },
+      (opts.timeoutMs ?? 15_000) * SLACK,
+    );
     const check = () => {
       const m = /listening on http:\/\/(\S+?):(\d+)\/.*$/m.exec(out);
       if (!m) return;
@@ -63,9 +81,14 @@ export function startServer(opts: StartOptions = {}): Promise<RunningServer> {
       proc.stdout!.off('data', check);
       // SVC_HTTP_ENGINE runs the suite on one engine: a server on the other would prove nothing.
       const want = env.SVC_HTTP_ENGINE;
-      if (want && !m[0].includes(`(engine: ${want === 'uws' ? 'uWebSockets.js native' : 'node:http'})`)) {
+      if (
+        want &&
+        !m[0].includes(`(engine: ${want === 'uws' ? 'uWebSockets.js native' : 'node:http'})`)
+      ) {
         proc.kill('SIGKILL');
-        return reject(new Error(`SVC_HTTP_ENGINE=${want}, but svc serve started with another engine: ${m[0]}`));
+        return reject(
+          new Error(`SVC_HTTP_ENGINE=${want}, but svc serve started with another engine: ${m[0]}`),
+        );
       }
       const port = Number(m[2]);
       resolve({
@@ -115,7 +138,15 @@ export interface HttpResult {
  * A raw HTTP request where the test controls every header, `Host` included (fetch cannot set it).
  * A fresh connection each time, so tests never share keep-alive state.
  */
-export function http(opts: { port: number; host?: string; method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer; localAddress?: string }): Promise<HttpResult> {
+export function http(opts: {
+  port: number;
+  host?: string;
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  localAddress?: string;
+}): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       {
@@ -133,7 +164,12 @@ export function http(opts: { port: number; host?: string; method?: string; path:
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text,
+            json: () => JSON.parse(text),
+          });
         });
       },
     );
@@ -144,7 +180,11 @@ export function http(opts: { port: number; host?: string; method?: string; path:
 }
 
 /** Tries a WebSocket upgrade; resolves the HTTP status (101 when it was accepted). */
-export function upgradeStatus(opts: { port: number; path?: string; headers?: Record<string, string> }): Promise<number> {
+export function upgradeStatus(opts: {
+  port: number;
+  path?: string;
+  headers?: Record<string, string>;
+}): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({
       host: '127.0.0.1',
@@ -175,9 +215,16 @@ export function upgradeStatus(opts: { port: number; path?: string; headers?: Rec
 }
 
 /** Runs `svc <args>` to completion. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [svcBin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [svcBin, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -201,7 +248,11 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const SLACK = Math.max(1, Number(process.env.SVC_TEST_SLACK) || 4);
 
 /** Polls `fn` until it returns a truthy value or the time runs out (no fixed sleeps in assertions). */
-export async function waitFor<T>(fn: () => Promise<T> | T, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  fn: () => Promise<T> | T,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const until = Date.now() + timeoutMs * SLACK;
   let last: unknown;
   while (Date.now() < until) {

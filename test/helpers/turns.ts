@@ -1,7 +1,11 @@
 import { request as httpRequest } from 'node:http';
 import { WebSocket } from 'undici';
 import * as assert from 'uvu/assert';
-import { startFakeProvider, type FakeProtocol, type FakeProvider } from '../fixtures/fake-provider.js';
+import {
+  startFakeProvider,
+  type FakeProtocol,
+  type FakeProvider,
+} from '../fixtures/fake-provider.js';
 import { api } from './api.js';
 import { removeHome, SLACK, startServer, type RunningServer } from './server.js';
 
@@ -45,7 +49,11 @@ export async function startRig(opts: RigOptions = {}): Promise<TurnRig> {
     if (server) removeHome(server.home);
   };
   try {
-    server = await startServer({ ...(opts.config === undefined ? {} : { config: opts.config }), ...(opts.env ? { env: opts.env } : {}), ...(opts.home ? { home: opts.home } : {}) });
+    server = await startServer({
+      ...(opts.config === undefined ? {} : { config: opts.config }),
+      ...(opts.env ? { env: opts.env } : {}),
+      ...(opts.home ? { home: opts.home } : {}),
+    });
     const models = opts.models ?? { oa: { protocol: 'openai' }, an: { protocol: 'anthropic' } };
     let first = true;
     for (const [id, m] of Object.entries(models)) {
@@ -66,7 +74,9 @@ export async function startRig(opts: RigOptions = {}): Promise<TurnRig> {
       }
     }
     if (opts.lite) {
-      const slot = await api(server.port, 'PUT', '/api/config/models/lite', { model_id: opts.lite });
+      const slot = await api(server.port, 'PUT', '/api/config/models/lite', {
+        model_id: opts.lite,
+      });
       assert.is(slot.status, 200, JSON.stringify(slot.body));
     }
     return { server, fake, port: server.port, stop };
@@ -79,7 +89,10 @@ export async function startRig(opts: RigOptions = {}): Promise<TurnRig> {
 }
 
 /** A new chat (session) with the given settings; answers its id. */
-export async function newChat(port: number, settings: Record<string, unknown> = {}): Promise<string> {
+export async function newChat(
+  port: number,
+  settings: Record<string, unknown> = {},
+): Promise<string> {
   const res = await api(port, 'POST', '/api/chat', settings);
   assert.is(res.status, 201, JSON.stringify(res.body));
   return res.body.session_id as string;
@@ -111,14 +124,22 @@ export interface WsClient {
   /** The first frame (already received or still to come) that matches. */
   waitFrame: (match: (f: any) => boolean, what?: string, timeoutMs?: number) => Promise<any>;
   /** The first topic event that matches. */
-  waitEvent: (match: (e: WsEvent) => boolean, what?: string, timeoutMs?: number) => Promise<WsEvent>;
+  waitEvent: (
+    match: (e: WsEvent) => boolean,
+    what?: string,
+    timeoutMs?: number,
+  ) => Promise<WsEvent>;
   /** Closes the connection and stops recording at once, as if it dropped. */
   drop: () => void;
   close: () => void;
 }
 
 /** Connects to /ws, subscribes to `topics` (with `since` when given) and resolves once subscribed. */
-export async function connectWs(port: number, topics: string[], since?: Record<string, number>): Promise<WsClient> {
+export async function connectWs(
+  port: number,
+  topics: string[],
+  since?: Record<string, number>,
+): Promise<WsClient> {
   const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
   const frames: any[] = [];
   const events: WsEvent[] = [];
@@ -141,11 +162,24 @@ export async function connectWs(port: number, topics: string[], since?: Record<s
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(frames.map((f) => f.type))}`));
+          reject(
+            new Error(
+              `timed out waiting for ${what}; got ${JSON.stringify(frames.map((f) => f.type))}`,
+            ),
+          );
         }, timeoutMs * SLACK);
         if (!check()) waiters.add(check);
       }),
-    waitEvent: (match, what, timeoutMs) => client.waitFrame((f) => typeof f.topic === 'string' && typeof f.seq === 'number' && f.type !== 'resync' && match(f), what, timeoutMs),
+    waitEvent: (match, what, timeoutMs) =>
+      client.waitFrame(
+        (f) =>
+          typeof f.topic === 'string' &&
+          typeof f.seq === 'number' &&
+          f.type !== 'resync' &&
+          match(f),
+        what,
+        timeoutMs,
+      ),
     drop: () => {
       recording = false;
       ws.close();
@@ -153,18 +187,27 @@ export async function connectWs(port: number, topics: string[], since?: Record<s
     close: () => ws.close(),
   };
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no subscription confirmation within 5 s')), 5000 * SLACK);
+    const timer = setTimeout(
+      () => reject(new Error('no subscription confirmation within 5 s')),
+      5000 * SLACK,
+    );
     ws.addEventListener('error', () => reject(new Error('WebSocket error')));
     ws.addEventListener('message', (m) => {
       if (!recording) return;
       const frame = JSON.parse(String(m.data)) as any;
       frames.push(frame);
-      if (frame.type === 'hello' && frame.topic === 'server') ws.send(JSON.stringify({ type: 'subscribe', topics, ...(since ? { since } : {}) }));
+      if (frame.type === 'hello' && frame.topic === 'server')
+        ws.send(JSON.stringify({ type: 'subscribe', topics, ...(since ? { since } : {}) }));
       else if (frame.type === 'subscribed') {
         client.subscribed = frame;
         clearTimeout(timer);
         resolve();
-      } else if (typeof frame.topic === 'string' && typeof frame.seq === 'number' && frame.type !== 'resync') events.push(frame as WsEvent);
+      } else if (
+        typeof frame.topic === 'string' &&
+        typeof frame.seq === 'number' &&
+        frame.type !== 'resync'
+      )
+        events.push(frame as WsEvent);
       for (const w of [...waiters]) w();
     });
   });
@@ -173,7 +216,8 @@ export async function connectWs(port: number, topics: string[], since?: Record<s
 }
 
 /** The events of one turn, in order. */
-export const ofTurn = (events: WsEvent[], turnId: string) => events.filter((e) => e.data?.turn_id === turnId);
+export const ofTurn = (events: WsEvent[], turnId: string) =>
+  events.filter((e) => e.data?.turn_id === turnId);
 
 /** Concatenated deltas of a type. */
 export const joined = (events: { type: string; data: any }[], type: string) =>
@@ -184,7 +228,10 @@ export const joined = (events: { type: string; data: any }[], type: string) =>
 
 export function assertIncreasing(events: { seq: number }[], what = 'events'): void {
   for (let i = 1; i < events.length; i++) {
-    assert.ok(events[i]!.seq > events[i - 1]!.seq, `${what}: seq ${events[i]!.seq} after ${events[i - 1]!.seq}`);
+    assert.ok(
+      events[i]!.seq > events[i - 1]!.seq,
+      `${what}: seq ${events[i]!.seq} after ${events[i - 1]!.seq}`,
+    );
   }
 }
 
@@ -208,7 +255,12 @@ export interface SseResult {
 }
 
 /** POSTs with `Accept: text/event-stream` and reads the stream to its end. */
-export function sse(port: number, path: string, body: unknown, timeoutMs = 20_000): Promise<SseResult> {
+export function sse(
+  port: number,
+  path: string,
+  body: unknown,
+  timeoutMs = 20_000,
+): Promise<SseResult> {
   return new Promise((resolve, reject) => {
     const text = JSON.stringify(body);
     const req = httpRequest(
@@ -218,7 +270,12 @@ export function sse(port: number, path: string, body: unknown, timeoutMs = 20_00
         method: 'POST',
         path,
         agent: false,
-        headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', 'Content-Length': Buffer.byteLength(text), Connection: 'close' },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'text/event-stream',
+          'Content-Length': Buffer.byteLength(text),
+          Connection: 'close',
+        },
       },
       (res) => {
         const events: SseEvent[] = [];
@@ -227,7 +284,11 @@ export function sse(port: number, path: string, body: unknown, timeoutMs = 20_00
         let chunks = 0;
         const timer = setTimeout(() => {
           res.destroy();
-          reject(new Error(`SSE stream did not end within ${timeoutMs} ms; got ${JSON.stringify(events.map((e) => e.event))}`));
+          reject(
+            new Error(
+              `SSE stream did not end within ${timeoutMs} ms; got ${JSON.stringify(events.map((e) => e.event))}`,
+            ),
+          );
         }, timeoutMs * SLACK);
         res.setEncoding('utf8');
         res.on('data', (d: string) => {

@@ -49,14 +49,26 @@ test('ten failures in a row: the host gives up and says why; the other platform 
     },
     [1, 2, 3],
   );
-  const other = new AdapterHost('messenger', { create: async () => adapter('messenger', () => true), message: async () => undefined, connected: () => undefined, changed: () => undefined });
+  const other = new AdapterHost('messenger', {
+    create: async () => adapter('messenger', () => true),
+    message: async () => undefined,
+    connected: () => undefined,
+    changed: () => undefined,
+  });
   failing.start();
   other.start();
   try {
-    await waitFor(() => /gave up/.test(failing.status(null).error ?? ''), 10_000, 'the host to give up');
+    await waitFor(
+      () => /gave up/.test(failing.status(null).error ?? ''),
+      10_000,
+      'the host to give up',
+    );
     const s = failing.status(null);
     assert.is(s.state, 'error');
-    assert.match(s.error ?? '', /^gave up after 10 failures in a row; last: 401 Unauthorized\. Save the configuration again to retry\.$/);
+    assert.match(
+      s.error ?? '',
+      /^gave up after 10 failures in a row; last: 401 Unauthorized\. Save the configuration again to retry\.$/,
+    );
     assert.is(created, 10, 'ten starts, then no more');
     assert.is(s.restarts, 9);
     assert.is(other.status(null).state, 'running', 'the other platform is untouched');
@@ -65,7 +77,11 @@ test('ten failures in a row: the host gives up and says why; the other platform 
     // Saving the configuration again starts it afresh.
     good = true;
     failing.start();
-    await waitFor(() => failing.status(null).state === 'running', 10_000, 'the retried adapter to connect');
+    await waitFor(
+      () => failing.status(null).state === 'running',
+      10_000,
+      'the retried adapter to connect',
+    );
     assert.is(failing.status(null).error, null);
   } finally {
     await failing.stop();

@@ -28,7 +28,9 @@ test('a lost or slow process is 503 or 504 with a next step; its internal code n
 });
 
 test('a full disk is a 507; any other error is internal and says nothing of its details', () => {
-  const full = Object.assign(new Error('SQLITE_FULL: database or disk is full'), { code: 'SQLITE_FULL' });
+  const full = Object.assign(new Error('SQLITE_FULL: database or disk is full'), {
+    code: 'SQLITE_FULL',
+  });
   assert.is(apiErrorOf(full).status, 507);
   const other = apiErrorOf(new Error('secret path /home/u/.svc/x and a stack'));
   assert.is(other.code, 'internal');

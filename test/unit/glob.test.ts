@@ -34,7 +34,10 @@ test('a permission rule and the glob tool agree on every pattern', () => {
 });
 
 test("a rule's trailing /** covers the folder itself; the tool lists only what is below it", () => {
-  assert.ok(ruleGlob('/h/.ssh/**').test('/h/.ssh'), 'rm -r ~/.ssh is judged by a rule on ~/.ssh/**');
+  assert.ok(
+    ruleGlob('/h/.ssh/**').test('/h/.ssh'),
+    'rm -r ~/.ssh is judged by a rule on ~/.ssh/**',
+  );
   assert.not.ok(toolGlob('/h/.ssh/**').test('/h/.ssh'));
   assert.ok(toolGlob('/h/.ssh/**').test('/h/.ssh/id_rsa'));
 });

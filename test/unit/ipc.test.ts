@@ -19,7 +19,11 @@ const config = configSchema.parse({});
 
 function lines(): Array<Record<string, any>> {
   try {
-    return readFileSync(outFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    return readFileSync(outFile, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
   } catch {
     return [];
   }
@@ -29,24 +33,60 @@ function lines(): Array<Record<string, any>> {
 const children = new Map<string, Child>();
 const router = new IpcRouter((role) => children.get(role));
 function spawn(role: 'gateway' | 'agent'): Child {
-  const child = new Child(role, forkEntry(peer, { ...process.env, SVC_ROLE: role, IPC_TEST_OUT: outFile }));
+  const child = new Child(
+    role,
+    forkEntry(peer, { ...process.env, SVC_ROLE: role, IPC_TEST_OUT: outFile }),
+  );
   router.attach(child);
   children.set(role, child);
   return child;
 }
 
 test('the protocol schema accepts well-formed messages and rejects malformed ones', () => {
-  const ok = ipcMessage.safeParse({ kind: 'req', id: 'a', type: 'worker.echo', to: 'agent', deadline: Date.now() + 1000, payload: { text: 'hi' } });
+  const ok = ipcMessage.safeParse({
+    kind: 'req',
+    id: 'a',
+    type: 'worker.echo',
+    to: 'agent',
+    deadline: Date.now() + 1000,
+    payload: { text: 'hi' },
+  });
   assert.ok(ok.success);
-  const badPayload = ipcMessage.safeParse({ kind: 'req', id: 'a', type: 'worker.echo', to: 'agent', deadline: Date.now() + 1000, payload: { text: 5 } });
+  const badPayload = ipcMessage.safeParse({
+    kind: 'req',
+    id: 'a',
+    type: 'worker.echo',
+    to: 'agent',
+    deadline: Date.now() + 1000,
+    payload: { text: 5 },
+  });
   assert.not.ok(badPayload.success);
-  const badType = ipcMessage.safeParse({ kind: 'req', id: 'a', type: 'worker.nope', to: 'agent', deadline: 1, payload: {} });
+  const badType = ipcMessage.safeParse({
+    kind: 'req',
+    id: 'a',
+    type: 'worker.nope',
+    to: 'agent',
+    deadline: 1,
+    payload: {},
+  });
   assert.not.ok(badType.success);
-  const badRole = ipcMessage.safeParse({ kind: 'req', id: 'a', type: 'worker.echo', to: 'kernel', deadline: 1, payload: { text: '' } });
+  const badRole = ipcMessage.safeParse({
+    kind: 'req',
+    id: 'a',
+    type: 'worker.echo',
+    to: 'kernel',
+    deadline: 1,
+    payload: { text: '' },
+  });
   assert.not.ok(badRole.success);
   assert.ok(ipcMessage.safeParse({ kind: 'res', re: 'a', ok: true, result: {} }).success);
-  assert.ok(ipcMessage.safeParse({ kind: 'event', type: 'server.draining', payload: { retry_after_s: 5 } }).success);
-  assert.not.ok(ipcMessage.safeParse({ kind: 'event', type: 'server.draining', payload: {} }).success);
+  assert.ok(
+    ipcMessage.safeParse({ kind: 'event', type: 'server.draining', payload: { retry_after_s: 5 } })
+      .success,
+  );
+  assert.not.ok(
+    ipcMessage.safeParse({ kind: 'event', type: 'server.draining', payload: {} }).success,
+  );
 });
 
 test('a request from one child reaches another through the supervisor and the answer comes back', async () => {
@@ -54,9 +94,17 @@ test('a request from one child reaches another through the supervisor and the an
   const gateway = spawn('gateway');
   await agent.endpoint.request('child.start', { config }, { to: 'agent' });
   await gateway.endpoint.request('child.start', { config }, { to: 'gateway' });
-  const echo = await waitFor(() => lines().find((l) => l.role === 'gateway' && l.echo), 5000, 'the echo');
+  const echo = await waitFor(
+    () => lines().find((l) => l.role === 'gateway' && l.echo),
+    5000,
+    'the echo',
+  );
   assert.equal(echo.echo, { text: 'across the supervisor', role: 'agent', pid: agent.pid });
-  const unreachable = await waitFor(() => lines().find((l) => l.unreachable), 5000, 'the unreachable answer');
+  const unreachable = await waitFor(
+    () => lines().find((l) => l.unreachable),
+    5000,
+    'the unreachable answer',
+  );
   assert.match(unreachable.unreachable, /no cron process is running/);
 });
 
@@ -69,7 +117,11 @@ test('malformed messages from a child are dropped, counted, and the link keeps w
 });
 
 test('the routing table decides who may send what: an agent cannot write config, read the status or message a channel', async () => {
-  const { refused } = await waitFor(() => lines().find((l) => l.role === 'agent' && l.refused), 10_000, 'the agent peer to try its forbidden requests');
+  const { refused } = await waitFor(
+    () => lines().find((l) => l.role === 'agent' && l.refused),
+    10_000,
+    'the agent peer to try its forbidden requests',
+  );
   assert.equal(
     refused.map((r: { type: string; code: string }) => [r.type, r.code]),
     [
@@ -83,7 +135,14 @@ test('the routing table decides who may send what: an agent cannot write config,
 
 test('malformed messages to a child are dropped by the child, which keeps answering', async () => {
   const gateway = children.get('gateway')!;
-  gateway.proc.send({ kind: 'req', id: 'y', type: 'worker.echo', to: 'gateway', deadline: Date.now() + 1000, payload: { text: 7 } });
+  gateway.proc.send({
+    kind: 'req',
+    id: 'y',
+    type: 'worker.echo',
+    to: 'gateway',
+    deadline: Date.now() + 1000,
+    payload: { text: 7 },
+  });
   gateway.proc.send('plain text');
   const echo = await gateway.endpoint.request('worker.echo', { text: 'ok' }, { to: 'gateway' });
   assert.equal(echo, { text: 'ok', role: 'gateway', pid: gateway.pid });

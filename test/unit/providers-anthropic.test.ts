@@ -1,7 +1,20 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { collect, createProvider, ProviderError, type ChatRequest, type Message, type ProviderOptions, type StreamEvent } from '../../src/workers/agent/providers/index.js';
-import { httpError, startFakeProvider, type FakeProvider, type FakeReply } from '../fixtures/fake-provider.js';
+import {
+  collect,
+  createProvider,
+  ProviderError,
+  type ChatRequest,
+  type Message,
+  type ProviderOptions,
+  type StreamEvent,
+} from '../../src/workers/agent/providers/index.js';
+import {
+  httpError,
+  startFakeProvider,
+  type FakeProvider,
+  type FakeReply,
+} from '../fixtures/fake-provider.js';
 
 const KEY = 'sk-ant-test-0123456789';
 let fake: FakeProvider;
@@ -15,10 +28,17 @@ test.after(async () => {
 test.before.each(() => fake.reset());
 
 const fast: ProviderOptions = { retry: { baseDelayMs: 10 } };
-const provider = (opts: ProviderOptions = fast, apiKey = KEY) => createProvider({ protocol: 'anthropic', baseUrl: fake.baseUrl('anthropic'), apiKey }, opts);
-const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'claude-test', messages: [{ role: 'user', content: text }], ...extra });
+const provider = (opts: ProviderOptions = fast, apiKey = KEY) =>
+  createProvider({ protocol: 'anthropic', baseUrl: fake.baseUrl('anthropic'), apiKey }, opts);
+const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: 'claude-test',
+  messages: [{ role: 'user', content: text }],
+  ...extra,
+});
 
-async function drain(it: AsyncIterable<StreamEvent>): Promise<{ events: StreamEvent[]; error?: ProviderError }> {
+async function drain(
+  it: AsyncIterable<StreamEvent>,
+): Promise<{ events: StreamEvent[]; error?: ProviderError }> {
   const events: StreamEvent[] = [];
   try {
     for await (const ev of it) events.push(ev);
@@ -36,13 +56,21 @@ test('streams text deltas in order and ends with done', async () => {
   const { events, error } = await drain(provider().stream(ask('hi')));
   assert.is(error, undefined);
   assert.equal(texts(events), ['Hel', 'lo', ' there']);
-  assert.equal(events[events.length - 1], { type: 'done', stopReason: 'end_turn', rawStopReason: 'end_turn' });
+  assert.equal(events[events.length - 1], {
+    type: 'done',
+    stopReason: 'end_turn',
+    rawStopReason: 'end_turn',
+  });
 });
 
 test('sends x-api-key and anthropic-version, never an Authorization header, to /v1/messages', async () => {
   fake.enqueue({ parts: [{ text: 'a' }] }, { parts: [{ text: 'b' }] });
   await collect(provider().stream(ask('x')));
-  await collect(createProvider({ protocol: 'anthropic', baseUrl: `${fake.url}/v1`, apiKey: KEY }).stream(ask('x')));
+  await collect(
+    createProvider({ protocol: 'anthropic', baseUrl: `${fake.url}/v1`, apiKey: KEY }).stream(
+      ask('x'),
+    ),
+  );
   for (const req of fake.requests) {
     assert.is(req.path, '/v1/messages');
     assert.is(req.headers['x-api-key'], KEY);
@@ -55,7 +83,13 @@ test('maps system, images, tool calls and tool results into alternating messages
   fake.enqueue({ parts: [{ text: 'ok' }] });
   const messages: Message[] = [
     { role: 'system', content: 'Be brief.' },
-    { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image', mediaType: 'image/jpeg', data: '/9j/4A==' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Look' },
+        { type: 'image', mediaType: 'image/jpeg', data: '/9j/4A==' },
+      ],
+    },
     {
       role: 'assistant',
       content: [
@@ -69,18 +103,35 @@ test('maps system, images, tool calls and tool results into alternating messages
       ],
     },
     { role: 'tool', toolCallId: 'toolu_1', content: 'no such file', isError: true },
-    { role: 'tool', toolCallId: 'toolu_2', content: [{ type: 'text', text: 'screenshot' }, { type: 'image', url: 'https://x.test/s.png' }] },
+    {
+      role: 'tool',
+      toolCallId: 'toolu_2',
+      content: [
+        { type: 'text', text: 'screenshot' },
+        { type: 'image', url: 'https://x.test/s.png' },
+      ],
+    },
     { role: 'user', content: 'Go on' },
   ];
-  const tools = [{ name: 'read', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } }];
+  const tools = [
+    {
+      name: 'read',
+      description: 'Reads a file',
+      parameters: { type: 'object', properties: { path: { type: 'string' } } },
+    },
+  ];
   await collect(provider().stream({ model: 'claude-test', messages, tools, maxTokens: 1000 }));
   const body = fake.requests[0]!.body!;
   assert.is(body.model, 'claude-test');
   assert.is(body.stream, true);
   assert.is(body.max_tokens, 1000);
   assert.is(body.thinking, undefined);
-  assert.equal(body.system, [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }]);
-  assert.equal(body.tools, [{ name: 'read', description: 'Reads a file', input_schema: tools[0]!.parameters }]);
+  assert.equal(body.system, [
+    { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+  ]);
+  assert.equal(body.tools, [
+    { name: 'read', description: 'Reads a file', input_schema: tools[0]!.parameters },
+  ]);
   assert.equal(body.messages, [
     {
       role: 'user',
@@ -134,12 +185,17 @@ test('reasoning effort becomes a thinking budget, with max_tokens kept above it'
     const body = fake.requests[i]!.body!;
     assert.equal(body.thinking, thinking, `thinking for ${effort}`);
     assert.is(body.max_tokens, maxTokens, `max_tokens for ${effort}`);
-    if (thinking) assert.ok((body.max_tokens as number) > (thinking as { budget_tokens: number }).budget_tokens);
+    if (thinking)
+      assert.ok(
+        (body.max_tokens as number) > (thinking as { budget_tokens: number }).budget_tokens,
+      );
   });
 });
 
 test('thinking streams as reasoning and keeps its signature', async () => {
-  fake.enqueue({ parts: [{ reasoning: ['Consider ', 'this.'], signature: 'EqQBCgIYAhIM' }, { text: 'Answer.' }] });
+  fake.enqueue({
+    parts: [{ reasoning: ['Consider ', 'this.'], signature: 'EqQBCgIYAhIM' }, { text: 'Answer.' }],
+  });
   const { events } = await drain(provider().stream(ask('x', { reasoningEffort: 'low' })));
   assert.equal(
     events.filter((e) => e.type === 'reasoning' || e.type === 'reasoning_end'),
@@ -149,13 +205,18 @@ test('thinking streams as reasoning and keeps its signature', async () => {
       { type: 'reasoning_end', signature: 'EqQBCgIYAhIM' },
     ],
   );
-  fake.enqueue({ parts: [{ reasoning: ['Consider ', 'this.'], signature: 'EqQBCgIYAhIM' }, { text: 'Answer.' }] });
+  fake.enqueue({
+    parts: [{ reasoning: ['Consider ', 'this.'], signature: 'EqQBCgIYAhIM' }, { text: 'Answer.' }],
+  });
   const c = await collect(provider().stream(ask('x')));
-  assert.equal(c.reasoningParts, [{ type: 'reasoning', text: 'Consider this.', signature: 'EqQBCgIYAhIM' }]);
+  assert.equal(c.reasoningParts, [
+    { type: 'reasoning', text: 'Consider this.', signature: 'EqQBCgIYAhIM' },
+  ]);
   assert.is(c.text, 'Answer.');
 });
 
-const trickyArgs = '{"cmd":"echo \\"a\\\\b\\" | tr a-z A-Z","env":{"LANG":"ü.UTF-8"},"timeout":1.5e3}';
+const trickyArgs =
+  '{"cmd":"echo \\"a\\\\b\\" | tr a-z A-Z","env":{"LANG":"ü.UTF-8"},"timeout":1.5e3}';
 
 test('tool input JSON split at awkward places is reassembled exactly; two calls keep their order', async () => {
   const frags = [...trickyArgs].reduce<string[]>((acc, ch, i) => {
@@ -166,7 +227,11 @@ test('tool input JSON split at awkward places is reassembled exactly; two calls 
   }, []);
   assert.is(frags.join(''), trickyArgs);
   const reply: FakeReply = {
-    parts: [{ text: 'Running two.' }, { toolCall: { id: 'toolu_a', name: 'shell', arguments: frags } }, { toolCall: { id: 'toolu_b', name: 'shell', arguments: ['{"cmd":', '"ls"}'] } }],
+    parts: [
+      { text: 'Running two.' },
+      { toolCall: { id: 'toolu_a', name: 'shell', arguments: frags } },
+      { toolCall: { id: 'toolu_b', name: 'shell', arguments: ['{"cmd":', '"ls"}'] } },
+    ],
   };
   fake.enqueue(reply);
   const { events } = await drain(provider().stream(ask('x')));
@@ -177,7 +242,9 @@ test('tool input JSON split at awkward places is reassembled exactly; two calls 
       { type: 'tool_call_start', index: 1, id: 'toolu_b', name: 'shell' },
     ],
   );
-  const first = events.flatMap((e) => (e.type === 'tool_call_delta' && e.index === 0 ? [e.arguments] : [])).join('');
+  const first = events
+    .flatMap((e) => (e.type === 'tool_call_delta' && e.index === 0 ? [e.arguments] : []))
+    .join('');
   assert.is(first, trickyArgs);
   fake.enqueue(reply);
   const c = await collect(provider().stream(ask('x')));
@@ -190,7 +257,10 @@ test('tool input JSON split at awkward places is reassembled exactly; two calls 
 });
 
 test('usage with cache reads and cache writes', async () => {
-  fake.enqueue({ parts: [{ text: 'ok' }], usage: { input: 12, cachedInput: 4000, cacheWrite: 1500, output: 77 } });
+  fake.enqueue({
+    parts: [{ text: 'ok' }],
+    usage: { input: 12, cachedInput: 4000, cacheWrite: 1500, output: 77 },
+  });
   const { events } = await drain(provider().stream(ask('x')));
   assert.equal(
     events.find((e) => e.type === 'usage'),
@@ -205,7 +275,11 @@ test('stop reasons are normalized, the raw one kept', async () => {
     [{ parts: [{ text: 'no' }], stop: 'refusal' }, 'refusal', 'refusal'],
     [{ parts: [{ text: 'wait' }], rawStop: 'pause_turn' }, 'other', 'pause_turn'],
     // A gateway that says end_turn after a tool call still asked for the tool.
-    [{ parts: [{ toolCall: { name: 't', arguments: '{}' } }], rawStop: 'end_turn' }, 'tool_use', 'end_turn'],
+    [
+      { parts: [{ toolCall: { name: 't', arguments: '{}' } }], rawStop: 'end_turn' },
+      'tool_use',
+      'end_turn',
+    ],
   ];
   for (const [script, stop, raw] of cases) {
     fake.enqueue(script);
@@ -217,7 +291,11 @@ test('stop reasons are normalized, the raw one kept', async () => {
 
 test('non-streamed completion agrees with the streamed one', async () => {
   const reply: FakeReply = {
-    parts: [{ reasoning: 'think', signature: 's1' }, { text: ['A', 'B'] }, { toolCall: { id: 'toolu_x', name: 'n', arguments: ['{"k":', '[1,2]}'] } }],
+    parts: [
+      { reasoning: 'think', signature: 's1' },
+      { text: ['A', 'B'] },
+      { toolCall: { id: 'toolu_x', name: 'n', arguments: ['{"k":', '[1,2]}'] } },
+    ],
     usage: { input: 3, output: 4, cachedInput: 5, cacheWrite: 6 },
   };
   fake.enqueue(reply, reply);
@@ -236,7 +314,9 @@ test('non-streamed completion agrees with the streamed one', async () => {
 });
 
 test('an error event mid-stream ends the stream with its kind, after the text already sent', async () => {
-  fake.enqueue({ parts: [{ text: 'Half ' }, { error: { type: 'overloaded_error', message: 'Overloaded' } }] });
+  fake.enqueue({
+    parts: [{ text: 'Half ' }, { error: { type: 'overloaded_error', message: 'Overloaded' } }],
+  });
   const { events, error } = await drain(provider().stream(ask('x')));
   assert.equal(texts(events), ['Half ']);
   assert.is(error?.kind, 'overloaded');
@@ -264,7 +344,9 @@ test('an unknown model: kind model_not_found naming the model', async () => {
 test('a stall after the first event ends with kind "stall"', async () => {
   fake.enqueue({ parts: [{ stall: true }] });
   const started = Date.now();
-  const { events, error } = await drain(provider({ ...fast, stallTimeoutMs: 300 }).stream(ask('x')));
+  const { events, error } = await drain(
+    provider({ ...fast, stallTimeoutMs: 300 }).stream(ask('x')),
+  );
   assert.equal(events, []);
   assert.is(error?.kind, 'stall');
   assert.ok(Date.now() - started < 3000);

@@ -2,7 +2,15 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { collect, createProvider, ProviderError, type ChatRequest, type Message, type ProviderOptions, type StreamEvent } from '../../src/workers/agent/providers/index.js';
+import {
+  collect,
+  createProvider,
+  ProviderError,
+  type ChatRequest,
+  type Message,
+  type ProviderOptions,
+  type StreamEvent,
+} from '../../src/workers/agent/providers/index.js';
 import { httpError, startFakeProvider, type FakeProvider } from '../fixtures/fake-provider.js';
 
 const KEY = 'sk-test-0123456789abcdef';
@@ -19,9 +27,15 @@ test.before.each(() => fake.reset());
 const fast: ProviderOptions = { retry: { baseDelayMs: 10 } };
 const provider = (opts: ProviderOptions = fast, providerId?: string, apiKey = KEY) =>
   createProvider({ protocol: 'openai', baseUrl: fake.baseUrl('openai'), apiKey, providerId }, opts);
-const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'gpt-test', messages: [{ role: 'user', content: text }], ...extra });
+const ask = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: 'gpt-test',
+  messages: [{ role: 'user', content: text }],
+  ...extra,
+});
 
-async function drain(it: AsyncIterable<StreamEvent>): Promise<{ events: StreamEvent[]; error?: ProviderError }> {
+async function drain(
+  it: AsyncIterable<StreamEvent>,
+): Promise<{ events: StreamEvent[]; error?: ProviderError }> {
   const events: StreamEvent[] = [];
   try {
     for await (const ev of it) events.push(ev);
@@ -47,17 +61,48 @@ test('sends model, messages, tools, stream options and the key as a Bearer heade
   fake.enqueue({ parts: [{ text: 'ok' }] });
   const messages: Message[] = [
     { role: 'system', content: 'Be brief.' },
-    { role: 'user', content: [{ type: 'text', text: 'What is in this?' }, { type: 'image', mediaType: 'image/png', data: 'iVBORw0=' }] },
-    { role: 'assistant', content: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'read', arguments: '{"path":"a.txt"}' }] },
-    { role: 'tool', toolCallId: 'call_1', content: [{ type: 'text', text: 'file body' }, { type: 'image', url: 'https://x.test/a.png' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is in this?' },
+        { type: 'image', mediaType: 'image/png', data: 'iVBORw0=' },
+      ],
+    },
+    {
+      role: 'assistant',
+      content: 'Let me look.',
+      toolCalls: [{ id: 'call_1', name: 'read', arguments: '{"path":"a.txt"}' }],
+    },
+    {
+      role: 'tool',
+      toolCallId: 'call_1',
+      content: [
+        { type: 'text', text: 'file body' },
+        { type: 'image', url: 'https://x.test/a.png' },
+      ],
+    },
     { role: 'user', content: 'Thanks' },
   ];
-  const tools = [{ name: 'read', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } }];
+  const tools = [
+    {
+      name: 'read',
+      description: 'Reads a file',
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
+  ];
   const p = createProvider(
-    { protocol: 'openai', baseUrl: fake.baseUrl('openai'), apiKey: KEY, providerId: 'openai', extraHeaders: { 'X-Title': 'svc' } },
+    {
+      protocol: 'openai',
+      baseUrl: fake.baseUrl('openai'),
+      apiKey: KEY,
+      providerId: 'openai',
+      extraHeaders: { 'X-Title': 'svc' },
+    },
     fast,
   );
-  await drain(p.stream({ model: 'gpt-test', messages, tools, maxTokens: 321, reasoningEffort: 'high' }));
+  await drain(
+    p.stream({ model: 'gpt-test', messages, tools, maxTokens: 321, reasoningEffort: 'high' }),
+  );
   const req = fake.requests[0]!;
   assert.is(req.headers['x-title'], 'svc');
   assert.is(req.path, '/v1/chat/completions');
@@ -71,8 +116,24 @@ test('sends model, messages, tools, stream options and the key as a Bearer heade
   assert.equal(req.body?.tools, [{ type: 'function', function: tools[0] }]);
   assert.equal(req.body?.messages, [
     { role: 'system', content: 'Be brief.' },
-    { role: 'user', content: [{ type: 'text', text: 'What is in this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0=' } }] },
-    { role: 'assistant', content: 'Let me look.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"a.txt"}' } }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is in this?' },
+        { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0=' } },
+      ],
+    },
+    {
+      role: 'assistant',
+      content: 'Let me look.',
+      tool_calls: [
+        {
+          id: 'call_1',
+          type: 'function',
+          function: { name: 'read', arguments: '{"path":"a.txt"}' },
+        },
+      ],
+    },
     { role: 'tool', tool_call_id: 'call_1', content: 'file body' },
     // A tool message cannot carry an image: it follows as a user message.
     { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x.test/a.png' } }] },
@@ -82,8 +143,16 @@ test('sends model, messages, tools, stream options and the key as a Bearer heade
 
 test('a bare-origin base URL gets /v1; a base with a path keeps it', async () => {
   fake.enqueue({ parts: [{ text: 'a' }] }, { parts: [{ text: 'b' }] });
-  await collect(createProvider({ protocol: 'openai', baseUrl: fake.url, apiKey: KEY }).stream(ask('x')));
-  await collect(createProvider({ protocol: 'openai', baseUrl: `${fake.url}/compatible-mode/v1/`, apiKey: KEY }).stream(ask('x')));
+  await collect(
+    createProvider({ protocol: 'openai', baseUrl: fake.url, apiKey: KEY }).stream(ask('x')),
+  );
+  await collect(
+    createProvider({
+      protocol: 'openai',
+      baseUrl: `${fake.url}/compatible-mode/v1/`,
+      apiKey: KEY,
+    }).stream(ask('x')),
+  );
   assert.equal(
     fake.requests.map((r) => r.path),
     ['/v1/chat/completions', '/compatible-mode/v1/chat/completions'],
@@ -93,7 +162,9 @@ test('a bare-origin base URL gets /v1; a base with a path keeps it', async () =>
 test('reasoning deltas arrive before the answer and are kept apart from it', async () => {
   fake.enqueue({ parts: [{ reasoning: ['The user ', 'greets.'] }, { text: ['Hi', '!'] }] });
   const { events } = await drain(provider().stream(ask('hello')));
-  const kinds = events.filter((e) => e.type === 'reasoning' || e.type === 'text').map((e) => `${e.type}:${'text' in e ? e.text : ''}`);
+  const kinds = events
+    .filter((e) => e.type === 'reasoning' || e.type === 'text')
+    .map((e) => `${e.type}:${'text' in e ? e.text : ''}`);
   assert.equal(kinds, ['reasoning:The user ', 'reasoning:greets.', 'text:Hi', 'text:!']);
   fake.enqueue({ parts: [{ reasoning: ['The user ', 'greets.'] }, { text: ['Hi', '!'] }] });
   const c = await collect(provider().stream(ask('hello')));
@@ -101,7 +172,8 @@ test('reasoning deltas arrive before the answer and are kept apart from it', asy
   assert.is(c.text, 'Hi!');
 });
 
-const trickyArgs = '{"path":"/tmp/a b.txt","content":"line1\\nline2 \\"quoted\\" ünï€ode 🙂","n":[1,2.5,-3e2],"ok":true}';
+const trickyArgs =
+  '{"path":"/tmp/a b.txt","content":"line1\\nline2 \\"quoted\\" ünï€ode 🙂","n":[1,2.5,-3e2],"ok":true}';
 
 test('tool-call arguments split at awkward places are reassembled exactly', async () => {
   // Split inside keys, escapes, numbers and multi-byte characters, one character per fragment at the end.
@@ -114,12 +186,25 @@ test('tool-call arguments split at awkward places are reassembled exactly', asyn
   }
   for (const ch of trickyArgs.slice(at)) frags.push(ch);
   assert.is(frags.join(''), trickyArgs);
-  fake.enqueue({ parts: [{ text: 'Writing.' }, { toolCall: { id: 'call_w', name: 'write_file', arguments: frags } }] });
+  fake.enqueue({
+    parts: [
+      { text: 'Writing.' },
+      { toolCall: { id: 'call_w', name: 'write_file', arguments: frags } },
+    ],
+  });
   const { events } = await drain(provider().stream(ask('write it')));
-  const deltas = events.flatMap((e) => (e.type === 'tool_call_delta' ? [e.arguments] : [])).join('');
+  const deltas = events
+    .flatMap((e) => (e.type === 'tool_call_delta' ? [e.arguments] : []))
+    .join('');
   assert.is(deltas, trickyArgs);
   const end = events.find((e) => e.type === 'tool_call_end');
-  assert.equal(end, { type: 'tool_call_end', index: 0, id: 'call_w', name: 'write_file', arguments: trickyArgs });
+  assert.equal(end, {
+    type: 'tool_call_end',
+    index: 0,
+    id: 'call_w',
+    name: 'write_file',
+    arguments: trickyArgs,
+  });
   assert.equal(JSON.parse(trickyArgs), JSON.parse((end as { arguments: string }).arguments));
   assert.equal(last(events), { type: 'done', stopReason: 'tool_use', rawStopReason: 'tool_calls' });
 });
@@ -158,10 +243,16 @@ test('a tool call with no arguments gets "{}"', async () => {
 });
 
 test('usage with cached and reasoning tokens, in disjoint buckets', async () => {
-  fake.enqueue({ parts: [{ text: 'ok' }], usage: { input: 120, cachedInput: 880, output: 64, reasoning: 40 } });
+  fake.enqueue({
+    parts: [{ text: 'ok' }],
+    usage: { input: 120, cachedInput: 880, output: 64, reasoning: 40 },
+  });
   const { events } = await drain(provider().stream(ask('x')));
   const usage = events.find((e) => e.type === 'usage');
-  assert.equal(usage, { type: 'usage', usage: { input: 120, output: 64, cachedInput: 880, cacheWrite: 0, reasoning: 40 } });
+  assert.equal(usage, {
+    type: 'usage',
+    usage: { input: 120, output: 64, cachedInput: 880, cacheWrite: 0, reasoning: 40 },
+  });
   // Usage comes once, right before done.
   assert.is(events[events.length - 2]?.type, 'usage');
 });
@@ -172,7 +263,11 @@ test('stop reasons are normalized, the raw one kept', async () => {
     [{ parts: [{ text: 'no' }], stop: 'refusal' }, 'refusal', 'content_filter'],
     [{ parts: [{ text: 'odd' }], rawStop: 'something_new' }, 'other', 'something_new'],
     // A server that says "stop" after a tool call still asked for the tool.
-    [{ parts: [{ toolCall: { name: 't', arguments: '{}' } }], rawStop: 'stop' }, 'tool_use', 'stop'],
+    [
+      { parts: [{ toolCall: { name: 't', arguments: '{}' } }], rawStop: 'stop' },
+      'tool_use',
+      'stop',
+    ],
   ];
   for (const [script, stop, raw] of cases) {
     fake.enqueue(script);
@@ -184,7 +279,12 @@ test('stop reasons are normalized, the raw one kept', async () => {
 
 test('non-streamed completion: text, reasoning, tool calls, usage; no stream options sent', async () => {
   fake.enqueue({
-    parts: [{ reasoning: 'hmm' }, { text: ['Two ', 'calls.'] }, { toolCall: { id: 'c1', name: 'a', arguments: '{"x":1}' } }, { toolCall: { id: 'c2', name: 'b', arguments: ['{"y"', ':2}'] } }],
+    parts: [
+      { reasoning: 'hmm' },
+      { text: ['Two ', 'calls.'] },
+      { toolCall: { id: 'c1', name: 'a', arguments: '{"x":1}' } },
+      { toolCall: { id: 'c2', name: 'b', arguments: ['{"y"', ':2}'] } },
+    ],
     usage: { input: 5, cachedInput: 3, output: 7 },
   });
   const c = await provider().complete(ask('x', { maxTokens: 100 }));
@@ -207,13 +307,25 @@ test('non-streamed completion: text, reasoning, tool calls, usage; no stream opt
 });
 
 test('a streamed and a non-streamed reply to the same script agree', async () => {
-  const script = { parts: [{ reasoning: ['a', 'b'] }, { text: ['c', 'd'] }, { toolCall: { id: 'k', name: 'n', arguments: ['{"z"', ':[1]}'] } }], usage: { input: 1, output: 2, cachedInput: 3 } };
+  const script = {
+    parts: [
+      { reasoning: ['a', 'b'] },
+      { text: ['c', 'd'] },
+      { toolCall: { id: 'k', name: 'n', arguments: ['{"z"', ':[1]}'] } },
+    ],
+    usage: { input: 1, output: 2, cachedInput: 3 },
+  };
   fake.enqueue(script, script);
   assert.equal(await collect(provider().stream(ask('x'))), await provider().complete(ask('x')));
 });
 
 test('a mid-stream error ends the stream with a ProviderError after the text already sent', async () => {
-  fake.enqueue({ parts: [{ text: 'Partial ' }, { error: { type: 'server_error', message: 'The model crashed.' } }] });
+  fake.enqueue({
+    parts: [
+      { text: 'Partial ' },
+      { error: { type: 'server_error', message: 'The model crashed.' } },
+    ],
+  });
   const { events, error } = await drain(provider().stream(ask('x')));
   assert.equal(texts(events), ['Partial ']);
   assert.instance(error, ProviderError);
@@ -231,7 +343,9 @@ test('a connection cut after output began is a network error and is not retried'
 });
 
 test('reasoning effort per dialect', async () => {
-  const cases: Array<[string | undefined, ChatRequest['reasoningEffort'], Record<string, unknown>]> = [
+  const cases: Array<
+    [string | undefined, ChatRequest['reasoningEffort'], Record<string, unknown>]
+  > = [
     ['openai', 'max', { reasoning_effort: 'xhigh' }],
     ['openai', 'off', {}],
     [undefined, 'xhigh', { reasoning_effort: 'high' }],
@@ -261,7 +375,14 @@ test('reasoning effort per dialect', async () => {
 test('DeepSeek gets earlier reasoning back on assistant messages; OpenAI does not', async () => {
   const messages: Message[] = [
     { role: 'user', content: 'q1' },
-    { role: 'assistant', content: [{ type: 'reasoning', text: 'thought' }, { type: 'text', text: '' }], toolCalls: [{ id: 'c', name: 't', arguments: '' }] },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'reasoning', text: 'thought' },
+        { type: 'text', text: '' },
+      ],
+      toolCalls: [{ id: 'c', name: 't', arguments: '' }],
+    },
     { role: 'tool', toolCallId: 'c', content: 'r' },
     { role: 'assistant', content: 'a2' },
     { role: 'user', content: 'q2' },
@@ -269,9 +390,17 @@ test('DeepSeek gets earlier reasoning back on assistant messages; OpenAI does no
   fake.enqueue({ parts: [{ text: 'ok' }] }, { parts: [{ text: 'ok' }] });
   await collect(provider(fast, 'deepseek').stream({ model: 'm', messages }));
   await collect(provider(fast, 'openai').stream({ model: 'm', messages }));
-  const assistants = (i: number) => (fake.requests[i]!.body!.messages as Array<Record<string, unknown>>).filter((m) => m.role === 'assistant');
+  const assistants = (i: number) =>
+    (fake.requests[i]!.body!.messages as Array<Record<string, unknown>>).filter(
+      (m) => m.role === 'assistant',
+    );
   assert.equal(assistants(0), [
-    { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 't', arguments: '{}' } }], reasoning_content: 'thought' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c', type: 'function', function: { name: 't', arguments: '{}' } }],
+      reasoning_content: 'thought',
+    },
     { role: 'assistant', content: 'a2', reasoning_content: '' },
   ]);
   assert.ok(assistants(1).every((m) => !('reasoning_content' in m)));
@@ -280,7 +409,9 @@ test('DeepSeek gets earlier reasoning back on assistant messages; OpenAI does no
 test('a stream that stalls ends with kind "stall" after the stall timeout', async () => {
   fake.enqueue({ parts: [{ text: 'Hel' }, { stall: true }] });
   const started = Date.now();
-  const { events, error } = await drain(provider({ ...fast, stallTimeoutMs: 300 }).stream(ask('x')));
+  const { events, error } = await drain(
+    provider({ ...fast, stallTimeoutMs: 300 }).stream(ask('x')),
+  );
   const took = Date.now() - started;
   assert.equal(texts(events), ['Hel']);
   assert.is(error?.kind, 'stall');
@@ -293,7 +424,10 @@ test('a non-streamed reply that stalls after its headers ends with kind "stall"'
   fake.enqueue({ parts: [{ text: 'never sent' }, { stall: true }] });
   const err = await provider({ ...fast, stallTimeoutMs: 300 })
     .complete(ask('x'))
-    .then(() => undefined, (e: unknown) => e);
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   assert.instance(err, ProviderError);
   assert.is((err as ProviderError).kind, 'stall');
 });
@@ -325,7 +459,8 @@ test('a caller that stops reading early closes the request', async () => {
   for await (const ev of provider().stream(ask('x'))) if (ev.type === 'text') break;
   // The server sees the connection go away, rather than a stalled reply held open forever.
   const until = Date.now() + 2000;
-  while (!fake.requests[0]!.closed && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+  while (!fake.requests[0]!.closed && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 10));
   assert.ok(fake.requests[0]!.closed);
 });
 
@@ -334,7 +469,10 @@ test('a server that never answers: kind "stall" once the stall timeout passes wi
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
   const { port } = silent.address() as AddressInfo;
   try {
-    const p = createProvider({ protocol: 'openai', baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: KEY }, { stallTimeoutMs: 300 });
+    const p = createProvider(
+      { protocol: 'openai', baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: KEY },
+      { stallTimeoutMs: 300 },
+    );
     const { error } = await drain(p.stream(ask('x')));
     assert.is(error?.kind, 'stall');
     assert.match(error!.message, 'sent nothing for 300 ms');
@@ -357,7 +495,9 @@ test('a wrong key: kind auth, not retried, and the key is not in the message', a
 });
 
 test('the key is redacted from a provider error message that quotes it', async () => {
-  fake.enqueue({ parts: [{ text: 'x' }, { error: { message: `upstream rejected ${KEY} for this org` } }] });
+  fake.enqueue({
+    parts: [{ text: 'x' }, { error: { message: `upstream rejected ${KEY} for this org` } }],
+  });
   const { error } = await drain(provider().stream(ask('x')));
   assert.ok(error);
   assert.not.match(error!.message, KEY);

@@ -1,7 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { probeModel } from '../../src/workers/agent/providers/index.js';
-import { httpError, startFakeProvider, type FakeProtocol, type FakeProvider } from '../fixtures/fake-provider.js';
+import {
+  httpError,
+  startFakeProvider,
+  type FakeProtocol,
+  type FakeProvider,
+} from '../fixtures/fake-provider.js';
 
 const KEY = 'sk-probe-key-13579';
 let fake: FakeProvider;
@@ -14,7 +19,11 @@ test.after(async () => {
 });
 test.before.each(() => fake.reset());
 
-const entry = (protocol: FakeProtocol, apiKey = KEY) => ({ protocol, baseUrl: fake.baseUrl(protocol), apiKey });
+const entry = (protocol: FakeProtocol, apiKey = KEY) => ({
+  protocol,
+  baseUrl: fake.baseUrl(protocol),
+  apiKey,
+});
 const protocols: FakeProtocol[] = ['openai', 'anthropic'];
 
 test('success: ok with a latency, after one minimal request', async () => {
@@ -46,7 +55,10 @@ test('a wrong key: bad_key, and the key is not in the message', async () => {
 });
 
 test('no key at all: bad_key', async () => {
-  const r = await probeModel({ protocol: 'openai', baseUrl: fake.baseUrl('openai') }, 'known-model');
+  const r = await probeModel(
+    { protocol: 'openai', baseUrl: fake.baseUrl('openai') },
+    'known-model',
+  );
   assert.equal(r.ok ? 'ok' : r.reason, 'bad_key');
 });
 
@@ -74,12 +86,18 @@ test('a provider that does not answer in time: unreachable, within the probe tim
   fake.enqueue({ parts: [{ stall: true }] });
   const started = Date.now();
   const r = await probeModel(entry('openai'), 'known-model', { timeoutMs: 400 });
-  assert.equal(r.ok ? 'ok' : [r.reason, r.message], ['unreachable', `127.0.0.1:${fake.port} did not answer within 400 ms.`]);
+  assert.equal(r.ok ? 'ok' : [r.reason, r.message], [
+    'unreachable',
+    `127.0.0.1:${fake.port} did not answer within 400 ms.`,
+  ]);
   assert.ok(Date.now() - started < 1500);
 });
 
 test('a base URL that is not a URL: unreachable, saying why', async () => {
-  const r = await probeModel({ protocol: 'openai', baseUrl: 'api.example.com/v1', apiKey: KEY }, 'known-model');
+  const r = await probeModel(
+    { protocol: 'openai', baseUrl: 'api.example.com/v1', apiKey: KEY },
+    'known-model',
+  );
   assert.is(r.ok, false);
   if (r.ok) return;
   assert.is(r.reason, 'unreachable');

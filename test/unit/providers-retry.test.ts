@@ -1,8 +1,24 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { collect, createProvider, ProviderError, type ChatRequest, type ProviderOptions, type RetryNotice } from '../../src/workers/agent/providers/index.js';
-import { parseRetryAfter, retryDelayMs, defaultRetryPolicy } from '../../src/shared/providers/retry.js';
-import { httpError, startFakeProvider, textReply, type FakeProvider } from '../fixtures/fake-provider.js';
+import {
+  collect,
+  createProvider,
+  ProviderError,
+  type ChatRequest,
+  type ProviderOptions,
+  type RetryNotice,
+} from '../../src/workers/agent/providers/index.js';
+import {
+  parseRetryAfter,
+  retryDelayMs,
+  defaultRetryPolicy,
+} from '../../src/shared/providers/retry.js';
+import {
+  httpError,
+  startFakeProvider,
+  textReply,
+  type FakeProvider,
+} from '../fixtures/fake-provider.js';
 
 const KEY = 'sk-retry-test-key';
 let fake: FakeProvider;
@@ -17,8 +33,10 @@ test.before.each(() => fake.reset());
 
 // A 10 ms base backoff: a retry that ignored Retry-After would come almost at once.
 const fast: ProviderOptions = { retry: { baseDelayMs: 10 } };
-const openai = (opts: ProviderOptions = fast) => createProvider({ protocol: 'openai', baseUrl: fake.baseUrl('openai'), apiKey: KEY }, opts);
-const anthropic = (opts: ProviderOptions = fast) => createProvider({ protocol: 'anthropic', baseUrl: fake.baseUrl('anthropic'), apiKey: KEY }, opts);
+const openai = (opts: ProviderOptions = fast) =>
+  createProvider({ protocol: 'openai', baseUrl: fake.baseUrl('openai'), apiKey: KEY }, opts);
+const anthropic = (opts: ProviderOptions = fast) =>
+  createProvider({ protocol: 'anthropic', baseUrl: fake.baseUrl('anthropic'), apiKey: KEY }, opts);
 const ask: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
 
 async function failure(p: Promise<unknown>): Promise<ProviderError> {
@@ -64,14 +82,22 @@ test('5xx answers are retried with backoff until one succeeds', async () => {
 });
 
 test('502 and 504 are retried too, for non-streamed requests', async () => {
-  fake.enqueue(httpError(502, { body: '<html>Bad Gateway</html>' }), httpError(504), { parts: [{ text: 'ok' }] });
+  fake.enqueue(httpError(502, { body: '<html>Bad Gateway</html>' }), httpError(504), {
+    parts: [{ text: 'ok' }],
+  });
   const c = await openai().complete(ask);
   assert.is(c.text, 'ok');
   assert.is(fake.requests.length, 3);
 });
 
 test('attempts are bounded: four 500s give up with kind server after exactly 4 requests', async () => {
-  fake.enqueue(httpError(500), httpError(500), httpError(500), httpError(500), textReply('never reached'));
+  fake.enqueue(
+    httpError(500),
+    httpError(500),
+    httpError(500),
+    httpError(500),
+    textReply('never reached'),
+  );
   const err = await failure(collect(openai().stream(ask)));
   assert.is(err.kind, 'server');
   assert.is(err.status, 500);
@@ -114,11 +140,19 @@ test('a connection cut before any output is retried', async () => {
 });
 
 test('an overloaded error event before any output is retried; after output it is not', async () => {
-  fake.enqueue({ parts: [{ error: { type: 'overloaded_error', message: 'Overloaded' } }] }, textReply('ok'));
+  fake.enqueue(
+    { parts: [{ error: { type: 'overloaded_error', message: 'Overloaded' } }] },
+    textReply('ok'),
+  );
   assert.is((await collect(anthropic().stream(ask))).text, 'ok');
   assert.is(fake.requests.length, 2);
   fake.reset();
-  fake.enqueue({ parts: [{ text: 'partial' }, { error: { type: 'overloaded_error', message: 'Overloaded' } }] }, textReply('never'));
+  fake.enqueue(
+    {
+      parts: [{ text: 'partial' }, { error: { type: 'overloaded_error', message: 'Overloaded' } }],
+    },
+    textReply('never'),
+  );
   const err = await failure(collect(anthropic().stream(ask)));
   assert.is(err.kind, 'overloaded');
   assert.is(fake.requests.length, 1);
@@ -139,7 +173,14 @@ test('an unreachable host is reported as unreachable after the retries', async (
   const closed = await startFakeProvider();
   const url = closed.url;
   await closed.close();
-  const err = await failure(collect(createProvider({ protocol: 'openai', baseUrl: url }, { retry: { attempts: 2, baseDelayMs: 10 } }).stream(ask)));
+  const err = await failure(
+    collect(
+      createProvider(
+        { protocol: 'openai', baseUrl: url },
+        { retry: { attempts: 2, baseDelayMs: 10 } },
+      ).stream(ask),
+    ),
+  );
   assert.is(err.kind, 'unreachable');
   assert.match(err.message, /Could not connect to 127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
 });

@@ -56,7 +56,11 @@ test('the same events for every pair of split positions', () => {
   const all = bytes(stream);
   for (let i = 0; i <= all.length; i += 3) {
     for (let j = i; j <= all.length; j += 2) {
-      assert.equal(parse([all.subarray(0, i), all.subarray(i, j), all.subarray(j)]), expected, `splits at ${i} and ${j}`);
+      assert.equal(
+        parse([all.subarray(0, i), all.subarray(i, j), all.subarray(j)]),
+        expected,
+        `splits at ${i} and ${j}`,
+      );
     }
   }
 });
@@ -69,11 +73,16 @@ test('a CR at the end of one chunk and LF at the start of the next are one line 
 });
 
 test('comments and empty blocks produce no events; the event name resets after each event', () => {
-  assert.equal(parse([': ping\n\n:\n\nevent: x\n\ndata: 1\n\n']), [{ event: 'message', data: '1' }]);
+  assert.equal(parse([': ping\n\n:\n\nevent: x\n\ndata: 1\n\n']), [
+    { event: 'message', data: '1' },
+  ]);
 });
 
 test('a leading byte-order mark is ignored', () => {
-  assert.equal(parse([new Uint8Array([0xef, 0xbb]), new Uint8Array([0xbf]), bytes('data: x\n\n')]), [{ event: 'message', data: 'x' }]);
+  assert.equal(
+    parse([new Uint8Array([0xef, 0xbb]), new Uint8Array([0xbf]), bytes('data: x\n\n')]),
+    [{ event: 'message', data: 'x' }],
+  );
 });
 
 test('an event left open when the stream ends is still delivered', () => {

@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -10,7 +18,11 @@ import { openAndMigrate, type Db } from '../../src/shared/store/db.js';
 import { createSession } from '../../src/shared/store/sessions.js';
 import type { NetworkSetting } from '../../src/shared/sandbox/network.js';
 import type { TurnOrigin } from '../../src/shared/protocol/ipc.js';
-import { ToolRegistry, type ToolContext, type ToolResult } from '../../src/workers/agent/tools/registry.js';
+import {
+  ToolRegistry,
+  type ToolContext,
+  type ToolResult,
+} from '../../src/workers/agent/tools/registry.js';
 import { terminalTools } from '../../src/workers/agent/tools/shell/terminal.js';
 import { waitFor } from '../helpers/server.js';
 
@@ -47,7 +59,11 @@ test.before(async () => {
   db = openAndMigrate(paths.db).db;
   process.env.HOME = home;
   const st = await sandboxStatus(true);
-  assert.is(st.state, 'on', `bubblewrap must run here for these tests (${st.message}); .ci/run installs it`);
+  assert.is(
+    st.state,
+    'on',
+    `bubblewrap must run here for these tests (${st.message}); .ci/run installs it`,
+  );
 });
 
 test.after(() => {
@@ -58,7 +74,9 @@ test.after(() => {
 });
 
 let calls = 0;
-function ctx(opts: { network?: NetworkSetting | null; origin?: TurnOrigin; signal?: AbortSignal } = {}): ToolContext {
+function ctx(
+  opts: { network?: NetworkSetting | null; origin?: TurnOrigin; signal?: AbortSignal } = {},
+): ToolContext {
   const session = createSession(db, { working_dir: work, network: opts.network ?? null });
   return {
     sessionId: session.id,
@@ -73,7 +91,12 @@ function ctx(opts: { network?: NetworkSetting | null; origin?: TurnOrigin; signa
   };
 }
 
-const run = (command: string, c: ToolContext = ctx(), extra: Record<string, unknown> = {}, reg = registry): Promise<ToolResult> => reg.call('terminal', JSON.stringify({ command, ...extra }), c);
+const run = (
+  command: string,
+  c: ToolContext = ctx(),
+  extra: Record<string, unknown> = {},
+  reg = registry,
+): Promise<ToolResult> => reg.call('terminal', JSON.stringify({ command, ...extra }), c);
 
 /** A loopback HTTP server that counts the requests it got. */
 async function counter(body: string): Promise<{ port: number; hits: string[] }> {
@@ -99,7 +122,10 @@ test('a write into the working folder works; rm -rf ~ fails and the home folder 
   assert.is(readFileSync(join(home, 'Documents', 'thesis.txt'), 'utf8'), 'years of work');
   assert.is(readFileSync(join(home, '.bashrc'), 'utf8'), 'export PS1=ok\n');
   assert.is(readFileSync(join(home, '.ssh', 'id_ed25519'), 'utf8'), KEY_TEXT);
-  assert.match(r.output, /\[this may have hit the sandbox \(it tried to write outside the writable folders\)\. If it really needs more, call terminal again with outside_sandbox/);
+  assert.match(
+    r.output,
+    /\[this may have hit the sandbox \(it tried to write outside the writable folders\)\. If it really needs more, call terminal again with outside_sandbox/,
+  );
 });
 
 test('appending to ~/.bashrc fails', async () => {
@@ -115,14 +141,18 @@ test('cat ~/.ssh/… fails: the key folder is empty inside', async () => {
 });
 
 test("a write into $SVC_HOME fails, and svc's access key cannot be read", async () => {
-  const r = await run(`echo "'*': [{allow: {}}]" > ${paths.permissions}; cat ${paths.accessKey}; ls -A ${svcHome} | wc -l`);
+  const r = await run(
+    `echo "'*': [{allow: {}}]" > ${paths.permissions}; cat ${paths.accessKey}; ls -A ${svcHome} | wc -l`,
+  );
   assert.not.match(r.output, 'a'.repeat(64));
   assert.match(r.output, /Read-only file system/);
   assert.not.ok(existsSync(paths.permissions), 'permissions.yml was not written');
 });
 
 test("svc's processes are invisible and cannot be killed: the test process itself stands in for them", async () => {
-  const r = await run(`kill -9 ${process.pid} 2>&1; kill -9 ${process.ppid} 2>&1; ls /proc | grep -c '^[0-9]'`);
+  const r = await run(
+    `kill -9 ${process.pid} 2>&1; kill -9 ${process.ppid} 2>&1; ls /proc | grep -c '^[0-9]'`,
+  );
   assert.match(r.output, /No such process/);
   // The sandbox sees only its own few processes (bwrap's init, the shell, ls, grep, …).
   const count = Number(/^(\d+)\n\[exit code/m.exec(r.output)?.[1]);
@@ -149,7 +179,10 @@ test('a host list reaches the allowed loopback host through the proxy, and neith
     c,
   );
   assert.match(r.output, /^allowed\n/);
-  assert.match(r.output, new RegExp(`svc sandbox: 127\\.0\\.0\\.1:${other.port} is not on this session's network list`));
+  assert.match(
+    r.output,
+    new RegExp(`svc sandbox: 127\\.0\\.0\\.1:${other.port} is not on this session's network list`),
+  );
   assert.match(r.output, / direct=7\n/);
   assert.equal(allowed.hits, ['/a']);
   assert.equal(other.hits, []);
@@ -158,9 +191,22 @@ test('a host list reaches the allowed loopback host through the proxy, and neith
 test('npm test runs in a small project folder', async () => {
   const project = join(work, 'pkg');
   mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pkg', version: '1.0.0', private: true, scripts: { test: 'node check.js' } }));
-  writeFileSync(join(project, 'check.js'), "require('fs').writeFileSync('result.txt', String(1 + 1)); console.log('tests ok');\n");
-  const r = await run('cd pkg && npm test --silent', ctx({ network: 'off' }), { timeout_seconds: 120 });
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({
+      name: 'pkg',
+      version: '1.0.0',
+      private: true,
+      scripts: { test: 'node check.js' },
+    }),
+  );
+  writeFileSync(
+    join(project, 'check.js'),
+    "require('fs').writeFileSync('result.txt', String(1 + 1)); console.log('tests ok');\n",
+  );
+  const r = await run('cd pkg && npm test --silent', ctx({ network: 'off' }), {
+    timeout_seconds: 120,
+  });
   assert.match(r.output, /tests ok\n\[exit code 0\]$/);
   assert.is(readFileSync(join(project, 'result.txt'), 'utf8'), '2');
 });
@@ -168,7 +214,9 @@ test('npm test runs in a small project folder', async () => {
 test('exit codes, live output, the timeout and the kill on abort behave as without the sandbox', async () => {
   assert.is((await run('echo out; echo err >&2; exit 3')).output, 'out\nerr\n[exit code 3]');
   const marker = `${process.pid}${Date.now() % 100000}`;
-  const t = await run(`echo before; sleep 9${marker} & sleep 9${marker}`, ctx(), { timeout_seconds: 1 });
+  const t = await run(`echo before; sleep 9${marker} & sleep 9${marker}`, ctx(), {
+    timeout_seconds: 1,
+  });
   assert.ok(t.isError);
   assert.match(t.output, /^before\n/);
   assert.match(t.output, 'timed out after 1 s');
@@ -186,7 +234,8 @@ test('exit codes, live output, the timeout and the kill on abort behave as witho
 
 test('a sandboxed background command dies with its worker', async () => {
   const marker = `${process.pid}${Date.now() % 100000}2`;
-  const moduleUrl = new URL('../../src/workers/agent/tools/shell/terminal.js', import.meta.url).href;
+  const moduleUrl = new URL('../../src/workers/agent/tools/shell/terminal.js', import.meta.url)
+    .href;
   const script = `
     const { terminalTool } = await import(${JSON.stringify(moduleUrl)});
     const tool = terminalTool({ sandbox: { enabled: () => true } });
@@ -198,13 +247,23 @@ test('a sandboxed background command dies with its worker', async () => {
     while (!seen()) await new Promise((r) => setTimeout(r, 20));
     process.exit(0);
   `;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, HOME: home } });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 20_000,
+    env: { ...process.env, HOME: home },
+  });
   assert.is(r.status, 0, r.stderr);
-  await waitFor(() => sleepers(marker).length === 0, 5000, 'the background sleep to die with its worker');
+  await waitFor(
+    () => sleepers(marker).length === 0,
+    5000,
+    'the background sleep to die with its worker',
+  );
 });
 
 test('outside_sandbox runs the command as it would run without the sandbox (the gate asked before)', async () => {
-  const r = await run(`echo outside > ${join(home, 'outside.txt')}`, ctx(), { outside_sandbox: 'write a file in the home folder' });
+  const r = await run(`echo outside > ${join(home, 'outside.txt')}`, ctx(), {
+    outside_sandbox: 'write a file in the home folder',
+  });
   assert.is(r.output, '(no output)\n[exit code 0]\n[ran outside the sandbox, as approved]');
   assert.is(readFileSync(join(home, 'outside.txt'), 'utf8'), 'outside\n');
 });
@@ -226,7 +285,9 @@ test('permissions.yml: sandbox.hide hides more, sandbox.write grants a root, a b
   mkdirSync(shared);
   writeFileSync(paths.permissions, `sandbox:\n  hide: ["~/Documents"]\n  write: ["${shared}"]\n`);
   try {
-    const r = await run(`cat ${join(extra, 'thesis.txt')}; echo hi > ${join(shared, 'ok.txt')} && echo wrote`);
+    const r = await run(
+      `cat ${join(extra, 'thesis.txt')}; echo hi > ${join(shared, 'ok.txt')} && echo wrote`,
+    );
     assert.match(r.output, /No such file or directory\nwrote\n\[exit code 0\]/);
     assert.is(readFileSync(join(shared, 'ok.txt'), 'utf8'), 'hi\n');
     writeFileSync(paths.permissions, 'sandbox:\n  hide: "not a list"\n');
@@ -243,13 +304,22 @@ test('degraded: with bwrap missing the status says why and how to fix it, and co
   try {
     const st = await sandboxStatus(true);
     assert.is(st.state, 'unavailable');
-    assert.match(st.message, /^sandbox unavailable: .*no-such-bwrap is missing or not executable; fix: install bubblewrap \(Debian\/Ubuntu: sudo apt-get install bubblewrap/);
+    assert.match(
+      st.message,
+      /^sandbox unavailable: .*no-such-bwrap is missing or not executable; fix: install bubblewrap \(Debian\/Ubuntu: sudo apt-get install bubblewrap/,
+    );
     const r = await run(`echo plain > ${join(home, 'plain.txt')}`);
     assert.is(r.output, '(no output)\n[exit code 0]');
-    assert.ok(existsSync(join(home, 'plain.txt')), 'without a sandbox the write goes through, as before');
+    assert.ok(
+      existsSync(join(home, 'plain.txt')),
+      'without a sandbox the write goes through, as before',
+    );
     const cron = await run('echo hi', ctx({ origin: 'cron' }));
     assert.ok(cron.isError);
-    assert.match(cron.output, /^Refused: sandbox unavailable: .*cron turns run commands only inside the sandbox/);
+    assert.match(
+      cron.output,
+      /^Refused: sandbox unavailable: .*cron turns run commands only inside the sandbox/,
+    );
   } finally {
     if (realBwrap === undefined) delete process.env.SVC_SANDBOX_BWRAP;
     else process.env.SVC_SANDBOX_BWRAP = realBwrap;
@@ -269,7 +339,8 @@ function sleepers(marker: string): number[] {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').startsWith(`sleep\u00009${marker}`)) continue;
+      if (!readFileSync(`/proc/${name}/cmdline`, 'utf8').startsWith(`sleep\u00009${marker}`))
+        continue;
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
       if (state !== 'Z' && state !== 'X') out.push(Number(name));

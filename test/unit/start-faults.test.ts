@@ -1,5 +1,14 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+  closeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -14,7 +23,10 @@ import { svcBin, tmpHome, removeHome } from '../helpers/server.js';
 
 function serve(home: string): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [svcBin, 'serve', '--addr', '127.0.0.1:0'], { env: { ...process.env, SVC_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [svcBin, 'serve', '--addr', '127.0.0.1:0'], {
+      env: { ...process.env, SVC_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     let stdout = '';
     proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

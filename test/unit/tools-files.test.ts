@@ -1,4 +1,14 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -10,7 +20,11 @@ import { openAndMigrate, type Db } from '../../src/shared/store/db.js';
 import { getFileRead } from '../../src/shared/store/file-reads.js';
 import { getTrashItem, listTrash, restoreFromTrash } from '../../src/shared/store/trash.js';
 import { builtinTools, closeSearchPool, fileTools } from '../../src/workers/agent/tools/index.js';
-import { ToolRegistry, type ToolContext, type ToolResult } from '../../src/workers/agent/tools/registry.js';
+import {
+  ToolRegistry,
+  type ToolContext,
+  type ToolResult,
+} from '../../src/workers/agent/tools/registry.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svc-tools-files-'));
 const work = join(root, 'work');
@@ -21,7 +35,16 @@ const db: Db = openAndMigrate(paths.db).db;
 const registry = new ToolRegistry(fileTools);
 
 function ctx(sessionId = 's_one'): ToolContext {
-  return { sessionId, turnId: 'u_1', callId: 'c_1', workingDir: work, signal: new AbortController().signal, db, paths, emit: () => undefined };
+  return {
+    sessionId,
+    turnId: 'u_1',
+    callId: 'c_1',
+    workingDir: work,
+    signal: new AbortController().signal,
+    db,
+    paths,
+    emit: () => undefined,
+  };
 }
 
 /** Calls a tool the way a turn does: JSON arguments through the registry. */
@@ -39,7 +62,10 @@ test.after(async () => {
 
 test('the built-in tools have JSON schemas for the model', () => {
   const specs = new ToolRegistry(builtinTools()).specs();
-  assert.equal(specs.map((s) => s.name), ['read_file', 'write_file', 'edit_file', 'delete_file', 'glob', 'grep', 'web_fetch']);
+  assert.equal(
+    specs.map((s) => s.name),
+    ['read_file', 'write_file', 'edit_file', 'delete_file', 'glob', 'grep', 'web_fetch'],
+  );
   for (const s of specs) assert.is(s.parameters.type, 'object', s.name);
   const read = specs[0]!.parameters as { properties: Record<string, unknown>; required: string[] };
   assert.equal(Object.keys(read.properties), ['path', 'offset_line', 'limit_lines']);
@@ -47,7 +73,10 @@ test('the built-in tools have JSON schemas for the model', () => {
 });
 
 test('read_file numbers lines, reads ranges, notes truncation and the end', async () => {
-  writeFileSync(file('lines.txt'), Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join('\n') + '\n');
+  writeFileSync(
+    file('lines.txt'),
+    Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join('\n') + '\n',
+  );
   const all = await call('read_file', { path: 'lines.txt' });
   assert.not.ok(all.isError);
   assert.ok(all.output.startsWith('     1\tline 1\n     2\tline 2'), all.output.slice(0, 40));
@@ -130,14 +159,21 @@ test('write_file refuses an existing file not read in this session, and one chan
   assert.ok(stale.isError);
   assert.match(stale.output, /has changed since you last read it/);
   assert.is(readFileSync(file('existing.txt'), 'utf8'), 'changed by someone else\n');
-  const staleEdit = await call('edit_file', { path: 'existing.txt', old_text: 'changed', new_text: 'x' });
+  const staleEdit = await call('edit_file', {
+    path: 'existing.txt',
+    old_text: 'changed',
+    new_text: 'x',
+  });
   assert.ok(staleEdit.isError);
   assert.match(staleEdit.output, /has changed since/);
 
   await call('read_file', { path: 'existing.txt' });
   const ok = await call('write_file', { path: 'existing.txt', content: 'new\n' });
   assert.not.ok(ok.isError, ok.output);
-  assert.match(ok.output, /Overwrote existing\.txt \(4 B, 1 line\)\. The previous content is in the trash \(t_/);
+  assert.match(
+    ok.output,
+    /Overwrote existing\.txt \(4 B, 1 line\)\. The previous content is in the trash \(t_/,
+  );
 });
 
 test('edit_file: old_text exactly once unless replace_all, with counts', async () => {
@@ -151,13 +187,26 @@ test('edit_file: old_text exactly once unless replace_all, with counts', async (
   assert.match(many.output, /occurs 2 times .*lines 1, 2.*replace_all/);
   const same = await call('edit_file', { path: 'edit.ts', old_text: 'a', new_text: 'a' });
   assert.ok(same.isError);
-  const one = await call('edit_file', { path: 'edit.ts', old_text: 'let c = 2;', new_text: 'let c = $&2;' });
+  const one = await call('edit_file', {
+    path: 'edit.ts',
+    old_text: 'let c = 2;',
+    new_text: 'let c = $&2;',
+  });
   assert.not.ok(one.isError, one.output);
   assert.match(one.output, /replaced 1 occurrence \(line 3\)/);
-  const all = await call('edit_file', { path: 'edit.ts', old_text: '= 1;', new_text: '= 3;', replace_all: true });
+  const all = await call('edit_file', {
+    path: 'edit.ts',
+    old_text: '= 1;',
+    new_text: '= 3;',
+    replace_all: true,
+  });
   assert.match(all.output, /replaced 2 occurrences \(lines 1, 2\)/);
   assert.equal(all.wrote, [file('edit.ts')]);
-  assert.is(readFileSync(file('edit.ts'), 'utf8'), 'let a = 3;\nlet b = 3;\nlet c = $&2;\n', 'replacement text is literal');
+  assert.is(
+    readFileSync(file('edit.ts'), 'utf8'),
+    'let a = 3;\nlet b = 3;\nlet c = $&2;\n',
+    'replacement text is literal',
+  );
   const nofile = await call('edit_file', { path: 'ghost.ts', old_text: 'a', new_text: 'b' });
   assert.match(nofile.output, /does not exist; use write_file/);
 });
@@ -166,7 +215,11 @@ test('edit_file keeps CRLF line ends and an existing file mode', async () => {
   writeFileSync(file('crlf.txt'), 'one\r\ntwo\r\nthree\r\n');
   chmodSync(file('crlf.txt'), 0o640);
   await call('read_file', { path: 'crlf.txt' });
-  const r = await call('edit_file', { path: 'crlf.txt', old_text: 'one\ntwo', new_text: 'uno\ndos' });
+  const r = await call('edit_file', {
+    path: 'crlf.txt',
+    old_text: 'one\ntwo',
+    new_text: 'uno\ndos',
+  });
   assert.not.ok(r.isError, r.output);
   assert.is(readFileSync(file('crlf.txt'), 'utf8'), 'uno\r\ndos\r\nthree\r\n');
   assert.is(statSync(file('crlf.txt')).mode & 0o777, 0o640);

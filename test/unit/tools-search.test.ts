@@ -8,7 +8,11 @@ import { openAndMigrate, type Db } from '../../src/shared/store/db.js';
 import { isIgnored, parseGitignore } from '../../src/workers/agent/tools/search/gitignore.js';
 import { globToRegExp } from '../../src/workers/agent/tools/search/glob-pattern.js';
 import { closeSearchPool, searchTools } from '../../src/workers/agent/tools/index.js';
-import { ToolRegistry, type ToolContext, type ToolResult } from '../../src/workers/agent/tools/registry.js';
+import {
+  ToolRegistry,
+  type ToolContext,
+  type ToolResult,
+} from '../../src/workers/agent/tools/registry.js';
 import { runGlob, runGrep } from '../../src/workers/agent/tools/search/search-pool.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svc-tools-search-'));
@@ -18,7 +22,16 @@ const db: Db = openAndMigrate(paths.db).db;
 const registry = new ToolRegistry(searchTools);
 
 function ctx(workingDir: string, signal = new AbortController().signal): ToolContext {
-  return { sessionId: 's_search', turnId: 'u_1', callId: 'c_1', workingDir, signal, db, paths, emit: () => undefined };
+  return {
+    sessionId: 's_search',
+    turnId: 'u_1',
+    callId: 'c_1',
+    workingDir,
+    signal,
+    db,
+    paths,
+    emit: () => undefined,
+  };
 }
 
 function call(dir: string, name: string, args: Record<string, unknown>): Promise<ToolResult> {
@@ -68,9 +81,22 @@ test('gitignore rules: negation, folders only, anchoring, **, last match wins', 
   const base = '/r/';
   const layer = {
     base,
-    rules: parseGitignore(['# comment', '*.log', '!keep.log', 'build/', '/top.txt', 'docs/**/*.tmp', 'cache', '\\#hash', 'trail   '].join('\n')),
+    rules: parseGitignore(
+      [
+        '# comment',
+        '*.log',
+        '!keep.log',
+        'build/',
+        '/top.txt',
+        'docs/**/*.tmp',
+        'cache',
+        '\\#hash',
+        'trail   ',
+      ].join('\n'),
+    ),
   };
-  const ig = (rel: string, dir = false) => isIgnored([layer], base + rel, rel.split('/').pop()!, dir);
+  const ig = (rel: string, dir = false) =>
+    isIgnored([layer], base + rel, rel.split('/').pop()!, dir);
   assert.ok(ig('a.log'));
   assert.ok(ig('sub/deep/b.log'));
   assert.not.ok(ig('keep.log'));
@@ -110,7 +136,18 @@ test('glob honours root and nested .gitignore, skips node_modules and .git', asy
   });
   const r = await call(dir, 'glob', { pattern: '**/*' });
   assert.not.ok(r.isError, r.output);
-  assert.equal(listed(r).sort(), ['.gitignore', 'a.ts', 'keep.log', 'src/.gitignore', 'src/b.ts', 'src/drop2.log', 'src/only-root.txt'].sort());
+  assert.equal(
+    listed(r).sort(),
+    [
+      '.gitignore',
+      'a.ts',
+      'keep.log',
+      'src/.gitignore',
+      'src/b.ts',
+      'src/drop2.log',
+      'src/only-root.txt',
+    ].sort(),
+  );
 
   const ts = await call(dir, 'glob', { pattern: '*.ts' });
   assert.equal(listed(ts).sort(), ['a.ts', 'src/b.ts']);
@@ -155,14 +192,29 @@ test('grep: regex, case, context lines, sorted by file then line, files filter',
   });
   const r = await call(dir, 'grep', { pattern: 'function \\w+\\(', glob: '*.ts' });
   assert.not.ok(r.isError, r.output);
-  assert.equal(listed(r), ['a.ts:1:function alpha() {}', 'b.ts:2:function beta() {}', 'b.ts:7:function betaTwo() {}']);
+  assert.equal(listed(r), [
+    'a.ts:1:function alpha() {}',
+    'b.ts:2:function beta() {}',
+    'b.ts:7:function betaTwo() {}',
+  ]);
   assert.match(r.output, /\[3 matching lines in 2 files\]/);
 
-  const ci = await call(dir, 'grep', { pattern: 'function \\w+\\(', case_insensitive: true, glob: 'sub/*.ts' });
+  const ci = await call(dir, 'grep', {
+    pattern: 'function \\w+\\(',
+    case_insensitive: true,
+    glob: 'sub/*.ts',
+  });
   assert.equal(listed(ci), ['sub/d.ts:2:FUNCTION shouting()']);
 
   const ctxr = await call(dir, 'grep', { pattern: 'beta', path: 'b.ts', context_lines: 1 });
-  assert.equal(listed(ctxr), ['b.ts-1-one', 'b.ts:2:function beta() {}', 'b.ts-3-three', '--', 'b.ts-6-six', 'b.ts:7:function betaTwo() {}']);
+  assert.equal(listed(ctxr), [
+    'b.ts-1-one',
+    'b.ts:2:function beta() {}',
+    'b.ts-3-three',
+    '--',
+    'b.ts-6-six',
+    'b.ts:7:function betaTwo() {}',
+  ]);
 
   const none = await call(dir, 'grep', { pattern: 'zebra' });
   assert.match(none.output, /^\(no matches\)/);
@@ -191,10 +243,25 @@ test('grep caps: max_results, long lines, binary and large files, files scanned'
   assert.ok(line[0]!.length < 520, `line cut to ~500 chars: ${line[0]!.length}`);
   assert.match(l.output, /skipped files: 1 binary/);
 
-  const base = { root: dir, flags: '', include: null, context: 0, maxResults: 100, maxLineChars: 500, timeMs: 10_000, skip: [] };
-  const small = await runGrep({ ...base, pattern: 'hit', maxFiles: 100, maxFileBytes: 100 }, new AbortController().signal);
+  const base = {
+    root: dir,
+    flags: '',
+    include: null,
+    context: 0,
+    maxResults: 100,
+    maxLineChars: 500,
+    timeMs: 10_000,
+    skip: [],
+  };
+  const small = await runGrep(
+    { ...base, pattern: 'hit', maxFiles: 100, maxFileBytes: 100 },
+    new AbortController().signal,
+  );
   assert.is(small.skippedLarge, 2, 'many.txt and long.txt are over 100 bytes');
-  const few = await runGrep({ ...base, pattern: 'hit', maxFiles: 1, maxFileBytes: 1 << 20 }, new AbortController().signal);
+  const few = await runGrep(
+    { ...base, pattern: 'hit', maxFiles: 1, maxFileBytes: 1 << 20 },
+    new AbortController().signal,
+  );
   assert.is(few.stopped, 'files');
   assert.is(few.scanned, 1);
 });
@@ -210,9 +277,14 @@ test('svc files are never searched', async () => {
 
 test('a big tree does not block the event loop: the search runs on the pool', async () => {
   const dir = join(root, 'big');
-  const body = Array.from({ length: 100 }, (_, i) => `line ${i} with some words to scan through and no match here`).join('\n');
+  const body = Array.from(
+    { length: 100 },
+    (_, i) => `line ${i} with some words to scan through and no match here`,
+  ).join('\n');
   const files: Record<string, string> = {};
-  for (let d = 0; d < 40; d++) for (let f = 0; f < 50; f++) files[`d${d}/f${f}.txt`] = f === 49 && d === 39 ? `${body}\nfound the needle` : body;
+  for (let d = 0; d < 40; d++)
+    for (let f = 0; f < 50; f++)
+      files[`d${d}/f${f}.txt`] = f === 49 && d === 39 ? `${body}\nfound the needle` : body;
   tree(dir, files);
   let ticks = 0;
   let last = Date.now();
@@ -226,7 +298,19 @@ test('a big tree does not block the event loop: the search runs on the pool', as
   const started = Date.now();
   // A pattern that costs something on every line of every file.
   const r = await runGrep(
-    { root: dir, pattern: '\\w+\\s+\\w+\\s+needle', flags: '', include: null, context: 0, maxResults: 200, maxFiles: 50_000, maxLineChars: 500, maxFileBytes: 1 << 20, timeMs: 20_000, skip: [] },
+    {
+      root: dir,
+      pattern: '\\w+\\s+\\w+\\s+needle',
+      flags: '',
+      include: null,
+      context: 0,
+      maxResults: 200,
+      maxFiles: 50_000,
+      maxLineChars: 500,
+      maxFileBytes: 1 << 20,
+      timeMs: 20_000,
+      skip: [],
+    },
     new AbortController().signal,
   );
   const took = Date.now() - started;
@@ -236,8 +320,22 @@ test('a big tree does not block the event loop: the search runs on the pool', as
   assert.ok(r.threadId > 0, 'ran on a worker thread');
   // Not a timing bound (a loaded machine stretches every gap): a search that held the event loop
   // would let no timer fire until it ended; on the pool, the timer keeps firing meanwhile.
-  assert.ok(ticks >= 2, `timers kept firing during the search: ${ticks} ticks in ${took} ms (longest gap ${maxGap} ms)`);
-  const g = await runGlob({ root: dir, pattern: '*.txt', anchored: false, maxFiles: 50_000, maxResults: 5, timeMs: 20_000, skip: [] }, new AbortController().signal);
+  assert.ok(
+    ticks >= 2,
+    `timers kept firing during the search: ${ticks} ticks in ${took} ms (longest gap ${maxGap} ms)`,
+  );
+  const g = await runGlob(
+    {
+      root: dir,
+      pattern: '*.txt',
+      anchored: false,
+      maxFiles: 50_000,
+      maxResults: 5,
+      timeMs: 20_000,
+      skip: [],
+    },
+    new AbortController().signal,
+  );
   assert.is(g.total, 2000);
   assert.is(g.files.length, 5);
 });
@@ -245,7 +343,19 @@ test('a big tree does not block the event loop: the search runs on the pool', as
 test('a pathological pattern is stopped by its signal (the thread is ended) and the pool still works', async () => {
   const dir = tree(join(root, 'redos'), { 'x.txt': `${'a'.repeat(40)}!` });
   const started = Date.now();
-  const task = { root: dir, pattern: '^(a+)+$', flags: '', include: null, context: 0, maxResults: 10, maxFiles: 10, maxLineChars: 500, maxFileBytes: 1 << 20, timeMs: 20_000, skip: [] };
+  const task = {
+    root: dir,
+    pattern: '^(a+)+$',
+    flags: '',
+    include: null,
+    context: 0,
+    maxResults: 10,
+    maxFiles: 10,
+    maxLineChars: 500,
+    maxFileBytes: 1 << 20,
+    timeMs: 20_000,
+    skip: [],
+  };
   try {
     await runGrep(task, AbortSignal.timeout(300));
     assert.unreachable('should be aborted');
@@ -259,7 +369,11 @@ test('a pathological pattern is stopped by its signal (the thread is ended) and 
 
 test('an aborted turn stops a search', async () => {
   const ac = new AbortController();
-  const p = registry.call('grep', JSON.stringify({ pattern: 'x', path: join(root, 'big') }), ctx(root, ac.signal));
+  const p = registry.call(
+    'grep',
+    JSON.stringify({ pattern: 'x', path: join(root, 'big') }),
+    ctx(root, ac.signal),
+  );
   ac.abort(new Error('interrupted'));
   try {
     await p;

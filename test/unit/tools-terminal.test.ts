@@ -7,7 +7,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { resolvePaths } from '../../src/shared/paths.js';
 import { openAndMigrate, type Db } from '../../src/shared/store/db.js';
-import { ToolRegistry, type ToolContext, type ToolResult } from '../../src/workers/agent/tools/registry.js';
+import {
+  ToolRegistry,
+  type ToolContext,
+  type ToolResult,
+} from '../../src/workers/agent/tools/registry.js';
 import { terminalTools } from '../../src/workers/agent/tools/shell/terminal.js';
 import { waitFor } from '../helpers/server.js';
 
@@ -32,7 +36,9 @@ interface Emitted {
   data: Record<string, unknown>;
 }
 let calls = 0;
-function context(opts: { signal?: AbortSignal; sessionId?: string; workingDir?: string | null } = {}): { ctx: ToolContext; events: Emitted[] } {
+function context(
+  opts: { signal?: AbortSignal; sessionId?: string; workingDir?: string | null } = {},
+): { ctx: ToolContext; events: Emitted[] } {
   const events: Emitted[] = [];
   const ctx: ToolContext = {
     sessionId: opts.sessionId ?? 's_terminal',
@@ -62,7 +68,12 @@ function gone(pid: number): boolean {
   }
 }
 
-const readPid = (file: string) => waitFor(() => (existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) || undefined : undefined), 5000, file);
+const readPid = (file: string) =>
+  waitFor(
+    () => (existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) || undefined : undefined),
+    5000,
+    file,
+  );
 
 test('runs a command in the working folder: merged output, exit code, live output events', async () => {
   const { ctx, events } = context();
@@ -73,15 +84,25 @@ test('runs a command in the working folder: merged output, exit code, live outpu
   assert.match(r.output, 'to-err');
   assert.match(r.output, /\[exit code 3\]$/);
   const live = events.filter((e) => e.type === 'terminal.output');
-  assert.ok(live.some((e) => e.data.stream === 'stdout' && String(e.data.chunk).includes('to-out')), JSON.stringify(events));
-  assert.ok(live.some((e) => e.data.stream === 'stderr' && String(e.data.chunk).includes('to-err')), JSON.stringify(events));
+  assert.ok(
+    live.some((e) => e.data.stream === 'stdout' && String(e.data.chunk).includes('to-out')),
+    JSON.stringify(events),
+  );
+  assert.ok(
+    live.some((e) => e.data.stream === 'stderr' && String(e.data.chunk).includes('to-err')),
+    JSON.stringify(events),
+  );
   const ok = await call('terminal', { command: 'true' }, context().ctx);
   assert.is(ok.output, '(no output)\n[exit code 0]');
 });
 
 test('a chatty command sends few live events, merged', async () => {
   const { ctx, events } = context();
-  const r = await call('terminal', { command: 'for i in $(seq 1 60); do echo line $i; sleep 0.01; done' }, ctx);
+  const r = await call(
+    'terminal',
+    { command: 'for i in $(seq 1 60); do echo line $i; sleep 0.01; done' },
+    ctx,
+  );
   assert.match(r.output, 'line 60');
   const live = events.filter((e) => e.type === 'terminal.output');
   assert.ok(live.length >= 1 && live.length < 30, `${live.length} events`);
@@ -91,7 +112,11 @@ test('a chatty command sends few live events, merged', async () => {
 test('the working folder defaults to the home folder; a missing one is an error', async () => {
   const r = await call('terminal', { command: 'pwd' }, context({ workingDir: null }).ctx);
   assert.match(r.output, process.env.HOME ?? '/');
-  const bad = await call('terminal', { command: 'pwd' }, context({ workingDir: join(work, 'nope') }).ctx);
+  const bad = await call(
+    'terminal',
+    { command: 'pwd' },
+    context({ workingDir: join(work, 'nope') }).ctx,
+  );
   assert.ok(bad.isError);
   assert.match(bad.output, 'does not exist');
 });
@@ -102,7 +127,14 @@ test('the command sees neither the access key nor a provider key', async () => {
   process.env.HARMLESS_VALUE = 'visible';
   process.env.AUTH_HEADER = `Bearer ${PROVIDER_KEY}`;
   try {
-    const r = await call('terminal', { command: 'echo "A=${SVC_ACCESS_KEY:-none} P=${SOME_PROVIDER_KEY:-none} B=${AUTH_HEADER:-none} H=${HARMLESS_VALUE:-none}"; env | grep -c -e access-key-for-svc -e sk-test-provider || true' }, context().ctx);
+    const r = await call(
+      'terminal',
+      {
+        command:
+          'echo "A=${SVC_ACCESS_KEY:-none} P=${SOME_PROVIDER_KEY:-none} B=${AUTH_HEADER:-none} H=${HARMLESS_VALUE:-none}"; env | grep -c -e access-key-for-svc -e sk-test-provider || true',
+      },
+      context().ctx,
+    );
     assert.match(r.output, 'A=none P=none B=none H=visible');
     assert.match(r.output, /^0$/m);
   } finally {
@@ -117,7 +149,14 @@ test('a timeout kills the whole process group, grandchildren included, and keeps
   const child = join(work, 'child.pid');
   const grandchild = join(work, 'grandchild.pid');
   const started = Date.now();
-  const r = await call('terminal', { command: `echo before; bash -c 'sleep 100 & echo $! > ${grandchild}; echo $$ > ${child}; wait'; echo never`, timeout_seconds: 1 }, context().ctx);
+  const r = await call(
+    'terminal',
+    {
+      command: `echo before; bash -c 'sleep 100 & echo $! > ${grandchild}; echo $$ > ${child}; wait'; echo never`,
+      timeout_seconds: 1,
+    },
+    context().ctx,
+  );
   const took = Date.now() - started;
   assert.ok(r.isError);
   assert.match(r.output, 'before');
@@ -139,7 +178,11 @@ test('an aborted turn stops the command and what it started', async () => {
   const pidFile = join(work, 'aborted.pid');
   const ac = new AbortController();
   const started = Date.now();
-  const pending = call('terminal', { command: `sleep 100 & echo $! > ${pidFile}; wait` }, context({ signal: ac.signal }).ctx);
+  const pending = call(
+    'terminal',
+    { command: `sleep 100 & echo $! > ${pidFile}; wait` },
+    context({ signal: ac.signal }).ctx,
+  );
   const pid = await readPid(pidFile);
   ac.abort(new Error('interrupted'));
   const r = await pending;
@@ -152,7 +195,11 @@ test('an aborted turn stops the command and what it started', async () => {
 test('processes a command leaves behind are stopped when it ends', async () => {
   const pidFile = join(work, 'left.pid');
   const started = Date.now();
-  const r = await call('terminal', { command: `sleep 100 > /dev/null 2>&1 & echo $! > ${pidFile}; echo done` }, context().ctx);
+  const r = await call(
+    'terminal',
+    { command: `sleep 100 > /dev/null 2>&1 & echo $! > ${pidFile}; echo done` },
+    context().ctx,
+  );
   assert.ok(Date.now() - started < 5000);
   assert.not.ok(r.isError);
   assert.match(r.output, 'done');
@@ -178,7 +225,11 @@ test('a large output is capped: head and tail in the result, everything in a pri
 
 test('multi-byte characters survive chunk boundaries, in the result and in the file', async () => {
   const { ctx } = context();
-  const r = await call('terminal', { command: `for i in $(seq 1 4000); do printf 'é✓%.0s' 1 2 3 4 5; done; echo` }, ctx);
+  const r = await call(
+    'terminal',
+    { command: `for i in $(seq 1 4000); do printf 'é✓%.0s' 1 2 3 4 5; done; echo` },
+    ctx,
+  );
   assert.not.match(r.output, '\uFFFD');
   const file = /is in (\S+\.log);/.exec(r.output)![1]!;
   assert.is(readFileSync(file, 'utf8'), `${'é✓'.repeat(20_000)}\n`);
@@ -188,19 +239,34 @@ test('background: starts at once, output can be read so far and from an offset, 
   const pidFile = join(work, 'bg.pid');
   const { ctx } = context();
   const started = Date.now();
-  const r = await call('terminal', { command: `echo one; sleep 100 & echo $! > ${pidFile}; sleep 0.3; echo two; wait`, background: true }, ctx);
+  const r = await call(
+    'terminal',
+    {
+      command: `echo one; sleep 100 & echo $! > ${pidFile}; sleep 0.3; echo two; wait`,
+      background: true,
+    },
+    ctx,
+  );
   assert.ok(Date.now() - started < 2000);
   assert.not.ok(r.isError, r.output);
   const id = /(bg_[0-9a-f]+)/.exec(r.output)![1]!;
-  const first = await waitFor(async () => {
-    const o = await call('terminal_output', { id }, context().ctx);
-    return o.output.includes('two') ? o : undefined;
-  }, 5000, 'two');
+  const first = await waitFor(
+    async () => {
+      const o = await call('terminal_output', { id }, context().ctx);
+      return o.output.includes('two') ? o : undefined;
+    },
+    5000,
+    'two',
+  );
   const state = JSON.parse(first.output.split('\n')[0]!);
   assert.is(state.status, 'running');
   assert.is(state.exit_code, null);
   assert.ok(first.output.endsWith('one\ntwo\n'), first.output);
-  const again = await call('terminal_output', { id, since_offset: state.next_offset }, context().ctx);
+  const again = await call(
+    'terminal_output',
+    { id, since_offset: state.next_offset },
+    context().ctx,
+  );
   assert.is(again.output.split('\n').slice(1).join(''), '', 'nothing new since the last read');
   const part = await call('terminal_output', { id, since_offset: 4 }, context().ctx);
   assert.ok(part.output.endsWith('\ntwo\n'));
@@ -215,19 +281,29 @@ test('background: starts at once, output can be read so far and from an offset, 
 });
 
 test('background: a finished command reports its exit code', async () => {
-  const r = await call('terminal', { command: 'echo bye; exit 7', background: true }, context().ctx);
+  const r = await call(
+    'terminal',
+    { command: 'echo bye; exit 7', background: true },
+    context().ctx,
+  );
   const id = /(bg_[0-9a-f]+)/.exec(r.output)![1]!;
-  const done = await waitFor(async () => {
-    const o = await call('terminal_output', { id }, context().ctx);
-    return JSON.parse(o.output.split('\n')[0]!).status === 'exited' ? o : undefined;
-  }, 5000, 'exit');
+  const done = await waitFor(
+    async () => {
+      const o = await call('terminal_output', { id }, context().ctx);
+      return JSON.parse(o.output.split('\n')[0]!).status === 'exited' ? o : undefined;
+    },
+    5000,
+    'exit',
+  );
   assert.is(JSON.parse(done.output.split('\n')[0]!).exit_code, 7);
   assert.match(done.output, 'bye');
 });
 
 test('background commands die with the worker process', async () => {
   const pidFile = join(work, 'worker-bg.pid');
-  const moduleUrl = pathToFileURL(join(import.meta.dirname, '../../src/workers/agent/tools/shell/terminal.js')).href;
+  const moduleUrl = pathToFileURL(
+    join(import.meta.dirname, '../../src/workers/agent/tools/shell/terminal.js'),
+  ).href;
   const script = `
     const { terminalTool } = await import(${JSON.stringify(moduleUrl)});
     const tool = terminalTool();
@@ -237,7 +313,10 @@ test('background commands die with the worker process', async () => {
     while (!fs.existsSync(${JSON.stringify(pidFile)}) || fs.readFileSync(${JSON.stringify(pidFile)}, 'utf8').trim() === '') await new Promise((r) => setTimeout(r, 20));
     process.exit(0);
   `;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
   assert.is(r.status, 0, r.stderr);
   const pid = Number(readFileSync(pidFile, 'utf8'));
   assert.ok(pid > 0);

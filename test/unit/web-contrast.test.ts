@@ -11,7 +11,10 @@ import { repoRoot } from '../helpers/server.js';
  * checked on every surface it can sit on; syntax colours on the code background.
  */
 
-const css = readFileSync(join(repoRoot, 'web', 'src', 'styles.css'), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+const css = readFileSync(join(repoRoot, 'web', 'src', 'styles.css'), 'utf8').replace(
+  /\/\*[\s\S]*?\*\//g,
+  '',
+);
 
 function tokensOf(block: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -20,9 +23,13 @@ function tokensOf(block: string): Record<string, string> {
 }
 
 const lightBlock = /^:root\s*\{([\s\S]*?)\n\}/m.exec(css)?.[1] ?? '';
-const darkBlock = /@media \(prefers-color-scheme: dark\)\s*\{\s*:root\s*\{([\s\S]*?)\}\s*\}/.exec(css)?.[1] ?? '';
+const darkBlock =
+  /@media \(prefers-color-scheme: dark\)\s*\{\s*:root\s*\{([\s\S]*?)\}\s*\}/.exec(css)?.[1] ?? '';
 const light = tokensOf(lightBlock);
-const themes: Record<string, Record<string, string>> = { light, dark: { ...light, ...tokensOf(darkBlock) } };
+const themes: Record<string, Record<string, string>> = {
+  light,
+  dark: { ...light, ...tokensOf(darkBlock) },
+};
 
 function rgb(hex: string): [number, number, number] {
   let h = hex.slice(1);
@@ -50,7 +57,9 @@ interface Rule {
 /** The stylesheet's plain rules (the theme blocks and keyframes are read above, not here). */
 function rules(): Rule[] {
   const out: Rule[] = [];
-  const body = css.replace(/@keyframes[^{]*\{(?:[^{}]*\{[^}]*\})*\s*\}/g, '').replace(/@media[^{]*\{/g, '');
+  const body = css
+    .replace(/@keyframes[^{]*\{(?:[^{}]*\{[^}]*\})*\s*\}/g, '')
+    .replace(/@media[^{]*\{/g, '');
   for (const m of body.matchAll(/([^{}]+)\{([^{}]*)\}/g)) {
     const selector = m[1]!.trim();
     if (selector === ':root') continue;
@@ -97,7 +106,8 @@ for (const [name, theme] of Object.entries(themes)) {
     const failures: string[] = [];
     const check = (sel: string, fg: string, bgName: string, bg: string, min: number) => {
       const r = contrast(fg, bg);
-      if (r < min) failures.push(`${sel}: ${fg} on ${bgName} ${bg} is ${r.toFixed(2)}:1 (needs ${min}:1)`);
+      if (r < min)
+        failures.push(`${sel}: ${fg} on ${bgName} ${bg} is ${r.toFixed(2)}:1 (needs ${min}:1)`);
     };
     let pairs = 0;
     for (const r of all) {
@@ -127,8 +137,12 @@ for (const [name, theme] of Object.entries(themes)) {
   });
 
   test(`${name}: text-field borders hold 3:1 against the surfaces they sit on`, () => {
-    const fields = all.filter((r) => /(^|[\s,>])(input|select|textarea)(?![-\w])/.test(r.selector) && (r.decls.border !== undefined || r.decls['border-color'] !== undefined));
-    assert.ok(fields.length > 0, 'a rule draws the fields\' borders');
+    const fields = all.filter(
+      (r) =>
+        /(^|[\s,>])(input|select|textarea)(?![-\w])/.test(r.selector) &&
+        (r.decls.border !== undefined || r.decls['border-color'] !== undefined),
+    );
+    assert.ok(fields.length > 0, "a rule draws the fields' borders");
     const failures: string[] = [];
     for (const r of fields) {
       const border = r.decls.border ?? r.decls['border-color'] ?? '';

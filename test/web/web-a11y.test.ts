@@ -22,16 +22,30 @@ const reason = browserUnavailable();
  * Presses Tab (or Shift+Tab) until the focused element matches `selector` (and has the text
  * `text`, when given); focus is never on <body> on the way.
  */
-async function tabTo(page: Page, selector: string, opts: { back?: boolean; max?: number; text?: string } = {}): Promise<void> {
+async function tabTo(
+  page: Page,
+  selector: string,
+  opts: { back?: boolean; max?: number; text?: string } = {},
+): Promise<void> {
   // A person starts tabbing once they see where they are going.
-  await page.locator(selector).filter(opts.text ? { hasText: opts.text } : {}).first().waitFor();
+  await page
+    .locator(selector)
+    .filter(opts.text ? { hasText: opts.text } : {})
+    .first()
+    .waitFor();
   const check = `(() => { const a = document.activeElement; return !!a && a.matches(${JSON.stringify(selector)}) && (${JSON.stringify(opts.text ?? null)} === null || a.textContent.trim() === ${JSON.stringify(opts.text ?? null)}); })()`;
   for (let i = 0; i < (opts.max ?? 40); i++) {
     if (await page.evaluate(check)) return;
     await page.keyboard.press(opts.back ? 'Shift+Tab' : 'Tab');
-    assert.is.not(await active(page), 'BODY', `Tab ${i + 1} toward ${selector} left focus on <body>`);
+    assert.is.not(
+      await active(page),
+      'BODY',
+      `Tab ${i + 1} toward ${selector} left focus on <body>`,
+    );
   }
-  assert.unreachable(`${selector} ${opts.text ?? ''} was not reached with ${opts.back ? 'Shift+' : ''}Tab (focus: ${await active(page)})`);
+  assert.unreachable(
+    `${selector} ${opts.text ?? ''} was not reached with ${opts.back ? 'Shift+' : ''}Tab (focus: ${await active(page)})`,
+  );
 }
 
 if (reason) {
@@ -50,10 +64,22 @@ if (reason) {
     // A chat with something of everything: Markdown, code, a tool card, reasoning, a long reply.
     sample = (await api(rig.port, 'POST', '/api/sessions', { title: 'Sample' })).body.id;
     rig.fake.enqueue(
-      { parts: [{ reasoning: ['Thinking about ', 'the time.'] }, { text: 'Let me look.' }, { toolCall: { name: 'current_time', arguments: ['{"time_zone":"UTC"}'] } }] },
-      textReply('It is **late**. Some `code`, a [link](https://example.com), and:\n\n```python\ndef f():\n    return 1  # one\n```\n\n', ...Array.from({ length: 60 }, (_, i) => `- line ${i}\n`)),
+      {
+        parts: [
+          { reasoning: ['Thinking about ', 'the time.'] },
+          { text: 'Let me look.' },
+          { toolCall: { name: 'current_time', arguments: ['{"time_zone":"UTC"}'] } },
+        ],
+      },
+      textReply(
+        'It is **late**. Some `code`, a [link](https://example.com), and:\n\n```python\ndef f():\n    return 1  # one\n```\n\n',
+        ...Array.from({ length: 60 }, (_, i) => `- line ${i}\n`),
+      ),
     );
-    const r = await api(rig.port, 'POST', `/api/chat/${sample}/turn`, { message: 'What time is it?', attachments: [] });
+    const r = await api(rig.port, 'POST', `/api/chat/${sample}/turn`, {
+      message: 'What time is it?',
+      attachments: [],
+    });
     assert.is(r.status, 200, JSON.stringify(r.body));
   });
 
@@ -76,7 +102,11 @@ if (reason) {
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: heading }).waitFor();
       // Focus is on the heading as soon as the step shows (a layout effect, same task as the render).
-      assert.match(await active(page), new RegExp(`^H2 ${heading.replace(/[()]/g, '.')}`), 'the new step takes focus at its heading');
+      assert.match(
+        await active(page),
+        new RegExp(`^H2 ${heading.replace(/[()]/g, '.')}`),
+        'the new step takes focus at its heading',
+      );
     }
     await tabTo(page, '[data-testid=onboarding-finish]');
     await page.keyboard.press('Enter');
@@ -86,36 +116,73 @@ if (reason) {
 
   test('keyboard only: skip link, an approval (modal, described, Escape denies), Allow, Stop, the session panel, New chat', async () => {
     const { page } = p;
-    const id = (await api(rig.port, 'POST', '/api/sessions', { title: 'Keys', permission_mode: 'interactive' })).body.id;
+    const id = (
+      await api(rig.port, 'POST', '/api/sessions', {
+        title: 'Keys',
+        permission_mode: 'interactive',
+      })
+    ).body.id;
     await page.goto(`${rig.server.base}/#/chat/${id}`);
     await page.reload(); // a fresh page: the first Tab starts from the top
     await page.getByTestId('composer-input').waitFor();
-    assert.is(await page.locator('[data-testid=conn-banner][role=status]').count(), 1, 'the connection status region exists before any text');
+    assert.is(
+      await page.locator('[data-testid=conn-banner][role=status]').count(),
+      1,
+      'the connection status region exists before any text',
+    );
 
     await page.keyboard.press('Tab');
     const first = await active(page);
-    assert.match(first, /Skip to the message box/, `the first Tab reaches the skip link (got ${first})`);
+    assert.match(
+      first,
+      /Skip to the message box/,
+      `the first Tab reaches the skip link (got ${first})`,
+    );
     await page.keyboard.press('Enter');
     assert.match(await active(page), /composer-input/);
 
-    const write = (name: string) => ({ parts: [{ toolCall: { name: 'write_file', arguments: [JSON.stringify({ path: join(rig.server.home, name), content: 'x' })] } }] });
+    const write = (name: string) => ({
+      parts: [
+        {
+          toolCall: {
+            name: 'write_file',
+            arguments: [JSON.stringify({ path: join(rig.server.home, name), content: 'x' })],
+          },
+        },
+      ],
+    });
     rig.fake.enqueue(write('a.txt'), textReply('Not written.'));
     await page.keyboard.type('Write a');
     await page.keyboard.press('Enter');
     const dialog = page.getByTestId('approval-dialog');
     await dialog.waitFor();
     assert.match(await active(page), /^DIALOG/, 'focus goes to the dialog itself, not to a button');
-    const described = await page.evaluate(`(() => { const d = document.querySelector('[data-testid=approval-dialog]'); return d.getAttribute('aria-describedby').split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' '); })()`);
+    const described = await page.evaluate(
+      `(() => { const d = document.querySelector('[data-testid=approval-dialog]'); return d.getAttribute('aria-describedby').split(' ').map((id) => document.getElementById(id)?.textContent ?? '').join(' '); })()`,
+    );
     assert.match(String(described), /a\.txt/, 'the dialog is described by the call it asks about');
     for (let i = 0; i < 9; i++) {
       await page.keyboard.press('Tab');
-      assert.ok(await page.evaluate(`document.querySelector('[data-testid=approval-dialog]').contains(document.activeElement)`), `Tab ${i + 1} stays in the dialog (${await active(page)})`);
+      assert.ok(
+        await page.evaluate(
+          `document.querySelector('[data-testid=approval-dialog]').contains(document.activeElement)`,
+        ),
+        `Tab ${i + 1} stays in the dialog (${await active(page)})`,
+      );
     }
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
-    assert.match(await focusKept(page, 'Escape on the dialog'), /composer-input/, 'focus goes back where it was');
+    assert.match(
+      await focusKept(page, 'Escape on the dialog'),
+      /composer-input/,
+      'focus goes back where it was',
+    );
     await page.getByTestId('assistant-message').filter({ hasText: 'Not written.' }).waitFor();
-    assert.match(await page.getByTestId('announcer').innerText(), /The reply is done: Not written\./, 'a finished reply is announced, politely');
+    assert.match(
+      await page.getByTestId('announcer').innerText(),
+      /The reply is done: Not written\./,
+      'a finished reply is announced, politely',
+    );
 
     rig.fake.enqueue(write('b.txt'), textReply('Wrote b.'));
     await page.getByTestId('composer-input').focus();
@@ -128,7 +195,10 @@ if (reason) {
     await focusKept(page, 'Allow once');
     await page.getByTestId('assistant-message').filter({ hasText: 'Wrote b.' }).waitFor();
 
-    rig.fake.enqueue({ parts: [{ text: Array.from({ length: 80 }, (_, i) => `w${i} `) }], delayMs: 100 });
+    rig.fake.enqueue({
+      parts: [{ text: Array.from({ length: 80 }, (_, i) => `w${i} `) }],
+      delayMs: 100,
+    });
     await page.getByTestId('composer-input').focus();
     await page.keyboard.type('Talk');
     await page.keyboard.press('Enter');
@@ -141,16 +211,29 @@ if (reason) {
     await tabTo(page, '[data-testid=session-settings-toggle]', { back: true });
     await page.keyboard.press('Enter');
     await page.getByTestId('session-side').waitFor();
-    assert.ok(await page.evaluate(`document.querySelector('[data-testid=session-side]').contains(document.activeElement)`), 'focus goes into the panel');
+    assert.ok(
+      await page.evaluate(
+        `document.querySelector('[data-testid=session-side]').contains(document.activeElement)`,
+      ),
+      'focus goes into the panel',
+    );
     await page.keyboard.press('Escape');
     await page.getByTestId('session-side').waitFor({ state: 'detached' });
-    assert.match(await focusKept(page, 'Escape on the panel'), /session-settings-toggle/, 'focus goes back to the button that opened it');
+    assert.match(
+      await focusKept(page, 'Escape on the panel'),
+      /session-settings-toggle/,
+      'focus goes back to the button that opened it',
+    );
 
     await tabTo(page, '.session-list button.primary', { back: true, max: 60 });
     await page.keyboard.press('Enter');
     await waitFor(() => !page.url().includes(id), 10_000, 'the new chat to open');
     await page.locator('.chat-head h2', { hasText: 'New session' }).waitFor();
-    assert.match(await focusKept(page, 'New chat'), /composer-input/, 'a new chat is ready to type in');
+    assert.match(
+      await focusKept(page, 'New chat'),
+      /composer-input/,
+      'a new chat is ready to type in',
+    );
   });
 
   test('keyboard only: the transcript scrolls; on a phone the closed chat drawer is out of the tab order', async () => {
@@ -158,10 +241,18 @@ if (reason) {
     await page.goto(`${rig.server.base}/#/chat/${sample}`);
     const transcript = page.getByTestId('transcript');
     await page.getByTestId('assistant-message').filter({ hasText: 'line 59' }).waitFor();
-    await waitFor(async () => (await transcript.evaluate((el) => el.scrollTop)) > 0, 5000, 'the transcript to be scrolled to its end');
+    await waitFor(
+      async () => (await transcript.evaluate((el) => el.scrollTop)) > 0,
+      5000,
+      'the transcript to be scrolled to its end',
+    );
     await transcript.focus();
     await page.keyboard.press('Home');
-    await waitFor(async () => (await transcript.evaluate((el) => el.scrollTop)) === 0, 5000, 'Home to scroll the transcript to its top');
+    await waitFor(
+      async () => (await transcript.evaluate((el) => el.scrollTop)) === 0,
+      5000,
+      'Home to scroll the transcript to its top',
+    );
 
     const phone = await newPage(browser, { viewport: { width: 390, height: 780 } });
     try {
@@ -170,13 +261,24 @@ if (reason) {
       await ph.getByTestId('composer-input').waitFor();
       for (let i = 0; i < 14; i++) {
         await ph.keyboard.press('Tab');
-        assert.not.ok(await ph.evaluate(`!!document.activeElement?.closest('.session-list')`), `Tab ${i + 1} went into the hidden drawer`);
+        assert.not.ok(
+          await ph.evaluate(`!!document.activeElement?.closest('.session-list')`),
+          `Tab ${i + 1} went into the hidden drawer`,
+        );
       }
       await ph.getByRole('button', { name: 'Show chats' }).focus();
       await ph.keyboard.press('Enter');
-      await waitFor(() => ph.evaluate(`!!document.activeElement?.closest('.session-list')`), 5000, 'focus to go into the open drawer');
+      await waitFor(
+        () => ph.evaluate(`!!document.activeElement?.closest('.session-list')`),
+        5000,
+        'focus to go into the open drawer',
+      );
       await ph.keyboard.press('Escape');
-      await waitFor(async () => /Show chats/.test(await active(ph)), 5000, 'focus back on the menu button');
+      await waitFor(
+        async () => /Show chats/.test(await active(ph)),
+        5000,
+        'focus back on the menu button',
+      );
     } finally {
       await phone.close();
     }
@@ -213,7 +315,11 @@ if (reason) {
     const before = await rows.count();
     await tabTo(page, '[data-testid=trash-item] button', { text: 'Restore' });
     await page.keyboard.press('Enter');
-    await waitFor(async () => (await rows.count()) === before - 1, 10_000, 'the restored row to go');
+    await waitFor(
+      async () => (await rows.count()) === before - 1,
+      10_000,
+      'the restored row to go',
+    );
     await focusKept(page, 'Restore');
     await tabTo(page, '[data-testid=trash-item] button', { text: 'Delete' });
     await page.keyboard.press('Enter');
@@ -223,17 +329,52 @@ if (reason) {
 
   test('axe-core: no serious or critical violation on any view, light and dark, desktop and phone', async () => {
     // A chat with a call waiting for approval, so the dialog is checked too.
-    const asking = (await api(rig.port, 'POST', '/api/sessions', { title: 'Asking', permission_mode: 'interactive' })).body.id;
-    rig.fake.enqueue({ parts: [{ toolCall: { name: 'write_file', arguments: [JSON.stringify({ path: join(rig.server.home, 'c.txt'), content: 'x' })] } }] }, textReply('Done.'));
-    assert.is((await api(rig.port, 'POST', `/api/chat/${asking}/turn?wait=false`, { message: 'Write c', attachments: [] })).status, 202);
-    await waitFor(async () => (await api(rig.port, 'GET', `/api/sessions/${asking}/approvals`)).body.items?.length > 0, 15_000, 'the approval to wait');
-    const trashed = (await api(rig.port, 'POST', '/api/sessions', { title: 'In the trash' })).body.id;
+    const asking = (
+      await api(rig.port, 'POST', '/api/sessions', {
+        title: 'Asking',
+        permission_mode: 'interactive',
+      })
+    ).body.id;
+    rig.fake.enqueue(
+      {
+        parts: [
+          {
+            toolCall: {
+              name: 'write_file',
+              arguments: [JSON.stringify({ path: join(rig.server.home, 'c.txt'), content: 'x' })],
+            },
+          },
+        ],
+      },
+      textReply('Done.'),
+    );
+    assert.is(
+      (
+        await api(rig.port, 'POST', `/api/chat/${asking}/turn?wait=false`, {
+          message: 'Write c',
+          attachments: [],
+        })
+      ).status,
+      202,
+    );
+    await waitFor(
+      async () =>
+        (await api(rig.port, 'GET', `/api/sessions/${asking}/approvals`)).body.items?.length > 0,
+      15_000,
+      'the approval to wait',
+    );
+    const trashed = (await api(rig.port, 'POST', '/api/sessions', { title: 'In the trash' })).body
+      .id;
     await api(rig.port, 'DELETE', `/api/sessions/${trashed}`);
 
     const views: Array<[string, string, (page: Page) => Promise<void>]> = [
       ['onboarding', '#/onboarding', (page) => page.getByTestId('model-form').waitFor()],
       ['new chat', '#/chat', (page) => page.getByTestId('composer-input').waitFor()],
-      ['chat', `#/chat/${sample}`, (page) => page.getByTestId('assistant-message').filter({ hasText: 'line 59' }).waitFor()],
+      [
+        'chat',
+        `#/chat/${sample}`,
+        (page) => page.getByTestId('assistant-message').filter({ hasText: 'line 59' }).waitFor(),
+      ],
       [
         'session panel',
         `#/chat/${sample}`,
@@ -242,11 +383,27 @@ if (reason) {
           await page.getByTestId('goal-panel').waitFor();
         },
       ],
-      ['approval dialog', `#/chat/${asking}`, (page) => page.getByTestId('approval-dialog').waitFor()],
-      ['models', '#/settings/models', (page) => page.locator('[data-testid=model-entry]').first().waitFor()],
-      ['trash', '#/settings/trash', (page) => page.locator('[data-testid=trash-item]').first().waitFor()],
+      [
+        'approval dialog',
+        `#/chat/${asking}`,
+        (page) => page.getByTestId('approval-dialog').waitFor(),
+      ],
+      [
+        'models',
+        '#/settings/models',
+        (page) => page.locator('[data-testid=model-entry]').first().waitFor(),
+      ],
+      [
+        'trash',
+        '#/settings/trash',
+        (page) => page.locator('[data-testid=trash-item]').first().waitFor(),
+      ],
       ['profile', '#/settings/profile', (page) => page.getByTestId('profile-form').waitFor()],
-      ['tools', '#/settings/tools', (page) => page.locator('[data-testid=tool-info]').first().waitFor()],
+      [
+        'tools',
+        '#/settings/tools',
+        (page) => page.locator('[data-testid=tool-info]').first().waitFor(),
+      ],
       ['status', '#/status', (page) => page.locator('[data-testid=process-row]').first().waitFor()],
     ];
     const failures: string[] = [];
@@ -267,7 +424,12 @@ if (reason) {
           if (size === 'phone') {
             await rigPage.page.goto(`${rig.server.base}/#/chat`);
             await rigPage.page.getByRole('button', { name: 'Show chats' }).click();
-            await waitFor(async () => ((await rigPage.page.locator('.session-list').boundingBox())?.x ?? -1) >= 0, 5000, 'the drawer to open');
+            await waitFor(
+              async () =>
+                ((await rigPage.page.locator('.session-list').boundingBox())?.x ?? -1) >= 0,
+              5000,
+              'the drawer to open',
+            );
             failures.push(...(await axe(rigPage.page, `chat drawer (${colorScheme}, ${size})`)));
             runs++;
           }
@@ -280,7 +442,10 @@ if (reason) {
     assert.is(runs, 42);
     assert.equal(failures, []);
     const waiting = (await api(rig.port, 'GET', `/api/sessions/${asking}/approvals`)).body.items;
-    for (const a of waiting) await api(rig.port, 'POST', `/api/sessions/${asking}/approvals/${a.approval_id}`, { decision: 'deny' });
+    for (const a of waiting)
+      await api(rig.port, 'POST', `/api/sessions/${asking}/approvals/${a.approval_id}`, {
+        decision: 'deny',
+      });
   });
 }
 

@@ -6,7 +6,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { connectWs, startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -21,7 +27,9 @@ import { connectWs, startRig, type TurnRig } from '../helpers/turns.js';
  */
 
 const browserMissing = browserUnavailable();
-const writeCall = (path: string, content: string) => ({ parts: [{ toolCall: { name: 'write_file', arguments: [JSON.stringify({ path, content })] } }] });
+const writeCall = (path: string, content: string) => ({
+  parts: [{ toolCall: { name: 'write_file', arguments: [JSON.stringify({ path, content })] } }],
+});
 
 let rig: TurnRig | undefined;
 let outDir = '';
@@ -36,21 +44,46 @@ if (!browserMissing) {
 
 /** Runs one write_file turn over the API; answers why no approval was asked, or undefined when one was (then denied). */
 async function probeAsk(r: TurnRig, path: string): Promise<string | undefined> {
-  const tools = (await api(r.port, 'GET', '/api/tools')).body.items.map((t: { name: string }) => t.name) as string[];
-  if (!tools.includes('write_file')) return `the agent has no write_file tool (tools: ${tools.join(', ')})`;
-  const id = (await api(r.port, 'POST', '/api/sessions', { permission_mode: 'interactive' })).body.id as string;
+  const tools = (await api(r.port, 'GET', '/api/tools')).body.items.map(
+    (t: { name: string }) => t.name,
+  ) as string[];
+  if (!tools.includes('write_file'))
+    return `the agent has no write_file tool (tools: ${tools.join(', ')})`;
+  const id = (await api(r.port, 'POST', '/api/sessions', { permission_mode: 'interactive' })).body
+    .id as string;
   const ws = await connectWs(r.port, [`session:${id}`]);
   try {
     r.fake.enqueue(writeCall(path, 'probe'), textReply('ok'));
-    const started = await api(r.port, 'POST', `/api/chat/${id}/turn?wait=false`, { message: 'probe', attachments: [] });
-    if (started.status !== 202) return `the probe turn did not start: ${JSON.stringify(started.body)}`;
-    const first = await ws.waitEvent((e) => e.type === 'approval.requested' || e.type === 'turn.tool_result' || e.type === 'turn.failed', 'an approval or a tool result', 15_000);
+    const started = await api(r.port, 'POST', `/api/chat/${id}/turn?wait=false`, {
+      message: 'probe',
+      attachments: [],
+    });
+    if (started.status !== 202)
+      return `the probe turn did not start: ${JSON.stringify(started.body)}`;
+    const first = await ws.waitEvent(
+      (e) =>
+        e.type === 'approval.requested' ||
+        e.type === 'turn.tool_result' ||
+        e.type === 'turn.failed',
+      'an approval or a tool result',
+      15_000,
+    );
     if (first.type === 'approval.requested') {
-      await api(r.port, 'POST', `/api/sessions/${id}/approvals/${first.data.approval_id}`, { decision: 'deny' });
-      await ws.waitEvent((e) => e.type === 'turn.completed' || e.type === 'turn.failed', 'the probe turn to end', 15_000);
+      await api(r.port, 'POST', `/api/sessions/${id}/approvals/${first.data.approval_id}`, {
+        decision: 'deny',
+      });
+      await ws.waitEvent(
+        (e) => e.type === 'turn.completed' || e.type === 'turn.failed',
+        'the probe turn to end',
+        15_000,
+      );
       return undefined;
     }
-    await ws.waitEvent((e) => e.type === 'turn.completed' || e.type === 'turn.failed', 'the probe turn to end', 15_000);
+    await ws.waitEvent(
+      (e) => e.type === 'turn.completed' || e.type === 'turn.failed',
+      'the probe turn to end',
+      15_000,
+    );
     return first.type === 'turn.failed'
       ? `the probe turn failed: ${first.data.message}`
       : `write_file ran without asking in an interactive session without a working folder (output: ${String(first.data.output).slice(0, 120)}): the permission engine is not wired into the agent worker yet`;
@@ -65,7 +98,8 @@ if (browserMissing) {
   test('web approval tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
 } else if (notAsking) {
   // No tool asked: the permission engine regressed, and the dialog cannot be tested. That is a failure.
-  test('a tool that needs approval asks (so the dialog can be tested)', () => assert.unreachable(notAsking));
+  test('a tool that needs approval asks (so the dialog can be tested)', () =>
+    assert.unreachable(notAsking));
   test.after(async () => {
     await rig?.stop();
     rmSync(outDir, { recursive: true, force: true });
@@ -78,7 +112,12 @@ if (browserMissing) {
   test.before(async () => {
     browser = await launch();
     p = await newPage(browser);
-    sessionId = (await api(rig!.port, 'POST', '/api/sessions', { title: 'Approvals', permission_mode: 'interactive' })).body.id;
+    sessionId = (
+      await api(rig!.port, 'POST', '/api/sessions', {
+        title: 'Approvals',
+        permission_mode: 'interactive',
+      })
+    ).body.id;
     await p.page.goto(`${rig!.server.base}/#/chat/${sessionId}`);
     await p.page.getByTestId('composer-input').waitFor();
   });
@@ -99,7 +138,14 @@ if (browserMissing) {
     await dialog.waitFor();
     return dialog;
   };
-  const idle = () => waitFor(async () => (await p.page.getByTestId('live-reply').count()) === 0 && (await p.page.getByTestId('send').count()) === 1, 15_000, 'the turn to end');
+  const idle = () =>
+    waitFor(
+      async () =>
+        (await p.page.getByTestId('live-reply').count()) === 0 &&
+        (await p.page.getByTestId('send').count()) === 1,
+      15_000,
+      'the turn to end',
+    );
 
   test('allow once: the dialog names the tool and why, and the call runs', async () => {
     const file = join(outDir, 'once.txt');
@@ -110,7 +156,9 @@ if (browserMissing) {
     assert.match(text, /once\.txt/, 'the input is shown');
     await dialog.getByRole('button', { name: 'Allow once' }).click();
     await dialog.waitFor({ state: 'detached' });
-    await p.page.locator('[data-testid=tool-card][data-tool=write_file][data-status=done]').waitFor();
+    await p.page
+      .locator('[data-testid=tool-card][data-tool=write_file][data-status=done]')
+      .waitFor();
     await p.page.getByTestId('assistant-message').filter({ hasText: 'Wrote it.' }).waitFor();
     await idle();
     assert.is(readFileSync(file, 'utf8'), 'written once');
@@ -124,7 +172,10 @@ if (browserMissing) {
     const card = p.page.locator('[data-testid=tool-card][data-tool=write_file]').last();
     await card.and(p.page.locator('[data-status=error]')).waitFor();
     assert.match(await card.getByTestId('tool-output').innerText(), /denied|refused/i);
-    await p.page.getByTestId('assistant-message').filter({ hasText: 'Understood, I will not.' }).waitFor();
+    await p.page
+      .getByTestId('assistant-message')
+      .filter({ hasText: 'Understood, I will not.' })
+      .waitFor();
     await idle();
     assert.is(existsSync(file), false);
   });
@@ -138,7 +189,10 @@ if (browserMissing) {
     assert.match(await dialog.innerText(), /reload\.txt/);
     await dialog.getByRole('button', { name: 'Allow once' }).click();
     await dialog.waitFor({ state: 'detached' });
-    await p.page.getByTestId('assistant-message').filter({ hasText: 'Wrote it after the reload.' }).waitFor();
+    await p.page
+      .getByTestId('assistant-message')
+      .filter({ hasText: 'Wrote it after the reload.' })
+      .waitFor();
     await idle();
     assert.is(readFileSync(file, 'utf8'), 'after a reload');
   });
@@ -148,7 +202,10 @@ if (browserMissing) {
     const dialog = await ask(file, 'for the session', 'Done for the session.');
     await dialog.getByRole('button', { name: 'Allow for this session' }).click();
     await dialog.waitFor({ state: 'detached' });
-    await p.page.getByTestId('assistant-message').filter({ hasText: 'Done for the session.' }).waitFor();
+    await p.page
+      .getByTestId('assistant-message')
+      .filter({ hasText: 'Done for the session.' })
+      .waitFor();
     await idle();
     assert.is(readFileSync(file, 'utf8'), 'for the session');
     assert.equal(p.errors, [], 'no errors in the page');

@@ -5,7 +5,13 @@ import * as assert from 'uvu/assert';
 import type { Browser } from 'playwright-core';
 import { axe } from '../helpers/a11y.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { startDebugChromium, type DebugChromium } from '../helpers/cdp-chromium.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -20,7 +26,8 @@ const browserMissing = browserUnavailable();
 
 if (browserMissing) {
   console.log(`skipped: ${browserMissing}`);
-  test('web browser-page tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
+  test('web browser-page tests are skipped, with a reason', () =>
+    assert.ok(browserMissing.length > 0));
 } else {
   let rig: TurnRig;
   let browser: Browser;
@@ -51,12 +58,20 @@ if (browserMissing) {
     await conn.getByText('not connected').waitFor();
     assert.match(await conn.innerText(), /--remote-debugging-port=9222/);
     assert.equal(await axe(page, 'browser page'), []);
-    await page.getByLabel('DevTools port').fill(String(chrome.port + 1 === 65536 ? 1 : chrome.port + 1));
+    await page
+      .getByLabel('DevTools port')
+      .fill(String(chrome.port + 1 === 65536 ? 1 : chrome.port + 1));
     await page.getByRole('button', { name: 'Verify' }).click();
-    await page.getByTestId('verify-result').getByText(/nothing listens on|did not answer|no answer/).waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId('verify-result')
+      .getByText(/nothing listens on|did not answer|no answer/)
+      .waitFor({ timeout: 30_000 });
     await page.getByLabel('DevTools port').fill(String(chrome.port));
     await page.getByRole('button', { name: 'Verify' }).click();
-    await page.getByTestId('verify-result').getByText(/Connected to .*saved as the browser to use/).waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId('verify-result')
+      .getByText(/Connected to .*saved as the browser to use/)
+      .waitFor({ timeout: 30_000 });
     await conn.getByText('connected', { exact: true }).waitFor({ timeout: 30_000 });
     assert.match(await conn.innerText(), new RegExp(`at 127\\.0\\.0\\.1:${chrome.port}`));
   });
@@ -66,7 +81,11 @@ if (browserMissing) {
     await page.getByRole('button', { name: 'New recording' }).click();
     const editor = page.getByTestId('recording-editor');
     await editor.getByLabel('Name').fill('greet');
-    await editor.getByLabel('YAML').fill('description: Greets\nsteps:\n  - action: navigate\n    value: https://example.com/\n  - action: fly\n');
+    await editor
+      .getByLabel('YAML')
+      .fill(
+        'description: Greets\nsteps:\n  - action: navigate\n    value: https://example.com/\n  - action: fly\n',
+      );
     await editor.getByRole('button', { name: 'Save' }).click();
     const issues = page.getByTestId('recording-issues');
     await issues.waitFor();
@@ -77,7 +96,11 @@ if (browserMissing) {
       return t.value.slice(t.selectionStart, t.selectionEnd);
     });
     assert.is(selected, '  - action: fly', 'the caret goes to the line');
-    await editor.getByLabel('YAML').fill('description: Greets\nparams:\n  - name: who\n    default: World\nsteps:\n  - action: navigate\n    value: https://example.com/\n  - action: type\n    target: "#name"\n    value: "{{who}}"\n');
+    await editor
+      .getByLabel('YAML')
+      .fill(
+        'description: Greets\nparams:\n  - name: who\n    default: World\nsteps:\n  - action: navigate\n    value: https://example.com/\n  - action: type\n    target: "#name"\n    value: "{{who}}"\n',
+      );
     await editor.getByRole('button', { name: 'Save' }).click();
     const card = page.locator('[data-testid="recording"][data-name="greet"]');
     await card.waitFor();
@@ -93,7 +116,11 @@ if (browserMissing) {
     await card.getByLabel('who').fill('Ada');
     await card.getByRole('button', { name: 'Replay in a new chat' }).click();
     await page.waitForURL(/#\/chat\/s_[a-z0-9]{21}$/);
-    await page.getByText('Replay the browser recording "greet" with the browser_replay tool, params {"who":"Ada"}').waitFor({ timeout: 30_000 });
+    await page
+      .getByText(
+        'Replay the browser recording "greet" with the browser_replay tool, params {"who":"Ada"}',
+      )
+      .waitFor({ timeout: 30_000 });
   });
 
   test('Delete moves the recording to the trash', async () => {

@@ -2,7 +2,13 @@ import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startFakeDiscord, type FakeDiscord } from '../fixtures/fake-discord.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -18,7 +24,8 @@ const TOKEN = 'MTAwMDAwMDAwMDAwMDAwMDAy.GwebUI.FakeDiscordTokenForWebUI_abcdefXY
 
 if (browserMissing) {
   console.log(`skipped: ${browserMissing}`);
-  test('web discord channel tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
+  test('web discord channel tests are skipped, with a reason', () =>
+    assert.ok(browserMissing.length > 0));
 } else {
   let rig: TurnRig;
   let browser: Browser;
@@ -50,7 +57,8 @@ if (browserMissing) {
     await card().getByRole('heading', { name: 'Discord' }).waitFor();
     await card().getByText('Not connected.').waitFor();
     assert.is(await card().locator('input[name="bot_token"]').getAttribute('type'), 'password');
-    for (const name of ['allowed_users', 'api_base_url', 'gateway_url']) assert.is(await card().locator(`input[name="${name}"]`).count(), 1, name);
+    for (const name of ['allowed_users', 'api_base_url', 'gateway_url'])
+      assert.is(await card().locator(`input[name="${name}"]`).count(), 1, name);
 
     await card().locator('input[name="bot_token"]').fill('not-a-token');
     await card().locator('input[name="api_base_url"]').fill(dc.apiUrl);
@@ -63,12 +71,14 @@ if (browserMissing) {
     await card().locator('input[name="bot_token"]').fill(TOKEN);
     await card().locator('input[name="allowed_users"]').fill('100000000000000042');
     await card().getByRole('button', { name: 'Connect' }).click();
-    await card().locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor({ timeout: 30_000 });
+    await card()
+      .locator('[data-testid="channel-state"]', { hasText: 'running' })
+      .waitFor({ timeout: 30_000 });
     assert.match(await card().innerText(), /@svc_test_bot/);
     assert.not.ok((await page.content()).includes(TOKEN), 'the token is never on the page');
   });
 
-  test('a stranger\'s pairing request appears live and is approved; they are told in Discord', async () => {
+  test("a stranger's pairing request appears live and is approved; they are told in Discord", async () => {
     const bob = { id: '100000000000000077', username: 'bob' };
     dc.userSaysDM(bob, 'hi');
     const row = card().locator('[data-testid="pairing"]');
@@ -76,7 +86,11 @@ if (browserMissing) {
     assert.match(await row.innerText(), /bob/);
     await row.getByRole('button', { name: 'Approve' }).click();
     await row.waitFor({ state: 'detached' });
-    await waitFor(() => dc.channel(dc.dmOf(bob)).some((m) => /approved/.test(m.content)), 20_000, 'bob told');
+    await waitFor(
+      () => dc.channel(dc.dmOf(bob)).some((m) => /approved/.test(m.content)),
+      20_000,
+      'bob told',
+    );
     assert.equal(p.errors, []);
   });
 }

@@ -3,7 +3,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startFakeSlack, type FakeSlack } from '../fixtures/fake-slack.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -21,7 +27,8 @@ const BOB = { id: 'U01BOB', name: 'Bob' };
 
 if (browserMissing) {
   console.log(`skipped: ${browserMissing}`);
-  test('web slack channel tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
+  test('web slack channel tests are skipped, with a reason', () =>
+    assert.ok(browserMissing.length > 0));
 } else {
   let rig: TurnRig;
   let browser: Browser;
@@ -57,22 +64,35 @@ if (browserMissing) {
     await card().locator('input[name="api_base_url"]').fill(slack.apiUrl);
     await card().locator('input[name="allowed_users"]').fill(ALICE.id);
     await card().getByRole('button', { name: 'Connect' }).click();
-    await card().locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor({ timeout: 30_000 });
+    await card()
+      .locator('[data-testid="channel-state"]', { hasText: 'running' })
+      .waitFor({ timeout: 30_000 });
     assert.match(await card().innerText(), /@svc \(Fake Workspace\)/);
     const html = await page.content();
-    assert.not.ok(html.includes(APP_TOKEN) || html.includes(BOT_TOKEN), 'the tokens are never on the page');
+    assert.not.ok(
+      html.includes(APP_TOKEN) || html.includes(BOT_TOKEN),
+      'the tokens are never on the page',
+    );
   });
 
-  test('a stranger\'s pairing request appears live and is approved', async () => {
+  test("a stranger's pairing request appears live and is approved", async () => {
     slack.dm(BOB, 'hi');
     const row = card().locator('[data-testid="pairing"]');
     await row.waitFor({ timeout: 20_000 });
     assert.match(await row.innerText(), /Bob/);
     await row.getByRole('button', { name: 'Approve' }).click();
     await row.waitFor({ state: 'detached' });
-    await waitFor(() => slack.posted(slack.dmOf(BOB)).some((m) => /approved/.test(m.text)), 20_000, 'Bob told');
+    await waitFor(
+      () => slack.posted(slack.dmOf(BOB)).some((m) => /approved/.test(m.text)),
+      20_000,
+      'Bob told',
+    );
     const list = await api(rig.port, 'GET', '/api/channels/slack/pairings');
-    assert.ok(list.body.items.some((x: { user_id: string; status: string }) => x.user_id === BOB.id && x.status === 'approved'));
+    assert.ok(
+      list.body.items.some(
+        (x: { user_id: string; status: string }) => x.user_id === BOB.id && x.status === 'approved',
+      ),
+    );
     assert.equal(p.errors, []);
   });
 }

@@ -6,7 +6,13 @@ import { startFakeWhatsapp, type FakeWhatsapp } from '../fixtures/fake-baileys.j
 import { startFakeIlink, type FakeIlink } from '../fixtures/fake-ilink.js';
 import { startFakeTelegram, type FakeTelegram } from '../fixtures/fake-telegram.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -36,7 +42,15 @@ if (browserMissing) {
     tg = await startFakeTelegram(TOKEN);
     wx = await startFakeIlink();
     wa = await startFakeWhatsapp();
-    rig = await startRig({ models: { oa: { protocol: 'openai' } }, env: { SVC_WHATSAPP_TEST_SOCKET: fileURLToPath(new URL('../fixtures/fake-baileys.js', import.meta.url)), SVC_WHATSAPP_TEST_CONTROL: wa.url } });
+    rig = await startRig({
+      models: { oa: { protocol: 'openai' } },
+      env: {
+        SVC_WHATSAPP_TEST_SOCKET: fileURLToPath(
+          new URL('../fixtures/fake-baileys.js', import.meta.url),
+        ),
+        SVC_WHATSAPP_TEST_CONTROL: wa.url,
+      },
+    });
     await finishOnboarding(rig.port, 'oa');
     browser = await launch();
     p = await newPage(browser);
@@ -52,7 +66,8 @@ if (browserMissing) {
     await wa?.close();
   });
 
-  const card = (platform: string) => p.page.locator(`[data-testid="channel"][data-platform="${platform}"]`);
+  const card = (platform: string) =>
+    p.page.locator(`[data-testid="channel"][data-platform="${platform}"]`);
 
   test('connect Telegram from its fields; it runs; the token is never on the page', async () => {
     const { page } = p;
@@ -64,12 +79,14 @@ if (browserMissing) {
     await tgCard.locator('input[name="base_url"]').fill(tg.url);
     await tgCard.locator('input[name="allowed_users"]').fill('4242');
     await tgCard.getByRole('button', { name: 'Connect' }).click();
-    await tgCard.locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor({ timeout: 30_000 });
+    await tgCard
+      .locator('[data-testid="channel-state"]', { hasText: 'running' })
+      .waitFor({ timeout: 30_000 });
     assert.match(await tgCard.innerText(), /@svc_test_bot/);
     assert.not.ok((await page.content()).includes(TOKEN), 'the token is never on the page');
   });
 
-  test('a stranger\'s pairing request appears live and is approved; a test message goes out', async () => {
+  test("a stranger's pairing request appears live and is approved; a test message goes out", async () => {
     const { page } = p;
     tg.userSays({ id: 777, first_name: 'Bob' }, 'hi');
     const row = card('telegram').locator('[data-testid="pairing"]');
@@ -79,7 +96,9 @@ if (browserMissing) {
     await row.waitFor({ state: 'detached' });
     await waitFor(() => tg.chat(777).some((m) => /approved/.test(m.text)), 20_000, 'Bob told');
 
-    await card('telegram').getByLabel(/Chat id for a test message/).fill('4242');
+    await card('telegram')
+      .getByLabel(/Chat id for a test message/)
+      .fill('4242');
     await card('telegram').getByRole('button', { name: 'Send test message' }).click();
     await card('telegram').getByText('Sent a test message to chat 4242.').waitFor();
     assert.ok(tg.chat(4242).some((m) => /Test message from svc/.test(m.text)));
@@ -90,26 +109,39 @@ if (browserMissing) {
     const wxCard = card('messenger');
     await wxCard.locator('input[name="base_url"]').fill(wx.url);
     await wxCard.getByRole('button', { name: 'Connect' }).click();
-    await wxCard.locator('[data-testid="channel-state"]', { hasText: 'needs login' }).waitFor({ timeout: 20_000 });
+    await wxCard
+      .locator('[data-testid="channel-state"]', { hasText: 'needs login' })
+      .waitFor({ timeout: 20_000 });
     await wxCard.getByRole('button', { name: 'Log in with a QR code' }).click();
     const img = wxCard.getByRole('img', { name: 'WeChat login QR code' });
     await img.waitFor();
     assert.match((await img.getAttribute('src')) ?? '', /^data:image\/png;base64,/);
-    assert.is(await img.getAttribute('data-url'), (await api(rig.port, 'GET', '/api/channels/messenger/login')).body.qr_url);
-    const natural = await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth);
+    assert.is(
+      await img.getAttribute('data-url'),
+      (await api(rig.port, 'GET', '/api/channels/messenger/login')).body.qr_url,
+    );
+    const natural = await img.evaluate(
+      (el) => (el as unknown as { naturalWidth: number }).naturalWidth,
+    );
     assert.ok(natural > 0, 'the PNG decodes');
     wx.scan(wx.codes.at(-1)!);
-    await wxCard.getByText('Scanned: confirm the login on your phone.').waitFor({ timeout: 20_000 });
+    await wxCard
+      .getByText('Scanned: confirm the login on your phone.')
+      .waitFor({ timeout: 20_000 });
     wx.confirm(wx.codes.at(-1)!, 'wxid_web');
     await wxCard.getByText('Logged in as wxid_web.').waitFor({ timeout: 20_000 });
-    await wxCard.locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor({ timeout: 20_000 });
+    await wxCard
+      .locator('[data-testid="channel-state"]', { hasText: 'running' })
+      .waitFor({ timeout: 20_000 });
   });
 
-  test('WhatsApp: its own QR panel shows the socket\'s code, follows the link, then it runs', async () => {
+  test("WhatsApp: its own QR panel shows the socket's code, follows the link, then it runs", async () => {
     const waCard = card('whatsapp');
     await waCard.locator('input[name="allowed_users"]').fill('4915111111111');
     await waCard.getByRole('button', { name: 'Connect' }).click();
-    await waCard.locator('[data-testid="channel-state"]', { hasText: 'needs login' }).waitFor({ timeout: 30_000 });
+    await waCard
+      .locator('[data-testid="channel-state"]', { hasText: 'needs login' })
+      .waitFor({ timeout: 30_000 });
     await waCard.getByRole('button', { name: 'Log in with a QR code' }).click();
     const login = await waitFor(() => wa.sockets[0], 30_000, 'the login socket');
     const QR = '2@d2ViQ2hhbm5lbHM=,a2V5,aWQ=,YWR2';
@@ -117,23 +149,36 @@ if (browserMissing) {
     const img = waCard.getByRole('img', { name: 'WhatsApp login QR code' });
     await img.waitFor({ timeout: 30_000 });
     assert.is(await img.getAttribute('data-url'), QR);
-    assert.ok((await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)) > 0, 'the PNG decodes');
+    assert.ok(
+      (await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)) > 0,
+      'the PNG decodes',
+    );
     // The WeChat panel still says it is logged in: each platform has its own flow.
     await card('messenger').getByText('Logged in as wxid_web.').waitFor();
     login.emit('creds.update', { me: { id: '4915000000000:3@s.whatsapp.net', name: 'svc' } });
-    await waCard.getByText('Scanned: confirm the login on your phone.').waitFor({ timeout: 20_000 });
+    await waCard
+      .getByText('Scanned: confirm the login on your phone.')
+      .waitFor({ timeout: 20_000 });
     login.close(515, 'Stream Errored (restart required)');
-    (await waitFor(() => wa.sockets[1], 30_000, 'the restarted socket')).open('4915000000000:3@s.whatsapp.net');
+    (await waitFor(() => wa.sockets[1], 30_000, 'the restarted socket')).open(
+      '4915000000000:3@s.whatsapp.net',
+    );
     await waCard.getByText('Logged in as 4915000000000.').waitFor({ timeout: 20_000 });
-    (await waitFor(() => wa.sockets[2], 30_000, 'the adapter\'s socket')).open('4915000000000:3@s.whatsapp.net');
-    await waCard.locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor({ timeout: 30_000 });
+    (await waitFor(() => wa.sockets[2], 30_000, "the adapter's socket")).open(
+      '4915000000000:3@s.whatsapp.net',
+    );
+    await waCard
+      .locator('[data-testid="channel-state"]', { hasText: 'running' })
+      .waitFor({ timeout: 30_000 });
   });
 
   test('disconnect Telegram: it goes to the trash', async () => {
     await card('telegram').getByRole('button', { name: 'Disconnect' }).click();
     await card('telegram').getByText('Not connected.').waitFor();
     const trash = await api(rig.port, 'GET', '/api/trash');
-    assert.ok(trash.body.items.some((i: any) => i.kind === 'channel_config' && i.name === 'telegram'));
+    assert.ok(
+      trash.body.items.some((i: any) => i.kind === 'channel_config' && i.name === 'telegram'),
+    );
     assert.equal(p.errors, []);
   });
 }

@@ -5,7 +5,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, screenshotPath, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  screenshotPath,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { messagesOf, startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -46,20 +53,41 @@ if (reason) {
     await input.fill(text);
     await input.press('Enter');
   };
-  const idle = () => waitFor(async () => (await p.page.getByTestId('live-reply').count()) === 0 && (await p.page.getByTestId('send').count()) === 1, 10_000, 'the turn to end');
+  const idle = () =>
+    waitFor(
+      async () =>
+        (await p.page.getByTestId('live-reply').count()) === 0 &&
+        (await p.page.getByTestId('send').count()) === 1,
+      10_000,
+      'the turn to end',
+    );
   const currentId = () => /#\/chat\/(s_[A-Za-z0-9_-]+)/.exec(p.page.url())?.[1] ?? '';
 
   test('a tool call shows as a card with its result; reasoning folds; Shift+Enter makes a new line', async () => {
     const { page } = p;
     rig.fake.enqueue(
-      { parts: [{ reasoning: ['The user wants ', 'the time.'] }, { text: 'Let me look at the clock.' }, { toolCall: { name: 'current_time', arguments: ['{"time_zone":', '"UTC"}'] } }] },
-      textReply('It is ', 'a fine **time** to ship.\n\n', '```python\ndef ship():\n    return "now"  # soon\n```\n'),
+      {
+        parts: [
+          { reasoning: ['The user wants ', 'the time.'] },
+          { text: 'Let me look at the clock.' },
+          { toolCall: { name: 'current_time', arguments: ['{"time_zone":', '"UTC"}'] } },
+        ],
+      },
+      textReply(
+        'It is ',
+        'a fine **time** to ship.\n\n',
+        '```python\ndef ship():\n    return "now"  # soon\n```\n',
+      ),
     );
     const input = page.getByTestId('composer-input');
     await input.fill('What time is it?');
     await input.press('Shift+Enter');
     await input.type('In UTC please.');
-    assert.is(await input.inputValue(), 'What time is it?\nIn UTC please.', 'Shift+Enter adds a line instead of sending');
+    assert.is(
+      await input.inputValue(),
+      'What time is it?\nIn UTC please.',
+      'Shift+Enter adds a line instead of sending',
+    );
     await input.press('Enter');
 
     const card = page.locator('[data-testid=tool-card][data-tool=current_time]');
@@ -80,24 +108,41 @@ if (reason) {
     assert.is(await last.locator('strong').innerText(), 'time');
     assert.is(await last.locator('.tk-keyword').first().innerText(), 'def');
     assert.is(await last.locator('.tk-comment').innerText(), '# soon');
-    assert.is(await page.getByTestId('user-message').innerText(), 'What time is it?\nIn UTC please.');
+    assert.is(
+      await page.getByTestId('user-message').innerText(),
+      'What time is it?\nIn UTC please.',
+    );
     await page.screenshot({ path: screenshotPath('chat.png') });
   });
 
   test('a terminal command streams its output into its card while it runs', async () => {
     const { page } = p;
     const command = 'for i in 1 2 3; do echo "line$i"; sleep 1; done';
-    rig.fake.enqueue({ parts: [{ toolCall: { name: 'terminal', arguments: [JSON.stringify({ command })] } }] }, textReply('Counted.'));
+    rig.fake.enqueue(
+      { parts: [{ toolCall: { name: 'terminal', arguments: [JSON.stringify({ command })] } }] },
+      textReply('Counted.'),
+    );
     await send('Count for me');
     const card = page.locator('[data-testid=tool-card][data-tool=terminal]').last();
-    await card.and(page.locator('[data-status=running]')).getByTestId('tool-output').filter({ hasText: 'line1' }).waitFor();
-    assert.not.match(await card.getByTestId('tool-output').innerText(), /line3/, 'output shows before the command ends');
+    await card
+      .and(page.locator('[data-status=running]'))
+      .getByTestId('tool-output')
+      .filter({ hasText: 'line1' })
+      .waitFor();
+    assert.not.match(
+      await card.getByTestId('tool-output').innerText(),
+      /line3/,
+      'output shows before the command ends',
+    );
     await card.and(page.locator('[data-status=done]')).waitFor();
     await idle();
     assert.match(await card.getByTestId('tool-output').innerText(), /line1[\s\S]*line3/);
     await page.getByTestId('assistant-message').filter({ hasText: 'Counted.' }).waitFor();
     // The fake provider numbers call ids per reply (both calls are call_fake0): each card keeps its own result.
-    const clock = await page.locator('[data-testid=tool-card][data-tool=current_time]').getByTestId('tool-output').innerText();
+    const clock = await page
+      .locator('[data-testid=tool-card][data-tool=current_time]')
+      .getByTestId('tool-output')
+      .innerText();
     assert.match(clock, /time_zone/);
     assert.not.match(clock, /line1/);
   });
@@ -117,7 +162,11 @@ if (reason) {
     const text = await last.innerText();
     assert.match(text, /<img src=x onerror="window.__pwned=1">/, 'tags show as text');
     assert.match(text, /<script>window.__pwned=2<\/script>/);
-    assert.is(await last.locator('img, script, b, i').count(), 0, 'no element came from the model text');
+    assert.is(
+      await last.locator('img, script, b, i').count(),
+      0,
+      'no element came from the model text',
+    );
     const links = last.locator('a');
     assert.is(await links.count(), 1, 'only the https link is a link');
     assert.is(await links.first().getAttribute('href'), 'https://example.com/a');
@@ -157,7 +206,9 @@ if (reason) {
     const last = await page.getByTestId('assistant-message').last().locator('.md').innerText();
     assert.ok(last.startsWith('word0 word1 word2'), last);
     assert.ok(!last.includes('word59'), 'the reply was cut short');
-    const saved = (await messagesOf(rig.port, currentId())).filter((m) => m.role === 'assistant').at(-1);
+    const saved = (await messagesOf(rig.port, currentId()))
+      .filter((m) => m.role === 'assistant')
+      .at(-1);
     assert.is(saved.content.text.trim(), last.trim(), 'the page shows exactly what was kept');
     assert.is((last.match(/\bword0\b/g) ?? []).length, 1, 'shown once');
   });
@@ -173,7 +224,10 @@ if (reason) {
     await form.getByRole('button', { name: 'Save' }).click();
     await form.getByText('Saved.').waitFor();
     const s = (await api(rig.port, 'GET', `/api/sessions/${id}`)).body;
-    assert.equal([s.title, s.permission_mode, s.reasoning_effort], ['Clock questions', 'strict', 'high']);
+    assert.equal(
+      [s.title, s.permission_mode, s.reasoning_effort],
+      ['Clock questions', 'strict', 'high'],
+    );
     await page.locator('.chat-head h2', { hasText: 'Clock questions' }).waitFor();
     await page.locator('[data-testid=session-item]', { hasText: 'Clock questions' }).waitFor();
 
@@ -205,18 +259,29 @@ if (reason) {
     const item = page.locator(`[data-testid=session-item][data-id="${id}"]`);
     await item.getByRole('button', { name: /^Delete/ }).click();
     await item.waitFor({ state: 'detached' });
-    assert.is((await api(rig.port, 'GET', `/api/sessions/${id}`)).status, 404, 'deleted on the server');
+    assert.is(
+      (await api(rig.port, 'GET', `/api/sessions/${id}`)).status,
+      404,
+      'deleted on the server',
+    );
     await page.getByTestId('toast').getByRole('button', { name: 'Undo' }).click();
     await item.waitFor();
     await waitFor(() => currentId() === id, 5000, 'the restored chat to open');
     await page.locator('.chat-head h2', { hasText: 'Clock questions' }).waitFor();
     assert.is((await messagesOf(rig.port, id)).length, before, 'every message came back');
-    assert.is(await page.getByTestId('assistant-message').count() > 0, true);
+    assert.is((await page.getByTestId('assistant-message').count()) > 0, true);
 
     await item.getByRole('button', { name: /^Delete/ }).click();
     await item.waitFor({ state: 'detached' });
     // The trash holds it before the trash view is opened (as it would by the time a person gets there).
-    await waitFor(async () => (await api(rig.port, 'GET', '/api/trash')).body.items.some((t: { name: string }) => t.name === 'Clock questions'), 10_000, 'the chat to be in the trash');
+    await waitFor(
+      async () =>
+        (await api(rig.port, 'GET', '/api/trash')).body.items.some(
+          (t: { name: string }) => t.name === 'Clock questions',
+        ),
+      10_000,
+      'the chat to be in the trash',
+    );
     await page.goto(rig.server.base + '/#/settings/trash');
     const row = page.locator('[data-testid=trash-item]', { hasText: 'Clock questions' });
     await row.getByRole('button', { name: 'Restore' }).click();
@@ -261,7 +326,12 @@ if (reason) {
     await page.getByTestId('profile-form').getByRole('button', { name: 'Save profile' }).click();
     await page.getByTestId('profile-form').getByText('Saved.').waitFor();
     await page.reload();
-    await waitFor(async () => (await page.locator('textarea[name=user]').inputValue()) === 'I like short answers.', 10_000, 'the saved user.md to load');
+    await waitFor(
+      async () =>
+        (await page.locator('textarea[name=user]').inputValue()) === 'I like short answers.',
+      10_000,
+      'the saved user.md to load',
+    );
     await page.getByTestId('profile-panel').locator('h2', { hasText: 'Memory' }).waitFor();
 
     await page.goto(rig.server.base + '/#/status');
@@ -278,59 +348,117 @@ if (reason) {
     const reply = `${Array.from({ length: 30 }, (_, i) => `Paragraph ${i}: ${'plenty of words, ça va '.repeat(20)}`).join('\n\n')}\n\nREPLY-END`;
     await page.goto(rig.server.base + '/#/chat');
     await page.getByTestId('composer-input').waitFor();
-    rig.fake.enqueue({ parts: [{ toolCall: { name: 'terminal', arguments: [JSON.stringify({ command: 'seq 1 3000; echo OUTPUT-END' })] } }] }, textReply(reply.slice(0, 5000), reply.slice(5000)));
+    rig.fake.enqueue(
+      {
+        parts: [
+          {
+            toolCall: {
+              name: 'terminal',
+              arguments: [JSON.stringify({ command: 'seq 1 3000; echo OUTPUT-END' })],
+            },
+          },
+        ],
+      },
+      textReply(reply.slice(0, 5000), reply.slice(5000)),
+    );
     await send('Count far and tell me at length');
-    await page.getByTestId('assistant-message').filter({ hasText: 'REPLY-END' }).waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId('assistant-message')
+      .filter({ hasText: 'REPLY-END' })
+      .waitFor({ timeout: 30_000 });
     await idle();
     const id = currentId();
     const messages = await messagesOf(rig.port, id);
     const tool = messages.filter((m) => m.role === 'tool').at(-1);
     const output = String(tool.content.output);
-    assert.ok(output.length > 4096 && output.includes('OUTPUT-END'), `the whole output is on record (${output.length} characters)`);
+    assert.ok(
+      output.length > 4096 && output.includes('OUTPUT-END'),
+      `the whole output is on record (${output.length} characters)`,
+    );
     assert.is(messages.at(-1).content.text, reply);
     // The card holds the whole output (its length is what "Show all" counts), and shows its end once opened.
     const card = page.locator('[data-testid=tool-card][data-tool=terminal]').last();
     await card.getByRole('button', { name: `Show all ${output.length} characters` }).click();
     await card.getByTestId('tool-output').filter({ hasText: 'OUTPUT-END' }).waitFor();
     const shown = await page.getByTestId('assistant-message').last().innerText();
-    assert.ok(shown.includes('Paragraph 0:') && shown.includes('Paragraph 29:') && shown.includes('REPLY-END'), 'the whole reply is on the page');
+    assert.ok(
+      shown.includes('Paragraph 0:') &&
+        shown.includes('Paragraph 29:') &&
+        shown.includes('REPLY-END'),
+      'the whole reply is on the page',
+    );
   });
 
   test('a long chat opens at its newest message, then holds every message in order; Home scrolls to the first', async () => {
     const { page } = p;
-    const id = (await api(rig.port, 'POST', '/api/sessions', { title: 'Long history' })).body.id as string;
+    const id = (await api(rig.port, 'POST', '/api/sessions', { title: 'Long history' })).body
+      .id as string;
     for (let i = 0; i < 40; i++) {
       rig.fake.enqueue(textReply(`Reply number ${i}.\n\nWith a second paragraph.`));
-      const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: `Question ${i}`, attachments: [] });
+      const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, {
+        message: `Question ${i}`,
+        attachments: [],
+      });
       assert.is(r.status, 200, JSON.stringify(r.body));
     }
     await page.goto(`${rig.server.base}/#/chat/${id}`);
     await page.getByTestId('assistant-message').filter({ hasText: 'Reply number 39.' }).waitFor();
     const transcript = page.getByTestId('transcript');
-    await waitFor(async () => (await page.getByTestId('user-message').count()) === 40 && (await page.getByTestId('assistant-message').count()) === 40, 30_000, 'every message to be in the page');
+    await waitFor(
+      async () =>
+        (await page.getByTestId('user-message').count()) === 40 &&
+        (await page.getByTestId('assistant-message').count()) === 40,
+      30_000,
+      'every message to be in the page',
+    );
     const asked = (await page.getByTestId('user-message').allTextContents()).map((t) => t.trim());
-    assert.equal(asked, Array.from({ length: 40 }, (_, i) => `Question ${i}`), 'all there, oldest first');
-    await waitFor(async () => transcript.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight < 80), 5000, 'the newest message in view');
+    assert.equal(
+      asked,
+      Array.from({ length: 40 }, (_, i) => `Question ${i}`),
+      'all there, oldest first',
+    );
+    await waitFor(
+      async () =>
+        transcript.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight < 80),
+      5000,
+      'the newest message in view',
+    );
     await transcript.focus();
     await page.keyboard.press('Home');
     const first = page.getByTestId('user-message').first();
     await waitFor(
-      async () => (await transcript.evaluate((el) => el.scrollTop === 0)) && (await first.evaluate((m) => { const r = m.getBoundingClientRect(); return r.height > 0 && r.top >= 0 && r.bottom <= m.ownerDocument.documentElement.clientHeight; })),
+      async () =>
+        (await transcript.evaluate((el) => el.scrollTop === 0)) &&
+        (await first.evaluate((m) => {
+          const r = m.getBoundingClientRect();
+          return (
+            r.height > 0 && r.top >= 0 && r.bottom <= m.ownerDocument.documentElement.clientHeight
+          );
+        })),
       5000,
       'the first message in view',
     );
 
     // A reply streamed in paragraphs into the long chat reads as written.
-    rig.fake.enqueue(textReply('Streamed one.\n\n', 'Streamed ', 'two.\n\n', '```\ncode\n\nmore\n```\n', 'Tail.'));
+    rig.fake.enqueue(
+      textReply('Streamed one.\n\n', 'Streamed ', 'two.\n\n', '```\ncode\n\nmore\n```\n', 'Tail.'),
+    );
     await send('And now?');
     await idle();
     const md = page.getByTestId('assistant-message').last().locator('.md');
-    assert.equal(await md.locator('p').allTextContents(), ['Streamed one.', 'Streamed two.', 'Tail.']);
+    assert.equal(await md.locator('p').allTextContents(), [
+      'Streamed one.',
+      'Streamed two.',
+      'Tail.',
+    ]);
     assert.is((await md.locator('pre').textContent())?.trim(), 'code\n\nmore');
   });
 
   test('phone width: the chat list is a drawer and the composer stays usable; dark theme follows the system', async () => {
-    const phone = await newPage(browser, { viewport: { width: 390, height: 780 }, colorScheme: 'dark' });
+    const phone = await newPage(browser, {
+      viewport: { width: 390, height: 780 },
+      colorScheme: 'dark',
+    });
     try {
       const { page } = phone;
       await page.goto(rig.server.base + '/#/chat');
@@ -339,7 +467,11 @@ if (reason) {
       const box = await list.boundingBox();
       assert.ok(!box || box.x + box.width <= 1, `the list is off screen: ${JSON.stringify(box)}`);
       await page.getByRole('button', { name: 'Show chats' }).click();
-      await waitFor(async () => ((await list.boundingBox())?.x ?? -1) >= 0, 3000, 'the drawer to open');
+      await waitFor(
+        async () => ((await list.boundingBox())?.x ?? -1) >= 0,
+        3000,
+        'the drawer to open',
+      );
       const width = await page.evaluate('document.documentElement.scrollWidth');
       assert.ok((width as number) <= 390, `no sideways scrolling (${width})`);
       const bg = await page.evaluate('getComputedStyle(document.body).backgroundColor');

@@ -4,7 +4,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { removeHome, startServer, waitFor } from '../helpers/server.js';
 import { KEY, startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -39,40 +45,62 @@ if (reason) {
   const open = async (page: Page, hash: string) => {
     await page.goto(`${rig.server.base}/${hash}`);
   };
-  const newSession = async (body: Record<string, unknown> = {}) => (await api(rig.port, 'POST', '/api/sessions', body)).body.id as string;
+  const newSession = async (body: Record<string, unknown> = {}) =>
+    (await api(rig.port, 'POST', '/api/sessions', body)).body.id as string;
   const send = async (page: Page, text: string) => {
     const input = page.getByTestId('composer-input');
     await input.fill(text);
     await input.press('Enter');
   };
-  const idle = (page: Page) => waitFor(async () => (await page.getByTestId('live-reply').count()) === 0 && (await page.getByTestId('send').count()) === 1, 15_000, 'the turn to end');
+  const idle = (page: Page) =>
+    waitFor(
+      async () =>
+        (await page.getByTestId('live-reply').count()) === 0 &&
+        (await page.getByTestId('send').count()) === 1,
+      15_000,
+      'the turn to end',
+    );
 
   test('a chat id that is not one opens nothing and asks the server nothing (no walking to other routes)', async () => {
     const { page } = p;
     await open(page, '#/chat');
     await page.getByTestId('composer-input').waitFor();
     const seen: string[] = [];
-    const onRequest = (r: { url: () => string; method: () => string }) => seen.push(`${r.method()} ${r.url()}`);
+    const onRequest = (r: { url: () => string; method: () => string }) =>
+      seen.push(`${r.method()} ${r.url()}`);
     page.on('request', onRequest);
     try {
-      for (const hostile of ['..%2F..%2Fapi%2Fstatus%3Fx%3D', '..%2Fsessions', 's_0000000000000000000000%2F..%2F..%2Fstatus', '%2E%2E']) {
+      for (const hostile of [
+        '..%2F..%2Fapi%2Fstatus%3Fx%3D',
+        '..%2Fsessions',
+        's_0000000000000000000000%2F..%2F..%2Fstatus',
+        '%2E%2E',
+      ]) {
         await page.evaluate(`location.hash = '#/chat/${hostile}'`);
         await page.getByTestId('bad-chat').waitFor();
-        assert.is(await page.getByTestId('composer-input').count(), 0, 'no message box to send from');
+        assert.is(
+          await page.getByTestId('composer-input').count(),
+          0,
+          'no message box to send from',
+        );
       }
     } finally {
       page.off('request', onRequest);
     }
     // The app's own background reads (health, the chat list) may come and go; nothing may reach a
     // session, a chat, the status route, or write anything.
-    const walked = seen.filter((s) => /\/api\/(status|chat|sessions\/)/.test(s) || !s.startsWith('GET '));
+    const walked = seen.filter(
+      (s) => /\/api\/(status|chat|sessions\/)/.test(s) || !s.startsWith('GET '),
+    );
     assert.equal(walked, [], 'no request for a hostile id');
   });
 
   test('a [link](javascript:…) renders as its text, without a stray ")"', async () => {
     const { page } = p;
     const id = await newSession();
-    rig.fake.enqueue(textReply('See [link](javascript:alert(1)) and [docs](https://example.com/a_(b)) here.'));
+    rig.fake.enqueue(
+      textReply('See [link](javascript:alert(1)) and [docs](https://example.com/a_(b)) here.'),
+    );
     await open(page, `#/chat/${id}`);
     await send(page, 'Give me links');
     await idle(page);
@@ -80,14 +108,30 @@ if (reason) {
     assert.is((await last.innerText()).trim(), 'See link and docs here.');
     const links = last.locator('a');
     assert.is(await links.count(), 1);
-    assert.is(await links.first().getAttribute('href'), 'https://example.com/a_(b)', 'parentheses inside a link target are kept');
+    assert.is(
+      await links.first().getAttribute('href'),
+      'https://example.com/a_(b)',
+      'parentheses inside a link target are kept',
+    );
   });
 
   test('a call waiting for approval says it waits; a command that exits with code 7 says so (not a green "done")', async () => {
     const { page } = p;
     const id = await newSession({ permission_mode: 'interactive' });
     const file = join(rig.server.home, 'never.txt');
-    rig.fake.enqueue({ parts: [{ toolCall: { name: 'write_file', arguments: [JSON.stringify({ path: file, content: 'x' })] } }] }, textReply('Not written.'));
+    rig.fake.enqueue(
+      {
+        parts: [
+          {
+            toolCall: {
+              name: 'write_file',
+              arguments: [JSON.stringify({ path: file, content: 'x' })],
+            },
+          },
+        ],
+      },
+      textReply('Not written.'),
+    );
     await open(page, `#/chat/${id}`);
     await send(page, 'Write it');
     const dialog = page.getByTestId('approval-dialog');
@@ -99,12 +143,30 @@ if (reason) {
     await writing.and(page.locator('[data-status=error]')).waitFor();
     await idle(page);
 
-    rig.fake.enqueue({ parts: [{ toolCall: { name: 'terminal', arguments: [JSON.stringify({ command: 'echo almost; exit 7' })] } }] }, textReply('It failed with 7.'));
+    rig.fake.enqueue(
+      {
+        parts: [
+          {
+            toolCall: {
+              name: 'terminal',
+              arguments: [JSON.stringify({ command: 'echo almost; exit 7' })],
+            },
+          },
+        ],
+      },
+      textReply('It failed with 7.'),
+    );
     await send(page, 'Run it');
     const card = page.locator('[data-testid=tool-card][data-tool=terminal]').last();
     const asked = page.getByTestId('approval-dialog');
     // Whether the permission rules ask for this command or not, the card ends the same way.
-    await waitFor(async () => (await asked.count()) > 0 || (await card.and(page.locator('[data-status=exited]')).count()) > 0, 15_000, 'the command to run or ask');
+    await waitFor(
+      async () =>
+        (await asked.count()) > 0 ||
+        (await card.and(page.locator('[data-status=exited]')).count()) > 0,
+      15_000,
+      'the command to run or ask',
+    );
     if ((await asked.count()) > 0) await asked.getByRole('button', { name: 'Allow once' }).click();
     await card.and(page.locator('[data-status=exited]')).waitFor();
     assert.is(await card.getByTestId('tool-status').innerText(), 'exit code 7');
@@ -116,7 +178,8 @@ if (reason) {
     const { page } = p;
     const id = await newSession({ title: 'No goal here' });
     const notFound: string[] = [];
-    const onResponse = (r: { status: () => number; url: () => string }) => r.status() === 404 && notFound.push(r.url());
+    const onResponse = (r: { status: () => number; url: () => string }) =>
+      r.status() === 404 && notFound.push(r.url());
     page.on('response', onResponse);
     try {
       await open(page, `#/chat/${id}`);
@@ -142,8 +205,13 @@ if (reason) {
     await side.waitFor();
     const sendBox = (await page.getByTestId('send').boundingBox())!;
     const sideBox = (await side.boundingBox())!;
-    assert.ok(sendBox.x + sendBox.width <= sideBox.x, `Send (${JSON.stringify(sendBox)}) is beside the panel (${JSON.stringify(sideBox)}), not under it`);
-    const hit = await page.evaluate(`document.elementFromPoint(${sendBox.x + sendBox.width / 2}, ${sendBox.y + sendBox.height / 2})?.getAttribute('data-testid')`);
+    assert.ok(
+      sendBox.x + sendBox.width <= sideBox.x,
+      `Send (${JSON.stringify(sendBox)}) is beside the panel (${JSON.stringify(sideBox)}), not under it`,
+    );
+    const hit = await page.evaluate(
+      `document.elementFromPoint(${sendBox.x + sendBox.width / 2}, ${sendBox.y + sendBox.height / 2})?.getAttribute('data-testid')`,
+    );
     assert.is(hit, 'send', 'Send is what a tap there reaches');
 
     await side.locator('input').first().fill('Renamed but not saved');
@@ -156,7 +224,11 @@ if (reason) {
     await side.getByRole('button', { name: 'Close the session panel' }).click();
     await ask.getByRole('button', { name: 'Discard changes' }).click();
     await side.waitFor({ state: 'detached' });
-    assert.is((await api(rig.port, 'GET', `/api/sessions/${id}`)).body.title, 'Panel', 'nothing was saved');
+    assert.is(
+      (await api(rig.port, 'GET', `/api/sessions/${id}`)).body.title,
+      'Panel',
+      'nothing was saved',
+    );
 
     // Saved changes close without asking.
     await page.getByTestId('session-settings-toggle').click();
@@ -182,7 +254,10 @@ if (reason) {
     await row.waitFor({ state: 'detached' });
     await undo.waitFor({ state: 'detached' });
     const texts = await page.getByTestId('toast').allInnerTexts();
-    assert.ok(!texts.some((t) => /\/api\/|t_[a-z0-9]{10}/.test(t)), `no raw API text: ${JSON.stringify(texts)}`);
+    assert.ok(
+      !texts.some((t) => /\/api\/|t_[a-z0-9]{10}/.test(t)),
+      `no raw API text: ${JSON.stringify(texts)}`,
+    );
     assert.is((await api(rig.port, 'GET', `/api/sessions/${id}`)).status, 200);
   });
 
@@ -198,8 +273,15 @@ if (reason) {
       assert.ok(d.width >= 200, `the description has room (${d.width}px wide)`);
       for (const name of ['Test', 'Edit', 'Remove']) {
         const b = (await card.getByRole('button', { name }).boundingBox())!;
-        const overlaps = b.x < d.x + d.width && d.x < b.x + b.width && b.y < d.y + d.height && d.y < b.y + b.height;
-        assert.not.ok(overlaps, `${name} (${JSON.stringify(b)}) does not overlap the description (${JSON.stringify(d)})`);
+        const overlaps =
+          b.x < d.x + d.width &&
+          d.x < b.x + b.width &&
+          b.y < d.y + d.height &&
+          d.y < b.y + b.height;
+        assert.not.ok(
+          overlaps,
+          `${name} (${JSON.stringify(b)}) does not overlap the description (${JSON.stringify(d)})`,
+        );
       }
       const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
       assert.ok(width <= 360, `no sideways scrolling (${width})`);
@@ -210,7 +292,10 @@ if (reason) {
       for (const label of ['Memory', 'Turns']) {
         const cell = row.locator(`td[data-label=${label}]`);
         const box = (await cell.boundingBox())!;
-        assert.ok(box && box.width > 0 && box.x >= 0 && box.x + box.width <= 360, `${label} is on screen: ${JSON.stringify(box)}`);
+        assert.ok(
+          box && box.width > 0 && box.x >= 0 && box.x + box.width <= 360,
+          `${label} is on screen: ${JSON.stringify(box)}`,
+        );
       }
       assert.equal(phone.errors, []);
     } finally {
@@ -226,14 +311,20 @@ if (reason) {
     await form.locator('select[name=provider]').selectOption('openai');
     const url = form.locator('input[name=base_url]');
     await url.waitFor();
-    assert.match(await url.inputValue(), /^https:\/\/api\.openai\.com/, 'prefilled with the provider\'s own address');
+    assert.match(
+      await url.inputValue(),
+      /^https:\/\/api\.openai\.com/,
+      "prefilled with the provider's own address",
+    );
     await url.fill(rig.fake.baseUrl('openai'));
     await form.locator('input[name=model]').fill('fake');
     await form.locator('input[name=api_key]').fill(KEY);
     await form.getByRole('button', { name: 'Add' }).click();
     const entry = page.locator('[data-testid=model-entry]', { hasText: 'openai ·' });
     await entry.locator('[data-testid=test-result][data-ok=true]').waitFor();
-    const saved = (await api(rig.port, 'GET', '/api/config/models')).body.items.find((m: { provider: string }) => m.provider === 'openai');
+    const saved = (await api(rig.port, 'GET', '/api/config/models')).body.items.find(
+      (m: { provider: string }) => m.provider === 'openai',
+    );
     assert.is(saved.base_url, rig.fake.baseUrl('openai'));
   });
 
@@ -249,7 +340,12 @@ if (reason) {
       await error.waitFor();
       assert.match(await error.innerText(), /No model is set up/);
       assert.is(await error.locator('a').getAttribute('href'), '#/settings/models');
-      await waitFor(async () => (await page.getByTestId('composer-input').inputValue()) === 'Hello with no model', 10_000, 'the text back in the box');
+      await waitFor(
+        async () =>
+          (await page.getByTestId('composer-input').inputValue()) === 'Hello with no model',
+        10_000,
+        'the text back in the box',
+      );
       assert.is(await page.getByText('Nothing here yet').count(), 0);
       await error.locator('a').click();
       await page.getByTestId('models-panel').waitFor();

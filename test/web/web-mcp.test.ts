@@ -7,7 +7,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startMcpOAuthServer, type McpOAuthFixture } from '../fixtures/mcp-oauth-server.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
 /*
@@ -59,7 +65,9 @@ if (browserMissing) {
     await page.getByLabel(/Environment/).fill(`FIXTURE_TOKEN=${SECRET}`);
     await page.getByRole('button', { name: 'Add' }).click();
     const card = page.locator('[data-testid="mcp-server"][data-name="local"]');
-    await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    await card
+      .locator('[data-testid="mcp-status"]', { hasText: 'connected' })
+      .waitFor({ timeout: 30_000 });
     assert.match(await card.innerText(), /secrets set: FIXTURE_TOKEN/);
     assert.not.ok((await page.content()).includes(SECRET), 'the secret is never on the page');
     await card.getByText('7 tools').click();
@@ -69,7 +77,11 @@ if (browserMissing) {
   test('a pasted import with a bad entry shows the error and adds nothing', async () => {
     const { page } = p;
     await page.getByLabel('Paste mcpServers JSON').check();
-    await page.getByLabel(/An \{"mcpServers"/).fill(JSON.stringify({ mcpServers: { fine: { command: 'node' }, broken: { url: 'ftp://x' } } }));
+    await page
+      .getByLabel(/An \{"mcpServers"/)
+      .fill(
+        JSON.stringify({ mcpServers: { fine: { command: 'node' }, broken: { url: 'ftp://x' } } }),
+      );
     await page.getByRole('button', { name: 'Import' }).click();
     const alert = page.locator('[data-testid="mcp-add"] [role="alert"]');
     await alert.waitFor();
@@ -83,7 +95,9 @@ if (browserMissing) {
     await card.getByRole('button', { name: 'Disable' }).click();
     await card.locator('[data-testid="mcp-status"]', { hasText: 'disabled' }).waitFor();
     await card.getByRole('button', { name: 'Enable' }).click();
-    await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    await card
+      .locator('[data-testid="mcp-status"]', { hasText: 'connected' })
+      .waitFor({ timeout: 30_000 });
     await card.getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No MCP server yet').waitFor();
     const trash = await api(rig.port, 'GET', '/api/trash');
@@ -94,16 +108,26 @@ if (browserMissing) {
   test('Sign in: a server that requires OAuth says so; the button goes through the authorization server and back, connected', async () => {
     const { page } = p;
     oauth = await startMcpOAuthServer();
-    assert.is((await api(rig.port, 'POST', '/api/mcp/servers', { name: 'secure', url: oauth.url })).status, 201);
+    assert.is(
+      (await api(rig.port, 'POST', '/api/mcp/servers', { name: 'secure', url: oauth.url })).status,
+      201,
+    );
     const card = page.locator('[data-testid="mcp-server"][data-name="secure"]');
-    await card.locator('[data-testid="mcp-error"]', { hasText: 'use Sign in' }).waitFor({ timeout: 30_000 });
+    await card
+      .locator('[data-testid="mcp-error"]', { hasText: 'use Sign in' })
+      .waitFor({ timeout: 30_000 });
     await card.getByRole('button', { name: 'Sign in' }).click();
-    await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor({ timeout: 30_000 });
+    await card
+      .locator('[data-testid="mcp-status"]', { hasText: 'connected' })
+      .waitFor({ timeout: 30_000 });
     assert.is(new URL(page.url()).hash, '#/mcp', 'back on the MCP page');
     assert.is(await card.getByRole('button', { name: 'Sign in' }).count(), 0);
     assert.equal([oauth.counts.authorizations, oauth.counts.codeExchanges], [1, 1]);
     const html = await page.content();
-    assert.ok(oauth.issued.every((t) => !html.includes(t)), 'no token on the page');
+    assert.ok(
+      oauth.issued.every((t) => !html.includes(t)),
+      'no token on the page',
+    );
     assert.equal(p.errors, []);
   });
 }

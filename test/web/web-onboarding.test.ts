@@ -3,7 +3,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startFakeProvider, type FakeProvider } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, screenshotPath, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  screenshotPath,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { removeHome, startServer, waitFor, type RunningServer } from '../helpers/server.js';
 
 /*
@@ -57,7 +63,10 @@ if (reason) {
     const failure = await result.innerText();
     assert.match(failure, /failed/i);
     assert.match(failure, /bad key/, `the reason is shown: ${failure}`);
-    assert.ok(await page.getByTestId('onboarding-next').isDisabled(), 'no next step before a passing test');
+    assert.ok(
+      await page.getByTestId('onboarding-next').isDisabled(),
+      'no next step before a passing test',
+    );
 
     await form.locator('input[name=api_key]').fill(KEY);
     await form.getByRole('button', { name: 'Save and test again' }).click();
@@ -91,7 +100,14 @@ if (reason) {
 
   test('a first message is answered, streamed as it comes, and ends whole', async () => {
     const { page, errors } = rig;
-    const chunks = ['Hello', ' from', ' **the**', ' fake', ' model', '.\n\n```js\nconst x = 1;\n```'];
+    const chunks = [
+      'Hello',
+      ' from',
+      ' **the**',
+      ' fake',
+      ' model',
+      '.\n\n```js\nconst x = 1;\n```',
+    ];
     fake.enqueue({ parts: [{ text: chunks }], delayMs: 300 });
     const input = page.getByTestId('composer-input');
     await input.fill('Say hello');
@@ -117,7 +133,6 @@ if (reason) {
     assert.is(sessions.body.items.length, 1);
     assert.equal(errors, [], 'no errors in the page');
   });
-
 }
 
 test.run();

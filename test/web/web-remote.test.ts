@@ -2,7 +2,13 @@ import type { Browser } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { browserUnavailable, CHROMIUM, CHROMIUM_ARGS, launch, newPage } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  launch,
+  newPage,
+} from '../helpers/browser.js';
 import { createNetns, netnsUnavailable, type Netns } from '../helpers/netns.js';
 import { http, removeHome, startServer, type RunningServer } from '../helpers/server.js';
 
@@ -15,7 +21,10 @@ import { http, removeHome, startServer, type RunningServer } from '../helpers/se
  */
 
 const browserMissing = browserUnavailable();
-const nsMissing = process.env.SVC_WEB_NO_NETNS === '1' ? 'SVC_WEB_NO_NETNS=1 asks for the other way' : netnsUnavailable();
+const nsMissing =
+  process.env.SVC_WEB_NO_NETNS === '1'
+    ? 'SVC_WEB_NO_NETNS=1 asks for the other way'
+    : netnsUnavailable();
 
 let ns: Netns | undefined;
 let server: RunningServer | undefined;
@@ -27,10 +36,15 @@ let sameOriginRefused: string | undefined;
 if (!browserMissing) {
   if (nsMissing === undefined) {
     ns = createNetns();
-    server = await startServer({ args: ['--addr', `${ns.hostIp}:0`], env: { SVC_ACCESS_KEY: undefined } });
+    server = await startServer({
+      args: ['--addr', `${ns.hostIp}:0`],
+      env: { SVC_ACCESS_KEY: undefined },
+    });
     origin = `http://${ns.hostIp}:${server.port}`;
   } else {
-    console.log(`the browser is not in a network namespace (${nsMissing}); it visits 127.0.0.1 as svc.example instead`);
+    console.log(
+      `the browser is not in a network namespace (${nsMissing}); it visits 127.0.0.1 as svc.example instead`,
+    );
     server = await startServer({ env: { SVC_ACCESS_KEY: undefined } });
     origin = `http://svc.example:${server.port}`;
   }
@@ -41,22 +55,32 @@ if (!browserMissing) {
     host: ns ? ns.hostIp : '127.0.0.1',
     method: 'POST',
     path: '/api/sessions',
-    headers: { Host: new URL(origin).host, Origin: origin, Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    headers: {
+      Host: new URL(origin).host,
+      Origin: origin,
+      Authorization: `Bearer ${key}`,
+      'Content-Type': 'application/json',
+    },
     body: '{}',
   });
-  if (probe.status === 403) sameOriginRefused = `the gateway refuses the page's own origin ${origin} (403 ${probe.text.slice(0, 160)}): same-origin requests need to be allowed (src/gateway/auth.ts)`;
+  if (probe.status === 403)
+    sameOriginRefused = `the gateway refuses the page's own origin ${origin} (403 ${probe.text.slice(0, 160)}): same-origin requests need to be allowed (src/gateway/auth.ts)`;
 }
 
 if (browserMissing) {
   console.log(`skipped: ${browserMissing}`);
-  test('web remote-visitor tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
+  test('web remote-visitor tests are skipped, with a reason', () =>
+    assert.ok(browserMissing.length > 0));
 } else {
   let browser: Browser;
 
   test.before(async () => {
     browser = ns
       ? await launch({ netns: ns.name, home: server!.home })
-      : await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP svc.example 127.0.0.1'] });
+      : await chromium.launch({
+          executablePath: CHROMIUM,
+          args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP svc.example 127.0.0.1'],
+        });
   });
 
   test.after(async () => {
@@ -73,7 +97,11 @@ if (browserMissing) {
       const prompt = p.page.getByTestId('access-prompt');
       await prompt.waitFor();
       assert.match(await prompt.innerText(), /access key/i);
-      assert.is(await p.page.getByTestId('onboarding').count(), 0, 'nothing behind the prompt shows');
+      assert.is(
+        await p.page.getByTestId('onboarding').count(),
+        0,
+        'nothing behind the prompt shows',
+      );
       assert.equal(p.errors, []);
     } finally {
       await p.close();
@@ -109,7 +137,11 @@ if (browserMissing) {
       assert.is(c!.httpOnly, true);
       assert.is(c!.sameSite, 'Strict');
       assert.is(await p.page.evaluate('document.cookie'), '', 'the page cannot read the key');
-      assert.is(await p.page.evaluate('JSON.stringify(localStorage).includes(' + JSON.stringify(key) + ')'), false, 'the key is not stored by the page');
+      assert.is(
+        await p.page.evaluate('JSON.stringify(localStorage).includes(' + JSON.stringify(key) + ')'),
+        false,
+        'the key is not stored by the page',
+      );
     } finally {
       await p.close();
     }
@@ -125,13 +157,17 @@ if (browserMissing) {
       // The providers list comes from an authenticated route: the cookie works.
       await p.page.locator('select[name=provider] option').first().waitFor({ state: 'attached' });
       await p.page.goBack();
-      assert.is(p.page.url(), `${origin}/favicon.svg`, 'the address with the key is not in the history either');
+      assert.is(
+        p.page.url(),
+        `${origin}/favicon.svg`,
+        'the address with the key is not in the history either',
+      );
     } finally {
       await p.close();
     }
   });
 
-  test('the page\'s own origin is accepted (its writes and its WebSocket carry that Origin)', () => {
+  test("the page's own origin is accepted (its writes and its WebSocket carry that Origin)", () => {
     assert.is(sameOriginRefused, undefined, sameOriginRefused);
   });
 

@@ -3,7 +3,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
-import { assistantTexts, browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  assistantTexts,
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -17,7 +24,8 @@ const browserMissing = browserUnavailable();
 
 if (browserMissing) {
   console.log(`skipped: ${browserMissing}`);
-  test('web schedules tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
+  test('web schedules tests are skipped, with a reason', () =>
+    assert.ok(browserMissing.length > 0));
 } else {
   let rig: TurnRig;
   let browser: Browser;
@@ -54,14 +62,27 @@ if (browserMissing) {
     assert.match(await preview.innerText(), /schedule/);
     await expr.fill('0 9 * * 1-5');
     await form.getByRole('textbox', { name: 'Time zone' }).fill('Europe/Berlin');
-    await preview.getByText(/^At 09:00, Monday through Friday, next: (Mon|Tue|Wed|Thu|Fri) \d{1,2} [A-Z][a-z]{2} 09:00$/).waitFor();
+    await preview
+      .getByText(
+        /^At 09:00, Monday through Friday, next: (Mon|Tue|Wed|Thu|Fri) \d{1,2} [A-Z][a-z]{2} 09:00$/,
+      )
+      .waitFor();
     await form.getByRole('textbox', { name: 'Prompt' }).fill('Write the morning brief.');
     await form.getByRole('button', { name: 'Create' }).click();
     await card().waitFor();
-    assert.match(await card().locator('[data-testid="schedule-when"]').innerText(), /At 09:00, Monday through Friday 0 9 \* \* 1-5 \(Europe\/Berlin\)/);
-    assert.match(await card().locator('[data-testid="schedule-next"]').innerText(), /^Next: (Mon|Tue|Wed|Thu|Fri) \d{1,2} [A-Z][a-z]{2} 09:00/);
+    assert.match(
+      await card().locator('[data-testid="schedule-when"]').innerText(),
+      /At 09:00, Monday through Friday 0 9 \* \* 1-5 \(Europe\/Berlin\)/,
+    );
+    assert.match(
+      await card().locator('[data-testid="schedule-next"]').innerText(),
+      /^Next: (Mon|Tue|Wed|Thu|Fri) \d{1,2} [A-Z][a-z]{2} 09:00/,
+    );
     const [t] = (await api(rig.port, 'GET', '/api/tasks?kind=cron')).body.items;
-    assert.equal([t.name, t.timezone, t.prompt, t.enabled], ['Weekday brief', 'Europe/Berlin', 'Write the morning brief.', true]);
+    assert.equal(
+      [t.name, t.timezone, t.prompt, t.enabled],
+      ['Weekday brief', 'Europe/Berlin', 'Write the morning brief.', true],
+    );
   });
 
   test('run now: the run appears in the history with a link to its session, which shows the reply', async () => {
@@ -73,7 +94,11 @@ if (browserMissing) {
     await run.waitFor({ timeout: 30_000 });
     assert.match(await run.innerText(), /manual/);
     await run.getByRole('link', { name: 'Open session' }).click();
-    await waitFor(async () => (await assistantTexts(page)).includes('Here is your morning brief.'), 15_000, 'the run\'s reply in its session');
+    await waitFor(
+      async () => (await assistantTexts(page)).includes('Here is your morning brief.'),
+      15_000,
+      "the run's reply in its session",
+    );
     assert.match(page.url(), /#\/chat\/s_/);
   });
 
@@ -84,18 +109,30 @@ if (browserMissing) {
     await card().getByText('Not scheduled while disabled').waitFor();
     assert.is((await api(rig.port, 'GET', '/api/tasks?kind=cron')).body.items[0].enabled, false);
     await card().getByRole('button', { name: 'Enable' }).click();
-    await card().locator('[data-testid="schedule-next"]', { hasText: /^Next: / }).waitFor();
+    await card()
+      .locator('[data-testid="schedule-next"]', { hasText: /^Next: / })
+      .waitFor();
     await card().getByRole('button', { name: 'Edit' }).click();
     const form = card().locator('[data-testid="schedule-form"]');
     await form.getByRole('textbox', { name: /Cron expression/ }).fill('*/30 * * * *');
-    await form.locator('[data-testid="schedule-preview"]').getByText(/^Every 30 minutes, next: /).waitFor();
+    await form
+      .locator('[data-testid="schedule-preview"]')
+      .getByText(/^Every 30 minutes, next: /)
+      .waitFor();
     await form.getByRole('button', { name: 'Save' }).click();
-    await card().locator('[data-testid="schedule-when"]', { hasText: 'Every 30 minutes' }).waitFor();
-    assert.is((await api(rig.port, 'GET', '/api/tasks?kind=cron')).body.items[0].schedule, '*/30 * * * *');
+    await card()
+      .locator('[data-testid="schedule-when"]', { hasText: 'Every 30 minutes' })
+      .waitFor();
+    assert.is(
+      (await api(rig.port, 'GET', '/api/tasks?kind=cron')).body.items[0].schedule,
+      '*/30 * * * *',
+    );
     await card().getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No scheduled task yet').waitFor();
     const trash = await api(rig.port, 'GET', '/api/trash');
-    assert.ok(trash.body.items.some((i: any) => i.kind === 'cron_task' && i.name === 'Weekday brief'));
+    assert.ok(
+      trash.body.items.some((i: any) => i.kind === 'cron_task' && i.name === 'Weekday brief'),
+    );
     assert.equal(p.errors, []);
   });
 }

@@ -8,7 +8,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { axe, focusKept } from '../helpers/a11y.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -22,16 +28,21 @@ import { startRig, type TurnRig } from '../helpers/turns.js';
 const browserMissing = browserUnavailable();
 
 const FILES: Record<string, Uint8Array> = {
-  'SKILL.md': strToU8('---\nname: weather\ndescription: Reports the weather in a fixed format.\n---\n\nAnswer with BAROMETER first.\n'),
+  'SKILL.md': strToU8(
+    '---\nname: weather\ndescription: Reports the weather in a fixed format.\n---\n\nAnswer with BAROMETER first.\n',
+  ),
   'templates/report.md': strToU8('# Report\n\n- temperature: {{t}}\n'),
   'blob.bin': new Uint8Array([0, 1, 2, 3, 255, 254, 0, 7]),
 };
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
-const hashesOf = (files: Record<string, Uint8Array>) => Object.fromEntries(Object.entries(files).map(([k, v]) => [k, sha(v)]));
+const hashesOf = (files: Record<string, Uint8Array>) =>
+  Object.fromEntries(Object.entries(files).map(([k, v]) => [k, sha(v)]));
 
 /** A skill's zip with its files under `<name>/`, the way another tool exports one. */
 function skillZip(name: string, files: Record<string, Uint8Array>): Buffer {
-  return Buffer.from(zipSync(Object.fromEntries(Object.entries(files).map(([k, v]) => [`${name}/${k}`, v]))));
+  return Buffer.from(
+    zipSync(Object.fromEntries(Object.entries(files).map(([k, v]) => [`${name}/${k}`, v]))),
+  );
 }
 
 /** Drops a file on the page's drop zone as a user dragging it from the file manager would. */
@@ -56,8 +67,12 @@ if (browserMissing) {
   let work = '';
   const skillsDir = () => join(rig.server.home, 'skills');
   const card = (name: string) => p.page.locator(`[data-testid="skill"][data-name="${name}"]`);
-  const listed = async (name: string) => ((await api(rig.port, 'GET', '/api/skills')).body.items as any[]).find((s) => s.name === name);
-  const onDisk = (name: string) => Object.fromEntries(Object.keys(FILES).map((k) => [k, sha(readFileSync(join(skillsDir(), name, k)))]));
+  const listed = async (name: string) =>
+    ((await api(rig.port, 'GET', '/api/skills')).body.items as any[]).find((s) => s.name === name);
+  const onDisk = (name: string) =>
+    Object.fromEntries(
+      Object.keys(FILES).map((k) => [k, sha(readFileSync(join(skillsDir(), name, k)))]),
+    );
   const importAlert = () => p.page.locator('[data-testid="skill-import"] [role="alert"]');
 
   test.before(async () => {
@@ -65,7 +80,10 @@ if (browserMissing) {
     rig = await startRig({ models: { oa: { protocol: 'openai' } } });
     await finishOnboarding(rig.port, 'oa');
     mkdirSync(join(skillsDir(), 'broken'), { recursive: true });
-    writeFileSync(join(skillsDir(), 'broken', 'SKILL.md'), '---\nname: broken\n---\nno description here\n');
+    writeFileSync(
+      join(skillsDir(), 'broken', 'SKILL.md'),
+      '---\nname: broken\n---\nno description here\n',
+    );
     browser = await launch();
     p = await newPage(browser);
     await p.page.goto(`${rig.server.base}/#/chat`);
@@ -86,43 +104,76 @@ if (browserMissing) {
     await builtin.waitFor();
     assert.match(await builtin.innerText(), /built-in/);
     assert.ok(await builtin.getByRole('switch', { name: 'Enabled (svc-config)' }).isChecked());
-    assert.is(await builtin.getByRole('button', { name: /Delete/ }).count(), 0, 'a built-in cannot be deleted, only disabled');
+    assert.is(
+      await builtin.getByRole('button', { name: /Delete/ }).count(),
+      0,
+      'a built-in cannot be deleted, only disabled',
+    );
     assert.is(await builtin.getByRole('link', { name: 'Export svc-config' }).count(), 1);
     const broken = card('broken');
     assert.match(await broken.innerText(), /invalid/);
-    assert.match(await broken.getByTestId('skill-why').innerText(), /Not offered to the model: .*description/);
+    assert.match(
+      await broken.getByTestId('skill-why').innerText(),
+      /Not offered to the model: .*description/,
+    );
     assert.equal(await axe(page, 'skills (light)'), []);
   });
 
   test('a zip chosen with the file input is imported byte for byte; the same name again is refused until Replace is ticked', async () => {
     const { page } = p;
     const zip = skillZip('weather', FILES);
-    await page.getByTestId('skill-file').setInputFiles({ name: 'weather.zip', mimeType: 'application/zip', buffer: zip });
+    await page
+      .getByTestId('skill-file')
+      .setInputFiles({ name: 'weather.zip', mimeType: 'application/zip', buffer: zip });
     await card('weather').waitFor();
     assert.match(await card('weather').innerText(), /yours/);
     assert.match(await card('weather').innerText(), /3 files/);
     await page.getByTestId('toast').filter({ hasText: 'Imported "weather".' }).waitFor();
     assert.equal(onDisk('weather'), hashesOf(FILES));
 
-    await page.getByTestId('skill-file').setInputFiles({ name: 'weather.zip', mimeType: 'application/zip', buffer: zip });
+    await page
+      .getByTestId('skill-file')
+      .setInputFiles({ name: 'weather.zip', mimeType: 'application/zip', buffer: zip });
     await importAlert().waitFor();
     assert.match(await importAlert().innerText(), /weather.*force|force.*weather/i);
     await page.getByLabel(/Replace a skill of the same name/).check();
-    await page.getByTestId('skill-file').setInputFiles({ name: 'weather.zip', mimeType: 'application/zip', buffer: zip });
+    await page
+      .getByTestId('skill-file')
+      .setInputFiles({ name: 'weather.zip', mimeType: 'application/zip', buffer: zip });
     await page.getByTestId('toast').filter({ hasText: 'the old one is in the trash' }).waitFor();
     assert.is(await importAlert().count(), 0, 'the error is gone');
     await page.getByLabel(/Replace a skill of the same name/).uncheck();
     const trash = (await api(rig.port, 'GET', '/api/trash')).body.items;
-    assert.ok(trash.some((i: any) => i.kind === 'skill' && i.name === 'weather'), 'the replaced copy is in the trash');
+    assert.ok(
+      trash.some((i: any) => i.kind === 'skill' && i.name === 'weather'),
+      'the replaced copy is in the trash',
+    );
   });
 
   test('a zip dropped on the zone is imported; a hostile one is refused naming its rule and writes nothing', async () => {
     const { page } = p;
-    await dropFile(page, 'dropped.zip', skillZip('dropped', { 'SKILL.md': strToU8('---\nname: dropped\ndescription: Came in by drag and drop.\n---\nbody\n') }));
+    await dropFile(
+      page,
+      'dropped.zip',
+      skillZip('dropped', {
+        'SKILL.md': strToU8(
+          '---\nname: dropped\ndescription: Came in by drag and drop.\n---\nbody\n',
+        ),
+      }),
+    );
     await card('dropped').waitFor();
     assert.match(await card('dropped').innerText(), /Came in by drag and drop/);
 
-    await dropFile(page, 'evil.zip', Buffer.from(zipSync({ 'SKILL.md': strToU8('---\nname: evil\ndescription: x\n---\n'), '../escape.txt': strToU8('x') })));
+    await dropFile(
+      page,
+      'evil.zip',
+      Buffer.from(
+        zipSync({
+          'SKILL.md': strToU8('---\nname: evil\ndescription: x\n---\n'),
+          '../escape.txt': strToU8('x'),
+        }),
+      ),
+    );
     await importAlert().waitFor();
     assert.match(await importAlert().innerText(), /path_escape/);
     assert.is(await card('evil').count(), 0);
@@ -136,11 +187,18 @@ if (browserMissing) {
     const { page } = p;
     const dir = join(work, 'pathed');
     mkdirSync(dir);
-    writeFileSync(join(dir, 'SKILL.md'), '---\nname: pathed\ndescription: Imported from a folder path.\n---\nbody\n');
+    writeFileSync(
+      join(dir, 'SKILL.md'),
+      '---\nname: pathed\ndescription: Imported from a folder path.\n---\nbody\n',
+    );
     await page.getByLabel(/Or a path on the server/).fill(dir);
     await page.getByRole('button', { name: 'Import', exact: true }).click();
     await card('pathed').waitFor();
-    assert.is(await page.getByLabel(/Or a path on the server/).inputValue(), '', 'the field is cleared');
+    assert.is(
+      await page.getByLabel(/Or a path on the server/).inputValue(),
+      '',
+      'the field is cleared',
+    );
     await page.getByLabel(/Or a path on the server/).fill(join(work, 'nowhere'));
     await page.getByRole('button', { name: 'Import', exact: true }).click();
     await importAlert().filter({ hasText: 'Nothing exists at' }).waitFor();
@@ -150,13 +208,21 @@ if (browserMissing) {
     const { page } = p;
     const sw = card('weather').getByRole('switch', { name: 'Enabled (weather)' });
     await sw.click();
-    await waitFor(async () => (await listed('weather')).enabled === false, 10_000, 'the skill to be off');
+    await waitFor(
+      async () => (await listed('weather')).enabled === false,
+      10_000,
+      'the skill to be off',
+    );
     assert.not.ok(await sw.isChecked());
 
     const chat = (await api(rig.port, 'POST', '/api/sessions', { title: 'Skills seen' })).body.id;
     const system = async () => {
       const from = rig.fake.requests.length;
-      assert.is((await api(rig.port, 'POST', `/api/chat/${chat}/turn`, { message: 'hi', attachments: [] })).status, 200);
+      assert.is(
+        (await api(rig.port, 'POST', `/api/chat/${chat}/turn`, { message: 'hi', attachments: [] }))
+          .status,
+        200,
+      );
       const msgs = rig.fake.requests[from]!.body!.messages as any[];
       return String(msgs.find((m) => m.role === 'system')?.content ?? '');
     };
@@ -166,23 +232,52 @@ if (browserMissing) {
 
     await sw.focus();
     await page.keyboard.press('Space');
-    await waitFor(async () => (await listed('weather')).enabled === true, 10_000, 'the skill to be on');
+    await waitFor(
+      async () => (await listed('weather')).enabled === true,
+      10_000,
+      'the skill to be on',
+    );
     await focusKept(page, 'Space on the switch');
     assert.match(await system(), /- weather: Reports the weather/);
 
-    assert.is((await api(rig.port, 'PATCH', '/api/skills/weather/toggle', { enabled: false })).status, 200);
-    await waitFor(async () => !(await sw.isChecked()), 10_000, 'the switch to follow a change made through the API');
-    assert.is((await api(rig.port, 'PATCH', '/api/skills/weather/toggle', { enabled: true })).status, 200);
+    assert.is(
+      (await api(rig.port, 'PATCH', '/api/skills/weather/toggle', { enabled: false })).status,
+      200,
+    );
+    await waitFor(
+      async () => !(await sw.isChecked()),
+      10_000,
+      'the switch to follow a change made through the API',
+    );
+    assert.is(
+      (await api(rig.port, 'PATCH', '/api/skills/weather/toggle', { enabled: true })).status,
+      200,
+    );
     await waitFor(() => sw.isChecked(), 10_000, 'the switch to come back on');
   });
 
   test('Export downloads the skill as <name>.zip with the same bytes', async () => {
     const { page } = p;
-    const [download] = await Promise.all([page.waitForEvent('download'), card('weather').getByRole('link', { name: 'Export weather' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      card('weather').getByRole('link', { name: 'Export weather' }).click(),
+    ]);
     assert.is(download.suggestedFilename(), 'weather.zip');
     const entries = unzipSync(new Uint8Array(readFileSync(await download.path())));
-    assert.equal(Object.keys(entries).sort(), Object.keys(FILES).map((k) => `weather/${k}`).sort());
-    assert.equal(hashesOf(Object.fromEntries(Object.entries(entries).map(([k, v]) => [k.slice('weather/'.length), v]))), hashesOf(FILES));
+    assert.equal(
+      Object.keys(entries).sort(),
+      Object.keys(FILES)
+        .map((k) => `weather/${k}`)
+        .sort(),
+    );
+    assert.equal(
+      hashesOf(
+        Object.fromEntries(
+          Object.entries(entries).map(([k, v]) => [k.slice('weather/'.length), v]),
+        ),
+      ),
+      hashesOf(FILES),
+    );
   });
 
   test('Delete moves a skill to the trash; the Trash page restores it with the same files', async () => {
@@ -195,7 +290,9 @@ if (browserMissing) {
 
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.locator('.tabs a', { hasText: 'Trash' }).click();
-    const row = page.locator('[data-testid="trash-item"]', { hasText: 'weather' }).filter({ has: page.locator('.chip', { hasText: 'skill' }) });
+    const row = page
+      .locator('[data-testid="trash-item"]', { hasText: 'weather' })
+      .filter({ has: page.locator('.chip', { hasText: 'skill' }) });
     // The copy the import test replaced is in the trash too; both hold the same files.
     await row.first().waitFor();
     await row.first().getByRole('button', { name: 'Restore' }).click();

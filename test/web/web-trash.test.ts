@@ -2,7 +2,13 @@ import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -55,15 +61,33 @@ if (browserMissing) {
 
     // Scrolling the list's end into view loads the next page.
     await rows().last().scrollIntoViewIfNeeded();
-    await page.getByTestId('trash-more').scrollIntoViewIfNeeded().catch(() => undefined);
-    await waitFor(async () => (await rows().count()) > first, 10_000, 'a second page to load on scroll');
+    await page
+      .getByTestId('trash-more')
+      .scrollIntoViewIfNeeded()
+      .catch(() => undefined);
+    await waitFor(
+      async () => (await rows().count()) > first,
+      10_000,
+      'a second page to load on scroll',
+    );
     // Whatever is left comes by the button (or by scrolling again).
     while ((await page.getByTestId('trash-more').count()) > 0) {
-      await page.getByTestId('trash-more').click().catch(() => undefined);
-      await waitFor(async () => (await page.getByTestId('trash-more').count()) === 0 || !(await page.getByTestId('trash-more').isDisabled()), 10_000, 'the page to load');
+      await page
+        .getByTestId('trash-more')
+        .click()
+        .catch(() => undefined);
+      await waitFor(
+        async () =>
+          (await page.getByTestId('trash-more').count()) === 0 ||
+          !(await page.getByTestId('trash-more').isDisabled()),
+        10_000,
+        'the page to load',
+      );
     }
     await waitFor(async () => (await rows().count()) === 120, 10_000, 'every item');
-    const shown = await rows().evaluateAll((els) => els.map((e) => e.querySelector('strong')?.textContent ?? ''));
+    const shown = await rows().evaluateAll((els) =>
+      els.map((e) => e.querySelector('strong')?.textContent ?? ''),
+    );
     assert.equal(shown, [...titles].reverse(), 'each item once, newest first');
   });
 
@@ -73,7 +97,9 @@ if (browserMissing) {
     await row.getByRole('button', { name: 'Restore' }).click();
     await row.waitFor({ state: 'detached' });
     await page.getByText(/119 items/).waitFor();
-    const list = (await api(rig.port, 'GET', '/api/sessions?limit=200')).body.items.map((s: { title: string }) => s.title);
+    const list = (await api(rig.port, 'GET', '/api/sessions?limit=200')).body.items.map(
+      (s: { title: string }) => s.title,
+    );
     assert.ok(list.includes('Paged 000'));
   });
 }

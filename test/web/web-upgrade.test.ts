@@ -6,7 +6,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startReleaseServer, type ReleaseServer } from '../fixtures/release-server.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
 /*
@@ -43,7 +49,14 @@ if (browserMissing) {
         { name: 'checksums.txt', text: `${'a'.repeat(64)}  ${name}\n` },
       ],
     };
-    rig = await startRig({ models: { oa: { protocol: 'openai' } }, env: { SVC_RELEASES_URL: host.base, NODE_EXTRA_CA_CERTS: host.caFile, SVC_UPGRADE_CHECK: '1' } });
+    rig = await startRig({
+      models: { oa: { protocol: 'openai' } },
+      env: {
+        SVC_RELEASES_URL: host.base,
+        NODE_EXTRA_CA_CERTS: host.caFile,
+        SVC_UPGRADE_CHECK: '1',
+      },
+    });
     await finishOnboarding(rig.port, 'oa');
     browser = await launch();
     p = await newPage(browser);
@@ -62,25 +75,45 @@ if (browserMissing) {
     const running = (await api(rig.port, 'GET', '/api/version')).body.version as string;
     // the check runs shortly after start; the page then reads it on load
     const deadline = Date.now() + 30_000;
-    while ((await api(rig.port, 'GET', '/api/version')).body.checked_at === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 150));
+    while (
+      (await api(rig.port, 'GET', '/api/version')).body.checked_at === null &&
+      Date.now() < deadline
+    )
+      await new Promise((r) => setTimeout(r, 150));
     await page.goto(`${rig.server.base}/#/chat`);
-    const badge = page.getByRole('button', { name: `v${running}, the svc version; update available: 9.9.9` });
+    const badge = page.getByRole('button', {
+      name: `v${running}, the svc version; update available: 9.9.9`,
+    });
     await badge.waitFor();
     assert.is((await badge.innerText()).trim(), `v${running}`);
     assert.is(await badge.locator('.update-dot').count(), 1);
     await badge.click();
     const pop = page.getByRole('dialog', { name: 'svc version' });
     await pop.getByText('svc 9.9.9', { exact: true }).waitFor();
-    assert.match(await pop.locator('.release-notes').innerText(), 'Nine nines.\n- a badge with a dot');
+    assert.match(
+      await pop.locator('.release-notes').innerText(),
+      'Nine nines.\n- a badge with a dot',
+    );
     await pop.getByRole('button', { name: 'Upgrade to 9.9.9' }).click();
     const failed = pop.locator('.upgrade-steps li[data-stage="failed"]');
     await failed.waitFor({ timeout: 60_000 });
     const text = await failed.innerText();
     assert.match(text, 'does not match checksums.txt');
     assert.match(text, `expected: ${'a'.repeat(64)}`);
-    assert.ok((await pop.locator('.upgrade-steps li[data-stage="downloading"]').count()) === 1, 'the download was shown');
-    assert.is((await api(rig.port, 'GET', '/api/version')).body.version, running, 'still the same version');
-    assert.not.ok(readdirSync(rig.server.home).includes('versions') && readdirSync(join(rig.server.home, 'versions')).length > 0, 'nothing installed');
+    assert.ok(
+      (await pop.locator('.upgrade-steps li[data-stage="downloading"]').count()) === 1,
+      'the download was shown',
+    );
+    assert.is(
+      (await api(rig.port, 'GET', '/api/version')).body.version,
+      running,
+      'still the same version',
+    );
+    assert.not.ok(
+      readdirSync(rig.server.home).includes('versions') &&
+        readdirSync(join(rig.server.home, 'versions')).length > 0,
+      'nothing installed',
+    );
     await page.keyboard.press('Escape');
     await pop.waitFor({ state: 'detached' });
   });

@@ -6,7 +6,13 @@ import * as assert from 'uvu/assert';
 import { textReply } from '../fixtures/fake-provider.js';
 import { active, axe, focusKept } from '../helpers/a11y.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage, type PageRig } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  type PageRig,
+} from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -49,17 +55,20 @@ steps:
     run: echo two
 `;
 
-const FAILS = 'description: fails in the middle\nsteps:\n  - id: ok\n    tool: current_time\n    args: { time_zone: UTC }\n  - id: bad\n    needs: [ok]\n    tool: skill\n    args: { name: no-such-skill }\n';
+const FAILS =
+  'description: fails in the middle\nsteps:\n  - id: ok\n    tool: current_time\n    args: { time_zone: UTC }\n  - id: bad\n    needs: [ok]\n    tool: skill\n    args: { name: no-such-skill }\n';
 
 if (browserMissing) {
   console.log(`skipped: ${browserMissing}`);
-  test('web workflows tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
+  test('web workflows tests are skipped, with a reason', () =>
+    assert.ok(browserMissing.length > 0));
 } else {
   let rig: TurnRig;
   let browser: Browser;
   let p: PageRig;
   const card = (name: string) => p.page.locator(`[data-testid="workflow"][data-name="${name}"]`);
-  const step = (wf: string, id: string) => card(wf).locator(`[data-testid="workflow-step"][data-step="${id}"]`);
+  const step = (wf: string, id: string) =>
+    card(wf).locator(`[data-testid="workflow-step"][data-step="${id}"]`);
   const statusOf = (wf: string, id: string) => step(wf, id).getAttribute('data-status');
   const dialog = () => p.page.getByTestId('workflow-run-dialog');
 
@@ -89,15 +98,28 @@ if (browserMissing) {
     await card('progress').waitFor();
     for (const name of ['repo-digest', 'page-brief']) {
       assert.match(await card(name).innerText(), /built-in/);
-      assert.is(await card(name).getByRole('button', { name: `Run… ${name}` }).count(), 1);
+      assert.is(
+        await card(name)
+          .getByRole('button', { name: `Run… ${name}` })
+          .count(),
+        1,
+      );
     }
-    assert.equal(await card('progress').locator('[data-testid="workflow-step"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-step'))), ['fact', 'hold', 'combine']);
+    assert.equal(
+      await card('progress')
+        .locator('[data-testid="workflow-step"]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-step'))),
+      ['fact', 'hold', 'combine'],
+    );
     assert.match(await step('progress', 'combine').innerText(), /agent prompt · after fact, hold/);
     assert.match(await step('progress', 'hold').innerText(), /shell command/);
     assert.is(await statusOf('progress', 'fact'), null, 'no run yet: no state');
     const broken = card('broken');
     assert.match(await broken.innerText(), /invalid/);
-    assert.is(await broken.getByTestId('workflow-why').innerText(), 'line 6, steps.1.needs.1: needs names "nowhere", which is not a step of this workflow');
+    assert.is(
+      await broken.getByTestId('workflow-why').innerText(),
+      'line 6, steps.1.needs.1: needs names "nowhere", which is not a step of this workflow',
+    );
     assert.is(await broken.getByRole('button').count(), 0, 'an invalid workflow cannot be run');
   });
 
@@ -108,7 +130,12 @@ if (browserMissing) {
     assert.match(await active(page), /^INPUT/, 'focus goes to the first input');
     assert.is(await page.evaluate('document.activeElement.id'), 'wf-in-topic');
     assert.is(await dialog().getByLabel('tone').inputValue(), 'dry');
-    assert.is(await dialog().getByRole('textbox', { name: 'topic (required)' }).getAttribute('aria-describedby'), 'wf-in-topic-hint');
+    assert.is(
+      await dialog()
+        .getByRole('textbox', { name: 'topic (required)' })
+        .getAttribute('aria-describedby'),
+      'wf-in-topic-hint',
+    );
     await dialog().getByRole('button', { name: 'Run', exact: true }).click();
     const alert = dialog().getByRole('alert');
     await alert.waitFor();
@@ -116,8 +143,14 @@ if (browserMissing) {
     assert.equal(await axe(page, 'workflow run dialog'), []);
     await page.keyboard.press('Escape');
     await dialog().waitFor({ state: 'detached' });
-    assert.match(await focusKept(page, 'Escape on the dialog'), /workflow-run.*Run… progress/, 'focus goes back to the Run button');
-    const listed = (await api(rig.port, 'GET', '/api/workflows')).body.items.find((w: any) => w.name === 'progress');
+    assert.match(
+      await focusKept(page, 'Escape on the dialog'),
+      /workflow-run.*Run… progress/,
+      'focus goes back to the Run button',
+    );
+    const listed = (await api(rig.port, 'GET', '/api/workflows')).body.items.find(
+      (w: any) => w.name === 'progress',
+    );
     assert.is(listed.last_run, null, 'nothing ran');
   });
 
@@ -133,35 +166,80 @@ if (browserMissing) {
 
     // The fetch waits for its approval (curl always asks): the page shows the first step done,
     // the second running and the third not started.
-    await waitFor(async () => (await statusOf('progress', 'hold')) === 'running', 20_000, 'the hold step to be running');
-    const sessionId = ((await card('progress').getByTestId('workflow-session').getAttribute('href')) ?? '').replace('#/chat/', '');
-    const approval = await waitFor(async () => (await api(rig.port, 'GET', `/api/sessions/${sessionId}/approvals`)).body.items?.[0], 20_000, 'the fetch to ask');
+    await waitFor(
+      async () => (await statusOf('progress', 'hold')) === 'running',
+      20_000,
+      'the hold step to be running',
+    );
+    const sessionId = (
+      (await card('progress').getByTestId('workflow-session').getAttribute('href')) ?? ''
+    ).replace('#/chat/', '');
+    const approval = await waitFor(
+      async () =>
+        (await api(rig.port, 'GET', `/api/sessions/${sessionId}/approvals`)).body.items?.[0],
+      20_000,
+      'the fetch to ask',
+    );
     assert.is(approval.tool, 'terminal');
     assert.is(await statusOf('progress', 'fact'), 'completed');
     assert.is(await step('progress', 'fact').locator('pre').innerText(), 'Otters hold hands.');
     assert.is(await statusOf('progress', 'combine'), 'pending');
-    assert.is(await card('progress').getByTestId('workflow-status').innerText(), 'Running step hold…');
-    assert.match(await card('progress').getByTestId('workflow-session').innerText(), /Follow the run's session/);
+    assert.is(
+      await card('progress').getByTestId('workflow-status').innerText(),
+      'Running step hold…',
+    );
+    assert.match(
+      await card('progress').getByTestId('workflow-session').innerText(),
+      /Follow the run's session/,
+    );
 
-    const ok = await api(rig.port, 'POST', `/api/sessions/${sessionId}/approvals/${approval.approval_id}`, { decision: 'allow_once' });
+    const ok = await api(
+      rig.port,
+      'POST',
+      `/api/sessions/${sessionId}/approvals/${approval.approval_id}`,
+      { decision: 'allow_once' },
+    );
     assert.is(ok.status, 200, JSON.stringify(ok.body));
-    await waitFor(async () => (await statusOf('progress', 'combine')) === 'completed', 20_000, 'the last step to complete');
+    await waitFor(
+      async () => (await statusOf('progress', 'combine')) === 'completed',
+      20_000,
+      'the last step to complete',
+    );
     assert.is(await statusOf('progress', 'hold'), 'completed');
     assert.is(await step('progress', 'hold').locator('pre').innerText(), 'gate-open');
     assert.is(await step('progress', 'combine').locator('pre').innerText(), 'COMBINED: otters');
-    await card('progress').getByTestId('workflow-status').filter({ hasText: 'The run completed.' }).waitFor();
-    assert.is((await api(rig.port, 'GET', '/api/workflows')).body.items.find((w: any) => w.name === 'progress').last_run.status, 'completed');
+    await card('progress')
+      .getByTestId('workflow-status')
+      .filter({ hasText: 'The run completed.' })
+      .waitFor();
+    assert.is(
+      (await api(rig.port, 'GET', '/api/workflows')).body.items.find(
+        (w: any) => w.name === 'progress',
+      ).last_run.status,
+      'completed',
+    );
 
     await card('progress').getByRole('link', { name: "Open the run's session (progress)" }).click();
     await waitFor(() => page.url().endsWith(`#/chat/${sessionId}`), 10_000, 'the session to open');
-    await page.getByTestId('assistant-message').filter({ hasText: 'Workflow "progress" completed.' }).waitFor();
+    await page
+      .getByTestId('assistant-message')
+      .filter({ hasText: 'Workflow "progress" completed.' })
+      .waitFor();
     const transcript = await page.getByTestId('transcript').innerText();
     assert.match(transcript, /Give one fact about otters\./, 'the first step is in the session');
     assert.match(transcript, /Otters hold hands\./);
     const shell = page.locator('[data-testid="tool-card"][data-tool="terminal"]');
-    assert.is(await shell.getAttribute('data-status'), 'done', 'the shell step is in the session, as a tool card');
+    assert.is(
+      await shell.getAttribute('data-status'),
+      'done',
+      'the shell step is in the session, as a tool card',
+    );
     assert.match(await shell.getByTestId('tool-output').innerText(), /^gate-open/);
-    assert.match(transcript, /In a dry tone, combine: Otters hold hands\. \/ gate-open/, 'the fan-in step got both outputs');
+    assert.match(
+      transcript,
+      /In a dry tone, combine: Otters hold hands\. \/ gate-open/,
+      'the fan-in step got both outputs',
+    );
     assert.match(transcript, /COMBINED: otters/);
   });
 
@@ -171,8 +249,14 @@ if (browserMissing) {
     await card('fails').getByRole('button', { name: 'Run… fails' }).click();
     await dialog().getByText('This workflow takes no inputs.').waitFor();
     await dialog().getByRole('button', { name: 'Run', exact: true }).click();
-    await card('fails').getByTestId('workflow-status').filter({ hasText: 'The run failed at step bad' }).waitFor({ timeout: 20_000 });
-    assert.match(await card('fails').getByTestId('workflow-status').innerText(), /the tool call failed: .*no-such-skill/);
+    await card('fails')
+      .getByTestId('workflow-status')
+      .filter({ hasText: 'The run failed at step bad' })
+      .waitFor({ timeout: 20_000 });
+    assert.match(
+      await card('fails').getByTestId('workflow-status').innerText(),
+      /the tool call failed: .*no-such-skill/,
+    );
     assert.is(await statusOf('fails', 'ok'), 'completed');
     assert.is(await statusOf('fails', 'bad'), 'failed');
   });
@@ -181,11 +265,27 @@ if (browserMissing) {
     const { page } = p;
     const started = await api(rig.port, 'POST', '/api/workflows/fails/run', { inputs: {} });
     assert.is(started.status, 202);
-    await waitFor(async () => (await card('fails').getByTestId('workflow-session').getAttribute('href')) === `#/chat/${started.body.session_id}`, 20_000, 'the page to follow the new run');
-    await card('fails').getByTestId('workflow-status').filter({ hasText: 'The run failed at step bad' }).waitFor({ timeout: 20_000 });
+    await waitFor(
+      async () =>
+        (await card('fails').getByTestId('workflow-session').getAttribute('href')) ===
+        `#/chat/${started.body.session_id}`,
+      20_000,
+      'the page to follow the new run',
+    );
+    await card('fails')
+      .getByTestId('workflow-status')
+      .filter({ hasText: 'The run failed at step bad' })
+      .waitFor({ timeout: 20_000 });
     await page.reload();
-    await card('progress').getByTestId('workflow-status').filter({ hasText: 'The run completed.' }).waitFor();
-    await waitFor(async () => (await statusOf('progress', 'combine')) === 'completed', 10_000, 'the steps of the last run');
+    await card('progress')
+      .getByTestId('workflow-status')
+      .filter({ hasText: 'The run completed.' })
+      .waitFor();
+    await waitFor(
+      async () => (await statusOf('progress', 'combine')) === 'completed',
+      10_000,
+      'the steps of the last run',
+    );
     assert.is(await statusOf('progress', 'fact'), 'completed');
     assert.is(await step('progress', 'combine').locator('pre').innerText(), 'COMBINED: otters');
   });
@@ -200,11 +300,18 @@ if (browserMissing) {
         const other = await newPage(browser, { viewport, colorScheme });
         try {
           await other.page.goto(`${rig.server.base}/#/workflows`);
-          await other.page.locator('[data-testid="workflow"][data-name="progress"] [data-status="completed"]').first().waitFor();
-          failures.push(...(await axe(other.page, `workflows (${colorScheme}, ${viewport.width}px)`)));
+          await other.page
+            .locator('[data-testid="workflow"][data-name="progress"] [data-status="completed"]')
+            .first()
+            .waitFor();
+          failures.push(
+            ...(await axe(other.page, `workflows (${colorScheme}, ${viewport.width}px)`)),
+          );
           await other.page.getByRole('button', { name: 'Run… progress' }).click();
           await other.page.getByTestId('workflow-run-dialog').waitFor();
-          failures.push(...(await axe(other.page, `workflow run dialog (${colorScheme}, ${viewport.width}px)`)));
+          failures.push(
+            ...(await axe(other.page, `workflow run dialog (${colorScheme}, ${viewport.width}px)`)),
+          );
           assert.equal(other.errors, []);
         } finally {
           await other.close();

@@ -1,4 +1,10 @@
-import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import {
+  createServer,
+  ServerResponse,
+  STATUS_CODES,
+  type IncomingMessage,
+  type Server,
+} from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { isLoopbackText } from '../../shared/net/addr.js';
@@ -167,7 +173,9 @@ export class NodeEngine implements HttpEngine {
 
   constructor() {
     // Node's request timeout (300 s) would cut a long upload off; headers still have to arrive in 60 s.
-    this.server = createServer({ requestTimeout: 0, keepAliveTimeout: 10_000 }, (req, res) => this.handler?.(new NodeResponse(req, res), new NodeRequest(req)));
+    this.server = createServer({ requestTimeout: 0, keepAliveTimeout: 10_000 }, (req, res) =>
+      this.handler?.(new NodeResponse(req, res), new NodeRequest(req)),
+    );
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = (req.url ?? '').split('?')[0];
       if (path === '/ws' && this.wsUpgrade) return this.wsUpgrade(req, socket, head);
@@ -180,8 +188,12 @@ export class NodeEngine implements HttpEngine {
     });
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
       if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-      const body = JSON.stringify({ error: { code: 'invalid_request', message: 'The request is not valid HTTP/1.1.' } });
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      const body = JSON.stringify({
+        error: { code: 'invalid_request', message: 'The request is not valid HTTP/1.1.' },
+      });
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     });
   }
 
@@ -190,14 +202,22 @@ export class NodeEngine implements HttpEngine {
   }
 
   ws<T>(h: WsHandlers<T>): void {
-    const wss = new WebSocketServer({ noServer: true, maxPayload: h.maxPayload, perMessageDeflate: false });
+    const wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: h.maxPayload,
+      perMessageDeflate: false,
+    });
     this.wsUpgrade = (req, socket, head) => {
       const decision = h.upgrade(new NodeRequest(req));
       if (!decision.ok) {
         const e = decision.error;
         const body = JSON.stringify(e.toBody());
-        const extra = Object.entries(e.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-        socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`);
+        const extra = Object.entries(e.headers ?? {})
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('');
+        socket.end(
+          `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+        );
         return;
       }
       wss.handleUpgrade(req, socket, head, (ws) => {
@@ -229,7 +249,11 @@ export class NodeEngine implements HttpEngine {
   listen(host: string, port: number, inherited?: unknown): Promise<number> {
     return new Promise((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) =>
-        reject(new Error(`cannot listen on ${host || '*'}:${port}: ${err.code === 'EADDRINUSE' ? 'the address is in use' : err.code === 'EADDRNOTAVAIL' ? 'the address is not available on this machine' : err.message}`));
+        reject(
+          new Error(
+            `cannot listen on ${host || '*'}:${port}: ${err.code === 'EADDRINUSE' ? 'the address is in use' : err.code === 'EADDRNOTAVAIL' ? 'the address is not available on this machine' : err.message}`,
+          ),
+        );
       const done = () => {
         this.server.off('error', onError);
         const addr = this.server.address();
@@ -237,7 +261,15 @@ export class NodeEngine implements HttpEngine {
       };
       this.server.once('error', onError);
       if (inherited !== undefined) this.server.listen(inherited as { _handle: unknown }, done);
-      else this.server.listen({ host: host === '' ? undefined : host, port, ...(nodeReusePort ? { reusePort: true } : {}) }, done);
+      else
+        this.server.listen(
+          {
+            host: host === '' ? undefined : host,
+            port,
+            ...(nodeReusePort ? { reusePort: true } : {}),
+          },
+          done,
+        );
     });
   }
 

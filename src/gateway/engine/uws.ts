@@ -209,7 +209,12 @@ export class UwsEngine implements HttpEngine {
   private bind(host: string, port: number): Promise<UWS.us_listen_socket> {
     return new Promise((resolve, reject) => {
       const done = (sock: UWS.us_listen_socket | false) => {
-        if (!sock) reject(new Error(`cannot listen on ${host || '*'}:${port}: the address is in use or not available on this machine`));
+        if (!sock)
+          reject(
+            new Error(
+              `cannot listen on ${host || '*'}:${port}: the address is in use or not available on this machine`,
+            ),
+          );
         else resolve(sock);
       };
       if (host === '') this.app.listen(port, done);
@@ -232,7 +237,10 @@ export class UwsEngine implements HttpEngine {
   }
 }
 
-function refuse(res: UWS.HttpResponse, decision: { error: { status: number; headers?: Record<string, string>; toBody(): unknown } }): void {
+function refuse(
+  res: UWS.HttpResponse,
+  decision: { error: { status: number; headers?: Record<string, string>; toBody(): unknown } },
+): void {
   const error = decision.error;
   res.cork(() => {
     res.writeStatus(`${error.status} ${STATUS_CODES[error.status] ?? ''}`);

@@ -15,20 +15,31 @@ export function artifactRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/sessions/:id/artifacts/:artifact_id',
-      summary: 'One artifact\'s current content (nosniff, sandboxed, never served as HTML).',
+      summary: "One artifact's current content (nosniff, sandboxed, never served as HTML).",
       handler: ({ params }) => {
         requireSession(deps.db, params.id ?? '');
         const a = getArtifact(deps.db, params.id ?? '', params.artifact_id ?? '');
-        if (!a) throw new ApiError('not_found', `The session has no artifact ${params.artifact_id}; GET /api/sessions/${params.id}/artifacts lists them.`);
+        if (!a)
+          throw new ApiError(
+            'not_found',
+            `The session has no artifact ${params.artifact_id}; GET /api/sessions/${params.id}/artifacts lists them.`,
+          );
         let size: number;
         try {
           const st = statSync(a.path);
           if (!st.isFile()) throw new Error('not a file');
           size = st.size;
         } catch {
-          throw new ApiError('not_found', `The artifact's file ${a.path} is gone (moved or deleted since it was written).`);
+          throw new ApiError(
+            'not_found',
+            `The artifact's file ${a.path} is gone (moved or deleted since it was written).`,
+          );
         }
-        if (size > SERVE_MAX) throw new ApiError('too_large', `The artifact is ${size} bytes; files over ${SERVE_MAX} bytes are not served here.`);
+        if (size > SERVE_MAX)
+          throw new ApiError(
+            'too_large',
+            `The artifact is ${size} bytes; files over ${SERVE_MAX} bytes are not served here.`,
+          );
         const name = basename(a.path).replace(/[^\x20-\x7e]|["\\]/g, '_');
         return {
           body: readFileSync(a.path),

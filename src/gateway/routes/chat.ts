@@ -1,5 +1,9 @@
 import { z } from 'zod';
-import { approvalDecision, type ApprovalDecision, type TurnMessage } from '../../shared/protocol/ipc.js';
+import {
+  approvalDecision,
+  type ApprovalDecision,
+  type TurnMessage,
+} from '../../shared/protocol/ipc.js';
 import { ApiError } from '../../shared/errors.js';
 import { listMessages, type Message } from '../../shared/store/messages.js';
 import { getTurnRow, nextTurnFirstSeq, type TurnRow } from '../../shared/store/turns.js';
@@ -16,8 +20,16 @@ const turnFields = {
   attachments: z.array(z.string().min(1).max(255)).max(20, 'at most 20 attachments').default([]),
 };
 const turnBody = z.strictObject(turnFields);
-const chatBody = z.strictObject({ ...settingsShape, message: turnFields.message, attachments: turnFields.attachments }).partial();
-const waitQuery = z.object({ wait: z.enum(['true', 'false'], 'wait is true or false').default('true') });
+const chatBody = z
+  .strictObject({
+    ...settingsShape,
+    message: turnFields.message,
+    attachments: turnFields.attachments,
+  })
+  .partial();
+const waitQuery = z.object({
+  wait: z.enum(['true', 'false'], 'wait is true or false').default('true'),
+});
 
 const SSE_HEARTBEAT_MS = 15_000;
 
@@ -26,35 +38,66 @@ const SSE_HEARTBEAT_MS = 15_000;
  * turn's events as SSE (`Accept: text/event-stream`), or 202 at once (`?wait=false`).
  */
 export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
-  const run = async (req: RequestInfo, responder: Responder, sessionId: string, message: TurnMessage, wait: boolean, created = false): Promise<Reply | undefined> => {
+  const run = async (
+    req: RequestInfo,
+    responder: Responder,
+    sessionId: string,
+    message: TurnMessage,
+    wait: boolean,
+    created = false,
+  ): Promise<Reply | undefined> => {
     const watch = await startTurn(deps, hub, sessionId, message, 'http');
     if (!wait) {
       // A new chat is shown with its first message in it: answer once the turn stored it.
       if (created) await watch.started;
       watch.stop();
-      return { status: 202, body: { session_id: sessionId, turn_id: watch.turnId, status: 'running', ...(created ? { session: requireSession(deps.db, sessionId) } : {}) } };
+      return {
+        status: 202,
+        body: {
+          session_id: sessionId,
+          turn_id: watch.turnId,
+          status: 'running',
+          ...(created ? { session: requireSession(deps.db, sessionId) } : {}),
+        },
+      };
     }
-    if ((req.headers['accept'] ?? '').includes('text/event-stream')) return streamSse(responder, watch, hub, sessionId);
+    if ((req.headers['accept'] ?? '').includes('text/event-stream'))
+      return streamSse(responder, watch, hub, sessionId);
     responder.onAbort(() => watch.stop());
     const last = await watch.ended;
     watch.stop();
     // The session as it is now (its messages counted), not as it was created.
-    return { status: created ? 201 : 200, body: { ...turnResult(deps, sessionId, watch, last), ...(created ? { session: requireSession(deps.db, sessionId) } : {}) } };
+    return {
+      status: created ? 201 : 200,
+      body: {
+        ...turnResult(deps, sessionId, watch, last),
+        ...(created ? { session: requireSession(deps.db, sessionId) } : {}),
+      },
+    };
   };
 
   return [
     route({
       method: 'POST',
       path: '/api/chat',
-      summary: 'Creates a chat (a session; settings optional) and, given a message, runs its first turn. Modes as for /api/chat/{id}/turn.',
+      summary:
+        'Creates a chat (a session; settings optional) and, given a message, runs its first turn. Modes as for /api/chat/{id}/turn.',
       body: chatBody,
       query: waitQuery,
       handler: async ({ body, query, req, responder }) => {
         const { message, attachments, ...settings } = body;
         const session = createSession(deps.db, checkSettings(deps, settings));
         deps.publish('sessions', 'session.created', session);
-        if (message === undefined) return { status: 201, body: { session_id: session.id, session } };
-        return run(req, responder, session.id, { text: message, attachments: attachments ?? [] }, query.wait === 'true', true);
+        if (message === undefined)
+          return { status: 201, body: { session_id: session.id, session } };
+        return run(
+          req,
+          responder,
+          session.id,
+          { text: message, attachments: attachments ?? [] },
+          query.wait === 'true',
+          true,
+        );
       },
     }),
     route({
@@ -66,7 +109,13 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       query: waitQuery,
       handler: ({ params, body, query, req, responder }) => {
         requireSession(deps.db, params.id ?? '');
-        return run(req, responder, params.id ?? '', { text: body.message, attachments: body.attachments }, query.wait === 'true');
+        return run(
+          req,
+          responder,
+          params.id ?? '',
+          { text: body.message, attachments: body.attachments },
+          query.wait === 'true',
+        );
       },
     }),
     route({
@@ -78,7 +127,10 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
         requireSession(deps.db, params.id ?? '');
         const row = getTurnRow(deps.db, params.turn_id ?? '');
         if (!row || row.session_id !== params.id) {
-          throw new ApiError('not_found', `There is no turn ${JSON.stringify(params.turn_id)} in session ${params.id}; a turn id is what POST /api/chat/{id}/turn answered (turn_id).`);
+          throw new ApiError(
+            'not_found',
+            `There is no turn ${JSON.stringify(params.turn_id)} in session ${params.id}; a turn id is what POST /api/chat/{id}/turn answered (turn_id).`,
+          );
         }
         return { body: turnOutcome(deps, row) };
       },
@@ -86,16 +138,20 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
     route({
       method: 'GET',
       path: '/api/sessions/:id/approvals',
-      summary: 'The tool calls of the running turn that wait for the user\'s approval (empty when none).',
+      summary:
+        "The tool calls of the running turn that wait for the user's approval (empty when none).",
       handler: async ({ params }) => {
         requireSession(deps.db, params.id ?? '');
-        return { body: await deps.endpoint.request('approval.list', { session_id: params.id ?? '' }) };
+        return {
+          body: await deps.endpoint.request('approval.list', { session_id: params.id ?? '' }),
+        };
       },
     }),
     route({
       method: 'POST',
       path: '/api/sessions/:id/approvals/:approval_id',
-      summary: 'Answers a tool call waiting for approval: allow_once, allow_session (this session, same tool and command or path), or deny.',
+      summary:
+        'Answers a tool call waiting for approval: allow_once, allow_session (this session, same tool and command or path), or deny.',
       work: false,
       body: z.strictObject({ decision: approvalDecision }),
       handler: async ({ params, body }) => {
@@ -125,7 +181,12 @@ export function chatCommands(deps: Deps, hub: WsHub): NonNullable<WsHub['onComma
     requireSession(deps.db, frame.session_id);
     if (frame.type === 'approve') {
       await answerApproval(deps, frame.session_id, frame.approval_id, frame.decision);
-      return { type: 'approval.answered', session_id: frame.session_id, approval_id: frame.approval_id, decision: frame.decision };
+      return {
+        type: 'approval.answered',
+        session_id: frame.session_id,
+        approval_id: frame.approval_id,
+        decision: frame.decision,
+      };
     }
     if (frame.type === 'interrupt') {
       const r = await deps.endpoint.request('turn.interrupt', { session_id: frame.session_id });
@@ -137,8 +198,17 @@ export function chatCommands(deps: Deps, hub: WsHub): NonNullable<WsHub['onComma
   };
 }
 
-async function answerApproval(deps: Deps, sessionId: string, approvalId: string, decision: ApprovalDecision): Promise<void> {
-  await deps.endpoint.request('approval.answer', { session_id: sessionId, approval_id: approvalId, decision });
+async function answerApproval(
+  deps: Deps,
+  sessionId: string,
+  approvalId: string,
+  decision: ApprovalDecision,
+): Promise<void> {
+  await deps.endpoint.request('approval.answer', {
+    session_id: sessionId,
+    approval_id: approvalId,
+    decision,
+  });
 }
 
 const usageSchema = z.record(z.string(), z.number());
@@ -151,7 +221,10 @@ function turnOutcome(deps: Deps, row: TurnRow) {
   let messages: Message[] = [];
   if (row.first_seq !== null) {
     const next = nextTurnFirstSeq(deps.db, row.session_id, row.first_seq);
-    messages = listMessages(deps.db, row.session_id, { limit: 200, afterSeq: row.first_seq - 1 }).items.filter((m) => next === null || m.seq < next);
+    messages = listMessages(deps.db, row.session_id, {
+      limit: 200,
+      afterSeq: row.first_seq - 1,
+    }).items.filter((m) => next === null || m.seq < next);
   }
   let usage: unknown = null;
   try {
@@ -169,27 +242,55 @@ function turnOutcome(deps: Deps, row: TurnRow) {
     reply: row.reply,
     stop_reason: row.stop_reason,
     usage,
-    ...(row.status === 'failed' ? { error: { reason: row.reason ?? 'failed', message: row.error ?? 'the turn failed' } } : {}),
+    ...(row.status === 'failed'
+      ? { error: { reason: row.reason ?? 'failed', message: row.error ?? 'the turn failed' } }
+      : {}),
     ...(row.status === 'interrupted' && row.reason !== null ? { reason: row.reason } : {}),
     messages,
   };
 }
 
-const endEvent = z.object({ status: z.enum(['completed', 'failed', 'interrupted']), reason: z.string().optional(), message: z.string().optional() });
+const endEvent = z.object({
+  status: z.enum(['completed', 'failed', 'interrupted']),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+});
 
 /** The turn's outcome from its row; a row its end could not be written to (a full disk) takes the end the clients were told. */
-function turnResult(deps: Deps, sessionId: string, watch: TurnWatch, last?: { type: string; data: unknown }) {
+function turnResult(
+  deps: Deps,
+  sessionId: string,
+  watch: TurnWatch,
+  last?: { type: string; data: unknown },
+) {
   const row = getTurnRow(deps.db, watch.turnId);
-  if (!row || row.session_id !== sessionId) throw new ApiError('internal', `The turn ${watch.turnId} ended but is not on record.`);
+  if (!row || row.session_id !== sessionId)
+    throw new ApiError('internal', `The turn ${watch.turnId} ended but is not on record.`);
   const told = last && TERMINAL.has(last.type) ? endEvent.safeParse(last.data) : undefined;
   if (row.status !== 'running' || !told?.success) return turnOutcome(deps, row);
-  return turnOutcome(deps, { ...row, status: told.data.status, reason: told.data.reason ?? null, error: told.data.message ?? null });
+  return turnOutcome(deps, {
+    ...row,
+    status: told.data.status,
+    reason: told.data.reason ?? null,
+    error: told.data.message ?? null,
+  });
 }
 
 /** SSE: one `event:` per turn event, ending after the turn's final event; comments keep proxies awake. */
-function streamSse(responder: Responder, watch: TurnWatch, hub: WsHub, sessionId: string): undefined {
+function streamSse(
+  responder: Responder,
+  watch: TurnWatch,
+  hub: WsHub,
+  sessionId: string,
+): undefined {
   const topic = `session:${sessionId}`;
-  if (!responder.begin(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' })) {
+  if (
+    !responder.begin(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      'X-Accel-Buffering': 'no',
+    })
+  ) {
     watch.stop();
     return undefined;
   }
@@ -199,11 +300,17 @@ function streamSse(responder: Responder, watch: TurnWatch, hub: WsHub, sessionId
     watch.stop();
   };
   responder.onAbort(close);
-  const sendEvent = (e: HubEvent) => responder.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+  const sendEvent = (e: HubEvent) =>
+    responder.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
   // Shaped like every other event; its seq is where the topic stood when the turn was taken, so
   // the turn's own events follow it in order.
   const first = watch.events[0];
-  sendEvent({ topic, type: 'turn.accepted', seq: first ? first.seq - 1 : hub.seqOf(topic), data: { session_id: sessionId, turn_id: watch.turnId } });
+  sendEvent({
+    topic,
+    type: 'turn.accepted',
+    seq: first ? first.seq - 1 : hub.seqOf(topic),
+    data: { session_id: sessionId, turn_id: watch.turnId },
+  });
   watch.follow(sendEvent);
   void watch.ended.then(() => {
     close();
@@ -211,4 +318,3 @@ function streamSse(responder: Responder, watch: TurnWatch, hub: WsHub, sessionId
   });
   return undefined;
 }
-

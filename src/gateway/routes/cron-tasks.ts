@@ -2,7 +2,14 @@ import { isAbsolute, resolve } from 'node:path';
 import { statSync } from 'node:fs';
 import { z } from 'zod';
 import { viewSummary } from '../../shared/event-summaries.js';
-import { describeSchedule, isTimezone, machineTimezone, nextFires, scheduleProblem, wallTime } from '../../shared/cron/schedule.js';
+import {
+  describeSchedule,
+  isTimezone,
+  machineTimezone,
+  nextFires,
+  scheduleProblem,
+  wallTime,
+} from '../../shared/cron/schedule.js';
 import { platformNames } from '../../shared/config/channels.js';
 import { notifyPlatforms } from '../../shared/cron/targets.js';
 import { ApiError, invalidInput } from '../../shared/errors.js';
@@ -31,18 +38,33 @@ import { route, type Route } from '../route.js';
 
 /** The fields of a cron task as a client sends them; the checks a schema cannot make come after. */
 const cronFields = {
-  name: z.string().trim().min(1, 'the name must not be empty').max(200, 'the name is at most 200 characters'),
+  name: z
+    .string()
+    .trim()
+    .min(1, 'the name must not be empty')
+    .max(200, 'the name is at most 200 characters'),
   schedule: z
     .string()
     .trim()
     .max(200, 'the schedule is at most 200 characters')
     .superRefine((s, ctx) => {
       const problem = scheduleProblem(s);
-      if (problem) ctx.addIssue({ code: 'custom', message: `not a cron expression (5 fields, 6 with seconds first, or a nickname such as @hourly): ${problem}` });
+      if (problem)
+        ctx.addIssue({
+          code: 'custom',
+          message: `not a cron expression (5 fields, 6 with seconds first, or a nickname such as @hourly): ${problem}`,
+        });
     }),
-  timezone: z.string().refine(isTimezone, 'not an IANA time zone this machine knows (e.g. Europe/Berlin, America/New_York, UTC)'),
+  timezone: z
+    .string()
+    .refine(
+      isTimezone,
+      'not an IANA time zone this machine knows (e.g. Europe/Berlin, America/New_York, UTC)',
+    ),
   prompt: z.string().trim().min(1, 'the prompt must not be empty').max(100_000),
-  workflow: z.string().regex(WORKFLOW_NAME, 'not a workflow name (lowercase letters, digits and single hyphens)'),
+  workflow: z
+    .string()
+    .regex(WORKFLOW_NAME, 'not a workflow name (lowercase letters, digits and single hyphens)'),
   inputs: runInputsSchema,
   enabled: z.boolean(),
   model: z.string().trim().min(1, 'the model must not be empty').max(100).nullable(),
@@ -50,24 +72,43 @@ const cronFields = {
   permission_mode: z.enum(permissionModes),
   session: z.enum(sessionModes),
   notify: z.array(notifyTargetSchema).max(20, 'at most 20 notify targets'),
-  max_runtime_seconds: z.number().int().min(1).max(7 * 86_400),
+  max_runtime_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86_400),
   catch_up: z.boolean(),
   approval_timeout_seconds: z.number().int().min(1).max(86_400).nullable(),
 };
-const createCron = z.strictObject({ kind: z.literal('cron'), ...cronFields }).partial().required({ kind: true, name: true, schedule: true });
+const createCron = z
+  .strictObject({ kind: z.literal('cron'), ...cronFields })
+  .partial()
+  .required({ kind: true, name: true, schedule: true });
 const patchCron = z
   .strictObject(cronFields)
   .partial()
-  .refine((b) => Object.keys(b).length > 0, `send at least one of: ${Object.keys(cronFields).join(', ')}`);
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    `send at least one of: ${Object.keys(cronFields).join(', ')}`,
+  );
 const previewQuery = z.object({
   schedule: cronFields.schedule,
   timezone: cronFields.timezone.optional(),
-  from: z.iso.datetime({ offset: true, message: 'from is an ISO 8601 time, e.g. 2026-03-27T12:00:00Z' }).optional(),
-  count: z.string().regex(/^\d{1,2}$/, 'count is a whole number from 1 to 20').transform(Number).pipe(z.number().min(1).max(20)).default(5),
+  from: z.iso
+    .datetime({ offset: true, message: 'from is an ISO 8601 time, e.g. 2026-03-27T12:00:00Z' })
+    .optional(),
+  count: z
+    .string()
+    .regex(/^\d{1,2}$/, 'count is a whole number from 1 to 20')
+    .transform(Number)
+    .pipe(z.number().min(1).max(20))
+    .default(5),
 });
 
 function fieldError(field: string, message: string): ApiError {
-  return new ApiError('invalid_request', `Invalid request body: ${field}: ${message}.`, [{ path: field, message }]);
+  return new ApiError('invalid_request', `Invalid request body: ${field}: ${message}.`, [
+    { path: field, message },
+  ]);
 }
 
 /** Parses a body with a schema, answering a 400 that names the first bad field (as the router does). */
@@ -80,21 +121,40 @@ export function parseBody<T>(schema: z.ZodType<T>, value: unknown): T {
 /** The checks against config and disk: the model, the workflow and its inputs, the folder, the notify platforms. */
 function checkSpec(deps: Deps, s: CronTaskSpec): CronTaskSpec {
   const config = deps.config();
-  if (s.prompt === null && s.workflow === null) throw fieldError('prompt', 'a cron task needs a prompt or a workflow');
-  if (s.prompt !== null && s.workflow !== null) throw fieldError('workflow', 'give a prompt or a workflow, not both');
-  if (s.model !== null && s.model !== 'default' && s.model !== 'lite' && !Object.hasOwn(config.models, s.model)) {
+  if (s.prompt === null && s.workflow === null)
+    throw fieldError('prompt', 'a cron task needs a prompt or a workflow');
+  if (s.prompt !== null && s.workflow !== null)
+    throw fieldError('workflow', 'give a prompt or a workflow, not both');
+  if (
+    s.model !== null &&
+    s.model !== 'default' &&
+    s.model !== 'lite' &&
+    !Object.hasOwn(config.models, s.model)
+  ) {
     const known = Object.keys(config.models);
-    throw fieldError('model', `there is no model "${s.model}" (use default, lite${known.length ? `, or one of: ${known.join(', ')}` : ''})`);
+    throw fieldError(
+      'model',
+      `there is no model "${s.model}" (use default, lite${known.length ? `, or one of: ${known.join(', ')}` : ''})`,
+    );
   }
   if (s.workflow !== null) {
     const wf = findWorkflow(deps.paths, s.workflow);
-    if (!wf) throw fieldError('workflow', `there is no workflow "${s.workflow}"; GET /api/workflows lists them`);
-    if (!wf.workflow) throw fieldError('workflow', `the workflow "${s.workflow}" is invalid (${wf.error?.field}: ${wf.error?.message})`);
+    if (!wf)
+      throw fieldError(
+        'workflow',
+        `there is no workflow "${s.workflow}"; GET /api/workflows lists them`,
+      );
+    if (!wf.workflow)
+      throw fieldError(
+        'workflow',
+        `the workflow "${s.workflow}" is invalid (${wf.error?.field}: ${wf.error?.message})`,
+      );
     resolveInputs(s.workflow, wf.workflow, s.inputs);
   }
   let workingDir = s.working_dir;
   if (workingDir !== null) {
-    if (!isAbsolute(workingDir)) throw fieldError('working_dir', `"${workingDir}" is not an absolute path`);
+    if (!isAbsolute(workingDir))
+      throw fieldError('working_dir', `"${workingDir}" is not an absolute path`);
     let isDir = false;
     try {
       isDir = statSync(workingDir).isDirectory();
@@ -108,8 +168,13 @@ function checkSpec(deps: Deps, s: CronTaskSpec): CronTaskSpec {
   s.notify.forEach((t, i) => {
     if (!platforms.some((p) => p === t.platform)) {
       const connected = platforms.length ? `connected: ${platforms.join(', ')}` : 'none is';
-      const how = platformNames.some((p) => p === t.platform) ? `connect it on the Channels page or with POST /api/channels/${t.platform}` : `svc knows ${platformNames.join(', ')}`;
-      throw fieldError(`notify.${i}.platform`, `the platform "${t.platform}" is not a connected channel (${connected}); ${how}`);
+      const how = platformNames.some((p) => p === t.platform)
+        ? `connect it on the Channels page or with POST /api/channels/${t.platform}`
+        : `svc knows ${platformNames.join(', ')}`;
+      throw fieldError(
+        `notify.${i}.platform`,
+        `the platform "${t.platform}" is not a connected channel (${connected}); ${how}`,
+      );
     }
   });
   return { ...s, working_dir: workingDir };
@@ -117,7 +182,14 @@ function checkSpec(deps: Deps, s: CronTaskSpec): CronTaskSpec {
 
 /** The spec of a task, without its stored bookkeeping. */
 function specOf(t: CronTask): CronTaskSpec {
-  const { id: _i, reuse_session_id: _r, sched_from: _s, created_at: _c, updated_at: _u, ...spec } = t;
+  const {
+    id: _i,
+    reuse_session_id: _r,
+    sched_from: _s,
+    created_at: _c,
+    updated_at: _u,
+    ...spec
+  } = t;
   return spec;
 }
 
@@ -174,15 +246,24 @@ export function cronTaskApi(deps: Deps): CronTaskApi {
       const cur = getCronTask(deps.db, id);
       if (!cur) throw cronTaskNotFound(id);
       const b = parseBody(patchCron, raw);
-      if (b.prompt !== undefined && b.workflow !== undefined) throw fieldError('workflow', 'give a prompt or a workflow, not both');
-      const merged: CronTaskSpec = { ...specOf(cur), ...(Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)) as Partial<CronTaskSpec>) };
+      if (b.prompt !== undefined && b.workflow !== undefined)
+        throw fieldError('workflow', 'give a prompt or a workflow, not both');
+      const merged: CronTaskSpec = {
+        ...specOf(cur),
+        ...(Object.fromEntries(
+          Object.entries(b).filter(([, v]) => v !== undefined),
+        ) as Partial<CronTaskSpec>),
+      };
       if (b.prompt !== undefined) merged.workflow = null;
       if (b.workflow !== undefined) {
         merged.prompt = null;
         if (b.inputs === undefined && b.workflow !== cur.workflow) merged.inputs = {};
       }
       const checked = checkSpec(deps, merged);
-      const patch: Partial<CronTaskSpec> = { ...b, ...(b.working_dir !== undefined ? { working_dir: checked.working_dir } : {}) };
+      const patch: Partial<CronTaskSpec> = {
+        ...b,
+        ...(b.working_dir !== undefined ? { working_dir: checked.working_dir } : {}),
+      };
       const t = updateCronTask(deps.db, id, patch);
       const v = view(t);
       deps.publish('tasks', 'task.updated', viewSummary(v));
@@ -191,7 +272,12 @@ export function cronTaskApi(deps: Deps): CronTaskApi {
     },
     remove: async (id) => {
       const { item, task } = trashCronTask(deps.db, deps.paths, id);
-      deps.publish('tasks', 'task.deleted', { id: task.id, kind: 'cron', name: task.name, trash_id: item.id });
+      deps.publish('tasks', 'task.deleted', {
+        id: task.id,
+        kind: 'cron',
+        name: task.name,
+        trash_id: item.id,
+      });
       deps.publish('trash', 'trash.added', { id: item.id, kind: item.kind, name: item.name });
       await changed(id);
       return { deleted: task.id, trash_id: item.id };
@@ -205,26 +291,38 @@ export function cronRoutes(deps: Deps): Route[] {
     route({
       method: 'POST',
       path: '/api/tasks/:id/run',
-      summary: 'Runs a cron task now, out of schedule (also when disabled). 202 with {run_id, session_id}; 409 while a run of it is going (runs never overlap); 404 for an unknown task.',
+      summary:
+        'Runs a cron task now, out of schedule (also when disabled). 202 with {run_id, session_id}; 409 while a run of it is going (runs never overlap); 404 for an unknown task.',
       body: z.strictObject({}).optional(),
       handler: async ({ params }) => {
         const id = params.id;
         if (!getCronTask(deps.db, id)) throw cronTaskNotFound(id);
         // A cold start of the cron worker on a busy machine takes seconds; the answer itself comes once the run is recorded.
-        const r = await deps.endpoint.request('cron.run', { id }, { timeoutMs: 60_000 }).catch((err: unknown) => {
-          if (!(err instanceof IpcCallError)) throw err;
-          if (err.code === 'not_found') throw cronTaskNotFound(id);
-          if (err.code === 'conflict' || err.code === 'invalid_request') throw new ApiError(err.code, err.message);
-          if (err.code === 'unavailable' || err.code === 'timeout') throw new ApiError('unavailable', `The run could not start: ${err.message}. Try again in a moment.`);
-          throw err;
-        });
-        return { status: 202, body: { status: 'started', id, run_id: r.run_id, session_id: r.session_id } };
+        const r = await deps.endpoint
+          .request('cron.run', { id }, { timeoutMs: 60_000 })
+          .catch((err: unknown) => {
+            if (!(err instanceof IpcCallError)) throw err;
+            if (err.code === 'not_found') throw cronTaskNotFound(id);
+            if (err.code === 'conflict' || err.code === 'invalid_request')
+              throw new ApiError(err.code, err.message);
+            if (err.code === 'unavailable' || err.code === 'timeout')
+              throw new ApiError(
+                'unavailable',
+                `The run could not start: ${err.message}. Try again in a moment.`,
+              );
+            throw err;
+          });
+        return {
+          status: 202,
+          body: { status: 'started', id, run_id: r.run_id, session_id: r.session_id },
+        };
       },
     }),
     route({
       method: 'GET',
       path: '/api/tasks/:id/runs',
-      summary: 'The runs of a cron task, newest first (the last 100 are kept): {items: [{id, trigger, scheduled_for, status, session_id, started_at, ended_at, error, notify_results, approvals}]}.',
+      summary:
+        'The runs of a cron task, newest first (the last 100 are kept): {items: [{id, trigger, scheduled_for, status, session_id, started_at, ended_at, error, notify_results, approvals}]}.',
       handler: ({ params }) => {
         const id = params.id;
         if (!getCronTask(deps.db, id)) throw cronTaskNotFound(id);
@@ -234,12 +332,23 @@ export function cronRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/cron/preview',
-      summary: 'The next fire times of a schedule: query schedule, timezone (default the machine\'s), from (ISO time, default now), count (1-20, default 5). Answers {description (in words), timezone, next: [{at (UTC), local (wall time in the zone)}]}.',
+      summary:
+        "The next fire times of a schedule: query schedule, timezone (default the machine's), from (ISO time, default now), count (1-20, default 5). Answers {description (in words), timezone, next: [{at (UTC), local (wall time in the zone)}]}.",
       query: previewQuery,
       handler: ({ query }) => {
         const tz = query.timezone ?? machineTimezone();
         const from = query.from ? new Date(query.from) : new Date();
-        return { body: { schedule: query.schedule, description: describeSchedule(query.schedule), timezone: tz, next: nextFires(query.schedule, tz, from, query.count).map((d) => ({ at: d.toISOString(), local: wallTime(d, tz) })) } };
+        return {
+          body: {
+            schedule: query.schedule,
+            description: describeSchedule(query.schedule),
+            timezone: tz,
+            next: nextFires(query.schedule, tz, from, query.count).map((d) => ({
+              at: d.toISOString(),
+              local: wallTime(d, tz),
+            })),
+          },
+        };
       },
     }),
   ];

@@ -15,16 +15,30 @@ const putBody = z
       .string()
       .trim()
       .min(1, 'the objective must not be empty')
-      .refine((s) => [...s].length <= OBJECTIVE_MAX, `the objective is at most ${OBJECTIVE_MAX} characters`),
+      .refine(
+        (s) => [...s].length <= OBJECTIVE_MAX,
+        `the objective is at most ${OBJECTIVE_MAX} characters`,
+      ),
     status: z.enum(goalStatuses),
-    token_budget: z.number().int('token_budget must be a whole number').positive('token_budget must be positive').max(Number.MAX_SAFE_INTEGER).nullable(),
+    token_budget: z
+      .number()
+      .int('token_budget must be a whole number')
+      .positive('token_budget must be positive')
+      .max(Number.MAX_SAFE_INTEGER)
+      .nullable(),
     replace: z.boolean(),
   })
   .partial()
-  .refine((b) => b.objective !== undefined || b.status !== undefined || b.token_budget !== undefined, 'send at least one of: objective, status, token_budget');
+  .refine(
+    (b) => b.objective !== undefined || b.status !== undefined || b.token_budget !== undefined,
+    'send at least one of: objective, status, token_budget',
+  );
 
 function noGoal(id: string): ApiError {
-  return new ApiError('not_found', `Session ${id} has no goal; set one with PUT /api/sessions/${id}/goal {"objective": "..."}.`);
+  return new ApiError(
+    'not_found',
+    `Session ${id} has no goal; set one with PUT /api/sessions/${id}/goal {"objective": "..."}.`,
+  );
 }
 
 /** A session's goal: one at most, with usage counters the server keeps. */
@@ -44,7 +58,8 @@ export function goalRoutes(deps: Deps): Route[] {
     route({
       method: 'PUT',
       path: '/api/sessions/:id/goal',
-      summary: 'Sets the goal (objective needed when there is none, or with replace: true to start over with fresh usage) or edits it: objective, status active|paused|complete|blocked|budget_limited, token_budget (positive, or null for none). 201 when created.',
+      summary:
+        'Sets the goal (objective needed when there is none, or with replace: true to start over with fresh usage) or edits it: objective, status active|paused|complete|blocked|budget_limited, token_budget (positive, or null for none). 201 when created.',
       body: putBody,
       handler: ({ params, body }) => {
         const s = requireSession(deps.db, params.id);

@@ -23,7 +23,17 @@ import { versionRoutes } from './version.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
-  const routes: Route[] = [...systemRoutes(deps), ...chatRoutes(deps, deps.hub), ...artifactRoutes(deps), ...modelRoutes(deps), ...onboardRoutes(deps), ...sessionRoutes(deps), ...goalRoutes(deps), ...trashRoutes(deps), ...uploadRoutes(deps)];
+  const routes: Route[] = [
+    ...systemRoutes(deps),
+    ...chatRoutes(deps, deps.hub),
+    ...artifactRoutes(deps),
+    ...modelRoutes(deps),
+    ...onboardRoutes(deps),
+    ...sessionRoutes(deps),
+    ...goalRoutes(deps),
+    ...trashRoutes(deps),
+    ...uploadRoutes(deps),
+  ];
   routes.push(...taskRoutes(deps), ...profileRoutes(deps));
   routes.push(...skillRoutes(deps), ...workflowRoutes(deps));
   routes.push(...mcpRoutes(deps), ...mcpOAuthRoutes(deps));

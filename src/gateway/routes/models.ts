@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { modelEntrySchema, modelIdSchema, type Config, type ModelEntry } from '../../shared/config/schema.js';
+import {
+  modelEntrySchema,
+  modelIdSchema,
+  type Config,
+  type ModelEntry,
+} from '../../shared/config/schema.js';
 import { ApiError } from '../../shared/errors.js';
 import { recordModelTest } from '../../shared/onboarding.js';
 import { modelPatchSchema } from '../../shared/protocol/ipc.js';
@@ -17,7 +22,11 @@ export function modelRoutes(deps: Deps): Route[] {
   const meta = new MetaStore(deps.db);
   const entryOr404 = (id: string): ModelEntry => {
     const entry = deps.config().models[id];
-    if (!entry) throw new ApiError('not_found', `There is no model entry "${id}"; GET /api/config/models lists them.`);
+    if (!entry)
+      throw new ApiError(
+        'not_found',
+        `There is no model entry "${id}"; GET /api/config/models lists them.`,
+      );
     return entry;
   };
 
@@ -28,20 +37,50 @@ export function modelRoutes(deps: Deps): Route[] {
       return { body: slotView(deps.config(), slot) };
     };
     return [
-      route({ method: 'GET', path: `/api/config/models/${slot}`, summary: `The model in the ${slot} slot.`, handler: () => ({ body: slotView(deps.config(), slot) }) }),
-      route({ method: 'PUT', path: `/api/config/models/${slot}`, summary: `Puts a model entry in the ${slot} slot (null empties it).`, body: slotBody, handler: set }),
-      route({ method: 'POST', path: `/api/config/models/${slot}`, summary: `Same as PUT: puts a model entry in the ${slot} slot.`, body: slotBody, handler: set }),
+      route({
+        method: 'GET',
+        path: `/api/config/models/${slot}`,
+        summary: `The model in the ${slot} slot.`,
+        handler: () => ({ body: slotView(deps.config(), slot) }),
+      }),
+      route({
+        method: 'PUT',
+        path: `/api/config/models/${slot}`,
+        summary: `Puts a model entry in the ${slot} slot (null empties it).`,
+        body: slotBody,
+        handler: set,
+      }),
+      route({
+        method: 'POST',
+        path: `/api/config/models/${slot}`,
+        summary: `Same as PUT: puts a model entry in the ${slot} slot.`,
+        body: slotBody,
+        handler: set,
+      }),
     ];
   });
 
   return [
-    route({ method: 'GET', path: '/api/providers', summary: 'The providers a model entry can use: protocol, default address, key variable, suggested models.', handler: () => ({ body: { items: providerCatalog } }) }),
-    route({ method: 'GET', path: '/api/config', summary: 'The effective configuration, every secret redacted.', handler: () => ({ body: publicConfig(deps.config()) }) }),
+    route({
+      method: 'GET',
+      path: '/api/providers',
+      summary:
+        'The providers a model entry can use: protocol, default address, key variable, suggested models.',
+      handler: () => ({ body: { items: providerCatalog } }),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/config',
+      summary: 'The effective configuration, every secret redacted.',
+      handler: () => ({ body: publicConfig(deps.config()) }),
+    }),
     route({
       method: 'GET',
       path: '/api/config/models',
       summary: 'Every model entry (keys shown only as set or unset).',
-      handler: () => ({ body: { items: publicConfig(deps.config()).models, slots: deps.config().slots } }),
+      handler: () => ({
+        body: { items: publicConfig(deps.config()).models, slots: deps.config().slots },
+      }),
     }),
     ...slotRoutes,
     route({
@@ -61,11 +100,15 @@ export function modelRoutes(deps: Deps): Route[] {
     route({
       method: 'PATCH',
       path: '/api/config/models/:id',
-      summary: 'Changes any fields of a model entry; null removes an optional field (api_key: null forgets the key).',
+      summary:
+        'Changes any fields of a model entry; null removes an optional field (api_key: null forgets the key).',
       body: modelPatchSchema,
       handler: async ({ params, body }) => {
         const current = entryOr404(params.id ?? '');
-        const merged = { ...current, ...Object.fromEntries(Object.entries(body).map(([k, v]) => [k, v ?? undefined])) } as ModelEntry;
+        const merged = {
+          ...current,
+          ...Object.fromEntries(Object.entries(body).map(([k, v]) => [k, v ?? undefined])),
+        } as ModelEntry;
         checkProvider(merged);
         await deps.endpoint.request('config.models.update', { id: params.id ?? '', patch: body });
         deps.publish('server', 'config.updated', { models: [params.id!] });
@@ -86,20 +129,33 @@ export function modelRoutes(deps: Deps): Route[] {
     route({
       method: 'POST',
       path: '/api/config/test',
-      summary: 'Sends the smallest real request to a provider and says whether provider, model and key work, and if not, why.',
+      summary:
+        'Sends the smallest real request to a provider and says whether provider, model and key work, and if not, why.',
       body: z.union([
         z.object({ model_id: modelIdSchema }).strict(),
-        modelEntrySchema.pick({ provider: true, model: true, protocol: true, base_url: true, api_key: true }).strict(),
+        modelEntrySchema
+          .pick({ provider: true, model: true, protocol: true, base_url: true, api_key: true })
+          .strict(),
       ]),
       handler: async ({ body }) => {
         const entry = 'model_id' in body ? entryOr404(body.model_id) : body;
         checkProvider(entry);
         const r = resolveModel(entry);
-        if (!r.base_url) throw new ApiError('invalid_request', 'This provider has no default address: give base_url.');
+        if (!r.base_url)
+          throw new ApiError(
+            'invalid_request',
+            'This provider has no default address: give base_url.',
+          );
         const started = Date.now();
         const result = await deps.endpoint.request(
           'agent.probe_model',
-          { provider: entry.provider, protocol: r.protocol, base_url: r.base_url, api_key: r.api_key, model: entry.model },
+          {
+            provider: entry.provider,
+            protocol: r.protocol,
+            base_url: r.base_url,
+            api_key: r.api_key,
+            model: entry.model,
+          },
           { timeoutMs: 45_000 },
         );
         const defaultId = deps.config().slots.default;
@@ -123,19 +179,33 @@ function slotView(config: Config, slot: 'default' | 'lite') {
 function checkProvider(entry: Pick<ModelEntry, 'provider' | 'base_url' | 'protocol'>): void {
   const provider = findProvider(entry.provider);
   if (!provider) {
-    throw new ApiError('invalid_request', `Unknown provider "${entry.provider}"; GET /api/providers lists them (use "custom" for any other OpenAI- or Anthropic-compatible server).`, [
-      { path: 'provider', message: 'unknown provider' },
-    ]);
+    throw new ApiError(
+      'invalid_request',
+      `Unknown provider "${entry.provider}"; GET /api/providers lists them (use "custom" for any other OpenAI- or Anthropic-compatible server).`,
+      [{ path: 'provider', message: 'unknown provider' }],
+    );
   }
-  if (!provider.base_url && !entry.base_url) throw new ApiError('invalid_request', `The ${provider.name} provider needs base_url.`, [{ path: 'base_url', message: 'required for this provider' }]);
+  if (!provider.base_url && !entry.base_url)
+    throw new ApiError('invalid_request', `The ${provider.name} provider needs base_url.`, [
+      { path: 'base_url', message: 'required for this provider' },
+    ]);
   if (entry.protocol && !provider.protocol_choosable && entry.protocol !== provider.protocol) {
-    throw new ApiError('invalid_request', `${provider.name} speaks the ${provider.protocol} protocol; leave protocol out.`, [{ path: 'protocol', message: 'fixed for this provider' }]);
+    throw new ApiError(
+      'invalid_request',
+      `${provider.name} speaks the ${provider.protocol} protocol; leave protocol out.`,
+      [{ path: 'protocol', message: 'fixed for this provider' }],
+    );
   }
 }
 
 /** An id from the model name: lower-case, safe characters, numbered if taken. */
 function freeId(config: Config, model: string): string {
-  const base = model.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, '').slice(0, 56) || 'model';
+  const base =
+    model
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[^a-z0-9]+/, '')
+      .slice(0, 56) || 'model';
   const safe = base === 'default' || base === 'lite' ? `${base}-model` : base;
   let id = safe;
   for (let n = 2; id in config.models; n++) id = `${safe}-${n}`;

@@ -19,11 +19,18 @@ export function onboardRoutes(deps: Deps): Route[] {
     return s;
   };
   return [
-    route({ method: 'GET', path: '/api/onboard/status', summary: 'Where first-run onboarding stands: no_model → model_configured → model_tested → profile_written → done.', handler: () => ({ body: status() }) }),
+    route({
+      method: 'GET',
+      path: '/api/onboard/status',
+      summary:
+        'Where first-run onboarding stands: no_model → model_configured → model_tested → profile_written → done.',
+      handler: () => ({ body: status() }),
+    }),
     route({
       method: 'POST',
       path: '/api/onboard/status',
-      summary: 'The optional profile step: writes soul.md and/or user.md, then answers the onboarding status.',
+      summary:
+        'The optional profile step: writes soul.md and/or user.md, then answers the onboarding status.',
       body: z.object({ soul: profileText.optional(), user: profileText.optional() }).strict(),
       handler: ({ body }) => {
         if (body.soul !== undefined) writeFileAtomic(deps.paths.soul, body.soul);
@@ -43,11 +50,13 @@ export function onboardRoutes(deps: Deps): Route[] {
     route({
       method: 'POST',
       path: '/api/onboard/complete',
-      summary: 'Finishes onboarding; refused with 409 while no tested, working default model exists.',
+      summary:
+        'Finishes onboarding; refused with 409 while no tested, working default model exists.',
       body: z.object({}).strict(),
       handler: () => {
         const s = status();
-        if (!s.can_complete) throw new ApiError('conflict', `Onboarding cannot finish yet: ${s.next}`);
+        if (!s.can_complete)
+          throw new ApiError('conflict', `Onboarding cannot finish yet: ${s.next}`);
         if (!s.steps.completed) markOnboardingComplete(meta);
         return { body: changed() };
       },

@@ -23,8 +23,12 @@ function readCapped(file: string): FileText {
   try {
     fd = openSync(file, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { exists: false, content: '', size: 0, updated_at: null, truncated: false };
-    throw new ApiError('internal', `${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      return { exists: false, content: '', size: 0, updated_at: null, truncated: false };
+    throw new ApiError(
+      'internal',
+      `${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`,
+    );
   }
   try {
     const st = fstatSync(fd);
@@ -41,7 +45,9 @@ function readCapped(file: string): FileText {
   }
 }
 
-function memoryFiles(dir: string): Array<{ name: string; file: string; size: number; updated_at: string }> {
+function memoryFiles(
+  dir: string,
+): Array<{ name: string; file: string; size: number; updated_at: string }> {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -52,7 +58,13 @@ function memoryFiles(dir: string): Array<{ name: string; file: string; size: num
   for (const file of names.filter((n) => n.endsWith('.md') && n !== INDEX_FILE).sort()) {
     try {
       const st = statSync(join(dir, file));
-      if (st.isFile()) files.push({ name: file.slice(0, -3), file, size: st.size, updated_at: st.mtime.toISOString() });
+      if (st.isFile())
+        files.push({
+          name: file.slice(0, -3),
+          file,
+          size: st.size,
+          updated_at: st.mtime.toISOString(),
+        });
     } catch {
       // Removed between the listing and the stat.
     }
@@ -82,7 +94,13 @@ export function profileRoutes(deps: Deps): Route[] {
       summary: `The memory index and notes: {index (MEMORY.md text, or ""), index_truncated, files: [{name, file, size, updated_at}]} (notes sorted by name, at most ${MAX_LISTED}).`,
       handler: () => {
         const index = readCapped(join(deps.paths.memoryDir, INDEX_FILE));
-        return { body: { index: index.content, index_truncated: index.truncated, files: memoryFiles(deps.paths.memoryDir) } };
+        return {
+          body: {
+            index: index.content,
+            index_truncated: index.truncated,
+            files: memoryFiles(deps.paths.memoryDir),
+          },
+        };
       },
     }),
   ];

@@ -9,25 +9,47 @@ import { listArtifacts } from '../../shared/store/artifacts.js';
 import { getGoal } from '../../shared/store/goals.js';
 import { getMessage, listMessages, parseMessageCursor } from '../../shared/store/messages.js';
 import { trashSession } from '../../shared/store/session-trash.js';
-import { createSession, listSessionsJson, parseSessionCursor, permissionModes, reasoningEfforts, requireSession, sessionNotFound, updateSession, type Session, type SessionSettings } from '../../shared/store/sessions.js';
+import {
+  createSession,
+  listSessionsJson,
+  parseSessionCursor,
+  permissionModes,
+  reasoningEfforts,
+  requireSession,
+  sessionNotFound,
+  updateSession,
+  type Session,
+  type SessionSettings,
+} from '../../shared/store/sessions.js';
 import { trashView } from '../../shared/store/trash.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
 export const settingsShape = {
-  title: z.string().trim().min(1, 'the title must not be empty').max(200, 'the title is at most 200 characters'),
+  title: z
+    .string()
+    .trim()
+    .min(1, 'the title must not be empty')
+    .max(200, 'the title is at most 200 characters'),
   model_id: modelIdSchema.nullable(),
   reasoning_effort: z.enum(reasoningEfforts),
   show_reasoning: z.boolean(),
   permission_mode: z.enum(permissionModes),
   working_dir: z.string().min(1, 'the working directory must not be empty').max(4096).nullable(),
-  network: networkSchema.nullable().describe('The sandbox network for terminal commands: "on", "off", or a list of hosts reached through an allow-list proxy; null follows permissions.yml (else "on").'),
+  network: networkSchema
+    .nullable()
+    .describe(
+      'The sandbox network for terminal commands: "on", "off", or a list of hosts reached through an allow-list proxy; null follows permissions.yml (else "on").',
+    ),
 };
 const createBody = z.strictObject(settingsShape).partial();
 const patchBody = z
   .strictObject(settingsShape)
   .partial()
-  .refine((b) => Object.keys(b).length > 0, `send at least one of: ${Object.keys(settingsShape).join(', ')}`);
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    `send at least one of: ${Object.keys(settingsShape).join(', ')}`,
+  );
 
 /** A page query: `limit` 1-200 (default 50) and an opaque `cursor` from the previous page. */
 export const pageQuery = z.object({
@@ -35,27 +57,42 @@ export const pageQuery = z.object({
     .string()
     .regex(/^\d{1,6}$/, 'limit must be a whole number from 1 to 200')
     .transform(Number)
-    .pipe(z.number().min(1, 'limit must be a whole number from 1 to 200').max(200, 'limit must be a whole number from 1 to 200'))
+    .pipe(
+      z
+        .number()
+        .min(1, 'limit must be a whole number from 1 to 200')
+        .max(200, 'limit must be a whole number from 1 to 200'),
+    )
     .default(50),
   cursor: z.string().optional(),
 });
 
 export function badCursor(): ApiError {
-  return new ApiError('invalid_request', 'Invalid query parameter cursor: it is not a cursor this list gave out; start again without it.', [{ path: 'cursor', message: 'unknown cursor' }]);
+  return new ApiError(
+    'invalid_request',
+    'Invalid query parameter cursor: it is not a cursor this list gave out; start again without it.',
+    [{ path: 'cursor', message: 'unknown cursor' }],
+  );
 }
 
 function fieldError(field: string, message: string): ApiError {
-  return new ApiError('invalid_request', `Invalid request body: ${field}: ${message}.`, [{ path: field, message }]);
+  return new ApiError('invalid_request', `Invalid request body: ${field}: ${message}.`, [
+    { path: field, message },
+  ]);
 }
 
 /** The checks a schema cannot make: the model entry exists in config, the folder exists on disk. */
 export function checkSettings(deps: Deps, s: SessionSettings): SessionSettings {
   if (s.model_id != null && !Object.hasOwn(deps.config().models, s.model_id)) {
     const known = Object.keys(deps.config().models);
-    throw fieldError('model_id', `there is no model entry "${s.model_id}" (${known.length > 0 ? `known: ${known.join(', ')}` : 'none is configured yet'}); use null for the default slot`);
+    throw fieldError(
+      'model_id',
+      `there is no model entry "${s.model_id}" (${known.length > 0 ? `known: ${known.join(', ')}` : 'none is configured yet'}); use null for the default slot`,
+    );
   }
   if (s.working_dir != null) {
-    if (!isAbsolute(s.working_dir)) throw fieldError('working_dir', `"${s.working_dir}" is not an absolute path`);
+    if (!isAbsolute(s.working_dir))
+      throw fieldError('working_dir', `"${s.working_dir}" is not an absolute path`);
     let isDir = false;
     try {
       isDir = statSync(s.working_dir).isDirectory();
@@ -78,12 +115,16 @@ export function sessionRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/sessions',
-      summary: 'Sessions, newest first. Query: limit (1-200, default 50), cursor (next_cursor of the previous page). Answers {items, next_cursor}.',
+      summary:
+        'Sessions, newest first. Query: limit (1-200, default 50), cursor (next_cursor of the previous page). Answers {items, next_cursor}.',
       query: pageQuery,
       handler: ({ query: q }) => {
         const after = q.cursor === undefined ? undefined : parseSessionCursor(q.cursor);
         if (q.cursor !== undefined && !after) throw badCursor();
-        return { body: listSessionsJson(deps.db, { limit: q.limit, after }), headers: { 'Content-Type': 'application/json' } };
+        return {
+          body: listSessionsJson(deps.db, { limit: q.limit, after }),
+          headers: { 'Content-Type': 'application/json' },
+        };
       },
     }),
     route({
@@ -100,7 +141,8 @@ export function sessionRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/sessions/:id',
-      summary: 'One session, with its goal (null when it has none), so a client opening it needs no second request that may 404.',
+      summary:
+        'One session, with its goal (null when it has none), so a client opening it needs no second request that may 404.',
       handler: ({ params }) => {
         const s = requireSession(deps.db, params.id);
         return { body: { ...s, goal: getGoal(deps.db, s.id) ?? null } };
@@ -109,7 +151,8 @@ export function sessionRoutes(deps: Deps): Route[] {
     route({
       method: 'PATCH',
       path: '/api/sessions/:id',
-      summary: 'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null), network (sandbox: on, off, or a host list; null follows permissions.yml).',
+      summary:
+        'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null), network (sandbox: on, off, or a host list; null follows permissions.yml).',
       body: patchBody,
       handler: ({ params, body }) => {
         requireSession(deps.db, params.id);
@@ -122,13 +165,19 @@ export function sessionRoutes(deps: Deps): Route[] {
     route({
       method: 'DELETE',
       path: '/api/sessions/:id',
-      summary: 'Ends the session\'s running turn (interrupted, keeping what it streamed), then moves the session, with its messages, artifacts and goal, to the trash. Answers {deleted, trash_id}.',
+      summary:
+        "Ends the session's running turn (interrupted, keeping what it streamed), then moves the session, with its messages, artifacts and goal, to the trash. Answers {deleted, trash_id}.",
       handler: async ({ params }) => {
         requireSession(deps.db, params.id);
         // The turn ends first: the trash then holds the whole conversation, and no turn runs on (and spends tokens for) a deleted session.
-        await deps.endpoint.request('turn.interrupt', { session_id: params.id, wait: true }, { timeoutMs: 25_000 }).catch((err: Error) => {
-          log.warn('the running turn of a deleted session could not be stopped first', { session: params.id, error: err.message });
-        });
+        await deps.endpoint
+          .request('turn.interrupt', { session_id: params.id, wait: true }, { timeoutMs: 25_000 })
+          .catch((err: Error) => {
+            log.warn('the running turn of a deleted session could not be stopped first', {
+              session: params.id,
+              error: err.message,
+            });
+          });
         const r = trashSession(deps.db, deps.paths, params.id);
         if (!r) throw sessionNotFound(params.id);
         const data = { id: r.session.id, trash_id: r.item.id };
@@ -141,7 +190,8 @@ export function sessionRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/sessions/:id/messages',
-      summary: 'The transcript, oldest first. Query: limit (1-200, default 50), cursor. Answers {items, next_cursor}.',
+      summary:
+        'The transcript, oldest first. Query: limit (1-200, default 50), cursor. Answers {items, next_cursor}.',
       query: pageQuery,
       handler: ({ params, query: q }) => {
         const afterSeq = q.cursor === undefined ? undefined : parseMessageCursor(q.cursor);
@@ -153,18 +203,24 @@ export function sessionRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/sessions/:id/messages/:message_id',
-      summary: 'One message, whole: a /ws event carries a message cut to 4 KB (`truncated: true`) and its id.',
+      summary:
+        'One message, whole: a /ws event carries a message cut to 4 KB (`truncated: true`) and its id.',
       handler: ({ params }) => {
         requireSession(deps.db, params.id!);
         const m = getMessage(deps.db, params.id!, params.message_id!);
-        if (!m) throw new ApiError('not_found', `There is no message ${JSON.stringify(params.message_id)} in session ${params.id}; GET /api/sessions/${params.id}/messages lists them.`);
+        if (!m)
+          throw new ApiError(
+            'not_found',
+            `There is no message ${JSON.stringify(params.message_id)} in session ${params.id}; GET /api/sessions/${params.id}/messages lists them.`,
+          );
         return { body: m };
       },
     }),
     route({
       method: 'GET',
       path: '/api/sessions/:id/artifacts',
-      summary: 'Files this session produced: {items: [{id, path, size, mime, created_at, updated_at}]}.',
+      summary:
+        'Files this session produced: {items: [{id, path, size, mime, created_at, updated_at}]}.',
       handler: ({ params }) => {
         requireSession(deps.db, params.id);
         return { body: { items: listArtifacts(deps.db, params.id) } };

@@ -6,19 +6,26 @@ import { route, type Route } from '../route.js';
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 /** Health, version, status and restart: what any client needs to know the server is there. */
-export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'startedAt' | 'config'>): Route[] {
+export function systemRoutes(
+  deps: Pick<Deps, 'endpoint' | 'draining' | 'startedAt' | 'config'>,
+): Route[] {
   /** The sandbox probe's result (it is remembered for the process anyway), for the enabled flag it was made with. */
   let probed: { enabled: boolean; status: SandboxStatus } | undefined;
   return [
     route({
       method: 'GET',
       path: '/api/health',
-      summary: 'Whether the server answers, and whether terminal commands run in the OS sandbox (sandbox.state: on, off or unavailable, with the fix); public, carries no secrets.',
+      summary:
+        'Whether the server answers, and whether terminal commands run in the OS sandbox (sandbox.state: on, off or unavailable, with the fix); public, carries no secrets.',
       public: true,
       handler: () => {
         const enabled = deps.config().sandbox.enabled;
         const answer = (sandbox: SandboxStatus) => ({
-          body: { status: deps.draining() ? 'draining' : 'ok', uptime_s: Math.round((Date.now() - deps.startedAt) / 1000), sandbox: { state: sandbox.state, message: sandbox.message } },
+          body: {
+            status: deps.draining() ? 'draining' : 'ok',
+            uptime_s: Math.round((Date.now() - deps.startedAt) / 1000),
+            sandbox: { state: sandbox.state, message: sandbox.message },
+          },
           headers: NO_STORE,
         });
         // Once probed, the answer is synchronous: the hot path then costs no promise hop or abort watch.
@@ -32,24 +39,43 @@ export function systemRoutes(deps: Pick<Deps, 'endpoint' | 'draining' | 'started
     route({
       method: 'GET',
       path: '/api/status',
-      summary: 'The processes `svc status` shows: role, pid, state, uptime, restarts, memory, in-flight turns.',
-      handler: async () => ({ body: await deps.endpoint.request('supervisor.status', {}, { timeoutMs: 5000 }) }),
+      summary:
+        'The processes `svc status` shows: role, pid, state, uptime, restarts, memory, in-flight turns.',
+      handler: async () => ({
+        body: await deps.endpoint.request('supervisor.status', {}, { timeoutMs: 5000 }),
+      }),
     }),
     route({
       method: 'GET',
       path: '/api/tools',
       summary: 'The tools the agent can use, each with its JSON schema.',
-      handler: async () => ({ body: await deps.endpoint.request('agent.tools', {}, { timeoutMs: 15_000 }) }),
+      handler: async () => ({
+        body: await deps.endpoint.request('agent.tools', {}, { timeoutMs: 15_000 }),
+      }),
     }),
     route({
       method: 'POST',
       path: '/api/restart',
-      summary: 'Drains in-flight turns, then replaces every process with config and access key re-read. Answers 202 at once.',
+      summary:
+        'Drains in-flight turns, then replaces every process with config and access key re-read. Answers 202 at once.',
       work: false,
       body: z.object({ reason: z.string().max(200).optional() }).strict(),
       handler: async ({ body }) => {
-        const ack = await deps.endpoint.request('supervisor.restart', { reason: body.reason ?? 'POST /api/restart' }, { timeoutMs: 5000 });
-        if (!ack.accepted) return { status: 409, body: { error: { code: 'conflict', message: `The server is ${ack.state} and cannot restart now.` } } };
+        const ack = await deps.endpoint.request(
+          'supervisor.restart',
+          { reason: body.reason ?? 'POST /api/restart' },
+          { timeoutMs: 5000 },
+        );
+        if (!ack.accepted)
+          return {
+            status: 409,
+            body: {
+              error: {
+                code: 'conflict',
+                message: `The server is ${ack.state} and cannot restart now.`,
+              },
+            },
+          };
         return { status: 202, body: { status: 'restarting' } };
       },
     }),

@@ -2,7 +2,17 @@ import { z } from 'zod';
 import { viewSummary } from '../../shared/event-summaries.js';
 import { ApiError } from '../../shared/errors.js';
 import { getSession } from '../../shared/store/sessions.js';
-import { createTask, deleteTask, getTask, listTasks, taskNotFound, taskFields, taskKinds, taskStatuses, updateTask } from '../../shared/store/tasks.js';
+import {
+  createTask,
+  deleteTask,
+  getTask,
+  listTasks,
+  taskNotFound,
+  taskFields,
+  taskKinds,
+  taskStatuses,
+  updateTask,
+} from '../../shared/store/tasks.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 import { cronRoutes, cronTaskApi, parseBody } from './cron-tasks.js';
@@ -20,13 +30,23 @@ const createBody = z.strictObject({
   blocked_by: taskFields.blocked_by.optional(),
   owner_session: z.string().min(1).max(100).nullable().optional(),
 });
-const patchFields = { subject: taskFields.subject, description: taskFields.description, status: taskFields.status, blocked_by: taskFields.blocked_by };
+const patchFields = {
+  subject: taskFields.subject,
+  description: taskFields.description,
+  status: taskFields.status,
+  blocked_by: taskFields.blocked_by,
+};
 const patchBody = z
   .strictObject(patchFields)
   .partial()
-  .refine((b) => Object.keys(b).length > 0, `send at least one of: ${Object.keys(patchFields).join(', ')}`);
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    `send at least one of: ${Object.keys(patchFields).join(', ')}`,
+  );
 
-const kindOnly = z.looseObject({ kind: z.enum([...taskKinds, 'cron'], 'kind is graph (the default) or cron').optional() });
+const kindOnly = z.looseObject({
+  kind: z.enum([...taskKinds, 'cron'], 'kind is graph (the default) or cron').optional(),
+});
 
 /**
  * The task list, with events on topic `tasks`: kind 'graph' (the agent's plan) and kind 'cron'
@@ -39,14 +59,26 @@ export function taskRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/tasks',
       summary:
-        'Tasks in creation order. Query: kind (graph, the default, or cron), session (owner session id), status (pending, in_progress, completed). Answers {items}. Cron tasks carry next_run_at (UTC), next_run_local (the zone\'s wall time) and last_run.',
+        "Tasks in creation order. Query: kind (graph, the default, or cron), session (owner session id), status (pending, in_progress, completed). Answers {items}. Cron tasks carry next_run_at (UTC), next_run_local (the zone's wall time) and last_run.",
       query: listQuery,
       handler: ({ query }) => {
         if (query.kind === 'cron') {
-          if (query.session !== undefined || query.status !== undefined) throw new ApiError('invalid_request', 'Invalid query parameter kind: session and status filter graph tasks only.', [{ path: 'kind', message: 'cron tasks take no session or status filter' }]);
+          if (query.session !== undefined || query.status !== undefined)
+            throw new ApiError(
+              'invalid_request',
+              'Invalid query parameter kind: session and status filter graph tasks only.',
+              [{ path: 'kind', message: 'cron tasks take no session or status filter' }],
+            );
           return { body: { items: cron.list() } };
         }
-        return { body: { items: listTasks(deps.db, query as { kind?: 'graph'; session?: string; status?: (typeof taskStatuses)[number] }) } };
+        return {
+          body: {
+            items: listTasks(
+              deps.db,
+              query as { kind?: 'graph'; session?: string; status?: (typeof taskStatuses)[number] },
+            ),
+          },
+        };
       },
     }),
     route({
@@ -70,7 +102,11 @@ export function taskRoutes(deps: Deps): Route[] {
         if (raw.kind === 'cron') return { status: 201, body: await cron.create(raw) };
         const body = parseBody(createBody, raw);
         if (body.owner_session != null && !getSession(deps.db, body.owner_session)) {
-          throw new ApiError('invalid_request', `Invalid request body: owner_session: there is no session ${body.owner_session}.`, [{ path: 'owner_session', message: 'unknown session' }]);
+          throw new ApiError(
+            'invalid_request',
+            `Invalid request body: owner_session: there is no session ${body.owner_session}.`,
+            [{ path: 'owner_session', message: 'unknown session' }],
+          );
         }
         const t = createTask(deps.db, body);
         deps.publish('tasks', 'task.created', viewSummary({ ...t }));
@@ -95,11 +131,16 @@ export function taskRoutes(deps: Deps): Route[] {
     route({
       method: 'DELETE',
       path: '/api/tasks/:id',
-      summary: 'Deletes a graph task and removes it from the blocked_by of the tasks it blocked. Answers {deleted}. A cron task goes to the trash (restorable with its schedule): {deleted, trash_id}.',
+      summary:
+        'Deletes a graph task and removes it from the blocked_by of the tasks it blocked. Answers {deleted}. A cron task goes to the trash (restorable with its schedule): {deleted, trash_id}.',
       handler: async ({ params }) => {
         if (cron.isCron(params.id)) return { body: await cron.remove(params.id) };
         const { deleted, unblocked } = deleteTask(deps.db, params.id);
-        deps.publish('tasks', 'task.deleted', { id: deleted.id, kind: deleted.kind, owner_session: deleted.owner_session });
+        deps.publish('tasks', 'task.deleted', {
+          id: deleted.id,
+          kind: deleted.kind,
+          owner_session: deleted.owner_session,
+        });
         for (const t of unblocked) deps.publish('tasks', 'task.updated', viewSummary({ ...t }));
         return { body: { deleted: deleted.id } };
       },

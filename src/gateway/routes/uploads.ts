@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { ApiError, messageOf } from '../../shared/errors.js';
 import { log } from '../../shared/log.js';
 import { servedType } from '../../shared/mime.js';
-import { detectMime, formatBytes, placeUpload, sanitizeFileName, tempPath, writeTemp } from '../../shared/upload-files.js';
+import {
+  detectMime,
+  formatBytes,
+  placeUpload,
+  sanitizeFileName,
+  tempPath,
+  writeTemp,
+} from '../../shared/upload-files.js';
 import { isoNow } from '../../shared/store/util.js';
 import { insertUpload, resolveUpload, type Upload } from '../../shared/store/uploads.js';
 import type { Deps } from '../deps.js';
@@ -31,19 +38,38 @@ export function uploadRoutes(deps: Deps): Route[] {
       handler: async ({ req, body, responder }) => {
         const limit = deps.config().limits.upload_bytes;
         // Every early answer closes the connection: the unread body must not be parsed as a request.
-        const refuse = (err: ApiError): Reply => ({ status: err.status, body: err.toBody(), headers: err.headers, close: true });
+        const refuse = (err: ApiError): Reply => ({
+          status: err.status,
+          body: err.toBody(),
+          headers: err.headers,
+          close: true,
+        });
         const type = multipartBoundary(req.headers['content-type']);
-        if (Number(req.headers['content-length'] ?? 0) > limit) return refuse(uploadTooLarge(limit));
+        if (Number(req.headers['content-length'] ?? 0) > limit)
+          return refuse(uploadTooLarge(limit));
         if (type === undefined) {
           const got = (req.headers['content-type'] ?? '').split(';')[0]?.trim() || 'none';
           await drain(body);
-          return refuse(new ApiError('unsupported_media_type', `Send files as "Content-Type: multipart/form-data; boundary=..." with parts named "file" (got ${JSON.stringify(got)}).`));
+          return refuse(
+            new ApiError(
+              'unsupported_media_type',
+              `Send files as "Content-Type: multipart/form-data; boundary=..." with parts named "file" (got ${JSON.stringify(got)}).`,
+            ),
+          );
         }
         if ('error' in type) {
           await drain(body);
-          return refuse(new ApiError('invalid_request', `The multipart body is malformed: ${type.error}.`));
+          return refuse(
+            new ApiError('invalid_request', `The multipart body is malformed: ${type.error}.`),
+          );
         }
-        if (!body) return refuse(new ApiError('invalid_request', 'The upload has no body: send at least one part named "file".'));
+        if (!body)
+          return refuse(
+            new ApiError(
+              'invalid_request',
+              'The upload has no body: send at least one part named "file".',
+            ),
+          );
         try {
           const files = await receive(deps, parseMultipart(capped(body, limit), type.boundary));
           // Whatever follows the final boundary (an epilogue) is dropped; a body that goes on and on costs its connection.
@@ -52,7 +78,13 @@ export function uploadRoutes(deps: Deps): Route[] {
           if (responder.aborted) return undefined; // the client left; receive() removed what it wrote
           await drain(body);
           if (err instanceof ApiError) return refuse(err);
-          if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return refuse(new ApiError('unavailable', 'The disk of the server is full; free some space and upload again.'));
+          if ((err as NodeJS.ErrnoException).code === 'ENOSPC')
+            return refuse(
+              new ApiError(
+                'unavailable',
+                'The disk of the server is full; free some space and upload again.',
+              ),
+            );
           throw err;
         }
       },
@@ -60,11 +92,16 @@ export function uploadRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/uploads/:name',
-      summary: 'Downloads an uploaded file, always as an attachment with X-Content-Type-Options: nosniff; only images, PDF and plain text keep their type.',
+      summary:
+        'Downloads an uploaded file, always as an attachment with X-Content-Type-Options: nosniff; only images, PDF and plain text keep their type.',
       handler: async ({ params, req, responder }) => {
         const name = params.name ?? '';
         const file = resolveUpload(deps.db, deps.paths, name);
-        if (!file) throw new ApiError('not_found', `There is no upload named ${JSON.stringify(name)}; POST /api/upload answers the names of the files it stored.`);
+        if (!file)
+          throw new ApiError(
+            'not_found',
+            `There is no upload named ${JSON.stringify(name)}; POST /api/upload answers the names of the files it stored.`,
+          );
         const headers = {
           'Content-Type': servedType(file.mime), // an allowlist: never HTML or SVG from our origin
           'X-Content-Type-Options': 'nosniff',
@@ -111,24 +148,52 @@ async function receive(deps: Deps, parts: AsyncIterable<Part>) {
   try {
     for await (const part of parts) {
       if (part.name !== 'file') continue; // the parser skips the unread body
-      if (files.length >= MAX_FILES) throw new ApiError('invalid_request', `An upload holds at most ${MAX_FILES} files; send the rest in another request.`);
+      if (files.length >= MAX_FILES)
+        throw new ApiError(
+          'invalid_request',
+          `An upload holds at most ${MAX_FILES} files; send the rest in another request.`,
+        );
       const original = sanitizeFileName(part.filename);
-      const f: Received = { tmp: await tempPath(deps.paths.uploadsDir), original, mime: '', size: 0, sha256: '' };
+      const f: Received = {
+        tmp: await tempPath(deps.paths.uploadsDir),
+        original,
+        mime: '',
+        size: 0,
+        sha256: '',
+      };
       files.push(f);
       const w = await writeTemp(part.body, f.tmp);
       f.size = w.size;
       f.sha256 = w.sha256;
       f.mime = detectMime(part.contentType, original, w.head);
     }
-    if (files.length === 0) throw new ApiError('invalid_request', 'The upload has no file: send at least one part named "file" (Content-Disposition: form-data; name="file"; filename="...").');
+    if (files.length === 0)
+      throw new ApiError(
+        'invalid_request',
+        'The upload has no file: send at least one part named "file" (Content-Disposition: form-data; name="file"; filename="...").',
+      );
     const now = isoNow();
     for (const f of files) f.final = await placeUpload(deps.paths.uploadsDir, f.tmp, f.original);
-    const rows: Upload[] = files.map((f) => ({ name: f.final!, original_name: f.original, mime: f.mime, size: f.size, sha256: f.sha256, created_at: now }));
+    const rows: Upload[] = files.map((f) => ({
+      name: f.final!,
+      original_name: f.original,
+      mime: f.mime,
+      size: f.size,
+      sha256: f.sha256,
+      created_at: now,
+    }));
     deps.db.transaction(() => {
       for (const r of rows) insertUpload(deps.db, r);
     })();
     for (const f of files) await unlink(f.tmp).catch(() => {});
-    return rows.map((r) => ({ name: r.name, original_name: r.original_name, size: r.size, mime: r.mime, sha256: r.sha256, url: `/api/uploads/${encodeURIComponent(r.name)}` }));
+    return rows.map((r) => ({
+      name: r.name,
+      original_name: r.original_name,
+      size: r.size,
+      mime: r.mime,
+      sha256: r.sha256,
+      url: `/api/uploads/${encodeURIComponent(r.name)}`,
+    }));
   } catch (err) {
     for (const f of files) {
       await unlink(f.tmp).catch(() => {});
@@ -151,7 +216,10 @@ async function drain(body: BodyStream | undefined): Promise<boolean> {
       return false; // the client left
     }
   })();
-  const ended = await Promise.race([read, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), DRAIN_MS)))]);
+  const ended = await Promise.race([
+    read,
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(false), DRAIN_MS))),
+  ]);
   clearTimeout(timer);
   return ended;
 }
@@ -167,18 +235,30 @@ async function* capped(body: AsyncIterable<Buffer>, limit: number): AsyncGenerat
 }
 
 function uploadTooLarge(limit: number): ApiError {
-  return new ApiError('too_large', `The upload is larger than the limit of ${limit} bytes (${formatBytes(limit)}, limits.upload_bytes in config.yml).`);
+  return new ApiError(
+    'too_large',
+    `The upload is larger than the limit of ${limit} bytes (${formatBytes(limit)}, limits.upload_bytes in config.yml).`,
+  );
 }
 
 /** `attachment` with an ASCII fallback name and the exact one in RFC 5987 form. */
 function contentDisposition(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]|["\\%]/g, '_');
-  const exact = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const exact = encodeURIComponent(name).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
   return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
 }
 
 /** Sends a big file from disk with its length, pausing the read while the socket is full. */
-function streamFile(r: Responder, fh: FileHandle, size: number, headers: Record<string, string>, head: boolean): void {
+function streamFile(
+  r: Responder,
+  fh: FileHandle,
+  size: number,
+  headers: Record<string, string>,
+  head: boolean,
+): void {
   if (!r.begin(200, headers)) return void fh.close();
   const res = r.res;
   if (head) {

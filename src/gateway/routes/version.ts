@@ -13,29 +13,33 @@ export function versionRoutes(deps: Pick<Deps, 'endpoint'>): Route[] {
     route({
       method: 'GET',
       path: '/api/version',
-      summary: 'The running version, the latest release the automatic check found (latest, update_available, checked_at, release_url, notes: the notes\' first lines); public, carries no secrets.',
+      summary:
+        "The running version, the latest release the automatic check found (latest, update_available, checked_at, release_url, notes: the notes' first lines); public, carries no secrets.",
       public: true,
       handler: async ({ local }) => {
-        const info = await deps.endpoint.request('version.info', {}, { timeoutMs: 3000 }).catch((): VersionInfo => ({
-          name: 'svc',
-          version,
-          dev_build: isDevBuild(version),
-          latest: null,
-          update_available: false,
-          checked_at: null,
-          release_url: null,
-          notes: [],
-          check_enabled: false,
-          check_error: 'the supervisor did not answer',
-          upgrading: false,
-        }));
+        const info = await deps.endpoint.request('version.info', {}, { timeoutMs: 3000 }).catch(
+          (): VersionInfo => ({
+            name: 'svc',
+            version,
+            dev_build: isDevBuild(version),
+            latest: null,
+            update_available: false,
+            checked_at: null,
+            release_url: null,
+            notes: [],
+            check_enabled: false,
+            check_error: 'the supervisor did not answer',
+            upgrading: false,
+          }),
+        );
         return { body: { ...info, local }, headers: NO_CACHE };
       },
     }),
     route({
       method: 'POST',
       path: '/api/version/upgrade',
-      summary: 'Installs the latest release (what `svc upgrade --yes` does): 202 at once, progress on /ws topic server (type upgrade: downloading, verifying, installing, restarting, done or failed); 409 while one runs or on a development build.',
+      summary:
+        'Installs the latest release (what `svc upgrade --yes` does): 202 at once, progress on /ws topic server (type upgrade: downloading, verifying, installing, restarting, done or failed); 409 while one runs or on a development build.',
       body: z.object({}).strict().optional(),
       handler: async () => {
         const r = await deps.endpoint.request('version.upgrade', {}, { timeoutMs: 5000 });

@@ -14,8 +14,11 @@ export function workflowRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/workflows',
-      summary: 'Every workflow: {items: [{name, description, source: builtin|user, valid, why, error: {line, field, message}, inputs, steps, last_run}]}. An invalid file is listed with its error, never skipped.',
-      handler: () => ({ body: { items: loadWorkflows(deps.paths).map((w) => workflowView(deps.db, w)) } }),
+      summary:
+        'Every workflow: {items: [{name, description, source: builtin|user, valid, why, error: {line, field, message}, inputs, steps, last_run}]}. An invalid file is listed with its error, never skipped.',
+      handler: () => ({
+        body: { items: loadWorkflows(deps.paths).map((w) => workflowView(deps.db, w)) },
+      }),
     }),
     route({
       method: 'GET',
@@ -23,27 +26,36 @@ export function workflowRoutes(deps: Deps): Route[] {
       summary: 'One workflow with its recent runs (newest first, each with its steps).',
       handler: ({ params }) => {
         const w = findWorkflow(deps.paths, params.name);
-        if (!w) throw new ApiError('not_found', `There is no workflow named ${JSON.stringify(params.name)}; GET /api/workflows lists them.`);
+        if (!w)
+          throw new ApiError(
+            'not_found',
+            `There is no workflow named ${JSON.stringify(params.name)}; GET /api/workflows lists them.`,
+          );
         return { body: { ...workflowView(deps.db, w), runs: listRuns(deps.db, w.name, 20) } };
       },
     }),
     route({
       method: 'POST',
       path: '/api/workflows/:name/run',
-      summary: 'Starts a run with {"inputs": {...}}: 202 {run_id, session_id, turn_id}. The run is a session of its own; progress on the `workflows` topic. A missing or unknown input is a 400 naming it; an invalid workflow is 409.',
+      summary:
+        'Starts a run with {"inputs": {...}}: 202 {run_id, session_id, turn_id}. The run is a session of its own; progress on the `workflows` topic. A missing or unknown input is a 400 naming it; an invalid workflow is 409.',
       body: runBody,
       handler: async ({ params, body }) => {
-        const started = await startRun(deps.db, deps.paths, params.name, body.inputs, (p) => deps.endpoint.request('turn.start', p, { timeoutMs: 20_000 }));
+        const started = await startRun(deps.db, deps.paths, params.name, body.inputs, (p) =>
+          deps.endpoint.request('turn.start', p, { timeoutMs: 20_000 }),
+        );
         return { status: 202, body: started };
       },
     }),
     route({
       method: 'GET',
       path: '/api/workflows/runs/:id',
-      summary: 'One run: status, inputs, each step with its state and short output, the error and failed step.',
+      summary:
+        'One run: status, inputs, each step with its state and short output, the error and failed step.',
       handler: ({ params }) => {
         const run = getRun(deps.db, params.id);
-        if (!run) throw new ApiError('not_found', `There is no workflow run ${JSON.stringify(params.id)}.`);
+        if (!run)
+          throw new ApiError('not_found', `There is no workflow run ${JSON.stringify(params.id)}.`);
         return { body: run };
       },
     }),

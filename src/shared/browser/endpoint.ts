@@ -25,9 +25,14 @@ export function cdpEndpoint(t: CdpTarget): CdpEndpoint | null {
   if (t.cdp_url !== undefined) {
     const u = new URL(t.cdp_url);
     const port = u.port || (u.protocol === 'https:' || u.protocol === 'wss:' ? '443' : '80');
-    return { url: t.cdp_url, hostPort: `${u.hostname}:${port}`, loopback: isLoopbackHost(u.hostname) };
+    return {
+      url: t.cdp_url,
+      hostPort: `${u.hostname}:${port}`,
+      loopback: isLoopbackHost(u.hostname),
+    };
   }
-  if (t.port !== undefined) return { url: `http://127.0.0.1:${t.port}`, hostPort: `127.0.0.1:${t.port}`, loopback: true };
+  if (t.port !== undefined)
+    return { url: `http://127.0.0.1:${t.port}`, hostPort: `127.0.0.1:${t.port}`, loopback: true };
   return null;
 }
 

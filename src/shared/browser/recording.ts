@@ -11,10 +11,18 @@ import { browserActions, browserStepSchema, type BrowserStep } from './steps.js'
  */
 export const recordingNameSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/, 'a recording name is 1-64 letters, digits, dots, dashes or underscores, not starting with a dot (never a path)');
+  .regex(
+    /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/,
+    'a recording name is 1-64 letters, digits, dots, dashes or underscores, not starting with a dot (never a path)',
+  );
 
 const paramSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, 'a param name is letters, digits and underscores, not starting with a digit'),
+  name: z
+    .string()
+    .regex(
+      /^[A-Za-z_][A-Za-z0-9_]{0,63}$/,
+      'a param name is letters, digits and underscores, not starting with a digit',
+    ),
   description: z.string().max(2000).optional(),
   default: z.union([z.string(), z.number(), z.boolean()]).transform(String).optional(),
 });
@@ -38,7 +46,9 @@ export interface RecordingIssue {
   step?: number;
 }
 
-export type ParsedRecording = { ok: true; recording: Recording } | { ok: false; kind: 'yaml' | 'schema'; issues: RecordingIssue[] };
+export type ParsedRecording =
+  | { ok: true; recording: Recording }
+  | { ok: false; kind: 'yaml' | 'schema'; issues: RecordingIssue[] };
 
 /** Parses and validates a recording's YAML; every failure says where. */
 export function parseRecording(text: string): ParsedRecording {
@@ -50,13 +60,20 @@ export function parseRecording(text: string): ParsedRecording {
       kind: 'yaml',
       issues: doc.errors.map((e) => {
         const pos = lc.linePos(e.pos[0]);
-        return { message: e.message.split('\n')[0] ?? e.message, path: '', line: pos.line, column: pos.col };
+        return {
+          message: e.message.split('\n')[0] ?? e.message,
+          path: '',
+          line: pos.line,
+          column: pos.col,
+        };
       }),
     };
   }
   const where = (path: PropertyKey[]): { line: number | null; column: number | null } => {
     for (let n = path.length; n >= 0; n--) {
-      const node = doc.getIn(path.slice(0, n) as (string | number)[], true) as { range?: [number, number, number] } | undefined;
+      const node = doc.getIn(path.slice(0, n) as (string | number)[], true) as
+        | { range?: [number, number, number] }
+        | undefined;
       if (node && typeof node === 'object' && node.range) {
         const pos = lc.linePos(node.range[0]);
         return { line: pos.line, column: pos.col };
@@ -70,10 +87,27 @@ export function parseRecording(text: string): ParsedRecording {
       ok: false,
       kind: 'schema',
       issues: r.error.issues.map((i) => {
-        const step = i.path[0] === 'steps' && typeof i.path[1] === 'number' ? i.path[1] + 1 : undefined;
-        const field = i.path.slice(step !== undefined ? 2 : 0).map(String).join('.');
-        const msg = i.code === 'unrecognized_keys' ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}` : i.code === 'invalid_value' && i.path.at(-1) === 'action' ? `unknown action; one of ${browserActions.join(', ')}` : i.message;
-        return { message: step !== undefined ? `step ${step}${field ? `, ${field}` : ''}: ${msg}` : `${field || '(document)'}: ${msg}`, path: i.path.map(String).join('.'), ...where(i.path), ...(step !== undefined ? { step } : {}) };
+        const step =
+          i.path[0] === 'steps' && typeof i.path[1] === 'number' ? i.path[1] + 1 : undefined;
+        const field = i.path
+          .slice(step !== undefined ? 2 : 0)
+          .map(String)
+          .join('.');
+        const msg =
+          i.code === 'unrecognized_keys'
+            ? `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}`
+            : i.code === 'invalid_value' && i.path.at(-1) === 'action'
+              ? `unknown action; one of ${browserActions.join(', ')}`
+              : i.message;
+        return {
+          message:
+            step !== undefined
+              ? `step ${step}${field ? `, ${field}` : ''}: ${msg}`
+              : `${field || '(document)'}: ${msg}`,
+          path: i.path.map(String).join('.'),
+          ...where(i.path),
+          ...(step !== undefined ? { step } : {}),
+        };
       }),
     };
   }
@@ -83,26 +117,47 @@ export function parseRecording(text: string): ParsedRecording {
   r.data.steps.forEach((s, i) => {
     for (const field of ['target', 'value'] as const) {
       for (const m of (s[field] ?? '').matchAll(PLACEHOLDER)) {
-        if (!declared.has(m[1]!)) issues.push({ message: `step ${i + 1}, ${field}: {{${m[1]}}} is not a declared param (add it under params)`, path: `steps.${i}.${field}`, step: i + 1, ...where(['steps', i, field]) });
+        if (!declared.has(m[1]!))
+          issues.push({
+            message: `step ${i + 1}, ${field}: {{${m[1]}}} is not a declared param (add it under params)`,
+            path: `steps.${i}.${field}`,
+            step: i + 1,
+            ...where(['steps', i, field]),
+          });
       }
     }
   });
-  return issues.length > 0 ? { ok: false, kind: 'schema', issues } : { ok: true, recording: r.data };
+  return issues.length > 0
+    ? { ok: false, kind: 'schema', issues }
+    : { ok: true, recording: r.data };
 }
 
 /** The steps with {{param}} filled from `given`, else each param's default; a missing one is an error sentence. */
-export function fillParams(rec: Recording, given: Record<string, string>): { steps: BrowserStep[] } | { error: string } {
+export function fillParams(
+  rec: Recording,
+  given: Record<string, string>,
+): { steps: BrowserStep[] } | { error: string } {
   const values = new Map<string, string>();
   for (const p of rec.params) {
     const v = given[p.name] ?? p.default;
     if (v !== undefined) values.set(p.name, v);
   }
   const unknown = Object.keys(given).filter((k) => !rec.params.some((p) => p.name === k));
-  if (unknown.length > 0) return { error: `the recording has no param ${unknown.join(', ')}; its params: ${rec.params.map((p) => p.name).join(', ') || 'none'}` };
+  if (unknown.length > 0)
+    return {
+      error: `the recording has no param ${unknown.join(', ')}; its params: ${rec.params.map((p) => p.name).join(', ') || 'none'}`,
+    };
   const missing = rec.params.filter((p) => !values.has(p.name)).map((p) => p.name);
   if (missing.length > 0) return { error: `give a value for ${missing.join(', ')} (no default)` };
-  const fill = (s: string | undefined) => s?.replace(PLACEHOLDER, (_, name: string) => values.get(name) ?? '');
-  return { steps: rec.steps.map((s) => ({ ...s, ...(s.target !== undefined ? { target: fill(s.target) } : {}), ...(s.value !== undefined ? { value: fill(s.value) } : {}) })) };
+  const fill = (s: string | undefined) =>
+    s?.replace(PLACEHOLDER, (_, name: string) => values.get(name) ?? '');
+  return {
+    steps: rec.steps.map((s) => ({
+      ...s,
+      ...(s.target !== undefined ? { target: fill(s.target) } : {}),
+      ...(s.value !== undefined ? { value: fill(s.value) } : {}),
+    })),
+  };
 }
 
 export function recordingsDir(home: string): string {

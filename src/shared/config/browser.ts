@@ -8,7 +8,13 @@ import { z } from 'zod';
  */
 export const browserConfigSchema = z
   .object({
-    cdp_url: z.url({ protocol: /^(https?|wss?)$/, error: 'cdp_url must be an http://, https://, ws:// or wss:// address, e.g. "http://127.0.0.1:9222"' }).optional(),
+    cdp_url: z
+      .url({
+        protocol: /^(https?|wss?)$/,
+        error:
+          'cdp_url must be an http://, https://, ws:// or wss:// address, e.g. "http://127.0.0.1:9222"',
+      })
+      .optional(),
     port: z.number().int().min(1).max(65535).optional(),
     launch: z.enum(['auto']).optional(),
     /** The browser binary for `launch: auto`; found on the machine when absent. */
@@ -18,8 +24,17 @@ export const browserConfigSchema = z
   .strict()
   .prefault({})
   .superRefine((b, ctx) => {
-    const set = [b.cdp_url !== undefined && 'cdp_url', b.port !== undefined && 'port', b.launch !== undefined && 'launch'].filter(Boolean);
-    if (set.length > 1) ctx.addIssue({ code: 'custom', path: [], message: `give one of cdp_url, port or launch, not ${set.join(' and ')}` });
+    const set = [
+      b.cdp_url !== undefined && 'cdp_url',
+      b.port !== undefined && 'port',
+      b.launch !== undefined && 'launch',
+    ].filter(Boolean);
+    if (set.length > 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `give one of cdp_url, port or launch, not ${set.join(' and ')}`,
+      });
   });
 export type BrowserConfig = z.infer<typeof browserConfigSchema>;
 

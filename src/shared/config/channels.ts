@@ -22,14 +22,26 @@ export type PlatformName = z.infer<typeof platformNameSchema>;
 /** A user id list: a YAML list, or one string of ids separated by commas or spaces (the form's field). */
 const userList = z.preprocess(
   (v) => (typeof v === 'string' ? v.split(/[\s,]+/).filter((s) => s.length > 0) : v),
-  z.array(z.string().regex(/^[A-Za-z0-9_@.:=+-]{1,128}$/, 'a user id is 1-128 letters, digits or @._:=+-')).max(1000),
+  z
+    .array(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9_@.:=+-]{1,128}$/, 'a user id is 1-128 letters, digits or @._:=+-'),
+    )
+    .max(1000),
 );
 
-const httpUrl = (what: string) => z.url({ protocol: /^https?$/, error: `${what} must be an http:// or https:// address` });
+const httpUrl = (what: string) =>
+  z.url({ protocol: /^https?$/, error: `${what} must be an http:// or https:// address` });
 
 export const telegramConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
-  bot_token: z.string().regex(/^\d{3,20}:[A-Za-z0-9_-]{20,100}$/, 'a bot token looks like 123456789:AAH… (from @BotFather)'),
+  bot_token: z
+    .string()
+    .regex(
+      /^\d{3,20}:[A-Za-z0-9_-]{20,100}$/,
+      'a bot token looks like 123456789:AAH… (from @BotFather)',
+    ),
   base_url: httpUrl('base_url').default('https://api.telegram.org'),
   parse_mode: z.enum(['HTML', 'plain']).default('HTML'),
   allowed_users: userList.default([]),
@@ -48,8 +60,18 @@ export type MessengerConfig = z.infer<typeof messengerConfigSchema>;
 // slack: Socket Mode (an outbound WebSocket) plus the Web API, with an app-level and a bot token.
 export const slackConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
-  app_token: z.string().regex(/^xapp-[A-Za-z0-9-]{10,250}$/, 'app_token is the app-level token, xapp-… (the app\'s Basic Information → App-Level Tokens, with the connections:write scope)'),
-  bot_token: z.string().regex(/^xoxb-[A-Za-z0-9-]{10,250}$/, 'bot_token is the Bot User OAuth Token, xoxb-… (the app\'s OAuth & Permissions page, after installing it)'),
+  app_token: z
+    .string()
+    .regex(
+      /^xapp-[A-Za-z0-9-]{10,250}$/,
+      "app_token is the app-level token, xapp-… (the app's Basic Information → App-Level Tokens, with the connections:write scope)",
+    ),
+  bot_token: z
+    .string()
+    .regex(
+      /^xoxb-[A-Za-z0-9-]{10,250}$/,
+      "bot_token is the Bot User OAuth Token, xoxb-… (the app's OAuth & Permissions page, after installing it)",
+    ),
   api_base_url: httpUrl('api_base_url').default('https://slack.com/api/'),
   allowed_users: userList.default([]),
 });
@@ -61,15 +83,37 @@ export const discordConfigSchema = z.strictObject({
   bot_token: z
     .string()
     .trim()
-    .regex(/^[A-Za-z0-9_-]{18,40}\.[A-Za-z0-9_-]{4,10}\.[A-Za-z0-9_-]{20,80}$/, 'a Discord bot token is three parts joined by dots (Developer Portal → your application → Bot → Reset Token); the application id or public key is not it'),
+    .regex(
+      /^[A-Za-z0-9_-]{18,40}\.[A-Za-z0-9_-]{4,10}\.[A-Za-z0-9_-]{20,80}$/,
+      'a Discord bot token is three parts joined by dots (Developer Portal → your application → Bot → Reset Token); the application id or public key is not it',
+    ),
   /** The REST API root (the version is added): Discord's, or a local test server. */
   api_base_url: httpUrl('api_base_url')
-    .refine((u) => !/\/v\d+\/*$/.test(u), 'api_base_url is the API root without the version (https://discord.com/api): svc adds /v10')
+    .refine(
+      (u) => !/\/v\d+\/*$/.test(u),
+      'api_base_url is the API root without the version (https://discord.com/api): svc adds /v10',
+    )
     .default('https://discord.com/api'),
   /** The Gateway; absent: the address Discord's GET /gateway/bot names. */
-  gateway_url: z.url({ protocol: /^wss?$/, error: 'gateway_url must be a ws:// or wss:// address (or empty for the one Discord names)' }).optional(),
+  gateway_url: z
+    .url({
+      protocol: /^wss?$/,
+      error: 'gateway_url must be a ws:// or wss:// address (or empty for the one Discord names)',
+    })
+    .optional(),
   /** Discord user ids (snowflakes): a username in their place would never match anyone. */
-  allowed_users: userList.pipe(z.array(z.string().regex(/^\d{17,20}$/, 'a Discord user id is 17-20 digits (Developer Mode on, right-click the user → Copy User ID), not a username'))).default([]),
+  allowed_users: userList
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^\d{17,20}$/,
+            'a Discord user id is 17-20 digits (Developer Mode on, right-click the user → Copy User ID), not a username',
+          ),
+      ),
+    )
+    .default([]),
 });
 export type DiscordConfig = z.infer<typeof discordConfigSchema>;
 // --- end discord ---
@@ -77,10 +121,26 @@ export type DiscordConfig = z.infer<typeof discordConfigSchema>;
 // kept 0600 under $SVC_HOME/channels/whatsapp (never in config.yml). allowed_users: phone numbers.
 export const whatsappConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
-  allowed_users: z.preprocess(
-    (v) => (typeof v === 'string' ? v.split(/[\s,]+/).filter((s) => s.length > 0) : v),
-    z.array(z.string().transform((s) => s.replace(/^\+/, '')).pipe(z.string().regex(/^\d{5,20}$/, 'a WhatsApp user is a phone number with its country code, digits only (e.g. 4915123456789)'))).max(1000),
-  ).default([]),
+  allowed_users: z
+    .preprocess(
+      (v) => (typeof v === 'string' ? v.split(/[\s,]+/).filter((s) => s.length > 0) : v),
+      z
+        .array(
+          z
+            .string()
+            .transform((s) => s.replace(/^\+/, ''))
+            .pipe(
+              z
+                .string()
+                .regex(
+                  /^\d{5,20}$/,
+                  'a WhatsApp user is a phone number with its country code, digits only (e.g. 4915123456789)',
+                ),
+            ),
+        )
+        .max(1000),
+    )
+    .default([]),
 });
 
 export const channelsConfigSchema = z
@@ -116,24 +176,66 @@ export interface FieldSpec {
 }
 
 /** What GET /api/channels/available shows: every platform svc can connect, with its form. */
-export const platformInfo: Record<PlatformName, { label: string; login: 'token' | 'qr'; fields: FieldSpec[] }> = {
+export const platformInfo: Record<
+  PlatformName,
+  { label: string; login: 'token' | 'qr'; fields: FieldSpec[] }
+> = {
   telegram: {
     label: platformLabels.telegram,
     login: 'token',
     fields: [
-      { name: 'bot_token', required: true, secret: true, description: 'The bot token @BotFather gave you (123456789:AAH…).' },
-      { name: 'base_url', required: false, secret: false, description: 'The Bot API server; leave empty for api.telegram.org, or give your self-hosted Bot API server.' },
-      { name: 'parse_mode', required: false, secret: false, description: 'HTML (replies rendered from Markdown, the default) or plain.' },
-      { name: 'allowed_users', required: false, secret: false, description: 'Telegram user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
+      {
+        name: 'bot_token',
+        required: true,
+        secret: true,
+        description: 'The bot token @BotFather gave you (123456789:AAH…).',
+      },
+      {
+        name: 'base_url',
+        required: false,
+        secret: false,
+        description:
+          'The Bot API server; leave empty for api.telegram.org, or give your self-hosted Bot API server.',
+      },
+      {
+        name: 'parse_mode',
+        required: false,
+        secret: false,
+        description: 'HTML (replies rendered from Markdown, the default) or plain.',
+      },
+      {
+        name: 'allowed_users',
+        required: false,
+        secret: false,
+        description:
+          'Telegram user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.',
+      },
     ],
   },
   messenger: {
     label: platformLabels.messenger,
     login: 'qr',
     fields: [
-      { name: 'base_url', required: false, secret: false, description: 'The iLink bot server; leave empty for the default.' },
-      { name: 'cdn_base_url', required: false, secret: false, description: 'The media CDN files are sent and fetched through; leave empty for the default (novac2c.cdn.weixin.qq.com/c2c).' },
-      { name: 'allowed_users', required: false, secret: false, description: 'WeChat (iLink) user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
+      {
+        name: 'base_url',
+        required: false,
+        secret: false,
+        description: 'The iLink bot server; leave empty for the default.',
+      },
+      {
+        name: 'cdn_base_url',
+        required: false,
+        secret: false,
+        description:
+          'The media CDN files are sent and fetched through; leave empty for the default (novac2c.cdn.weixin.qq.com/c2c).',
+      },
+      {
+        name: 'allowed_users',
+        required: false,
+        secret: false,
+        description:
+          'WeChat (iLink) user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.',
+      },
     ],
   },
   // slack
@@ -141,10 +243,33 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
     label: platformLabels.slack,
     login: 'token',
     fields: [
-      { name: 'app_token', required: true, secret: true, description: 'The app-level token (xapp-…) with the connections:write scope, from the app\'s Basic Information page; Socket Mode must be on.' },
-      { name: 'bot_token', required: true, secret: true, description: 'The Bot User OAuth Token (xoxb-…) from OAuth & Permissions, after installing the app to the workspace.' },
-      { name: 'api_base_url', required: false, secret: false, description: 'The Web API address; leave empty for https://slack.com/api/.' },
-      { name: 'allowed_users', required: false, secret: false, description: 'Slack member ids (U0…, in a profile\'s ⋮ menu: Copy member ID) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
+      {
+        name: 'app_token',
+        required: true,
+        secret: true,
+        description:
+          "The app-level token (xapp-…) with the connections:write scope, from the app's Basic Information page; Socket Mode must be on.",
+      },
+      {
+        name: 'bot_token',
+        required: true,
+        secret: true,
+        description:
+          'The Bot User OAuth Token (xoxb-…) from OAuth & Permissions, after installing the app to the workspace.',
+      },
+      {
+        name: 'api_base_url',
+        required: false,
+        secret: false,
+        description: 'The Web API address; leave empty for https://slack.com/api/.',
+      },
+      {
+        name: 'allowed_users',
+        required: false,
+        secret: false,
+        description:
+          "Slack member ids (U0…, in a profile's ⋮ menu: Copy member ID) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.",
+      },
     ],
   },
   // --- discord ---
@@ -152,10 +277,32 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
     label: platformLabels.discord,
     login: 'token',
     fields: [
-      { name: 'bot_token', required: true, secret: true, description: 'The bot token from the Developer Portal (your application → Bot → Reset Token).' },
-      { name: 'allowed_users', required: false, secret: false, description: 'Discord user ids that may talk to the agent (Developer Mode on, right-click a user → Copy User ID), separated by commas. Anyone else gets a pairing code to approve here.' },
-      { name: 'api_base_url', required: false, secret: false, description: 'The REST API root; leave empty for https://discord.com/api.' },
-      { name: 'gateway_url', required: false, secret: false, description: 'The Gateway (wss://…); leave empty for the one Discord names.' },
+      {
+        name: 'bot_token',
+        required: true,
+        secret: true,
+        description:
+          'The bot token from the Developer Portal (your application → Bot → Reset Token).',
+      },
+      {
+        name: 'allowed_users',
+        required: false,
+        secret: false,
+        description:
+          'Discord user ids that may talk to the agent (Developer Mode on, right-click a user → Copy User ID), separated by commas. Anyone else gets a pairing code to approve here.',
+      },
+      {
+        name: 'api_base_url',
+        required: false,
+        secret: false,
+        description: 'The REST API root; leave empty for https://discord.com/api.',
+      },
+      {
+        name: 'gateway_url',
+        required: false,
+        secret: false,
+        description: 'The Gateway (wss://…); leave empty for the one Discord names.',
+      },
     ],
   },
   // --- end discord ---
@@ -164,7 +311,13 @@ export const platformInfo: Record<PlatformName, { label: string; login: 'token' 
     label: platformLabels.whatsapp,
     login: 'qr',
     fields: [
-      { name: 'allowed_users', required: false, secret: false, description: 'Phone numbers (with country code, digits only) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.' },
+      {
+        name: 'allowed_users',
+        required: false,
+        secret: false,
+        description:
+          'Phone numbers (with country code, digits only) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.',
+      },
     ],
   },
 };
@@ -184,7 +337,8 @@ export function channelSecretValues(channels: ChannelsConfig): string[] {
   const out: string[] = [];
   for (const p of platformNames) {
     const entry = channels[p] as Record<string, unknown> | undefined;
-    for (const f of secretFields(p)) if (typeof entry?.[f] === 'string' && entry[f]) out.push(entry[f]);
+    for (const f of secretFields(p))
+      if (typeof entry?.[f] === 'string' && entry[f]) out.push(entry[f]);
   }
   return out;
 }

@@ -21,12 +21,16 @@ export function parseConfig(text: string, file: string): Config {
   if (doc.errors.length > 0) {
     const first = doc.errors[0];
     const pos = first?.linePos?.[0];
-    throw new ConfigError(`${file}${pos ? `:${pos.line}:${pos.col}` : ''}: not valid YAML: ${(first?.message.split('\n')[0] ?? 'parse error').replace(/\s*at line \d+, column \d+:?\s*$/, '')}`);
+    throw new ConfigError(
+      `${file}${pos ? `:${pos.line}:${pos.col}` : ''}: not valid YAML: ${(first?.message.split('\n')[0] ?? 'parse error').replace(/\s*at line \d+, column \d+:?\s*$/, '')}`,
+    );
   }
   const raw: unknown = doc.toJS() ?? {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${file}: the top level must be a mapping of keys`);
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new ConfigError(`${file}: the top level must be a mapping of keys`);
   const result = configSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(result.error.issues.map((i) => describeIssue(file, i)).join('\n'));
+  if (!result.success)
+    throw new ConfigError(result.error.issues.map((i) => describeIssue(file, i)).join('\n'));
   return result.data;
 }
 

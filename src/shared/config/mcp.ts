@@ -9,17 +9,29 @@ import { z } from 'zod';
 export const mcpNameSchema = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a server name is 1-64 letters, digits, dashes or underscores')
-  .refine((n) => !n.includes('__'), 'a server name must not contain "__" (it separates server and tool in mcp__<server>__<tool>)');
+  .refine(
+    (n) => !n.includes('__'),
+    'a server name must not contain "__" (it separates server and tool in mcp__<server>__<tool>)',
+  );
 
-const varName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name is letters, digits and underscores, not starting with a digit');
-const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'not a valid HTTP header name');
+const varName = z
+  .string()
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]*$/,
+    'an environment variable name is letters, digits and underscores, not starting with a digit',
+  );
+const headerName = z
+  .string()
+  .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'not a valid HTTP header name');
 
 const fields = {
   command: z.string().min(1).max(4096).optional(),
   args: z.array(z.string().max(4096)).max(200).optional(),
   env: z.record(varName, z.string().max(16_384)).optional(),
   cwd: z.string().min(1).max(4096).optional(),
-  url: z.url({ protocol: /^https?$/, error: 'url must be an http:// or https:// address' }).optional(),
+  url: z
+    .url({ protocol: /^https?$/, error: 'url must be an http:// or https:// address' })
+    .optional(),
   headers: z.record(headerName, z.string().max(16_384)).optional(),
   /** `oauth`: sign in with the server's OAuth flow (remote servers only). */
   auth: z.enum(['oauth']).optional(),
@@ -30,17 +42,35 @@ const fields = {
   tools: z.array(z.string().min(1).max(128)).max(500).optional(),
 };
 
-type Shape = { command?: string; url?: string; args?: unknown; env?: unknown; cwd?: unknown; headers?: unknown; auth?: unknown };
+type Shape = {
+  command?: string;
+  url?: string;
+  args?: unknown;
+  env?: unknown;
+  cwd?: unknown;
+  headers?: unknown;
+  auth?: unknown;
+};
 
 /** A server is exactly one of local (command) or remote (url); fields of the other kind are refused. */
 function checkKind(s: Shape, ctx: z.RefinementCtx): void {
   if ((s.command === undefined) === (s.url === undefined)) {
-    ctx.addIssue({ code: 'custom', path: [s.command === undefined ? 'command' : 'url'], message: 'give exactly one of command (a local server) or url (a remote server)' });
+    ctx.addIssue({
+      code: 'custom',
+      path: [s.command === undefined ? 'command' : 'url'],
+      message: 'give exactly one of command (a local server) or url (a remote server)',
+    });
     return;
   }
-  const wrong = s.command !== undefined ? (['headers', 'auth'] as const) : (['args', 'env', 'cwd'] as const);
+  const wrong =
+    s.command !== undefined ? (['headers', 'auth'] as const) : (['args', 'env', 'cwd'] as const);
   for (const key of wrong) {
-    if (s[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} is for ${s.command !== undefined ? 'remote (url)' : 'local (command)'} servers only` });
+    if (s[key] !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: `${key} is for ${s.command !== undefined ? 'remote (url)' : 'local (command)'} servers only`,
+      });
   }
 }
 
@@ -48,7 +78,9 @@ export const mcpServerSchema = z.strictObject(fields).superRefine(checkKind);
 export type McpServer = z.infer<typeof mcpServerSchema>;
 export type McpServerInput = z.input<typeof mcpServerSchema>;
 
-export const mcpConfigSchema = z.strictObject({ servers: z.record(mcpNameSchema, mcpServerSchema).default({}) }).prefault({});
+export const mcpConfigSchema = z
+  .strictObject({ servers: z.record(mcpNameSchema, mcpServerSchema).default({}) })
+  .prefault({});
 
 /** A change to a server: a field set to null is removed; env and headers merge key by key (null drops a key). */
 export const mcpPatchSchema = z.strictObject({
@@ -72,7 +104,9 @@ export function patchMcpServer(current: McpServerInput, patch: McpPatch): Record
     if (value === undefined) continue;
     if (value === null) delete next[key];
     else if (key === 'env' || key === 'headers') {
-      const merged: Record<string, string> = { ...((current[key] as Record<string, string> | undefined) ?? {}) };
+      const merged: Record<string, string> = {
+        ...((current[key] as Record<string, string> | undefined) ?? {}),
+      };
       for (const [k, v] of Object.entries(value as Record<string, string | null>)) {
         if (v === null) delete merged[k];
         else merged[k] = v;
@@ -89,7 +123,10 @@ export function patchMcpServer(current: McpServerInput, patch: McpPatch): Record
 
 /** The secret values of every configured server (for log scrubbing). */
 export function mcpSecretValues(servers: Record<string, McpServer>): string[] {
-  return Object.values(servers).flatMap((s) => [...Object.values(s.env ?? {}), ...Object.values(s.headers ?? {})]);
+  return Object.values(servers).flatMap((s) => [
+    ...Object.values(s.env ?? {}),
+    ...Object.values(s.headers ?? {}),
+  ]);
 }
 
 /** A server as the API shows it: every field, except that env and headers give only their names. */

@@ -26,20 +26,42 @@ export type ModelEntry = z.infer<typeof modelEntrySchema>;
 
 export const modelIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'a model id is 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit')
-  .refine((id) => id !== 'default' && id !== 'lite', '"default" and "lite" are the names of the two slots, not model ids');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+    'a model id is 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit',
+  )
+  .refine(
+    (id) => id !== 'default' && id !== 'lite',
+    '"default" and "lite" are the names of the two slots, not model ids',
+  );
 
 /** config.yml. Strict, so a misspelt key is reported instead of silently ignored. */
 export const configSchema = z
   .object({
     addr: z.string().optional().describe('listen address; the -addr flag wins'),
-    access_key: z.string().min(16, 'the access key must be at least 16 characters').regex(/^\S+$/, 'the access key must not contain spaces').optional(),
+    access_key: z
+      .string()
+      .min(16, 'the access key must be at least 16 characters')
+      .regex(/^\S+$/, 'the access key must not contain spaces')
+      .optional(),
     cors: z.array(z.string()).default([]),
     limits: z
       .object({
-        json_body_bytes: z.number().int().positive().default(1 * MiB),
-        upload_bytes: z.number().int().positive().default(512 * MiB),
-        ws_frame_bytes: z.number().int().positive().default(4 * MiB),
+        json_body_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(1 * MiB),
+        upload_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(512 * MiB),
+        ws_frame_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(4 * MiB),
       })
       .strict()
       .prefault({}),
@@ -60,7 +82,11 @@ export const configSchema = z
         /** An approval nobody answers is denied after this long, so a turn never waits forever. */
         approval_timeout_seconds: z.number().int().min(1).max(86_400).default(1800),
         /** All full outputs of tool calls ($SVC_HOME/tool-output) together; the oldest go first beyond it. */
-        tool_output_max_bytes: z.number().int().min(MiB).default(2 * GiB),
+        tool_output_max_bytes: z
+          .number()
+          .int()
+          .min(MiB)
+          .default(2 * GiB),
       })
       .strict()
       .prefault({}),
@@ -72,7 +98,11 @@ export const configSchema = z
     trash: z
       .object({
         retention_days: z.number().positive().max(3650).default(14),
-        max_bytes: z.number().int().positive().default(10 * GiB),
+        max_bytes: z
+          .number()
+          .int()
+          .positive()
+          .default(10 * GiB),
       })
       .strict()
       .prefault({}),
@@ -80,7 +110,11 @@ export const configSchema = z
       .object({
         level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
         /** Each process's log file is rotated past this size; `files` rotated ones are kept. */
-        file_bytes: z.number().int().min(1024).default(10 * MiB),
+        file_bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(10 * MiB),
         files: z.number().int().min(1).max(20).default(3),
       })
       .strict()
@@ -114,7 +148,13 @@ export const configSchema = z
     /** Where releases come from (SVC_RELEASES_URL wins) and whether svc looks for a newer one. */
     upgrade: z
       .object({
-        releases_url: z.url({ protocol: /^https$/, error: 'upgrade.releases_url must be an https:// URL (the base of a GitHub-compatible releases API)' }).default('https://api.github.com/repos/svc-agent/svc/releases'),
+        releases_url: z
+          .url({
+            protocol: /^https$/,
+            error:
+              'upgrade.releases_url must be an https:// URL (the base of a GitHub-compatible releases API)',
+          })
+          .default('https://api.github.com/repos/svc-agent/svc/releases'),
         check: z.boolean().default(true),
       })
       .strict()
@@ -124,7 +164,12 @@ export const configSchema = z
   .superRefine((c, ctx) => {
     for (const slot of ['default', 'lite'] as const) {
       const id = c.slots[slot];
-      if (id !== undefined && !(id in c.models)) ctx.addIssue({ code: 'custom', path: ['slots', slot], message: `names model "${id}", which is not under models` });
+      if (id !== undefined && !(id in c.models))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['slots', slot],
+          message: `names model "${id}", which is not under models`,
+        });
     }
   });
 

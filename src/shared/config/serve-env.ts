@@ -14,7 +14,8 @@ export function parseServeEnv(text: string): { vars: Record<string, string>; bad
     }
     let value = m[2] ?? '';
     const quote = value[0];
-    if ((quote === '"' || quote === "'") && value.endsWith(quote) && value.length >= 2) value = value.slice(1, -1);
+    if ((quote === '"' || quote === "'") && value.endsWith(quote) && value.length >= 2)
+      value = value.slice(1, -1);
     else value = value.replace(/\s+#.*$/, '');
     vars[m[1]] = value;
   });
@@ -22,7 +23,10 @@ export function parseServeEnv(text: string): { vars: Record<string, string>; bad
 }
 
 /** Loads serve.env into `env` without overriding what the real environment already has. */
-export function loadServeEnv(file: string, env: NodeJS.ProcessEnv = process.env): { loaded: string[]; bad: number[] } {
+export function loadServeEnv(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { loaded: string[]; bad: number[] } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 // cronstrue (with its locales) loads when a schedule is first put in words, not with every process.
 type Cronstrue = { toString: (cron: string, opts: Record<string, unknown>) => string };
 let words: Cronstrue | undefined;
-const cronstrue = (): Cronstrue => (words ??= createRequire(import.meta.url)('cronstrue') as Cronstrue);
+const cronstrue = (): Cronstrue =>
+  (words ??= createRequire(import.meta.url)('cronstrue') as Cronstrue);
 
 /**
  * Every schedule computation of svc, on croner: validation, the next fire times, the time a fire
@@ -61,7 +62,17 @@ export function scheduledTimeOf(schedule: string, timezone: string, now: Date): 
 /** A time as a wall clock in a zone with its UTC offset, e.g. 2026-03-29T09:00:00+02:00. */
 export function wallTime(at: Date, timezone: string): string {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'longOffset' })
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone: timezone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'longOffset',
+    })
       .formatToParts(at)
       .map((p) => [p.type, p.value]),
   ) as Record<string, string>;
@@ -72,7 +83,10 @@ export function wallTime(at: Date, timezone: string): string {
 /** A schedule in words ("At 09:00, Monday through Friday"), by cronstrue; the line itself if it cannot say. */
 export function describeSchedule(schedule: string): string {
   try {
-    return cronstrue().toString(schedule.trim(), { use24HourTimeFormat: true, throwExceptionOnParseError: true });
+    return cronstrue().toString(schedule.trim(), {
+      use24HourTimeFormat: true,
+      throwExceptionOnParseError: true,
+    });
   } catch {
     return schedule.trim();
   }

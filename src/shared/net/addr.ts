@@ -28,9 +28,12 @@ export function parseListenAddr(text: string): ListenAddr {
     if (colon < 0) throw new Error(`address "${text}" needs a port, as in 127.0.0.1:8088 or :8088`);
     host = value.slice(0, colon);
     portText = value.slice(colon + 1);
-    if (host.includes(':')) throw new Error(`address "${text}": write an IPv6 host in brackets, as in [::1]:8088`);
+    if (host.includes(':'))
+      throw new Error(`address "${text}": write an IPv6 host in brackets, as in [::1]:8088`);
     if (host !== '' && host !== 'localhost' && isIP(host) !== 4) {
-      throw new Error(`address "${text}": the host must be an IP address, "localhost", or empty for every interface`);
+      throw new Error(
+        `address "${text}": the host must be an IP address, "localhost", or empty for every interface`,
+      );
     }
   }
   if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
@@ -96,6 +99,7 @@ export function ipv6Bytes(ip: string): Uint8Array | undefined {
 export function formatAddressBytes(bytes: Uint8Array): string {
   if (bytes.length === 4) return bytes.join('.');
   const groups: string[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push((((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0)).toString(16));
+  for (let i = 0; i < 16; i += 2)
+    groups.push((((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0)).toString(16));
   return groups.join(':').replace(/(^|:)0(:0)+(:|$)/, '::');
 }

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { browserStepSchema } from '../browser/steps.js';
 
-const tab = z.object({ index: z.number().int(), url: z.string(), title: z.string(), active: z.boolean() });
+const tab = z.object({
+  index: z.number().int(),
+  url: z.string(),
+  title: z.string(),
+  active: z.boolean(),
+});
 
 /** What the browser worker says about its connection. */
 export const browserStatusSchema = z.object({
@@ -42,23 +47,40 @@ export const browserActResultSchema = z.object({
 export type BrowserActResult = z.infer<typeof browserActResultSchema>;
 
 const ack = z.object({});
-const target = { cdp_url: z.string().max(2048).optional(), port: z.number().int().min(1).max(65535).optional() };
+const target = {
+  cdp_url: z.string().max(2048).optional(),
+  port: z.number().int().min(1).max(65535).optional(),
+};
 
 /** The request types of the browser feature; ipc.ts spreads them into its table. */
 export const browserRequestDefs = {
   /** gateway → browser worker (started on demand). */
   'browser.status': { payload: z.object({}), result: browserStatusSchema },
   /** gateway → browser worker: connect to this endpoint (or the configured one) within the bound. */
-  'browser.verify': { payload: z.object({ ...target, timeout_ms: z.number().int().min(100).max(60_000) }), result: browserVerifyResultSchema },
+  'browser.verify': {
+    payload: z.object({ ...target, timeout_ms: z.number().int().min(100).max(60_000) }),
+    result: browserVerifyResultSchema,
+  },
   /** gateway → supervisor: save a verified endpoint in config.yml (replacing launch). */
   'config.browser.set': { payload: z.object(target), result: ack },
   /** agent → browser worker: one action on the page. */
   'browser.act': {
-    payload: z.object({ call_id: z.string().min(1).max(128), step: browserStepSchema, max_chars: z.number().int().min(200).max(100_000).optional(), session_id: z.string().max(64).optional() }),
+    payload: z.object({
+      call_id: z.string().min(1).max(128),
+      step: browserStepSchema,
+      max_chars: z.number().int().min(200).max(100_000).optional(),
+      session_id: z.string().max(64).optional(),
+    }),
     result: browserActResultSchema,
   },
   /** agent → browser worker: start keeping the session's successful steps, or stop and answer them (refs made into role selectors). */
-  'browser.record': { payload: z.object({ session_id: z.string().min(1).max(64), op: z.enum(['start', 'stop']) }), result: z.object({ steps: z.array(browserStepSchema), was_recording: z.boolean() }) },
+  'browser.record': {
+    payload: z.object({ session_id: z.string().min(1).max(64), op: z.enum(['start', 'stop']) }),
+    result: z.object({ steps: z.array(browserStepSchema), was_recording: z.boolean() }),
+  },
   /** agent → browser worker: the turn was interrupted; the waiting action stops. */
-  'browser.cancel': { payload: z.object({ call_id: z.string().min(1).max(128) }), result: z.object({ cancelled: z.boolean() }) },
+  'browser.cancel': {
+    payload: z.object({ call_id: z.string().min(1).max(128) }),
+    result: z.object({ cancelled: z.boolean() }),
+  },
 } as const;

@@ -10,7 +10,10 @@ export const cronRequestDefs = {
   /** supervisor → cron worker: read this task from the store again (schedule, enabled, gone). */
   'cron.reload': { payload: z.object({ id: taskId }), result: ack },
   /** gateway → cron worker (started on demand): run a task now. conflict while one of its runs is going. */
-  'cron.run': { payload: z.object({ id: taskId }), result: z.object({ run_id: z.string(), session_id: z.string() }) },
+  'cron.run': {
+    payload: z.object({ id: taskId }),
+    result: z.object({ run_id: z.string(), session_id: z.string() }),
+  },
   /** cron worker → supervisor: a run ended; stop the worker if nothing wants it any more. */
   'cron.idle': { payload: z.object({}), result: ack },
 } as const;

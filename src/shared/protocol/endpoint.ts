@@ -34,7 +34,10 @@ export class IpcCallError extends Error {
 
 export const DEFAULT_DEADLINE_MS = 10_000;
 
-type Handler<T extends RequestType> = (payload: PayloadOf<T>, req: IpcRequest) => Promise<ResultOf<T>> | ResultOf<T>;
+type Handler<T extends RequestType> = (
+  payload: PayloadOf<T>,
+  req: IpcRequest,
+) => Promise<ResultOf<T>> | ResultOf<T>;
 /** Handles requests addressed to another role (the supervisor's router uses it). */
 type Forwarder = (req: IpcRequest) => Promise<unknown>;
 type EventListener = (event: IpcEvent) => void;
@@ -70,18 +73,34 @@ export class Endpoint {
   }
 
   /** Sends a request; where it goes comes from the routing table (`to` only for `worker.echo`-like requests any child answers). */
-  request<T extends RequestType>(type: T, payload: PayloadOf<T>, opts: { to?: Role; timeoutMs?: number; deadline?: number } = {}): Promise<ResultOf<T>> {
-    if (this.closed) return Promise.reject(new IpcCallError('unavailable', `the ${this.peerName} process is gone`));
+  request<T extends RequestType>(
+    type: T,
+    payload: PayloadOf<T>,
+    opts: { to?: Role; timeoutMs?: number; deadline?: number } = {},
+  ): Promise<ResultOf<T>> {
+    if (this.closed)
+      return Promise.reject(
+        new IpcCallError('unavailable', `the ${this.peerName} process is gone`),
+      );
     const route = requestRoutes[type].to;
     const to = opts.to ?? (route === 'child' ? this.peerRole : route);
-    if (to === undefined || (route !== 'child' && to !== route)) return Promise.reject(new IpcCallError('no_route', `${type} goes to ${route}, not to ${to ?? 'an unnamed child'}`));
+    if (to === undefined || (route !== 'child' && to !== route))
+      return Promise.reject(
+        new IpcCallError(
+          'no_route',
+          `${type} goes to ${route}, not to ${to ?? 'an unnamed child'}`,
+        ),
+      );
     const id = randomUUID();
     const deadline = opts.deadline ?? Date.now() + (opts.timeoutMs ?? DEFAULT_DEADLINE_MS);
     return new Promise<ResultOf<T>>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new IpcCallError('timeout', `${type} to ${to} got no answer in time`));
-      }, Math.max(0, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          this.pending.delete(id);
+          reject(new IpcCallError('timeout', `${type} to ${to} got no answer in time`));
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       timer.unref();
       this.pending.set(id, { type, resolve: resolve as (v: unknown) => void, reject, timer });
       this.safeSend({ kind: 'req', id, type, to, deadline, payload });
@@ -161,7 +180,12 @@ export class Endpoint {
     else {
       this.dropped++;
       log.warn('dropped a malformed IPC result', { peer: this.peerName, type: p.type });
-      p.reject(new IpcCallError('bad_response', `${p.type}: the ${this.peerName} process answered with a malformed result`));
+      p.reject(
+        new IpcCallError(
+          'bad_response',
+          `${p.type}: the ${this.peerName} process answered with a malformed result`,
+        ),
+      );
     }
   }
 
@@ -170,29 +194,44 @@ export class Endpoint {
     try {
       const refused = this.peerRole === undefined ? null : refusal(req.type, this.peerRole, req.to);
       if (refused !== null) {
-        log.warn('refused an IPC request the routing table does not allow', { peer: this.peerName, type: req.type, to: req.to });
+        log.warn('refused an IPC request the routing table does not allow', {
+          peer: this.peerName,
+          type: req.type,
+          to: req.to,
+        });
         throw new IpcCallError('forbidden', refused);
       }
       let result: unknown;
       if (req.to !== this.self) {
-        if (!this.forwarder) throw new IpcCallError('no_route', `this ${this.self} process cannot reach ${req.to}`);
+        if (!this.forwarder)
+          throw new IpcCallError('no_route', `this ${this.self} process cannot reach ${req.to}`);
         result = await this.forwarder(req);
       } else {
         const handler = this.handlers.get(req.type);
-        if (!handler) throw new IpcCallError('no_handler', `the ${this.self} process does not handle ${req.type}`);
+        if (!handler)
+          throw new IpcCallError(
+            'no_handler',
+            `the ${this.self} process does not handle ${req.type}`,
+          );
         result = await handler(req.payload as never, req);
       }
       this.safeSend({ kind: 'res', re: req.id, ok: true, result });
     } catch (err) {
       const code = err instanceof IpcCallError ? err.code : 'internal';
-      this.safeSend({ kind: 'res', re: req.id, ok: false, error: { code, message: (err as Error).message } });
+      this.safeSend({
+        kind: 'res',
+        re: req.id,
+        ok: false,
+        error: { code, message: (err as Error).message },
+      });
     }
   }
 }
 
 /** The child side of the link: this process's own IPC channel to the supervisor. */
 export function parentLink(): Link {
-  if (!process.send) throw new Error('this process was not started by the svc supervisor (no IPC channel)');
+  if (!process.send)
+    throw new Error('this process was not started by the svc supervisor (no IPC channel)');
   return {
     send: (m) => {
       process.send?.(m);
@@ -202,4 +241,3 @@ export function parentLink(): Link {
     },
   };
 }
-

@@ -62,7 +62,10 @@ export function previewText(s: string, maxBytes: number): { text: string; trunca
   let kept = s;
   let text = s;
   while (size > maxBytes && kept.length > 0) {
-    kept = cut(kept, keepChars(kept.length, jsonBytes(kept), size - maxBytes)).slice(0, -ELLIPSIS.length);
+    kept = cut(kept, keepChars(kept.length, jsonBytes(kept), size - maxBytes)).slice(
+      0,
+      -ELLIPSIS.length,
+    );
     text = kept + ELLIPSIS;
     size = jsonBytes(text);
   }
@@ -72,7 +75,8 @@ export function previewText(s: string, maxBytes: number): { text: string; trunca
 /** A copy of a JSON value with every text over `chars` characters cut to that, and every list over `items` to that many. */
 function capped(v: unknown, chars: number, items: number): unknown {
   if (typeof v === 'string') return v.length > chars ? cut(v, chars) : v;
-  if (Array.isArray(v)) return (v.length > items ? v.slice(0, items) : v).map((x) => capped(x, chars, items));
+  if (Array.isArray(v))
+    return (v.length > items ? v.slice(0, items) : v).map((x) => capped(x, chars, items));
   if (v !== null && typeof v === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) if (x !== undefined) out[k] = capped(x, chars, items);
@@ -84,13 +88,15 @@ function capped(v: unknown, chars: number, items: number): unknown {
 function longestText(v: unknown): number {
   if (typeof v === 'string') return v.length;
   if (Array.isArray(v)) return v.reduce((n: number, x) => Math.max(n, longestText(x)), 0);
-  if (v !== null && typeof v === 'object') return Object.values(v).reduce((n: number, x) => Math.max(n, longestText(x)), 0);
+  if (v !== null && typeof v === 'object')
+    return Object.values(v).reduce((n: number, x) => Math.max(n, longestText(x)), 0);
   return 0;
 }
 
 function longestList(v: unknown): number {
   if (Array.isArray(v)) return v.reduce((n: number, x) => Math.max(n, longestList(x)), v.length);
-  if (v !== null && typeof v === 'object') return Object.values(v).reduce((n: number, x) => Math.max(n, longestList(x)), 0);
+  if (v !== null && typeof v === 'object')
+    return Object.values(v).reduce((n: number, x) => Math.max(n, longestList(x)), 0);
   return 0;
 }
 
@@ -110,9 +116,13 @@ function largest(lo: number, hi: number, fits: (n: number) => boolean): number {
  * lists lose their tails. Answers whether anything was cut. Costs a few dozen copies of the
  * value at most, whatever its size.
  */
-export function shrinkToFit(value: unknown, maxBytes: number): { value: unknown; truncated: boolean } {
+export function shrinkToFit(
+  value: unknown,
+  maxBytes: number,
+): { value: unknown; truncated: boolean } {
   if (jsonBytes(value) <= maxBytes) return { value, truncated: false };
-  const fitsWith = (chars: number, items: number) => jsonBytes(capped(value, chars, items)) <= maxBytes;
+  const fitsWith = (chars: number, items: number) =>
+    jsonBytes(capped(value, chars, items)) <= maxBytes;
   const all = Number.MAX_SAFE_INTEGER;
   if (fitsWith(KEEP_SHORT, all)) {
     const chars = largest(KEEP_SHORT, longestText(value), (n) => fitsWith(n, all));
@@ -129,7 +139,8 @@ export function shrinkToFit(value: unknown, maxBytes: number): { value: unknown;
 function keepScalars(v: unknown): unknown {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) if (typeof x !== 'object' && !(typeof x === 'string' && x.length > KEEP_SHORT)) out[k] = x;
+  for (const [k, x] of Object.entries(v))
+    if (typeof x !== 'object' && !(typeof x === 'string' && x.length > KEEP_SHORT)) out[k] = x;
   return out;
 }
 
@@ -147,13 +158,20 @@ export function summarize<T extends object>(value: T, maxBytes: number): T & { t
  * Holds an event to the cap: a non-delta event over WS_EVENT_MAX_BYTES is a bug in its
  * publisher (it should send a summary); it goes out cut, with `over` set so the caller logs it.
  */
-export function capEvent(topic: string, type: string, data: unknown): { data: unknown; over: boolean; bytes: number } {
+export function capEvent(
+  topic: string,
+  type: string,
+  data: unknown,
+): { data: unknown; over: boolean; bytes: number } {
   if (isDelta(type)) return { data, over: false, bytes: 0 };
   const bytes = frameBytes(topic, type, data);
   if (bytes <= WS_EVENT_MAX_BYTES) return { data, over: false, bytes };
   const room = WS_EVENT_MAX_BYTES - frameBytes(topic, type, null) - 20;
   const r = shrinkToFit(data, room);
-  const cutData = r.value !== null && typeof r.value === 'object' && !Array.isArray(r.value) ? { ...r.value, truncated: true } : r.value;
+  const cutData =
+    r.value !== null && typeof r.value === 'object' && !Array.isArray(r.value)
+      ? { ...r.value, truncated: true }
+      : r.value;
   return { data: cutData, over: true, bytes };
 }
 

@@ -8,7 +8,12 @@ import { channelsRequestDefs } from './channels.js';
 import { browserRequestDefs } from './browser.js';
 import { versionInfoSchema } from './version.js';
 
-export { upgradeProgressSchema, versionInfoSchema, type UpgradeProgress, type VersionInfo } from './version.js';
+export {
+  upgradeProgressSchema,
+  versionInfoSchema,
+  type UpgradeProgress,
+  type VersionInfo,
+} from './version.js';
 
 /**
  * The one IPC protocol between svc's processes. Every message is an element of `ipcMessage`:
@@ -17,7 +22,15 @@ export { upgradeProgressSchema, versionInfoSchema, type UpgradeProgress, type Ve
  * and drops what does not parse.
  */
 
-export const roles = ['supervisor', 'gateway', 'agent', 'channels', 'cron', 'mcp', 'browser'] as const;
+export const roles = [
+  'supervisor',
+  'gateway',
+  'agent',
+  'channels',
+  'cron',
+  'mcp',
+  'browser',
+] as const;
 export const roleSchema = z.enum(roles);
 export type Role = z.infer<typeof roleSchema>;
 export type ChildRole = Exclude<Role, 'supervisor'>;
@@ -29,7 +42,16 @@ export const httpEngineName = z.enum(['uws', 'node']);
 const processStatus = z.object({
   role: roleSchema,
   pid: z.number().int(),
-  state: z.enum(['starting', 'running', 'draining', 'stopping', 'backoff', 'crash_loop', 'exited', 'unresponsive']),
+  state: z.enum([
+    'starting',
+    'running',
+    'draining',
+    'stopping',
+    'backoff',
+    'crash_loop',
+    'exited',
+    'unresponsive',
+  ]),
   uptime_s: z.number(),
   restarts: z.number().int(),
   rss_bytes: z.number().int().nullable(),
@@ -68,7 +90,13 @@ const listen = z.object({ host: z.string(), port: z.number().int().min(0).max(65
  */
 export const wsStateSchema = z.object({
   epoch: z.string().min(1).max(64),
-  topics: z.array(z.object({ topic: z.string().min(1).max(200), seq: z.number().int().min(0), frames: z.array(z.object({ seq: z.number().int().min(1), frame: z.string() })) })),
+  topics: z.array(
+    z.object({
+      topic: z.string().min(1).max(200),
+      seq: z.number().int().min(0),
+      frames: z.array(z.object({ seq: z.number().int().min(1), frame: z.string() })),
+    }),
+  ),
 });
 export type WsState = z.infer<typeof wsStateSchema>;
 
@@ -98,11 +126,24 @@ export type TurnMessage = z.infer<typeof turnMessageSchema>;
 export const approvalDecision = z.enum(['allow_once', 'allow_session', 'deny']);
 export type ApprovalDecision = z.infer<typeof approvalDecision>;
 const pendingApprovals = z.object({
-  items: z.array(z.object({ approval_id: z.string(), turn_id: z.string(), call_id: z.string(), tool: z.string(), input: z.unknown(), reason: z.string(), sandbox_notice: z.string().optional() })),
+  items: z.array(
+    z.object({
+      approval_id: z.string(),
+      turn_id: z.string(),
+      call_id: z.string(),
+      tool: z.string(),
+      input: z.unknown(),
+      reason: z.string(),
+      sandbox_notice: z.string().optional(),
+    }),
+  ),
 });
 export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel', 'workflow']);
 /** A workflow run's turn carries the run's id: the worker runs its steps instead of one prompt. */
-const workflowRunId = z.string().regex(/^wr_[a-z0-9]{21}$/).optional();
+const workflowRunId = z
+  .string()
+  .regex(/^wr_[a-z0-9]{21}$/)
+  .optional();
 export type TurnOrigin = z.infer<typeof turnOrigin>;
 
 /** Requests: the payload the sender gives and the result the receiver answers. */
@@ -118,7 +159,11 @@ export const requestDefs = {
       /** The previous gateway's /ws numbering, on a restart. */
       ws_state: wsStateSchema.optional(),
     }),
-    result: z.object({ port: z.number().int().optional(), uws: uwsFlavour.optional(), engine: httpEngineName.optional() }),
+    result: z.object({
+      port: z.number().int().optional(),
+      uws: uwsFlavour.optional(),
+      engine: httpEngineName.optional(),
+    }),
   },
   /** supervisor → child: what `svc status` shows about it. */
   'child.stats': {
@@ -155,13 +200,25 @@ export const requestDefs = {
   /** gateway → supervisor: POST /api/version/upgrade; refused while one runs or on a development build. */
   'version.upgrade': {
     payload: z.object({}),
-    result: z.object({ accepted: z.boolean(), reason: z.enum(['running', 'dev_build']).nullable() }),
+    result: z.object({
+      accepted: z.boolean(),
+      reason: z.enum(['running', 'dev_build']).nullable(),
+    }),
   },
   /** gateway → supervisor: config.yml edits; the supervisor alone writes the file. */
-  'config.models.create': { payload: z.object({ id: modelIdSchema, entry: modelEntrySchema }), result: ack },
-  'config.models.update': { payload: z.object({ id: modelIdSchema, patch: modelPatchSchema }), result: ack },
+  'config.models.create': {
+    payload: z.object({ id: modelIdSchema, entry: modelEntrySchema }),
+    result: ack,
+  },
+  'config.models.update': {
+    payload: z.object({ id: modelIdSchema, patch: modelPatchSchema }),
+    result: ack,
+  },
   'config.models.delete': { payload: z.object({ id: modelIdSchema }), result: ack },
-  'config.slots.set': { payload: z.object({ slot: z.enum(['default', 'lite']), model_id: modelIdSchema.nullable() }), result: ack },
+  'config.slots.set': {
+    payload: z.object({ slot: z.enum(['default', 'lite']), model_id: modelIdSchema.nullable() }),
+    result: ack,
+  },
   /** gateway → agent: the smallest real request to a provider, for POST /api/config/test. */
   'agent.probe_model': {
     payload: z.object({
@@ -173,14 +230,28 @@ export const requestDefs = {
     }),
     result: z.object({
       ok: z.boolean(),
-      reason: z.enum(['bad_key', 'unknown_model', 'unreachable', 'rate_limited', 'server_error', 'bad_response']).optional(),
+      reason: z
+        .enum([
+          'bad_key',
+          'unknown_model',
+          'unreachable',
+          'rate_limited',
+          'server_error',
+          'bad_response',
+        ])
+        .optional(),
       message: z.string().optional(),
       latency_ms: z.number().optional(),
     }),
   },
   /** gateway → supervisor: run a turn. Answers once a worker took it; the turn's events follow on session:<id>. */
   'turn.start': {
-    payload: z.object({ session_id: z.string(), message: turnMessageSchema, origin: turnOrigin, workflow_run_id: workflowRunId }),
+    payload: z.object({
+      session_id: z.string(),
+      message: turnMessageSchema,
+      origin: turnOrigin,
+      workflow_run_id: workflowRunId,
+    }),
     result: z.object({ turn_id: z.string() }),
   },
   /** gateway → supervisor: stop the session's running turn. */
@@ -191,29 +262,57 @@ export const requestDefs = {
   },
   /** supervisor → agent: run this turn; answers at once, the outcome comes as a turn.ended event. */
   'agent.turn': {
-    payload: z.object({ turn_id: z.string(), session_id: z.string(), message: turnMessageSchema, origin: turnOrigin, workflow_run_id: workflowRunId }),
+    payload: z.object({
+      turn_id: z.string(),
+      session_id: z.string(),
+      message: turnMessageSchema,
+      origin: turnOrigin,
+      workflow_run_id: workflowRunId,
+    }),
     result: z.object({ accepted: z.literal(true) }),
   },
   /** gateway → supervisor → the agent running the session's turn: the user's answer to an approval. */
   'approval.answer': {
-    payload: z.object({ session_id: z.string(), approval_id: z.string().max(64), decision: approvalDecision }),
+    payload: z.object({
+      session_id: z.string(),
+      approval_id: z.string().max(64),
+      decision: approvalDecision,
+    }),
     result: z.object({ answered: z.boolean() }),
   },
   /** gateway → supervisor → the session's agent: approvals waiting for the user (a reloaded page asks). */
   'approval.list': { payload: z.object({ session_id: z.string() }), result: pendingApprovals },
   'agent.approvals': { payload: z.object({ session_id: z.string() }), result: pendingApprovals },
   'agent.approval': {
-    payload: z.object({ session_id: z.string(), approval_id: z.string().max(64), decision: approvalDecision }),
+    payload: z.object({
+      session_id: z.string(),
+      approval_id: z.string().max(64),
+      decision: approvalDecision,
+    }),
     result: z.object({ answered: z.boolean() }),
   },
   /** gateway → agent: the built-in tools with their JSON schemas, for GET /api/tools. */
   'agent.tools': {
     payload: z.object({}),
-    result: z.object({ items: z.array(z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })) }),
+    result: z.object({
+      items: z.array(
+        z.object({
+          name: z.string(),
+          description: z.string(),
+          parameters: z.record(z.string(), z.unknown()),
+        }),
+      ),
+    }),
   },
   /** supervisor → an idle agent worker: may it retire? It says no while a background command runs, and takes no new work once it says yes. */
-  'agent.retire': { payload: z.object({}), result: z.object({ retired: z.boolean(), why: z.string().optional() }) },
-  'agent.interrupt': { payload: z.object({ turn_id: z.string(), restart: z.boolean().optional() }), result: z.object({ interrupted: z.boolean() }) },
+  'agent.retire': {
+    payload: z.object({}),
+    result: z.object({ retired: z.boolean(), why: z.string().optional() }),
+  },
+  'agent.interrupt': {
+    payload: z.object({ turn_id: z.string(), restart: z.boolean().optional() }),
+    result: z.object({ interrupted: z.boolean() }),
+  },
   /** any → worker: a round trip used by health probes and tests. */
   'worker.echo': {
     payload: z.object({ text: z.string().max(10_000) }),
@@ -247,7 +346,10 @@ function requestVariant<T extends RequestType>(type: T) {
 
 const requestSchema = z.discriminatedUnion(
   'type',
-  requestTypes.map((t) => requestVariant(t)) as unknown as [ReturnType<typeof requestVariant>, ...ReturnType<typeof requestVariant>[]],
+  requestTypes.map((t) => requestVariant(t)) as unknown as [
+    ReturnType<typeof requestVariant>,
+    ...ReturnType<typeof requestVariant>[],
+  ],
 );
 
 export const ipcErrorSchema = z.object({ code: z.string(), message: z.string() });
@@ -285,7 +387,11 @@ export const eventDefs = {
    */
   'child.process_groups': z.object({ pgids: z.array(z.number().int().min(2)).max(4096) }),
   /** any → gateway: publish to WebSocket subscribers of a topic. */
-  'ws.publish': z.object({ topic: z.string().min(1).max(200), type: z.string().min(1).max(100), data: z.unknown() }),
+  'ws.publish': z.object({
+    topic: z.string().min(1).max(200),
+    type: z.string().min(1).max(100),
+    data: z.unknown(),
+  }),
   ...mcpEventDefs,
   ...cronEventDefs,
 } as const;
@@ -299,14 +405,30 @@ function eventVariant<T extends EventType>(type: T) {
 }
 const eventSchema = z.discriminatedUnion(
   'type',
-  eventTypes.map((t) => eventVariant(t)) as unknown as [ReturnType<typeof eventVariant>, ...ReturnType<typeof eventVariant>[]],
+  eventTypes.map((t) => eventVariant(t)) as unknown as [
+    ReturnType<typeof eventVariant>,
+    ...ReturnType<typeof eventVariant>[],
+  ],
 );
 
-export const ipcMessage = z.discriminatedUnion('kind', [requestSchema, responseSchema, eventSchema]);
+export const ipcMessage = z.discriminatedUnion('kind', [
+  requestSchema,
+  responseSchema,
+  eventSchema,
+]);
 
-export type IpcRequest = { kind: 'req'; id: string; type: RequestType; to: Role; deadline: number; payload: unknown };
+export type IpcRequest = {
+  kind: 'req';
+  id: string;
+  type: RequestType;
+  to: Role;
+  deadline: number;
+  payload: unknown;
+};
 export type IpcResponse = z.infer<typeof responseSchema>;
 /** Narrowing on `type` gives the payload its schema's type. */
-export type IpcEvent = { [K in EventType]: { kind: 'event'; type: K; payload: EventPayload<K> } }[EventType];
+export type IpcEvent = {
+  [K in EventType]: { kind: 'event'; type: K; payload: EventPayload<K> };
+}[EventType];
 export type IpcMessage = IpcRequest | IpcResponse | IpcEvent;
 export type IpcError = z.infer<typeof ipcErrorSchema>;

@@ -36,22 +36,45 @@ const rawServer = z.record(z.string(), z.unknown());
 /** The request types of the MCP feature; ipc.ts spreads them into its table. */
 export const mcpRequestDefs = {
   /** gateway → supervisor: config.yml edits of mcp.servers (the gateway validated the entry). */
-  'config.mcp.create': { payload: z.object({ name: mcpNameSchema, server: rawServer }), result: ack },
-  'config.mcp.update': { payload: z.object({ name: mcpNameSchema, patch: mcpPatchSchema }), result: ack },
+  'config.mcp.create': {
+    payload: z.object({ name: mcpNameSchema, server: rawServer }),
+    result: ack,
+  },
+  'config.mcp.update': {
+    payload: z.object({ name: mcpNameSchema, patch: mcpPatchSchema }),
+    result: ack,
+  },
   /** Moves the entry to the trash. */
-  'config.mcp.delete': { payload: z.object({ name: mcpNameSchema }), result: z.object({ trash_id: z.string() }) },
+  'config.mcp.delete': {
+    payload: z.object({ name: mcpNameSchema }),
+    result: z.object({ trash_id: z.string() }),
+  },
   /** All or nothing: every entry is added, or none. */
-  'config.mcp.import': { payload: z.object({ servers: z.record(mcpNameSchema, rawServer) }), result: ack },
+  'config.mcp.import': {
+    payload: z.object({ servers: z.record(mcpNameSchema, rawServer) }),
+    result: ack,
+  },
   /** gateway → supervisor: restore a trash item whose place is config.yml (only the supervisor writes it). */
   'trash.restore': {
-    payload: z.object({ id: z.string().max(64), options: z.object({ as_new: z.boolean().optional(), new_name: z.string().max(200).optional() }) }),
+    payload: z.object({
+      id: z.string().max(64),
+      options: z.object({
+        as_new: z.boolean().optional(),
+        new_name: z.string().max(200).optional(),
+      }),
+    }),
     result: z.object({ restored_to: z.string() }),
   },
   /** gateway → mcp worker. */
   'mcp.status': { payload: z.object({}), result: z.object({ servers: z.array(mcpStatusSchema) }) },
   'mcp.reconnect': { payload: z.object({ name: mcpNameSchema }), result: mcpStatusSchema },
   /** agent → mcp worker: the tools of every connected server (after each server's allow-list). */
-  'mcp.tools': { payload: z.object({}), result: z.object({ servers: z.array(z.object({ name: z.string(), tools: z.array(mcpToolSchema) })) }) },
+  'mcp.tools': {
+    payload: z.object({}),
+    result: z.object({
+      servers: z.array(z.object({ name: z.string(), tools: z.array(mcpToolSchema) })),
+    }),
+  },
   'mcp.call': {
     payload: z.object({
       call_id: z.string().min(1).max(128),
@@ -66,17 +89,30 @@ export const mcpRequestDefs = {
    * socket) and a single-use token for it, so a call need not take two extra hops through the
    * supervisor. The supervisor still starts and stops the mcp worker; the channel dies with it.
    */
-  'mcp.direct': { payload: z.object({}), result: z.object({ path: z.string().min(1).max(4096), token: z.string().min(16).max(128) }) },
+  'mcp.direct': {
+    payload: z.object({}),
+    result: z.object({ path: z.string().min(1).max(4096), token: z.string().min(16).max(128) }),
+  },
   /** agent → mcp worker: the turn was interrupted; the server gets the protocol's cancellation. */
-  'mcp.cancel': { payload: z.object({ call_id: z.string().min(1).max(128) }), result: z.object({ cancelled: z.boolean() }) },
+  'mcp.cancel': {
+    payload: z.object({ call_id: z.string().min(1).max(128) }),
+    result: z.object({ cancelled: z.boolean() }),
+  },
   /**
    * gateway → mcp worker: the user asks to sign in to a remote server (OAuth). Answers where to
    * send the browser, or null when stored tokens could be refreshed instead (then it reconnects).
    */
-  'mcp.oauth.start': { payload: z.object({ name: mcpNameSchema, redirect_url: z.url({ protocol: /^https?$/ }) }), result: z.object({ authorization_url: z.string().nullable() }) },
+  'mcp.oauth.start': {
+    payload: z.object({ name: mcpNameSchema, redirect_url: z.url({ protocol: /^https?$/ }) }),
+    result: z.object({ authorization_url: z.string().nullable() }),
+  },
   /** gateway → mcp worker: the authorization server sent the browser back with these (state is single use). */
   'mcp.oauth.finish': {
-    payload: z.object({ state: z.string().min(1).max(512), code: z.string().min(1).max(4096).optional(), error: z.string().max(200).optional() }),
+    payload: z.object({
+      state: z.string().min(1).max(512),
+      code: z.string().min(1).max(4096).optional(),
+      error: z.string().max(200).optional(),
+    }),
     result: z.object({ name: mcpNameSchema, status: mcpStatusSchema }),
   },
 } as const;

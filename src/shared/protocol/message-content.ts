@@ -24,7 +24,15 @@ export const toolCallSchema = z.object({ id: z.string(), name: z.string(), argum
 
 export const assistantContent = z.object({
   text: z.string(),
-  reasoning: z.array(z.object({ text: z.string(), signature: z.string().optional(), redacted: z.string().optional() })).optional(),
+  reasoning: z
+    .array(
+      z.object({
+        text: z.string(),
+        signature: z.string().optional(),
+        redacted: z.string().optional(),
+      }),
+    )
+    .optional(),
   tool_calls: z.array(toolCallSchema).optional(),
   stop_reason: z.string().optional(),
   model: z.string().optional(),
@@ -40,6 +48,9 @@ export const toolContent = z.object({
 });
 
 /** A compaction summary standing in for older messages kept on disk. */
-export const summaryContent = z.object({ text: z.string(), summary_of: z.object({ from_seq: z.number().int(), to_seq: z.number().int(), file: z.string() }) });
+export const summaryContent = z.object({
+  text: z.string(),
+  summary_of: z.object({ from_seq: z.number().int(), to_seq: z.number().int(), file: z.string() }),
+});
 
 export type AssistantContent = z.infer<typeof assistantContent>;

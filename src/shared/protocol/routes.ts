@@ -93,6 +93,7 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
 export function refusal(type: RequestType, from: Role, to: Role): string | null {
   const route = requestRoutes[type];
   if (!route.from.includes(from)) return `the ${from} process may not send ${type}`;
-  if (route.to === 'child' ? to === 'supervisor' : route.to !== to) return `${type} goes to ${route.to === 'child' ? 'a child process' : `the ${route.to} process`}, not to ${to}`;
+  if (route.to === 'child' ? to === 'supervisor' : route.to !== to)
+    return `${type} goes to ${route.to === 'child' ? 'a child process' : `the ${route.to} process`}, not to ${to}`;
   return null;
 }

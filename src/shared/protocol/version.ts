@@ -20,7 +20,15 @@ export type VersionInfo = z.infer<typeof versionInfoSchema>;
 
 /** One step of an upgrade: `svc upgrade --json` prints these, /ws (topic server, type upgrade) carries them. */
 export const upgradeProgressSchema = z.object({
-  stage: z.enum(['checking', 'downloading', 'verifying', 'installing', 'restarting', 'done', 'failed']),
+  stage: z.enum([
+    'checking',
+    'downloading',
+    'verifying',
+    'installing',
+    'restarting',
+    'done',
+    'failed',
+  ]),
   message: z.string().max(2000).optional(),
   bytes: z.number().int().nonnegative().optional(),
   total: z.number().int().nonnegative().optional(),

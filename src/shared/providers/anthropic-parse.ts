@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { errorFromStream, parseEventJson, protocolError, type RequestContext } from './classify.js';
 import type { SseEvent } from './sse.js';
-import type { Completion, ReasoningPart, StopReason, StreamEvent, ToolCall, Usage } from './types.js';
+import type {
+  Completion,
+  ReasoningPart,
+  StopReason,
+  StreamEvent,
+  ToolCall,
+  Usage,
+} from './types.js';
 
 /**
  * Reading Anthropic message replies. A stream is message_start, then per content block a
@@ -45,7 +52,10 @@ const eventSchemas = {
     }),
   }),
   content_block_stop: z.looseObject({ index: z.number().int() }),
-  message_delta: z.looseObject({ delta: z.looseObject({ stop_reason: z.string().nullish() }), usage: usageSchema.nullish() }),
+  message_delta: z.looseObject({
+    delta: z.looseObject({ stop_reason: z.string().nullish() }),
+    usage: usageSchema.nullish(),
+  }),
   message_stop: z.looseObject({}),
   error: z.looseObject({ error: faultSchema }),
 } as const;
@@ -90,7 +100,10 @@ type BlockState =
   | { kind: 'thinking'; signature: string }
   | { kind: 'tool'; ordinal: number; id: string; name: string; json: string; startInput: unknown };
 
-export async function* parseAnthropicStream(events: AsyncIterable<SseEvent>, ctx: RequestContext): AsyncGenerator<StreamEvent> {
+export async function* parseAnthropicStream(
+  events: AsyncIterable<SseEvent>,
+  ctx: RequestContext,
+): AsyncGenerator<StreamEvent> {
   const blocks = new Map<number, BlockState>();
   const usage: Usage = { input: 0, output: 0, cachedInput: 0, cacheWrite: 0 };
   let sawUsage = false;
@@ -98,7 +111,10 @@ export async function* parseAnthropicStream(events: AsyncIterable<SseEvent>, ctx
   let stop: string | null = null;
   let stopped = false;
 
-  const parse = <K extends keyof typeof eventSchemas>(type: K, json: unknown): z.infer<(typeof eventSchemas)[K]> => {
+  const parse = <K extends keyof typeof eventSchemas>(
+    type: K,
+    json: unknown,
+  ): z.infer<(typeof eventSchemas)[K]> => {
     const r = eventSchemas[type].safeParse(json);
     if (!r.success) throw protocolError(ctx, `a ${type} event this client cannot read`, r.error);
     return r.data as z.infer<(typeof eventSchemas)[K]>;
@@ -135,7 +151,14 @@ export async function* parseAnthropicStream(events: AsyncIterable<SseEvent>, ctx
           if (b.data) yield { type: 'reasoning_redacted', data: b.data };
         } else if (b.type === 'tool_use') {
           if (!b.id || !b.name) throw protocolError(ctx, 'a tool_use block without an id or name');
-          const state = { kind: 'tool' as const, ordinal: tools++, id: b.id, name: b.name, json: '', startInput: b.input };
+          const state = {
+            kind: 'tool' as const,
+            ordinal: tools++,
+            id: b.id,
+            name: b.name,
+            json: '',
+            startInput: b.input,
+          };
           blocks.set(index, state);
           yield { type: 'tool_call_start', index: state.ordinal, id: state.id, name: state.name };
         } else blocks.set(index, { kind: 'other' });
@@ -161,14 +184,23 @@ export async function* parseAnthropicStream(events: AsyncIterable<SseEvent>, ctx
       case 'content_block_stop': {
         const { index } = parse('content_block_stop', json);
         const b = block(index);
-        if (b.kind === 'thinking') yield b.signature ? { type: 'reasoning_end', signature: b.signature } : { type: 'reasoning_end' };
+        if (b.kind === 'thinking')
+          yield b.signature
+            ? { type: 'reasoning_end', signature: b.signature }
+            : { type: 'reasoning_end' };
         else if (b.kind === 'tool') {
           // A gateway that sends the whole input in the start block and no deltas still works.
           if (b.json === '' && !isEmptyObject(b.startInput)) {
             b.json = JSON.stringify(b.startInput);
             yield { type: 'tool_call_delta', index: b.ordinal, arguments: b.json };
           }
-          yield { type: 'tool_call_end', index: b.ordinal, id: b.id, name: b.name, arguments: b.json === '' ? '{}' : b.json };
+          yield {
+            type: 'tool_call_end',
+            index: b.ordinal,
+            id: b.id,
+            name: b.name,
+            arguments: b.json === '' ? '{}' : b.json,
+          };
         }
         break;
       }
@@ -186,7 +218,10 @@ export async function* parseAnthropicStream(events: AsyncIterable<SseEvent>, ctx
         break;
       case 'error': {
         const { error } = parse('error', json);
-        throw errorFromStream({ type: error.type ?? undefined, message: error.message ?? undefined }, ctx);
+        throw errorFromStream(
+          { type: error.type ?? undefined, message: error.message ?? undefined },
+          ctx,
+        );
       }
       default:
       // ping, and event types newer than this client.
@@ -202,7 +237,10 @@ export function parseAnthropicCompletion(json: unknown, ctx: RequestContext): Co
   const head = typedSchema.safeParse(json);
   if (head.success && head.data.type === 'error') {
     const r = eventSchemas.error.safeParse(json);
-    throw errorFromStream({ type: r.data?.error.type ?? undefined, message: r.data?.error.message ?? undefined }, ctx);
+    throw errorFromStream(
+      { type: r.data?.error.type ?? undefined, message: r.data?.error.message ?? undefined },
+      ctx,
+    );
   }
   const parsed = messageSchema.safeParse(json);
   if (!parsed.success) throw protocolError(ctx, 'a reply this client cannot read', parsed.error);
@@ -211,8 +249,14 @@ export function parseAnthropicCompletion(json: unknown, ctx: RequestContext): Co
   const toolCalls: ToolCall[] = [];
   for (const b of parsed.data.content) {
     if (b.type === 'text') text += b.text ?? '';
-    else if (b.type === 'thinking') reasoningParts.push({ type: 'reasoning', text: b.thinking ?? '', ...(b.signature ? { signature: b.signature } : {}) });
-    else if (b.type === 'redacted_thinking') reasoningParts.push({ type: 'reasoning', text: '', redacted: b.data ?? '' });
+    else if (b.type === 'thinking')
+      reasoningParts.push({
+        type: 'reasoning',
+        text: b.thinking ?? '',
+        ...(b.signature ? { signature: b.signature } : {}),
+      });
+    else if (b.type === 'redacted_thinking')
+      reasoningParts.push({ type: 'reasoning', text: '', redacted: b.data ?? '' });
     else if (b.type === 'tool_use') {
       if (!b.id || !b.name) throw protocolError(ctx, 'a tool_use block without an id or name');
       toolCalls.push({ id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) });

@@ -23,11 +23,17 @@ export const thinkingBudgets: Record<Exclude<ReasoningEffort, 'off'>, number> = 
 /** Room for the answer itself: max_tokens covers thinking and answer, and must exceed the budget. */
 const ANSWER_ROOM = 4096;
 
-export function thinkingFields(effort: ReasoningEffort | undefined, maxTokens: number | undefined): Record<string, unknown> {
+export function thinkingFields(
+  effort: ReasoningEffort | undefined,
+  maxTokens: number | undefined,
+): Record<string, unknown> {
   const requested = maxTokens ?? DEFAULT_MAX_TOKENS;
   if (effort === undefined || effort === 'off') return { max_tokens: requested };
   const budget = thinkingBudgets[effort];
-  return { max_tokens: Math.max(requested, budget + ANSWER_ROOM), thinking: { type: 'enabled', budget_tokens: budget } };
+  return {
+    max_tokens: Math.max(requested, budget + ANSWER_ROOM),
+    thinking: { type: 'enabled', budget_tokens: budget },
+  };
 }
 
 type Block = Record<string, unknown>;
@@ -39,13 +45,21 @@ interface WireMessage {
 const ephemeral = { type: 'ephemeral' };
 
 function imageBlock(p: ImagePart): Block {
-  return { type: 'image', source: 'url' in p ? { type: 'url', url: p.url } : { type: 'base64', media_type: p.mediaType, data: p.data } };
+  return {
+    type: 'image',
+    source:
+      'url' in p
+        ? { type: 'url', url: p.url }
+        : { type: 'base64', media_type: p.mediaType, data: p.data },
+  };
 }
 
 function blocksOf(content: string | Array<TextPart | ImagePart>): Block[] {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   // The API rejects empty text blocks.
-  return content.flatMap((p) => (p.type === 'text' ? (p.text === '' ? [] : [{ type: 'text', text: p.text }]) : [imageBlock(p)]));
+  return content.flatMap((p) =>
+    p.type === 'text' ? (p.text === '' ? [] : [{ type: 'text', text: p.text }]) : [imageBlock(p)],
+  );
 }
 
 function parseInput(args: string): unknown {
@@ -58,7 +72,10 @@ function parseInput(args: string): unknown {
   }
 }
 
-export function toAnthropicMessages(messages: Message[]): { system: Block[]; messages: WireMessage[] } {
+export function toAnthropicMessages(messages: Message[]): {
+  system: Block[];
+  messages: WireMessage[];
+} {
   const system: Block[] = [];
   const out: WireMessage[] = [];
   const push = (role: WireMessage['role'], content: Block[]) => {
@@ -78,16 +95,23 @@ export function toAnthropicMessages(messages: Message[]): { system: Block[]; mes
         break;
       case 'assistant': {
         const blocks: Block[] = [];
-        const parts = typeof msg.content === 'string' ? [{ type: 'text' as const, text: msg.content }] : msg.content;
+        const parts =
+          typeof msg.content === 'string'
+            ? [{ type: 'text' as const, text: msg.content }]
+            : msg.content;
         for (const p of parts) {
           if (p.type === 'text') {
             if (p.text !== '') blocks.push({ type: 'text', text: p.text });
-          } else if (p.redacted !== undefined) blocks.push({ type: 'redacted_thinking', data: p.redacted });
+          } else if (p.redacted !== undefined)
+            blocks.push({ type: 'redacted_thinking', data: p.redacted });
           // Reasoning without a signature (from another provider) cannot be sent back; drop it.
-          else if (p.signature) blocks.push({ type: 'thinking', thinking: p.text, signature: p.signature });
+          else if (p.signature)
+            blocks.push({ type: 'thinking', thinking: p.text, signature: p.signature });
         }
-        for (const c of msg.toolCalls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: parseInput(c.arguments) });
-        if (!blocks.some((b) => b.type === 'text' || b.type === 'tool_use')) blocks.push({ type: 'text', text: '[no content]' });
+        for (const c of msg.toolCalls ?? [])
+          blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: parseInput(c.arguments) });
+        if (!blocks.some((b) => b.type === 'text' || b.type === 'tool_use'))
+          blocks.push({ type: 'text', text: '[no content]' });
         push('assistant', blocks);
         break;
       }
@@ -125,14 +149,22 @@ export const anthropicAdapter: WireAdapter = {
   },
   body(req: ChatRequest, stream: boolean) {
     const { system, messages } = toAnthropicMessages(req.messages);
-    const body: Record<string, unknown> = { model: req.model, ...thinkingFields(req.reasoningEffort, req.maxTokens), messages, stream };
-    const tools = (req.tools ?? []).map((t): Block => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+    const body: Record<string, unknown> = {
+      model: req.model,
+      ...thinkingFields(req.reasoningEffort, req.maxTokens),
+      messages,
+      stream,
+    };
+    const tools = (req.tools ?? []).map(
+      (t): Block => ({ name: t.name, description: t.description, input_schema: t.parameters }),
+    );
     // Prompt caching: mark the end of the stable prefix (system, else tools) and of the newest message.
     const lastSystem = system[system.length - 1];
     if (lastSystem) lastSystem.cache_control = ephemeral;
     else if (tools.length > 0) tools[tools.length - 1]!.cache_control = ephemeral;
     const lastBlock = messages[messages.length - 1]?.content.at(-1);
-    if (lastBlock && lastBlock.type !== 'thinking' && lastBlock.type !== 'redacted_thinking') lastBlock.cache_control = ephemeral;
+    if (lastBlock && lastBlock.type !== 'thinking' && lastBlock.type !== 'redacted_thinking')
+      lastBlock.cache_control = ephemeral;
     if (system.length > 0) body.system = system;
     if (tools.length > 0) body.tools = tools;
     return body;

@@ -27,7 +27,10 @@ export const providerCatalogEntrySchema = z.object({
   /** Other official addresses of the same vendor (another region). */
   base_url_variants: z.array(z.object({ label: z.string(), base_url: z.url() })),
   /** Environment variable read for the key when the model entry has none; null: no key at all. */
-  key_env: z.string().regex(/^[A-Z][A-Z0-9_]*$/).nullable(),
+  key_env: z
+    .string()
+    .regex(/^[A-Z][A-Z0-9_]*$/)
+    .nullable(),
   key_required: z.boolean(),
   /** Whether a model entry may choose the protocol (custom endpoints speak either). */
   protocol_choosable: z.boolean(),
@@ -93,7 +96,12 @@ export const providerCatalog: readonly ProviderCatalogEntry[] = Object.freeze([
     name: 'Qwen (Alibaba Cloud DashScope)',
     protocol: 'openai',
     base_url: 'https://dashscope.aliyuncs.com/compatible-mode/v1',
-    base_url_variants: [{ label: 'International (Singapore)', base_url: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1' }],
+    base_url_variants: [
+      {
+        label: 'International (Singapore)',
+        base_url: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1',
+      },
+    ],
     key_env: 'DASHSCOPE_API_KEY',
     key_required: true,
     protocol_choosable: false,
@@ -110,7 +118,11 @@ export const providerCatalog: readonly ProviderCatalogEntry[] = Object.freeze([
     key_env: 'GEMINI_API_KEY',
     key_required: true,
     protocol_choosable: false,
-    models: [m('gemini-3-flash-preview', true), m('gemini-2.5-pro', true), m('gemini-2.5-flash', true)],
+    models: [
+      m('gemini-3-flash-preview', true),
+      m('gemini-2.5-pro', true),
+      m('gemini-2.5-flash', true),
+    ],
     website: 'https://aistudio.google.com',
   },
   {
@@ -122,7 +134,11 @@ export const providerCatalog: readonly ProviderCatalogEntry[] = Object.freeze([
     key_env: 'OPENROUTER_API_KEY',
     key_required: true,
     protocol_choosable: false,
-    models: [m('anthropic/claude-sonnet-4-6', true), m('openai/gpt-5.4', true), m('deepseek/deepseek-v4-pro', false)],
+    models: [
+      m('anthropic/claude-sonnet-4-6', true),
+      m('openai/gpt-5.4', true),
+      m('deepseek/deepseek-v4-pro', false),
+    ],
     website: 'https://openrouter.ai',
   },
   {

@@ -38,7 +38,15 @@ export async function collect(events: AsyncIterable<StreamEvent>): Promise<Compl
         usage = ev.usage;
         break;
       case 'done':
-        return { text, reasoning, reasoningParts, toolCalls: calls.filter(Boolean), usage, stopReason: ev.stopReason, rawStopReason: ev.rawStopReason };
+        return {
+          text,
+          reasoning,
+          reasoningParts,
+          toolCalls: calls.filter(Boolean),
+          usage,
+          stopReason: ev.stopReason,
+          rawStopReason: ev.rawStopReason,
+        };
       default:
       // tool_call_start / tool_call_delta are for live display; tool_call_end has the whole call.
     }

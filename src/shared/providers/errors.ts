@@ -55,7 +55,13 @@ export class ProviderError extends Error {
 }
 
 /** Kinds worth another attempt: the provider or the path to it may recover on its own. */
-export const retryableKinds: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'overloaded', 'server', 'network', 'unreachable']);
+export const retryableKinds: ReadonlySet<ProviderErrorKind> = new Set([
+  'rate_limited',
+  'overloaded',
+  'server',
+  'network',
+  'unreachable',
+]);
 
 /** Replaces every occurrence of `secret` (and of its Bearer form) with a marker. */
 export function redact(text: string, secret: string | undefined): string {

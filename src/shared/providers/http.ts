@@ -1,5 +1,11 @@
 import { request, type Dispatcher } from 'undici';
-import { errorFromException, errorFromResponse, errorFromStream, parseErrorBody, type RequestContext } from './classify.js';
+import {
+  errorFromException,
+  errorFromResponse,
+  errorFromStream,
+  parseErrorBody,
+  type RequestContext,
+} from './classify.js';
 import { formatDuration, ProviderError } from './errors.js';
 import { watchStall } from './stall.js';
 
@@ -19,19 +25,35 @@ const ERROR_BODY_CAP = 64 * 1024;
 const JSON_BODY_CAP = 64 * 1024 * 1024;
 
 /** The body's chunks, with the stall watchdog on. */
-export function bodyChunks(body: Body, ctx: RequestContext, opts: HttpOptions): AsyncGenerator<Buffer> {
-  const stall = () => new ProviderError('stall', `${ctx.url.host} sent nothing for ${formatDuration(opts.stallMs)}; the reply was abandoned.`);
+export function bodyChunks(
+  body: Body,
+  ctx: RequestContext,
+  opts: HttpOptions,
+): AsyncGenerator<Buffer> {
+  const stall = () =>
+    new ProviderError(
+      'stall',
+      `${ctx.url.host} sent nothing for ${formatDuration(opts.stallMs)}; the reply was abandoned.`,
+    );
   return watchStall<Buffer>(body, opts.stallMs, stall, () => body.destroy());
 }
 
-async function readText(body: Body, cap: number, ctx: RequestContext, opts: HttpOptions): Promise<string> {
+async function readText(
+  body: Body,
+  cap: number,
+  ctx: RequestContext,
+  opts: HttpOptions,
+): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
   for await (const chunk of bodyChunks(body, ctx, opts)) {
     size += chunk.length;
     if (size > cap) {
       body.destroy();
-      throw new ProviderError('protocol', `${ctx.url.host} sent a reply larger than ${Math.round(cap / 1024)} KiB.`);
+      throw new ProviderError(
+        'protocol',
+        `${ctx.url.host} sent a reply larger than ${Math.round(cap / 1024)} KiB.`,
+      );
     }
     parts.push(chunk);
   }
@@ -75,7 +97,10 @@ export async function post(
       const text = await readText(res.body, ERROR_BODY_CAP, ctx, opts);
       const fault = parseErrorBody(text);
       if (fault) throw errorFromStream(fault, ctx);
-      throw new ProviderError('protocol', `${ctx.url.host} answered a streaming request with JSON instead of an event stream.`);
+      throw new ProviderError(
+        'protocol',
+        `${ctx.url.host} answered a streaming request with JSON instead of an event stream.`,
+      );
     }
     return res;
   } catch (err) {
@@ -85,7 +110,11 @@ export async function post(
 }
 
 /** Reads a whole JSON reply. */
-export async function readJson(res: Dispatcher.ResponseData, ctx: RequestContext, opts: HttpOptions): Promise<unknown> {
+export async function readJson(
+  res: Dispatcher.ResponseData,
+  ctx: RequestContext,
+  opts: HttpOptions,
+): Promise<unknown> {
   let text: string;
   try {
     text = await readText(res.body, JSON_BODY_CAP, ctx, opts);
@@ -95,6 +124,9 @@ export async function readJson(res: Dispatcher.ResponseData, ctx: RequestContext
   try {
     return JSON.parse(text);
   } catch {
-    throw new ProviderError('protocol', `${ctx.url.host} sent a reply that is not JSON: ${JSON.stringify(text.slice(0, 80))}.`);
+    throw new ProviderError(
+      'protocol',
+      `${ctx.url.host} sent a reply that is not JSON: ${JSON.stringify(text.slice(0, 80))}.`,
+    );
   }
 }

@@ -1,7 +1,20 @@
 import { z } from 'zod';
-import { errorFromStream, parseErrorBody, parseEventJson, protocolError, type RequestContext } from './classify.js';
+import {
+  errorFromStream,
+  parseErrorBody,
+  parseEventJson,
+  protocolError,
+  type RequestContext,
+} from './classify.js';
 import type { SseEvent } from './sse.js';
-import type { Completion, ReasoningPart, StopReason, StreamEvent, ToolCall, Usage } from './types.js';
+import type {
+  Completion,
+  ReasoningPart,
+  StopReason,
+  StreamEvent,
+  ToolCall,
+  Usage,
+} from './types.js';
 import { syntheticCallId } from './wire.js';
 
 /**
@@ -24,7 +37,9 @@ type WireUsage = z.infer<typeof usageSchema>;
 const toolCallDeltaSchema = z.looseObject({
   index: z.number().int().nonnegative().nullish(),
   id: z.string().nullish(),
-  function: z.looseObject({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+  function: z
+    .looseObject({ name: z.string().nullish(), arguments: z.string().nullish() })
+    .nullish(),
 });
 
 const chunkSchema = z.looseObject({
@@ -53,7 +68,12 @@ const completionSchema = z.looseObject({
   choices: z.array(
     z.looseObject({
       message: z.looseObject({
-        content: z.union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string().nullish() }))]).nullish(),
+        content: z
+          .union([
+            z.string(),
+            z.array(z.looseObject({ type: z.string(), text: z.string().nullish() })),
+          ])
+          .nullish(),
         reasoning_content: z.string().nullish(),
         reasoning: z.string().nullish(),
         refusal: z.string().nullish(),
@@ -79,7 +99,12 @@ const completionSchema = z.looseObject({
 export function usageOf(u: WireUsage): Usage {
   const prompt = u.prompt_tokens ?? 0;
   const cached = u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens ?? 0;
-  const usage: Usage = { input: Math.max(0, prompt - cached), output: u.completion_tokens ?? 0, cachedInput: cached, cacheWrite: 0 };
+  const usage: Usage = {
+    input: Math.max(0, prompt - cached),
+    output: u.completion_tokens ?? 0,
+    cachedInput: cached,
+    cacheWrite: 0,
+  };
   const reasoning = u.completion_tokens_details?.reasoning_tokens;
   if (reasoning != null) usage.reasoning = reasoning;
   return usage;
@@ -96,7 +121,13 @@ export function stopOf(raw: string | null, hadToolCalls: boolean, refused: boole
 }
 
 function faultIn(json: unknown): ReturnType<typeof parseErrorBody> {
-  if (json && typeof json === 'object' && 'error' in json && (json as { error: unknown }).error != null) return parseErrorBody(JSON.stringify(json));
+  if (
+    json &&
+    typeof json === 'object' &&
+    'error' in json &&
+    (json as { error: unknown }).error != null
+  )
+    return parseErrorBody(JSON.stringify(json));
   return undefined;
 }
 
@@ -109,7 +140,10 @@ interface CallState {
   ended: boolean;
 }
 
-export async function* parseOpenAIStream(events: AsyncIterable<SseEvent>, ctx: RequestContext): AsyncGenerator<StreamEvent> {
+export async function* parseOpenAIStream(
+  events: AsyncIterable<SseEvent>,
+  ctx: RequestContext,
+): AsyncGenerator<StreamEvent> {
   const calls = new Map<number, CallState>();
   const order: CallState[] = [];
   let lastWire = -1;
@@ -124,7 +158,13 @@ export async function* parseOpenAIStream(events: AsyncIterable<SseEvent>, ctx: R
       if (c.ended) continue;
       c.ended = true;
       if (!c.started) throw protocolError(ctx, 'a tool call without a name');
-      yield { type: 'tool_call_end', index: c.ordinal, id: c.id!, name: c.name!, arguments: c.args === '' ? '{}' : c.args };
+      yield {
+        type: 'tool_call_end',
+        index: c.ordinal,
+        id: c.id!,
+        name: c.name!,
+        arguments: c.args === '' ? '{}' : c.args,
+      };
     }
   }
 
@@ -137,7 +177,8 @@ export async function* parseOpenAIStream(events: AsyncIterable<SseEvent>, ctx: R
     const fault = faultIn(json);
     if (fault) throw errorFromStream(fault, ctx);
     const parsed = chunkSchema.safeParse(json);
-    if (!parsed.success) throw protocolError(ctx, 'a stream chunk this client cannot read', parsed.error);
+    if (!parsed.success)
+      throw protocolError(ctx, 'a stream chunk this client cannot read', parsed.error);
     const chunk = parsed.data;
     if (chunk.usage) usage = usageOf(chunk.usage);
     // One reply is asked for (no `n`), so only the first choice matters.
@@ -162,7 +203,14 @@ export async function* parseOpenAIStream(events: AsyncIterable<SseEvent>, ctx: R
         lastWire = wire;
         let c = calls.get(wire);
         if (!c) {
-          c = { ordinal: order.length, id: undefined, name: undefined, args: '', started: false, ended: false };
+          c = {
+            ordinal: order.length,
+            id: undefined,
+            name: undefined,
+            args: '',
+            started: false,
+            ended: false,
+          };
           calls.set(wire, c);
           order.push(c);
         }
@@ -177,7 +225,8 @@ export async function* parseOpenAIStream(events: AsyncIterable<SseEvent>, ctx: R
           yield { type: 'tool_call_start', index: c.ordinal, id: c.id, name: c.name };
           // Fragments that came before the name are delivered now, as one.
           if (c.args) yield { type: 'tool_call_delta', index: c.ordinal, arguments: c.args };
-        } else if (c.started && frag) yield { type: 'tool_call_delta', index: c.ordinal, arguments: frag };
+        } else if (c.started && frag)
+          yield { type: 'tool_call_delta', index: c.ordinal, arguments: frag };
       }
     }
     if (choice.finish_reason) {
@@ -186,10 +235,15 @@ export async function* parseOpenAIStream(events: AsyncIterable<SseEvent>, ctx: R
       yield* closeCalls();
     }
   }
-  if (!sawDone && !finished) throw protocolError(ctx, 'a stream that ended before the reply was complete');
+  if (!sawDone && !finished)
+    throw protocolError(ctx, 'a stream that ended before the reply was complete');
   yield* closeCalls();
   if (usage) yield { type: 'usage', usage };
-  yield { type: 'done', stopReason: stopOf(finish, order.length > 0, refused), rawStopReason: finish };
+  yield {
+    type: 'done',
+    stopReason: stopOf(finish, order.length > 0, refused),
+    rawStopReason: finish,
+  };
 }
 
 export function parseOpenAICompletion(json: unknown, ctx: RequestContext): Completion {
@@ -201,12 +255,19 @@ export function parseOpenAICompletion(json: unknown, ctx: RequestContext): Compl
   if (!choice) throw protocolError(ctx, 'a reply with no choices');
   const msg = choice.message;
   const text =
-    (typeof msg.content === 'string' ? msg.content : (msg.content ?? []).map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('')) + (msg.refusal ?? '');
+    (typeof msg.content === 'string'
+      ? msg.content
+      : (msg.content ?? []).map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('')) +
+    (msg.refusal ?? '');
   const reasoning = msg.reasoning_content ?? msg.reasoning ?? '';
   const toolCalls: ToolCall[] = (msg.tool_calls ?? []).map((c, i) => {
     const args = c.function.arguments;
     const str = typeof args === 'string' ? args : args == null ? '' : JSON.stringify(args);
-    return { id: c.id ?? syntheticCallId(i), name: c.function.name, arguments: str === '' ? '{}' : str };
+    return {
+      id: c.id ?? syntheticCallId(i),
+      name: c.function.name,
+      arguments: str === '' ? '{}' : str,
+    };
   });
   const reasoningParts: ReasoningPart[] = reasoning ? [{ type: 'reasoning', text: reasoning }] : [];
   const raw = choice.finish_reason ?? null;
@@ -215,7 +276,9 @@ export function parseOpenAICompletion(json: unknown, ctx: RequestContext): Compl
     reasoning,
     reasoningParts,
     toolCalls,
-    usage: parsed.data.usage ? usageOf(parsed.data.usage) : { input: 0, output: 0, cachedInput: 0, cacheWrite: 0 },
+    usage: parsed.data.usage
+      ? usageOf(parsed.data.usage)
+      : { input: 0, output: 0, cachedInput: 0, cacheWrite: 0 },
     stopReason: stopOf(raw, toolCalls.length > 0, Boolean(msg.refusal)),
     rawStopReason: raw,
   };

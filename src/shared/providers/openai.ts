@@ -8,7 +8,14 @@ import { basePath, parseBaseUrl, userAgent, type WireAdapter } from './wire.js';
  * provider id) picks the variant. Unknown providers get the plainest form.
  */
 
-export type OpenAIDialect = 'openai' | 'openrouter' | 'deepseek' | 'moonshot' | 'qwen' | 'gemini' | 'generic';
+export type OpenAIDialect =
+  | 'openai'
+  | 'openrouter'
+  | 'deepseek'
+  | 'moonshot'
+  | 'qwen'
+  | 'gemini'
+  | 'generic';
 
 export function dialectOf(providerId: string | undefined): OpenAIDialect {
   switch (providerId) {
@@ -25,7 +32,10 @@ export function dialectOf(providerId: string | undefined): OpenAIDialect {
 }
 
 /** Effort → request fields. `undefined` sends nothing, so the model's own default applies. */
-export function reasoningFields(dialect: OpenAIDialect, effort: ReasoningEffort | undefined): Record<string, unknown> {
+export function reasoningFields(
+  dialect: OpenAIDialect,
+  effort: ReasoningEffort | undefined,
+): Record<string, unknown> {
   if (effort === undefined) return {};
   switch (dialect) {
     case 'openai':
@@ -33,10 +43,15 @@ export function reasoningFields(dialect: OpenAIDialect, effort: ReasoningEffort 
       if (effort === 'off') return {};
       return { reasoning_effort: effort === 'max' ? 'xhigh' : effort };
     case 'openrouter':
-      return { reasoning: { effort: effort === 'off' ? 'none' : effort === 'max' ? 'xhigh' : effort } };
+      return {
+        reasoning: { effort: effort === 'off' ? 'none' : effort === 'max' ? 'xhigh' : effort },
+      };
     case 'deepseek':
       if (effort === 'off') return { thinking: { type: 'disabled' } };
-      return { thinking: { type: 'enabled' }, reasoning_effort: effort === 'low' ? 'low' : effort === 'max' ? 'max' : 'high' };
+      return {
+        thinking: { type: 'enabled' },
+        reasoning_effort: effort === 'low' ? 'low' : effort === 'max' ? 'max' : 'high',
+      };
     case 'moonshot':
       // Kimi thinks by default; it can only be switched off.
       return effort === 'off' ? { thinking: { type: 'disabled' } } : {};
@@ -58,10 +73,17 @@ function imageUrl(part: ImagePart): string {
 
 function userContent(content: string | Array<TextPart | ImagePart>): unknown {
   if (typeof content === 'string') return content;
-  return content.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: imageUrl(p) } }));
+  return content.map((p) =>
+    p.type === 'text'
+      ? { type: 'text', text: p.text }
+      : { type: 'image_url', image_url: { url: imageUrl(p) } },
+  );
 }
 
-export function toOpenAIMessages(messages: Message[], dialect: OpenAIDialect): Record<string, unknown>[] {
+export function toOpenAIMessages(
+  messages: Message[],
+  dialect: OpenAIDialect,
+): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   let pendingImages: ImagePart[] = [];
   let sawReasoning = false;
@@ -80,13 +102,23 @@ export function toOpenAIMessages(messages: Message[], dialect: OpenAIDialect): R
         out.push({ role: 'user', content: userContent(msg.content) });
         break;
       case 'assistant': {
-        const parts = typeof msg.content === 'string' ? [{ type: 'text' as const, text: msg.content }] : msg.content;
+        const parts =
+          typeof msg.content === 'string'
+            ? [{ type: 'text' as const, text: msg.content }]
+            : msg.content;
         const text = parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
         const reasoning = parts.flatMap((p) => (p.type === 'reasoning' ? [p.text] : [])).join('');
         const calls = msg.toolCalls ?? [];
-        const m: Record<string, unknown> = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+        const m: Record<string, unknown> = {
+          role: 'assistant',
+          content: text === '' && calls.length > 0 ? null : text,
+        };
         if (calls.length > 0)
-          m.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments || '{}' } }));
+          m.tool_calls = calls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.arguments || '{}' },
+          }));
         if (replaysReasoning.has(dialect)) {
           sawReasoning ||= reasoning !== '';
           // Once a trace exists, these servers expect the field on every later assistant message.
@@ -96,7 +128,10 @@ export function toOpenAIMessages(messages: Message[], dialect: OpenAIDialect): R
         break;
       }
       case 'tool': {
-        const parts = typeof msg.content === 'string' ? [{ type: 'text' as const, text: msg.content }] : msg.content;
+        const parts =
+          typeof msg.content === 'string'
+            ? [{ type: 'text' as const, text: msg.content }]
+            : msg.content;
         const text = parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
         pendingImages.push(...parts.filter((p): p is ImagePart => p.type === 'image'));
         out.push({ role: 'tool', tool_call_id: msg.toolCallId, content: text });
@@ -118,17 +153,29 @@ export function openaiAdapter(dialect: OpenAIDialect): WireAdapter {
       return url;
     },
     headers(apiKey, stream) {
-      const h: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', 'user-agent': userAgent };
+      const h: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: stream ? 'text/event-stream' : 'application/json',
+        'user-agent': userAgent,
+      };
       if (apiKey) h.authorization = `Bearer ${apiKey}`;
       return h;
     },
     body(req: ChatRequest, stream: boolean) {
-      const body: Record<string, unknown> = { model: req.model, messages: toOpenAIMessages(req.messages, dialect), stream };
+      const body: Record<string, unknown> = {
+        model: req.model,
+        messages: toOpenAIMessages(req.messages, dialect),
+        stream,
+      };
       if (stream) body.stream_options = { include_usage: true };
       if (req.tools && req.tools.length > 0)
-        body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+        body.tools = req.tools.map((t) => ({
+          type: 'function',
+          function: { name: t.name, description: t.description, parameters: t.parameters },
+        }));
       // OpenAI's reasoning models refuse max_tokens; most compatible servers only know max_tokens.
-      if (req.maxTokens !== undefined) body[dialect === 'openai' ? 'max_completion_tokens' : 'max_tokens'] = req.maxTokens;
+      if (req.maxTokens !== undefined)
+        body[dialect === 'openai' ? 'max_completion_tokens' : 'max_tokens'] = req.maxTokens;
       Object.assign(body, reasoningFields(dialect, req.reasoningEffort));
       return body;
     },

@@ -4,11 +4,16 @@ import { errorFromException, type RequestContext } from './classify.js';
 import { ProviderError } from './errors.js';
 import { bodyChunks, post, readJson, type HttpOptions } from './http.js';
 import { dialectOf, openaiAdapter } from './openai.js';
-import { defaultRetryPolicy, retryCall, retryStream, type RetryNotice, type RetryPolicy } from './retry.js';
+import {
+  defaultRetryPolicy,
+  retryCall,
+  retryStream,
+  type RetryNotice,
+  type RetryPolicy,
+} from './retry.js';
 import { readSse } from './sse.js';
 import type { ChatRequest, Completion, StreamEvent } from './types.js';
 import type { WireAdapter } from './wire.js';
-
 
 /** How to reach one provider: what a model entry resolves to. */
 export interface ProviderEndpoint {
@@ -45,7 +50,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10 * 60_000;
 
 /** Throws a ProviderError (kind 'bad_request') when the base URL cannot be used. */
 export function createProvider(entry: ProviderEndpoint, opts: ProviderOptions = {}): Provider {
-  const adapter: WireAdapter = entry.protocol === 'anthropic' ? anthropicAdapter : openaiAdapter(dialectOf(entry.providerId));
+  const adapter: WireAdapter =
+    entry.protocol === 'anthropic' ? anthropicAdapter : openaiAdapter(dialectOf(entry.providerId));
   let url: URL;
   try {
     url = adapter.url(entry.baseUrl);
@@ -59,9 +65,17 @@ export function createProvider(entry: ProviderEndpoint, opts: ProviderOptions = 
   };
   const policy: RetryPolicy = { ...defaultRetryPolicy, ...opts.retry };
   const apiKey = entry.apiKey || undefined;
-  const extra = Object.fromEntries(Object.entries(entry.extraHeaders ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+  const extra = Object.fromEntries(
+    Object.entries(entry.extraHeaders ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
+  );
   const headers = (stream: boolean) => ({ ...adapter.headers(apiKey, stream), ...extra });
-  const contextOf = (req: ChatRequest): RequestContext => ({ url, model: req.model, apiKey, stallMs: http.stallMs, signal: req.signal });
+  const contextOf = (req: ChatRequest): RequestContext => ({
+    url,
+    model: req.model,
+    apiKey,
+    stallMs: http.stallMs,
+    signal: req.signal,
+  });
 
   return {
     async *stream(req) {

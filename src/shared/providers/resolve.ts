@@ -10,7 +10,10 @@ export interface ResolvedModel {
   api_key_source: 'config' | 'env' | null;
 }
 
-export function resolveModel(entry: ModelEntry, env: NodeJS.ProcessEnv = process.env): ResolvedModel {
+export function resolveModel(
+  entry: ModelEntry,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedModel {
   const provider = findProvider(entry.provider);
   const envName = provider?.key_env ?? null;
   const envKey = envName ? env[envName] : undefined;
@@ -47,11 +50,17 @@ export function publicConfig(config: Config) {
     ...rest,
     access_key_in_config: access_key !== undefined,
     models: Object.entries(models).map(([id, e]) => publicModel(id, e, config)),
-    mcp: { servers: Object.entries(config.mcp.servers).map(([name, s]) => publicMcpServer(name, s)) },
+    mcp: {
+      servers: Object.entries(config.mcp.servers).map(([name, s]) => publicMcpServer(name, s)),
+    },
   };
 }
 
 /** Whether a model entry's model takes images: said by the entry, else known from the catalog. */
 export function takesImages(entry: ModelEntry): boolean {
-  return entry.vision ?? findProvider(entry.provider)?.models.find((m) => m.id === entry.model)?.vision ?? false;
+  return (
+    entry.vision ??
+    findProvider(entry.provider)?.models.find((m) => m.id === entry.model)?.vision ??
+    false
+  );
 }

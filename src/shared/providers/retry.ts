@@ -32,7 +32,10 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 }
 
 /** Retry-After as seconds or an HTTP date (RFC 9110), or OpenAI's `retry-after-ms`; in ms. */
-export function parseRetryAfter(headers: IncomingHttpHeaders, now = Date.now()): number | undefined {
+export function parseRetryAfter(
+  headers: IncomingHttpHeaders,
+  now = Date.now(),
+): number | undefined {
   const ms = header(headers, 'retry-after-ms');
   if (ms !== undefined && /^\s*\d+(\.\d+)?\s*$/.test(ms)) return Math.ceil(Number(ms));
   const v = header(headers, 'retry-after')?.trim();
@@ -44,9 +47,14 @@ export function parseRetryAfter(headers: IncomingHttpHeaders, now = Date.now()):
 }
 
 /** How long to wait before attempt `attempt + 1`, or null when there should be none. */
-export function retryDelayMs(err: ProviderError, attempt: number, policy: RetryPolicy): number | null {
+export function retryDelayMs(
+  err: ProviderError,
+  attempt: number,
+  policy: RetryPolicy,
+): number | null {
   if (!retryableKinds.has(err.kind) || attempt >= policy.attempts) return null;
-  if (err.retryAfterMs !== undefined) return err.retryAfterMs > policy.maxWaitMs ? null : err.retryAfterMs;
+  if (err.retryAfterMs !== undefined)
+    return err.retryAfterMs > policy.maxWaitMs ? null : err.retryAfterMs;
   const ceiling = Math.min(policy.maxWaitMs, policy.baseDelayMs * 2 ** (attempt - 1));
   // Half fixed, half random: spreads clients out without ever retrying at once.
   return Math.round(ceiling / 2 + (policy.random ?? Math.random)() * (ceiling / 2));
@@ -55,7 +63,8 @@ export function retryDelayMs(err: ProviderError, attempt: number, policy: RetryP
 /** Waits, unless the signal fires first (then throws kind 'cancelled'). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new ProviderError('cancelled', 'The request to the model was cancelled.'));
+    if (signal?.aborted)
+      return reject(new ProviderError('cancelled', 'The request to the model was cancelled.'));
     const onAbort = () => {
       clearTimeout(timer);
       reject(new ProviderError('cancelled', 'The request to the model was cancelled.'));
@@ -103,7 +112,8 @@ export async function* retryStream<T>(
       }
       return;
     } catch (err) {
-      const delay = !yielded && err instanceof ProviderError ? retryDelayMs(err, attempt, policy) : null;
+      const delay =
+        !yielded && err instanceof ProviderError ? retryDelayMs(err, attempt, policy) : null;
       if (delay === null || signal?.aborted) throw err;
       onRetry?.({ attempt, delayMs: delay, error: err as ProviderError });
       await sleep(delay, signal);

@@ -77,7 +77,11 @@ export class SseParser {
       this.line(line, out);
     }
     this.buffer = buf.slice(start);
-    if (this.buffer.length > MAX_BUFFER) throw new ProviderError('protocol', 'The provider sent an event-stream line longer than 16 MiB.');
+    if (this.buffer.length > MAX_BUFFER)
+      throw new ProviderError(
+        'protocol',
+        'The provider sent an event-stream line longer than 16 MiB.',
+      );
   }
 
   private line(line: string, out: SseEvent[]): void {
@@ -104,7 +108,9 @@ export class SseParser {
 }
 
 /** The events of a byte stream, in order. */
-export async function* readSse(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent> {
+export async function* readSse(
+  chunks: AsyncIterable<Uint8Array | string>,
+): AsyncGenerator<SseEvent> {
   const parser = new SseParser();
   for await (const chunk of chunks) yield* parser.push(chunk);
   yield* parser.end();

@@ -3,7 +3,12 @@
  * Only time spent waiting on the source counts, not time the consumer spends on a chunk. On a
  * stall the source is torn down (`destroy`) so its socket is released.
  */
-export async function* watchStall<T>(source: AsyncIterable<T>, ms: number, onStall: () => Error, destroy: () => void): AsyncGenerator<T> {
+export async function* watchStall<T>(
+  source: AsyncIterable<T>,
+  ms: number,
+  onStall: () => Error,
+  destroy: () => void,
+): AsyncGenerator<T> {
   if (!(ms > 0)) return yield* source;
   const it = source[Symbol.asyncIterator]();
   let stalled = false;

@@ -12,7 +12,11 @@ export interface TextPart {
 
 /** An image, inline (base64 `data` with its media type) or by URL. */
 export type ImagePart =
-  | { type: 'image'; mediaType: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp'; data: string }
+  | {
+      type: 'image';
+      mediaType: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+      data: string;
+    }
   | { type: 'image'; url: string };
 
 /**
@@ -37,7 +41,12 @@ export type Message =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string | Array<TextPart | ImagePart> }
   | { role: 'assistant'; content: string | Array<TextPart | ReasoningPart>; toolCalls?: ToolCall[] }
-  | { role: 'tool'; toolCallId: string; content: string | Array<TextPart | ImagePart>; isError?: boolean };
+  | {
+      role: 'tool';
+      toolCallId: string;
+      content: string | Array<TextPart | ImagePart>;
+      isError?: boolean;
+    };
 
 export interface ToolSpec {
   name: string;
@@ -55,7 +64,13 @@ export interface ChatRequest {
   signal?: AbortSignal;
 }
 
-export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'other';
+export type StopReason =
+  | 'end_turn'
+  | 'tool_use'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'refusal'
+  | 'other';
 
 /**
  * Token counts in disjoint buckets, so they add up: `input` is the prompt tokens neither read

@@ -19,7 +19,10 @@ export function parseBaseUrl(baseUrl: string): URL {
   } catch {
     throw new TypeError(`The base URL ${JSON.stringify(baseUrl)} is not a valid URL.`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`The base URL ${JSON.stringify(baseUrl)} must start with http:// or https://.`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError(
+      `The base URL ${JSON.stringify(baseUrl)} must start with http:// or https://.`,
+    );
   url.hash = '';
   return url;
 }

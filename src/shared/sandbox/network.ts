@@ -9,8 +9,14 @@ export const hostPattern = z
   .string()
   .trim()
   .toLowerCase()
-  .regex(/^(\*\.)?[a-z0-9_.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/, 'a host is a name or address, optionally *.-prefixed and with :port (example.com, *.example.com, 127.0.0.1:8080)');
-export const networkSchema = z.union([z.enum(['on', 'off']), z.array(hostPattern).min(1, 'a host list needs at least one host; use "off" for none').max(100)]);
+  .regex(
+    /^(\*\.)?[a-z0-9_.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/,
+    'a host is a name or address, optionally *.-prefixed and with :port (example.com, *.example.com, 127.0.0.1:8080)',
+  );
+export const networkSchema = z.union([
+  z.enum(['on', 'off']),
+  z.array(hostPattern).min(1, 'a host list needs at least one host; use "off" for none').max(100),
+]);
 export type NetworkSetting = z.infer<typeof networkSchema>;
 
 /** The stored text: `on`, `off`, or a JSON list of hosts. */

@@ -22,19 +22,45 @@ export type SandboxStatus = z.infer<typeof sandboxStatusSchema>;
 
 /** The bubblewrap program: SVC_SANDBOX_BWRAP overrides the path (tests force a missing one). */
 export function bwrapPath(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SVC_SANDBOX_BWRAP && env.SVC_SANDBOX_BWRAP.length > 0 ? env.SVC_SANDBOX_BWRAP : '/usr/bin/bwrap';
+  return env.SVC_SANDBOX_BWRAP && env.SVC_SANDBOX_BWRAP.length > 0
+    ? env.SVC_SANDBOX_BWRAP
+    : '/usr/bin/bwrap';
 }
 
 export const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 
 /** The isolation flags the probe tries are the ones every command uses, so a pass means commands can start. */
 export function probeArgs(isRoot: boolean): string[] {
-  return ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--unshare-ipc', '--unshare-net', '--die-with-parent', ...(isRoot ? ['--cap-drop', 'ALL'] : []), '--', '/bin/true'];
+  return [
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-net',
+    '--die-with-parent',
+    ...(isRoot ? ['--cap-drop', 'ALL'] : []),
+    '--',
+    '/bin/true',
+  ];
 }
 
-function status(state: SandboxStatus['state'], engine: string | null, reason: string | null, fix: string | null): SandboxStatus {
+function status(
+  state: SandboxStatus['state'],
+  engine: string | null,
+  reason: string | null,
+  fix: string | null,
+): SandboxStatus {
   const message =
-    state === 'on' ? `sandbox on (${engine})` : state === 'off' ? `sandbox off: ${reason}` : `sandbox unavailable: ${reason}; fix: ${fix}`;
+    state === 'on'
+      ? `sandbox on (${engine})`
+      : state === 'off'
+        ? `sandbox off: ${reason}`
+        : `sandbox unavailable: ${reason}; fix: ${fix}`;
   return { state, engine, reason, fix, message };
 }
 
@@ -43,12 +69,17 @@ function run(file: string, args: string[]): Promise<{ ok: boolean; out: string; 
     execFile(file, args, { timeout: 10_000, encoding: 'utf8' }, (err, stdout, stderr) => {
       if (!err) return resolve({ ok: true, out: `${stdout}${stderr}`.trim() });
       const code = (err as NodeJS.ErrnoException).code;
-      resolve({ ok: false, out: `${stderr}`.trim() || err.message, code: typeof code === 'string' ? code : undefined });
+      resolve({
+        ok: false,
+        out: `${stderr}`.trim() || err.message,
+        code: typeof code === 'string' ? code : undefined,
+      });
     });
   });
 }
 
-const INSTALL_FIX = 'install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap), then restart svc';
+const INSTALL_FIX =
+  'install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap), then restart svc';
 
 async function probeLinux(bwrap: string): Promise<SandboxStatus> {
   try {
@@ -59,7 +90,8 @@ async function probeLinux(bwrap: string): Promise<SandboxStatus> {
   const isRoot = process.getuid?.() === 0;
   const tried = await run(bwrap, probeArgs(isRoot));
   if (!tried.ok) {
-    if (tried.code === 'ENOENT' || tried.code === 'EACCES') return status('unavailable', null, `${bwrap} cannot be run (${tried.code})`, INSTALL_FIX);
+    if (tried.code === 'ENOENT' || tried.code === 'EACCES')
+      return status('unavailable', null, `${bwrap} cannot be run (${tried.code})`, INSTALL_FIX);
     const first = tried.out.split('\n')[0]!.slice(0, 300);
     return status(
       'unavailable',
@@ -69,7 +101,12 @@ async function probeLinux(bwrap: string): Promise<SandboxStatus> {
     );
   }
   const version = await run(bwrap, ['--version']);
-  return status('on', version.ok && version.out ? version.out.split('\n')[0]! : 'bubblewrap', null, null);
+  return status(
+    'on',
+    version.ok && version.out ? version.out.split('\n')[0]! : 'bubblewrap',
+    null,
+    null,
+  );
 }
 
 let memo: { key: string; result: Promise<SandboxStatus> } | undefined;
@@ -78,12 +115,23 @@ let memo: { key: string; result: Promise<SandboxStatus> } | undefined;
  * The sandbox's state for this process, probed once per (enabled, platform, program) and then
  * remembered: a real sandboxed `true` is started, so "on" means commands will start.
  */
-export function sandboxStatus(enabled: boolean, env: NodeJS.ProcessEnv = process.env): Promise<SandboxStatus> {
+export function sandboxStatus(
+  enabled: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<SandboxStatus> {
   const bwrap = bwrapPath(env);
   const key = `${enabled}\u0000${process.platform}\u0000${bwrap}`;
   if (memo?.key === key) return memo.result;
   let result: Promise<SandboxStatus>;
-  if (!enabled) result = Promise.resolve(status('off', null, 'turned off in config.yml (sandbox.enabled: false)', 'set sandbox.enabled: true in config.yml and restart svc'));
+  if (!enabled)
+    result = Promise.resolve(
+      status(
+        'off',
+        null,
+        'turned off in config.yml (sandbox.enabled: false)',
+        'set sandbox.enabled: true in config.yml and restart svc',
+      ),
+    );
   else if (process.platform === 'linux') result = probeLinux(bwrap);
   else if (process.platform === 'darwin') {
     let ok = true;
@@ -92,8 +140,25 @@ export function sandboxStatus(enabled: boolean, env: NodeJS.ProcessEnv = process
     } catch {
       ok = false;
     }
-    result = Promise.resolve(ok ? status('on', 'sandbox-exec', null, null) : status('unavailable', null, `${SANDBOX_EXEC} is missing`, 'use a macOS that ships sandbox-exec'));
-  } else result = Promise.resolve(status('unavailable', null, `no sandbox is known for ${process.platform}`, 'run svc on Linux with bubblewrap, or on macOS'));
+    result = Promise.resolve(
+      ok
+        ? status('on', 'sandbox-exec', null, null)
+        : status(
+            'unavailable',
+            null,
+            `${SANDBOX_EXEC} is missing`,
+            'use a macOS that ships sandbox-exec',
+          ),
+    );
+  } else
+    result = Promise.resolve(
+      status(
+        'unavailable',
+        null,
+        `no sandbox is known for ${process.platform}`,
+        'run svc on Linux with bubblewrap, or on macOS',
+      ),
+    );
   memo = { key, result };
   return result;
 }

@@ -44,7 +44,8 @@ export function listSkills(db: Db, paths: Pick<Paths, 'home'>): Skill[] {
     [builtinSkillsDir, 'builtin'],
     [userSkillsDir(paths), 'user'],
   ] as const) {
-    for (const folder of folders(root)) byName.set(folder, readSkill(join(root, folder), folder, source, !off.has(folder)));
+    for (const folder of folders(root))
+      byName.set(folder, readSkill(join(root, folder), folder, source, !off.has(folder)));
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -75,22 +76,48 @@ function folders(root: string): string[] {
   });
 }
 
-export function readSkill(dir: string, folder: string, source: SkillSource, enabled: boolean): Skill {
+export function readSkill(
+  dir: string,
+  folder: string,
+  source: SkillSource,
+  enabled: boolean,
+): Skill {
   const { files, bytes } = measure(dir);
-  const base = { name: folder, description: '', source, enabled, file_count: files, size_bytes: bytes, dir };
-  if (!SKILL_NAME.test(folder)) return { ...base, valid: false, why: `the folder name "${folder}" is not a safe skill name (lowercase letters, digits and single hyphens)` };
+  const base = {
+    name: folder,
+    description: '',
+    source,
+    enabled,
+    file_count: files,
+    size_bytes: bytes,
+    dir,
+  };
+  if (!SKILL_NAME.test(folder))
+    return {
+      ...base,
+      valid: false,
+      why: `the folder name "${folder}" is not a safe skill name (lowercase letters, digits and single hyphens)`,
+    };
   let text: string;
   try {
     const st = statSync(join(dir, 'SKILL.md'));
     if (!st.isFile()) return { ...base, valid: false, why: 'SKILL.md is not a regular file' };
-    if (st.size > SKILL_MD_MAX) return { ...base, valid: false, why: `SKILL.md is larger than ${SKILL_MD_MAX} bytes` };
+    if (st.size > SKILL_MD_MAX)
+      return { ...base, valid: false, why: `SKILL.md is larger than ${SKILL_MD_MAX} bytes` };
     text = readFileSync(join(dir, 'SKILL.md'), 'utf8');
   } catch {
     return { ...base, valid: false, why: 'the folder has no SKILL.md' };
   }
   const parsed = parseSkillMd(text);
-  if (!parsed.ok) return { ...base, description: parsed.description ?? '', valid: false, why: parsed.why };
-  if (parsed.name !== folder) return { ...base, description: parsed.description, valid: false, why: `SKILL.md names the skill "${parsed.name}" but its folder is "${folder}"; they must match` };
+  if (!parsed.ok)
+    return { ...base, description: parsed.description ?? '', valid: false, why: parsed.why };
+  if (parsed.name !== folder)
+    return {
+      ...base,
+      description: parsed.description,
+      valid: false,
+      why: `SKILL.md names the skill "${parsed.name}" but its folder is "${folder}"; they must match`,
+    };
   return { ...base, description: parsed.description, valid: true, why: null };
 }
 

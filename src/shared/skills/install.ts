@@ -22,16 +22,28 @@ export interface Imported {
  * failed import leaves nothing behind. An existing skill of that name is a 409 unless `force`,
  * which moves the old one to the trash.
  */
-export async function importSkill(db: Db, paths: Paths, source: { zip: string } | { folder: string }, force: boolean): Promise<Imported> {
+export async function importSkill(
+  db: Db,
+  paths: Paths,
+  source: { zip: string } | { folder: string },
+  force: boolean,
+): Promise<Imported> {
   const root = userSkillsDir(paths);
   mkdirSync(root, { recursive: true, mode: 0o700 });
   const stage = join(root, `.incoming-${randomBytes(8).toString('hex')}`);
   try {
-    const got = 'zip' in source ? await unpackSkillZip(source.zip, stage) : await copySkillFolder(source.folder, stage);
+    const got =
+      'zip' in source
+        ? await unpackSkillZip(source.zip, stage)
+        : await copySkillFolder(source.folder, stage);
     const existing = findSkill(db, paths, got.name);
     if (existing && !force) {
       const what = existing.source === 'builtin' ? 'a built-in skill has' : 'a skill already has';
-      throw new ApiError('conflict', `Not imported: ${what} the name "${got.name}". Send "force": true to replace it${existing.source === 'user' ? ' (the old one goes to the trash)' : ''}.`, { reason: 'exists', skill: got.name, source: existing.source });
+      throw new ApiError(
+        'conflict',
+        `Not imported: ${what} the name "${got.name}". Send "force": true to replace it${existing.source === 'user' ? ' (the old one goes to the trash)' : ''}.`,
+        { reason: 'exists', skill: got.name, source: existing.source },
+      );
     }
     const target = join(root, got.name);
     const replaced = existsSync(target) ? trashSkill(db, paths, got.name).id : null;

@@ -13,7 +13,17 @@ const payloadSchema = z.object({ name: skillNameSchema });
 /** Moves a user skill's folder into the trash (blob under its own name). */
 export function trashSkill(db: Db, paths: Paths, name: string): TrashItem {
   const dir = join(userSkillsDir(paths), name);
-  return db.transaction(() => putInTrash(db, paths, { kind: 'skill', name, original: name, payload: { name }, blobFrom: dir })).immediate();
+  return db
+    .transaction(() =>
+      putInTrash(db, paths, {
+        kind: 'skill',
+        name,
+        original: name,
+        payload: { name },
+        blobFrom: dir,
+      }),
+    )
+    .immediate();
 }
 
 /** Restore for kind `skill`: the folder goes back under its name, which must be free again. */
@@ -21,12 +31,24 @@ export const skillTrashKind: TrashKind = {
   restore({ paths, payload, blobDir, options }) {
     const { name } = payloadSchema.parse(payload);
     if (options.as_new || options.new_name !== undefined) {
-      throw new ApiError('invalid_request', 'A skill is restored under its own name only (its SKILL.md names it); send no body.');
+      throw new ApiError(
+        'invalid_request',
+        'A skill is restored under its own name only (its SKILL.md names it); send no body.',
+      );
     }
-    if (!blobDir) throw new ApiError('conflict', 'This skill trash item has no files on disk; it cannot be restored.', { reason: 'no_blob' });
+    if (!blobDir)
+      throw new ApiError(
+        'conflict',
+        'This skill trash item has no files on disk; it cannot be restored.',
+        { reason: 'no_blob' },
+      );
     const target = join(userSkillsDir(paths), name);
     if (existsSync(target)) {
-      throw new ApiError('conflict', `A skill named "${name}" exists again; delete it (it goes to the trash too), then restore this one.`, { reason: 'original_taken', skill: name });
+      throw new ApiError(
+        'conflict',
+        `A skill named "${name}" exists again; delete it (it goes to the trash too), then restore this one.`,
+        { reason: 'original_taken', skill: name },
+      );
     }
     mkdirSync(userSkillsDir(paths), { recursive: true, mode: 0o700 });
     moveBlob(join(blobDir, name), target);

@@ -77,9 +77,25 @@ export type CronRunStatus = (typeof runStatuses)[number];
 export const runTriggers = ['schedule', 'manual', 'catch_up'] as const;
 export type CronRunTrigger = (typeof runTriggers)[number];
 
-const notifyResultSchema = z.object({ platform: z.string(), chat_id: z.string(), ok: z.boolean(), message_id: z.string().nullable().optional(), error: z.string().optional(), kind: z.enum(['result', 'approval']), at: z.string() });
+const notifyResultSchema = z.object({
+  platform: z.string(),
+  chat_id: z.string(),
+  ok: z.boolean(),
+  message_id: z.string().nullable().optional(),
+  error: z.string().optional(),
+  kind: z.enum(['result', 'approval']),
+  at: z.string(),
+});
 export type NotifyResult = z.infer<typeof notifyResultSchema>;
-const approvalRecordSchema = z.object({ approval_id: z.string(), tool: z.string(), reason: z.string(), decision: z.string().nullable(), why: z.string().nullable(), asked_at: z.string(), answered_at: z.string().nullable() });
+const approvalRecordSchema = z.object({
+  approval_id: z.string(),
+  tool: z.string(),
+  reason: z.string(),
+  decision: z.string().nullable(),
+  why: z.string().nullable(),
+  asked_at: z.string(),
+  answered_at: z.string().nullable(),
+});
 export type ApprovalRecord = z.infer<typeof approvalRecordSchema>;
 
 const runRowSchema = z.object({
@@ -162,7 +178,11 @@ function toRow(t: CronTask): CronTaskRow {
 
 function toRun(raw: unknown): CronRun {
   const r = runRowSchema.parse(raw);
-  return { ...r, notify_results: z.array(notifyResultSchema).parse(JSON.parse(r.notify_results)), approvals: z.array(approvalRecordSchema).parse(JSON.parse(r.approvals)) };
+  return {
+    ...r,
+    notify_results: z.array(notifyResultSchema).parse(JSON.parse(r.notify_results)),
+    approvals: z.array(approvalRecordSchema).parse(JSON.parse(r.approvals)),
+  };
 }
 
 export function cronTaskNotFound(id: string): ApiError {
@@ -181,15 +201,27 @@ export function listCronTasks(db: Db): CronTask[] {
 
 /** Whether the cron worker is wanted: an enabled task, or a run still going. */
 export function cronWorkNeeded(db: Db): boolean {
-  const r = stmt<[], { n: number }>(db, "SELECT (SELECT count(*) FROM cron_tasks WHERE enabled = 1) + (SELECT count(*) FROM cron_runs WHERE status = 'running') AS n").get();
+  const r = stmt<[], { n: number }>(
+    db,
+    "SELECT (SELECT count(*) FROM cron_tasks WHERE enabled = 1) + (SELECT count(*) FROM cron_runs WHERE status = 'running') AS n",
+  ).get();
   return (r?.n ?? 0) > 0;
 }
 
-const insertSql = `INSERT INTO cron_tasks (${COLS}) VALUES (${Object.keys(rowSchema.shape).map((k) => `@${k}`).join(', ')})`;
+const insertSql = `INSERT INTO cron_tasks (${COLS}) VALUES (${Object.keys(rowSchema.shape)
+  .map((k) => `@${k}`)
+  .join(', ')})`;
 
 export function createCronTask(db: Db, spec: CronTaskSpec): CronTask {
   const now = isoNow();
-  const t: CronTask = { ...spec, id: newId('task'), reuse_session_id: null, sched_from: now, created_at: now, updated_at: now };
+  const t: CronTask = {
+    ...spec,
+    id: newId('task'),
+    reuse_session_id: null,
+    sched_from: now,
+    created_at: now,
+    updated_at: now,
+  };
   stmt(db, insertSql).run(toRow(t));
   return t;
 }
@@ -200,15 +232,27 @@ export function updateCronTask(db: Db, id: string, patch: Partial<CronTaskSpec>)
     .transaction(() => {
       const cur = getCronTask(db, id);
       if (!cur) throw cronTaskNotFound(id);
-      const given = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<CronTaskSpec>;
+      const given = Object.fromEntries(
+        Object.entries(patch).filter(([, v]) => v !== undefined),
+      ) as Partial<CronTaskSpec>;
       const next: CronTask = { ...cur, ...given, updated_at: isoNow() };
       if (given.prompt != null) next.workflow = null;
       if (given.workflow != null) next.prompt = null;
-      if (given.workflow != null && given.inputs === undefined && given.workflow !== cur.workflow) next.inputs = {};
-      const rescheduled = next.schedule !== cur.schedule || next.timezone !== cur.timezone || (next.enabled && !cur.enabled);
+      if (given.workflow != null && given.inputs === undefined && given.workflow !== cur.workflow)
+        next.inputs = {};
+      const rescheduled =
+        next.schedule !== cur.schedule ||
+        next.timezone !== cur.timezone ||
+        (next.enabled && !cur.enabled);
       if (rescheduled) next.sched_from = next.updated_at;
       if (next.session !== 'reuse') next.reuse_session_id = null;
-      stmt(db, `UPDATE cron_tasks SET ${Object.keys(rowSchema.shape).filter((k) => k !== 'id').map((k) => `${k} = @${k}`).join(', ')} WHERE id = @id`).run(toRow(next));
+      stmt(
+        db,
+        `UPDATE cron_tasks SET ${Object.keys(rowSchema.shape)
+          .filter((k) => k !== 'id')
+          .map((k) => `${k} = @${k}`)
+          .join(', ')} WHERE id = @id`,
+      ).run(toRow(next));
       return next;
     })
     .immediate();
@@ -227,12 +271,21 @@ export const CRON_TRASH_KIND = 'cron_task';
 const trashPayload = z.object({ task: rowSchema });
 
 /** Moves a task to the trash (its run history stays, so a restored task keeps it). */
-export function trashCronTask(db: Db, paths: Paths, id: string): { item: TrashItem; task: CronTask } {
+export function trashCronTask(
+  db: Db,
+  paths: Paths,
+  id: string,
+): { item: TrashItem; task: CronTask } {
   return db
     .transaction(() => {
       const task = getCronTask(db, id);
       if (!task) throw cronTaskNotFound(id);
-      const item = putInTrash(db, paths, { kind: CRON_TRASH_KIND, name: task.name, original: id, payload: { task: toRow(task) } });
+      const item = putInTrash(db, paths, {
+        kind: CRON_TRASH_KIND,
+        name: task.name,
+        original: id,
+        payload: { task: toRow(task) },
+      });
       stmt(db, 'DELETE FROM cron_tasks WHERE id = ?').run(id);
       return { item, task };
     })
@@ -244,9 +297,19 @@ export const cronTaskTrashKind: TrashKind = {
   restore({ db, payload, options }) {
     const p = trashPayload.parse(payload);
     const asNew = options.as_new === true || options.new_name !== undefined;
-    if (!asNew && getCronTask(db, p.task.id)) throw trashConflict(`A task with id ${p.task.id} exists again; restore this one as a copy with {"as_new": true}.`, { task_id: p.task.id });
+    if (!asNew && getCronTask(db, p.task.id))
+      throw trashConflict(
+        `A task with id ${p.task.id} exists again; restore this one as a copy with {"as_new": true}.`,
+        { task_id: p.task.id },
+      );
     const now = isoNow();
-    const row: CronTaskRow = { ...p.task, id: asNew ? newId('task') : p.task.id, name: options.new_name ?? p.task.name, sched_from: now, updated_at: now };
+    const row: CronTaskRow = {
+      ...p.task,
+      id: asNew ? newId('task') : p.task.id,
+      name: options.new_name ?? p.task.name,
+      sched_from: now,
+      updated_at: now,
+    };
     stmt(db, insertSql).run(row);
     return { restored_to: row.id, task: toTask(row) };
   },
@@ -266,15 +329,35 @@ export interface NewRun {
  * this scheduled time has fired before (the unique indexes decide, across processes).
  */
 export function insertRun(db: Db, r: NewRun): CronRun | undefined {
-  const row: CronRunRow = { id: newId('run'), ...r, status: 'running', session_id: null, turn_id: null, started_at: isoNow(), ended_at: null, error: null, reply: null, notify_results: '[]', approvals: '[]' };
+  const row: CronRunRow = {
+    id: newId('run'),
+    ...r,
+    status: 'running',
+    session_id: null,
+    turn_id: null,
+    started_at: isoNow(),
+    ended_at: null,
+    error: null,
+    reply: null,
+    notify_results: '[]',
+    approvals: '[]',
+  };
   try {
-    stmt(db, `INSERT INTO cron_runs (${RUN_COLS}) VALUES (${Object.keys(runRowSchema.shape).map((k) => `@${k}`).join(', ')})`).run(row);
+    stmt(
+      db,
+      `INSERT INTO cron_runs (${RUN_COLS}) VALUES (${Object.keys(runRowSchema.shape)
+        .map((k) => `@${k}`)
+        .join(', ')})`,
+    ).run(row);
   } catch (err) {
     if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
     throw err;
   }
   // Keep the newest RUNS_KEPT of the task.
-  stmt(db, `DELETE FROM cron_runs WHERE task_id = ? AND status != 'running' AND id NOT IN (SELECT id FROM cron_runs WHERE task_id = ? ORDER BY started_at DESC, id DESC LIMIT ${RUNS_KEPT})`).run(r.task_id, r.task_id);
+  stmt(
+    db,
+    `DELETE FROM cron_runs WHERE task_id = ? AND status != 'running' AND id NOT IN (SELECT id FROM cron_runs WHERE task_id = ? ORDER BY started_at DESC, id DESC LIMIT ${RUNS_KEPT})`,
+  ).run(r.task_id, r.task_id);
   return toRun(row);
 }
 
@@ -292,15 +375,28 @@ export function setRunTurn(db: Db, id: string, turnId: string): void {
 }
 
 /** Ends a running run; false when it had ended already (the first outcome stays). */
-export function finishRun(db: Db, id: string, status: Exclude<CronRunStatus, 'running'>, extra: { error?: string | null; reply?: string | null } = {}): boolean {
-  return stmt(db, "UPDATE cron_runs SET status = ?, ended_at = ?, error = ?, reply = ? WHERE id = ? AND status = 'running'").run(status, isoNow(), extra.error ?? null, extra.reply ?? null, id).changes > 0;
+export function finishRun(
+  db: Db,
+  id: string,
+  status: Exclude<CronRunStatus, 'running'>,
+  extra: { error?: string | null; reply?: string | null } = {},
+): boolean {
+  return (
+    stmt(
+      db,
+      "UPDATE cron_runs SET status = ?, ended_at = ?, error = ?, reply = ? WHERE id = ? AND status = 'running'",
+    ).run(status, isoNow(), extra.error ?? null, extra.reply ?? null, id).changes > 0
+  );
 }
 
 export function addNotifyResult(db: Db, id: string, result: NotifyResult): void {
   db.transaction(() => {
     const run = getRun(db, id);
     if (!run) return;
-    stmt(db, 'UPDATE cron_runs SET notify_results = ? WHERE id = ?').run(JSON.stringify([...run.notify_results, result]), id);
+    stmt(db, 'UPDATE cron_runs SET notify_results = ? WHERE id = ?').run(
+      JSON.stringify([...run.notify_results, result]),
+      id,
+    );
   }).immediate();
 }
 
@@ -310,21 +406,34 @@ export function putRunApproval(db: Db, id: string, a: ApprovalRecord): void {
     const run = getRun(db, id);
     if (!run) return;
     const rest = run.approvals.filter((x) => x.approval_id !== a.approval_id);
-    stmt(db, 'UPDATE cron_runs SET approvals = ? WHERE id = ?').run(JSON.stringify([...rest, a]), id);
+    stmt(db, 'UPDATE cron_runs SET approvals = ? WHERE id = ?').run(
+      JSON.stringify([...rest, a]),
+      id,
+    );
   }).immediate();
 }
 
 /** Newest first. */
 export function listRuns(db: Db, taskId: string, limit = RUNS_KEPT): CronRun[] {
-  return stmt<[string, number]>(db, `SELECT ${RUN_COLS} FROM cron_runs WHERE task_id = ? ORDER BY started_at DESC, id DESC LIMIT ?`).all(taskId, limit).map(toRun);
+  return stmt<[string, number]>(
+    db,
+    `SELECT ${RUN_COLS} FROM cron_runs WHERE task_id = ? ORDER BY started_at DESC, id DESC LIMIT ?`,
+  )
+    .all(taskId, limit)
+    .map(toRun);
 }
 
 export function runningRuns(db: Db): CronRun[] {
-  return stmt(db, `SELECT ${RUN_COLS} FROM cron_runs WHERE status = 'running' ORDER BY started_at`).all().map(toRun);
+  return stmt(db, `SELECT ${RUN_COLS} FROM cron_runs WHERE status = 'running' ORDER BY started_at`)
+    .all()
+    .map(toRun);
 }
 
 export function runningRunOf(db: Db, taskId: string): CronRun | undefined {
-  const r = stmt<[string]>(db, `SELECT ${RUN_COLS} FROM cron_runs WHERE task_id = ? AND status = 'running'`).get(taskId);
+  const r = stmt<[string]>(
+    db,
+    `SELECT ${RUN_COLS} FROM cron_runs WHERE task_id = ? AND status = 'running'`,
+  ).get(taskId);
   return r === undefined ? undefined : toRun(r);
 }
 
@@ -345,7 +454,19 @@ export interface RunView {
 }
 
 export function runView(r: CronRun): RunView {
-  return { id: r.id, task_id: r.task_id, trigger: r.trigger, scheduled_for: r.scheduled_for, status: r.status, session_id: r.session_id, started_at: r.started_at, ended_at: r.ended_at, error: r.error, notify_results: r.notify_results, approvals: r.approvals };
+  return {
+    id: r.id,
+    task_id: r.task_id,
+    trigger: r.trigger,
+    scheduled_for: r.scheduled_for,
+    status: r.status,
+    session_id: r.session_id,
+    started_at: r.started_at,
+    ended_at: r.ended_at,
+    error: r.error,
+    notify_results: r.notify_results,
+    approvals: r.approvals,
+  };
 }
 
 /** A task as the API shows it: its fields, when it fires next (UTC and the zone's wall time), and its last run. */
@@ -360,20 +481,39 @@ export function cronTaskView(db: Db, t: CronTask, now = new Date()) {
     description: describeSchedule(t.schedule),
     next_run_at: next ? next.toISOString() : null,
     next_run_local: next ? wallTime(next, t.timezone) : null,
-    last_run: last ? { id: last.id, status: last.status, started_at: last.started_at, ended_at: last.ended_at, session_id: last.session_id, error: last.error } : null,
+    last_run: last
+      ? {
+          id: last.id,
+          status: last.status,
+          started_at: last.started_at,
+          ended_at: last.ended_at,
+          session_id: last.session_id,
+          error: last.error,
+        }
+      : null,
   };
 }
 export type CronTaskView = ReturnType<typeof cronTaskView>;
 
 /** The text of the last assistant message written since `since`: a run's final reply. */
 export function lastReplySince(db: Db, sessionId: string, since: string): string | null {
-  const r = stmt<[string, string], { content: string }>(db, "SELECT content FROM messages WHERE session_id = ? AND role = 'assistant' AND created_at >= ? ORDER BY seq DESC LIMIT 1").get(sessionId, since);
+  const r = stmt<[string, string], { content: string }>(
+    db,
+    "SELECT content FROM messages WHERE session_id = ? AND role = 'assistant' AND created_at >= ? ORDER BY seq DESC LIMIT 1",
+  ).get(sessionId, since);
   if (!r) return null;
   const parsed = z.object({ text: z.string() }).safeParse(JSON.parse(r.content));
   return parsed.success ? parsed.data.text : null;
 }
 
 /** The newest turn of a session started at or after `since` (a run whose worker died before it saved the turn id). */
-export function turnOfRun(db: Db, sessionId: string, since: string): { id: string; status: string; error: string | null } | undefined {
-  return stmt<[string, string], { id: string; status: string; error: string | null }>(db, 'SELECT id, status, error FROM turns WHERE session_id = ? AND started_at >= ? ORDER BY started_at DESC LIMIT 1').get(sessionId, since);
+export function turnOfRun(
+  db: Db,
+  sessionId: string,
+  since: string,
+): { id: string; status: string; error: string | null } | undefined {
+  return stmt<[string, string], { id: string; status: string; error: string | null }>(
+    db,
+    'SELECT id, status, error FROM turns WHERE session_id = ? AND started_at >= ? ORDER BY started_at DESC LIMIT 1',
+  ).get(sessionId, since);
 }

@@ -5,7 +5,10 @@ export type Db = SqliteDatabase;
 
 /** Opens svc.db the way every process should: WAL, a busy timeout, foreign keys on. */
 export function openDb(file: string, opts: { readonly?: boolean } = {}): Db {
-  const db = new Database(file, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+  const db = new Database(file, {
+    readonly: opts.readonly ?? false,
+    fileMustExist: opts.readonly ?? false,
+  });
   if (!opts.readonly) db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');

@@ -1,5 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
@@ -46,7 +56,15 @@ interface TrashFileInput {
  * Puts a copy of a file's current content in the trash before it is overwritten. `sha256` is
  * the content being trashed (the caller has it); `replacedBySha256` is what will be written.
  */
-export function trashFileCopy(db: Db, paths: Paths, input: TrashFileInput & { sha256: string; replacedBySha256: string | null; reason?: 'overwrite' | 'restore' }): TrashItem {
+export function trashFileCopy(
+  db: Db,
+  paths: Paths,
+  input: TrashFileInput & {
+    sha256: string;
+    replacedBySha256: string | null;
+    reason?: 'overwrite' | 'restore';
+  },
+): TrashItem {
   const st = statSync(input.path);
   // Stage the copy inside the trash folder so putInTrash's move is a rename on the same disk.
   const stage = join(paths.trashDir, `.incoming-${randomBytes(6).toString('hex')}`);
@@ -64,7 +82,13 @@ export function trashFileCopy(db: Db, paths: Paths, input: TrashFileInput & { sh
       session_id: input.sessionId,
       replaced_by_sha256: input.replacedBySha256,
     };
-    return putInTrash(db, paths, { kind: 'file', name: basename(input.path), original: input.path, payload, blobFrom: copy });
+    return putInTrash(db, paths, {
+      kind: 'file',
+      name: basename(input.path),
+      original: input.path,
+      payload,
+      blobFrom: copy,
+    });
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }
@@ -86,7 +110,13 @@ export function trashFileMove(db: Db, paths: Paths, input: TrashFileInput): Tras
   };
   return db
     .transaction(() => {
-      const item = putInTrash(db, paths, { kind: 'file', name: basename(input.path), original: input.path, payload, blobFrom: input.path });
+      const item = putInTrash(db, paths, {
+        kind: 'file',
+        name: basename(input.path),
+        original: input.path,
+        payload,
+        blobFrom: input.path,
+      });
       forgetFileReads(db, input.path);
       return item;
     })
@@ -109,7 +139,11 @@ function occupant(path: string): Occupant {
 function freeName(original: string): string {
   const ext = extname(original);
   const stem = original.slice(0, original.length - ext.length);
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\..*$/, '')
+    .replace('T', '-');
   for (let i = 0; ; i++) {
     const candidate = `${stem}.restored-${stamp}${i ? `-${i}` : ''}${ext}`;
     if (!existsSync(candidate)) return candidate;
@@ -118,7 +152,10 @@ function freeName(original: string): string {
 
 function plainName(name: string): string {
   if (name === '.' || name === '..' || /[/\\\x00]/.test(name)) {
-    throw new ApiError('invalid_request', 'new_name for a file must be a plain file name (no folders); it is restored in the original folder.');
+    throw new ApiError(
+      'invalid_request',
+      'new_name for a file must be a plain file name (no folders); it is restored in the original folder.',
+    );
   }
   return name;
 }
@@ -126,7 +163,10 @@ function plainName(name: string): string {
 /** Copies the trashed bytes to `target` (temp file + rename, so a reader never sees half of it). */
 function writeBack(blob: string, target: string, mode: number): void {
   mkdirSync(dirname(target), { recursive: true });
-  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.restore`);
+  const tmp = join(
+    dirname(target),
+    `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.restore`,
+  );
   try {
     copyFileSync(blob, tmp);
     chmodSync(tmp, mode);
@@ -146,23 +186,46 @@ function writeBack(blob: string, target: string, mode: number): void {
 export const fileTrashKind: TrashKind = {
   restore({ db, paths, payload, blobDir, options }) {
     const p = payloadSchema.parse(payload);
-    if (!blobDir) throw new ApiError('conflict', 'This file trash item has no content on disk; it cannot be restored.', { reason: 'no_blob' });
+    if (!blobDir)
+      throw new ApiError(
+        'conflict',
+        'This file trash item has no content on disk; it cannot be restored.',
+        { reason: 'no_blob' },
+      );
     const blob = join(blobDir, basename(p.path));
     const asNew = options.as_new === true || options.new_name !== undefined;
-    const target = options.new_name !== undefined ? join(dirname(p.path), plainName(options.new_name)) : asNew ? freeName(p.path) : p.path;
+    const target =
+      options.new_name !== undefined
+        ? join(dirname(p.path), plainName(options.new_name))
+        : asNew
+          ? freeName(p.path)
+          : p.path;
     const now = occupant(target);
     let backedUp: TrashItem | undefined;
     if (now.kind === 'other') {
-      throw trashConflict(`${target} is now something other than a file; restore it elsewhere with {"as_new": true} or {"new_name": "..."}.`, { path: target });
+      throw trashConflict(
+        `${target} is now something other than a file; restore it elsewhere with {"as_new": true} or {"new_name": "..."}.`,
+        { path: target },
+      );
     }
     if (now.kind === 'file') {
       const sha = now.sha256;
       if (sha !== null && sha === p.sha256) return { restored_to: target, unchanged: true };
       const isUndo = !asNew && sha !== null && sha === p.replaced_by_sha256;
       if (!isUndo || sha === null) {
-        throw trashConflict(`${target} has changed since this version was trashed; restore it beside with {"as_new": true} or {"new_name": "..."}.`, { path: target });
+        throw trashConflict(
+          `${target} has changed since this version was trashed; restore it beside with {"as_new": true} or {"new_name": "..."}.`,
+          { path: target },
+        );
       }
-      backedUp = trashFileCopy(db, paths, { path: target, by: 'restore', sessionId: null, sha256: sha, replacedBySha256: p.sha256, reason: 'restore' });
+      backedUp = trashFileCopy(db, paths, {
+        path: target,
+        by: 'restore',
+        sessionId: null,
+        sha256: sha,
+        replacedBySha256: p.sha256,
+        reason: 'restore',
+      });
     }
     writeBack(blob, target, p.mode);
     return { restored_to: target, ...(backedUp ? { backed_up_as: backedUp.id } : {}) };

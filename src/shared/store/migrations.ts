@@ -255,7 +255,9 @@ export const migrations: Migration[] = [
         created_at TEXT NOT NULL,
         answered_at TEXT
       ) STRICT`);
-      db.exec('CREATE INDEX channel_pairings_by_user ON channel_pairings (platform, user_id, status)');
+      db.exec(
+        'CREATE INDEX channel_pairings_by_user ON channel_pairings (platform, user_id, status)',
+      );
       // Every inbound message, so one that arrives twice (a worker killed before the platform
       // heard it was taken) is neither lost nor answered twice.
       db.exec(`CREATE TABLE channel_inbound (
@@ -270,7 +272,9 @@ export const migrations: Migration[] = [
         created_at TEXT NOT NULL,
         PRIMARY KEY (platform, msg_key)
       ) STRICT`);
-      db.exec("CREATE INDEX channel_inbound_open ON channel_inbound (platform, status) WHERE status != 'answered'");
+      db.exec(
+        "CREATE INDEX channel_inbound_open ON channel_inbound (platform, status) WHERE status != 'answered'",
+      );
     },
   },
   {
@@ -319,9 +323,13 @@ export const migrations: Migration[] = [
       ) STRICT`);
       db.exec('CREATE INDEX cron_runs_by_task ON cron_runs (task_id, started_at)');
       // Runs never overlap, across processes and crashes: one running row per task.
-      db.exec("CREATE UNIQUE INDEX cron_runs_one_running ON cron_runs (task_id) WHERE status = 'running'");
+      db.exec(
+        "CREATE UNIQUE INDEX cron_runs_one_running ON cron_runs (task_id) WHERE status = 'running'",
+      );
       // A scheduled time fires once, even when a worker dies and comes back.
-      db.exec('CREATE UNIQUE INDEX cron_runs_once ON cron_runs (task_id, scheduled_for) WHERE scheduled_for IS NOT NULL');
+      db.exec(
+        'CREATE UNIQUE INDEX cron_runs_once ON cron_runs (task_id, scheduled_for) WHERE scheduled_for IS NOT NULL',
+      );
     },
   },
   // --- longs (issue 22) ---
@@ -341,7 +349,9 @@ export const migrations: Migration[] = [
       db.exec(`CREATE TRIGGER messages_bytes_add AFTER INSERT ON messages
         BEGIN UPDATE sessions SET content_bytes = content_bytes + octet_length(new.content) WHERE id = new.session_id; END`);
       // The session list reads only live sessions, in the order of the old index.
-      db.exec('CREATE INDEX sessions_live_by_created ON sessions (created_at DESC, id DESC) WHERE trash_id IS NULL');
+      db.exec(
+        'CREATE INDEX sessions_live_by_created ON sessions (created_at DESC, id DESC) WHERE trash_id IS NULL',
+      );
       // Whichever way a session's trash item leaves (deleted, emptied, expired), the session
       // goes with it; a restore clears trash_id first, so it stays.
       db.exec(`CREATE TRIGGER trash_purges_session AFTER DELETE ON trash WHEN old.kind = 'session'
@@ -349,11 +359,13 @@ export const migrations: Migration[] = [
       // Retention and the total read (deleted_at, size) from an index, never the payloads.
       db.exec('CREATE INDEX trash_by_age_size ON trash (deleted_at, id, size_bytes, blob)');
       // The agent finds a session's latest compaction summary without reading its transcript.
-      db.exec("CREATE INDEX messages_summaries ON messages (session_id, seq) WHERE role = 'system'");
+      db.exec(
+        "CREATE INDEX messages_summaries ON messages (session_id, seq) WHERE role = 'system'",
+      );
       // Start-up finds turns left running without scanning every turn.
       db.exec("CREATE INDEX turns_running ON turns (status) WHERE status = 'running'");
-      },
     },
+  },
   // --- wxmedia (issue 14) ---
   {
     version: 18,
@@ -382,14 +394,20 @@ export function migrate(db: Database, list: Migration[] = migrations): number[] 
   const newest = Math.max(0, ...applied);
   const known = Math.max(0, ...list.map((m) => m.version));
   if (newest > known) {
-    throw new Error(`svc.db has schema version ${newest}, newer than this svc knows (${known}); upgrade svc or restore a backup`);
+    throw new Error(
+      `svc.db has schema version ${newest}, newer than this svc knows (${known}); upgrade svc or restore a backup`,
+    );
   }
   const done: number[] = [];
   for (const m of [...list].sort((a, b) => a.version - b.version)) {
     if (applied.has(m.version)) continue;
     db.transaction(() => {
       m.up(db);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        new Date().toISOString(),
+      );
     })();
     done.push(m.version);
   }

@@ -73,10 +73,14 @@ export function toSession(r: SessionRow): Session {
   return { ...r, show_reasoning: r.show_reasoning === 1, network: decodeNetwork(r.network) };
 }
 
-const COLS = 'id, title, model_id, reasoning_effort, show_reasoning, permission_mode, working_dir, network, channel, created_at, updated_at, message_count';
+const COLS =
+  'id, title, model_id, reasoning_effort, show_reasoning, permission_mode, working_dir, network, channel, created_at, updated_at, message_count';
 
 export function getSessionRow(db: Db, id: string): SessionRow | undefined {
-  return stmt<[string], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE id = ? AND trash_id IS NULL`).get(id);
+  return stmt<[string], SessionRow>(
+    db,
+    `SELECT ${COLS} FROM sessions WHERE id = ? AND trash_id IS NULL`,
+  ).get(id);
 }
 
 export function getSession(db: Db, id: string): Session | undefined {
@@ -92,42 +96,75 @@ export function requireSession(db: Db, id: string): Session {
 }
 
 export function sessionNotFound(id: string): ApiError {
-  return new ApiError('not_found', `There is no session ${JSON.stringify(id)}; it may have been deleted (see GET /api/trash). GET /api/sessions lists the sessions.`);
+  return new ApiError(
+    'not_found',
+    `There is no session ${JSON.stringify(id)}; it may have been deleted (see GET /api/trash). GET /api/sessions lists the sessions.`,
+  );
 }
 
-export function insertSessionRow(db: Db, r: Omit<SessionRow, 'network' | 'channel'> & { network?: string | null; channel?: string | null }): void {
-  stmt(db, `INSERT INTO sessions (${COLS}) VALUES (@id, @title, @model_id, @reasoning_effort, @show_reasoning, @permission_mode, @working_dir, @network, @channel, @created_at, @updated_at, @message_count)`).run({ ...r, network: r.network ?? null, channel: r.channel ?? null });
+export function insertSessionRow(
+  db: Db,
+  r: Omit<SessionRow, 'network' | 'channel'> & { network?: string | null; channel?: string | null },
+): void {
+  stmt(
+    db,
+    `INSERT INTO sessions (${COLS}) VALUES (@id, @title, @model_id, @reasoning_effort, @show_reasoning, @permission_mode, @working_dir, @network, @channel, @created_at, @updated_at, @message_count)`,
+  ).run({ ...r, network: r.network ?? null, channel: r.channel ?? null });
 }
 
 /** Creates a session; `id` is for restores and tests, new sessions get a fresh one. */
-export function createSession(db: Db, input: SessionSettings & { id?: string; channel?: string } = {}): Session {
+export function createSession(
+  db: Db,
+  input: SessionSettings & { id?: string; channel?: string } = {},
+): Session {
   const now = isoNow();
-  const s = { ...sessionDefaults, channel: null, ...stripUndefined(input), id: input.id ?? newId('s'), created_at: now, updated_at: now, message_count: 0 };
-  insertSessionRow(db, { ...s, show_reasoning: s.show_reasoning ? 1 : 0, network: encodeNetwork(s.network) });
+  const s = {
+    ...sessionDefaults,
+    channel: null,
+    ...stripUndefined(input),
+    id: input.id ?? newId('s'),
+    created_at: now,
+    updated_at: now,
+    message_count: 0,
+  };
+  insertSessionRow(db, {
+    ...s,
+    show_reasoning: s.show_reasoning ? 1 : 0,
+    network: encodeNetwork(s.network),
+  });
   return s;
 }
 
 /** Applies the given fields; undefined when there is no such session. */
 export function updateSession(db: Db, id: string, patch: SessionSettings): Session | undefined {
-  return db.transaction(() => {
-    const cur = getSessionRow(db, id);
-    if (!cur) return undefined;
-    const p = stripUndefined(patch);
-    const next: SessionRow = {
-      ...cur,
-      ...p,
-      show_reasoning: p.show_reasoning === undefined ? cur.show_reasoning : p.show_reasoning ? 1 : 0,
-      network: p.network === undefined ? cur.network : encodeNetwork(p.network),
-      updated_at: isoNow(),
-    };
-    stmt(db, 'UPDATE sessions SET title = @title, model_id = @model_id, reasoning_effort = @reasoning_effort, show_reasoning = @show_reasoning, permission_mode = @permission_mode, working_dir = @working_dir, network = @network, updated_at = @updated_at WHERE id = @id AND trash_id IS NULL').run(next);
-    return toSession(next);
-  }).immediate();
+  return db
+    .transaction(() => {
+      const cur = getSessionRow(db, id);
+      if (!cur) return undefined;
+      const p = stripUndefined(patch);
+      const next: SessionRow = {
+        ...cur,
+        ...p,
+        show_reasoning:
+          p.show_reasoning === undefined ? cur.show_reasoning : p.show_reasoning ? 1 : 0,
+        network: p.network === undefined ? cur.network : encodeNetwork(p.network),
+        updated_at: isoNow(),
+      };
+      stmt(
+        db,
+        'UPDATE sessions SET title = @title, model_id = @model_id, reasoning_effort = @reasoning_effort, show_reasoning = @show_reasoning, permission_mode = @permission_mode, working_dir = @working_dir, network = @network, updated_at = @updated_at WHERE id = @id AND trash_id IS NULL',
+      ).run(next);
+      return toSession(next);
+    })
+    .immediate();
 }
 
 /** Sets the title of a session still called by the default one; undefined when it has another title by now (or is gone). */
 export function titleIfUntitled(db: Db, id: string, title: string): Session | undefined {
-  const changed = stmt(db, 'UPDATE sessions SET title = ?, updated_at = ? WHERE id = ? AND title = ? AND trash_id IS NULL').run(title, isoNow(), id, sessionDefaults.title).changes;
+  const changed = stmt(
+    db,
+    'UPDATE sessions SET title = ?, updated_at = ? WHERE id = ? AND title = ? AND trash_id IS NULL',
+  ).run(title, isoNow(), id, sessionDefaults.title).changes;
   return changed > 0 ? getSession(db, id) : undefined;
 }
 
@@ -150,14 +187,26 @@ export interface Page<T> {
 }
 
 /** Newest first (created_at, then id); keyset pagination, so pages never skip or repeat under inserts. */
-export function listSessions(db: Db, opts: { limit: number; after?: SessionCursor }): Page<Session> {
+export function listSessions(
+  db: Db,
+  opts: { limit: number; after?: SessionCursor },
+): Page<Session> {
   const rows = opts.after
-    ? stmt<[string, string, number], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE trash_id IS NULL AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?`).all(opts.after.created_at, opts.after.id, opts.limit + 1)
-    : stmt<[number], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE trash_id IS NULL ORDER BY created_at DESC, id DESC LIMIT ?`).all(opts.limit + 1);
+    ? stmt<[string, string, number], SessionRow>(
+        db,
+        `SELECT ${COLS} FROM sessions WHERE trash_id IS NULL AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
+      ).all(opts.after.created_at, opts.after.id, opts.limit + 1)
+    : stmt<[number], SessionRow>(
+        db,
+        `SELECT ${COLS} FROM sessions WHERE trash_id IS NULL ORDER BY created_at DESC, id DESC LIMIT ?`,
+      ).all(opts.limit + 1);
   const more = rows.length > opts.limit;
   if (more) rows.pop();
   const last = rows[rows.length - 1];
-  return { items: rows.map(toSession), next_cursor: more && last ? encodeCursor([last.created_at, last.id]) : null };
+  return {
+    items: rows.map(toSession),
+    next_cursor: more && last ? encodeCursor([last.created_at, last.id]) : null,
+  };
 }
 
 const pageCache = new WeakMap<Db, { version: string; pages: Map<string, Buffer> }>();
@@ -172,10 +221,12 @@ const MAX_CACHED_PAGES = 32;
 export function listSessionsJson(db: Db, opts: { limit: number; after?: SessionCursor }): Buffer {
   const version = `${stmt(db, 'PRAGMA data_version /* sessions page cache */').pluck().get() as number}:${stmt(db, 'SELECT total_changes() /* sessions page cache */').pluck().get() as number}`;
   let c = pageCache.get(db);
-  if (!c || c.version !== version || c.pages.size >= MAX_CACHED_PAGES) pageCache.set(db, (c = { version, pages: new Map() }));
+  if (!c || c.version !== version || c.pages.size >= MAX_CACHED_PAGES)
+    pageCache.set(db, (c = { version, pages: new Map() }));
   const key = `${opts.limit}|${opts.after?.created_at ?? ''}|${opts.after?.id ?? ''}`;
   let json = c.pages.get(key);
-  if (json === undefined) c.pages.set(key, (json = Buffer.from(JSON.stringify(listSessions(db, opts)))));
+  if (json === undefined)
+    c.pages.set(key, (json = Buffer.from(JSON.stringify(listSessions(db, opts)))));
   return json;
 }
 
@@ -185,12 +236,18 @@ export function listSessionsJson(db: Db, opts: { limit: number; after?: SessionC
  * the session then, and foreign keys cascade). False when there is no live session `id`.
  */
 export function markSessionTrashed(db: Db, id: string, trashId: string): boolean {
-  return stmt(db, 'UPDATE sessions SET trash_id = ? WHERE id = ? AND trash_id IS NULL').run(trashId, id).changes > 0;
+  return (
+    stmt(db, 'UPDATE sessions SET trash_id = ? WHERE id = ? AND trash_id IS NULL').run(trashId, id)
+      .changes > 0
+  );
 }
 
 /** A trashed session's stored row (read by its trash item), or undefined when there is none. */
 export function getTrashedSessionRow(db: Db, id: string, trashId: string): SessionRow | undefined {
-  return stmt<[string, string], SessionRow>(db, `SELECT ${COLS} FROM sessions WHERE id = ? AND trash_id = ?`).get(id, trashId);
+  return stmt<[string, string], SessionRow>(
+    db,
+    `SELECT ${COLS} FROM sessions WHERE id = ? AND trash_id = ?`,
+  ).get(id, trashId);
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

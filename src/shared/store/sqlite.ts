@@ -12,6 +12,8 @@ const require = createRequire(import.meta.url);
  * 22.14+, 24), 12.x on Node 20. The API is the same.
  */
 export const Database: typeof BetterSqlite3 =
-  Number(process.versions.napi) >= 10 ? (require('better-sqlite3-napi') as typeof BetterSqlite3) : (require('better-sqlite3') as typeof BetterSqlite3);
+  Number(process.versions.napi) >= 10
+    ? (require('better-sqlite3-napi') as typeof BetterSqlite3)
+    : (require('better-sqlite3') as typeof BetterSqlite3);
 
 export type SqliteDatabase = BetterSqlite3.Database;

@@ -26,7 +26,11 @@ export interface Task {
 
 /** The fields clients and tools may send, validated the same way on both paths. */
 export const taskFields = {
-  subject: z.string().trim().min(1, 'the subject must not be empty').max(200, 'the subject is at most 200 characters'),
+  subject: z
+    .string()
+    .trim()
+    .min(1, 'the subject must not be empty')
+    .max(200, 'the subject is at most 200 characters'),
   description: z.string().max(10_000, 'the description is at most 10000 characters'),
   status: z.enum(taskStatuses),
   blocked_by: z.array(z.string().min(1).max(64)).max(50, 'at most 50 blockers'),
@@ -45,13 +49,18 @@ const rowSchema = z.object({
   updated_at: z.string(),
 });
 type TaskRow = z.infer<typeof rowSchema>;
-const COLS = 'id, kind, subject, description, status, blocked_by, owner_session, data, created_at, updated_at';
+const COLS =
+  'id, kind, subject, description, status, blocked_by, owner_session, data, created_at, updated_at';
 const idList = z.array(z.string());
 const dataObject = z.record(z.string(), z.unknown());
 
 function toTask(raw: unknown): Task {
   const r = rowSchema.parse(raw);
-  return { ...r, blocked_by: idList.parse(JSON.parse(r.blocked_by)), data: dataObject.parse(JSON.parse(r.data)) };
+  return {
+    ...r,
+    blocked_by: idList.parse(JSON.parse(r.blocked_by)),
+    data: dataObject.parse(JSON.parse(r.data)),
+  };
 }
 
 function toRow(t: Task): TaskRow {
@@ -92,7 +101,9 @@ function inScope(t: Task | undefined, scope: TaskScope): t is Task {
 }
 
 function invalid(field: string, message: string): ApiError {
-  return new ApiError('invalid_request', `Invalid request body: ${field}: ${message}.`, [{ path: field, message }]);
+  return new ApiError('invalid_request', `Invalid request body: ${field}: ${message}.`, [
+    { path: field, message },
+  ]);
 }
 
 /** The blockers, deduplicated; each must exist (in scope, same kind). */
@@ -103,7 +114,11 @@ function checkBlockers(db: Db, kind: TaskKind, ids: string[], scope: TaskScope):
     const t = found[i];
     return !inScope(t, scope) || t.kind !== kind;
   });
-  if (unknown.length > 0) throw invalid('blocked_by', `unknown task id${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
+  if (unknown.length > 0)
+    throw invalid(
+      'blocked_by',
+      `unknown task id${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`,
+    );
   return found as Task[];
 }
 
@@ -130,9 +145,13 @@ function checkStartable(t: Task, blockers: Task[]): void {
   if (t.status === 'pending') return;
   const open = blockers.filter((b) => b.status !== 'completed');
   if (open.length === 0) return;
-  throw new ApiError('conflict', `Task ${t.id} cannot be ${t.status} while it is blocked by ${open.map((b) => `${b.id} (${b.status})`).join(', ')}; complete those first or change blocked_by.`, {
-    blocked_by: open.map((b) => ({ id: b.id, status: b.status })),
-  });
+  throw new ApiError(
+    'conflict',
+    `Task ${t.id} cannot be ${t.status} while it is blocked by ${open.map((b) => `${b.id} (${b.status})`).join(', ')}; complete those first or change blocked_by.`,
+    {
+      blocked_by: open.map((b) => ({ id: b.id, status: b.status })),
+    },
+  );
 }
 
 export interface TaskInput {
@@ -163,7 +182,10 @@ export function createTask(db: Db, input: TaskInput, scope: TaskScope = {}): Tas
         updated_at: now,
       };
       checkStartable(t, blockers);
-      stmt(db, `INSERT INTO tasks (${COLS}) VALUES (@id, @kind, @subject, @description, @status, @blocked_by, @owner_session, @data, @created_at, @updated_at)`).run(toRow(t));
+      stmt(
+        db,
+        `INSERT INTO tasks (${COLS}) VALUES (@id, @kind, @subject, @description, @status, @blocked_by, @owner_session, @data, @created_at, @updated_at)`,
+      ).run(toRow(t));
       return t;
     })
     .immediate();
@@ -184,32 +206,61 @@ export function updateTask(db: Db, id: string, patch: TaskPatch, scope: TaskScop
       if (!inScope(cur, scope)) throw taskNotFound(id);
       const next: Task = { ...cur, ...stripUndefined(patch), updated_at: isoNow() };
       const blockers =
-        patch.blocked_by !== undefined ? checkBlockers(db, cur.kind, patch.blocked_by, scope) : cur.blocked_by.map((b) => getTask(db, b)).filter((t): t is Task => t !== undefined);
+        patch.blocked_by !== undefined
+          ? checkBlockers(db, cur.kind, patch.blocked_by, scope)
+          : cur.blocked_by.map((b) => getTask(db, b)).filter((t): t is Task => t !== undefined);
       if (patch.blocked_by !== undefined) {
         next.blocked_by = blockers.map((b) => b.id);
-        if (next.blocked_by.includes(id)) throw invalid('blocked_by', `task ${id} cannot block itself`);
-        const cycle = next.blocked_by.filter((b) => !cur.blocked_by.includes(b) && reaches(db, [b], id));
-        if (cycle.length > 0) throw invalid('blocked_by', `that would make a cycle: ${cycle.join(', ')} already depend${cycle.length > 1 ? '' : 's'} on ${id}`);
+        if (next.blocked_by.includes(id))
+          throw invalid('blocked_by', `task ${id} cannot block itself`);
+        const cycle = next.blocked_by.filter(
+          (b) => !cur.blocked_by.includes(b) && reaches(db, [b], id),
+        );
+        if (cycle.length > 0)
+          throw invalid(
+            'blocked_by',
+            `that would make a cycle: ${cycle.join(', ')} already depend${cycle.length > 1 ? '' : 's'} on ${id}`,
+          );
       }
-      const changesGate = (patch.status !== undefined && patch.status !== cur.status) || patch.blocked_by !== undefined;
+      const changesGate =
+        (patch.status !== undefined && patch.status !== cur.status) ||
+        patch.blocked_by !== undefined;
       if (changesGate) checkStartable(next, blockers);
-      stmt(db, 'UPDATE tasks SET subject = @subject, description = @description, status = @status, blocked_by = @blocked_by, updated_at = @updated_at WHERE id = @id').run(toRow(next));
+      stmt(
+        db,
+        'UPDATE tasks SET subject = @subject, description = @description, status = @status, blocked_by = @blocked_by, updated_at = @updated_at WHERE id = @id',
+      ).run(toRow(next));
       return next;
     })
     .immediate();
 }
 
 /** Deletes a task and drops its id from every task it blocked; answers both. */
-export function deleteTask(db: Db, id: string, scope: TaskScope = {}): { deleted: Task; unblocked: Task[] } {
+export function deleteTask(
+  db: Db,
+  id: string,
+  scope: TaskScope = {},
+): { deleted: Task; unblocked: Task[] } {
   return db
     .transaction(() => {
       const cur = getTask(db, id);
       if (!inScope(cur, scope)) throw taskNotFound(id);
       stmt(db, 'DELETE FROM tasks WHERE id = ?').run(id);
       const now = isoNow();
-      const dependents = stmt<[string]>(db, `SELECT ${COLS} FROM tasks WHERE blocked_by LIKE ?`).all(`%"${id}"%`).map(toTask).filter((t) => t.blocked_by.includes(id));
-      const unblocked = dependents.map((t) => ({ ...t, blocked_by: t.blocked_by.filter((b) => b !== id), updated_at: now }));
-      for (const t of unblocked) stmt(db, 'UPDATE tasks SET blocked_by = @blocked_by, updated_at = @updated_at WHERE id = @id').run(toRow(t));
+      const dependents = stmt<[string]>(db, `SELECT ${COLS} FROM tasks WHERE blocked_by LIKE ?`)
+        .all(`%"${id}"%`)
+        .map(toTask)
+        .filter((t) => t.blocked_by.includes(id));
+      const unblocked = dependents.map((t) => ({
+        ...t,
+        blocked_by: t.blocked_by.filter((b) => b !== id),
+        updated_at: now,
+      }));
+      for (const t of unblocked)
+        stmt(
+          db,
+          'UPDATE tasks SET blocked_by = @blocked_by, updated_at = @updated_at WHERE id = @id',
+        ).run(toRow(t));
       return { deleted: cur, unblocked };
     })
     .immediate();

@@ -1,4 +1,13 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { ApiError } from '../errors.js';
 import { z } from 'zod';
@@ -33,7 +42,15 @@ const COLS = 'id, kind, name, original, size_bytes, deleted_at, blob';
 
 /** Picks the item's fields, so a row read with its payload never carries it into a view or event. */
 function toItem(r: Omit<TrashRow, 'payload'>): TrashItem {
-  return { id: r.id, kind: r.kind, name: r.name, original: r.original, size_bytes: r.size_bytes, deleted_at: r.deleted_at, has_blob: r.blob === 1 };
+  return {
+    id: r.id,
+    kind: r.kind,
+    name: r.name,
+    original: r.original,
+    size_bytes: r.size_bytes,
+    deleted_at: r.deleted_at,
+    has_blob: r.blob === 1,
+  };
 }
 
 /** Where a trash item's bytes live (whether or not it has any). */
@@ -68,9 +85,21 @@ export function putInTrash(db: Db, paths: Paths, input: PutInTrash): TrashItem {
     moveBlob(input.blobFrom, blobPath);
     size += diskBytes(blobPath);
   }
-  const row: TrashRow = { id, kind: input.kind, name: input.name, original: input.original, size_bytes: size, deleted_at: isoNow(), payload, blob: blobPath ? 1 : 0 };
+  const row: TrashRow = {
+    id,
+    kind: input.kind,
+    name: input.name,
+    original: input.original,
+    size_bytes: size,
+    deleted_at: isoNow(),
+    payload,
+    blob: blobPath ? 1 : 0,
+  };
   try {
-    stmt(db, 'INSERT INTO trash (id, kind, name, original, size_bytes, deleted_at, payload, blob) VALUES (@id, @kind, @name, @original, @size_bytes, @deleted_at, @payload, @blob)').run(row);
+    stmt(
+      db,
+      'INSERT INTO trash (id, kind, name, original, size_bytes, deleted_at, payload, blob) VALUES (@id, @kind, @name, @original, @size_bytes, @deleted_at, @payload, @blob)',
+    ).run(row);
   } catch (err) {
     if (blobPath) {
       moveBlob(blobPath, input.blobFrom!);
@@ -83,7 +112,12 @@ export function putInTrash(db: Db, paths: Paths, input: PutInTrash): TrashItem {
 
 /** Newest first, every item (for tests and small tools; the API pages with listTrashPage). */
 export function listTrash(db: Db): TrashItem[] {
-  return stmt<[], Omit<TrashRow, 'payload'>>(db, `SELECT ${COLS} FROM trash ORDER BY deleted_at DESC, id DESC`).all().map(toItem);
+  return stmt<[], Omit<TrashRow, 'payload'>>(
+    db,
+    `SELECT ${COLS} FROM trash ORDER BY deleted_at DESC, id DESC`,
+  )
+    .all()
+    .map(toItem);
 }
 
 export interface TrashCursor {
@@ -100,24 +134,42 @@ export function parseTrashCursor(cursor: string): TrashCursor | undefined {
 }
 
 /** Newest first, `limit` at a time, without payloads; keyset pages from the (deleted_at, id) index. */
-export function listTrashPage(db: Db, opts: { limit: number; after?: TrashCursor }): Page<TrashItem> {
+export function listTrashPage(
+  db: Db,
+  opts: { limit: number; after?: TrashCursor },
+): Page<TrashItem> {
   const rows = opts.after
-    ? stmt<[string, string, number], Omit<TrashRow, 'payload'>>(db, `SELECT ${COLS} FROM trash WHERE (deleted_at, id) < (?, ?) ORDER BY deleted_at DESC, id DESC LIMIT ?`).all(opts.after.deleted_at, opts.after.id, opts.limit + 1)
-    : stmt<[number], Omit<TrashRow, 'payload'>>(db, `SELECT ${COLS} FROM trash ORDER BY deleted_at DESC, id DESC LIMIT ?`).all(opts.limit + 1);
+    ? stmt<[string, string, number], Omit<TrashRow, 'payload'>>(
+        db,
+        `SELECT ${COLS} FROM trash WHERE (deleted_at, id) < (?, ?) ORDER BY deleted_at DESC, id DESC LIMIT ?`,
+      ).all(opts.after.deleted_at, opts.after.id, opts.limit + 1)
+    : stmt<[number], Omit<TrashRow, 'payload'>>(
+        db,
+        `SELECT ${COLS} FROM trash ORDER BY deleted_at DESC, id DESC LIMIT ?`,
+      ).all(opts.limit + 1);
   const more = rows.length > opts.limit;
   if (more) rows.pop();
   const last = rows[rows.length - 1];
-  return { items: rows.map(toItem), next_cursor: more && last ? encodeCursor([last.deleted_at, last.id]) : null };
+  return {
+    items: rows.map(toItem),
+    next_cursor: more && last ? encodeCursor([last.deleted_at, last.id]) : null,
+  };
 }
 
 /** How many items and bytes the trash holds (from the covering index, not the rows). */
 export function trashTotals(db: Db): { count: number; bytes: number } {
-  const r = stmt<[], { count: number; bytes: number }>(db, 'SELECT count(*) AS count, coalesce(sum(size_bytes), 0) AS bytes FROM trash INDEXED BY trash_by_age_size').get()!;
+  const r = stmt<[], { count: number; bytes: number }>(
+    db,
+    'SELECT count(*) AS count, coalesce(sum(size_bytes), 0) AS bytes FROM trash INDEXED BY trash_by_age_size',
+  ).get()!;
   return r;
 }
 
 export function getTrashItem(db: Db, id: string): TrashItem | undefined {
-  const r = stmt<[string], Omit<TrashRow, 'payload'>>(db, `SELECT ${COLS} FROM trash WHERE id = ?`).get(id);
+  const r = stmt<[string], Omit<TrashRow, 'payload'>>(
+    db,
+    `SELECT ${COLS} FROM trash WHERE id = ?`,
+  ).get(id);
   return r && toItem(r);
 }
 
@@ -149,27 +201,54 @@ export type TrashKinds = Readonly<Record<string, TrashKind>>;
 
 /** The 409 a kind throws when its original place is taken and no option says where else to go. */
 export function trashConflict(message: string, details: Record<string, unknown>): ApiError {
-  return new ApiError('conflict', message, { reason: 'original_taken', options: ['as_new', 'new_name'], ...details });
+  return new ApiError('conflict', message, {
+    reason: 'original_taken',
+    options: ['as_new', 'new_name'],
+    ...details,
+  });
 }
 
 /** Puts an item back through its kind and removes it from the trash, in one transaction. */
-export function restoreFromTrash(db: Db, paths: Paths, kinds: TrashKinds, id: string, options: RestoreOptions): { item: TrashItem; result: { restored_to: string } & Record<string, unknown> } {
-  const result = db.transaction(() => {
-    const row = stmt<[string], TrashRow>(db, 'SELECT * FROM trash WHERE id = ?').get(id);
-    if (!row) throw notInTrash(id);
-    const kind = kinds[row.kind];
-    if (!kind) throw new ApiError('conflict', `This svc does not know how to restore a trash item of kind "${row.kind}"; upgrade svc or delete the item.`, { reason: 'unknown_kind', kind: row.kind });
-    const item = toItem(row);
-    const r = kind.restore({ db, paths, item, payload: JSON.parse(row.payload) as unknown, blobDir: row.blob === 1 ? trashBlobDir(paths, id) : null, options });
-    stmt(db, 'DELETE FROM trash WHERE id = ?').run(id);
-    return { item, result: r };
-  }).immediate();
+export function restoreFromTrash(
+  db: Db,
+  paths: Paths,
+  kinds: TrashKinds,
+  id: string,
+  options: RestoreOptions,
+): { item: TrashItem; result: { restored_to: string } & Record<string, unknown> } {
+  const result = db
+    .transaction(() => {
+      const row = stmt<[string], TrashRow>(db, 'SELECT * FROM trash WHERE id = ?').get(id);
+      if (!row) throw notInTrash(id);
+      const kind = kinds[row.kind];
+      if (!kind)
+        throw new ApiError(
+          'conflict',
+          `This svc does not know how to restore a trash item of kind "${row.kind}"; upgrade svc or delete the item.`,
+          { reason: 'unknown_kind', kind: row.kind },
+        );
+      const item = toItem(row);
+      const r = kind.restore({
+        db,
+        paths,
+        item,
+        payload: JSON.parse(row.payload) as unknown,
+        blobDir: row.blob === 1 ? trashBlobDir(paths, id) : null,
+        options,
+      });
+      stmt(db, 'DELETE FROM trash WHERE id = ?').run(id);
+      return { item, result: r };
+    })
+    .immediate();
   if (result.item.has_blob) rmSync(trashBlobDir(paths, id), { recursive: true, force: true });
   return result;
 }
 
 export function notInTrash(id: string): ApiError {
-  return new ApiError('not_found', `There is no trash item ${JSON.stringify(id)}; it may have been restored, deleted or expired. GET /api/trash lists the trash.`);
+  return new ApiError(
+    'not_found',
+    `There is no trash item ${JSON.stringify(id)}; it may have been restored, deleted or expired. GET /api/trash lists the trash.`,
+  );
 }
 
 /** Deletes one item for good; false when there was none. */
@@ -181,10 +260,14 @@ export function deleteFromTrash(db: Db, paths: Paths, id: string): boolean {
 
 /** Deletes everything; answers how many items went. */
 export function emptyTrash(db: Db, paths: Paths): number {
-  const ids = db.transaction(() => {
-    const withBlobs = stmt<[], { id: string }>(db, 'SELECT id FROM trash WHERE blob = 1').all().map((r) => r.id);
-    return { withBlobs, n: stmt(db, 'DELETE FROM trash').run().changes };
-  }).immediate();
+  const ids = db
+    .transaction(() => {
+      const withBlobs = stmt<[], { id: string }>(db, 'SELECT id FROM trash WHERE blob = 1')
+        .all()
+        .map((r) => r.id);
+      return { withBlobs, n: stmt(db, 'DELETE FROM trash').run().changes };
+    })
+    .immediate();
   for (const id of ids.withBlobs) rmSync(trashBlobDir(paths, id), { recursive: true, force: true });
   return ids.n;
 }
@@ -195,7 +278,10 @@ export function trashExpiresAt(item: Pick<TrashItem, 'deleted_at'>, retentionDay
 }
 
 /** An item as the API and events show it. */
-export function trashView(item: TrashItem, retentionDays: number): Omit<TrashItem, 'has_blob'> & { expires_at: string } {
+export function trashView(
+  item: TrashItem,
+  retentionDays: number,
+): Omit<TrashItem, 'has_blob'> & { expires_at: string } {
   const { has_blob: _, ...rest } = item;
   return { ...rest, expires_at: trashExpiresAt(item, retentionDays) };
 }
@@ -205,26 +291,37 @@ export function trashView(item: TrashItem, retentionDays: number): Omit<TrashIte
  * `max_bytes`, then blob folders that no row names (left by a crash; only when over an hour old,
  * so an insert in flight elsewhere is never raced). Run at start and daily.
  */
-export function enforceTrashRetention(db: Db, paths: Paths, limits: { retention_days: number; max_bytes: number }, now: Date = new Date()): { removed: TrashItem[]; freed_bytes: number } {
+export function enforceTrashRetention(
+  db: Db,
+  paths: Paths,
+  limits: { retention_days: number; max_bytes: number },
+  now: Date = new Date(),
+): { removed: TrashItem[]; freed_bytes: number } {
   const cutoff = new Date(now.getTime() - limits.retention_days * 86_400_000).toISOString();
   const removed: TrashItem[] = [];
   // Oldest first, a bounded batch per transaction, read from the (deleted_at, id, size) index:
   // a trash of 50,000 items is never read whole, and other writers get in between batches.
-  const oldest = stmt<[number], Omit<TrashRow, 'payload'>>(db, `SELECT ${COLS} FROM trash INDEXED BY trash_by_age_size ORDER BY deleted_at ASC, id ASC LIMIT ?`);
+  const oldest = stmt<[number], Omit<TrashRow, 'payload'>>(
+    db,
+    `SELECT ${COLS} FROM trash INDEXED BY trash_by_age_size ORDER BY deleted_at ASC, id ASC LIMIT ?`,
+  );
   const del = stmt(db, 'DELETE FROM trash WHERE id = ?');
   for (;;) {
-    const batch = db.transaction(() => {
-      let total = trashTotals(db).bytes;
-      const out: TrashItem[] = [];
-      for (const item of oldest.all(RETENTION_BATCH).map(toItem)) {
-        if (item.deleted_at >= cutoff && total <= limits.max_bytes) break;
-        del.run(item.id);
-        out.push(item);
-        total -= item.size_bytes;
-      }
-      return out;
-    }).immediate();
-    for (const item of batch) if (item.has_blob) rmSync(trashBlobDir(paths, item.id), { recursive: true, force: true });
+    const batch = db
+      .transaction(() => {
+        let total = trashTotals(db).bytes;
+        const out: TrashItem[] = [];
+        for (const item of oldest.all(RETENTION_BATCH).map(toItem)) {
+          if (item.deleted_at >= cutoff && total <= limits.max_bytes) break;
+          del.run(item.id);
+          out.push(item);
+          total -= item.size_bytes;
+        }
+        return out;
+      })
+      .immediate();
+    for (const item of batch)
+      if (item.has_blob) rmSync(trashBlobDir(paths, item.id), { recursive: true, force: true });
     removed.push(...batch);
     if (batch.length < RETENTION_BATCH) break;
   }
@@ -241,7 +338,8 @@ function removeOrphanBlobs(db: Db, paths: Paths, now: Date): void {
   for (const name of readdirSync(paths.trashDir)) {
     if (!TRASH_ID.test(name) || has.get(name)) continue;
     const dir = join(paths.trashDir, name);
-    if (now.getTime() - statSync(dir).mtimeMs > 3_600_000) rmSync(dir, { recursive: true, force: true });
+    if (now.getTime() - statSync(dir).mtimeMs > 3_600_000)
+      rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -21,7 +21,10 @@ export interface TurnRow {
 }
 
 export function startTurnRow(db: Db, t: { id: string; session_id: string; origin: string }): void {
-  stmt(db, "INSERT INTO turns (id, session_id, status, origin, started_at) VALUES (?, ?, 'running', ?, ?)").run(t.id, t.session_id, t.origin, isoNow());
+  stmt(
+    db,
+    "INSERT INTO turns (id, session_id, status, origin, started_at) VALUES (?, ?, 'running', ?, ?)",
+  ).run(t.id, t.session_id, t.origin, isoNow());
 }
 
 /** Ends a running turn; a turn already ended keeps its first outcome. */
@@ -29,9 +32,18 @@ export function endTurnRow(
   db: Db,
   id: string,
   status: Exclude<TurnStatus, 'running'>,
-  extra: { error?: string; reason?: string; usage?: unknown; reply?: string; stop_reason?: string } = {},
+  extra: {
+    error?: string;
+    reason?: string;
+    usage?: unknown;
+    reply?: string;
+    stop_reason?: string;
+  } = {},
 ): boolean {
-  const r = stmt(db, "UPDATE turns SET status = ?, ended_at = ?, error = ?, reason = ?, usage = ?, reply = ?, stop_reason = ? WHERE id = ? AND status = 'running'").run(
+  const r = stmt(
+    db,
+    "UPDATE turns SET status = ?, ended_at = ?, error = ?, reason = ?, usage = ?, reply = ?, stop_reason = ? WHERE id = ? AND status = 'running'",
+  ).run(
     status,
     isoNow(),
     extra.error ?? null,
@@ -51,7 +63,10 @@ export function setTurnFirstSeq(db: Db, id: string, seq: number): void {
 
 /** Where the next turn of the session begins (its messages end before it); null for the last one. */
 export function nextTurnFirstSeq(db: Db, sessionId: string, firstSeq: number): number | null {
-  const r = stmt<[string, number], { next: number | null }>(db, 'SELECT MIN(first_seq) AS next FROM turns WHERE session_id = ? AND first_seq > ?').get(sessionId, firstSeq);
+  const r = stmt<[string, number], { next: number | null }>(
+    db,
+    'SELECT MIN(first_seq) AS next FROM turns WHERE session_id = ? AND first_seq > ?',
+  ).get(sessionId, firstSeq);
   return r?.next ?? null;
 }
 
@@ -61,5 +76,8 @@ export function getTurnRow(db: Db, id: string): TurnRow | undefined {
 
 /** Turns left `running` by a process that died: marked failed at the next start. */
 export function failOrphanTurns(db: Db, reason: string): number {
-  return stmt(db, "UPDATE turns SET status = 'failed', ended_at = ?, error = ? WHERE status = 'running'").run(isoNow(), reason).changes;
+  return stmt(
+    db,
+    "UPDATE turns SET status = 'failed', ended_at = ?, error = ? WHERE status = 'running'",
+  ).run(isoNow(), reason).changes;
 }

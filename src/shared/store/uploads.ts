@@ -20,7 +20,10 @@ export type Upload = z.infer<typeof uploadRowSchema>;
 const COLS = 'name, original_name, mime, size, sha256, created_at';
 
 export function insertUpload(db: Db, u: Upload): void {
-  stmt(db, `INSERT INTO uploads (${COLS}) VALUES (@name, @original_name, @mime, @size, @sha256, @created_at)`).run(u);
+  stmt(
+    db,
+    `INSERT INTO uploads (${COLS}) VALUES (@name, @original_name, @mime, @size, @sha256, @created_at)`,
+  ).run(u);
 }
 
 export function getUpload(db: Db, name: string): Upload | undefined {
@@ -32,14 +35,23 @@ export function getUpload(db: Db, name: string): Upload | undefined {
  * or control characters, no leading dot (so never `.`, `..` or `.tmp`), at most 255 bytes.
  */
 export function isSafeUploadName(name: string): boolean {
-  return name.length > 0 && Buffer.byteLength(name) <= 255 && !name.startsWith('.') && !/[/\\\x00-\x1f\x7f]/.test(name);
+  return (
+    name.length > 0 &&
+    Buffer.byteLength(name) <= 255 &&
+    !name.startsWith('.') &&
+    !/[/\\\x00-\x1f\x7f]/.test(name)
+  );
 }
 
 /**
  * The file behind an upload name, for serving it or handing it to the agent: only a name that
  * is on record and whose real path (symlinks resolved) lies inside the uploads folder.
  */
-export function resolveUpload(db: Db, paths: Pick<Paths, 'uploadsDir'>, name: string): { path: string; mime: string; size: number; original_name: string } | undefined {
+export function resolveUpload(
+  db: Db,
+  paths: Pick<Paths, 'uploadsDir'>,
+  name: string,
+): { path: string; mime: string; size: number; original_name: string } | undefined {
   if (!isSafeUploadName(name)) return undefined;
   const row = getUpload(db, name);
   if (!row) return undefined;

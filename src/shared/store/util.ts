@@ -9,7 +9,10 @@ import type { Db } from './db.js';
 const cache = new WeakMap<Db, Map<string, Statement>>();
 
 /** A prepared statement, compiled once per connection (preparing costs more than most of our queries). */
-export function stmt<P extends unknown[] = unknown[], R = unknown>(db: Db, sql: string): Statement<P, R> {
+export function stmt<P extends unknown[] = unknown[], R = unknown>(
+  db: Db,
+  sql: string,
+): Statement<P, R> {
   let m = cache.get(db);
   if (!m) cache.set(db, (m = new Map()));
   let s = m.get(sql);

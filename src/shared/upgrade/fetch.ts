@@ -14,7 +14,8 @@ const MAX_REDIRECTS = 5;
 let agent: Dispatcher | undefined;
 // undici loads on the first check, not with the supervisor: an idle svc never pays for it.
 const undici = () => import('undici');
-const dispatcher = async (): Promise<Dispatcher> => (agent ??= new (await undici()).EnvHttpProxyAgent({ connect: { timeout: 10_000 } }));
+const dispatcher = async (): Promise<Dispatcher> =>
+  (agent ??= new (await undici()).EnvHttpProxyAgent({ connect: { timeout: 10_000 } }));
 
 export function assertHttps(url: string, what: string): URL {
   let u: URL;
@@ -23,32 +24,49 @@ export function assertHttps(url: string, what: string): URL {
   } catch {
     throw new UpgradeError(`${what} is not a URL: "${url}"`);
   }
-  if (u.protocol !== 'https:') throw new UpgradeError(`${what} must be an https:// URL (the platform's TLS is what vouches for a release), not ${u.protocol}//${u.host}${u.pathname}`);
+  if (u.protocol !== 'https:')
+    throw new UpgradeError(
+      `${what} must be an https:// URL (the platform's TLS is what vouches for a release), not ${u.protocol}//${u.host}${u.pathname}`,
+    );
   return u;
 }
 
 type Body = Dispatcher.ResponseData['body'];
 
-async function open(url: string, what: string, timeoutMs: number, accept: string): Promise<{ body: Body; length: number | undefined; host: string }> {
+async function open(
+  url: string,
+  what: string,
+  timeoutMs: number,
+  accept: string,
+): Promise<{ body: Body; length: number | undefined; host: string }> {
   let current = url;
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     const u = assertHttps(current, what);
     let res: Dispatcher.ResponseData;
     try {
-      res = await (await undici()).request(u, { method: 'GET', dispatcher: await dispatcher(), headers: { accept, 'user-agent': `svc/${version}` }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      res = await (await undici()).request(u, {
+        method: 'GET',
+        dispatcher: await dispatcher(),
+        headers: { accept, 'user-agent': `svc/${version}` },
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
     } catch (err) {
       throw new UpgradeError(`${what}: ${u.host} could not be reached (${(err as Error).message})`);
     }
     if ([301, 302, 303, 307, 308].includes(res.statusCode)) {
       await res.body.dump();
       const location = res.headers.location;
-      if (typeof location !== 'string') throw new UpgradeError(`${what}: ${u.host} redirected without a Location`);
+      if (typeof location !== 'string')
+        throw new UpgradeError(`${what}: ${u.host} redirected without a Location`);
       current = new URL(location, u).href;
       continue;
     }
     if (res.statusCode !== 200) {
       await res.body.dump().catch(() => undefined);
-      throw new UpgradeError(`${what}: ${u.host} answered HTTP ${res.statusCode} for ${u.pathname}`);
+      throw new UpgradeError(
+        `${what}: ${u.host} answered HTTP ${res.statusCode} for ${u.pathname}`,
+      );
     }
     const raw = res.headers['content-length'];
     const length = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : undefined;
@@ -58,7 +76,11 @@ async function open(url: string, what: string, timeoutMs: number, accept: string
 }
 
 /** A small text (the releases API, checksums.txt), read whole up to `cap` bytes. */
-export async function fetchText(url: string, what: string, opts: { cap: number; timeoutMs: number; accept?: string }): Promise<string> {
+export async function fetchText(
+  url: string,
+  what: string,
+  opts: { cap: number; timeoutMs: number; accept?: string },
+): Promise<string> {
   const { body, length } = await open(url, what, opts.timeoutMs, opts.accept ?? '*/*');
   if (length !== undefined && length > opts.cap) {
     body.destroy();
@@ -86,7 +108,17 @@ export async function fetchText(url: string, what: string, opts: { cap: number; 
  * Downloads to `file`, refusing more than `maxBytes` (announced or received) and anything shorter
  * than announced (a cut connection is a truncated archive, never a smaller one).
  */
-export async function download(url: string, file: string, what: string, opts: { maxBytes: number; expected?: number; timeoutMs: number; onProgress?: (bytes: number, total: number | undefined) => void }): Promise<number> {
+export async function download(
+  url: string,
+  file: string,
+  what: string,
+  opts: {
+    maxBytes: number;
+    expected?: number;
+    timeoutMs: number;
+    onProgress?: (bytes: number, total: number | undefined) => void;
+  },
+): Promise<number> {
   const { body, length } = await open(url, what, opts.timeoutMs, 'application/octet-stream');
   const total = length ?? opts.expected;
   if (total !== undefined && total > opts.maxBytes) {
@@ -100,7 +132,8 @@ export async function download(url: string, file: string, what: string, opts: { 
     for await (const chunk of body) {
       const buf = chunk as Buffer;
       got += buf.length;
-      if (got > opts.maxBytes) throw new UpgradeError(`${what} is over the ${mib(opts.maxBytes)} limit`);
+      if (got > opts.maxBytes)
+        throw new UpgradeError(`${what} is over the ${mib(opts.maxBytes)} limit`);
       if (!out.write(buf)) await new Promise<void>((r) => out.once('drain', () => r()));
       if (opts.onProgress && (got - lastReport >= 256 * 1024 || got === total)) {
         lastReport = got;
@@ -111,11 +144,16 @@ export async function download(url: string, file: string, what: string, opts: { 
     body.destroy();
     out.destroy();
     if (err instanceof UpgradeError) throw err;
-    throw new UpgradeError(`${what} was cut short after ${got} of ${total ?? '?'} bytes (${(err as Error).message})`);
+    throw new UpgradeError(
+      `${what} was cut short after ${got} of ${total ?? '?'} bytes (${(err as Error).message})`,
+    );
   }
-  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+  );
   for (const want of [length, opts.expected]) {
-    if (want !== undefined && got !== want) throw new UpgradeError(`${what} was cut short: ${got} of ${want} bytes arrived`);
+    if (want !== undefined && got !== want)
+      throw new UpgradeError(`${what} was cut short: ${got} of ${want} bytes arrived`);
   }
   opts.onProgress?.(got, total);
   return got;

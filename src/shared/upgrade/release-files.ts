@@ -15,7 +15,11 @@ export interface Target {
 }
 
 export function thisTarget(): Target {
-  return { platform: process.platform, arch: process.arch, nodeMajor: Number(process.versions.node.split('.')[0]) };
+  return {
+    platform: process.platform,
+    arch: process.arch,
+    nodeMajor: Number(process.versions.node.split('.')[0]),
+  };
 }
 
 /** `svc-<version>-<platform>-<arch>-node<major>`: the archive's name without `.tar.gz`, and its one top folder. */

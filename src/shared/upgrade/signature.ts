@@ -13,25 +13,40 @@ import { UpgradeError } from './fetch.js';
  */
 
 export function releaseKeyFile(): string {
-  return process.env.SVC_RELEASE_KEY_FILE && process.env.SVC_RELEASE_KEY_FILE !== '' ? process.env.SVC_RELEASE_KEY_FILE : join(packageRoot, 'release-key.pem');
+  return process.env.SVC_RELEASE_KEY_FILE && process.env.SVC_RELEASE_KEY_FILE !== ''
+    ? process.env.SVC_RELEASE_KEY_FILE
+    : join(packageRoot, 'release-key.pem');
 }
 
 /** 'verified', or 'unchecked' when there is nothing to check with; throws when the signature is bad. */
-export function checkSignature(checksums: string, signature: string | undefined): 'verified' | 'unchecked' {
+export function checkSignature(
+  checksums: string,
+  signature: string | undefined,
+): 'verified' | 'unchecked' {
   const keyFile = releaseKeyFile();
   if (signature === undefined || !existsSync(keyFile)) return 'unchecked';
   const sig = Buffer.from(signature.trim(), 'base64');
   let ok = false;
   try {
-    ok = sig.length === 64 && verify(null, Buffer.from(checksums, 'utf8'), createPublicKey(readFileSync(keyFile)), sig);
+    ok =
+      sig.length === 64 &&
+      verify(null, Buffer.from(checksums, 'utf8'), createPublicKey(readFileSync(keyFile)), sig);
   } catch (err) {
-    throw new UpgradeError(`checksums.txt.sig could not be checked against ${keyFile} (${(err as Error).message}); refused, nothing was changed`);
+    throw new UpgradeError(
+      `checksums.txt.sig could not be checked against ${keyFile} (${(err as Error).message}); refused, nothing was changed`,
+    );
   }
-  if (!ok) throw new UpgradeError(`checksums.txt.sig is not a valid signature of checksums.txt by the key in ${keyFile}; refused, nothing was changed`);
+  if (!ok)
+    throw new UpgradeError(
+      `checksums.txt.sig is not a valid signature of checksums.txt by the key in ${keyFile}; refused, nothing was changed`,
+    );
   return 'verified';
 }
 
 /** The release build's side: the base64 signature of checksums.txt with a PEM Ed25519 private key. */
 export function signChecksums(checksums: string, privateKeyPem: string): string {
-  return sign(null, Buffer.from(checksums, 'utf8'), createPrivateKey(privateKeyPem)).toString('base64') + '\n';
+  return (
+    sign(null, Buffer.from(checksums, 'utf8'), createPrivateKey(privateKeyPem)).toString('base64') +
+    '\n'
+  );
 }

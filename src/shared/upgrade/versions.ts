@@ -1,4 +1,14 @@
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 
 /*
@@ -52,7 +62,9 @@ export function activate(l: Layout, next: string, from: string): void {
 
 /** Version folders neither link names (and leftovers of interrupted installs) are removed. */
 export function pruneVersions(l: Layout): void {
-  const keep = new Set([target(l.current), target(l.previous)].filter((x): x is string => x !== undefined));
+  const keep = new Set(
+    [target(l.current), target(l.previous)].filter((x): x is string => x !== undefined),
+  );
   if (!existsSync(l.dir)) return;
   for (const name of readdirSync(l.dir)) {
     if (name === 'current' || name === 'previous') continue;

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import type { Paths } from '../paths.js';
 import type { Db } from '../store/db.js';
 import { packageRoot } from '../version.js';
-import { parseWorkflow, stepKind, WORKFLOW_NAME, type Workflow, type WorkflowError } from './format.js';
+import {
+  parseWorkflow,
+  stepKind,
+  WORKFLOW_NAME,
+  type Workflow,
+  type WorkflowError,
+} from './format.js';
 import { lastRun, type WorkflowRun } from './runs.js';
 
 export const builtinWorkflowsDir = join(packageRoot, 'builtin', 'workflows');
@@ -50,13 +56,34 @@ export function findWorkflow(paths: Pick<Paths, 'home'>, name: string): Workflow
 
 function readEntry(file: string, name: string, source: 'builtin' | 'user'): WorkflowEntry {
   const base = { name, source, file, workflow: null };
-  if (!WORKFLOW_NAME.test(name)) return { ...base, error: { line: null, field: '(file name)', message: `"${name}" is not a safe workflow name (lowercase letters, digits and single hyphens)` } };
+  if (!WORKFLOW_NAME.test(name))
+    return {
+      ...base,
+      error: {
+        line: null,
+        field: '(file name)',
+        message: `"${name}" is not a safe workflow name (lowercase letters, digits and single hyphens)`,
+      },
+    };
   try {
-    if (statSync(file).size > FILE_MAX) return { ...base, error: { line: null, field: '(file)', message: `the file is larger than ${FILE_MAX} bytes` } };
+    if (statSync(file).size > FILE_MAX)
+      return {
+        ...base,
+        error: {
+          line: null,
+          field: '(file)',
+          message: `the file is larger than ${FILE_MAX} bytes`,
+        },
+      };
     const parsed = parseWorkflow(readFileSync(file, 'utf8'));
-    return parsed.ok ? { ...base, workflow: parsed.workflow, error: null } : { ...base, error: parsed.error };
+    return parsed.ok
+      ? { ...base, workflow: parsed.workflow, error: null }
+      : { ...base, error: parsed.error };
   } catch (err) {
-    return { ...base, error: { line: null, field: '(file)', message: `cannot be read: ${(err as Error).message}` } };
+    return {
+      ...base,
+      error: { line: null, field: '(file)', message: `cannot be read: ${(err as Error).message}` },
+    };
   }
 }
 
@@ -68,10 +95,27 @@ export function workflowView(db: Db, w: WorkflowEntry) {
     description: w.workflow?.description ?? '',
     source: w.source,
     valid: w.workflow !== null,
-    why: w.error ? `${w.error.line === null ? '' : `line ${w.error.line}, `}${w.error.field}: ${w.error.message}` : null,
+    why: w.error
+      ? `${w.error.line === null ? '' : `line ${w.error.line}, `}${w.error.field}: ${w.error.message}`
+      : null,
     error: w.error,
     inputs: w.workflow?.inputs ?? {},
-    steps: (w.workflow?.steps ?? []).map((s) => ({ id: s.id, kind: stepKind(s), needs: s.needs, ...(s.model ? { model: s.model } : {}) })),
-    last_run: run ? { id: run.id, status: run.status, session_id: run.session_id, started_at: run.started_at, ended_at: run.ended_at, failed_step: run.failed_step, error: run.error } : null,
+    steps: (w.workflow?.steps ?? []).map((s) => ({
+      id: s.id,
+      kind: stepKind(s),
+      needs: s.needs,
+      ...(s.model ? { model: s.model } : {}),
+    })),
+    last_run: run
+      ? {
+          id: run.id,
+          status: run.status,
+          session_id: run.session_id,
+          started_at: run.started_at,
+          ended_at: run.ended_at,
+          failed_step: run.failed_step,
+          error: run.error,
+        }
+      : null,
   };
 }

@@ -23,7 +23,12 @@ const inputSchema = z.strictObject({
 });
 
 const stepSchema = z.strictObject({
-  id: z.string().regex(STEP_ID, 'a step id is 1-40 lowercase letters, digits or underscores, starting with a letter'),
+  id: z
+    .string()
+    .regex(
+      STEP_ID,
+      'a step id is 1-40 lowercase letters, digits or underscores, starting with a letter',
+    ),
   needs: z.array(z.string()).max(50).default([]),
   prompt: z.string().min(1).max(50_000).optional(),
   model: z.enum(['default', 'lite']).optional(),
@@ -36,29 +41,79 @@ const stepSchema = z.strictObject({
 export const workflowSchema = z
   .strictObject({
     description: z.string().trim().min(1, 'a workflow needs a description').max(1000),
-    inputs: z.record(z.string().regex(INPUT_NAME, 'an input name is lowercase letters, digits or underscores, starting with a letter'), inputSchema).default({}),
+    inputs: z
+      .record(
+        z
+          .string()
+          .regex(
+            INPUT_NAME,
+            'an input name is lowercase letters, digits or underscores, starting with a letter',
+          ),
+        inputSchema,
+      )
+      .default({}),
     steps: z.array(stepSchema).min(1, 'a workflow needs at least one step').max(50),
   })
   .superRefine((wf, ctx) => {
     const ids = new Map<string, number>();
     wf.steps.forEach((s, i) => {
       const kinds = [s.prompt, s.run, s.tool].filter((k) => k !== undefined).length;
-      if (kinds !== 1) ctx.addIssue({ code: 'custom', path: ['steps', i], message: 'a step has exactly one of prompt (an agent turn), run (a shell command) or tool (one tool call)' });
-      if (s.model !== undefined && s.prompt === undefined) ctx.addIssue({ code: 'custom', path: ['steps', i, 'model'], message: 'model applies to prompt steps only' });
-      if (s.args !== undefined && s.tool === undefined) ctx.addIssue({ code: 'custom', path: ['steps', i, 'args'], message: 'args applies to tool steps only' });
-      if (s.timeout_seconds !== undefined && s.run === undefined) ctx.addIssue({ code: 'custom', path: ['steps', i, 'timeout_seconds'], message: 'timeout_seconds applies to run steps only' });
-      if (ids.has(s.id)) ctx.addIssue({ code: 'custom', path: ['steps', i, 'id'], message: `the step id "${s.id}" is used twice` });
+      if (kinds !== 1)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['steps', i],
+          message:
+            'a step has exactly one of prompt (an agent turn), run (a shell command) or tool (one tool call)',
+        });
+      if (s.model !== undefined && s.prompt === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['steps', i, 'model'],
+          message: 'model applies to prompt steps only',
+        });
+      if (s.args !== undefined && s.tool === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['steps', i, 'args'],
+          message: 'args applies to tool steps only',
+        });
+      if (s.timeout_seconds !== undefined && s.run === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['steps', i, 'timeout_seconds'],
+          message: 'timeout_seconds applies to run steps only',
+        });
+      if (ids.has(s.id))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['steps', i, 'id'],
+          message: `the step id "${s.id}" is used twice`,
+        });
       ids.set(s.id, i);
     });
     wf.steps.forEach((s, i) => {
       s.needs.forEach((n, j) => {
-        if (!ids.has(n)) ctx.addIssue({ code: 'custom', path: ['steps', i, 'needs', j], message: `needs names "${n}", which is not a step of this workflow` });
-        else if (n === s.id) ctx.addIssue({ code: 'custom', path: ['steps', i, 'needs', j], message: 'a step cannot need itself' });
+        if (!ids.has(n))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['steps', i, 'needs', j],
+            message: `needs names "${n}", which is not a step of this workflow`,
+          });
+        else if (n === s.id)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['steps', i, 'needs', j],
+            message: 'a step cannot need itself',
+          });
       });
     });
     const cycle = findCycle(wf.steps);
     if (cycle) {
-      ctx.addIssue({ code: 'custom', path: ['steps', ids.get(cycle[0]!) ?? 0, 'needs'], message: `the needs form a cycle: ${cycle.join(' → ')}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['steps', ids.get(cycle[0]!) ?? 0, 'needs'],
+        message: `the needs form a cycle: ${cycle.join(' → ')}`,
+      });
       return;
     }
     wf.steps.forEach((s, i) => {
@@ -67,9 +122,24 @@ export const workflowSchema = z
         for (const m of text.matchAll(PLACEHOLDER)) {
           const k = KNOWN.exec(m[1] ?? '');
           const path = ['steps', i, ...field];
-          if (!k) ctx.addIssue({ code: 'custom', path, message: `unknown placeholder ${m[0]}; use {{inputs.<name>}} or {{steps.<id>.output}}` });
-          else if (k[1] !== undefined && !(k[1] in wf.inputs)) ctx.addIssue({ code: 'custom', path, message: `${m[0]} names an input that is not declared under inputs` });
-          else if (k[2] !== undefined && !before.has(k[2])) ctx.addIssue({ code: 'custom', path, message: `${m[0]} uses the output of "${k[2]}", which this step does not need (add it to needs)` });
+          if (!k)
+            ctx.addIssue({
+              code: 'custom',
+              path,
+              message: `unknown placeholder ${m[0]}; use {{inputs.<name>}} or {{steps.<id>.output}}`,
+            });
+          else if (k[1] !== undefined && !(k[1] in wf.inputs))
+            ctx.addIssue({
+              code: 'custom',
+              path,
+              message: `${m[0]} names an input that is not declared under inputs`,
+            });
+          else if (k[2] !== undefined && !before.has(k[2]))
+            ctx.addIssue({
+              code: 'custom',
+              path,
+              message: `${m[0]} uses the output of "${k[2]}", which this step does not need (add it to needs)`,
+            });
         }
       }
     });
@@ -99,13 +169,23 @@ export function parseWorkflow(text: string): ParsedWorkflow {
   const syntax = doc.errors[0];
   if (syntax) {
     const line = syntax.linePos?.[0]?.line ?? lines.linePos(syntax.pos[0]).line;
-    return { ok: false, error: { line, field: '(yaml)', message: syntax.message.split('\n')[0] ?? 'invalid YAML' } };
+    return {
+      ok: false,
+      error: { line, field: '(yaml)', message: syntax.message.split('\n')[0] ?? 'invalid YAML' },
+    };
   }
   const parsed = workflowSchema.safeParse(doc.toJS());
   if (parsed.success) return { ok: true, workflow: parsed.data };
   const issue = parsed.error.issues[0]!;
   const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
-  return { ok: false, error: { line: lineOf(doc, lines, path), field: path.join('.') || '(file)', message: issue.message } };
+  return {
+    ok: false,
+    error: {
+      line: lineOf(doc, lines, path),
+      field: path.join('.') || '(file)',
+      message: issue.message,
+    },
+  };
 }
 
 /** The line of the deepest node on the path that exists (a missing key points at its parent). */
@@ -125,7 +205,8 @@ function stepTexts(s: WorkflowStep): Array<[Array<string | number>, string]> {
   const walk = (v: unknown, path: Array<string | number>) => {
     if (typeof v === 'string') out.push([path, v]);
     else if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, [...path, i]);
-    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
+    else if (v && typeof v === 'object')
+      for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
   };
   if (s.args) walk(s.args, ['args']);
   return out;
@@ -174,11 +255,17 @@ function ancestors(steps: WorkflowStep[], id: string): Set<string> {
  * Fills `{{inputs.x}}` and `{{steps.id.output}}` (validation has made sure each one is known).
  * `quote` wraps each value (run steps pass shellQuote, so a value is always one shell word).
  */
-export function render(text: string, values: { inputs: Record<string, string | number | boolean>; outputs: Record<string, string> }, quote: (v: string) => string = (v) => v): string {
+export function render(
+  text: string,
+  values: { inputs: Record<string, string | number | boolean>; outputs: Record<string, string> },
+  quote: (v: string) => string = (v) => v,
+): string {
   return text.replace(PLACEHOLDER, (whole, inner: string) => {
     const k = KNOWN.exec(inner);
     if (!k) return whole;
-    return quote(k[1] !== undefined ? String(values.inputs[k[1]] ?? '') : (values.outputs[k[2]!] ?? ''));
+    return quote(
+      k[1] !== undefined ? String(values.inputs[k[1]] ?? '') : (values.outputs[k[2]!] ?? ''),
+    );
   });
 }
 
@@ -191,7 +278,8 @@ export function shellQuote(v: string): string {
 export function renderDeep(v: unknown, values: Parameters<typeof render>[1]): unknown {
   if (typeof v === 'string') return render(v, values);
   if (Array.isArray(v)) return v.map((x) => renderDeep(x, values));
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, renderDeep(x, values)]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, renderDeep(x, values)]));
   return v;
 }
 

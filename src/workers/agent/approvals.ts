@@ -5,7 +5,15 @@ import type { ToolContext } from './tools/registry.js';
 
 interface Pending {
   sessionId: string;
-  view: { approval_id: string; turn_id: string; call_id: string; tool: string; input: unknown; reason: string; sandbox_notice?: string };
+  view: {
+    approval_id: string;
+    turn_id: string;
+    call_id: string;
+    tool: string;
+    input: unknown;
+    reason: string;
+    sandbox_notice?: string;
+  };
   resolve: (d: ApprovalDecision | 'expired') => void;
 }
 
@@ -22,7 +30,17 @@ export class Approvals {
    * `timeoutMs`: nobody may be watching (a scheduled run); unanswered by then it answers 'expired'.
    * `onAsked`: told the approval's id once it waits.
    */
-  ask(ctx: ToolContext, info: { tool: string; input: unknown; reason: string; notice?: string; timeoutMs?: number; onAsked?: (id: string) => void }): Promise<ApprovalDecision | 'expired'> {
+  ask(
+    ctx: ToolContext,
+    info: {
+      tool: string;
+      input: unknown;
+      reason: string;
+      notice?: string;
+      timeoutMs?: number;
+      onAsked?: (id: string) => void;
+    },
+  ): Promise<ApprovalDecision | 'expired'> {
     const id = newId('ap');
     return new Promise<ApprovalDecision | 'expired'>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
@@ -34,7 +52,15 @@ export class Approvals {
       };
       this.pending.set(id, {
         sessionId: ctx.sessionId,
-        view: { approval_id: id, turn_id: ctx.turnId, call_id: ctx.callId, tool: info.tool, input: info.input, reason: info.reason, ...(info.notice ? { sandbox_notice: info.notice } : {}) },
+        view: {
+          approval_id: id,
+          turn_id: ctx.turnId,
+          call_id: ctx.callId,
+          tool: info.tool,
+          input: info.input,
+          reason: info.reason,
+          ...(info.notice ? { sandbox_notice: info.notice } : {}),
+        },
         resolve: (d) => {
           clearTimeout(timer);
           ctx.signal.removeEventListener('abort', withdraw);
@@ -42,14 +68,30 @@ export class Approvals {
         },
       });
       ctx.signal.addEventListener('abort', withdraw, { once: true });
-      const expires = info.timeoutMs === undefined ? {} : { expires_at: new Date(Date.now() + info.timeoutMs).toISOString() };
-      ctx.emit('approval.requested', approvalData({ approval_id: id, tool: info.tool, input: info.input, reason: info.reason, ...(info.notice ? { sandbox_notice: info.notice } : {}), ...expires }));
+      const expires =
+        info.timeoutMs === undefined
+          ? {}
+          : { expires_at: new Date(Date.now() + info.timeoutMs).toISOString() };
+      ctx.emit(
+        'approval.requested',
+        approvalData({
+          approval_id: id,
+          tool: info.tool,
+          input: info.input,
+          reason: info.reason,
+          ...(info.notice ? { sandbox_notice: info.notice } : {}),
+          ...expires,
+        }),
+      );
       if (info.timeoutMs !== undefined) {
         timer = setTimeout(() => {
           const p = this.pending.get(id);
           if (!p) return;
           this.pending.delete(id);
-          ctx.emit('approval.expired', { approval_id: id, timeout_seconds: Math.round(info.timeoutMs! / 1000) });
+          ctx.emit('approval.expired', {
+            approval_id: id,
+            timeout_seconds: Math.round(info.timeoutMs! / 1000),
+          });
           p.resolve('expired');
         }, info.timeoutMs);
       }

@@ -44,7 +44,9 @@ export function estimateTokens(messages: readonly StoredMessage[], systemChars: 
  * are summarised into one system message; the originals stay in the store and are also written to
  * `$SVC_HOME/sessions/<id>/compacted-<from>-<to>.jsonl`. Returns what was compacted, if anything.
  */
-export async function maybeCompact(t: CompactionTarget): Promise<{ from_seq: number; to_seq: number; file: string; requests: number } | undefined> {
+export async function maybeCompact(
+  t: CompactionTarget,
+): Promise<{ from_seq: number; to_seq: number; file: string; requests: number } | undefined> {
   const all = t.window.messages;
   let after = 0;
   for (const m of all) {
@@ -55,7 +57,11 @@ export async function maybeCompact(t: CompactionTarget): Promise<{ from_seq: num
   if (estimateTokens(live, t.systemChars) < THRESHOLD * t.contextWindow) return undefined;
   // Cut at the current turn's user message: a tool call and its result never end up on two sides.
   let cut = -1;
-  for (let i = live.length - 1; i >= 0; i--) if (live[i]?.role === 'user') { cut = i; break; }
+  for (let i = live.length - 1; i >= 0; i--)
+    if (live[i]?.role === 'user') {
+      cut = i;
+      break;
+    }
   if (cut <= 0) return undefined;
   const older = live.slice(0, cut);
   const from_seq = older[0]!.seq;
@@ -66,7 +72,9 @@ export async function maybeCompact(t: CompactionTarget): Promise<{ from_seq: num
   writeFileSync(file, older.map((m) => JSON.stringify(m)).join('\n') + '\n', { mode: 0o600 });
 
   // A summary made earlier stays in what is summarised, so nothing it held is lost.
-  const previous = all.findLast((m) => m.role === 'system' && summaryContent.safeParse(m.content).success);
+  const previous = all.findLast(
+    (m) => m.role === 'system' && summaryContent.safeParse(m.content).success,
+  );
   const prior = previous ? [`EARLIER SUMMARY: ${summaryContent.parse(previous.content).text}`] : [];
   const entries = [
     ...prior,
@@ -77,15 +85,23 @@ export async function maybeCompact(t: CompactionTarget): Promise<{ from_seq: num
   ];
   const counter = { requests: 0 };
   const text = await summarise(t, entries, counter, 0);
-  appendMessage(t.db, t.sessionId, { role: 'system', content: { text, summary_of: { from_seq, to_seq, file } } });
+  appendMessage(t.db, t.sessionId, {
+    role: 'system',
+    content: { text, summary_of: { from_seq, to_seq, file } },
+  });
   return { from_seq, to_seq, file, requests: counter.requests };
 }
 
 /** What one summarising request may carry, in characters, and the summary's own length in tokens. */
-export function summaryBudget(contextWindow: number): { inputChars: number; summaryTokens: number } {
+export function summaryBudget(contextWindow: number): {
+  inputChars: number;
+  summaryTokens: number;
+} {
   const summaryTokens = Math.min(SUMMARY_TOKENS, Math.floor(contextWindow / 4));
   // 4 characters a token, less a tenth for the estimate's error.
-  const inputChars = Math.floor((contextWindow - summaryTokens - PROMPT_TOKENS - INSTRUCTIONS.length / 4) * 4 * 0.9);
+  const inputChars = Math.floor(
+    (contextWindow - summaryTokens - PROMPT_TOKENS - INSTRUCTIONS.length / 4) * 4 * 0.9,
+  );
   return { inputChars: Math.max(1000, inputChars), summaryTokens };
 }
 
@@ -94,7 +110,12 @@ export function summaryBudget(contextWindow: number): { inputChars: number; summ
  * context window: one when they fit, else a summary of each piece, then a summary of those
  * summaries, as many levels as it takes.
  */
-async function summarise(t: CompactionTarget, entries: string[], counter: { requests: number }, depth: number): Promise<string> {
+async function summarise(
+  t: CompactionTarget,
+  entries: string[],
+  counter: { requests: number },
+  depth: number,
+): Promise<string> {
   const { inputChars, summaryTokens } = summaryBudget(t.summarizer.contextWindow);
   const pieces = chunk(entries, inputChars);
   if (pieces.length === 1 || depth >= MAX_DEPTH) {
@@ -103,11 +124,19 @@ async function summarise(t: CompactionTarget, entries: string[], counter: { requ
     return once(t, only, summaryTokens, counter);
   }
   const parts: string[] = [];
-  for (const [i, piece] of pieces.entries()) parts.push(`SUMMARY OF PART ${i + 1} OF ${pieces.length}: ${await once(t, piece, summaryTokens, counter)}`);
+  for (const [i, piece] of pieces.entries())
+    parts.push(
+      `SUMMARY OF PART ${i + 1} OF ${pieces.length}: ${await once(t, piece, summaryTokens, counter)}`,
+    );
   return summarise(t, parts, counter, depth + 1);
 }
 
-async function once(t: CompactionTarget, transcript: string, maxTokens: number, counter: { requests: number }): Promise<string> {
+async function once(
+  t: CompactionTarget,
+  transcript: string,
+  maxTokens: number,
+  counter: { requests: number },
+): Promise<string> {
   counter.requests++;
   const r = await t.summarizer.provider.complete({
     model: t.summarizer.model,

@@ -1,6 +1,11 @@
 import { summaryContent } from '../../shared/protocol/message-content.js';
 import type { Db } from '../../shared/store/db.js';
-import { messageRowsAfter, systemRowsNewestFirst, toMessage, type Message } from '../../shared/store/messages.js';
+import {
+  messageRowsAfter,
+  systemRowsNewestFirst,
+  toMessage,
+  type Message,
+} from '../../shared/store/messages.js';
 
 /**
  * The part of a session's transcript a turn works with: the latest compaction summary and the
@@ -37,7 +42,8 @@ export class LiveWindow {
       const s = m.role === 'system' ? summaryContent.safeParse(m.content) : undefined;
       if (s?.success) cut = Math.max(cut, s.data.summary_of.to_seq);
     }
-    this.rows = cut < 0 ? this.rows.concat(fresh) : this.rows.concat(fresh).filter((m) => m.seq > cut);
+    this.rows =
+      cut < 0 ? this.rows.concat(fresh) : this.rows.concat(fresh).filter((m) => m.seq > cut);
   }
 }
 

@@ -68,14 +68,23 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
     await ctx.beforeStep?.(system, window);
     window.sync();
     const history = historyToMessages(window.messages, { vision: ctx.vision });
-    const reply: StreamedReply = { text: '', reasoning: [], toolCalls: [], usage: emptyUsage(), stopReason: 'other' };
+    const reply: StreamedReply = {
+      text: '',
+      reasoning: [],
+      toolCalls: [],
+      usage: emptyUsage(),
+      stopReason: 'other',
+    };
     try {
       await streamOnce(ctx, system, history, reply);
     } catch (err) {
       // A reply cut short (interrupted, or the provider failed mid-stream) keeps what the user already saw.
       if (reply.text) {
         const stop = ctx.signal.aborted ? 'interrupted' : 'error';
-        const message = appendMessage(ctx.db, ctx.session.id, { role: 'assistant', content: { text: reply.text, stop_reason: stop, model: ctx.model } });
+        const message = appendMessage(ctx.db, ctx.session.id, {
+          role: 'assistant',
+          content: { text: reply.text, stop_reason: stop, model: ctx.model },
+        });
         ctx.publish('message.committed', { message: messageSummary(message) });
       }
       throw err;
@@ -91,7 +100,8 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
     };
     const message = appendMessage(ctx.db, ctx.session.id, { role: 'assistant', content });
     ctx.publish('message.committed', { message: messageSummary(message) });
-    if (reply.toolCalls.length === 0) return { usage, stopReason: reply.stopReason, text, toolCalls: toolCallCount, steps: step };
+    if (reply.toolCalls.length === 0)
+      return { usage, stopReason: reply.stopReason, text, toolCalls: toolCallCount, steps: step };
 
     const key = JSON.stringify(reply.toolCalls.map((c) => [c.name, c.arguments]));
     repeats = key === lastCallsKey ? repeats + 1 : 1;
@@ -101,7 +111,10 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
       toolCallCount++;
       const result =
         repeats >= REPEAT_LIMIT
-          ? { output: `Not run: the same call was made ${repeats} times in a row with the same arguments.`, isError: true }
+          ? {
+              output: `Not run: the same call was made ${repeats} times in a row with the same arguments.`,
+              isError: true,
+            }
           : await ctx.registry.call(call.name, call.arguments, {
               sessionId: ctx.session.id,
               turnId: ctx.turnId,
@@ -116,11 +129,27 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
       for (const file of result.wrote ?? []) recordArtifact(ctx, file, call.id);
       const toolMessage = appendMessage(ctx.db, ctx.session.id, {
         role: 'tool',
-        content: { tool_call_id: call.id, name: call.name, output: result.output, ...(result.isError ? { is_error: true } : {}), ...(result.images?.length ? { images: result.images } : {}) },
+        content: {
+          tool_call_id: call.id,
+          name: call.name,
+          output: result.output,
+          ...(result.isError ? { is_error: true } : {}),
+          ...(result.images?.length ? { images: result.images } : {}),
+        },
       });
-      ctx.publish('turn.tool_result', toolResultData(call, result.output, result.isError === true, toolMessage));
+      ctx.publish(
+        'turn.tool_result',
+        toolResultData(call, result.output, result.isError === true, toolMessage),
+      );
     }
-    if (repeats >= REPEAT_LIMIT) return { usage, stopReason: 'repeated_tool_calls', text, toolCalls: toolCallCount, steps: step };
+    if (repeats >= REPEAT_LIMIT)
+      return {
+        usage,
+        stopReason: 'repeated_tool_calls',
+        text,
+        toolCalls: toolCallCount,
+        steps: step,
+      };
   }
   return { usage, stopReason: 'max_steps', text, toolCalls: toolCallCount, steps: ctx.maxSteps };
 }
@@ -133,7 +162,12 @@ interface StreamedReply {
   stopReason: string;
 }
 
-async function streamOnce(ctx: LoopContext, system: string, history: ReturnType<typeof historyToMessages>, out: StreamedReply): Promise<void> {
+async function streamOnce(
+  ctx: LoopContext,
+  system: string,
+  history: ReturnType<typeof historyToMessages>,
+  out: StreamedReply,
+): Promise<void> {
   let reasoningOpen: { text: string; signature?: string } | undefined;
   const showReasoning = ctx.session.show_reasoning;
   const events = ctx.provider.stream({
@@ -156,7 +190,11 @@ async function streamOnce(ctx: LoopContext, system: string, history: ReturnType<
         if (showReasoning) ctx.publish('turn.reasoning_delta', { delta: ev.text });
         break;
       case 'reasoning_end':
-        if (reasoningOpen) out.reasoning.push({ ...reasoningOpen, ...(ev.signature ? { signature: ev.signature } : {}) });
+        if (reasoningOpen)
+          out.reasoning.push({
+            ...reasoningOpen,
+            ...(ev.signature ? { signature: ev.signature } : {}),
+          });
         reasoningOpen = undefined;
         break;
       case 'reasoning_redacted':
@@ -186,7 +224,11 @@ async function streamOnce(ctx: LoopContext, system: string, history: ReturnType<
 function recordArtifact(ctx: LoopContext, file: string, callId: string): void {
   try {
     const size = statSync(file).size;
-    const artifact = upsertArtifact(ctx.db, ctx.session.id, { path: file, size, mime: mimeOf(file) });
+    const artifact = upsertArtifact(ctx.db, ctx.session.id, {
+      path: file,
+      size,
+      mime: mimeOf(file),
+    });
     ctx.publish('artifact.updated', { call_id: callId, artifact });
   } catch {
     // the file is gone again (deleted by a later command): nothing to list

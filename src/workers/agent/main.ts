@@ -34,11 +34,18 @@ endpoint.handle('child.start', (start) => {
   const current = () => config ?? start.config;
   // Cron turns: an approval waits approval_timeout_seconds (the task's, else config's), and the cron worker hears of it.
   const unattended = {
-    timeoutSeconds: (sessionId: string) => cronApprovalTimeout(db, sessionId) ?? current().cron.approval_timeout_seconds,
+    timeoutSeconds: (sessionId: string) =>
+      cronApprovalTimeout(db, sessionId) ?? current().cron.approval_timeout_seconds,
     interactiveTimeoutSeconds: () => current().agent.approval_timeout_seconds,
     tell: (e: EventPayload<'cron.approval'>) => endpoint.emit('cron.approval', e),
   };
-  runner = new TurnRunner(endpoint, db, paths, current, new RulesGate(db, paths, approvals, { enabled: () => current().sandbox.enabled }, unattended));
+  runner = new TurnRunner(
+    endpoint,
+    db,
+    paths,
+    current,
+    new RulesGate(db, paths, approvals, { enabled: () => current().sandbox.enabled }, unattended),
+  );
   return {};
 });
 endpoint.onEvent((event) => {
@@ -52,7 +59,8 @@ endpoint.handle('agent.retire', () => {
   const turns = runner?.inflight ?? 0;
   if (turns > 0) return { retired: false, why: `${turns} turn(s) running` };
   const background = runningCount();
-  if (background > 0) return { retired: false, why: `${background} background command(s) still running` };
+  if (background > 0)
+    return { retired: false, why: `${background} background command(s) still running` };
   retiring = true;
   return { retired: true };
 });
@@ -62,13 +70,29 @@ endpoint.handle('agent.turn', (req) => {
   return runner.accept(req);
 });
 endpoint.handle('agent.approvals', ({ session_id }) => ({ items: approvals.list(session_id) }));
-endpoint.handle('agent.approval', ({ session_id, approval_id, decision }) => ({ answered: approvals.answer(session_id, approval_id, decision) }));
-endpoint.handle('agent.tools', async () => ({ items: ((await runner?.toolSpecs()) ?? []).map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) }));
-endpoint.handle('agent.interrupt', ({ turn_id, restart }) => ({ interrupted: runner?.interrupt(turn_id, restart === true) ?? false }));
+endpoint.handle('agent.approval', ({ session_id, approval_id, decision }) => ({
+  answered: approvals.answer(session_id, approval_id, decision),
+}));
+endpoint.handle('agent.tools', async () => ({
+  items: ((await runner?.toolSpecs()) ?? []).map((t) => ({
+    name: t.name,
+    description: t.description,
+    parameters: t.parameters,
+  })),
+}));
+endpoint.handle('agent.interrupt', ({ turn_id, restart }) => ({
+  interrupted: runner?.interrupt(turn_id, restart === true) ?? false,
+}));
 endpoint.handle('agent.probe_model', async (p) => {
   redact(p.api_key);
-  const result = await probeModel({ protocol: p.protocol, baseUrl: p.base_url, apiKey: p.api_key, providerId: p.provider }, p.model, { timeoutMs: 30_000 });
-  return result.ok ? { ok: true, latency_ms: result.latency_ms } : { ok: false, reason: result.reason, message: result.message };
+  const result = await probeModel(
+    { protocol: p.protocol, baseUrl: p.base_url, apiKey: p.api_key, providerId: p.provider },
+    p.model,
+    { timeoutMs: 30_000 },
+  );
+  return result.ok
+    ? { ok: true, latency_ms: result.latency_ms }
+    : { ok: false, reason: result.reason, message: result.message };
 });
 process.on('SIGTERM', () => process.exit(0));
 process.on('SIGINT', () => {});

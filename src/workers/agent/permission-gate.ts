@@ -7,7 +7,15 @@ import type { Db } from '../../shared/store/db.js';
 import { addGrant, hasGrant } from '../../shared/store/grants.js';
 import { getSession } from '../../shared/store/sessions.js';
 import type { Approvals } from './approvals.js';
-import { applyMode, evaluate, loadRules, loadShellParser, type Decision, type EvalEnv, type RuleSet } from './permissions/index.js';
+import {
+  applyMode,
+  evaluate,
+  loadRules,
+  loadShellParser,
+  type Decision,
+  type EvalEnv,
+  type RuleSet,
+} from './permissions/index.js';
 import { sandboxStatus, type SandboxOptions } from './sandbox/index.js';
 import { OUTSIDE_TOOL, stepOutside } from './sandbox/outside.js';
 import { realish } from './tools/files/file-path.js';
@@ -19,7 +27,16 @@ export interface Unattended {
   timeoutSeconds: (sessionId: string) => number;
   /** The bound for an approval a person is asked in a chat (agent.approval_timeout_seconds). */
   interactiveTimeoutSeconds: () => number;
-  tell: (e: { session_id: string; turn_id: string; approval_id: string; tool: string; reason: string; state: 'asked' | 'answered' | 'expired'; decision: string | null; why: string | null }) => void;
+  tell: (e: {
+    session_id: string;
+    turn_id: string;
+    approval_id: string;
+    tool: string;
+    reason: string;
+    state: 'asked' | 'answered' | 'expired';
+    decision: string | null;
+    why: string | null;
+  }) => void;
 }
 
 /**
@@ -42,15 +59,30 @@ export class RulesGate implements PermissionGate {
     private readonly unattended?: Unattended,
   ) {
     // The grammar loads once per worker, from its start; a check waits for it (a load failure refuses).
-    loadShellParser().catch((err: unknown) => log.error('the bash grammar did not load; terminal commands are refused', { error: String(err) }));
+    loadShellParser().catch((err: unknown) =>
+      log.error('the bash grammar did not load; terminal commands are refused', {
+        error: String(err),
+      }),
+    );
   }
 
-  async check(tool: Tool, args: unknown, subject: ToolSubject, ctx: ToolContext): Promise<{ allowed: true } | { allowed: false; reason: string }> {
+  async check(
+    tool: Tool,
+    args: unknown,
+    subject: ToolSubject,
+    ctx: ToolContext,
+  ): Promise<{ allowed: true } | { allowed: false; reason: string }> {
     const mode = getSession(this.db, ctx.sessionId)?.permission_mode ?? 'interactive';
     await loadShellParser().catch(() => undefined);
     let pids: number[] | undefined;
     // Read from /proc only when a rule looks (a kill command); most calls never do.
-    const env: EvalEnv = { home: homedir(), svcHome: this.paths.home, get svcPids() { return (pids ??= svcPids()); } };
+    const env: EvalEnv = {
+      home: homedir(),
+      svcHome: this.paths.home,
+      get svcPids() {
+        return (pids ??= svcPids());
+      },
+    };
     const rules = this.currentRules();
     let decision = judge(tool.name, subject, ctx.workingDir, rules, env);
     for (const more of subject.also ?? []) {
@@ -58,14 +90,29 @@ export class RulesGate implements PermissionGate {
       if (RANK[d.verdict] > RANK[decision.verdict]) decision = d;
     }
     // The sandbox's state matters only to a call that steps outside it or waits for the user.
-    const status = this.sandbox && (subject.outside !== undefined || decision.verdict === 'ask') ? await sandboxStatus(this.sandbox.enabled()) : undefined;
+    const status =
+      this.sandbox && (subject.outside !== undefined || decision.verdict === 'ask')
+        ? await sandboxStatus(this.sandbox.enabled())
+        : undefined;
     if (subject.outside !== undefined && status) {
-      const byName = evaluate({ tool: OUTSIDE_TOOL, command: subject.command, cwd: ctx.workingDir }, rules, env);
+      const byName = evaluate(
+        { tool: OUTSIDE_TOOL, command: subject.command, cwd: ctx.workingDir },
+        rules,
+        env,
+      );
       decision = stepOutside(decision, byName, subject.outside, ctx.origin, status);
     }
     const verdict = applyMode(decision, mode);
     const input = auditInput(args);
-    const audit = (d: AuditDecision, reason?: string) => appendAudit(this.paths.auditLog, { session_id: ctx.sessionId, turn_id: ctx.turnId, tool: tool.name, input, decision: d, reason });
+    const audit = (d: AuditDecision, reason?: string) =>
+      appendAudit(this.paths.auditLog, {
+        session_id: ctx.sessionId,
+        turn_id: ctx.turnId,
+        tool: tool.name,
+        input,
+        decision: d,
+        reason,
+      });
     if (verdict === 'allow') {
       // Built-in tools run unaudited when allowed (they are many and known); MCP tools are outside code.
       if (tool.name.startsWith('mcp__')) audit('allow', decision.reason);
@@ -74,7 +121,12 @@ export class RulesGate implements PermissionGate {
     if (verdict === 'deny') {
       const strict = decision.verdict === 'ask';
       audit(strict ? 'strict_denied' : 'deny', decision.reason);
-      return { allowed: false, reason: strict ? `${decision.reason} The session is in strict mode, which refuses anything that would ask.` : decision.reason };
+      return {
+        allowed: false,
+        reason: strict
+          ? `${decision.reason} The session is in strict mode, which refuses anything that would ask.`
+          : decision.reason,
+      };
     }
     const key = grantKey(tool.name, subject, args);
     if (!decision.askAlways && hasGrant(this.db, ctx.sessionId, key)) return { allowed: true };
@@ -82,10 +134,21 @@ export class RulesGate implements PermissionGate {
     let answer;
     const watchless = ctx.origin === 'cron' && this.unattended ? this.unattended : undefined;
     // Nobody may ever answer (the page was closed): a turn never waits past the bound.
-    const timeoutS = watchless ? watchless.timeoutSeconds(ctx.sessionId) : this.unattended?.interactiveTimeoutSeconds();
+    const timeoutS = watchless
+      ? watchless.timeoutSeconds(ctx.sessionId)
+      : this.unattended?.interactiveTimeoutSeconds();
     let approvalId = '';
     const tell = (state: 'asked' | 'answered' | 'expired', d: string | null, why: string | null) =>
-      watchless?.tell({ session_id: ctx.sessionId, turn_id: ctx.turnId, approval_id: approvalId, tool: tool.name, reason: decision.reason, state, decision: d, why });
+      watchless?.tell({
+        session_id: ctx.sessionId,
+        turn_id: ctx.turnId,
+        approval_id: approvalId,
+        tool: tool.name,
+        reason: decision.reason,
+        state,
+        decision: d,
+        why,
+      });
     try {
       answer = await this.approvals.ask(ctx, {
         tool: tool.name,
@@ -122,7 +185,10 @@ export class RulesGate implements PermissionGate {
   }
 
   /** The first approval of a session where commands run unsandboxed says so, with the fix. */
-  private sandboxNotice(sessionId: string, status: { state: string; message: string } | undefined): string | undefined {
+  private sandboxNotice(
+    sessionId: string,
+    status: { state: string; message: string } | undefined,
+  ): string | undefined {
     if (!status || status.state === 'on' || this.toldNoSandbox.has(sessionId)) return undefined;
     this.toldNoSandbox.add(sessionId);
     return status.message;
@@ -138,7 +204,10 @@ export class RulesGate implements PermissionGate {
     }
     if (this.rules && text === this.rulesText) return this.rules;
     const loaded = loadRules(this.paths.permissions, this.rules);
-    if (loaded.problem) log.warn('permissions.yml has a problem; the previous or built-in rules apply', { problem: loaded.problem });
+    if (loaded.problem)
+      log.warn('permissions.yml has a problem; the previous or built-in rules apply', {
+        problem: loaded.problem,
+      });
     this.rules = loaded.rules;
     this.rulesText = text;
     return loaded.rules;
@@ -154,26 +223,56 @@ const READERS = new Set(['read_file', 'grep']);
  * a path that really leads elsewhere is judged again by where it leads, and the stricter
  * decision stands.
  */
-function judge(tool: string, subject: ToolSubject, cwd: string | null, rules: RuleSet, env: EvalEnv): Decision {
+function judge(
+  tool: string,
+  subject: ToolSubject,
+  cwd: string | null,
+  rules: RuleSet,
+  env: EvalEnv,
+): Decision {
   const named = evaluate({ tool, ...subject, cwd }, rules, env);
   if (subject.path === undefined) return named;
   const path = realish(subject.path);
   const decided = throughLinks(tool, subject, path, cwd, rules, env, named);
   // A private key is one by what it holds, whatever its name (`deploy.pem`, `server-key`).
-  if (READERS.has(tool) && decided.verdict !== 'deny' && !decided.rule?.startsWith('permissions.yml') && fileIsPrivateKey(path)) {
-    return { verdict: 'deny', reason: `${subject.path} holds a private key, which is not read into the conversation unless your permissions.yml allows it.`, rule: 'built-in: keys', hard: false };
+  if (
+    READERS.has(tool) &&
+    decided.verdict !== 'deny' &&
+    !decided.rule?.startsWith('permissions.yml') &&
+    fileIsPrivateKey(path)
+  ) {
+    return {
+      verdict: 'deny',
+      reason: `${subject.path} holds a private key, which is not read into the conversation unless your permissions.yml allows it.`,
+      rule: 'built-in: keys',
+      hard: false,
+    };
   }
   return decided;
 }
 
-function throughLinks(tool: string, subject: ToolSubject, path: string, cwd: string | null, rules: RuleSet, env: EvalEnv, named: Decision): Decision {
+function throughLinks(
+  tool: string,
+  subject: ToolSubject,
+  path: string,
+  cwd: string | null,
+  rules: RuleSet,
+  env: EvalEnv,
+  named: Decision,
+): Decision {
   const realCwd = cwd === null ? null : realish(cwd);
   if (path === subject.path && realCwd === cwd) return named;
-  const real = evaluate({ tool, ...subject, path, cwd: realCwd }, rules, { ...env, home: realish(env.home), svcHome: realish(env.svcHome) });
+  const real = evaluate({ tool, ...subject, path, cwd: realCwd }, rules, {
+    ...env,
+    home: realish(env.home),
+    svcHome: realish(env.svcHome),
+  });
   if (RANK[real.verdict] <= RANK[named.verdict]) return named;
-  return { ...real, reason: `${real.reason} (${subject.path} leads to ${path} through a symbolic link.)` };
+  return {
+    ...real,
+    reason: `${real.reason} (${subject.path} leads to ${path} through a symbolic link.)`,
+  };
 }
-
 
 /** What "allow for this session" remembers: the tool and what it touched. */
 function grantKey(tool: string, subject: ToolSubject, args: unknown): string {
@@ -184,14 +283,19 @@ function grantKey(tool: string, subject: ToolSubject, args: unknown): string {
 }
 
 function auditInput(args: unknown): Record<string, unknown> {
-  return typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : { value: args };
+  return typeof args === 'object' && args !== null && !Array.isArray(args)
+    ? (args as Record<string, unknown>)
+    : { value: args };
 }
 
 /** This worker, the supervisor and the supervisor's other children (Linux /proc; else the two we know). */
 function svcPids(): number[] {
   const pids = new Set([process.pid, process.ppid]);
   try {
-    for (const p of readFileSync(`/proc/${process.ppid}/task/${process.ppid}/children`, 'utf8').trim().split(/\s+/)) if (p) pids.add(Number(p));
+    for (const p of readFileSync(`/proc/${process.ppid}/task/${process.ppid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/))
+      if (p) pids.add(Number(p));
   } catch {
     // not Linux: the supervisor and this worker are still protected
   }

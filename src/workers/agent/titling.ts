@@ -1,6 +1,11 @@
 import { log } from '../../shared/log.js';
 import type { Db } from '../../shared/store/db.js';
-import { getSession, sessionDefaults, titleIfUntitled, type Session } from '../../shared/store/sessions.js';
+import {
+  getSession,
+  sessionDefaults,
+  titleIfUntitled,
+  type Session,
+} from '../../shared/store/sessions.js';
 import type { Provider } from './providers/index.js';
 
 const MAX_TITLE = 60;
@@ -19,7 +24,10 @@ export function firstLineTitle(text: string): string {
 /** What a model answered as a title, without quotes, a "Title:" label or a closing full stop. */
 function cleanTitle(answer: string): string {
   const line = answer.trim().split('\n')[0] ?? '';
-  const bare = line.replace(/^(title|titre)\s*:\s*/i, '').replace(/^["'“”‘’*#\s]+|["'“”‘’*\s]+$/g, '').replace(/\.$/, '');
+  const bare = line
+    .replace(/^(title|titre)\s*:\s*/i, '')
+    .replace(/^["'“”‘’*#\s]+|["'“”‘’*\s]+$/g, '')
+    .replace(/\.$/, '');
   return firstLineTitle(bare);
 }
 
@@ -45,13 +53,23 @@ export async function titleChat(opts: {
       maxTokens: TITLE_TOKENS,
       signal: AbortSignal.timeout(TITLE_TIMEOUT_MS),
       messages: [
-        { role: 'system', content: 'Write a short title (at most six words) for the chat below, in the language of the user. Answer with the title only.' },
-        { role: 'user', content: `User: ${opts.userText.slice(0, 2000)}\n\nAssistant: ${opts.reply.slice(0, 1000)}` },
+        {
+          role: 'system',
+          content:
+            'Write a short title (at most six words) for the chat below, in the language of the user. Answer with the title only.',
+        },
+        {
+          role: 'user',
+          content: `User: ${opts.userText.slice(0, 2000)}\n\nAssistant: ${opts.reply.slice(0, 1000)}`,
+        },
       ],
     });
     title = cleanTitle(answer.text);
   } catch (err) {
-    log.warn('the lite model could not title a chat; it takes its first line', { session: opts.sessionId, error: (err as Error).message });
+    log.warn('the lite model could not title a chat; it takes its first line', {
+      session: opts.sessionId,
+      error: (err as Error).message,
+    });
   }
   title ||= firstLineTitle(opts.userText);
   if (!title) return;

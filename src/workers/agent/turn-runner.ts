@@ -8,7 +8,12 @@ import type { PayloadOf } from '../../shared/protocol/ipc.js';
 import { DeltaBatcher } from '../../shared/delta-batcher.js';
 import { goalSummary, messageSummary, textPreview } from '../../shared/event-summaries.js';
 import type { Publish } from '../../shared/protocol/events.js';
-import { ipcPublish, turnPublish, typedPublish, type TurnPublish } from '../../shared/ws-publish.js';
+import {
+  ipcPublish,
+  turnPublish,
+  typedPublish,
+  type TurnPublish,
+} from '../../shared/ws-publish.js';
 import { DISK_FULL_REASON, diskFullMessage, isDiskFull } from '../../shared/disk-full.js';
 import { resolveModel, takesImages } from '../../shared/providers/resolve.js';
 import type { Db } from '../../shared/store/db.js';
@@ -55,9 +60,13 @@ class TurnFailure extends Error {
 export class TurnRunner {
   private readonly active = new Map<string, AbortController>();
   /** Streaming deltas merged before they cross to the supervisor: far fewer IPC messages a turn. */
-  private readonly batcher = new DeltaBatcher(DELTA_WINDOW_MS, (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }));
+  private readonly batcher = new DeltaBatcher(DELTA_WINDOW_MS, (topic, type, data) =>
+    this.endpoint.emit('ws.publish', { topic, type, data }),
+  );
   /** Every event of this worker's turns, typed and capped, through the batcher. */
-  private readonly publish: Publish = typedPublish((topic, type, data) => this.batcher.publish(topic, type, data));
+  private readonly publish: Publish = typedPublish((topic, type, data) =>
+    this.batcher.publish(topic, type, data),
+  );
 
   /** The way to the mcp worker: a direct channel once brokered, else the supervisor's relay. */
   private readonly mcp: McpChannel;
@@ -74,7 +83,12 @@ export class TurnRunner {
 
   /** Every tool a turn can have (update_goal only appears while a goal is active), MCP tools last. */
   async toolSpecs() {
-    return new ToolRegistry(this.tools(goalTool(this.db, () => {}), await mcpTools(this.mcp, this.config()))).specs();
+    return new ToolRegistry(
+      this.tools(
+        goalTool(this.db, () => {}),
+        await mcpTools(this.mcp, this.config()),
+      ),
+    ).specs();
   }
 
   /** The tools, in the order the model sees them; one list serves turns and GET /api/tools. */
@@ -92,7 +106,9 @@ export class TurnRunner {
       clockTool,
       skillTool,
       runWorkflowTool((name, inputs) =>
-        startRun(this.db, this.paths, name, inputs, (p) => this.endpoint.request('turn.start', p, { timeoutMs: 20_000 })),
+        startRun(this.db, this.paths, name, inputs, (p) =>
+          this.endpoint.request('turn.start', p, { timeoutMs: 20_000 }),
+        ),
       ),
       ...(goal ? [goal] : []),
       ...browserTools(this.endpoint, this.config), // none while no browser is configured
@@ -108,7 +124,12 @@ export class TurnRunner {
     const ac = new AbortController();
     this.active.set(req.turn_id, ac);
     void this.run(req, ac.signal)
-      .catch((err: unknown) => log.error('a turn ended with an error past its own handling', { turn: req.turn_id, error: (err as Error)?.message ?? String(err) }))
+      .catch((err: unknown) =>
+        log.error('a turn ended with an error past its own handling', {
+          turn: req.turn_id,
+          error: (err as Error)?.message ?? String(err),
+        }),
+      )
       .finally(() => this.active.delete(req.turn_id));
     return { accepted: true };
   }
@@ -133,29 +154,61 @@ export class TurnRunner {
       const outcome = await this.turn(req, signal, publish);
       status = 'completed';
       reply = outcome.text;
-      endTurnRow(this.db, req.turn_id, 'completed', { usage: outcome.usage, reply: outcome.text, stop_reason: outcome.stopReason });
+      endTurnRow(this.db, req.turn_id, 'completed', {
+        usage: outcome.usage,
+        reply: outcome.text,
+        stop_reason: outcome.stopReason,
+      });
       carryOn = this.afterTurn(req, outcome, publish);
       const { text: replyStart, truncated } = textPreview(outcome.text);
-      final = () => publish('turn.completed', { status: 'completed', stop_reason: outcome.stopReason, reply: replyStart, ...(truncated ? { truncated } : {}), usage: outcome.usage, steps: outcome.steps });
+      final = () =>
+        publish('turn.completed', {
+          status: 'completed',
+          stop_reason: outcome.stopReason,
+          reply: replyStart,
+          ...(truncated ? { truncated } : {}),
+          usage: outcome.usage,
+          steps: outcome.steps,
+        });
     } catch (err) {
       // Recording the end may fail too (a full disk): the clients hear it all the same.
       if (signal.aborted) {
         status = 'interrupted';
-        record(req.turn_id, () => endTurnRow(this.db, req.turn_id, 'interrupted', signal.reason instanceof RestartInterrupt ? { reason: 'restarted', error: signal.reason.message } : {}));
-        const restart = signal.reason instanceof RestartInterrupt ? { reason: 'restarted', message: signal.reason.message } : {};
+        record(req.turn_id, () =>
+          endTurnRow(
+            this.db,
+            req.turn_id,
+            'interrupted',
+            signal.reason instanceof RestartInterrupt
+              ? { reason: 'restarted', error: signal.reason.message }
+              : {},
+          ),
+        );
+        const restart =
+          signal.reason instanceof RestartInterrupt
+            ? { reason: 'restarted', message: signal.reason.message }
+            : {};
         final = () => publish('turn.interrupted', { status: 'interrupted', ...restart });
       } else {
         const { reason, message } = describe(err, this.paths.home);
-        record(req.turn_id, () => endTurnRow(this.db, req.turn_id, 'failed', { reason, error: message }));
+        record(req.turn_id, () =>
+          endTurnRow(this.db, req.turn_id, 'failed', { reason, error: message }),
+        );
         final = () => publish('turn.failed', { status: 'failed', reason, message });
         if (reason === 'internal') log.error('turn failed', { turn: req.turn_id, error: message });
-        else if (reason === DISK_FULL_REASON) log.warn('a turn failed: the disk is full', { turn: req.turn_id });
+        else if (reason === DISK_FULL_REASON)
+          log.warn('a turn failed: the disk is full', { turn: req.turn_id });
       }
     }
     // The supervisor hears the end before any client does: a client that sends its next turn the
     // moment it sees turn.completed must not be told the session is still busy.
     this.batcher.flush(topic);
-    this.endpoint.emit('turn.ended', { turn_id: req.turn_id, session_id: req.session_id, status, continue: carryOn });
+    this.endpoint.emit('turn.ended', {
+      turn_id: req.turn_id,
+      session_id: req.session_id,
+      status,
+      continue: carryOn,
+    });
     final();
     this.batcher.flush(topic);
     if (status === 'completed' && !req.workflow_run_id) this.titleLater(req, reply);
@@ -176,32 +229,60 @@ export class TurnRunner {
       this.publish('sessions', 'session.updated', s);
       this.publish(`session:${s.id}`, 'session.updated', s);
     };
-    titleChat({ db: this.db, sessionId: req.session_id, userText: req.message.text, reply, lite, announce }).catch((err: unknown) =>
-      log.warn('a chat could not be titled', { session: req.session_id, error: (err as Error).message }),
+    titleChat({
+      db: this.db,
+      sessionId: req.session_id,
+      userText: req.message.text,
+      reply,
+      lite,
+      announce,
+    }).catch((err: unknown) =>
+      log.warn('a chat could not be titled', {
+        session: req.session_id,
+        error: (err as Error).message,
+      }),
     );
   }
 
   private async turn(req: TurnRequest, signal: AbortSignal, publish: TurnPublish) {
     const config = this.config();
     const session = getSession(this.db, req.session_id);
-    if (!session) throw new TurnFailure('not_found', `The session ${req.session_id} no longer exists.`);
-    if (req.workflow_run_id) return this.workflowTurn(req, req.workflow_run_id, session, signal, publish);
+    if (!session)
+      throw new TurnFailure('not_found', `The session ${req.session_id} no longer exists.`);
+    if (req.workflow_run_id)
+      return this.workflowTurn(req, req.workflow_run_id, session, signal, publish);
     const modelId = session.model_id ?? config.slots.default;
     const entry = modelId ? config.models[modelId] : undefined;
-    if (!modelId || !entry) throw new TurnFailure('no_model', 'No model is configured for this session: add a model entry and put it in the default slot.');
+    if (!modelId || !entry)
+      throw new TurnFailure(
+        'no_model',
+        'No model is configured for this session: add a model entry and put it in the default slot.',
+      );
     const provider = this.provider(entry, config);
 
     const attachments = req.message.attachments.map((name) => {
       const u = resolveUpload(this.db, this.paths, name);
-      if (!u) throw new TurnFailure('invalid_request', `The attachment "${name}" is not an uploaded file.`);
+      if (!u)
+        throw new TurnFailure(
+          'invalid_request',
+          `The attachment "${name}" is not an uploaded file.`,
+        );
       return { name, mime: u.mime, size: u.size, path: u.path };
     });
     const userMessage = appendMessage(this.db, session.id, {
       role: 'user',
-      content: { text: req.message.text, ...(attachments.length ? { attachments } : {}), ...(req.origin === 'goal' ? { continuation: true } : {}) },
+      content: {
+        text: req.message.text,
+        ...(attachments.length ? { attachments } : {}),
+        ...(req.origin === 'goal' ? { continuation: true } : {}),
+      },
     });
     setTurnFirstSeq(this.db, req.turn_id, userMessage.seq);
-    publish('turn.started', { session_id: session.id, origin: req.origin, message: messageSummary(userMessage) });
+    publish('turn.started', {
+      session_id: session.id,
+      origin: req.origin,
+      message: messageSummary(userMessage),
+    });
 
     let goal = getGoal(this.db, session.id);
     const registry = new ToolRegistry(
@@ -218,7 +299,13 @@ export class TurnRunner {
     );
     const system = this.systemFor(session, registry, () => goal);
     const lite = config.slots.lite ? config.models[config.slots.lite] : undefined;
-    const summarizer = lite ? { provider: this.provider(lite, config), model: lite.model, contextWindow: lite.context_window ?? 128_000 } : { provider, model: entry.model, contextWindow: entry.context_window ?? 128_000 };
+    const summarizer = lite
+      ? {
+          provider: this.provider(lite, config),
+          model: lite.model,
+          contextWindow: lite.context_window ?? 128_000,
+        }
+      : { provider, model: entry.model, contextWindow: entry.context_window ?? 128_000 };
     return runLoop({
       origin: req.origin,
       db: this.db,
@@ -251,7 +338,11 @@ export class TurnRunner {
   }
 
   /** The system prompt of a step: profile, memory, tools and skills read fresh each time. */
-  private systemFor(session: Session, registry: ToolRegistry, goal: () => Goal | undefined): () => string {
+  private systemFor(
+    session: Session,
+    registry: ToolRegistry,
+    goal: () => Goal | undefined,
+  ): () => string {
     const toolNames = registry.specs().map((t) => t.name);
     return () =>
       systemPrompt({
@@ -259,14 +350,23 @@ export class TurnRunner {
         user: readOptional(this.paths.user, PROFILE_CAP),
         memoryIndex: readOptional(join(this.paths.memoryDir, 'MEMORY.md'), MEMORY_INDEX_CAP),
         tools: toolNames,
-        skills: usableSkills(this.db, this.paths).map((k) => ({ name: k.name, description: k.description })),
+        skills: usableSkills(this.db, this.paths).map((k) => ({
+          name: k.name,
+          description: k.description,
+        })),
         goal: goal(),
         workingDir: session.working_dir,
       });
   }
 
   /** A workflow run's turn: its steps instead of one prompt, through the same tools and gate. */
-  private workflowTurn(req: TurnRequest, runId: string, session: Session, signal: AbortSignal, publish: TurnPublish) {
+  private workflowTurn(
+    req: TurnRequest,
+    runId: string,
+    session: Session,
+    signal: AbortSignal,
+    publish: TurnPublish,
+  ) {
     const config = this.config();
     const registry = new ToolRegistry(this.tools(), this.gate);
     return runWorkflowTurn(
@@ -282,10 +382,23 @@ export class TurnRunner {
         system: this.systemFor(session, registry, () => undefined),
         model: (slot) => {
           // A step on the lite slot falls back to the session's model when no lite model is set.
-          const id = (slot === 'lite' ? config.slots.lite : undefined) ?? (slot === 'default' ? config.slots.default : session.model_id ?? config.slots.default);
+          const id =
+            (slot === 'lite' ? config.slots.lite : undefined) ??
+            (slot === 'default'
+              ? config.slots.default
+              : (session.model_id ?? config.slots.default));
           const entry = id ? config.models[id] : undefined;
-          if (!entry) throw new TurnFailure('no_model', 'No model is configured for this workflow step: add a model entry and put it in the default slot.');
-          return { provider: this.provider(entry, config), model: entry.model, maxOutputTokens: entry.max_output_tokens, vision: takesImages(entry) };
+          if (!entry)
+            throw new TurnFailure(
+              'no_model',
+              'No model is configured for this workflow step: add a model entry and put it in the default slot.',
+            );
+          return {
+            provider: this.provider(entry, config),
+            model: entry.model,
+            maxOutputTokens: entry.max_output_tokens,
+            vision: takesImages(entry),
+          };
         },
         publish,
         announce: workflowAnnounce(this.publish, req.turn_id),
@@ -297,9 +410,20 @@ export class TurnRunner {
   }
 
   /** Counts the turn against the goal; answers whether another turn should follow on its own. */
-  private afterTurn(req: TurnRequest, outcome: { usage: { input: number; output: number; cachedInput: number; cacheWrite: number }; toolCalls: number }, publish: TurnPublish): boolean {
+  private afterTurn(
+    req: TurnRequest,
+    outcome: {
+      usage: { input: number; output: number; cachedInput: number; cacheWrite: number };
+      toolCalls: number;
+    },
+    publish: TurnPublish,
+  ): boolean {
     const input = outcome.usage.input + outcome.usage.cachedInput + outcome.usage.cacheWrite;
-    let goal = addGoalUsage(this.db, req.session_id, { input_tokens: input, output_tokens: outcome.usage.output, turns: 1 });
+    let goal = addGoalUsage(this.db, req.session_id, {
+      input_tokens: input,
+      output_tokens: outcome.usage.output,
+      turns: 1,
+    });
     if (!goal) return false;
     if (goal.status === 'active' && req.origin === 'goal' && outcome.toolCalls === 0) {
       // A continuation that did nothing but talk is not progress: stop and wait for the user.
@@ -316,7 +440,8 @@ export class TurnRunner {
 
   private provider(entry: ModelEntry, config: Config): Provider {
     const r = resolveModel(entry);
-    if (!r.base_url) throw new TurnFailure('no_model', `The model entry for ${entry.model} has no base_url.`);
+    if (!r.base_url)
+      throw new TurnFailure('no_model', `The model entry for ${entry.model} has no base_url.`);
     redact(r.api_key);
     return createProvider(
       { protocol: r.protocol, baseUrl: r.base_url, apiKey: r.api_key, providerId: entry.provider },

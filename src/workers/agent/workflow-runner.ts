@@ -1,12 +1,29 @@
-import { messageSummary, toolCallData, toolResultData, viewSummary } from '../../shared/event-summaries.js';
+import {
+  messageSummary,
+  toolCallData,
+  toolResultData,
+  viewSummary,
+} from '../../shared/event-summaries.js';
 import type { Paths } from '../../shared/paths.js';
-import type { Publish, WsEventData, WsEventTypeOn, WsTopicOf } from '../../shared/protocol/events.js';
+import type {
+  Publish,
+  WsEventData,
+  WsEventTypeOn,
+  WsTopicOf,
+} from '../../shared/protocol/events.js';
 import { callEmit, type TurnPublish } from '../../shared/ws-publish.js';
 import type { Db } from '../../shared/store/db.js';
 import { appendMessage } from '../../shared/store/messages.js';
 import type { Session } from '../../shared/store/sessions.js';
 import { findWorkflow } from '../../shared/workflows/catalog.js';
-import { render, renderDeep, runOrder, shellQuote, stepKind, type WorkflowStep } from '../../shared/workflows/format.js';
+import {
+  render,
+  renderDeep,
+  runOrder,
+  shellQuote,
+  stepKind,
+  type WorkflowStep,
+} from '../../shared/workflows/format.js';
 import { getRun, setRunStatus, setStepState } from '../../shared/workflows/runs.js';
 import { runLoop, type LoopOutcome } from './loop.js';
 import type { Provider } from './providers/index.js';
@@ -28,7 +45,12 @@ export interface WorkflowTurn {
   maxSteps: number;
   system: () => string;
   /** The provider and model of a slot (a step without `model` uses the session's). */
-  model: (slot: 'default' | 'lite' | undefined) => { provider: Provider; model: string; maxOutputTokens: number | undefined; vision: boolean };
+  model: (slot: 'default' | 'lite' | undefined) => {
+    provider: Provider;
+    model: string;
+    maxOutputTokens: number | undefined;
+    vision: boolean;
+  };
   /** On the run's session topic, like any turn. */
   publish: TurnPublish;
   /** On the `workflows` topic. */
@@ -36,11 +58,18 @@ export interface WorkflowTurn {
 }
 
 /** Publishes on the `workflows` topic for one turn: the turn id is its own. */
-export type WorkflowAnnounce = <T extends WsEventTypeOn<'workflows'>>(type: T, data: Omit<WsEventData<T>, 'turn_id'>) => void;
+export type WorkflowAnnounce = <T extends WsEventTypeOn<'workflows'>>(
+  type: T,
+  data: Omit<WsEventData<T>, 'turn_id'>,
+) => void;
 
 export function workflowAnnounce(publish: Publish, turnId: string): WorkflowAnnounce {
   // As turnPublish: a generic Omit spread back is not provably whole; the gateway's parse checks it.
-  return (type, data) => publish('workflows' as WsTopicOf<typeof type>, type, { turn_id: turnId, ...data } as WsEventData<typeof type>);
+  return (type, data) =>
+    publish('workflows' as WsTopicOf<typeof type>, type, {
+      turn_id: turnId,
+      ...data,
+    } as WsEventData<typeof type>);
 }
 
 class StepFailed extends Error {
@@ -64,21 +93,40 @@ export class WorkflowFailure extends Error {
  */
 export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<LoopOutcome> {
   const run = getRun(t.db, t.runId);
-  if (!run || run.session_id !== t.session.id) throw new WorkflowFailure(`There is no workflow run ${t.runId} for this session.`);
+  if (!run || run.session_id !== t.session.id)
+    throw new WorkflowFailure(`There is no workflow run ${t.runId} for this session.`);
   const base = { run_id: run.id, workflow: run.workflow, session_id: t.session.id };
   const entry = findWorkflow(t.paths, run.workflow);
   if (!entry?.workflow) {
-    const why = entry?.error ? `${entry.error.field}: ${entry.error.message}` : 'the workflow file is gone';
+    const why = entry?.error
+      ? `${entry.error.field}: ${entry.error.message}`
+      : 'the workflow file is gone';
     setRunStatus(t.db, run.id, 'failed', { error: why });
-    t.announce('workflow.run_failed', { ...base, step: null, reason: 'invalid_workflow', message: why });
+    t.announce('workflow.run_failed', {
+      ...base,
+      step: null,
+      reason: 'invalid_workflow',
+      message: why,
+    });
     throw new WorkflowFailure(`The workflow "${run.workflow}" cannot run: ${why}.`);
   }
   const wf = entry.workflow;
   const inputs = run.inputs as Record<string, string | number | boolean>;
   const user = appendMessage(t.db, t.session.id, { role: 'user', content: { text } });
-  t.publish('turn.started', { session_id: t.session.id, origin: 'workflow', message: messageSummary(user) });
+  t.publish('turn.started', {
+    session_id: t.session.id,
+    origin: 'workflow',
+    message: messageSummary(user),
+  });
   setRunStatus(t.db, run.id, 'running');
-  t.announce('workflow.run_started', viewSummary({ ...base, inputs, steps: wf.steps.map((s) => ({ id: s.id, kind: stepKind(s), needs: s.needs })) }));
+  t.announce(
+    'workflow.run_started',
+    viewSummary({
+      ...base,
+      inputs,
+      steps: wf.steps.map((s) => ({ id: s.id, kind: stepKind(s), needs: s.needs })),
+    }),
+  );
 
   const outputs: Record<string, string> = {};
   const usage = emptyUsage();
@@ -89,7 +137,12 @@ export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<Lo
       t.signal.throwIfAborted();
       current = step;
       const started = new Date().toISOString();
-      setStepState(t.db, run.id, step.id, { status: 'running', started_at: started, ended_at: null, output: null });
+      setStepState(t.db, run.id, step.id, {
+        status: 'running',
+        started_at: started,
+        ended_at: null,
+        output: null,
+      });
       t.announce('workflow.step_started', { ...base, step: step.id, kind: stepKind(step) });
       const values = { inputs, outputs };
       let output: string;
@@ -100,22 +153,32 @@ export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<Lo
         toolCalls += out.toolCalls;
         output = out.text;
       } else if (step.run !== undefined) {
-        const args = { command: render(step.run, values, shellQuote), ...(step.timeout_seconds ? { timeout_seconds: step.timeout_seconds } : {}) };
+        const args = {
+          command: render(step.run, values, shellQuote),
+          ...(step.timeout_seconds ? { timeout_seconds: step.timeout_seconds } : {}),
+        };
         const r = await toolStep(t, step, 'terminal', args);
         toolCalls++;
         // The terminal tool ends its output with "[exit code N]": only 0 lets the run go on.
         const m = /\n?\[exit code (\d+)\]$/.exec(r.output);
-        if (r.isError || !m || m[1] !== '0') throw new StepFailed(step.id, `the command failed: ${lastLine(r.output)}`);
+        if (r.isError || !m || m[1] !== '0')
+          throw new StepFailed(step.id, `the command failed: ${lastLine(r.output)}`);
         output = r.output.slice(0, m.index);
       } else {
         const r = await toolStep(t, step, step.tool!, renderDeep(step.args ?? {}, values));
         toolCalls++;
-        if (r.isError) throw new StepFailed(step.id, `the tool call failed: ${r.output.slice(0, 300)}`);
+        if (r.isError)
+          throw new StepFailed(step.id, `the tool call failed: ${r.output.slice(0, 300)}`);
         output = r.output;
       }
       outputs[step.id] = output;
       const short = output.length > SHORT ? `${output.slice(0, SHORT)}…` : output;
-      setStepState(t.db, run.id, step.id, { status: 'completed', started_at: started, ended_at: new Date().toISOString(), output: short });
+      setStepState(t.db, run.id, step.id, {
+        status: 'completed',
+        started_at: started,
+        ended_at: new Date().toISOString(),
+        output: short,
+      });
       t.announce('workflow.step_completed', { ...base, step: step.id, output: short });
     }
   } catch (err) {
@@ -123,26 +186,61 @@ export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<Lo
     // Stopped by a restart past its drain bound, not by the user: the run says so, as a turn does.
     const restarted = t.signal.reason instanceof RestartInterrupt;
     const stepId = err instanceof StepFailed ? err.step : (current?.id ?? null);
-    const message = restarted ? 'svc restarted before the run finished (it ran past restart.drain_seconds)' : interrupted ? 'the run was interrupted' : (err as Error).message;
+    const message = restarted
+      ? 'svc restarted before the run finished (it ran past restart.drain_seconds)'
+      : interrupted
+        ? 'the run was interrupted'
+        : (err as Error).message;
     if (stepId) {
       const prev = getRun(t.db, run.id)?.steps[stepId];
-      setStepState(t.db, run.id, stepId, { status: 'failed', started_at: prev?.started_at ?? new Date().toISOString(), ended_at: new Date().toISOString(), output: null });
+      setStepState(t.db, run.id, stepId, {
+        status: 'failed',
+        started_at: prev?.started_at ?? new Date().toISOString(),
+        ended_at: new Date().toISOString(),
+        output: null,
+      });
     }
-    setRunStatus(t.db, run.id, interrupted ? 'interrupted' : 'failed', { error: message, ...(stepId ? { failed_step: stepId } : {}) });
-    t.announce('workflow.run_failed', { ...base, step: stepId, reason: restarted ? 'restarted' : interrupted ? 'interrupted' : 'step_failed', message });
+    setRunStatus(t.db, run.id, interrupted ? 'interrupted' : 'failed', {
+      error: message,
+      ...(stepId ? { failed_step: stepId } : {}),
+    });
+    t.announce('workflow.run_failed', {
+      ...base,
+      step: stepId,
+      reason: restarted ? 'restarted' : interrupted ? 'interrupted' : 'step_failed',
+      message,
+    });
     if (interrupted || !(err instanceof StepFailed)) throw err;
     throw new WorkflowFailure(`Step "${err.step}" failed: ${err.message}`);
   }
   setRunStatus(t.db, run.id, 'completed');
-  const last = wf.steps.length ? outputs[runOrder(wf.steps).at(-1)!.id] ?? '' : '';
-  t.announce('workflow.run_completed', viewSummary({ ...base, outputs: Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, v.length > SHORT ? `${v.slice(0, SHORT)}…` : v])) }));
-  const reply = appendMessage(t.db, t.session.id, { role: 'assistant', content: { text: `Workflow "${run.workflow}" completed.\n\n${last}`, stop_reason: 'end_turn' } });
+  const last = wf.steps.length ? (outputs[runOrder(wf.steps).at(-1)!.id] ?? '') : '';
+  t.announce(
+    'workflow.run_completed',
+    viewSummary({
+      ...base,
+      outputs: Object.fromEntries(
+        Object.entries(outputs).map(([k, v]) => [
+          k,
+          v.length > SHORT ? `${v.slice(0, SHORT)}…` : v,
+        ]),
+      ),
+    }),
+  );
+  const reply = appendMessage(t.db, t.session.id, {
+    role: 'assistant',
+    content: { text: `Workflow "${run.workflow}" completed.\n\n${last}`, stop_reason: 'end_turn' },
+  });
   t.publish('message.committed', { message: messageSummary(reply) });
   return { usage, stopReason: 'end_turn', text: last, toolCalls, steps: wf.steps.length };
 }
 
 /** An agent step: its prompt as a user message, then the agent loop over this step's messages only. */
-async function promptStep(t: WorkflowTurn, step: WorkflowStep, prompt: string): Promise<LoopOutcome> {
+async function promptStep(
+  t: WorkflowTurn,
+  step: WorkflowStep,
+  prompt: string,
+): Promise<LoopOutcome> {
   const msg = appendMessage(t.db, t.session.id, { role: 'user', content: { text: prompt } });
   t.publish('message.committed', { message: messageSummary(msg) });
   const m = t.model(step.model);
@@ -165,10 +263,22 @@ async function promptStep(t: WorkflowTurn, step: WorkflowStep, prompt: string): 
 }
 
 /** A shell or tool step: one tool call recorded as the assistant asking for it, then its result, as in a chat. */
-async function toolStep(t: WorkflowTurn, step: WorkflowStep, tool: string, args: unknown): Promise<{ output: string; isError: boolean }> {
+async function toolStep(
+  t: WorkflowTurn,
+  step: WorkflowStep,
+  tool: string,
+  args: unknown,
+): Promise<{ output: string; isError: boolean }> {
   const callId = `wf_${step.id}_${t.turnId.slice(-8)}`;
   const argText = JSON.stringify(args);
-  const ask = appendMessage(t.db, t.session.id, { role: 'assistant', content: { text: `Step ${step.id}`, tool_calls: [{ id: callId, name: tool, arguments: argText }], stop_reason: 'tool_use' } });
+  const ask = appendMessage(t.db, t.session.id, {
+    role: 'assistant',
+    content: {
+      text: `Step ${step.id}`,
+      tool_calls: [{ id: callId, name: tool, arguments: argText }],
+      stop_reason: 'tool_use',
+    },
+  });
   t.publish('message.committed', { message: messageSummary(ask) });
   t.publish('turn.tool_call', toolCallData({ id: callId, name: tool, arguments: argText }));
   const result = await t.registry.call(tool, argText, {
@@ -182,8 +292,19 @@ async function toolStep(t: WorkflowTurn, step: WorkflowStep, tool: string, args:
     emit: callEmit(t.publish, callId),
   });
   t.signal.throwIfAborted();
-  const toolMessage = appendMessage(t.db, t.session.id, { role: 'tool', content: { tool_call_id: callId, name: tool, output: result.output, ...(result.isError ? { is_error: true } : {}) } });
-  t.publish('turn.tool_result', toolResultData({ id: callId, name: tool }, result.output, result.isError === true, toolMessage));
+  const toolMessage = appendMessage(t.db, t.session.id, {
+    role: 'tool',
+    content: {
+      tool_call_id: callId,
+      name: tool,
+      output: result.output,
+      ...(result.isError ? { is_error: true } : {}),
+    },
+  });
+  t.publish(
+    'turn.tool_result',
+    toolResultData({ id: callId, name: tool }, result.output, result.isError === true, toolMessage),
+  );
   return { output: result.output, isError: result.isError === true };
 }
 

@@ -13,7 +13,9 @@ function locate(page: Page, target: string): Locator {
 }
 
 function cap(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}\n… (cut at ${max} of ${text.length} characters; act on what is shown, or scroll and snapshot again)`;
+  return text.length <= max
+    ? text
+    : `${text.slice(0, max)}\n… (cut at ${max} of ${text.length} characters; act on what is shown, or scroll and snapshot again)`;
 }
 
 /** What the page shows now, short: for a failed step, so the agent (or the user) sees why. */
@@ -26,7 +28,12 @@ export async function pageGist(page: Page, max = 1500): Promise<string> {
  * Runs one step in the agent's tab and answers what happened with the page's URL and title.
  * `signal` (an interrupt) stops an action that waits.
  */
-export async function runStep(link: BrowserLink, step: BrowserStep, signal: AbortSignal, maxChars = SNAPSHOT_CHARS): Promise<BrowserActResult> {
+export async function runStep(
+  link: BrowserLink,
+  step: BrowserStep,
+  signal: AbortSignal,
+  maxChars = SNAPSHOT_CHARS,
+): Promise<BrowserActResult> {
   let page = await link.page();
   const t = { timeout: ACTION_TIMEOUT_MS, signal };
   let output = '';
@@ -35,7 +42,11 @@ export async function runStep(link: BrowserLink, step: BrowserStep, signal: Abor
   const value = step.value ?? '';
   switch (step.action) {
     case 'navigate': {
-      const res = await page.goto(value, { waitUntil: 'domcontentloaded', timeout: NAVIGATE_TIMEOUT_MS, signal });
+      const res = await page.goto(value, {
+        waitUntil: 'domcontentloaded',
+        timeout: NAVIGATE_TIMEOUT_MS,
+        signal,
+      });
       output = `Navigated to ${page.url()}${res ? ` (HTTP ${res.status()})` : ''}.`;
       break;
     }
@@ -63,7 +74,13 @@ export async function runStep(link: BrowserLink, step: BrowserStep, signal: Abor
         output = `Scrolled ${target} into view.`;
       } else {
         const dir = value || 'down';
-        const js = { top: 'window.scrollTo(0, 0)', bottom: 'window.scrollTo(0, document.body.scrollHeight)', up: 'window.scrollBy(0, -window.innerHeight * 0.8)', down: 'window.scrollBy(0, window.innerHeight * 0.8)' }[dir] ?? '';
+        const js =
+          {
+            top: 'window.scrollTo(0, 0)',
+            bottom: 'window.scrollTo(0, document.body.scrollHeight)',
+            up: 'window.scrollBy(0, -window.innerHeight * 0.8)',
+            down: 'window.scrollBy(0, window.innerHeight * 0.8)',
+          }[dir] ?? '';
         await page.evaluate(js); // a fixed expression of ours, never text from the model
         output = `Scrolled ${dir}.`;
       }
@@ -97,16 +114,26 @@ export async function runStep(link: BrowserLink, step: BrowserStep, signal: Abor
       break;
     }
     case 'back': {
-      const res = await page.goBack({ waitUntil: 'domcontentloaded', timeout: NAVIGATE_TIMEOUT_MS });
+      const res = await page.goBack({
+        waitUntil: 'domcontentloaded',
+        timeout: NAVIGATE_TIMEOUT_MS,
+      });
       output = res === null ? 'There was no earlier page in this tab.' : 'Went back.';
       break;
     }
   }
-  return { ok: true, output, url: page.url(), title: await page.title().catch(() => ''), ...(png ? { png_base64: png } : {}) };
+  return {
+    ok: true,
+    output,
+    url: page.url(),
+    title: await page.title().catch(() => ''),
+    ...(png ? { png_base64: png } : {}),
+  };
 }
 
 function tabIndex(target: string): number {
   const n = Number(target);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`"${target}" is not a tab number; tabs list shows them`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`"${target}" is not a tab number; tabs list shows them`);
   return n;
 }

@@ -1,7 +1,12 @@
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { browserConfigured, type BrowserConfig } from '../../shared/config/browser.js';
-import { cdpEndpoint, remoteRefusal, type CdpEndpoint, type CdpTarget } from '../../shared/browser/endpoint.js';
+import {
+  cdpEndpoint,
+  remoteRefusal,
+  type CdpEndpoint,
+  type CdpTarget,
+} from '../../shared/browser/endpoint.js';
 import { log } from '../../shared/log.js';
 import type { BrowserStatus } from '../../shared/protocol/browser.js';
 import { findBrowser, launchChromium, type Launched } from './launch.js';
@@ -19,8 +24,10 @@ export const CONNECT_TIMEOUT_MS = 5000;
 export function connectError(err: unknown, ep: CdpEndpoint, timeoutMs: number): string {
   const m = err instanceof Error ? err.message : String(err);
   const port = ep.hostPort.split(':').pop();
-  if (/ECONNREFUSED/.test(m)) return `nothing listens on ${ep.hostPort}; start Chrome with --remote-debugging-port=${port}`;
-  if (/timeout|timed out/i.test(m)) return `no answer from ${ep.hostPort} within ${timeoutMs / 1000} s; is it a browser's DevTools port (--remote-debugging-port=${port})?`;
+  if (/ECONNREFUSED/.test(m))
+    return `nothing listens on ${ep.hostPort}; start Chrome with --remote-debugging-port=${port}`;
+  if (/timeout|timed out/i.test(m))
+    return `no answer from ${ep.hostPort} within ${timeoutMs / 1000} s; is it a browser's DevTools port (--remote-debugging-port=${port})?`;
   if (/ENOTFOUND|EAI_AGAIN/.test(m)) return `the host of ${ep.url} cannot be resolved`;
   return `${ep.hostPort} did not answer as a DevTools endpoint: ${m.split('\n')[0]}`;
 }
@@ -78,7 +85,11 @@ export class BrowserLink {
 
   /** A new config: a changed endpoint drops the connection (and svc's own browser when launch goes). */
   async apply(next: BrowserConfig): Promise<void> {
-    const same = next.cdp_url === this.config.cdp_url && next.port === this.config.port && next.launch === this.config.launch && next.executable === this.config.executable;
+    const same =
+      next.cdp_url === this.config.cdp_url &&
+      next.port === this.config.port &&
+      next.launch === this.config.launch &&
+      next.executable === this.config.executable;
     this.config = next;
     if (same) return;
     await this.disconnect();
@@ -88,7 +99,8 @@ export class BrowserLink {
   }
 
   private endpoint(): CdpEndpoint | null {
-    if (this.config.launch === 'auto') return this.launched ? cdpEndpoint({ port: this.launched.port }) : null;
+    if (this.config.launch === 'auto')
+      return this.launched ? cdpEndpoint({ port: this.launched.port }) : null;
     return cdpEndpoint(this.config);
   }
 
@@ -103,7 +115,12 @@ export class BrowserLink {
     if (!browserConfigured(this.config)) throw new Error('no browser is configured');
     if (this.config.launch === 'auto' && !this.launched) {
       const exe = findBrowser(this.config.executable);
-      if (!exe) throw this.fail(this.config.executable ? `${this.config.executable} does not exist; fix browser.executable in config.yml` : 'launch: auto found no Chromium or Chrome on this machine; install one (apt-get install chromium) or set browser.executable');
+      if (!exe)
+        throw this.fail(
+          this.config.executable
+            ? `${this.config.executable} does not exist; fix browser.executable in config.yml`
+            : 'launch: auto found no Chromium or Chrome on this machine; install one (apt-get install chromium) or set browser.executable',
+        );
       try {
         const l = await launchChromium(exe, join(this.home, 'browser', 'profile'), this.onGroup);
         this.launched = l;
@@ -140,31 +157,86 @@ export class BrowserLink {
   }
 
   async status(): Promise<BrowserStatus> {
-    const mode = this.config.launch ? 'launch' : this.config.cdp_url !== undefined ? 'cdp_url' : this.config.port !== undefined ? 'port' : null;
-    const base: BrowserStatus = { configured: browserConfigured(this.config), connected: false, endpoint: this.endpoint()?.hostPort ?? null, mode, browser: null, version: null, tabs: [], reason: null, launched_pid: this.launched?.pid ?? null };
-    if (!base.configured) return { ...base, reason: 'No browser is configured: set browser.port (a Chrome started with --remote-debugging-port) or browser.launch: auto in config.yml, or verify a port.' };
+    const mode = this.config.launch
+      ? 'launch'
+      : this.config.cdp_url !== undefined
+        ? 'cdp_url'
+        : this.config.port !== undefined
+          ? 'port'
+          : null;
+    const base: BrowserStatus = {
+      configured: browserConfigured(this.config),
+      connected: false,
+      endpoint: this.endpoint()?.hostPort ?? null,
+      mode,
+      browser: null,
+      version: null,
+      tabs: [],
+      reason: null,
+      launched_pid: this.launched?.pid ?? null,
+    };
+    if (!base.configured)
+      return {
+        ...base,
+        reason:
+          'No browser is configured: set browser.port (a Chrome started with --remote-debugging-port) or browser.launch: auto in config.yml, or verify a port.',
+      };
     try {
       const b = await this.ensure();
       const id = await identify(b);
-      return { ...base, endpoint: this.endpoint()?.hostPort ?? null, launched_pid: this.launched?.pid ?? null, connected: true, browser: id.name, version: id.version, tabs: await this.tabs() };
+      return {
+        ...base,
+        endpoint: this.endpoint()?.hostPort ?? null,
+        launched_pid: this.launched?.pid ?? null,
+        connected: true,
+        browser: id.name,
+        version: id.version,
+        tabs: await this.tabs(),
+      };
     } catch (err) {
-      return { ...base, launched_pid: this.launched?.pid ?? null, reason: this.lastError ?? (err as Error).message };
+      return {
+        ...base,
+        launched_pid: this.launched?.pid ?? null,
+        reason: this.lastError ?? (err as Error).message,
+      };
     }
   }
 
   /** Connects to `target` (or the configured browser) within the bound, reads what it is, and lets go. */
-  async verify(target: CdpTarget, timeoutMs: number): Promise<{ ok: boolean; endpoint: string; browser?: string; version?: string; tabs?: Tab[]; error?: string }> {
-    const ep = target.cdp_url !== undefined || target.port !== undefined ? cdpEndpoint(target) : null;
+  async verify(
+    target: CdpTarget,
+    timeoutMs: number,
+  ): Promise<{
+    ok: boolean;
+    endpoint: string;
+    browser?: string;
+    version?: string;
+    tabs?: Tab[];
+    error?: string;
+  }> {
+    const ep =
+      target.cdp_url !== undefined || target.port !== undefined ? cdpEndpoint(target) : null;
     if (!ep) {
       try {
         const b = await this.ensure(timeoutMs);
         const id = await identify(b);
-        return { ok: true, endpoint: this.endpoint()?.hostPort ?? '', browser: id.name, version: id.version, tabs: await this.tabs() };
+        return {
+          ok: true,
+          endpoint: this.endpoint()?.hostPort ?? '',
+          browser: id.name,
+          version: id.version,
+          tabs: await this.tabs(),
+        };
       } catch (err) {
-        return { ok: false, endpoint: this.endpoint()?.hostPort ?? 'none', error: (err as Error).message };
+        return {
+          ok: false,
+          endpoint: this.endpoint()?.hostPort ?? 'none',
+          error: (err as Error).message,
+        };
       }
     }
-    if (!ep.loopback && !this.config.allow_remote) return { ok: false, endpoint: ep.hostPort, error: remoteRefusal(ep) };
+    if (!ep.loopback && !this.config.allow_remote)
+      return { ok: false, endpoint: ep.hostPort, error: remoteRefusal(ep) };
     let b: Browser;
     try {
       b = await connect(ep, timeoutMs);
@@ -173,7 +245,12 @@ export class BrowserLink {
     }
     try {
       const id = await identify(b);
-      const tabs = pagesOf(b).map((p, index) => ({ index, url: p.url(), title: '', active: false }));
+      const tabs = pagesOf(b).map((p, index) => ({
+        index,
+        url: p.url(),
+        title: '',
+        active: false,
+      }));
       for (const [i, p] of pagesOf(b).entries()) tabs[i]!.title = await p.title().catch(() => '');
       return { ok: true, endpoint: ep.hostPort, browser: id.name, version: id.version, tabs };
     } finally {
@@ -186,19 +263,29 @@ export class BrowserLink {
     if (!b) return [];
     const pages = pagesOf(b);
     const active = this.current && pages.includes(this.current) ? this.current : pages[0];
-    return Promise.all(pages.map(async (p, index) => ({ index, url: p.url(), title: await p.title().catch(() => ''), active: p === active })));
+    return Promise.all(
+      pages.map(async (p, index) => ({
+        index,
+        url: p.url(),
+        title: await p.title().catch(() => ''),
+        active: p === active,
+      })),
+    );
   }
 
   /** The agent's tab when connected, without connecting (for saying what a failed step's page showed). */
   pageIfConnected(): Page | null {
-    return this.browser?.isConnected() && this.current && !this.current.isClosed() ? this.current : null;
+    return this.browser?.isConnected() && this.current && !this.current.isClosed()
+      ? this.current
+      : null;
   }
 
   /** The tab the agent works in: the one it selected, else the first, else a new one. */
   async page(): Promise<Page> {
     const b = await this.ensure();
     const pages = pagesOf(b);
-    if (this.current && pages.includes(this.current) && !this.current.isClosed()) return this.current;
+    if (this.current && pages.includes(this.current) && !this.current.isClosed())
+      return this.current;
     this.current = pages[0] ?? (await (b.contexts()[0] ?? (await b.newContext())).newPage());
     return this.current;
   }

@@ -3,9 +3,24 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Where svc looks for a Chromium to start under `launch: auto`, in order. */
-const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable', '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome', '/Applications/Chromium.app/Contents/MacOS/Chromium'];
+const CANDIDATES = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+  '/usr/bin/google-chrome-stable',
+  '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+  '/Applications/Chromium.app/Contents/MacOS/Chromium',
+];
 
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface Launched {
   pid: number;
@@ -26,11 +41,26 @@ export function findBrowser(configured?: string): string | null {
  * DevToolsActivePort. It runs in a process group of its own, which `onGroup` is told about so the
  * supervisor can kill it even if this worker is killed outright.
  */
-export async function launchChromium(executable: string, profileDir: string, onGroup: (pgid: number | null) => void, timeoutMs = 30_000): Promise<Launched> {
+export async function launchChromium(
+  executable: string,
+  profileDir: string,
+  onGroup: (pgid: number | null) => void,
+  timeoutMs = 30_000,
+): Promise<Launched> {
   mkdirSync(profileDir, { recursive: true, mode: 0o700 });
   const portFile = join(profileDir, 'DevToolsActivePort');
   rmSync(portFile, { force: true });
-  const proc: ChildProcess = spawn(executable, [...FLAGS, `--user-data-dir=${profileDir}`, '--remote-debugging-port=0', '--remote-debugging-address=127.0.0.1', 'about:blank'], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc: ChildProcess = spawn(
+    executable,
+    [
+      ...FLAGS,
+      `--user-data-dir=${profileDir}`,
+      '--remote-debugging-port=0',
+      '--remote-debugging-address=127.0.0.1',
+      'about:blank',
+    ],
+    { detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   proc.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   const pid = proc.pid;
@@ -59,12 +89,17 @@ export async function launchChromium(executable: string, profileDir: string, onG
   };
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (gone) throw new Error(`${executable} exited at start: ${stderr.trim().split('\n').slice(-3).join(' ') || 'no output'}`);
+    if (gone)
+      throw new Error(
+        `${executable} exited at start: ${stderr.trim().split('\n').slice(-3).join(' ') || 'no output'}`,
+      );
     const port = readPort(portFile);
     if (port !== null) return { pid, port, stop, exited };
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`${executable} did not open its DevTools port within ${Math.round(timeoutMs / 1000)} s`);
+      throw new Error(
+        `${executable} did not open its DevTools port within ${Math.round(timeoutMs / 1000)} s`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -14,7 +14,9 @@ import { Recorder } from './recorder.js';
  */
 let acting = 0;
 const endpoint = startChild('browser', () => acting);
-const link = new BrowserLink(resolvePaths().home, (pgid) => endpoint.emit('child.groups', { pgids: pgid === null ? [] : [pgid] }));
+const link = new BrowserLink(resolvePaths().home, (pgid) =>
+  endpoint.emit('child.groups', { pgids: pgid === null ? [] : [pgid] }),
+);
 const calls = new Map<string, AbortController>();
 const recorder = new Recorder();
 
@@ -23,10 +25,17 @@ endpoint.handle('child.start', async ({ config }) => {
   return {};
 });
 endpoint.onEvent((event) => {
-  if (event.type === 'config.changed') void link.apply(event.payload.config.browser).catch((err: Error) => log.warn('applying the browser config failed', { error: err.message }));
+  if (event.type === 'config.changed')
+    void link
+      .apply(event.payload.config.browser)
+      .catch((err: Error) =>
+        log.warn('applying the browser config failed', { error: err.message }),
+      );
 });
 endpoint.handle('browser.status', () => link.status());
-endpoint.handle('browser.verify', ({ cdp_url, port, timeout_ms }) => link.verify({ cdp_url, port }, timeout_ms));
+endpoint.handle('browser.verify', ({ cdp_url, port, timeout_ms }) =>
+  link.verify({ cdp_url, port }, timeout_ms),
+);
 endpoint.handle('browser.record', ({ session_id, op }) => {
   if (op === 'start') {
     recorder.start(session_id);
@@ -39,15 +48,24 @@ endpoint.handle('browser.act', async ({ call_id, step, max_chars, session_id }) 
   calls.set(call_id, ac);
   acting++;
   try {
-    const kept = recorder.recording(session_id) ? await recorder.prepare(await link.page(), session_id, step) : null;
+    const kept = recorder.recording(session_id)
+      ? await recorder.prepare(await link.page(), session_id, step)
+      : null;
     const r = await runStep(link, step, ac.signal, max_chars);
     recorder.keep(session_id, kept);
     return r;
   } catch (err) {
     const page = link.pageIfConnected();
-    const why = ac.signal.aborted ? 'interrupted' : ((err as Error).message.split('\n')[0] ?? 'failed');
+    const why = ac.signal.aborted
+      ? 'interrupted'
+      : ((err as Error).message.split('\n')[0] ?? 'failed');
     const gist = page && !ac.signal.aborted ? await pageGist(page) : '';
-    return { ok: false, output: `${step.action}${step.target ? ` ${step.target}` : ''} failed: ${why}${gist ? `\nThe page shows:\n${gist}` : ''}`, url: page?.url() ?? '', title: page ? await page.title().catch(() => '') : '' };
+    return {
+      ok: false,
+      output: `${step.action}${step.target ? ` ${step.target}` : ''} failed: ${why}${gist ? `\nThe page shows:\n${gist}` : ''}`,
+      url: page?.url() ?? '',
+      title: page ? await page.title().catch(() => '') : '',
+    };
   } finally {
     acting--;
     calls.delete(call_id);

@@ -35,9 +35,15 @@ export class Recorder {
   }
 
   /** Before the action runs: refs resolve against the page as it is now. */
-  async prepare(page: Page, sessionId: string | undefined, step: BrowserStep): Promise<BrowserStep | null> {
+  async prepare(
+    page: Page,
+    sessionId: string | undefined,
+    step: BrowserStep,
+  ): Promise<BrowserStep | null> {
     if (!this.recording(sessionId) || !worthKeeping(step)) return null;
-    return step.target !== undefined && isRef(step.target) ? { ...step, target: await stableTarget(page, step.target) } : step;
+    return step.target !== undefined && isRef(step.target)
+      ? { ...step, target: await stableTarget(page, step.target) }
+      : step;
   }
 
   keep(sessionId: string | undefined, step: BrowserStep | null): void {

@@ -61,9 +61,18 @@ export interface Adapter {
   run(events: AdapterEvents): Promise<void>;
   stop(): Promise<void>;
   /** Sends text (Markdown, rendered to the platform's format); answers the message id when the platform gives one. */
-  sendText(chatId: string, text: string, opts?: { buttons?: Button[]; plain?: boolean }): Promise<string | null>;
+  sendText(
+    chatId: string,
+    text: string,
+    opts?: { buttons?: Button[]; plain?: boolean },
+  ): Promise<string | null>;
   /** Replaces a sent message's text (full text each time). */
-  editText(chatId: string, messageId: string, text: string, opts?: { plain?: boolean }): Promise<void>;
+  editText(
+    chatId: string,
+    messageId: string,
+    text: string,
+    opts?: { plain?: boolean },
+  ): Promise<void>;
   sendFile(chatId: string, path: string, name: string): Promise<string | null>;
   typing(chatId: string): Promise<void>;
   /** Takes the typing indicator away, where the platform has such a call (Telegram's lapses by itself). */

@@ -4,21 +4,41 @@ import type { Config } from '../../shared/config/schema.js';
 import { log } from '../../shared/log.js';
 import { IpcCallError, type Endpoint } from '../../shared/protocol/endpoint.js';
 import type { ApprovalDecision } from '../../shared/protocol/ipc.js';
-import { getChat, isApprovedUser, lastReplyText, setInboundFiles, setInboundReply, markInbound, openInbound, pairingFor, recordInbound, setChatSession, touchChat, type ChannelChat, type InboundFileRecord } from '../../shared/store/channels.js';
+import {
+  getChat,
+  isApprovedUser,
+  lastReplyText,
+  setInboundFiles,
+  setInboundReply,
+  markInbound,
+  openInbound,
+  pairingFor,
+  recordInbound,
+  setChatSession,
+  touchChat,
+  type ChannelChat,
+  type InboundFileRecord,
+} from '../../shared/store/channels.js';
 import type { Db } from '../../shared/store/db.js';
 import { createSession, getSession, type Session } from '../../shared/store/sessions.js';
 import { getTurnRow } from '../../shared/store/turns.js';
 import { FileTooLarge, formatBytes, storeUpload } from '../../shared/upload-files.js';
 import { ipcPublish } from '../../shared/ws-publish.js';
 import type { Adapter, InboundMessage } from './adapter.js';
-import { answerWord, approvalButtons, approvalQuestion, decisionLabel, parseButton } from './approval-text.js';
+import {
+  answerWord,
+  approvalButtons,
+  approvalQuestion,
+  decisionLabel,
+  parseButton,
+} from './approval-text.js';
 import { ReplyStream } from './reply-stream.js';
 
 const HELP = [
   'Talk to the agent by sending a message. Commands:',
   '/new — start a fresh session for this chat',
   '/stop — stop the running turn',
-  '/status — this chat\'s session and whether a turn runs',
+  "/status — this chat's session and whether a turn runs",
   '/help — this list',
 ].join('\n');
 
@@ -66,7 +86,10 @@ export class Conversations {
   /** Events of sessions whose turn start is still on its way (the worker can publish first). */
   private readonly early = new Map<string, { type: string; data: Data }[]>();
   /** Messages that came while their session's turn (one this worker answers) ran: they go next, in order. */
-  private readonly queued = new Map<string, { adapter: Adapter; chat: ChannelChat; msgKey: string; text: string; attachments: string[] }[]>();
+  private readonly queued = new Map<
+    string,
+    { adapter: Adapter; chat: ChannelChat; msgKey: string; text: string; attachments: string[] }[]
+  >();
   /** Approvals asked in a chat, by `platform:chat`. */
   private readonly asks = new Map<string, PendingAsk[]>();
 
@@ -78,16 +101,44 @@ export class Conversations {
   }
 
   async onMessage(adapter: Adapter, m: InboundMessage): Promise<void> {
-    if (!recordInbound(this.deps.db, { platform: m.platform, msg_key: m.msgKey, chat_id: m.chatId, text: m.text, files: m.files ?? [] })) return; // seen before
-    log.info('channel message', { platform: m.platform, chat: m.chatId, bytes: Buffer.byteLength(m.text), files: m.files?.length ?? 0 });
-    const chat = touchChat(this.deps.db, { platform: m.platform, chat_id: m.chatId, user_id: m.userId, name: m.chatTitle ?? m.name });
+    if (
+      !recordInbound(this.deps.db, {
+        platform: m.platform,
+        msg_key: m.msgKey,
+        chat_id: m.chatId,
+        text: m.text,
+        files: m.files ?? [],
+      })
+    )
+      return; // seen before
+    log.info('channel message', {
+      platform: m.platform,
+      chat: m.chatId,
+      bytes: Buffer.byteLength(m.text),
+      files: m.files?.length ?? 0,
+    });
+    const chat = touchChat(this.deps.db, {
+      platform: m.platform,
+      chat_id: m.chatId,
+      user_id: m.userId,
+      name: m.chatTitle ?? m.name,
+    });
     const done = () => markInbound(this.deps.db, m.platform, m.msgKey, 'answered');
     if (!this.allowed(m.platform, m.userId)) {
       if (m.buttonQueryId) await adapter.answerButton?.(m.buttonQueryId);
       else {
-        const p = pairingFor(this.deps.db, { platform: m.platform, user_id: m.userId, chat_id: m.chatId, name: m.name });
+        const p = pairingFor(this.deps.db, {
+          platform: m.platform,
+          user_id: m.userId,
+          chat_id: m.chatId,
+          name: m.name,
+        });
         ipcPublish(this.deps.endpoint)('channels', 'channels.pairing', p);
-        await adapter.sendText(m.chatId, `This agent is private. Your pairing code is ${p.code}. Ask its owner to approve it in svc (Channels); then send your message again.`, { plain: true });
+        await adapter.sendText(
+          m.chatId,
+          `This agent is private. Your pairing code is ${p.code}. Ask its owner to approve it in svc (Channels); then send your message again.`,
+          { plain: true },
+        );
       }
       return done();
     }
@@ -113,7 +164,13 @@ export class Conversations {
    * A message for the agent: its files stored as uploads (kept with the recorded message as each
    * is stored), then the turn, with the files as its attachments.
    */
-  private async take(adapter: Adapter, chat: ChannelChat, msgKey: string, text: string, files: InboundFileRecord[]): Promise<void> {
+  private async take(
+    adapter: Adapter,
+    chat: ChannelChat,
+    msgKey: string,
+    text: string,
+    files: InboundFileRecord[],
+  ): Promise<void> {
     let attachments: string[] = [];
     if (files.length) {
       const got = await this.receiveFiles(adapter, msgKey, files);
@@ -123,10 +180,19 @@ export class Conversations {
       }
       attachments = got.map((f) => f.upload);
       // A file without a caption still needs words for the model (and the API's non-empty rule).
-      if (!text) return this.startTurn(adapter, chat, msgKey, `(sent ${got.map((f) => f.name).join(', ')})`, attachments);
+      if (!text)
+        return this.startTurn(
+          adapter,
+          chat,
+          msgKey,
+          `(sent ${got.map((f) => f.name).join(', ')})`,
+          attachments,
+        );
     }
     if (!text) {
-      await adapter.sendText(chat.chat_id, 'Only text messages and files reach the agent.', { plain: true });
+      await adapter.sendText(chat.chat_id, 'Only text messages and files reach the agent.', {
+        plain: true,
+      });
       return markInbound(this.deps.db, adapter.platform, msgKey, 'answered');
     }
     await this.startTurn(adapter, chat, msgKey, text, attachments);
@@ -137,9 +203,14 @@ export class Conversations {
    * attachments like an API turn. A file over the cap (limits.upload_bytes, or what the platform
    * lets a bot fetch) is refused with a reply that says so: the answer is a string then.
    */
-  private async receiveFiles(adapter: Adapter, msgKey: string, files: InboundFileRecord[]): Promise<{ upload: string; name: string }[] | string> {
+  private async receiveFiles(
+    adapter: Adapter,
+    msgKey: string,
+    files: InboundFileRecord[],
+  ): Promise<{ upload: string; name: string }[] | string> {
     const cap = Math.min(this.deps.config().limits.upload_bytes, adapter.fileCap ?? Infinity);
-    const tooLarge = (name: string, size?: number) => `${name} is too large${size === undefined ? '' : ` (${formatBytes(size)})`}: files up to ${formatBytes(cap)} reach the agent. Nothing was sent to it.`;
+    const tooLarge = (name: string, size?: number) =>
+      `${name} is too large${size === undefined ? '' : ` (${formatBytes(size)})`}: files up to ${formatBytes(cap)} reach the agent. Nothing was sent to it.`;
     const over = files.find((f) => f.upload === undefined && f.size !== undefined && f.size > cap);
     if (over) return tooLarge(over.name, over.size);
     const record = files.map((f) => ({ ...f }));
@@ -150,20 +221,33 @@ export class Conversations {
         stored.push({ upload: f.upload, name: f.name }); // stored before a restart
         continue;
       }
-      if (!adapter.downloadFile) return `Files sent on ${platformInfo[adapter.platform].label} do not reach the agent yet; send the text instead.`;
+      if (!adapter.downloadFile)
+        return `Files sent on ${platformInfo[adapter.platform].label} do not reach the agent yet; send the text instead.`;
       try {
-        const u = await storeUpload(this.deps.db, this.deps.uploadsDir, await adapter.downloadFile(f), { filename: f.name, contentType: f.mime, maxBytes: cap });
+        const u = await storeUpload(
+          this.deps.db,
+          this.deps.uploadsDir,
+          await adapter.downloadFile(f),
+          { filename: f.name, contentType: f.mime, maxBytes: cap },
+        );
         f.upload = u.name;
         setInboundFiles(this.deps.db, adapter.platform, msgKey, record);
         stored.push({ upload: u.name, name: u.original_name });
         bytes += u.size;
       } catch (err) {
         if (err instanceof FileTooLarge) return tooLarge(f.name);
-        log.warn('a file sent to the bot was not received', { platform: adapter.platform, error: (err as Error).message });
+        log.warn('a file sent to the bot was not received', {
+          platform: adapter.platform,
+          error: (err as Error).message,
+        });
         return `${f.name} could not be received (${(err as Error).message}); nothing was sent to the agent. Try again, or send it another way.`;
       }
     }
-    log.info('channel files stored as uploads', { platform: adapter.platform, files: stored.length, bytes });
+    log.info('channel files stored as uploads', {
+      platform: adapter.platform,
+      files: stored.length,
+      bytes,
+    });
     return stored;
   }
 
@@ -175,27 +259,62 @@ export class Conversations {
       if (row.status === 'received') {
         // Its files are on record (fetched again unless already stored): the turn gets them too.
         if (row.files.length) {
-          await this.take(adapter, chat, row.msg_key, row.text.trim(), row.files).catch((err: Error) => log.warn('could not resume a channel message', { error: err.message }));
+          await this.take(adapter, chat, row.msg_key, row.text.trim(), row.files).catch(
+            (err: Error) => log.warn('could not resume a channel message', { error: err.message }),
+          );
           continue;
         }
         // A file without words from before files were kept with the message: ask for it again.
         if (!row.text.trim()) {
-          await adapter.sendText(row.chat_id, 'svc restarted while receiving what you sent; send it again, please.', { plain: true }).catch(() => undefined);
+          await adapter
+            .sendText(
+              row.chat_id,
+              'svc restarted while receiving what you sent; send it again, please.',
+              { plain: true },
+            )
+            .catch(() => undefined);
           markInbound(this.deps.db, adapter.platform, row.msg_key, 'answered');
           continue;
         }
-        await this.startTurn(adapter, chat, row.msg_key, row.text).catch((err: Error) => log.warn('could not resume a channel message', { error: err.message }));
+        await this.startTurn(adapter, chat, row.msg_key, row.text).catch((err: Error) =>
+          log.warn('could not resume a channel message', { error: err.message }),
+        );
         continue;
       }
       if (!row.turn_id || !row.session_id || this.watches.has(row.turn_id)) continue;
       const turn = getTurnRow(this.deps.db, row.turn_id);
-      const stream = new ReplyStream(adapter, row.chat_id, false, (id) => setInboundReply(this.deps.db, adapter.platform, row.msg_key, id), row.reply_id);
-      const watch: Watch = { platform: adapter.platform, chatId: row.chat_id, sessionId: row.session_id, msgKey: row.msg_key, stream };
+      const stream = new ReplyStream(
+        adapter,
+        row.chat_id,
+        false,
+        (id) => setInboundReply(this.deps.db, adapter.platform, row.msg_key, id),
+        row.reply_id,
+      );
+      const watch: Watch = {
+        platform: adapter.platform,
+        chatId: row.chat_id,
+        sessionId: row.session_id,
+        msgKey: row.msg_key,
+        stream,
+      };
       if (!turn || turn.status === 'running') {
         this.watches.set(row.turn_id, watch); // its end is still to come
         continue;
       }
-      await this.end(row.turn_id, watch, turn.status === 'completed' ? 'turn.completed' : turn.status === 'interrupted' ? 'turn.interrupted' : 'turn.failed', { turn_id: row.turn_id, reply: lastReplyText(this.deps.db, row.session_id), message: turn.error ?? '' });
+      await this.end(
+        row.turn_id,
+        watch,
+        turn.status === 'completed'
+          ? 'turn.completed'
+          : turn.status === 'interrupted'
+            ? 'turn.interrupted'
+            : 'turn.failed',
+        {
+          turn_id: row.turn_id,
+          reply: lastReplyText(this.deps.db, row.session_id),
+          message: turn.error ?? '',
+        },
+      );
     }
   }
 
@@ -215,30 +334,51 @@ export class Conversations {
   private async apply(turnId: string, w: Watch, type: string, data: Data): Promise<void> {
     if (type === 'turn.text_delta' && typeof data.delta === 'string') w.stream.push(data.delta);
     else if (type === 'approval.requested') await this.ask(w, data);
-    else if (type === 'approval.withdrawn') this.dropAsk(w.platform, w.chatId, String(data.approval_id));
-    else if (type === 'turn.completed' || type === 'turn.failed' || type === 'turn.interrupted') await this.end(turnId, w, type, data);
+    else if (type === 'approval.withdrawn')
+      this.dropAsk(w.platform, w.chatId, String(data.approval_id));
+    else if (type === 'turn.completed' || type === 'turn.failed' || type === 'turn.interrupted')
+      await this.end(turnId, w, type, data);
   }
 
   private async end(turnId: string, w: Watch, type: string, data: Data): Promise<void> {
     this.watches.delete(turnId);
-    for (const a of this.asks.get(`${w.platform}:${w.chatId}`) ?? []) if (a.sessionId === w.sessionId) this.dropAsk(w.platform, w.chatId, a.approvalId);
+    for (const a of this.asks.get(`${w.platform}:${w.chatId}`) ?? [])
+      if (a.sessionId === w.sessionId) this.dropAsk(w.platform, w.chatId, a.approvalId);
     // A long reply comes cut in the event (issue 22); the turn's row has it whole.
-    const reply = data.truncated === true ? (getTurnRow(this.deps.db, turnId)?.reply ?? '') : typeof data.reply === 'string' ? data.reply : '';
+    const reply =
+      data.truncated === true
+        ? (getTurnRow(this.deps.db, turnId)?.reply ?? '')
+        : typeof data.reply === 'string'
+          ? data.reply
+          : '';
     let text: string;
-    if (type === 'turn.completed') text = w.stream.sawStart && w.stream.seen.trim() ? w.stream.seen : reply;
-    else if (type === 'turn.interrupted') text = `${w.stream.seen.trim() ? `${w.stream.seen}\n\n` : ''}(stopped${data.reason === 'restarted' ? ': svc restarted' : ''})`;
-    else text = `${w.stream.seen.trim() ? `${w.stream.seen}\n\n` : ''}⚠️ The turn failed: ${typeof data.message === 'string' && data.message ? data.message : 'see the session in svc'}`;
+    if (type === 'turn.completed')
+      text = w.stream.sawStart && w.stream.seen.trim() ? w.stream.seen : reply;
+    else if (type === 'turn.interrupted')
+      text = `${w.stream.seen.trim() ? `${w.stream.seen}\n\n` : ''}(stopped${data.reason === 'restarted' ? ': svc restarted' : ''})`;
+    else
+      text = `${w.stream.seen.trim() ? `${w.stream.seen}\n\n` : ''}⚠️ The turn failed: ${typeof data.message === 'string' && data.message ? data.message : 'see the session in svc'}`;
     await w.stream.finish(text);
     markInbound(this.deps.db, w.platform, w.msgKey, 'answered');
     const next = this.queued.get(w.sessionId)?.shift();
     if (this.queued.get(w.sessionId)?.length === 0) this.queued.delete(w.sessionId);
-    if (next) await this.startTurn(next.adapter, next.chat, next.msgKey, next.text, next.attachments);
+    if (next)
+      await this.startTurn(next.adapter, next.chat, next.msgKey, next.text, next.attachments);
   }
 
-  private async startTurn(adapter: Adapter, chat: ChannelChat, msgKey: string, text: string, attachments: string[] = []): Promise<void> {
+  private async startTurn(
+    adapter: Adapter,
+    chat: ChannelChat,
+    msgKey: string,
+    text: string,
+    attachments: string[] = [],
+  ): Promise<void> {
     const session = this.sessionOf(chat);
     if ([...this.watches.values()].some((w) => w.sessionId === session.id)) {
-      this.queued.set(session.id, [...(this.queued.get(session.id) ?? []), { adapter, chat, msgKey, text, attachments }]);
+      this.queued.set(session.id, [
+        ...(this.queued.get(session.id) ?? []),
+        { adapter, chat, msgKey, text, attachments },
+      ]);
       return;
     }
     this.early.set(session.id, []);
@@ -248,27 +388,55 @@ export class Conversations {
     } catch (err) {
       this.early.delete(session.id);
       const code = err instanceof IpcCallError ? err.code : '';
-      const say = code === 'draining' ? RESTARTING : code === 'turn_in_progress' ? 'Still working on your previous message; wait for the reply, or send /stop.' : `That could not start: ${(err as Error).message}`;
+      const say =
+        code === 'draining'
+          ? RESTARTING
+          : code === 'turn_in_progress'
+            ? 'Still working on your previous message; wait for the reply, or send /stop.'
+            : `That could not start: ${(err as Error).message}`;
       await adapter.sendText(chat.chat_id, say, { plain: true });
       markInbound(this.deps.db, adapter.platform, msgKey, 'answered');
       return;
     }
-    markInbound(this.deps.db, adapter.platform, msgKey, 'started', { session_id: session.id, turn_id: turnId });
-    const watch: Watch = { platform: adapter.platform, chatId: chat.chat_id, sessionId: session.id, msgKey, stream: new ReplyStream(adapter, chat.chat_id, true, (id) => setInboundReply(this.deps.db, adapter.platform, msgKey, id)) };
+    markInbound(this.deps.db, adapter.platform, msgKey, 'started', {
+      session_id: session.id,
+      turn_id: turnId,
+    });
+    const watch: Watch = {
+      platform: adapter.platform,
+      chatId: chat.chat_id,
+      sessionId: session.id,
+      msgKey,
+      stream: new ReplyStream(adapter, chat.chat_id, true, (id) =>
+        setInboundReply(this.deps.db, adapter.platform, msgKey, id),
+      ),
+    };
     this.watches.set(turnId, watch);
     const early = this.early.get(session.id) ?? [];
     this.early.delete(session.id);
-    for (const e of early) if (e.data.turn_id === turnId && this.watches.get(turnId) === watch) await this.apply(turnId, watch, e.type, e.data);
+    for (const e of early)
+      if (e.data.turn_id === turnId && this.watches.get(turnId) === watch)
+        await this.apply(turnId, watch, e.type, e.data);
   }
 
   /**
    * Starts the turn. A worker that was still booting (timeout) or could not be had (unavailable)
    * is tried again twice: the supervisor has already withdrawn the turn it did not hand over.
    */
-  private async requestTurn(sessionId: string, text: string, attachments: string[]): Promise<string> {
+  private async requestTurn(
+    sessionId: string,
+    text: string,
+    attachments: string[],
+  ): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await this.deps.endpoint.request('turn.start', { session_id: sessionId, message: { text, attachments }, origin: 'channel' }, { timeoutMs: 30_000 })).turn_id;
+        return (
+          await this.deps.endpoint.request(
+            'turn.start',
+            { session_id: sessionId, message: { text, attachments }, origin: 'channel' },
+            { timeoutMs: 30_000 },
+          )
+        ).turn_id;
       } catch (err) {
         const code = err instanceof IpcCallError ? err.code : '';
         if (attempt >= 2 || (code !== 'timeout' && code !== 'unavailable')) throw err;
@@ -286,7 +454,10 @@ export class Conversations {
 
   private newSession(chat: ChannelChat): Session {
     const platform = chat.platform as PlatformName;
-    const s = createSession(this.deps.db, { title: `${platformInfo[platform].label} · ${chat.name}`.slice(0, 200), channel: platform });
+    const s = createSession(this.deps.db, {
+      title: `${platformInfo[platform].label} · ${chat.name}`.slice(0, 200),
+      channel: platform,
+    });
     setChatSession(this.deps.db, platform, chat.chat_id, s.id);
     ipcPublish(this.deps.endpoint)('sessions', 'session.created', s);
     return s;
@@ -303,14 +474,18 @@ export class Conversations {
     const session = chat.session_id ? getSession(this.deps.db, chat.session_id) : undefined;
     if (cmd === '/stop') {
       if (!session) return void (await reply('Nothing is running.'));
-      const r = await this.deps.endpoint.request('turn.interrupt', { session_id: session.id }, { timeoutMs: 10_000 }).catch(() => ({ interrupted: false }));
+      const r = await this.deps.endpoint
+        .request('turn.interrupt', { session_id: session.id }, { timeoutMs: 10_000 })
+        .catch(() => ({ interrupted: false }));
       return void (await reply(r.interrupted ? 'Stopping.' : 'Nothing is running.'));
     }
     if (cmd === '/status') {
       if (!session) return void (await reply('No session yet: send a message to start one.'));
       const running = [...this.watches.values()].some((w) => w.sessionId === session.id);
       const model = session.model_id ?? this.deps.config().slots.default ?? 'none configured';
-      return void (await reply(`Session "${session.title}" (${session.id})\nModel: ${model}\nMessages: ${session.message_count}\n${running ? 'A turn is running (/stop stops it).' : 'Idle.'}`));
+      return void (await reply(
+        `Session "${session.title}" (${session.id})\nModel: ${model}\nMessages: ${session.message_count}\n${running ? 'A turn is running (/stop stops it).' : 'Idle.'}`,
+      ));
     }
     await reply(`Unknown command ${cmd}. ${HELP}`);
   }
@@ -319,15 +494,24 @@ export class Conversations {
     const adapter = this.deps.adapter(w.platform);
     if (!adapter) return;
     const approvalId = String(data.approval_id);
-    const question = approvalQuestion(String(data.tool ?? 'a tool'), data.input, adapter.hasButtons);
+    const question = approvalQuestion(
+      String(data.tool ?? 'a tool'),
+      data.input,
+      adapter.hasButtons,
+    );
     // Known before it is sent: a press can arrive (on another connection) before the send's answer.
     const ask: PendingAsk = { approvalId, sessionId: w.sessionId, question, messageId: null };
     const key = `${w.platform}:${w.chatId}`;
     this.asks.set(key, [...(this.asks.get(key) ?? []), ask]);
-    ask.sent = adapter.sendText(w.chatId, question, { plain: true, ...(adapter.hasButtons ? { buttons: approvalButtons(approvalId) } : {}) }).catch((err: Error) => {
-      log.warn('could not ask for an approval in the chat', { error: err.message });
-      return null;
-    });
+    ask.sent = adapter
+      .sendText(w.chatId, question, {
+        plain: true,
+        ...(adapter.hasButtons ? { buttons: approvalButtons(approvalId) } : {}),
+      })
+      .catch((err: Error) => {
+        log.warn('could not ask for an approval in the chat', { error: err.message });
+        return null;
+      });
     ask.messageId = await ask.sent;
   }
 
@@ -342,25 +526,46 @@ export class Conversations {
     if (m.buttonQueryId) await adapter.answerButton?.(m.buttonQueryId);
     const b = parseButton(m.buttonData ?? '');
     if (!b) return;
-    const ask = this.asks.get(`${m.platform}:${m.chatId}`)?.find((a) => a.approvalId === b.approvalId);
+    const ask = this.asks
+      .get(`${m.platform}:${m.chatId}`)
+      ?.find((a) => a.approvalId === b.approvalId);
     if (!ask) {
-      if (m.buttonMessageId) await adapter.editText(m.chatId, m.buttonMessageId, 'This question was already answered or withdrawn.', { plain: true }).catch(() => undefined);
+      if (m.buttonMessageId)
+        await adapter
+          .editText(
+            m.chatId,
+            m.buttonMessageId,
+            'This question was already answered or withdrawn.',
+            { plain: true },
+          )
+          .catch(() => undefined);
       return;
     }
     await this.answer(adapter, m.platform, m.chatId, ask, b.decision);
   }
 
-  private async answer(adapter: Adapter, platform: PlatformName, chatId: string, ask: PendingAsk, decision: ApprovalDecision): Promise<void> {
+  private async answer(
+    adapter: Adapter,
+    platform: PlatformName,
+    chatId: string,
+    ask: PendingAsk,
+    decision: ApprovalDecision,
+  ): Promise<void> {
     this.dropAsk(platform, chatId, ask.approvalId);
     let outcome = decisionLabel(decision);
     try {
-      await this.deps.endpoint.request('approval.answer', { session_id: ask.sessionId, approval_id: ask.approvalId, decision }, { timeoutMs: 10_000 });
+      await this.deps.endpoint.request(
+        'approval.answer',
+        { session_id: ask.sessionId, approval_id: ask.approvalId, decision },
+        { timeoutMs: 10_000 },
+      );
     } catch (err) {
       outcome = `not applied: ${(err as Error).message}`;
     }
     const text = `${ask.question}\n→ ${outcome}`;
     const messageId = ask.messageId ?? (await ask.sent) ?? null;
-    if (messageId && adapter.canEdit) await adapter.editText(chatId, messageId, text, { plain: true }).catch(() => undefined);
+    if (messageId && adapter.canEdit)
+      await adapter.editText(chatId, messageId, text, { plain: true }).catch(() => undefined);
     else await adapter.sendText(chatId, `→ ${outcome}`, { plain: true }).catch(() => undefined);
   }
 }

@@ -10,8 +10,19 @@ import { markdownToPlain, splitText } from './format.js';
 
 /** What svc reads of a gateway dispatch; anything else in it is ignored. */
 const snowflake = z.string().regex(/^\d{1,20}$/);
-const dcUser = z.object({ id: snowflake, username: z.string(), global_name: z.string().nullish(), bot: z.boolean().optional() });
-const dcAttachment = z.object({ id: z.string(), filename: z.string(), size: z.number().int().nonnegative().optional(), url: z.string(), content_type: z.string().optional() });
+const dcUser = z.object({
+  id: snowflake,
+  username: z.string(),
+  global_name: z.string().nullish(),
+  bot: z.boolean().optional(),
+});
+const dcAttachment = z.object({
+  id: z.string(),
+  filename: z.string(),
+  size: z.number().int().nonnegative().optional(),
+  url: z.string(),
+  content_type: z.string().optional(),
+});
 const dcMessage = z.object({
   id: snowflake,
   channel_id: snowflake,
@@ -36,7 +47,13 @@ const dcInteraction = z.object({
   user: dcUser.loose().optional(),
   member: z.object({ user: dcUser.loose() }).loose().optional(),
   message: z.object({ id: snowflake }).loose().optional(),
-  data: z.object({ custom_id: z.string().max(100).optional(), component_type: z.number().int().optional() }).loose().optional(),
+  data: z
+    .object({
+      custom_id: z.string().max(100).optional(),
+      component_type: z.number().int().optional(),
+    })
+    .loose()
+    .optional(),
 });
 const dcSent = z.object({ id: z.string() }).loose();
 const dcMe = z.object({ id: z.string(), username: z.string() }).loose();
@@ -92,7 +109,12 @@ export class DiscordAdapter implements Adapter {
       // fails with "action is not a function"; nodejs/undici#5520), fetch and FormData match.
       makeRequest: (url, init) => fetch(url, init as RequestInit),
     }).setToken(config.bot_token);
-    this.rest.on('rateLimited', (info) => log.info('discord asked to slow down; waiting', { route: info.route, retry_after_ms: info.retryAfter }));
+    this.rest.on('rateLimited', (info) =>
+      log.info('discord asked to slow down; waiting', {
+        route: info.route,
+        retry_after_ms: info.retryAfter,
+      }),
+    );
   }
 
   async run(events: AdapterEvents): Promise<void> {
@@ -127,25 +149,47 @@ export class DiscordAdapter implements Adapter {
     const failed = new Promise<never>((_, reject) => (fatal = reject));
     failed.catch(() => undefined);
     let lastSocketError = '';
-    manager.on('error', (err) => fatal(new PlatformError(`Discord closed the gateway: ${err.message}${/authentication/i.test(err.message) ? ' (the bot token was refused)' : /intents/i.test(err.message) ? ' (turn the intents on in the Developer Portal)' : ''}`)));
+    manager.on('error', (err) =>
+      fatal(
+        new PlatformError(
+          `Discord closed the gateway: ${err.message}${/authentication/i.test(err.message) ? ' (the bot token was refused)' : /intents/i.test(err.message) ? ' (turn the intents on in the Developer Portal)' : ''}`,
+        ),
+      ),
+    );
     manager.on('socketError', (err) => (lastSocketError = err.message));
     manager.on('resumed', () => log.info('discord gateway resumed'));
     manager.on('dispatch', (payload) => {
-      const handled = (p: Promise<void>) => p.catch((err: Error) => log.warn('discord event not handled', { event: payload.t, error: err.message }));
+      const handled = (p: Promise<void>) =>
+        p.catch((err: Error) =>
+          log.warn('discord event not handled', { event: payload.t, error: err.message }),
+        );
       // A button press must be acknowledged within 3 s: it does not wait behind a message still being handled.
-      if (payload.t === 'INTERACTION_CREATE') void handled(this.dispatch(payload.t, payload.d, events));
+      if (payload.t === 'INTERACTION_CREATE')
+        void handled(this.dispatch(payload.t, payload.d, events));
       else this.chain = handled(this.chain.then(() => this.dispatch(payload.t, payload.d, events)));
     });
-    const stopped = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    const stopped = new Promise<void>((resolve) =>
+      signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new PlatformError(`the Discord gateway did not answer within ${CONNECT_TIMEOUT_MS / 1000} s${lastSocketError ? ` (${lastSocketError})` : ''}`)), CONNECT_TIMEOUT_MS);
+      timer = setTimeout(
+        () =>
+          reject(
+            new PlatformError(
+              `the Discord gateway did not answer within ${CONNECT_TIMEOUT_MS / 1000} s${lastSocketError ? ` (${lastSocketError})` : ''}`,
+            ),
+          ),
+        CONNECT_TIMEOUT_MS,
+      );
     });
     try {
       await Promise.race([manager.connect(), failed, timeout, stopped]);
     } catch (err) {
       if (signal.aborted) return;
-      throw err instanceof PlatformError ? err : new PlatformError(`could not connect to the Discord gateway: ${reason(err)}`);
+      throw err instanceof PlatformError
+        ? err
+        : new PlatformError(`could not connect to the Discord gateway: ${reason(err)}`);
     } finally {
       clearTimeout(timer);
     }
@@ -181,14 +225,34 @@ export class DiscordAdapter implements Adapter {
       chatTitle = await this.channelTitle(m.channel_id);
     }
     // Other people mentioned read as @name, not as <@id>.
-    for (const u of m.mentions) text = text.replaceAll(`<@${u.id}>`, `@${nameOf(u)}`).replaceAll(`<@!${u.id}>`, `@${nameOf(u)}`);
+    for (const u of m.mentions)
+      text = text
+        .replaceAll(`<@${u.id}>`, `@${nameOf(u)}`)
+        .replaceAll(`<@!${u.id}>`, `@${nameOf(u)}`);
     text = text.replace(/[ \t]{2,}/g, ' ').trim();
-    const files: InboundFile[] = m.attachments.map((a) => ({ ref: a.url, name: a.filename, ...(a.content_type ? { mime: a.content_type } : {}), ...(a.size === undefined ? {} : { size: a.size }) }));
-    const msg: InboundMessage = { platform: 'discord', chatId: m.channel_id, userId: m.author.id, name: nameOf(m.author), text, msgKey: m.id, ...(chatTitle ? { chatTitle } : {}), ...(files.length ? { files } : {}) };
+    const files: InboundFile[] = m.attachments.map((a) => ({
+      ref: a.url,
+      name: a.filename,
+      ...(a.content_type ? { mime: a.content_type } : {}),
+      ...(a.size === undefined ? {} : { size: a.size }),
+    }));
+    const msg: InboundMessage = {
+      platform: 'discord',
+      chatId: m.channel_id,
+      userId: m.author.id,
+      name: nameOf(m.author),
+      text,
+      msgKey: m.id,
+      ...(chatTitle ? { chatTitle } : {}),
+      ...(files.length ? { files } : {}),
+    };
     await events.message(msg);
   }
 
-  private async onInteraction(i: z.infer<typeof dcInteraction>, events: AdapterEvents): Promise<void> {
+  private async onInteraction(
+    i: z.infer<typeof dcInteraction>,
+    events: AdapterEvents,
+  ): Promise<void> {
     const user = i.user ?? i.member?.user;
     if (i.type !== 3 || !user || !i.channel_id) return; // only button presses are svc's
     await events.message({
@@ -210,7 +274,9 @@ export class DiscordAdapter implements Adapter {
     if (known) return known;
     let title = `channel ${channelId}`;
     try {
-      const c = dcChannel.parse(await this.rest.get(`/channels/${channelId}`, { signal: this.abort.signal }));
+      const c = dcChannel.parse(
+        await this.rest.get(`/channels/${channelId}`, { signal: this.abort.signal }),
+      );
       if (c.name) title = `#${c.name}`;
     } catch (err) {
       log.info('discord channel name not available', { error: reason(err) });
@@ -224,18 +290,30 @@ export class DiscordAdapter implements Adapter {
     const m = this.manager;
     this.manager = undefined;
     // A peer that never answers the close frame does not hold the worker's shutdown up.
-    await Promise.race([m?.destroy({ code: 1000, reason: 'svc stopped the adapter' }), new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref())]);
+    await Promise.race([
+      m?.destroy({ code: 1000, reason: 'svc stopped the adapter' }),
+      new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref()),
+    ]);
     this.rest.clearHashSweeper();
     this.rest.clearHandlerSweeper();
   }
 
   /** Long text goes as several messages, split on a natural boundary; buttons ride on the last. */
-  async sendText(chatId: string, text: string, opts: { buttons?: Button[]; plain?: boolean } = {}): Promise<string | null> {
+  async sendText(
+    chatId: string,
+    text: string,
+    opts: { buttons?: Button[]; plain?: boolean } = {},
+  ): Promise<string | null> {
     const pieces = splitText(text, TEXT_CAP);
     let id: string | null = null;
     for (const [i, piece] of pieces.entries()) {
-      const components = opts.buttons?.length && i === pieces.length - 1 ? actionRows(opts.buttons) : undefined;
-      const sent = await this.withPlainFallback(piece, (content) => this.rest.post(`/channels/${ids(chatId)}/messages`, { body: { content, allowed_mentions: { parse: [] }, ...(components ? { components } : {}) } }));
+      const components =
+        opts.buttons?.length && i === pieces.length - 1 ? actionRows(opts.buttons) : undefined;
+      const sent = await this.withPlainFallback(piece, (content) =>
+        this.rest.post(`/channels/${ids(chatId)}/messages`, {
+          body: { content, allowed_mentions: { parse: [] }, ...(components ? { components } : {}) },
+        }),
+      );
       id = dcSent.parse(sent).id;
     }
     return id;
@@ -243,12 +321,19 @@ export class DiscordAdapter implements Adapter {
 
   /** The full text each time; any buttons on the message go (an answered question keeps none). */
   async editText(chatId: string, messageId: string, text: string): Promise<void> {
-    await this.withPlainFallback(text.slice(0, TEXT_CAP), (content) => this.rest.patch(`/channels/${ids(chatId)}/messages/${ids(messageId)}`, { body: { content, allowed_mentions: { parse: [] }, components: [] } }));
+    await this.withPlainFallback(text.slice(0, TEXT_CAP), (content) =>
+      this.rest.patch(`/channels/${ids(chatId)}/messages/${ids(messageId)}`, {
+        body: { content, allowed_mentions: { parse: [] }, components: [] },
+      }),
+    );
   }
 
   async sendFile(chatId: string, path: string, name: string): Promise<string | null> {
     const size = (await stat(path)).size;
-    if (size > UPLOAD_CAP) throw new PlatformError(`${name} is ${Math.round(size / 1024 / 1024)} MiB; Discord takes at most 100 MiB in one upload`);
+    if (size > UPLOAD_CAP)
+      throw new PlatformError(
+        `${name} is ${Math.round(size / 1024 / 1024)} MiB; Discord takes at most 100 MiB in one upload`,
+      );
     const fh = await open(path);
     let data: Buffer;
     try {
@@ -257,7 +342,10 @@ export class DiscordAdapter implements Adapter {
       await fh.close();
     }
     try {
-      const sent = await this.rest.post(`/channels/${ids(chatId)}/messages`, { files: [{ name, data }], body: { attachments: [{ id: 0, filename: name }], allowed_mentions: { parse: [] } } });
+      const sent = await this.rest.post(`/channels/${ids(chatId)}/messages`, {
+        files: [{ name, data }],
+        body: { attachments: [{ id: 0, filename: name }], allowed_mentions: { parse: [] } },
+      });
       return dcSent.parse(sent).id;
     } catch (err) {
       throw new PlatformError(reason(err));
@@ -273,16 +361,25 @@ export class DiscordAdapter implements Adapter {
       throw new PlatformError('the attachment has no valid address');
     }
     const cdn = url.protocol === 'https:' && CDN_HOSTS.has(url.hostname);
-    if (!cdn && url.origin !== this.apiOrigin) throw new PlatformError(`attachments are fetched from Discord's CDN only, not ${url.hostname}`);
-    const res = await fetch(url, { signal: this.abort.signal, redirect: 'error' }).catch((err: Error) => {
-      throw new PlatformError(`the attachment could not be fetched from Discord (${err.message})`);
-    });
-    if (!res.ok || !res.body) throw new PlatformError(`Discord answered ${res.status} for the attachment`);
+    if (!cdn && url.origin !== this.apiOrigin)
+      throw new PlatformError(
+        `attachments are fetched from Discord's CDN only, not ${url.hostname}`,
+      );
+    const res = await fetch(url, { signal: this.abort.signal, redirect: 'error' }).catch(
+      (err: Error) => {
+        throw new PlatformError(
+          `the attachment could not be fetched from Discord (${err.message})`,
+        );
+      },
+    );
+    if (!res.ok || !res.body)
+      throw new PlatformError(`Discord answered ${res.status} for the attachment`);
     return res.body;
   }
 
   async typing(chatId: string): Promise<void> {
-    if (snowflake.safeParse(chatId).success) await this.rest.post(`/channels/${chatId}/typing`).catch(() => undefined);
+    if (snowflake.safeParse(chatId).success)
+      await this.rest.post(`/channels/${chatId}/typing`).catch(() => undefined);
   }
 
   /** Acknowledges a press without a new message (DEFERRED_UPDATE_MESSAGE); the question is edited with the answer after. */
@@ -290,16 +387,24 @@ export class DiscordAdapter implements Adapter {
     const [id, token] = queryId.split(':');
     if (!id || !token) return;
     const route: RouteLike = `/interactions/${id}/${token}/callback`;
-    await this.rest.post(route, { body: { type: 6 }, auth: false }).catch((err: unknown) => log.warn('discord did not take the button acknowledgement', { error: reason(err) }));
+    await this.rest
+      .post(route, { body: { type: 6 }, auth: false })
+      .catch((err: unknown) =>
+        log.warn('discord did not take the button acknowledgement', { error: reason(err) }),
+      );
   }
 
   /** Discord shows Markdown itself; text it refuses (an invalid form body) goes again as plain text. */
-  private async withPlainFallback<T>(text: string, send: (content: string) => Promise<T>): Promise<T> {
+  private async withPlainFallback<T>(
+    text: string,
+    send: (content: string) => Promise<T>,
+  ): Promise<T> {
     try {
       try {
         return await send(text);
       } catch (err) {
-        if (!(err instanceof DiscordAPIError && err.status === 400 && err.code === 50035)) throw err;
+        if (!(err instanceof DiscordAPIError && err.status === 400 && err.code === 50035))
+          throw err;
         const plain = markdownToPlain(text).slice(0, TEXT_CAP);
         if (plain === text) throw err;
         return await send(plain);
@@ -312,7 +417,10 @@ export class DiscordAdapter implements Adapter {
 
 /** A channel or message id as it goes into a REST path: Discord's ids are digits, anything else is refused. */
 function ids(id: string): string {
-  if (!snowflake.safeParse(id).success) throw new PlatformError(`"${id.slice(0, 40)}" is not a Discord id (a channel id is 17-20 digits: Developer Mode on, right-click the channel → Copy Channel ID)`);
+  if (!snowflake.safeParse(id).success)
+    throw new PlatformError(
+      `"${id.slice(0, 40)}" is not a Discord id (a channel id is 17-20 digits: Developer Mode on, right-click the channel → Copy Channel ID)`,
+    );
   return id;
 }
 
@@ -320,15 +428,22 @@ function ids(id: string): string {
 function actionRows(buttons: Button[]) {
   const rows = [];
   for (let i = 0; i < buttons.length; i += 5) {
-    rows.push({ type: 1, components: buttons.slice(i, i + 5).map((b) => ({ type: 2, style: 2, label: b.label.slice(0, 80), custom_id: b.data })) });
+    rows.push({
+      type: 1,
+      components: buttons
+        .slice(i, i + 5)
+        .map((b) => ({ type: 2, style: 2, label: b.label.slice(0, 80), custom_id: b.data })),
+    });
   }
   return rows;
 }
 
 /** Discord's own words for a failure (its messages name the status and the error, never the token). */
 function reason(err: unknown): string {
-  if (err instanceof DiscordAPIError) return err.message.startsWith(`${err.status}:`) ? err.message : `${err.status} ${err.message}`;
-  if (err instanceof RateLimitError) return `rate limited for ${Math.round(err.retryAfter / 1000)} s`;
+  if (err instanceof DiscordAPIError)
+    return err.message.startsWith(`${err.status}:`) ? err.message : `${err.status} ${err.message}`;
+  if (err instanceof RateLimitError)
+    return `rate limited for ${Math.round(err.retryAfter / 1000)} s`;
   if (err instanceof HTTPError) return `${err.status} ${err.message}`;
   return err instanceof Error ? err.message : String(err);
 }

@@ -3,18 +3,25 @@
  * subset, or plain text; and long text split at the platform's cap on a natural boundary.
  */
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 function inlineHtml(line: string): string {
   // Code spans first, so nothing inside them is read as emphasis.
   const parts = line.split(/(`[^`\n]+`)/);
   return parts
     .map((p) => {
-      if (p.length > 1 && p.startsWith('`') && p.endsWith('`')) return `<code>${escapeHtml(p.slice(1, -1))}</code>`;
+      if (p.length > 1 && p.startsWith('`') && p.endsWith('`'))
+        return `<code>${escapeHtml(p.slice(1, -1))}</code>`;
       let s = escapeHtml(p);
-      s = s.replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g, (_m, t: string, u: string) => `<a href="${u.replace(/"/g, '&quot;')}">${t}</a>`);
+      s = s.replace(
+        /\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g,
+        (_m, t: string, u: string) => `<a href="${u.replace(/"/g, '&quot;')}">${t}</a>`,
+      );
       s = s.replace(/\*\*([^*\n]+)\*\*/g, '<b>$1</b>').replace(/__([^_\n]+)__/g, '<b>$1</b>');
-      s = s.replace(/(^|[\s(])\*([^*\n]+)\*(?=$|[\s).,!?:;])/g, '$1<i>$2</i>').replace(/(^|[\s(])_([^_\n]+)_(?=$|[\s).,!?:;])/g, '$1<i>$2</i>');
+      s = s
+        .replace(/(^|[\s(])\*([^*\n]+)\*(?=$|[\s).,!?:;])/g, '$1<i>$2</i>')
+        .replace(/(^|[\s(])_([^_\n]+)_(?=$|[\s).,!?:;])/g, '$1<i>$2</i>');
       s = s.replace(/~~([^~\n]+)~~/g, '<s>$1</s>');
       return s;
     })

@@ -52,7 +52,15 @@ export class AdapterHost {
   }
 
   status(lastMessageAt: string | null): ChannelStatus {
-    return { platform: this.platform, state: this.state, error: this.error, connected_since: this.connectedSince, last_message_at: lastMessageAt, restarts: this.restarts, account: this.account };
+    return {
+      platform: this.platform,
+      state: this.state,
+      error: this.error,
+      connected_since: this.connectedSince,
+      last_message_at: lastMessageAt,
+      restarts: this.restarts,
+      account: this.account,
+    };
   }
 
   async stop(): Promise<void> {
@@ -106,7 +114,8 @@ export class AdapterHost {
       })
       .then(
         () => {
-          if (this.adapter === adapter && !this.stopped) this.failed(adapter, new Error('the connection ended'), startedAt);
+          if (this.adapter === adapter && !this.stopped)
+            this.failed(adapter, new Error('the connection ended'), startedAt);
         },
         (err: Error) => this.failed(adapter, err, startedAt),
       );
@@ -128,7 +137,10 @@ export class AdapterHost {
     }
     const delay = this.delaysMs[Math.min(this.crashes - 1, this.delaysMs.length - 1)]!;
     this.error = `${err.message} (trying again in ${Math.round(delay / 1000)} s)`;
-    log.warn(`${this.platform} adapter failed; restarting it`, { error: err.message, in_ms: delay });
+    log.warn(`${this.platform} adapter failed; restarting it`, {
+      error: err.message,
+      in_ms: delay,
+    });
     this.timer = setTimeout(() => {
       this.restarts++;
       this.launch();

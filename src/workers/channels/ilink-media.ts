@@ -12,7 +12,12 @@ import { PlatformError } from './adapter.js';
 
 /** Where an item's ciphertext is and how it is encrypted. */
 export const cdnMediaSchema = z
-  .object({ encrypt_query_param: z.string().optional(), aes_key: z.string().optional(), encrypt_type: z.number().optional(), full_url: z.string().optional() })
+  .object({
+    encrypt_query_param: z.string().optional(),
+    aes_key: z.string().optional(),
+    encrypt_type: z.number().optional(),
+    full_url: z.string().optional(),
+  })
   .loose();
 export type CdnMedia = z.infer<typeof cdnMediaSchema>;
 
@@ -47,7 +52,8 @@ export function parseAesKey(key: string): Buffer {
 }
 
 /** The key as an outbound item carries it: base64 of its hex digits. */
-export const itemAesKey = (key: Buffer): string => Buffer.from(key.toString('hex'), 'latin1').toString('base64');
+export const itemAesKey = (key: Buffer): string =>
+  Buffer.from(key.toString('hex'), 'latin1').toString('base64');
 
 export function encrypt(plain: Buffer, key: Buffer): Buffer {
   const c = createCipheriv('aes-128-ecb', key, null);
@@ -55,7 +61,10 @@ export function encrypt(plain: Buffer, key: Buffer): Buffer {
 }
 
 /** Decrypts a ciphertext stream as it arrives (so the upload's byte cap still cuts it short). */
-export async function* decryptStream(source: AsyncIterable<Uint8Array>, key: Buffer): AsyncGenerator<Buffer> {
+export async function* decryptStream(
+  source: AsyncIterable<Uint8Array>,
+  key: Buffer,
+): AsyncGenerator<Buffer> {
   const d = createDecipheriv('aes-128-ecb', key, null);
   for await (const chunk of source) {
     const out = d.update(chunk);
@@ -73,7 +82,8 @@ export async function* decryptStream(source: AsyncIterable<Uint8Array>, key: Buf
 /** The URL an item's ciphertext is fetched from; undefined when the item names none. */
 export function downloadUrl(cdnBase: string, media: CdnMedia): string | undefined {
   if (media.full_url && /^https?:\/\//.test(media.full_url)) return media.full_url;
-  if (media.encrypt_query_param) return `${cdnBase.replace(/\/+$/, '')}/downloadfile?${media.encrypt_query_param}`;
+  if (media.encrypt_query_param)
+    return `${cdnBase.replace(/\/+$/, '')}/downloadfile?${media.encrypt_query_param}`;
   return undefined;
 }
 

@@ -13,7 +13,9 @@ import { cdnMediaSchema } from './ilink-media.js';
 const APP_HEADERS = { 'iLink-App-Id': 'bot', 'iLink-App-ClientVersion': '256' };
 const BASE_INFO = { channel_version: '1.0.2' };
 
-const qrSchema = z.object({ qrcode: z.string().min(1), qrcode_img_content: z.string().min(1) }).loose();
+const qrSchema = z
+  .object({ qrcode: z.string().min(1), qrcode_img_content: z.string().min(1) })
+  .loose();
 export const qrStatusSchema = z
   .object({
     status: z.enum(['wait', 'scaned', 'confirmed', 'expired', 'scaned_but_redirect']),
@@ -26,7 +28,13 @@ export const qrStatusSchema = z
   .loose();
 export type QrStatus = z.infer<typeof qrStatusSchema>;
 
-const envelope = z.object({ ret: z.number().int().optional(), errcode: z.number().int().optional(), errmsg: z.string().optional() }).loose();
+const envelope = z
+  .object({
+    ret: z.number().int().optional(),
+    errcode: z.number().int().optional(),
+    errmsg: z.string().optional(),
+  })
+  .loose();
 
 const media = { media: cdnMediaSchema.optional() };
 const item = z
@@ -34,11 +42,24 @@ const item = z
     type: z.number().int(),
     text_item: z.object({ text: z.string() }).loose().optional(),
     /** An image may carry its key as hex in `aeskey` besides media.aes_key. */
-    image_item: z.object({ ...media, aeskey: z.string().optional(), url: z.string().optional() }).loose().optional(),
+    image_item: z
+      .object({ ...media, aeskey: z.string().optional(), url: z.string().optional() })
+      .loose()
+      .optional(),
     /** A voice note; `text` is WeChat's transcript when it made one. */
-    voice_item: z.object({ ...media, text: z.string().optional() }).loose().optional(),
+    voice_item: z
+      .object({ ...media, text: z.string().optional() })
+      .loose()
+      .optional(),
     /** `len` is the file's size in bytes, as a string. */
-    file_item: z.object({ ...media, file_name: z.string().optional(), len: z.union([z.string(), z.number()]).optional() }).loose().optional(),
+    file_item: z
+      .object({
+        ...media,
+        file_name: z.string().optional(),
+        len: z.union([z.string(), z.number()]).optional(),
+      })
+      .loose()
+      .optional(),
     video_item: z.object(media).loose().optional(),
   })
   .loose();
@@ -56,7 +77,9 @@ export const ilinkMessageSchema = z
 export type IlinkMessage = z.infer<typeof ilinkMessageSchema>;
 const uploadUrlSchema = z.object({ upload_param: z.string().min(1) }).loose();
 const configSchema = z.object({ typing_ticket: z.string().min(1) }).loose();
-const updatesSchema = z.object({ msgs: z.array(z.unknown()).default([]), get_updates_buf: z.string().optional() }).loose();
+const updatesSchema = z
+  .object({ msgs: z.array(z.unknown()).default([]), get_updates_buf: z.string().optional() })
+  .loose();
 
 /** iLink error codes svc acts on. */
 export const ILINK_SESSION_EXPIRED = -14;
@@ -71,16 +94,33 @@ export class IlinkError extends PlatformError {
   }
 }
 
-async function call(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; timeoutMs: number; signal?: AbortSignal }): Promise<unknown> {
-  const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(init.timeoutMs)]) : AbortSignal.timeout(init.timeoutMs);
+async function call(
+  url: string,
+  init: {
+    method: 'GET' | 'POST';
+    headers: Record<string, string>;
+    body?: string;
+    timeoutMs: number;
+    signal?: AbortSignal;
+  },
+): Promise<unknown> {
+  const signal = init.signal
+    ? AbortSignal.any([init.signal, AbortSignal.timeout(init.timeoutMs)])
+    : AbortSignal.timeout(init.timeoutMs);
   let res;
   try {
-    res = await request(url, { method: init.method, headers: init.headers, ...(init.body === undefined ? {} : { body: init.body }), signal });
+    res = await request(url, {
+      method: init.method,
+      headers: init.headers,
+      ...(init.body === undefined ? {} : { body: init.body }),
+      signal,
+    });
   } catch (err) {
     throw new IlinkError(0, `network error: ${(err as Error).message}`);
   }
   const text = await res.body.text();
-  if (res.statusCode >= 400) throw new IlinkError(res.statusCode, `HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+  if (res.statusCode >= 400)
+    throw new IlinkError(res.statusCode, `HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -88,8 +128,12 @@ async function call(url: string, init: { method: 'GET' | 'POST'; headers: Record
     throw new IlinkError(0, 'the server answered something other than JSON');
   }
   const e = envelope.safeParse(json);
-  const code = e.success ? (e.data.ret || e.data.errcode || 0) : 0;
-  if (code !== 0) throw new IlinkError(code, `error ${code}${e.success && e.data.errmsg ? `: ${e.data.errmsg}` : ''}`);
+  const code = e.success ? e.data.ret || e.data.errcode || 0 : 0;
+  if (code !== 0)
+    throw new IlinkError(
+      code,
+      `error ${code}${e.success && e.data.errmsg ? `: ${e.data.errmsg}` : ''}`,
+    );
   return json;
 }
 
@@ -106,10 +150,19 @@ export async function cdnUpload(url: string, body: Buffer, signal?: AbortSignal)
   for (let attempt = 1; attempt <= CDN_TRIES; attempt++) {
     try {
       const timeout = AbortSignal.timeout(60_000);
-      const res = await request(url, { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      const res = await request(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/octet-stream' },
+        body,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
       await res.body.text();
       const why = res.headers['x-error-message'];
-      if (res.statusCode >= 400 && res.statusCode < 500) throw new IlinkError(res.statusCode, `the media CDN refused the file: HTTP ${res.statusCode}${typeof why === 'string' ? ` ${why}` : ''}`);
+      if (res.statusCode >= 400 && res.statusCode < 500)
+        throw new IlinkError(
+          res.statusCode,
+          `the media CDN refused the file: HTTP ${res.statusCode}${typeof why === 'string' ? ` ${why}` : ''}`,
+        );
       const param = res.headers['x-encrypted-param'];
       if (res.statusCode < 300 && typeof param === 'string' && param) return param;
       last = `HTTP ${res.statusCode}${typeof why === 'string' ? ` ${why}` : ''}${res.statusCode < 300 ? ' without a download param' : ''}`;
@@ -122,13 +175,32 @@ export async function cdnUpload(url: string, body: Buffer, signal?: AbortSignal)
 }
 
 /** The login half: needs no token. */
-export async function fetchQr(baseUrl: string, signal?: AbortSignal): Promise<{ id: string; url: string }> {
-  const r = qrSchema.parse(await call(`${trimBase(baseUrl)}/ilink/bot/get_bot_qrcode?bot_type=3`, { method: 'GET', headers: APP_HEADERS, timeoutMs: 15_000, ...(signal ? { signal } : {}) }));
+export async function fetchQr(
+  baseUrl: string,
+  signal?: AbortSignal,
+): Promise<{ id: string; url: string }> {
+  const r = qrSchema.parse(
+    await call(`${trimBase(baseUrl)}/ilink/bot/get_bot_qrcode?bot_type=3`, {
+      method: 'GET',
+      headers: APP_HEADERS,
+      timeoutMs: 15_000,
+      ...(signal ? { signal } : {}),
+    }),
+  );
   return { id: r.qrcode, url: r.qrcode_img_content };
 }
 
-export async function qrStatus(baseUrl: string, qr: string, signal?: AbortSignal): Promise<QrStatus> {
-  return qrStatusSchema.parse(await call(`${trimBase(baseUrl)}/ilink/bot/get_qrcode_status?qrcode=${encodeURIComponent(qr)}`, { method: 'GET', headers: APP_HEADERS, timeoutMs: 40_000, ...(signal ? { signal } : {}) }));
+export async function qrStatus(
+  baseUrl: string,
+  qr: string,
+  signal?: AbortSignal,
+): Promise<QrStatus> {
+  return qrStatusSchema.parse(
+    await call(
+      `${trimBase(baseUrl)}/ilink/bot/get_qrcode_status?qrcode=${encodeURIComponent(qr)}`,
+      { method: 'GET', headers: APP_HEADERS, timeoutMs: 40_000, ...(signal ? { signal } : {}) },
+    ),
+  );
 }
 
 /** The bot half: every call carries the token from the login. */
@@ -138,7 +210,12 @@ export class IlinkClient {
     private readonly token: string,
   ) {}
 
-  private post(path: string, body: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  private post(
+    path: string,
+    body: Record<string, unknown>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
     return call(`${trimBase(this.baseUrl)}/ilink/bot/${path}`, {
       method: 'POST',
       headers: {
@@ -155,8 +232,13 @@ export class IlinkClient {
     });
   }
 
-  async getUpdates(cursor: string, signal: AbortSignal): Promise<{ msgs: IlinkMessage[]; cursor: string }> {
-    const r = updatesSchema.parse(await this.post('getupdates', { get_updates_buf: cursor }, 50_000, signal));
+  async getUpdates(
+    cursor: string,
+    signal: AbortSignal,
+  ): Promise<{ msgs: IlinkMessage[]; cursor: string }> {
+    const r = updatesSchema.parse(
+      await this.post('getupdates', { get_updates_buf: cursor }, 50_000, signal),
+    );
     const msgs = r.msgs.flatMap((m) => {
       const p = ilinkMessageSchema.safeParse(m);
       return p.success ? [p.data] : [];
@@ -166,7 +248,9 @@ export class IlinkClient {
 
   /** The ticket that lets the bot show "typing" to a user (asked with their context token). */
   async typingTicket(user: string, contextToken: string): Promise<string> {
-    return configSchema.parse(await this.post('getconfig', { ilink_user_id: user, context_token: contextToken }, 15_000)).typing_ticket;
+    return configSchema.parse(
+      await this.post('getconfig', { ilink_user_id: user, context_token: contextToken }, 15_000),
+    ).typing_ticket;
   }
 
   /** 1 shows the typing indicator, 2 takes it away. */
@@ -181,12 +265,36 @@ export class IlinkClient {
   /** One message of one item (text, or media already on the CDN); answers its client id. */
   async sendItem(to: string, contextToken: string, item: Record<string, unknown>): Promise<string> {
     const clientId = randomUUID();
-    await this.post('sendmessage', { msg: { from_user_id: '', to_user_id: to, client_id: clientId, message_type: 2, message_state: 2, context_token: contextToken, item_list: [item] } }, 30_000);
+    await this.post(
+      'sendmessage',
+      {
+        msg: {
+          from_user_id: '',
+          to_user_id: to,
+          client_id: clientId,
+          message_type: 2,
+          message_state: 2,
+          context_token: contextToken,
+          item_list: [item],
+        },
+      },
+      30_000,
+    );
     return clientId;
   }
 
   /** Asks where to upload one encrypted file; answers the CDN's upload_param. */
-  async uploadParam(req: { filekey: string; media_type: number; to_user_id: string; rawsize: number; rawfilemd5: string; filesize: number; aeskey: string }): Promise<string> {
-    return uploadUrlSchema.parse(await this.post('getuploadurl', { ...req, no_need_thumb: true }, 15_000)).upload_param;
+  async uploadParam(req: {
+    filekey: string;
+    media_type: number;
+    to_user_id: string;
+    rawsize: number;
+    rawfilemd5: string;
+    filesize: number;
+    aeskey: string;
+  }): Promise<string> {
+    return uploadUrlSchema.parse(
+      await this.post('getuploadurl', { ...req, no_need_thumb: true }, 15_000),
+    ).upload_param;
   }
 }

@@ -54,7 +54,16 @@ export class QrLogin {
     /** The state, for the Web UI's live QR (the `channels` topic). */
     private readonly publish: (s: LoginState) => void = () => {},
   ) {
-    this.current = { platform: qr.platform, status: 'idle', qr_url: null, qr_png: null, user_id: null, error: null, codes: 0, started_at: null };
+    this.current = {
+      platform: qr.platform,
+      status: 'idle',
+      qr_url: null,
+      qr_png: null,
+      user_id: null,
+      error: null,
+      codes: 0,
+      started_at: null,
+    };
   }
 
   private get label(): string {
@@ -67,21 +76,46 @@ export class QrLogin {
       if (account) return { ...this.current, status: 'logged_in', user_id: account };
     }
     // Confirmed once, but the credentials are gone since (unlinked from the phone): not logged in.
-    if (this.current.status === 'confirmed' && !this.qr.account()) return { ...this.current, status: 'idle', user_id: null, error: null, codes: 0, started_at: null };
+    if (this.current.status === 'confirmed' && !this.qr.account())
+      return {
+        ...this.current,
+        status: 'idle',
+        user_id: null,
+        error: null,
+        codes: 0,
+        started_at: null,
+      };
     return this.current;
   }
 
   /** Starts a flow, or answers the running one; waits a little for the first code so the answer can show it. */
   async start(force: boolean): Promise<LoginState> {
-    if (this.flow && (this.current.status === 'pending' || this.current.status === 'scanned')) return this.current;
+    if (this.flow && (this.current.status === 'pending' || this.current.status === 'scanned'))
+      return this.current;
     const account = this.qr.account();
-    if (account && !force) return { ...this.current, status: 'logged_in', user_id: account, qr_url: null, qr_png: null, error: null };
+    if (account && !force)
+      return {
+        ...this.current,
+        status: 'logged_in',
+        user_id: account,
+        qr_url: null,
+        qr_png: null,
+        error: null,
+      };
     const why = this.qr.unavailable();
     if (why) return this.set({ status: 'failed', error: why });
     this.flow?.abort();
     const flow = new AbortController();
     this.flow = flow;
-    this.set({ status: 'pending', qr_url: null, qr_png: null, user_id: null, error: null, codes: 0, started_at: new Date().toISOString() });
+    this.set({
+      status: 'pending',
+      qr_url: null,
+      qr_png: null,
+      user_id: null,
+      error: null,
+      codes: 0,
+      started_at: new Date().toISOString(),
+    });
     const firstCode = new Promise<void>((resolve) => void this.run(flow, resolve).finally(resolve));
     await Promise.race([firstCode, new Promise((r) => setTimeout(r, 10_000))]);
     return this.current;
@@ -99,7 +133,15 @@ export class QrLogin {
       log.info(`logged out of ${this.label}`);
       this.changed();
     }
-    return this.set({ status: 'idle', qr_url: null, qr_png: null, user_id: null, error: null, codes: 0, started_at: null });
+    return this.set({
+      status: 'idle',
+      qr_url: null,
+      qr_png: null,
+      user_id: null,
+      error: null,
+      codes: 0,
+      started_at: null,
+    });
   }
 
   private set(patch: Partial<LoginState>): LoginState {
@@ -113,7 +155,12 @@ export class QrLogin {
     const limit = setTimeout(() => {
       if (signal.aborted) return;
       flow.abort();
-      this.set({ status: 'failed', error: 'the login took longer than 10 minutes; start again', qr_url: null, qr_png: null });
+      this.set({
+        status: 'failed',
+        error: 'the login took longer than 10 minutes; start again',
+        qr_url: null,
+        qr_png: null,
+      });
     }, FLOW_LIMIT_MS);
     // Codes are shown in the order they came, even when one renders faster than the one before.
     let shownChain: Promise<void> = Promise.resolve();
@@ -126,7 +173,11 @@ export class QrLogin {
       code: (text) => {
         const show = async () => {
           const { default: QRCode } = await import('qrcode'); // only a login needs it
-          const png = await QRCode.toDataURL(text, { errorCorrectionLevel: 'M', margin: 2, width: 280 });
+          const png = await QRCode.toDataURL(text, {
+            errorCorrectionLevel: 'M',
+            margin: 2,
+            width: 280,
+          });
           if (signal.aborted) return;
           this.set({ status: 'pending', qr_url: text, qr_png: png, codes: this.current.codes + 1 });
           shown();
@@ -143,8 +194,15 @@ export class QrLogin {
       this.changed();
     } catch (err) {
       if (signal.aborted) return;
-      if (err instanceof LoginExpired) this.set({ status: 'expired', error: err.message, qr_url: null, qr_png: null });
-      else this.set({ status: 'failed', error: `${this.label} login failed: ${(err as Error).message}`, qr_url: null, qr_png: null });
+      if (err instanceof LoginExpired)
+        this.set({ status: 'expired', error: err.message, qr_url: null, qr_png: null });
+      else
+        this.set({
+          status: 'failed',
+          error: `${this.label} login failed: ${(err as Error).message}`,
+          qr_url: null,
+          qr_png: null,
+        });
     } finally {
       clearTimeout(limit);
       if (this.flow === flow) this.flow = undefined;

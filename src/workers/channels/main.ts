@@ -1,4 +1,9 @@
-import { platformInfo, platformNames, platformNameSchema, type PlatformName } from '../../shared/config/channels.js';
+import {
+  platformInfo,
+  platformNames,
+  platformNameSchema,
+  type PlatformName,
+} from '../../shared/config/channels.js';
 import type { Config } from '../../shared/config/schema.js';
 import { redactConfigSecrets } from '../../shared/config/secrets.js';
 import { startChild } from '../../shared/child.js';
@@ -25,7 +30,12 @@ let config: Config | undefined;
 let db: Db | undefined;
 let conversations: Conversations | undefined;
 const hosts = new Map<PlatformName, { host: AdapterHost; key: string }>();
-const logins = qrLogins(paths, () => config, () => apply(), (state) => ipcPublish(endpoint)('channels', 'channels.login', loginEvent(state)));
+const logins = qrLogins(
+  paths,
+  () => config,
+  () => apply(),
+  (state) => ipcPublish(endpoint)('channels', 'channels.login', loginEvent(state)),
+);
 
 const cfg = (): Config => {
   if (!config) throw new IpcCallError('unavailable', 'the channels worker has not started yet');
@@ -37,19 +47,28 @@ function apply(): void {
   const convo = conversations;
   for (const platform of platformNames) {
     const entry = config.channels[platform];
-    const key = entry?.enabled ? JSON.stringify(entry) + (logins.get(platform)?.qr.generation() ?? '') : '';
+    const key = entry?.enabled
+      ? JSON.stringify(entry) + (logins.get(platform)?.qr.generation() ?? '')
+      : '';
     const had = hosts.get(platform);
     if (had && had.key === key) continue;
     if (had) {
       hosts.delete(platform);
       void had.host.stop();
-      log.info(`${platform} adapter stopped`, { reason: key ? 'configuration changed' : 'disabled' });
+      log.info(`${platform} adapter stopped`, {
+        reason: key ? 'configuration changed' : 'disabled',
+      });
     }
     if (!key) continue;
     const host = new AdapterHost(platform, {
       create: () => createAdapter(platform, cfg(), paths, logins),
       message: (adapter, m) => convo.onMessage(adapter, m),
-      connected: (adapter) => void convo.recover(adapter).catch((err: Error) => log.warn('could not pick up unanswered messages', { error: err.message })),
+      connected: (adapter) =>
+        void convo
+          .recover(adapter)
+          .catch((err: Error) =>
+            log.warn('could not pick up unanswered messages', { error: err.message }),
+          ),
       changed: () => ipcPublish(endpoint)('channels', 'channels.status', host.status(null)),
     });
     hosts.set(platform, { host, key });
@@ -63,7 +82,13 @@ endpoint.handle('child.start', ({ config: c }) => {
   db = openDb(paths.db);
   pruneInbound(db);
   const theDb = db;
-  conversations = new Conversations({ db: theDb, endpoint, config: cfg, uploadsDir: paths.uploadsDir, adapter: (p) => hosts.get(p)?.host.live() });
+  conversations = new Conversations({
+    db: theDb,
+    endpoint,
+    config: cfg,
+    uploadsDir: paths.uploadsDir,
+    adapter: (p) => hosts.get(p)?.host.live(),
+  });
   apply();
   return {};
 });
@@ -74,7 +99,9 @@ endpoint.onEvent((event) => {
     redactConfigSecrets(config);
     apply();
   } else if (event.type === 'ws.publish' && event.payload.topic.startsWith('session:')) {
-    void conversations?.onEvent(event.payload.topic, event.payload.type, event.payload.data).catch((err: Error) => log.warn('a turn event was not handled', { error: err.message }));
+    void conversations
+      ?.onEvent(event.payload.topic, event.payload.type, event.payload.data)
+      .catch((err: Error) => log.warn('a turn event was not handled', { error: err.message }));
   }
 });
 
@@ -83,7 +110,9 @@ function running(platform: PlatformName): Adapter {
   const a = hosts.get(platform)?.host.live();
   if (a) return a;
   const st = hosts.get(platform)?.host.status(null);
-  const why = st ? `it is ${st.state.replace('_', ' ')}${st.error ? `: ${st.error}` : ''}` : 'it is not enabled';
+  const why = st
+    ? `it is ${st.state.replace('_', ' ')}${st.error ? `: ${st.error}` : ''}`
+    : 'it is not enabled';
   throw new IpcCallError('conflict', `${platformInfo[platform].label} is not running (${why}).`);
 }
 
@@ -91,13 +120,19 @@ async function deliver<T>(platform: PlatformName, send: () => Promise<T>): Promi
   try {
     return await send();
   } catch (err) {
-    if (err instanceof PlatformError) throw new IpcCallError('platform_error', `${platformInfo[platform].label} did not take the message: ${err.message}`);
+    if (err instanceof PlatformError)
+      throw new IpcCallError(
+        'platform_error',
+        `${platformInfo[platform].label} did not take the message: ${err.message}`,
+      );
     throw err;
   }
 }
 
 endpoint.handle('channels.status', () => ({
-  platforms: [...hosts.values()].map(({ host }) => host.status(db ? lastMessageAt(db, host.platform) : null)),
+  platforms: [...hosts.values()].map(({ host }) =>
+    host.status(db ? lastMessageAt(db, host.platform) : null),
+  ),
 }));
 endpoint.handle('channels.send', ({ platform, chat_id, text }) => {
   const a = running(platform);
@@ -105,7 +140,11 @@ endpoint.handle('channels.send', ({ platform, chat_id, text }) => {
 });
 endpoint.handle('channels.deliver', ({ platform, chat_id, text }) => {
   const p = platformNameSchema.safeParse(platform);
-  if (!p.success) throw new IpcCallError('not_found', `There is no channel platform "${platform}" (known: ${platformNames.join(', ')}).`);
+  if (!p.success)
+    throw new IpcCallError(
+      'not_found',
+      `There is no channel platform "${platform}" (known: ${platformNames.join(', ')}).`,
+    );
   const a = running(p.data);
   return deliver(p.data, async () => ({ message_id: await a.sendText(chat_id, text) }));
 });
@@ -115,21 +154,41 @@ endpoint.handle('channels.send_file', ({ platform, chat_id, path, name }) => {
 });
 endpoint.handle('channels.test', async ({ platform, chat_id }) => {
   const a = running(platform);
-  const to = chat_id ?? (db && conversations ? latestChat(db, platform, (u) => conversations!.allowed(platform, u))?.chat_id : undefined);
-  if (!to) throw new IpcCallError('invalid_request', `No allowed user has written to the ${platformInfo[platform].label} bot yet; send it a message first, or give a chat_id.`);
-  const id = await deliver(platform, () => a.sendText(to, 'Test message from svc: this chat is connected.', { plain: true }));
+  const to =
+    chat_id ??
+    (db && conversations
+      ? latestChat(db, platform, (u) => conversations!.allowed(platform, u))?.chat_id
+      : undefined);
+  if (!to)
+    throw new IpcCallError(
+      'invalid_request',
+      `No allowed user has written to the ${platformInfo[platform].label} bot yet; send it a message first, or give a chat_id.`,
+    );
+  const id = await deliver(platform, () =>
+    a.sendText(to, 'Test message from svc: this chat is connected.', { plain: true }),
+  );
   return { chat_id: to, message_id: id };
 });
 endpoint.handle('channels.paired', async ({ platform, chat_id, approved }) => {
   const a = hosts.get(platform)?.host.live();
-  const text = approved ? 'You are approved: send your message again and the agent will answer.' : 'Your pairing request was declined.';
-  await a?.sendText(chat_id, text, { plain: true }).catch((err: Error) => log.warn('could not tell the user about the pairing', { error: err.message }));
+  const text = approved
+    ? 'You are approved: send your message again and the agent will answer.'
+    : 'Your pairing request was declined.';
+  await a
+    ?.sendText(chat_id, text, { plain: true })
+    .catch((err: Error) =>
+      log.warn('could not tell the user about the pairing', { error: err.message }),
+    );
   return {};
 });
 /** The QR login of a platform that logs in by one (the gateway only asks for those). */
 function loginOf(platform: PlatformName) {
   const l = logins.get(platform);
-  if (!l) throw new IpcCallError('not_found', `${platformInfo[platform].label} does not log in by a QR code.`);
+  if (!l)
+    throw new IpcCallError(
+      'not_found',
+      `${platformInfo[platform].label} does not log in by a QR code.`,
+    );
   return l;
 }
 endpoint.handle('channels.login.start', ({ platform, force }) => loginOf(platform).start(force));
@@ -137,6 +196,8 @@ endpoint.handle('channels.login.get', ({ platform }) => loginOf(platform).state(
 endpoint.handle('channels.login.cancel', ({ platform }) => loginOf(platform).cancel());
 
 process.on('SIGTERM', () => {
-  void Promise.all([...hosts.values()].map(({ host }) => host.stop())).finally(() => process.exit(0));
+  void Promise.all([...hosts.values()].map(({ host }) => host.stop())).finally(() =>
+    process.exit(0),
+  );
 });
 process.on('SIGINT', () => {});

@@ -7,7 +7,12 @@ import type { Paths } from '../../shared/paths.js';
 import type { Adapter } from './adapter.js';
 import { fetchQr, qrStatus } from './ilink.js';
 import { LoginExpired, type QrFlow, type QrPlatform } from './login.js';
-import { ContextTokens, credentialsSchema, MessengerAdapter, type MessengerCredentials } from './messenger.js';
+import {
+  ContextTokens,
+  credentialsSchema,
+  MessengerAdapter,
+  type MessengerCredentials,
+} from './messenger.js';
 
 /** The platform allows this many fresh codes in one login before it gives up. */
 const MAX_CODES = 3;
@@ -67,7 +72,8 @@ export class MessengerQr implements QrPlatform {
   async adapter(): Promise<Adapter | { needsLogin: string }> {
     const creds = this.credentials();
     const config = this.config()?.channels.messenger;
-    if (!creds || !config) return { needsLogin: 'not logged in: scan the QR code (POST /api/channels/messenger/login)' };
+    if (!creds || !config)
+      return { needsLogin: 'not logged in: scan the QR code (POST /api/channels/messenger/login)' };
     return new MessengerAdapter(creds, config, this.contexts);
   }
 
@@ -92,15 +98,26 @@ export class MessengerQr implements QrPlatform {
       const st = await qrStatus(host, qr, signal);
       if (signal.aborted) break;
       if (st.status === 'scaned') flow.scanned();
-      else if (st.status === 'scaned_but_redirect' && st.redirect_host) host = `https://${st.redirect_host}`;
+      else if (st.status === 'scaned_but_redirect' && st.redirect_host)
+        host = `https://${st.redirect_host}`;
       else if (st.status === 'expired') {
-        if (flow.codes() >= MAX_CODES) throw new LoginExpired(`the QR code expired ${MAX_CODES} times without being confirmed; start again`);
+        if (flow.codes() >= MAX_CODES)
+          throw new LoginExpired(
+            `the QR code expired ${MAX_CODES} times without being confirmed; start again`,
+          );
         host = base;
         qr = await newCode();
       } else if (st.status === 'confirmed') {
-        if (!st.bot_token || !st.ilink_bot_id || !st.ilink_user_id) throw new Error('WeChat confirmed the login but sent no bot credentials');
+        if (!st.bot_token || !st.ilink_bot_id || !st.ilink_user_id)
+          throw new Error('WeChat confirmed the login but sent no bot credentials');
         redact(st.bot_token);
-        const creds: MessengerCredentials = { token: st.bot_token, base_url: st.baseurl || base, account_id: st.ilink_bot_id, user_id: st.ilink_user_id, saved_at: new Date().toISOString() };
+        const creds: MessengerCredentials = {
+          token: st.bot_token,
+          base_url: st.baseurl || base,
+          account_id: st.ilink_bot_id,
+          user_id: st.ilink_user_id,
+          saved_at: new Date().toISOString(),
+        };
         writeFileAtomic(this.file, JSON.stringify(creds), 0o600);
         return st.ilink_user_id;
       }

@@ -8,11 +8,35 @@ import { log } from '../../shared/log.js';
 import type { Adapter, AdapterEvents, InboundFile } from './adapter.js';
 import { PlatformError } from './adapter.js';
 import { markdownToPlain, splitText } from './format.js';
-import { cdnUpload, IlinkClient, IlinkError, ILINK_RATE_LIMITED, ILINK_SESSION_EXPIRED, type IlinkMessage } from './ilink.js';
-import { decryptStream, downloadUrl, encrypt, ITEM, itemAesKey, MEDIA_TYPE, mediaKindOf, parseAesKey, uploadUrl, type CdnMedia } from './ilink-media.js';
+import {
+  cdnUpload,
+  IlinkClient,
+  IlinkError,
+  ILINK_RATE_LIMITED,
+  ILINK_SESSION_EXPIRED,
+  type IlinkMessage,
+} from './ilink.js';
+import {
+  decryptStream,
+  downloadUrl,
+  encrypt,
+  ITEM,
+  itemAesKey,
+  MEDIA_TYPE,
+  mediaKindOf,
+  parseAesKey,
+  uploadUrl,
+  type CdnMedia,
+} from './ilink-media.js';
 
 /** What the QR login leaves behind (0600 under $SVC_HOME/channels); never in a response. */
-export const credentialsSchema = z.object({ token: z.string().min(1), base_url: z.string(), account_id: z.string(), user_id: z.string(), saved_at: z.string() });
+export const credentialsSchema = z.object({
+  token: z.string().min(1),
+  base_url: z.string(),
+  account_id: z.string(),
+  user_id: z.string(),
+  saved_at: z.string(),
+});
 export type MessengerCredentials = z.infer<typeof credentialsSchema>;
 
 /** A file is encrypted in memory before its upload: this much at most. */
@@ -62,28 +86,59 @@ const fileRefSchema = z.object({ url: z.string(), key: z.string() });
  * images, files, videos and voice notes that name their ciphertext become files to fetch. Media
  * that name none (or carry no key) stay a note in the text, so the model knows something came.
  */
-export function contentOf(m: IlinkMessage, cdnBase: string): { text: string; files: InboundFile[] } {
+export function contentOf(
+  m: IlinkMessage,
+  cdnBase: string,
+): { text: string; files: InboundFile[] } {
   const words: string[] = [];
   const files: InboundFile[] = [];
   const id = String(m.message_id ?? m.seq ?? m.create_time_ms ?? Date.now());
-  const add = (media: CdnMedia | undefined, key: string | undefined, name: string, note: string, size?: number) => {
+  const add = (
+    media: CdnMedia | undefined,
+    key: string | undefined,
+    name: string,
+    note: string,
+    size?: number,
+  ) => {
     const url = media ? downloadUrl(cdnBase, media) : undefined;
     if (!url || !key) return void words.push(note);
-    files.push({ ref: JSON.stringify({ url, key }), name, ...(size === undefined ? {} : { size }) });
+    files.push({
+      ref: JSON.stringify({ url, key }),
+      name,
+      ...(size === undefined ? {} : { size }),
+    });
   };
   const media = m.item_list.filter((i) => i.type !== ITEM.text);
   for (const i of m.item_list) {
     // Several media in one message get numbered names; one keeps the plain name.
     const suffix = media.length > 1 ? `-${media.indexOf(i) + 1}` : '';
     if (i.type === ITEM.text) words.push(i.text_item?.text ?? '');
-    else if (i.type === ITEM.image) add(i.image_item?.media, i.image_item?.aeskey || i.image_item?.media?.aes_key, `image-${id}${suffix}.jpg`, '[image]');
+    else if (i.type === ITEM.image)
+      add(
+        i.image_item?.media,
+        i.image_item?.aeskey || i.image_item?.media?.aes_key,
+        `image-${id}${suffix}.jpg`,
+        '[image]',
+      );
     else if (i.type === ITEM.voice) {
       if (i.voice_item?.text) words.push(`[voice] ${i.voice_item.text}`);
-      add(i.voice_item?.media, i.voice_item?.media?.aes_key, `voice-${id}${suffix}.silk`, i.voice_item?.text ? '' : '[voice]');
+      add(
+        i.voice_item?.media,
+        i.voice_item?.media?.aes_key,
+        `voice-${id}${suffix}.silk`,
+        i.voice_item?.text ? '' : '[voice]',
+      );
     } else if (i.type === ITEM.file) {
       const len = Number(i.file_item?.len);
-      add(i.file_item?.media, i.file_item?.media?.aes_key, i.file_item?.file_name || `file-${id}${suffix}`, `[file: ${i.file_item?.file_name ?? 'file'}]`, Number.isSafeInteger(len) && len >= 0 ? len : undefined);
-    } else if (i.type === ITEM.video) add(i.video_item?.media, i.video_item?.media?.aes_key, `video-${id}${suffix}.mp4`, '[video]');
+      add(
+        i.file_item?.media,
+        i.file_item?.media?.aes_key,
+        i.file_item?.file_name || `file-${id}${suffix}`,
+        `[file: ${i.file_item?.file_name ?? 'file'}]`,
+        Number.isSafeInteger(len) && len >= 0 ? len : undefined,
+      );
+    } else if (i.type === ITEM.video)
+      add(i.video_item?.media, i.video_item?.media?.aes_key, `video-${id}${suffix}.mp4`, '[video]');
   }
   return { text: words.filter(Boolean).join('\n'), files };
 }
@@ -124,10 +179,17 @@ export class MessengerAdapter implements Adapter {
         failures = 0;
       } catch (err) {
         if (signal.aborted) return;
-        if (err instanceof IlinkError && (err.code === ILINK_SESSION_EXPIRED || err.code === 401)) throw new PlatformError('the WeChat login expired; scan a new QR code (POST /api/channels/messenger/login with {"force": true})');
+        if (err instanceof IlinkError && (err.code === ILINK_SESSION_EXPIRED || err.code === 401))
+          throw new PlatformError(
+            'the WeChat login expired; scan a new QR code (POST /api/channels/messenger/login with {"force": true})',
+          );
         failures++;
-        if (failures >= 5) throw new PlatformError(`iLink keeps failing: ${(err as Error).message}`);
-        log.warn('iLink getupdates failed; trying again', { error: (err as Error).message, failures });
+        if (failures >= 5)
+          throw new PlatformError(`iLink keeps failing: ${(err as Error).message}`);
+        log.warn('iLink getupdates failed; trying again', {
+          error: (err as Error).message,
+          failures,
+        });
         await sleep(Math.min(30_000, 5000 * failures), signal);
         continue;
       }
@@ -135,9 +197,19 @@ export class MessengerAdapter implements Adapter {
         if (m.message_type !== 1 || !m.from_user_id || !m.context_token) continue;
         this.contexts.set(m.from_user_id, m.context_token);
         const { text, files } = contentOf(m, this.config.cdn_base_url);
-        const key = String(m.message_id ?? m.seq ?? `${m.from_user_id}:${m.create_time_ms ?? ''}:${text}`);
+        const key = String(
+          m.message_id ?? m.seq ?? `${m.from_user_id}:${m.create_time_ms ?? ''}:${text}`,
+        );
         await events
-          .message({ platform: 'messenger', chatId: m.from_user_id, userId: m.from_user_id, name: m.from_user_id, text, msgKey: key, ...(files.length ? { files } : {}) })
+          .message({
+            platform: 'messenger',
+            chatId: m.from_user_id,
+            userId: m.from_user_id,
+            name: m.from_user_id,
+            text,
+            msgKey: key,
+            ...(files.length ? { files } : {}),
+          })
           .catch((err: Error) => log.warn('iLink message not handled', { error: err.message }));
       }
       cursor = batch.cursor;
@@ -150,9 +222,13 @@ export class MessengerAdapter implements Adapter {
 
   async sendText(chatId: string, text: string): Promise<string | null> {
     const token = this.contexts.get(chatId);
-    if (!token) throw new PlatformError(`no conversation with ${chatId} yet: WeChat lets a bot write only to users who wrote to it first`);
+    if (!token)
+      throw new PlatformError(
+        `no conversation with ${chatId} yet: WeChat lets a bot write only to users who wrote to it first`,
+      );
     let last: string | null = null;
-    for (const piece of splitText(markdownToPlain(text), this.textCap)) last = await this.queue(() => this.client.sendText(chatId, token, piece));
+    for (const piece of splitText(markdownToPlain(text), this.textCap))
+      last = await this.queue(() => this.client.sendText(chatId, token, piece));
     return last;
   }
 
@@ -167,20 +243,40 @@ export class MessengerAdapter implements Adapter {
    */
   async sendFile(chatId: string, path: string, name: string): Promise<string | null> {
     const token = this.contexts.get(chatId);
-    if (!token) throw new PlatformError(`no conversation with ${chatId} yet: WeChat lets a bot write only to users who wrote to it first`);
-    if ((await stat(path)).size > MAX_SEND_BYTES) throw new PlatformError(`${name} is larger than the ${MAX_SEND_BYTES / 1024 / 1024} MiB svc sends to WeChat`);
+    if (!token)
+      throw new PlatformError(
+        `no conversation with ${chatId} yet: WeChat lets a bot write only to users who wrote to it first`,
+      );
+    if ((await stat(path)).size > MAX_SEND_BYTES)
+      throw new PlatformError(
+        `${name} is larger than the ${MAX_SEND_BYTES / 1024 / 1024} MiB svc sends to WeChat`,
+      );
     const plain = await readFile(path);
     const key = randomBytes(16);
     const cipher = encrypt(plain, key);
     const kind = mediaKindOf(name);
     const filekey = randomBytes(16).toString('hex');
-    const param = await this.client.uploadParam({ filekey, media_type: MEDIA_TYPE[kind], to_user_id: chatId, rawsize: plain.length, rawfilemd5: createHash('md5').update(plain).digest('hex'), filesize: cipher.length, aeskey: key.toString('hex') });
-    const download = await cdnUpload(uploadUrl(this.config.cdn_base_url, param, filekey), cipher, this.abort.signal);
+    const param = await this.client.uploadParam({
+      filekey,
+      media_type: MEDIA_TYPE[kind],
+      to_user_id: chatId,
+      rawsize: plain.length,
+      rawfilemd5: createHash('md5').update(plain).digest('hex'),
+      filesize: cipher.length,
+      aeskey: key.toString('hex'),
+    });
+    const download = await cdnUpload(
+      uploadUrl(this.config.cdn_base_url, param, filekey),
+      cipher,
+      this.abort.signal,
+    );
     const media = { encrypt_query_param: download, aes_key: itemAesKey(key), encrypt_type: 1 };
     const item =
-      kind === 'image' ? { type: ITEM.image, image_item: { media, mid_size: cipher.length } }
-      : kind === 'video' ? { type: ITEM.video, video_item: { media, video_size: cipher.length } }
-      : { type: ITEM.file, file_item: { media, file_name: name, len: String(plain.length) } };
+      kind === 'image'
+        ? { type: ITEM.image, image_item: { media, mid_size: cipher.length } }
+        : kind === 'video'
+          ? { type: ITEM.video, video_item: { media, video_size: cipher.length } }
+          : { type: ITEM.file, file_item: { media, file_name: name, len: String(plain.length) } };
     log.info('iLink file sent through the CDN', { kind, bytes: plain.length });
     return this.queue(() => this.client.sendItem(chatId, token, item));
   }
@@ -192,7 +288,8 @@ export class MessengerAdapter implements Adapter {
     const res = await fetch(ref.url, { signal: this.abort.signal }).catch((err: Error) => {
       throw new PlatformError(`the file could not be fetched from the WeChat CDN (${err.message})`);
     });
-    if (!res.ok || !res.body) throw new PlatformError(`the WeChat CDN answered ${res.status} for the file`);
+    if (!res.ok || !res.body)
+      throw new PlatformError(`the WeChat CDN answered ${res.status} for the file`);
     return decryptStream(res.body, key);
   }
 
@@ -207,7 +304,9 @@ export class MessengerAdapter implements Adapter {
 
   /** In order per chat, so a stop never overtakes the start it ends. */
   private setTyping(chatId: string, status: 1 | 2): Promise<void> {
-    const p = (this.typingChain.get(chatId) ?? Promise.resolve()).then(() => this.sendTyping(chatId, status));
+    const p = (this.typingChain.get(chatId) ?? Promise.resolve()).then(() =>
+      this.sendTyping(chatId, status),
+    );
     this.typingChain.set(chatId, p);
     void p.finally(() => {
       if (this.typingChain.get(chatId) === p) this.typingChain.delete(chatId);
@@ -241,7 +340,10 @@ export class MessengerAdapter implements Adapter {
         try {
           return await send();
         } catch (err) {
-          const retry = err instanceof IlinkError && (err.code === ILINK_RATE_LIMITED || err.code === 0) && attempt < RETRY_MS.length;
+          const retry =
+            err instanceof IlinkError &&
+            (err.code === ILINK_RATE_LIMITED || err.code === 0) &&
+            attempt < RETRY_MS.length;
           if (!retry) throw err;
           await sleep(RETRY_MS[attempt]!);
         }

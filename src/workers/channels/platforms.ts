@@ -14,7 +14,12 @@ export { QrLogin };
  * The QR-login platforms, each behind the one login flow (QrLogin). A platform's library is
  * loaded only when its flow or adapter starts.
  */
-export function qrLogins(paths: Paths, config: () => Config | undefined, changed: () => void, publish: (s: LoginState) => void): Map<PlatformName, QrLogin> {
+export function qrLogins(
+  paths: Paths,
+  config: () => Config | undefined,
+  changed: () => void,
+  publish: (s: LoginState) => void,
+): Map<PlatformName, QrLogin> {
   const platforms: QrPlatform[] = [
     new MessengerQr(paths, config),
     // whatsapp
@@ -27,7 +32,12 @@ export function qrLogins(paths: Paths, config: () => Config | undefined, changed
  * A fresh adapter for a platform from its configuration (or why it cannot run yet). A platform's
  * library is loaded the first time that platform starts, so the others do not pay for it.
  */
-export async function createAdapter(platform: PlatformName, config: Config, _paths: Paths, logins: Map<PlatformName, QrLogin>): Promise<Adapter | { needsLogin: string }> {
+export async function createAdapter(
+  platform: PlatformName,
+  config: Config,
+  _paths: Paths,
+  logins: Map<PlatformName, QrLogin>,
+): Promise<Adapter | { needsLogin: string }> {
   if (platform === 'telegram') {
     const c = config.channels.telegram;
     if (!c) throw new Error('telegram is not configured');

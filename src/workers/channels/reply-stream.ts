@@ -77,7 +77,12 @@ export class ReplyStream {
   }
 
   private enqueue(fn: () => Promise<void>): void {
-    this.chain = this.chain.then(fn).catch((err: Error) => log.warn('a reply could not be delivered', { platform: this.adapter.platform, error: err.message }));
+    this.chain = this.chain.then(fn).catch((err: Error) =>
+      log.warn('a reply could not be delivered', {
+        platform: this.adapter.platform,
+        error: err.message,
+      }),
+    );
   }
 
   private async update(): Promise<void> {
@@ -102,7 +107,9 @@ export class ReplyStream {
         await this.adapter.editText(this.chatId, this.messageId, pieces[0]!);
         first = 1;
       } catch (err) {
-        log.warn('the streamed message could not be finished; sending the reply anew', { error: (err as Error).message });
+        log.warn('the streamed message could not be finished; sending the reply anew', {
+          error: (err as Error).message,
+        });
       }
     }
     for (const piece of pieces.slice(first)) await this.adapter.sendText(this.chatId, piece);

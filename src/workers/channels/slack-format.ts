@@ -4,7 +4,8 @@
  * in every message, so they are always escaped (api.slack.com "Formatting text for app surfaces").
  */
 
-export const escapeSlack = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const escapeSlack = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** Marks bold while italics are converted, so a bold's `*` is not read as an italic's. */
 const BOLD = '\u0001';
@@ -16,8 +17,13 @@ function inline(line: string): string {
     .map((p) => {
       if (p.length > 1 && p.startsWith('`') && p.endsWith('`')) return escapeSlack(p);
       let s = escapeSlack(p);
-      s = s.replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g, (_m, t: string, u: string) => `<${u}|${t.replace(/\|/g, '¦')}>`);
-      s = s.replace(/\*\*([^*\n]+)\*\*/g, `${BOLD}$1${BOLD}`).replace(/__([^_\n]+)__/g, `${BOLD}$1${BOLD}`);
+      s = s.replace(
+        /\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g,
+        (_m, t: string, u: string) => `<${u}|${t.replace(/\|/g, '¦')}>`,
+      );
+      s = s
+        .replace(/\*\*([^*\n]+)\*\*/g, `${BOLD}$1${BOLD}`)
+        .replace(/__([^_\n]+)__/g, `${BOLD}$1${BOLD}`);
       s = s.replace(/(^|[\s(])\*([^*\n]+)\*(?=$|[\s).,!?:;])/g, '$1_$2_');
       s = s.replace(/~~([^~\n]+)~~/g, '~$1~');
       return s.split(BOLD).join('*');

@@ -36,17 +36,48 @@ const blockActions = z.object({
   type: z.literal('block_actions'),
   user: z.object({ id: z.string(), name: z.string().optional(), username: z.string().optional() }),
   channel: z.object({ id: z.string() }).optional(),
-  container: z.object({ channel_id: z.string().optional(), message_ts: z.string().optional() }).optional(),
+  container: z
+    .object({ channel_id: z.string().optional(), message_ts: z.string().optional() })
+    .optional(),
   message: z.object({ ts: z.string(), thread_ts: z.string().optional() }).optional(),
   trigger_id: z.string().optional(),
-  actions: z.array(z.object({ action_id: z.string(), value: z.string().optional(), action_ts: z.string().optional() })).min(1),
+  actions: z
+    .array(
+      z.object({
+        action_id: z.string(),
+        value: z.string().optional(),
+        action_ts: z.string().optional(),
+      }),
+    )
+    .min(1),
 });
 /** A slash command the app registered (svc's /new, /stop, /status, /help), in a direct message. */
-const slashCommand = z.object({ command: z.string().min(2), text: z.string().default(''), user_id: z.string(), user_name: z.string().optional(), channel_id: z.string(), trigger_id: z.string().optional() });
-const authTest = z.object({ user: z.string().optional(), user_id: z.string(), team: z.string().optional() });
-const userInfo = z.object({ user: z.object({ name: z.string().optional(), real_name: z.string().optional(), profile: z.object({ display_name: z.string().optional(), real_name: z.string().optional() }).optional() }) });
+const slashCommand = z.object({
+  command: z.string().min(2),
+  text: z.string().default(''),
+  user_id: z.string(),
+  user_name: z.string().optional(),
+  channel_id: z.string(),
+  trigger_id: z.string().optional(),
+});
+const authTest = z.object({
+  user: z.string().optional(),
+  user_id: z.string(),
+  team: z.string().optional(),
+});
+const userInfo = z.object({
+  user: z.object({
+    name: z.string().optional(),
+    real_name: z.string().optional(),
+    profile: z
+      .object({ display_name: z.string().optional(), real_name: z.string().optional() })
+      .optional(),
+  }),
+});
 const posted = z.object({ ts: z.string() });
-const uploaded = z.object({ files: z.array(z.object({ files: z.array(z.object({ id: z.string() })).optional() })) });
+const uploaded = z.object({
+  files: z.array(z.object({ files: z.array(z.object({ id: z.string() })).optional() })),
+});
 /** What the client library hands over for each envelope. */
 interface Envelope {
   ack: () => Promise<void>;
@@ -64,7 +95,16 @@ const CONNECT_TIMEOUT_MS = 30_000;
 /** Connecting again after this many failures in a row is left to the adapter host (with its backoff). */
 const MAX_CONNECT_FAILURES = 4;
 /** Errors of apps.connections.open that retrying cannot fix. */
-const FATAL_AUTH = new Set(['not_authed', 'invalid_auth', 'account_inactive', 'token_revoked', 'user_removed_from_team', 'team_disabled', 'not_allowed_token_type', 'missing_scope']);
+const FATAL_AUTH = new Set([
+  'not_authed',
+  'invalid_auth',
+  'account_inactive',
+  'token_revoked',
+  'user_removed_from_team',
+  'team_disabled',
+  'not_allowed_token_type',
+  'missing_scope',
+]);
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -77,7 +117,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * channel svc answers in the thread of the message that mentioned it, and that thread is the
  * chat's session; a direct message is one session, its threads each a chat of their own.
  */
-const chatOf = (channel: string, threadTs?: string) => (threadTs ? `${channel}:${threadTs}` : channel);
+const chatOf = (channel: string, threadTs?: string) =>
+  threadTs ? `${channel}:${threadTs}` : channel;
 function parseChat(chatId: string): { channel: string; thread?: string } {
   const i = chatId.indexOf(':');
   return i < 0 ? { channel: chatId } : { channel: chatId.slice(0, i), thread: chatId.slice(i + 1) };
@@ -115,10 +156,18 @@ export class SlackAdapter implements Adapter {
   private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly config: SlackConfig) {
-    const base = config.api_base_url.endsWith('/') ? config.api_base_url : `${config.api_base_url}/`;
+    const base = config.api_base_url.endsWith('/')
+      ? config.api_base_url
+      : `${config.api_base_url}/`;
     this.apiUrl = new URL(base);
     // 429s are handled here (see call) so a long Retry-After cannot hold a send for minutes.
-    this.web = new WebClient(config.bot_token, { slackApiUrl: base, logger: libraryLogger, rejectRateLimitedCalls: true, retryConfig: { retries: 2, minTimeout: 500, maxTimeout: 2000 }, timeout: 30_000 });
+    this.web = new WebClient(config.bot_token, {
+      slackApiUrl: base,
+      logger: libraryLogger,
+      rejectRateLimitedCalls: true,
+      retryConfig: { retries: 2, minTimeout: 500, maxTimeout: 2000 },
+      timeout: 30_000,
+    });
   }
 
   async run(events: AdapterEvents): Promise<void> {
@@ -142,7 +191,11 @@ export class SlackAdapter implements Adapter {
         logger: libraryLogger,
         // Reconnecting is done here, where a failure can be counted and reported.
         autoReconnectEnabled: false,
-        clientOptions: { slackApiUrl: this.apiUrl.href, retryConfig: { retries: 1, minTimeout: 500, maxTimeout: 1000 }, timeout: 30_000 },
+        clientOptions: {
+          slackApiUrl: this.apiUrl.href,
+          retryConfig: { retries: 1, minTimeout: 500, maxTimeout: 1000 },
+          timeout: 30_000,
+        },
       });
       this.socket = socket;
       socket.on('slack_event', (e: Envelope) => this.onEnvelope(e, events));
@@ -156,14 +209,20 @@ export class SlackAdapter implements Adapter {
         socket.removeAllListeners('slack_event');
         if (signal.aborted) return;
         const code = platformCode(err);
-        if (code && FATAL_AUTH.has(code)) throw new PlatformError(`Slack refused the app token: ${code}`);
-        if (++failures >= MAX_CONNECT_FAILURES) throw new PlatformError(`could not connect to Slack's Socket Mode: ${reason(err)}`);
-        log.warn('slack socket mode did not connect; trying again', { error: reason(err), failures });
+        if (code && FATAL_AUTH.has(code))
+          throw new PlatformError(`Slack refused the app token: ${code}`);
+        if (++failures >= MAX_CONNECT_FAILURES)
+          throw new PlatformError(`could not connect to Slack's Socket Mode: ${reason(err)}`);
+        log.warn('slack socket mode did not connect; trying again', {
+          error: reason(err),
+          failures,
+        });
         await sleep(2000 * failures, signal);
         continue;
       }
       failures = 0;
-      if (!announced) events.connected(`@${auth.user ?? auth.user_id}${auth.team ? ` (${auth.team})` : ''}`);
+      if (!announced)
+        events.connected(`@${auth.user ?? auth.user_id}${auth.team ? ` (${auth.team})` : ''}`);
       else log.info('slack socket mode reconnected');
       announced = true;
       await ended;
@@ -178,7 +237,10 @@ export class SlackAdapter implements Adapter {
     started.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no hello from Slack in ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`no hello from Slack in ${CONNECT_TIMEOUT_MS / 1000} s`)),
+        CONNECT_TIMEOUT_MS,
+      );
     });
     try {
       await Promise.race([started, timeout]);
@@ -193,13 +255,20 @@ export class SlackAdapter implements Adapter {
   private onEnvelope(e: Envelope, events: AdapterEvents): void {
     // Slack wants each envelope acknowledged within 3 s, or it sends it again: at once, before
     // the work (a redelivery would be recognised by its message key anyway).
-    e.ack().catch((err: Error) => log.warn('slack: an envelope could not be acknowledged', { type: e.type, error: err.message }));
+    e.ack().catch((err: Error) =>
+      log.warn('slack: an envelope could not be acknowledged', {
+        type: e.type,
+        error: err.message,
+      }),
+    );
     this.chain = this.chain
       .then(async () => {
         const m = await this.toMessage(e);
         if (m) await events.message(m);
       })
-      .catch((err: Error) => log.warn('slack event not handled', { type: e.type, error: err.message }));
+      .catch((err: Error) =>
+        log.warn('slack event not handled', { type: e.type, error: err.message }),
+      );
   }
 
   /** An envelope as a message for the agent, or undefined when it is not one. */
@@ -211,17 +280,38 @@ export class SlackAdapter implements Adapter {
       if (!ev.user || ev.bot_id || ev.user === this.me) return undefined;
       if (ev.subtype !== undefined && ev.subtype !== 'file_share') return undefined; // edits, joins, deletions…
       let chatId: string;
-      if (ev.type === 'message' && ev.channel_type === 'im') chatId = chatOf(ev.channel, ev.thread_ts);
+      if (ev.type === 'message' && ev.channel_type === 'im')
+        chatId = chatOf(ev.channel, ev.thread_ts);
       // In a channel only a mention reaches the agent, answered in its thread (a direct
       // message's mention also comes as a message.im event: that one is taken).
-      else if (ev.type === 'app_mention' && !isDm(ev.channel)) chatId = chatOf(ev.channel, ev.thread_ts ?? ev.ts);
+      else if (ev.type === 'app_mention' && !isDm(ev.channel))
+        chatId = chatOf(ev.channel, ev.thread_ts ?? ev.ts);
       else return undefined;
-      const text = fromSlack((ev.text ?? '').split(`<@${this.me}>`).join('')).replace(/[ \t]{2,}/g, ' ').trim();
+      const text = fromSlack((ev.text ?? '').split(`<@${this.me}>`).join(''))
+        .replace(/[ \t]{2,}/g, ' ')
+        .trim();
       const files = (ev.files ?? []).flatMap((f): InboundFile[] => {
         const ref = f.url_private_download ?? f.url_private;
-        return ref ? [{ ref, name: f.name ?? f.title ?? f.id, ...(f.mimetype ? { mime: f.mimetype } : {}), ...(f.size === undefined ? {} : { size: f.size }) }] : [];
+        return ref
+          ? [
+              {
+                ref,
+                name: f.name ?? f.title ?? f.id,
+                ...(f.mimetype ? { mime: f.mimetype } : {}),
+                ...(f.size === undefined ? {} : { size: f.size }),
+              },
+            ]
+          : [];
       });
-      return { platform: 'slack', chatId, userId: ev.user, name: await this.nameOf(ev.user), text, msgKey: `${ev.channel}:${ev.ts}`, ...(files.length ? { files } : {}) };
+      return {
+        platform: 'slack',
+        chatId,
+        userId: ev.user,
+        name: await this.nameOf(ev.user),
+        text,
+        msgKey: `${ev.channel}:${ev.ts}`,
+        ...(files.length ? { files } : {}),
+      };
     }
     if (e.type === 'interactive') {
       const parsed = blockActions.safeParse(e.body);
@@ -248,7 +338,14 @@ export class SlackAdapter implements Adapter {
       const parsed = slashCommand.safeParse(e.body);
       if (!parsed.success || !isDm(parsed.data.channel_id)) return undefined;
       const c = parsed.data;
-      return { platform: 'slack', chatId: c.channel_id, userId: c.user_id, name: await this.nameOf(c.user_id, c.user_name), text: `${c.command} ${c.text}`.trim(), msgKey: `cmd:${c.trigger_id ?? e.envelope_id ?? ''}` };
+      return {
+        platform: 'slack',
+        chatId: c.channel_id,
+        userId: c.user_id,
+        name: await this.nameOf(c.user_id, c.user_name),
+        text: `${c.command} ${c.text}`.trim(),
+        msgKey: `cmd:${c.trigger_id ?? e.envelope_id ?? ''}`,
+      };
     }
     return undefined; // hello, disconnect and others are the library's
   }
@@ -275,7 +372,11 @@ export class SlackAdapter implements Adapter {
   }
 
   /** Long text goes as several messages in the chat's thread; buttons (Block Kit) ride on the last. */
-  async sendText(chatId: string, text: string, opts: { buttons?: Button[]; plain?: boolean } = {}): Promise<string | null> {
+  async sendText(
+    chatId: string,
+    text: string,
+    opts: { buttons?: Button[]; plain?: boolean } = {},
+  ): Promise<string | null> {
     const { channel, thread } = parseChat(chatId);
     const buttons = opts.buttons ?? [];
     const pieces = splitText(text, buttons.length ? SECTION_CAP : this.textCap);
@@ -289,7 +390,17 @@ export class SlackAdapter implements Adapter {
           unfurl_links: false,
           unfurl_media: false,
           ...(thread ? { thread_ts: thread } : {}),
-          ...(last && buttons.length ? { blocks: [{ type: 'section', text: { type: mrkdwn ? 'mrkdwn' : 'plain_text', text: mrkdwn ? body : piece } }, actions(buttons)] } : {}),
+          ...(last && buttons.length
+            ? {
+                blocks: [
+                  {
+                    type: 'section',
+                    text: { type: mrkdwn ? 'mrkdwn' : 'plain_text', text: mrkdwn ? body : piece },
+                  },
+                  actions(buttons),
+                ],
+              }
+            : {}),
         }),
       );
       ts = posted.parse(sent).ts;
@@ -298,15 +409,30 @@ export class SlackAdapter implements Adapter {
   }
 
   /** Replaces a message's text; its buttons (blocks) go (Slack keeps blocks an update leaves out). */
-  async editText(chatId: string, messageId: string, text: string, opts: { plain?: boolean } = {}): Promise<void> {
+  async editText(
+    chatId: string,
+    messageId: string,
+    text: string,
+    opts: { plain?: boolean } = {},
+  ): Promise<void> {
     const { channel } = parseChat(chatId);
-    await this.withMrkdwn(text, opts.plain === true, (body) => this.web.chat.update({ channel, ts: messageId, text: body, blocks: [] }));
+    await this.withMrkdwn(text, opts.plain === true, (body) =>
+      this.web.chat.update({ channel, ts: messageId, text: body, blocks: [] }),
+    );
   }
 
   /** files.getUploadURLExternal, the upload, files.completeUploadExternal (the library's uploadV2). */
   async sendFile(chatId: string, path: string, name: string): Promise<string | null> {
     const { channel, thread } = parseChat(chatId);
-    const upload = () => (thread ? this.web.filesUploadV2({ channel_id: channel, thread_ts: thread, file: path, filename: name }) : this.web.filesUploadV2({ channel_id: channel, file: path, filename: name }));
+    const upload = () =>
+      thread
+        ? this.web.filesUploadV2({
+            channel_id: channel,
+            thread_ts: thread,
+            file: path,
+            filename: name,
+          })
+        : this.web.filesUploadV2({ channel_id: channel, file: path, filename: name });
     const res = uploaded.safeParse(await this.call(upload));
     return res.success ? (res.data.files[0]?.files?.[0]?.id ?? null) : null;
   }
@@ -320,16 +446,25 @@ export class SlackAdapter implements Adapter {
       throw new PlatformError('Slack gave no usable address for the file');
     }
     const host = url.hostname;
-    const trusted = url.origin === this.apiUrl.origin || host === 'slack.com' || host.endsWith('.slack.com');
+    const trusted =
+      url.origin === this.apiUrl.origin || host === 'slack.com' || host.endsWith('.slack.com');
     if (!trusted) throw new PlatformError(`the file is not on Slack (${host}); it was not fetched`);
-    const res = await fetch(url, { headers: { Authorization: `Bearer ${this.config.bot_token}` }, signal: this.abort.signal }).catch((err: Error) => {
+    const res = await fetch(url, {
+      headers: { Authorization: `Bearer ${this.config.bot_token}` },
+      signal: this.abort.signal,
+    }).catch((err: Error) => {
       throw new PlatformError(`the file could not be fetched from Slack (${err.message})`);
     });
     if (!res.ok || !res.body) throw new PlatformError(`Slack answered ${res.status} for the file`);
     // Without the files:read scope Slack answers its sign-in page instead of the file.
-    if ((res.headers.get('content-type') ?? '').includes('text/html') && !(file.mime ?? '').includes('html')) {
+    if (
+      (res.headers.get('content-type') ?? '').includes('text/html') &&
+      !(file.mime ?? '').includes('html')
+    ) {
       await res.body.cancel().catch(() => undefined);
-      throw new PlatformError('Slack answered a sign-in page instead of the file: give the app the files:read scope and reinstall it');
+      throw new PlatformError(
+        'Slack answered a sign-in page instead of the file: give the app the files:read scope and reinstall it',
+      );
     }
     return res.body;
   }
@@ -345,14 +480,24 @@ export class SlackAdapter implements Adapter {
    * text (escaped only). Never `mrkdwn: false`: a streamed message starts plain and is then
    * updated to its rendered form, which chat.update cannot switch back on.
    */
-  private async withMrkdwn<T>(text: string, plain: boolean, send: (body: string, mrkdwn: boolean) => Promise<T>): Promise<T> {
+  private async withMrkdwn<T>(
+    text: string,
+    plain: boolean,
+    send: (body: string, mrkdwn: boolean) => Promise<T>,
+  ): Promise<T> {
     if (!plain) {
       const rendered = markdownToMrkdwn(text);
       if (rendered.length <= TEXT_CAP + 100) {
         try {
           return await this.call(() => send(rendered, true));
         } catch (err) {
-          if (!(err instanceof PlatformError && /^(msg_too_long|invalid_blocks|invalid_arguments)\b/.test(err.message))) throw err;
+          if (
+            !(
+              err instanceof PlatformError &&
+              /^(msg_too_long|invalid_blocks|invalid_arguments)\b/.test(err.message)
+            )
+          )
+            throw err;
           log.info('slack refused the formatted text; sending it plain', { error: err.message });
         }
       }
@@ -367,7 +512,8 @@ export class SlackAdapter implements Adapter {
         return await fn();
       } catch (err) {
         const wait = rateLimitWait(err);
-        if (wait === undefined || attempt >= MAX_429_RETRIES || this.abort.signal.aborted) throw new PlatformError(reason(err));
+        if (wait === undefined || attempt >= MAX_429_RETRIES || this.abort.signal.aborted)
+          throw new PlatformError(reason(err));
         log.info('slack asked to slow down; waiting', { retry_after_s: wait });
         await sleep(wait * 1000, this.abort.signal);
       }
@@ -376,11 +522,21 @@ export class SlackAdapter implements Adapter {
 }
 
 function actions(buttons: Button[]) {
-  return { type: 'actions', elements: buttons.slice(0, 25).map((b, i) => ({ type: 'button', action_id: `svc_${i}`, text: { type: 'plain_text', text: b.label.slice(0, 75), emoji: true }, value: b.data })) };
+  return {
+    type: 'actions',
+    elements: buttons.slice(0, 25).map((b, i) => ({
+      type: 'button',
+      action_id: `svc_${i}`,
+      text: { type: 'plain_text', text: b.label.slice(0, 75), emoji: true },
+      value: b.data,
+    })),
+  };
 }
 
 const codedError = z.object({ code: z.string() });
-const platformData = z.object({ data: z.object({ error: z.string(), needed: z.string().optional() }) });
+const platformData = z.object({
+  data: z.object({ error: z.string(), needed: z.string().optional() }),
+});
 
 function platformCode(err: unknown): string | undefined {
   if (codedError.safeParse(err).data?.code !== ErrorCode.PlatformError) return undefined;
@@ -402,8 +558,10 @@ function reason(err: unknown): string {
     if (d) return d.needed ? `${d.error} (needs the ${d.needed} scope)` : d.error;
   }
   if (code === ErrorCode.RateLimitedError) return 'ratelimited (Slack kept asking to slow down)';
-  if (code === ErrorCode.HTTPError) return `HTTP ${z.object({ statusCode: z.number() }).safeParse(err).data?.statusCode ?? '?'}`;
-  if (code === ErrorCode.RequestError) return `network error: ${z.object({ original: z.object({ message: z.string() }) }).safeParse(err).data?.original.message ?? (err as Error).message}`;
+  if (code === ErrorCode.HTTPError)
+    return `HTTP ${z.object({ statusCode: z.number() }).safeParse(err).data?.statusCode ?? '?'}`;
+  if (code === ErrorCode.RequestError)
+    return `network error: ${z.object({ original: z.object({ message: z.string() }) }).safeParse(err).data?.original.message ?? (err as Error).message}`;
   return err instanceof Error ? err.message : String(err);
 }
 

@@ -1,6 +1,18 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import type { AuthenticationCreds, AuthenticationState, SignalDataTypeMap } from '@whiskeysockets/baileys';
+import type {
+  AuthenticationCreds,
+  AuthenticationState,
+  SignalDataTypeMap,
+} from '@whiskeysockets/baileys';
 import { writeFileAtomic } from '../../shared/atomic-write.js';
 
 type Baileys = typeof import('@whiskeysockets/baileys');
@@ -34,7 +46,10 @@ export class WaAuthStore {
     chmodSync(this.dir, 0o700);
     const read = (name: string): unknown => {
       try {
-        return JSON.parse(readFileSync(join(this.dir, fileName(name)), 'utf8'), baileys.BufferJSON.reviver);
+        return JSON.parse(
+          readFileSync(join(this.dir, fileName(name)), 'utf8'),
+          baileys.BufferJSON.reviver,
+        );
       } catch {
         return null;
       }
@@ -42,7 +57,11 @@ export class WaAuthStore {
     const write = (name: string, value: unknown) => {
       // A removed store (logged out, or a login's keys moved into place) takes no late writes.
       if (!existsSync(this.dir)) return;
-      writeFileAtomic(join(this.dir, fileName(name)), JSON.stringify(value, baileys.BufferJSON.replacer), 0o600);
+      writeFileAtomic(
+        join(this.dir, fileName(name)),
+        JSON.stringify(value, baileys.BufferJSON.replacer),
+        0o600,
+      );
     };
     const creds = (read('creds') as AuthenticationCreds | null) ?? baileys.initAuthCreds();
     const state: AuthenticationState = {
@@ -52,7 +71,10 @@ export class WaAuthStore {
           const out: { [id: string]: SignalDataTypeMap[T] } = {};
           for (const id of ids) {
             let value = read(`${type}-${id}`);
-            if (type === 'app-state-sync-key' && value) value = baileys.proto.Message.AppStateSyncKeyData.fromObject(value as Record<string, unknown>);
+            if (type === 'app-state-sync-key' && value)
+              value = baileys.proto.Message.AppStateSyncKeyData.fromObject(
+                value as Record<string, unknown>,
+              );
             if (value !== null) out[id] = value as SignalDataTypeMap[T];
           }
           return out;

@@ -46,7 +46,9 @@ export class WhatsappQr implements QrPlatform {
   }
 
   account(): string | undefined {
-    return this.store.account() !== undefined ? this.record()?.account ?? this.store.account() : undefined;
+    return this.store.account() !== undefined
+      ? (this.record()?.account ?? this.store.account())
+      : undefined;
   }
 
   generation(): string {
@@ -58,8 +60,15 @@ export class WhatsappQr implements QrPlatform {
   }
 
   async adapter(): Promise<Adapter | { needsLogin: string }> {
-    if (!this.config()?.channels.whatsapp || !this.account()) return { needsLogin: 'not logged in: scan the QR code with WhatsApp (POST /api/channels/whatsapp/login)' };
-    const [{ lib, baileys }, { WhatsappAdapter }] = await Promise.all([loadWaLib(), import('./whatsapp.js')]);
+    if (!this.config()?.channels.whatsapp || !this.account())
+      return {
+        needsLogin:
+          'not logged in: scan the QR code with WhatsApp (POST /api/channels/whatsapp/login)',
+      };
+    const [{ lib, baileys }, { WhatsappAdapter }] = await Promise.all([
+      loadWaLib(),
+      import('./whatsapp.js'),
+    ]);
     return new WhatsappAdapter(lib, baileys, this.store);
   }
 
@@ -82,7 +91,9 @@ export class WhatsappQr implements QrPlatform {
           const cancelled = () => (sock.end(undefined), reject(new Error('cancelled')));
           if (flow.signal.aborted) return cancelled();
           flow.signal.addEventListener('abort', cancelled, { once: true });
-          const settle = (f: () => void) => (flow.signal.removeEventListener('abort', cancelled), f());
+          const settle = (f: () => void) => (
+            flow.signal.removeEventListener('abort', cancelled), f()
+          );
           sock.ev.on('creds.update', () => {
             // A late update after the keys moved (or the flow ended) has nowhere to go: it is dropped.
             if (!existsSync(staging.dir)) return;
@@ -96,8 +107,22 @@ export class WhatsappQr implements QrPlatform {
               const code = closeCode(u.lastDisconnect?.error);
               if (code === WA_RESTART_REQUIRED) settle(() => resolve('restart'));
               // 408 is also a lost connection (no network): only after codes were shown did they run out.
-              else if (code === WA_TIMED_OUT && !state.creds.me && flow.codes() > 0) settle(() => reject(new LoginExpired(`the QR codes (${flow.codes()} shown) expired without being scanned; start again`)));
-              else settle(() => reject(new Error(`the connection closed: ${u.lastDisconnect?.error?.message ?? 'no reason given'}${code ? ` (${code})` : ''}`)));
+              else if (code === WA_TIMED_OUT && !state.creds.me && flow.codes() > 0)
+                settle(() =>
+                  reject(
+                    new LoginExpired(
+                      `the QR codes (${flow.codes()} shown) expired without being scanned; start again`,
+                    ),
+                  ),
+                );
+              else
+                settle(() =>
+                  reject(
+                    new Error(
+                      `the connection closed: ${u.lastDisconnect?.error?.message ?? 'no reason given'}${code ? ` (${code})` : ''}`,
+                    ),
+                  ),
+                );
             }
           });
         });
@@ -108,7 +133,11 @@ export class WhatsappQr implements QrPlatform {
         sock.end(undefined);
         this.store.remove();
         renameSync(staging.dir, this.store.dir);
-        writeFileAtomic(this.recordFile, JSON.stringify({ account, saved_at: new Date().toISOString() }), 0o600);
+        writeFileAtomic(
+          this.recordFile,
+          JSON.stringify({ account, saved_at: new Date().toISOString() }),
+          0o600,
+        );
         return account;
       }
       throw new Error('WhatsApp asked for a restart too many times');

@@ -37,13 +37,18 @@ interface WaKey {
 }
 
 /** What svc sends: text (or an edit of a sent text), or a document read from a local file. */
-export type WaContent = { text: string; edit?: WaKey } | { document: { url: string }; fileName: string; mimetype: string; caption?: string };
+export type WaContent =
+  | { text: string; edit?: WaKey }
+  | { document: { url: string }; fileName: string; mimetype: string; caption?: string };
 
 export interface WaSocket {
   ev: WaEvents;
   /** Who is logged in, once the connection is open ("4915…:12@s.whatsapp.net"). */
   user?: { id: string; name?: string | undefined } | undefined;
-  sendMessage(jid: string, content: WaContent): Promise<{ key: { id?: string | null | undefined } } | undefined>;
+  sendMessage(
+    jid: string,
+    content: WaContent,
+  ): Promise<{ key: { id?: string | null | undefined } } | undefined>;
   sendPresenceUpdate(type: 'composing' | 'paused', jid: string): Promise<void>;
   end(error: Error | undefined): void;
 }
@@ -62,11 +67,47 @@ export const waMessageSchema = z.looseObject({
     .looseObject({
       conversation: z.string().nullish(),
       extendedTextMessage: z.looseObject({ text: z.string().nullish() }).nullish(),
-      imageMessage: z.looseObject({ caption: z.string().nullish(), mimetype: z.string().nullish(), fileLength: z.unknown() }).nullish(),
-      videoMessage: z.looseObject({ caption: z.string().nullish(), mimetype: z.string().nullish(), fileLength: z.unknown() }).nullish(),
-      audioMessage: z.looseObject({ mimetype: z.string().nullish(), fileLength: z.unknown() }).nullish(),
-      documentMessage: z.looseObject({ caption: z.string().nullish(), fileName: z.string().nullish(), mimetype: z.string().nullish(), fileLength: z.unknown() }).nullish(),
-      documentWithCaptionMessage: z.looseObject({ message: z.looseObject({ documentMessage: z.looseObject({ caption: z.string().nullish(), fileName: z.string().nullish(), mimetype: z.string().nullish(), fileLength: z.unknown() }).nullish() }).nullish() }).nullish(),
+      imageMessage: z
+        .looseObject({
+          caption: z.string().nullish(),
+          mimetype: z.string().nullish(),
+          fileLength: z.unknown(),
+        })
+        .nullish(),
+      videoMessage: z
+        .looseObject({
+          caption: z.string().nullish(),
+          mimetype: z.string().nullish(),
+          fileLength: z.unknown(),
+        })
+        .nullish(),
+      audioMessage: z
+        .looseObject({ mimetype: z.string().nullish(), fileLength: z.unknown() })
+        .nullish(),
+      documentMessage: z
+        .looseObject({
+          caption: z.string().nullish(),
+          fileName: z.string().nullish(),
+          mimetype: z.string().nullish(),
+          fileLength: z.unknown(),
+        })
+        .nullish(),
+      documentWithCaptionMessage: z
+        .looseObject({
+          message: z
+            .looseObject({
+              documentMessage: z
+                .looseObject({
+                  caption: z.string().nullish(),
+                  fileName: z.string().nullish(),
+                  mimetype: z.string().nullish(),
+                  fileLength: z.unknown(),
+                })
+                .nullish(),
+            })
+            .nullish(),
+        })
+        .nullish(),
     })
     .nullish(),
 });
@@ -91,11 +132,23 @@ interface SilentLogger {
   fatal(obj: unknown, msg?: string): void;
 }
 const nothing = () => {};
-const silentLogger: SilentLogger = { level: 'silent', child: () => silentLogger, trace: nothing, debug: nothing, info: nothing, warn: nothing, error: nothing, fatal: nothing };
+const silentLogger: SilentLogger = {
+  level: 'silent',
+  child: () => silentLogger,
+  trace: nothing,
+  debug: nothing,
+  info: nothing,
+  warn: nothing,
+  error: nothing,
+  fatal: nothing,
+};
 
 /** Where the test-only socket may come from: the package's own compiled tests, nowhere else. */
 const TEST_HOOK = 'SVC_WHATSAPP_TEST_SOCKET';
-const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', 'must export a function');
+const fn = z.custom<(...args: never[]) => unknown>(
+  (v) => typeof v === 'function',
+  'must export a function',
+);
 const fakeModuleSchema = z.looseObject({ makeSocket: fn, download: fn });
 
 /**
@@ -104,13 +157,17 @@ const fakeModuleSchema = z.looseObject({ makeSocket: fn, download: fn });
  * module; it must lie under this package's dist/test/, and a bad one fails WhatsApp's start
  * rather than falling back to the real protocol (fail closed).
  */
-export async function loadWaLib(): Promise<{ lib: WaLib; baileys: typeof import('@whiskeysockets/baileys') }> {
+export async function loadWaLib(): Promise<{
+  lib: WaLib;
+  baileys: typeof import('@whiskeysockets/baileys');
+}> {
   const baileys = await import('@whiskeysockets/baileys');
   const hook = process.env[TEST_HOOK];
   if (hook !== undefined && hook !== '') {
     const file = resolve(hook);
     const rel = relative(join(packageRoot, 'dist', 'test'), file);
-    if (rel.startsWith('..') || isAbsolute(rel)) throw new Error(`${TEST_HOOK} must name a module under ${join(packageRoot, 'dist', 'test')}`);
+    if (rel.startsWith('..') || isAbsolute(rel))
+      throw new Error(`${TEST_HOOK} must name a module under ${join(packageRoot, 'dist', 'test')}`);
     const mod = fakeModuleSchema.parse(await import(pathToFileURL(file).href)) as unknown as WaLib;
     log.warn('whatsapp uses a test socket (SVC_WHATSAPP_TEST_SOCKET)');
     return { lib: mod, baileys };
@@ -118,7 +175,10 @@ export async function loadWaLib(): Promise<{ lib: WaLib; baileys: typeof import(
   const lib: WaLib = {
     makeSocket: (auth) =>
       baileys.makeWASocket({
-        auth: { creds: auth.creds, keys: baileys.makeCacheableSignalKeyStore(auth.keys, silentLogger) },
+        auth: {
+          creds: auth.creds,
+          keys: baileys.makeCacheableSignalKeyStore(auth.keys, silentLogger),
+        },
         logger: silentLogger,
         browser: baileys.Browsers.ubuntu('svc'),
         markOnlineOnConnect: false,
@@ -127,7 +187,12 @@ export async function loadWaLib(): Promise<{ lib: WaLib; baileys: typeof import(
       }) as unknown as WaSocket, // Baileys' socket has this shape and much more
     download: async (message, socket) => {
       const real = socket as unknown as ReturnType<typeof baileys.makeWASocket>;
-      return baileys.downloadMediaMessage(message as Parameters<typeof baileys.downloadMediaMessage>[0], 'stream', {}, { logger: silentLogger, reuploadRequest: (m) => real.updateMediaMessage(m) });
+      return baileys.downloadMediaMessage(
+        message as Parameters<typeof baileys.downloadMediaMessage>[0],
+        'stream',
+        {},
+        { logger: silentLogger, reuploadRequest: (m) => real.updateMediaMessage(m) },
+      );
     },
   };
   return { lib, baileys };

@@ -7,7 +7,13 @@ import { PlatformError } from './adapter.js';
 import { splitText } from './format.js';
 import type { WaAuthStore } from './whatsapp-auth.js';
 import { phoneOf } from './whatsapp-auth.js';
-import { waMessageSchema, type WaContent, type WaLib, type WaMessage, type WaSocket } from './whatsapp-socket.js';
+import {
+  waMessageSchema,
+  type WaContent,
+  type WaLib,
+  type WaMessage,
+  type WaSocket,
+} from './whatsapp-socket.js';
 
 type Baileys = typeof import('@whiskeysockets/baileys');
 
@@ -40,7 +46,9 @@ function markdownToWhatsapp(md: string): string {
       const heading = /^#{1,6}\s+(.*)$/.exec(l);
       let s = heading ? `**${heading[1]}**` : l.replace(/^(\s*)[-*+]\s+/, '$1• ');
       s = s.replace(/\[([^\]\n]+)\]\((https?:\/\/[^\s)]+)\)/g, '$1 ($2)');
-      s = s.replace(/\*\*([^*\n]+)\*\*/g, '\u0001$1\u0001').replace(/__([^_\n]+)__/g, '\u0001$1\u0001');
+      s = s
+        .replace(/\*\*([^*\n]+)\*\*/g, '\u0001$1\u0001')
+        .replace(/__([^_\n]+)__/g, '\u0001$1\u0001');
       s = s.replace(/(^|[\s(])\*([^*\n]+)\*(?=$|[\s).,!?:;])/g, '$1_$2_');
       s = s.replace(/~~([^~\n]+)~~/g, '~$1~');
       return s.replace(/\u0001/g, '*');
@@ -51,21 +59,46 @@ function markdownToWhatsapp(md: string): string {
 /** An inbound message's words and files (media become files to fetch; their captions words). */
 function contentOf(m: WaMessage, id: string): { text: string; files: InboundFile[] } {
   const msg = m.message ?? {};
-  const words = [msg.conversation, msg.extendedTextMessage?.text].filter((t): t is string => typeof t === 'string' && t.length > 0);
+  const words = [msg.conversation, msg.extendedTextMessage?.text].filter(
+    (t): t is string => typeof t === 'string' && t.length > 0,
+  );
   const files: InboundFile[] = [];
   const size = (v: unknown) => {
     const n = Number(v);
     return Number.isSafeInteger(n) && n >= 0 ? { size: n } : {};
   };
-  const add = (name: string, mime: string | null | undefined, length: unknown, caption?: string | null) => {
+  const add = (
+    name: string,
+    mime: string | null | undefined,
+    length: unknown,
+    caption?: string | null,
+  ) => {
     if (caption) words.push(caption);
     files.push({ ref: id, name, ...(mime ? { mime } : {}), ...size(length) });
   };
-  const ext = (mime: string | null | undefined, fallback: string) => /^[a-z]+\/([a-z0-9]+)/.exec(mime ?? '')?.[1] ?? fallback;
+  const ext = (mime: string | null | undefined, fallback: string) =>
+    /^[a-z]+\/([a-z0-9]+)/.exec(mime ?? '')?.[1] ?? fallback;
   const doc = msg.documentMessage ?? msg.documentWithCaptionMessage?.message?.documentMessage;
-  if (msg.imageMessage) add(`image-${id}.${ext(msg.imageMessage.mimetype, 'jpg').replace('jpeg', 'jpg')}`, msg.imageMessage.mimetype, msg.imageMessage.fileLength, msg.imageMessage.caption);
-  if (msg.videoMessage) add(`video-${id}.${ext(msg.videoMessage.mimetype, 'mp4')}`, msg.videoMessage.mimetype, msg.videoMessage.fileLength, msg.videoMessage.caption);
-  if (msg.audioMessage) add(`voice-${id}.${ext(msg.audioMessage.mimetype, 'ogg')}`, msg.audioMessage.mimetype, msg.audioMessage.fileLength);
+  if (msg.imageMessage)
+    add(
+      `image-${id}.${ext(msg.imageMessage.mimetype, 'jpg').replace('jpeg', 'jpg')}`,
+      msg.imageMessage.mimetype,
+      msg.imageMessage.fileLength,
+      msg.imageMessage.caption,
+    );
+  if (msg.videoMessage)
+    add(
+      `video-${id}.${ext(msg.videoMessage.mimetype, 'mp4')}`,
+      msg.videoMessage.mimetype,
+      msg.videoMessage.fileLength,
+      msg.videoMessage.caption,
+    );
+  if (msg.audioMessage)
+    add(
+      `voice-${id}.${ext(msg.audioMessage.mimetype, 'ogg')}`,
+      msg.audioMessage.mimetype,
+      msg.audioMessage.fileLength,
+    );
   if (doc) add(doc.fileName || `file-${id}`, doc.mimetype, doc.fileLength, doc.caption);
   return { text: words.join('\n'), files };
 }
@@ -108,7 +141,11 @@ export class WhatsappAdapter implements Adapter {
           if (u.qr !== undefined) {
             this.open = false;
             sock.end(undefined);
-            return reject(new PlatformError('WhatsApp asked for a new QR login: the saved session is no longer valid; log in again (POST /api/channels/whatsapp/login)'));
+            return reject(
+              new PlatformError(
+                'WhatsApp asked for a new QR login: the saved session is no longer valid; log in again (POST /api/channels/whatsapp/login)',
+              ),
+            );
           }
           if (u.connection === 'open') {
             this.open = true;
@@ -120,15 +157,28 @@ export class WhatsappAdapter implements Adapter {
             if (code === WA_RESTART_REQUIRED) return resolve('restart');
             if (code === WA_LOGGED_OUT) {
               this.store.remove();
-              return reject(new PlatformError('this device was logged out from the phone; log in again with a QR code'));
+              return reject(
+                new PlatformError(
+                  'this device was logged out from the phone; log in again with a QR code',
+                ),
+              );
             }
-            reject(new PlatformError(`the WhatsApp connection closed: ${u.lastDisconnect?.error?.message ?? 'no reason given'}${code ? ` (${code})` : ''}`));
+            reject(
+              new PlatformError(
+                `the WhatsApp connection closed: ${u.lastDisconnect?.error?.message ?? 'no reason given'}${code ? ` (${code})` : ''}`,
+              ),
+            );
           }
         });
         sock.ev.on('messages.upsert', (u) => {
           if (u.type !== 'notify') return;
           // In the order they came, one after another (as the other adapters deliver them).
-          for (const raw of u.messages) this.inbox = this.inbox.then(() => this.inbound(raw, events)).catch((err: Error) => log.warn('whatsapp message not handled', { error: err.message }));
+          for (const raw of u.messages)
+            this.inbox = this.inbox
+              .then(() => this.inbound(raw, events))
+              .catch((err: Error) =>
+                log.warn('whatsapp message not handled', { error: err.message }),
+              );
         });
       });
       if (outcome === 'stopped') return;
@@ -138,7 +188,8 @@ export class WhatsappAdapter implements Adapter {
 
   private async inbound(raw: unknown, events: AdapterEvents): Promise<void> {
     const parsed = waMessageSchema.safeParse(raw);
-    if (!parsed.success) return void log.debug('whatsapp message not understood', { error: parsed.error.message });
+    if (!parsed.success)
+      return void log.debug('whatsapp message not understood', { error: parsed.error.message });
     const m = parsed.data;
     const jid = m.key.remoteJid;
     const id = m.key.id;
@@ -146,14 +197,23 @@ export class WhatsappAdapter implements Adapter {
     // Direct chats only: a person is @s.whatsapp.net (phone) or @lid; groups (@g.us), status and channels are ignored.
     if (!jid.endsWith('@s.whatsapp.net') && !jid.endsWith('@lid')) return;
     const alt = m.key.remoteJidAlt;
-    const userId = jid.endsWith('@lid') && alt?.endsWith('@s.whatsapp.net') ? phoneOf(alt) : phoneOf(jid);
+    const userId =
+      jid.endsWith('@lid') && alt?.endsWith('@s.whatsapp.net') ? phoneOf(alt) : phoneOf(jid);
     const { text, files } = contentOf(m, id);
     if (files.length) {
       this.media.set(id, raw);
       if (this.media.size > MEDIA_KEPT) this.media.delete(this.media.keys().next().value!);
     }
     await events
-      .message({ platform: 'whatsapp', chatId: jid, userId, name: m.pushName || userId, text, msgKey: id, ...(files.length ? { files } : {}) })
+      .message({
+        platform: 'whatsapp',
+        chatId: jid,
+        userId,
+        name: m.pushName || userId,
+        text,
+        msgKey: id,
+        ...(files.length ? { files } : {}),
+      })
       .catch((err: Error) => log.warn('whatsapp message not handled', { error: err.message }));
   }
 
@@ -167,25 +227,44 @@ export class WhatsappAdapter implements Adapter {
   async sendText(chatId: string, text: string, opts?: { plain?: boolean }): Promise<string | null> {
     const jid = toJid(chatId);
     let last: string | null = null;
-    for (const piece of splitText(opts?.plain ? text : markdownToWhatsapp(text), this.textCap)) last = await this.send(jid, { text: piece });
+    for (const piece of splitText(opts?.plain ? text : markdownToWhatsapp(text), this.textCap))
+      last = await this.send(jid, { text: piece });
     return last;
   }
 
-  async editText(chatId: string, messageId: string, text: string, opts?: { plain?: boolean }): Promise<void> {
+  async editText(
+    chatId: string,
+    messageId: string,
+    text: string,
+    opts?: { plain?: boolean },
+  ): Promise<void> {
     const jid = toJid(chatId);
-    await this.send(jid, { text: opts?.plain ? text : markdownToWhatsapp(text), edit: { remoteJid: jid, fromMe: true, id: messageId } });
+    await this.send(jid, {
+      text: opts?.plain ? text : markdownToWhatsapp(text),
+      edit: { remoteJid: jid, fromMe: true, id: messageId },
+    });
   }
 
   /** A file goes as a document (any type, its name kept), read from disk by Baileys as it uploads. */
   async sendFile(chatId: string, path: string, name: string): Promise<string | null> {
-    if ((await stat(path)).size > FILE_CAP) throw new PlatformError(`${name} is larger than the ${FILE_CAP / 1024 / 1024} MiB svc sends to WhatsApp`);
-    return this.send(toJid(chatId), { document: { url: path }, fileName: name, mimetype: mimeOf(name) });
+    if ((await stat(path)).size > FILE_CAP)
+      throw new PlatformError(
+        `${name} is larger than the ${FILE_CAP / 1024 / 1024} MiB svc sends to WhatsApp`,
+      );
+    return this.send(toJid(chatId), {
+      document: { url: path },
+      fileName: name,
+      mimetype: mimeOf(name),
+    });
   }
 
   async downloadFile(file: InboundFile): Promise<AsyncIterable<Uint8Array>> {
     const raw = this.media.get(file.ref);
     const sock = this.socket;
-    if (!raw || !sock) throw new PlatformError('the file is no longer at hand (svc restarted since it came); send it again');
+    if (!raw || !sock)
+      throw new PlatformError(
+        'the file is no longer at hand (svc restarted since it came); send it again',
+      );
     try {
       return await this.lib.download(raw, sock);
     } catch (err) {
@@ -194,11 +273,13 @@ export class WhatsappAdapter implements Adapter {
   }
 
   async typing(chatId: string): Promise<void> {
-    if (this.open) await this.socket?.sendPresenceUpdate('composing', toJid(chatId)).catch(() => undefined);
+    if (this.open)
+      await this.socket?.sendPresenceUpdate('composing', toJid(chatId)).catch(() => undefined);
   }
 
   async stopTyping(chatId: string): Promise<void> {
-    if (this.open) await this.socket?.sendPresenceUpdate('paused', toJid(chatId)).catch(() => undefined);
+    if (this.open)
+      await this.socket?.sendPresenceUpdate('paused', toJid(chatId)).catch(() => undefined);
   }
 
   /** One send at a time (WhatsApp bans bursts); a refusal becomes a PlatformError with its reason. */

@@ -5,7 +5,13 @@ import { log } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
 import { ApiError } from '../../shared/errors.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
-import { getCronTask, listCronTasks, runningRunOf, setSchedFrom, type CronTask } from '../../shared/store/cron.js';
+import {
+  getCronTask,
+  listCronTasks,
+  runningRunOf,
+  setSchedFrom,
+  type CronTask,
+} from '../../shared/store/cron.js';
 import { openDb, type Db } from '../../shared/store/db.js';
 import { Runs } from './runs.js';
 import { Scheduler } from './scheduler.js';
@@ -29,7 +35,10 @@ async function fire(id: string, at: Date, trigger: 'schedule' | 'catch_up'): Pro
   if (!task || !task.enabled) return scheduler.apply(id, task); // changed meanwhile: the store decides
   if (runningRunOf(db, id)) {
     setSchedFrom(db, id, at.toISOString());
-    log.info('a cron task fired while its previous run is still going; skipped (runs never overlap)', { task: id, scheduled_for: at.toISOString() });
+    log.info(
+      'a cron task fired while its previous run is still going; skipped (runs never overlap)',
+      { task: id, scheduled_for: at.toISOString() },
+    );
     return;
   }
   try {
@@ -49,7 +58,11 @@ function catchUp(task: CronTask, now: Date): void {
   }
   // The latest missed time stands for all of them; the store keeps it from firing twice.
   const at = scheduledTimeOf(task.schedule, task.timezone, now) ?? missed;
-  log.info('a cron task missed its time while svc was down; running it once now', { task: task.id, missed: missed.toISOString(), runs_as: at.toISOString() });
+  log.info('a cron task missed its time while svc was down; running it once now', {
+    task: task.id,
+    missed: missed.toISOString(),
+    runs_as: at.toISOString(),
+  });
   void fire(task.id, at, 'catch_up');
 }
 
@@ -75,17 +88,30 @@ endpoint.handle('cron.reload', ({ id }) => {
   return {};
 });
 endpoint.handle('cron.run', async ({ id }) => {
-  if (!db || !runs) throw new IpcCallError('unavailable', 'the cron worker is still starting; try again');
+  if (!db || !runs)
+    throw new IpcCallError('unavailable', 'the cron worker is still starting; try again');
   const task = getCronTask(db, id);
   if (!task) throw new IpcCallError('not_found', `There is no task ${id}.`);
   const running = runningRunOf(db, id);
-  if (running) throw new IpcCallError('conflict', `A run of this task is going already (${running.id}, since ${running.started_at}); runs never overlap. Wait for it, or interrupt its session ${running.session_id ?? ''}.`.trim());
+  if (running)
+    throw new IpcCallError(
+      'conflict',
+      `A run of this task is going already (${running.id}, since ${running.started_at}); runs never overlap. Wait for it, or interrupt its session ${running.session_id ?? ''}.`.trim(),
+    );
   const r = await runs.start(task, 'manual', null).catch((err: unknown) => {
     // A workflow gone or invalid, a model removed: the client's to fix; the run is recorded as failed.
-    if (err instanceof ApiError) throw new IpcCallError(err.code === 'not_found' || err.code === 'conflict' ? 'invalid_request' : err.code, `The run failed to start: ${err.message}`);
+    if (err instanceof ApiError)
+      throw new IpcCallError(
+        err.code === 'not_found' || err.code === 'conflict' ? 'invalid_request' : err.code,
+        `The run failed to start: ${err.message}`,
+      );
     throw err;
   });
-  if (!r) throw new IpcCallError('conflict', 'A run of this task started a moment ago; runs never overlap.');
+  if (!r)
+    throw new IpcCallError(
+      'conflict',
+      'A run of this task started a moment ago; runs never overlap.',
+    );
   return r;
 });
 

@@ -1,7 +1,12 @@
 import { log } from '../../shared/log.js';
 import type { Endpoint } from '../../shared/protocol/endpoint.js';
 import type { EventPayload } from '../../shared/protocol/ipc.js';
-import { addNotifyResult, type CronRun, type CronTask, type NotifyResult } from '../../shared/store/cron.js';
+import {
+  addNotifyResult,
+  type CronRun,
+  type CronTask,
+  type NotifyResult,
+} from '../../shared/store/cron.js';
 import type { Db } from '../../shared/store/db.js';
 
 const DELIVER_TIMEOUT_MS = 15_000;
@@ -23,23 +28,55 @@ export class Notifier {
     await this.send(task, run.id, clip(text), 'result');
   }
 
-  async approvalAsked(task: CronTask, runId: string, sessionId: string, e: EventPayload<'cron.approval'>): Promise<void> {
+  async approvalAsked(
+    task: CronTask,
+    runId: string,
+    sessionId: string,
+    e: EventPayload<'cron.approval'>,
+  ): Promise<void> {
     if (task.notify.length === 0) return;
     const text = `⏰ ${task.name} asks to use ${e.tool}: ${e.reason}\nAnswer in the Web UI (session ${sessionId}); with no answer it is denied.`;
     await this.send(task, runId, clip(text), 'approval');
   }
 
-  private async send(task: CronTask, runId: string, text: string, kind: NotifyResult['kind']): Promise<void> {
+  private async send(
+    task: CronTask,
+    runId: string,
+    text: string,
+    kind: NotifyResult['kind'],
+  ): Promise<void> {
     await Promise.all(
       task.notify.map(async (t) => {
         const at = new Date().toISOString();
         try {
-          const r = await this.deps.endpoint.request('channels.deliver', { platform: t.platform, chat_id: t.chat_id, text }, { timeoutMs: DELIVER_TIMEOUT_MS });
-          addNotifyResult(this.deps.db, runId, { platform: t.platform, chat_id: t.chat_id, ok: true, message_id: r.message_id, kind, at });
+          const r = await this.deps.endpoint.request(
+            'channels.deliver',
+            { platform: t.platform, chat_id: t.chat_id, text },
+            { timeoutMs: DELIVER_TIMEOUT_MS },
+          );
+          addNotifyResult(this.deps.db, runId, {
+            platform: t.platform,
+            chat_id: t.chat_id,
+            ok: true,
+            message_id: r.message_id,
+            kind,
+            at,
+          });
         } catch (err) {
           const error = (err as Error).message;
-          log.warn('a cron notify target could not be reached', { task: task.id, platform: t.platform, error });
-          addNotifyResult(this.deps.db, runId, { platform: t.platform, chat_id: t.chat_id, ok: false, error, kind, at });
+          log.warn('a cron notify target could not be reached', {
+            task: task.id,
+            platform: t.platform,
+            error,
+          });
+          addNotifyResult(this.deps.db, runId, {
+            platform: t.platform,
+            chat_id: t.chat_id,
+            ok: false,
+            error,
+            kind,
+            at,
+          });
         }
       }),
     );

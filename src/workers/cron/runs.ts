@@ -28,7 +28,12 @@ import {
   type CronTask,
 } from '../../shared/store/cron.js';
 import type { Db } from '../../shared/store/db.js';
-import { createSession, getSession, updateSession, type Session } from '../../shared/store/sessions.js';
+import {
+  createSession,
+  getSession,
+  updateSession,
+  type Session,
+} from '../../shared/store/sessions.js';
 import { getTurnRow } from '../../shared/store/turns.js';
 import { prepareRun } from '../../shared/workflows/start.js';
 import { setRunStatus } from '../../shared/workflows/runs.js';
@@ -76,21 +81,41 @@ export class Runs {
     return this.active.size;
   }
 
-  private announceRun(type: 'task.run_started' | `task.run_${'completed' | 'failed' | 'interrupted'}`, run: CronRun): void {
+  private announceRun(
+    type: 'task.run_started' | `task.run_${'completed' | 'failed' | 'interrupted'}`,
+    run: CronRun,
+  ): void {
     const task = getCronTask(this.deps.db, run.task_id);
-    this.publish('tasks', type, viewSummary({ task_id: run.task_id, run: runView(run), next_run_at: task ? cronTaskView(this.deps.db, task).next_run_at : null }));
+    this.publish(
+      'tasks',
+      type,
+      viewSummary({
+        task_id: run.task_id,
+        run: runView(run),
+        next_run_at: task ? cronTaskView(this.deps.db, task).next_run_at : null,
+      }),
+    );
   }
 
   /**
    * Starts a run of the task; undefined when the store refused it (one is running, or this
    * scheduled time fired already). A manual run asks for `conflict` instead.
    */
-  async start(task: CronTask, trigger: CronRunTrigger, scheduledFor: Date | null): Promise<{ run_id: string; session_id: string } | undefined> {
+  async start(
+    task: CronTask,
+    trigger: CronRunTrigger,
+    scheduledFor: Date | null,
+  ): Promise<{ run_id: string; session_id: string } | undefined> {
     const { db } = this.deps;
     const deadline = new Date(Date.now() + task.max_runtime_seconds * 1000).toISOString();
     const run = db
       .transaction(() => {
-        const r = insertRun(db, { task_id: task.id, trigger, scheduled_for: scheduledFor ? scheduledFor.toISOString() : null, deadline_at: deadline });
+        const r = insertRun(db, {
+          task_id: task.id,
+          trigger,
+          scheduled_for: scheduledFor ? scheduledFor.toISOString() : null,
+          deadline_at: deadline,
+        });
         if (scheduledFor) setSchedFrom(db, task.id, scheduledFor.toISOString());
         return r;
       })
@@ -106,8 +131,17 @@ export class Runs {
       this.end(run.id, 'failed', `the run could not be prepared: ${(err as Error).message}`);
       throw err;
     }
-    const timer = setTimeout(() => void this.timeout(run.id), Math.max(0, Date.parse(deadline) - Date.now()));
-    this.active.set(run.id, { runId: run.id, taskId: task.id, sessionId: session.id, turnId: null, timer });
+    const timer = setTimeout(
+      () => void this.timeout(run.id),
+      Math.max(0, Date.parse(deadline) - Date.now()),
+    );
+    this.active.set(run.id, {
+      runId: run.id,
+      taskId: task.id,
+      sessionId: session.id,
+      turnId: null,
+      timer,
+    });
     this.ensureSweeper();
     // The run is recorded and has its session: the caller hears of it now, the turn starts meanwhile
     // (a cold agent worker on a busy machine can take seconds); a turn that cannot start fails the run.
@@ -115,12 +149,22 @@ export class Runs {
     return { run_id: run.id, session_id: session.id };
   }
 
-  private async startTurn(runId: string, sessionId: string, text: string, workflowRunId: string | undefined): Promise<void> {
+  private async startTurn(
+    runId: string,
+    sessionId: string,
+    text: string,
+    workflowRunId: string | undefined,
+  ): Promise<void> {
     const { db } = this.deps;
     try {
       const { turn_id } = await this.deps.endpoint.request(
         'turn.start',
-        { session_id: sessionId, message: { text, attachments: [] }, origin: 'cron', ...(workflowRunId ? { workflow_run_id: workflowRunId } : {}) },
+        {
+          session_id: sessionId,
+          message: { text, attachments: [] },
+          origin: 'cron',
+          ...(workflowRunId ? { workflow_run_id: workflowRunId } : {}),
+        },
         { timeoutMs: 20_000 },
       );
       setRunTurn(db, runId, turn_id);
@@ -128,8 +172,11 @@ export class Runs {
       if (a) a.turnId = turn_id;
       if (a?.overdue) await this.interruptTurn(a);
     } catch (err) {
-      if (workflowRunId) setRunStatus(db, workflowRunId, 'failed', { error: `the run could not start: ${(err as Error).message}` });
-      log.warn('a cron run\'s turn could not start', { run: runId, error: (err as Error).message });
+      if (workflowRunId)
+        setRunStatus(db, workflowRunId, 'failed', {
+          error: `the run could not start: ${(err as Error).message}`,
+        });
+      log.warn("a cron run's turn could not start", { run: runId, error: (err as Error).message });
       const overdue = this.active.get(runId)?.overdue;
       if (overdue) this.end(runId, 'interrupted', overdue);
       else this.end(runId, 'failed', `the turn could not start: ${(err as Error).message}`);
@@ -137,7 +184,10 @@ export class Runs {
   }
 
   /** The run's session (new, the task's reused one, or a workflow run's) and the text of its turn. */
-  private prepare(task: CronTask, run: CronRun): { session: Session; text: string; workflowRunId?: string } {
+  private prepare(
+    task: CronTask,
+    run: CronRun,
+  ): { session: Session; text: string; workflowRunId?: string } {
     const { db, paths } = this.deps;
     const settings = {
       title: `${task.name} · ${wallTime(new Date(run.started_at), task.timezone).slice(0, 16).replace('T', ' ')}`,
@@ -158,7 +208,8 @@ export class Runs {
     }
     if (!session) {
       session = createSession(db, settings);
-      if (task.session === 'reuse' && task.workflow === null) setReuseSession(db, task.id, session.id);
+      if (task.session === 'reuse' && task.workflow === null)
+        setReuseSession(db, task.id, session.id);
     }
     setRunSession(db, run.id, session.id);
     this.publish('sessions', 'session.created', session);
@@ -169,7 +220,11 @@ export class Runs {
   private modelOf(task: CronTask): string | null {
     if (task.model === null || task.model === 'default') return null;
     if (task.model === 'lite') return this.deps.config().slots.lite ?? null;
-    if (!Object.hasOwn(this.deps.config().models, task.model)) throw new IpcCallError('invalid_request', `the task's model "${task.model}" is no longer configured`);
+    if (!Object.hasOwn(this.deps.config().models, task.model))
+      throw new IpcCallError(
+        'invalid_request',
+        `the task's model "${task.model}" is no longer configured`,
+      );
     return task.model;
   }
 
@@ -179,7 +234,15 @@ export class Runs {
       if (a.sessionId !== e.session_id || (a.turnId !== null && a.turnId !== e.turn_id)) continue;
       const row = getTurnRow(this.deps.db, e.turn_id);
       if (a.overdue) this.end(a.runId, 'interrupted', a.overdue);
-      else this.end(a.runId, e.status, e.status === 'completed' ? null : (row?.error ?? (e.status === 'interrupted' ? 'the turn was interrupted' : 'the turn failed')));
+      else
+        this.end(
+          a.runId,
+          e.status,
+          e.status === 'completed'
+            ? null
+            : (row?.error ??
+                (e.status === 'interrupted' ? 'the turn was interrupted' : 'the turn failed')),
+        );
     }
   }
 
@@ -200,7 +263,8 @@ export class Runs {
       answered_at: e.state === 'asked' ? null : now,
     });
     const task = getCronTask(this.deps.db, a.taskId);
-    if (e.state === 'asked' && task) void this.notifier.approvalAsked(task, a.runId, a.sessionId, e);
+    if (e.state === 'asked' && task)
+      void this.notifier.approvalAsked(task, a.runId, a.sessionId, e);
   }
 
   private async timeout(runId: string): Promise<void> {
@@ -209,7 +273,10 @@ export class Runs {
     if (!a || !run || run.status !== 'running') return;
     const task = getCronTask(this.deps.db, a.taskId);
     const limit = task ? `${task.max_runtime_seconds} s` : 'its limit';
-    log.warn('a cron run ran past max_runtime_seconds; interrupting it', { run: runId, task: a.taskId });
+    log.warn('a cron run ran past max_runtime_seconds; interrupting it', {
+      run: runId,
+      task: a.taskId,
+    });
     a.overdue = `the run took longer than max_runtime_seconds (${limit}) and was interrupted`;
     // The run ends when its turn reports the stop; if it never does, a little later all the same.
     a.timer = setTimeout(() => this.end(runId, 'interrupted', a.overdue ?? null), 15_000);
@@ -218,9 +285,11 @@ export class Runs {
   }
 
   private async interruptTurn(a: Active): Promise<void> {
-    await this.deps.endpoint.request('turn.interrupt', { session_id: a.sessionId }, { timeoutMs: 10_000 }).catch((err: Error) => {
-      log.warn('could not interrupt a cron run', { run: a.runId, error: err.message });
-    });
+    await this.deps.endpoint
+      .request('turn.interrupt', { session_id: a.sessionId }, { timeoutMs: 10_000 })
+      .catch((err: Error) => {
+        log.warn('could not interrupt a cron run', { run: a.runId, error: err.message });
+      });
   }
 
   /** Records the outcome once, tells the tasks topic, sends the result to the notify targets. */
@@ -231,14 +300,20 @@ export class Runs {
     const { db } = this.deps;
     const before = getRun(db, runId);
     if (!before) return;
-    const reply = before.session_id ? lastReplySince(db, before.session_id, before.started_at) : null;
-    if (!finishRun(db, runId, status, { error, reply: status === 'completed' ? reply : null })) return;
+    const reply = before.session_id
+      ? lastReplySince(db, before.session_id, before.started_at)
+      : null;
+    if (!finishRun(db, runId, status, { error, reply: status === 'completed' ? reply : null }))
+      return;
     const run = getRun(db, runId)!;
     this.announceRun(`task.run_${status}`, run);
     const task = getCronTask(db, run.task_id);
     const done = task ? this.notifier.result(task, run) : Promise.resolve();
     void done.finally(() => {
-      if (this.active.size === 0) void this.deps.endpoint.request('cron.idle', {}, { timeoutMs: 10_000 }).catch(() => undefined);
+      if (this.active.size === 0)
+        void this.deps.endpoint
+          .request('cron.idle', {}, { timeoutMs: 10_000 })
+          .catch(() => undefined);
     });
   }
 
@@ -247,19 +322,39 @@ export class Runs {
     const { db } = this.deps;
     for (const run of runningRuns(db)) {
       if (this.active.has(run.id)) continue;
-      const turn = run.turn_id ? getTurnRow(db, run.turn_id) : run.session_id ? turnOfRun(db, run.session_id, run.started_at) : undefined;
+      const turn = run.turn_id
+        ? getTurnRow(db, run.turn_id)
+        : run.session_id
+          ? turnOfRun(db, run.session_id, run.started_at)
+          : undefined;
       if (!turn) {
-        this.end(run.id, 'failed', 'the cron worker stopped before this run\'s turn started');
+        this.end(run.id, 'failed', "the cron worker stopped before this run's turn started");
         continue;
       }
       if (run.turn_id === null) setRunTurn(db, run.id, turn.id);
       if (turn.status !== 'running') {
-        this.end(run.id, turn.status as Exclude<CronRunStatus, 'running'>, turn.status === 'completed' ? null : (turn.error ?? `the turn ${turn.status}`));
+        this.end(
+          run.id,
+          turn.status as Exclude<CronRunStatus, 'running'>,
+          turn.status === 'completed' ? null : (turn.error ?? `the turn ${turn.status}`),
+        );
         continue;
       }
-      const timer = setTimeout(() => void this.timeout(run.id), Math.max(0, Date.parse(run.deadline_at) - Date.now()));
-      this.active.set(run.id, { runId: run.id, taskId: run.task_id, sessionId: run.session_id!, turnId: turn.id, timer });
-      log.info('watching a cron run again after a restart of the cron worker', { run: run.id, task: run.task_id });
+      const timer = setTimeout(
+        () => void this.timeout(run.id),
+        Math.max(0, Date.parse(run.deadline_at) - Date.now()),
+      );
+      this.active.set(run.id, {
+        runId: run.id,
+        taskId: run.task_id,
+        sessionId: run.session_id!,
+        turnId: turn.id,
+        timer,
+      });
+      log.info('watching a cron run again after a restart of the cron worker', {
+        run: run.id,
+        task: run.task_id,
+      });
     }
     this.ensureSweeper();
   }
@@ -273,7 +368,12 @@ export class Runs {
         const t = getTurnRow(this.deps.db, a.turnId);
         if (t && t.status !== 'running') {
           if (a.overdue) this.end(a.runId, 'interrupted', a.overdue);
-          else this.end(a.runId, t.status as Exclude<CronRunStatus, 'running'>, t.status === 'completed' ? null : (t.error ?? `the turn ${t.status}`));
+          else
+            this.end(
+              a.runId,
+              t.status as Exclude<CronRunStatus, 'running'>,
+              t.status === 'completed' ? null : (t.error ?? `the turn ${t.status}`),
+            );
         }
       }
       if (this.active.size === 0) {

@@ -28,7 +28,9 @@ export class Scheduler {
     if (cur && cur.schedule === task.schedule && cur.timezone === task.timezone) return;
     cur?.job.stop();
     const job = cronOf(task.schedule, task.timezone);
-    job.schedule(() => this.fire(id, scheduledTimeOf(task.schedule, task.timezone, new Date()) ?? new Date()));
+    job.schedule(() =>
+      this.fire(id, scheduledTimeOf(task.schedule, task.timezone, new Date()) ?? new Date()),
+    );
     job.resume();
     this.jobs.set(id, { job, schedule: task.schedule, timezone: task.timezone });
   }

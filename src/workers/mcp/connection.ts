@@ -1,7 +1,10 @@
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '../../shared/config/mcp.js';
@@ -50,8 +53,11 @@ export class Connection {
     private readonly events: ConnectionEvents,
     home: string,
   ) {
-    const ownAuth = Object.keys(server.headers ?? {}).some((h) => h.toLowerCase() === 'authorization');
-    this.oauth = server.url !== undefined && !ownAuth ? new OAuthStore(home, name, server.url) : undefined;
+    const ownAuth = Object.keys(server.headers ?? {}).some(
+      (h) => h.toLowerCase() === 'authorization',
+    );
+    this.oauth =
+      server.url !== undefined && !ownAuth ? new OAuthStore(home, name, server.url) : undefined;
   }
 
   start(): void {
@@ -64,7 +70,15 @@ export class Connection {
   }
 
   status(): McpStatus {
-    return { name: this.name, status: this.state, error: this.error, connected_at: this.connectedAt, transport: this.kind, tools: this.tools, needs_auth: this.needsAuth };
+    return {
+      name: this.name,
+      status: this.state,
+      error: this.error,
+      connected_at: this.connectedAt,
+      transport: this.kind,
+      tools: this.tools,
+      needs_auth: this.needsAuth,
+    };
   }
 
   get pgid(): number | undefined {
@@ -87,24 +101,42 @@ export class Connection {
     await this.disconnect();
   }
 
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<{ content: McpContent[]; is_error: boolean }> {
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<{ content: McpContent[]; is_error: boolean }> {
     const client = this.client;
     if (!client || this.state !== 'connected') {
-      return fail(`The MCP server "${this.name}" is not connected${this.error ? `: ${this.error}` : ''}. Try again later or ask the user to check it.`);
+      return fail(
+        `The MCP server "${this.name}" is not connected${this.error ? `: ${this.error}` : ''}. Try again later or ask the user to check it.`,
+      );
     }
-    if (!this.tools.some((t) => t.name === tool)) return fail(`The MCP server "${this.name}" has no tool "${tool}" (or it is not on the server's allow-list).`);
+    if (!this.tools.some((t) => t.name === tool))
+      return fail(
+        `The MCP server "${this.name}" has no tool "${tool}" (or it is not on the server's allow-list).`,
+      );
     const timeout = this.server.timeout_seconds * 1000;
     try {
-      const raw = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout, resetTimeoutOnProgress: false });
+      const raw = await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal,
+        timeout,
+        resetTimeoutOnProgress: false,
+      });
       return mapToolResult(raw);
     } catch (err) {
       if (signal.aborted) return fail('The call was cancelled.');
       if (isAuthError(err)) {
         this.waitForSignIn();
-        return fail(`The MCP server "${this.name}" asks the user to sign in again (OAuth); ask them to use Sign in on the MCP page.`);
+        return fail(
+          `The MCP server "${this.name}" asks the user to sign in again (OAuth); ask them to use Sign in on the MCP page.`,
+        );
       }
       const message = (err as Error).message;
-      if (/timed out|timeout/i.test(message)) return fail(`${tool} on "${this.name}" did not answer within ${this.server.timeout_seconds} s (timeout_seconds).`);
+      if (/timed out|timeout/i.test(message))
+        return fail(
+          `${tool} on "${this.name}" did not answer within ${this.server.timeout_seconds} s (timeout_seconds).`,
+        );
       return fail(`${tool} on "${this.name}" failed: ${scrub(message)}`);
     }
   }
@@ -127,7 +159,12 @@ export class Connection {
       this.client = opened.client;
       this.kind = opened.kind;
       opened.client.onclose = () => {
-        if (gen === this.generation && !this.closed) this.lost(this.stdio?.exit ? `the server process ${this.stdio.exit}${this.stderrNote()}` : 'the connection closed');
+        if (gen === this.generation && !this.closed)
+          this.lost(
+            this.stdio?.exit
+              ? `the server process ${this.stdio.exit}${this.stderrNote()}`
+              : 'the connection closed',
+          );
       };
       this.tools = await this.listTools(opened.client);
       if (gen !== this.generation) return;
@@ -135,14 +172,20 @@ export class Connection {
       this.error = null;
       this.connectedAt = new Date().toISOString();
       this.attempt = 0;
-      log.info('MCP server connected', { server: this.name, transport: opened.kind, tools: this.tools.length });
+      log.info('MCP server connected', {
+        server: this.name,
+        transport: opened.kind,
+        tools: this.tools.length,
+      });
       this.emit();
     } catch (err) {
       if (gen !== this.generation || this.closed) return;
       if (isAuthError(err)) return this.waitForSignIn();
       const exit = this.stdio?.exit;
       await this.disconnect(false);
-      this.lost(`${scrub((err as Error).message)}${exit ? ` (the server process ${exit}${this.stderrNote()})` : ''}`);
+      this.lost(
+        `${scrub((err as Error).message)}${exit ? ` (the server process ${exit}${this.stderrNote()})` : ''}`,
+      );
     }
   }
 
@@ -159,7 +202,8 @@ export class Connection {
     this.client = undefined;
     this.state = 'error';
     this.needsAuth = true;
-    this.error = 'The server wants credentials: use Sign in on the MCP page (OAuth; POST /api/mcp/servers/{name}/oauth/start), or, if it takes a key instead, give it an Authorization header.';
+    this.error =
+      'The server wants credentials: use Sign in on the MCP page (OAuth; POST /api/mcp/servers/{name}/oauth/start), or, if it takes a key instead, give it an Authorization header.';
     this.connectedAt = null;
     this.tools = [];
     log.info('MCP server needs sign-in', { server: this.name });
@@ -170,10 +214,18 @@ export class Connection {
    * Starts the SDK's OAuth flow for the user: answers the authorization URL to send the browser to
    * and the PKCE verifier to finish with; null when stored tokens could be refreshed instead.
    */
-  async startSignIn(redirectUrl: string, state: string): Promise<{ url: string; verifier: string } | null> {
+  async startSignIn(
+    redirectUrl: string,
+    state: string,
+  ): Promise<{ url: string; verifier: string } | null> {
     const store = this.oauthStore();
     let started: { url: string; verifier: string } | undefined;
-    const provider = new SvcOAuthProvider(store, { kind: 'start', redirectUrl, state, started: (url, verifier) => void (started = { url: url.href, verifier }) });
+    const provider = new SvcOAuthProvider(store, {
+      kind: 'start',
+      redirectUrl,
+      state,
+      started: (url, verifier) => void (started = { url: url.href, verifier }),
+    });
     const result = await auth(provider, { serverUrl: store.serverUrl });
     if (result === 'AUTHORIZED') {
       void this.reconnect();
@@ -186,13 +238,21 @@ export class Connection {
   /** Trades the code the authorization server sent back for tokens, then connects with them. */
   async finishSignIn(code: string, redirectUrl: string, verifier: string): Promise<McpStatus> {
     const store = this.oauthStore();
-    await auth(new SvcOAuthProvider(store, { kind: 'finish', redirectUrl, verifier }), { serverUrl: store.serverUrl, authorizationCode: code });
+    await auth(new SvcOAuthProvider(store, { kind: 'finish', redirectUrl, verifier }), {
+      serverUrl: store.serverUrl,
+      authorizationCode: code,
+    });
     log.info('MCP server signed in', { server: this.name });
     return this.reconnect();
   }
 
   private oauthStore(): OAuthStore {
-    if (!this.oauth) throw new Error(this.server.url ? 'the server has an Authorization header of its own; remove it to sign in with OAuth' : 'a local (stdio) server has no sign-in');
+    if (!this.oauth)
+      throw new Error(
+        this.server.url
+          ? 'the server has an Authorization header of its own; remove it to sign in with OAuth'
+          : 'a local (stdio) server has no sign-in',
+      );
     return this.oauth;
   }
 
@@ -226,11 +286,20 @@ export class Connection {
   private async open(): Promise<{ client: Client; kind: NonNullable<McpStatus['transport']> }> {
     const s = this.server;
     if (s.command !== undefined) {
-      const transport = new GroupStdioTransport({ command: s.command, args: s.args ?? [], env: s.env ?? {}, cwd: s.cwd });
+      const transport = new GroupStdioTransport({
+        command: s.command,
+        args: s.args ?? [],
+        env: s.env ?? {},
+        cwd: s.cwd,
+      });
       this.stdio = transport;
       const client = this.newClient();
       try {
-        await withTimeout(client.connect(transport), CONNECT_TIMEOUT_MS, 'the server did not finish the MCP handshake');
+        await withTimeout(
+          client.connect(transport),
+          CONNECT_TIMEOUT_MS,
+          'the server did not finish the MCP handshake',
+        );
       } finally {
         this.events.groups();
       }
@@ -238,10 +307,16 @@ export class Connection {
     }
     const url = new URL(s.url ?? '');
     const requestInit = { headers: s.headers ?? {} };
-    const authProvider = this.oauth ? new SvcOAuthProvider(this.oauth, { kind: 'passive' }) : undefined;
+    const authProvider = this.oauth
+      ? new SvcOAuthProvider(this.oauth, { kind: 'passive' })
+      : undefined;
     const first = this.newClient();
     try {
-      await withTimeout(first.connect(new StreamableHTTPClientTransport(url, { requestInit, authProvider })), CONNECT_TIMEOUT_MS, 'no answer from the server');
+      await withTimeout(
+        first.connect(new StreamableHTTPClientTransport(url, { requestInit, authProvider })),
+        CONNECT_TIMEOUT_MS,
+        'no answer from the server',
+      );
       return { client: first, kind: 'streamable_http' };
     } catch (err) {
       await first.close().catch(() => undefined);
@@ -252,7 +327,13 @@ export class Connection {
       const sse: Transport = new SSEClientTransport(url, {
         requestInit,
         authProvider,
-        eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+        eventSourceInit: {
+          fetch: (u, init) =>
+            fetch(u, {
+              ...init,
+              headers: { ...(init?.headers as Record<string, string>), ...headers },
+            }),
+        },
       });
       try {
         await withTimeout(second.connect(sse), CONNECT_TIMEOUT_MS, 'no answer from the server');
@@ -286,7 +367,11 @@ export class Connection {
     const all: SdkTool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await withTimeout(client.listTools(cursor ? { cursor } : undefined), CONNECT_TIMEOUT_MS, 'the server did not list its tools');
+      const page = await withTimeout(
+        client.listTools(cursor ? { cursor } : undefined),
+        CONNECT_TIMEOUT_MS,
+        'the server did not list its tools',
+      );
       all.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor && all.length < 1000);
@@ -297,13 +382,23 @@ export class Connection {
     const only = this.server.tools;
     return tools
       .filter((t) => !only || only.includes(t.name))
-      .map((t) => ({ name: t.name, description: t.description ?? '', input_schema: t.inputSchema as Record<string, unknown> }));
+      .map((t) => ({
+        name: t.name,
+        description: t.description ?? '',
+        input_schema: t.inputSchema as Record<string, unknown>,
+      }));
   }
 }
 
 /** The server refused us for want of a sign-in the user has to make. */
 function isAuthError(err: unknown): boolean {
-  return err instanceof NeedsSignIn || err instanceof UnauthorizedError || (err instanceof StreamableHTTPError && err.code === 401 && err.message.includes('after successful authentication'));
+  return (
+    err instanceof NeedsSignIn ||
+    err instanceof UnauthorizedError ||
+    (err instanceof StreamableHTTPError &&
+      err.code === 401 &&
+      err.message.includes('after successful authentication'))
+  );
 }
 
 function fail(text: string): { content: McpContent[]; is_error: boolean } {

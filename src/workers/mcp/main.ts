@@ -18,10 +18,22 @@ const paths = resolvePaths();
 const endpoint = startChild('mcp', () => calls);
 /** Status events carry the state and a tool count; GET /api/mcp/servers/{name} lists the tools. */
 const publish = ipcPublish(endpoint);
-const manager = new Manager({
-  status: (s) => publish('mcp', 'mcp.status', { name: s.name, status: s.status, error: s.error, connected_at: s.connected_at, transport: s.transport, needs_auth: s.needs_auth, tool_count: s.tools.length }),
-  groups: (pgids) => endpoint.emit('child.groups', { pgids }),
-}, paths.home);
+const manager = new Manager(
+  {
+    status: (s) =>
+      publish('mcp', 'mcp.status', {
+        name: s.name,
+        status: s.status,
+        error: s.error,
+        connected_at: s.connected_at,
+        transport: s.transport,
+        needs_auth: s.needs_auth,
+        tool_count: s.tools.length,
+      }),
+    groups: (pgids) => endpoint.emit('child.groups', { pgids }),
+  },
+  paths.home,
+);
 
 function apply(config: Config): void {
   redactConfigSecrets(config); // env and header values never reach a log line
@@ -45,7 +57,9 @@ endpoint.handle('mcp.reconnect', async ({ name }) => {
 /** What an agent asks of this worker: through the supervisor, or on a direct channel. */
 function serveAgent(ep: Endpoint): void {
   ep.handle('mcp.tools', () => ({
-    servers: manager.statuses().flatMap((s) => (s.status === 'connected' ? [{ name: s.name, tools: s.tools }] : [])),
+    servers: manager
+      .statuses()
+      .flatMap((s) => (s.status === 'connected' ? [{ name: s.name, tools: s.tools }] : [])),
   }));
   ep.handle('mcp.call', async ({ call_id, server, tool, arguments: args }) => {
     calls++;
@@ -60,8 +74,12 @@ function serveAgent(ep: Endpoint): void {
 serveAgent(endpoint);
 const direct = new DirectChannels(paths.runDir, serveAgent);
 endpoint.handle('mcp.direct', () => direct.offer());
-endpoint.handle('mcp.oauth.start', async ({ name, redirect_url }) => ({ authorization_url: await manager.signInStart(name, redirect_url) }));
-endpoint.handle('mcp.oauth.finish', ({ state, code, error }) => manager.signInFinish(state, code, error));
+endpoint.handle('mcp.oauth.start', async ({ name, redirect_url }) => ({
+  authorization_url: await manager.signInStart(name, redirect_url),
+}));
+endpoint.handle('mcp.oauth.finish', ({ state, code, error }) =>
+  manager.signInFinish(state, code, error),
+);
 
 // However this process ends, the servers it started end with it.
 process.on('exit', () => {

@@ -36,11 +36,25 @@ export class Manager {
       if (next && isDeepStrictEqual(next, conn.server)) continue;
       this.connections.delete(name);
       void conn.close().then(() => this.reportGroups());
-      if (!next) this.events.status({ name, status: 'disabled', error: null, connected_at: null, transport: null, tools: [], needs_auth: false });
+      if (!next)
+        this.events.status({
+          name,
+          status: 'disabled',
+          error: null,
+          connected_at: null,
+          transport: null,
+          tools: [],
+          needs_auth: false,
+        });
     }
     for (const [name, server] of Object.entries(servers)) {
       if (this.connections.has(name)) continue;
-      const conn = new Connection(name, server, { changed: (s) => this.events.status(s), groups: () => this.reportGroups() }, this.home);
+      const conn = new Connection(
+        name,
+        server,
+        { changed: (s) => this.events.status(s), groups: () => this.reportGroups() },
+        this.home,
+      );
       this.connections.set(name, conn);
       conn.start();
     }
@@ -54,9 +68,20 @@ export class Manager {
     return this.connections.get(name);
   }
 
-  async call(callId: string, server: string, tool: string, args: Record<string, unknown>): Promise<{ content: McpContent[]; is_error: boolean }> {
+  async call(
+    callId: string,
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+  ): Promise<{ content: McpContent[]; is_error: boolean }> {
     const conn = this.connections.get(server);
-    if (!conn) return { content: [{ type: 'text', text: `There is no MCP server "${server}" (it may have been removed).` }], is_error: true };
+    if (!conn)
+      return {
+        content: [
+          { type: 'text', text: `There is no MCP server "${server}" (it may have been removed).` },
+        ],
+        is_error: true,
+      };
     const ac = new AbortController();
     this.calls.set(callId, ac);
     try {
@@ -77,13 +102,17 @@ export class Manager {
   async signInStart(name: string, redirectUrl: string): Promise<string | null> {
     const conn = this.connections.get(name);
     if (!conn) throw new IpcCallError('not_found', `There is no MCP server "${name}".`);
-    if (!conn.server.enabled) throw new IpcCallError('conflict', `The MCP server "${name}" is disabled; enable it first.`);
+    if (!conn.server.enabled)
+      throw new IpcCallError('conflict', `The MCP server "${name}" is disabled; enable it first.`);
     const state = randomBytes(32).toString('base64url');
     let started;
     try {
       started = await conn.startSignIn(redirectUrl, state);
     } catch (err) {
-      throw new IpcCallError('conflict', `Could not start the sign-in to "${name}": ${scrub((err as Error).message)}.`);
+      throw new IpcCallError(
+        'conflict',
+        `Could not start the sign-in to "${name}": ${scrub((err as Error).message)}.`,
+      );
     }
     if (!started) return null;
     this.flows.add(state, { name, redirectUrl, verifier: started.verifier });
@@ -91,16 +120,38 @@ export class Manager {
   }
 
   /** The authorization server's answer, by the state it carries (single use); then the server connects. */
-  async signInFinish(state: string, code: string | undefined, error: string | undefined): Promise<{ name: string; status: McpStatus }> {
+  async signInFinish(
+    state: string,
+    code: string | undefined,
+    error: string | undefined,
+  ): Promise<{ name: string; status: McpStatus }> {
     const flow = this.flows.take(state);
-    if (!flow) throw new IpcCallError('invalid_request', 'This sign-in is unknown, was used already, or is older than 10 minutes; start again with Sign in on the MCP page.');
+    if (!flow)
+      throw new IpcCallError(
+        'invalid_request',
+        'This sign-in is unknown, was used already, or is older than 10 minutes; start again with Sign in on the MCP page.',
+      );
     const conn = this.connections.get(flow.name);
-    if (!conn) throw new IpcCallError('not_found', `The MCP server "${flow.name}" is gone (removed or disabled while signing in).`);
-    if (error !== undefined || code === undefined) throw new IpcCallError('invalid_request', `The authorization server did not sign you in to "${flow.name}" (${error ?? 'no code'}); try Sign in again.`);
+    if (!conn)
+      throw new IpcCallError(
+        'not_found',
+        `The MCP server "${flow.name}" is gone (removed or disabled while signing in).`,
+      );
+    if (error !== undefined || code === undefined)
+      throw new IpcCallError(
+        'invalid_request',
+        `The authorization server did not sign you in to "${flow.name}" (${error ?? 'no code'}); try Sign in again.`,
+      );
     try {
-      return { name: flow.name, status: await conn.finishSignIn(code, flow.redirectUrl, flow.verifier) };
+      return {
+        name: flow.name,
+        status: await conn.finishSignIn(code, flow.redirectUrl, flow.verifier),
+      };
     } catch (err) {
-      throw new IpcCallError('conflict', `Signing in to "${flow.name}" failed: ${scrub((err as Error).message)}; try Sign in again.`);
+      throw new IpcCallError(
+        'conflict',
+        `Signing in to "${flow.name}" failed: ${scrub((err as Error).message)}; try Sign in again.`,
+      );
     }
   }
 

@@ -1,7 +1,14 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { z } from 'zod';
 import { mcpOAuthFile } from '../../shared/config/mcp.js';
 import { redact } from '../../shared/log.js';
@@ -27,8 +34,20 @@ const storedSchema = z.object({
   server_url: z.string(),
   /** The redirect URL of the last sign-in: a refresh presents the same client. */
   redirect_url: z.string().optional(),
-  client_information: z.looseObject({ client_id: z.string(), client_secret: z.string().optional(), redirect_uris: z.array(z.string()).optional() }).optional(),
-  tokens: z.looseObject({ access_token: z.string(), token_type: z.string(), refresh_token: z.string().optional() }).optional(),
+  client_information: z
+    .looseObject({
+      client_id: z.string(),
+      client_secret: z.string().optional(),
+      redirect_uris: z.array(z.string()).optional(),
+    })
+    .optional(),
+  tokens: z
+    .looseObject({
+      access_token: z.string(),
+      token_type: z.string(),
+      refresh_token: z.string().optional(),
+    })
+    .optional(),
   discovery: z.looseObject({ authorizationServerUrl: z.string() }).optional(),
 });
 type Stored = z.infer<typeof storedSchema>;
@@ -102,7 +121,12 @@ function redactStored(s: Stored): void {
  */
 export type ProviderMode =
   | { kind: 'passive' }
-  | { kind: 'start'; redirectUrl: string; state: string; started: (url: URL, verifier: string) => void }
+  | {
+      kind: 'start';
+      redirectUrl: string;
+      state: string;
+      started: (url: URL, verifier: string) => void;
+    }
   | { kind: 'finish'; redirectUrl: string; verifier: string };
 
 export class SvcOAuthProvider implements OAuthClientProvider {
@@ -135,7 +159,10 @@ export class SvcOAuthProvider implements OAuthClientProvider {
     if (this.mode.kind === 'start') return this.mode.state;
     // Passive, and the SDK is about to start a new sign-in: the refresh failed. A refresh token it
     // kept means the failure was not a refusal (those drop it): retry later rather than ask the user.
-    if (this.store.read().tokens?.refresh_token) throw new Error('the authorization server did not refresh the OAuth token; trying again later');
+    if (this.store.read().tokens?.refresh_token)
+      throw new Error(
+        'the authorization server did not refresh the OAuth token; trying again later',
+      );
     throw new NeedsSignIn();
   }
 

@@ -10,7 +10,16 @@ const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp
  */
 export function mapToolResult(raw: unknown): { content: McpContent[]; is_error: boolean } {
   const parsed = CallToolResultSchema.safeParse(raw);
-  if (!parsed.success) return { content: [{ type: 'text', text: 'The MCP server answered with a result that is not a valid tool result.' }], is_error: true };
+  if (!parsed.success)
+    return {
+      content: [
+        {
+          type: 'text',
+          text: 'The MCP server answered with a result that is not a valid tool result.',
+        },
+      ],
+      is_error: true,
+    };
   const r = parsed.data;
   const content: McpContent[] = [];
   for (const c of r.content) {
@@ -19,24 +28,41 @@ export function mapToolResult(raw: unknown): { content: McpContent[]; is_error: 
         content.push({ type: 'text', text: c.text });
         break;
       case 'image':
-        if (IMAGE_TYPES.has(c.mimeType)) content.push({ type: 'image', mime: c.mimeType, data: c.data });
-        else content.push({ type: 'text', text: `[image of type ${c.mimeType}, ${approxBytes(c.data)} bytes, in a format svc does not pass to models]` });
+        if (IMAGE_TYPES.has(c.mimeType))
+          content.push({ type: 'image', mime: c.mimeType, data: c.data });
+        else
+          content.push({
+            type: 'text',
+            text: `[image of type ${c.mimeType}, ${approxBytes(c.data)} bytes, in a format svc does not pass to models]`,
+          });
         break;
       case 'audio':
-        content.push({ type: 'text', text: `[audio of type ${c.mimeType}, ${approxBytes(c.data)} bytes, not shown]` });
+        content.push({
+          type: 'text',
+          text: `[audio of type ${c.mimeType}, ${approxBytes(c.data)} bytes, not shown]`,
+        });
         break;
       case 'resource': {
         const res = c.resource;
-        if ('text' in res && typeof res.text === 'string') content.push({ type: 'text', text: `[resource ${res.uri}]\n${res.text}` });
-        else content.push({ type: 'text', text: `[resource ${res.uri}${res.mimeType ? ` (${res.mimeType})` : ''}: binary, ${'blob' in res && typeof res.blob === 'string' ? approxBytes(res.blob) : 0} bytes]` });
+        if ('text' in res && typeof res.text === 'string')
+          content.push({ type: 'text', text: `[resource ${res.uri}]\n${res.text}` });
+        else
+          content.push({
+            type: 'text',
+            text: `[resource ${res.uri}${res.mimeType ? ` (${res.mimeType})` : ''}: binary, ${'blob' in res && typeof res.blob === 'string' ? approxBytes(res.blob) : 0} bytes]`,
+          });
         break;
       }
       case 'resource_link':
-        content.push({ type: 'text', text: `[link: ${c.name}${c.description ? ` (${c.description})` : ''} ${c.uri}]` });
+        content.push({
+          type: 'text',
+          text: `[link: ${c.name}${c.description ? ` (${c.description})` : ''} ${c.uri}]`,
+        });
         break;
     }
   }
-  if (content.length === 0 && r.structuredContent !== undefined) content.push({ type: 'text', text: JSON.stringify(r.structuredContent) });
+  if (content.length === 0 && r.structuredContent !== undefined)
+    content.push({ type: 'text', text: JSON.stringify(r.structuredContent) });
   return { content, is_error: r.isError === true };
 }
 

@@ -106,7 +106,11 @@ export class GroupStdioTransport implements Transport {
       return;
     }
     const gone = new Promise<void>((r) => proc.once('close', () => r()));
-    const wait = (ms: number) => Promise.race([gone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    const wait = (ms: number) =>
+      Promise.race([
+        gone.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
+      ]);
     proc.stdin?.end();
     await wait(200);
     // Whatever the server started lives in its group: it goes too, even when the server left on its own.

@@ -19,7 +19,8 @@ export function AccessPrompt({ rejected }: { rejected: boolean }) {
         <h1>svc</h1>
         <p>This server needs its access key before it lets you in.</p>
         <p class="muted">
-          <code>svc serve</code> prints an address with the key when it listens beyond this machine; the key is also in <code>$SVC_HOME/access_key</code> on the server.
+          <code>svc serve</code> prints an address with the key when it listens beyond this machine;
+          the key is also in <code>$SVC_HOME/access_key</code> on the server.
         </p>
         {rejected && (
           <p class="error" role="alert">
@@ -28,7 +29,15 @@ export function AccessPrompt({ rejected }: { rejected: boolean }) {
         )}
         <label class="field">
           <span>Access key</span>
-          <input type="password" name="access_key" autoComplete="current-password" value={key} onInput={(e) => setKey(e.currentTarget.value)} autoFocus required />
+          <input
+            type="password"
+            name="access_key"
+            autoComplete="current-password"
+            value={key}
+            onInput={(e) => setKey(e.currentTarget.value)}
+            autoFocus
+            required
+          />
         </label>
         <button type="submit" class="primary">
           Unlock

@@ -34,7 +34,10 @@ export function App() {
     let stopped = false;
     const probe = async () => {
       try {
-        const res = await fetch('/api/status', { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+        const res = await fetch('/api/status', {
+          credentials: 'same-origin',
+          headers: { Accept: 'application/json' },
+        });
         if (stopped) return;
         if (res.status === 401) {
           authNeeded.set(true);
@@ -42,10 +45,18 @@ export function App() {
           return;
         }
         if (!res.ok) throw new Error(String(res.status));
-        const ob = await fetch('/api/onboard/status', { credentials: 'same-origin' }).then((x) => (x.ok ? (x.json() as Promise<OnboardStatus>) : undefined));
+        const ob = await fetch('/api/onboard/status', { credentials: 'same-origin' }).then((x) =>
+          x.ok ? (x.json() as Promise<OnboardStatus>) : undefined,
+        );
         if (stopped) return;
         setOnboard(ob);
-        if (ob && !ob.steps.completed && localStorage.getItem(SKIP_KEY) !== '1' && route.get().view !== 'onboarding') go('onboarding', true);
+        if (
+          ob &&
+          !ob.steps.completed &&
+          localStorage.getItem(SKIP_KEY) !== '1' &&
+          route.get().view !== 'onboarding'
+        )
+          go('onboarding', true);
         setPhase('ready');
         live.start();
         watchServer();

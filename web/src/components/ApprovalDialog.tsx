@@ -19,7 +19,15 @@ function show(input: unknown): string {
  * Focus goes to the dialog, not to a button: an Enter meant for the message box must not approve.
  * Escape denies. A screen reader reads the reason and the command with the title.
  */
-export function ApprovalDialog({ approval, more, onAnswer }: { approval: Approval; more: number; onAnswer: (d: Decision) => Promise<void> }) {
+export function ApprovalDialog({
+  approval,
+  more,
+  onAnswer,
+}: {
+  approval: Approval;
+  more: number;
+  onAnswer: (d: Decision) => Promise<void>;
+}) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
 

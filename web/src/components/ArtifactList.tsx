@@ -14,7 +14,10 @@ interface Artifact {
 export function ArtifactList({ sessionId }: { sessionId: string }) {
   const [items, setItems] = useState<Artifact[] | undefined>();
   useEffect(() => {
-    get<{ items: Artifact[] }>(path`/api/sessions/${sessionId}/artifacts`).then((r) => setItems(r.items), () => setItems([]));
+    get<{ items: Artifact[] }>(path`/api/sessions/${sessionId}/artifacts`).then(
+      (r) => setItems(r.items),
+      () => setItems([]),
+    );
   }, [sessionId]);
   if (!items || items.length === 0) return null;
   return (
@@ -23,7 +26,11 @@ export function ArtifactList({ sessionId }: { sessionId: string }) {
       <ul class="plain">
         {items.map((a) => (
           <li key={a.id}>
-            <a href={path`/api/sessions/${sessionId}/artifacts/${a.id}`} target="_blank" rel="noopener noreferrer">
+            <a
+              href={path`/api/sessions/${sessionId}/artifacts/${a.id}`}
+              target="_blank"
+              rel="noopener noreferrer"
+            >
               {a.path.split('/').pop()}
             </a>{' '}
             <span class="muted small">

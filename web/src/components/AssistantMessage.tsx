@@ -5,9 +5,24 @@ import { Reasoning } from './Reasoning';
 import { ToolCard } from './ToolCard';
 
 /** A committed reply: its reasoning (folded), its text as Markdown, and a card per tool call. */
-export function AssistantMessage({ m, results, tools, waiting, showReasoning }: { m: Message; results: Map<string, Message> | undefined; tools: Record<string, ToolLive> | undefined; waiting: Set<string> | undefined; showReasoning: boolean }) {
+export function AssistantMessage({
+  m,
+  results,
+  tools,
+  waiting,
+  showReasoning,
+}: {
+  m: Message;
+  results: Map<string, Message> | undefined;
+  tools: Record<string, ToolLive> | undefined;
+  waiting: Set<string> | undefined;
+  showReasoning: boolean;
+}) {
   const c = m.content ?? {};
-  const reasoning = ((c.reasoning ?? []) as Array<{ text?: string }>).map((r) => r.text ?? '').filter(Boolean).join('\n\n');
+  const reasoning = ((c.reasoning ?? []) as Array<{ text?: string }>)
+    .map((r) => r.text ?? '')
+    .filter(Boolean)
+    .join('\n\n');
   const calls = (c.tool_calls ?? []) as ToolCall[];
   return (
     <div class="msg assistant" data-testid="assistant-message" data-id={m.id}>
@@ -21,14 +36,23 @@ export function AssistantMessage({ m, results, tools, waiting, showReasoning }: 
             name={call.name}
             args={call.arguments}
             live={tools?.[call.id]}
-            result={r ? { output: String(r.content?.output ?? ''), is_error: r.content?.is_error === true } : tools?.[call.id]?.result}
+            result={
+              r
+                ? {
+                    output: String(r.content?.output ?? ''),
+                    is_error: r.content?.is_error === true,
+                  }
+                : tools?.[call.id]?.result
+            }
             waiting={waiting?.has(call.id) === true}
           />
         );
       })}
       {c.stop_reason === 'interrupted' && <div class="muted small">(stopped)</div>}
       {c.stop_reason === 'error' && <div class="muted small">(the reply broke off)</div>}
-      {c.stop_reason === 'max_tokens' && <div class="muted small">(cut off: the reply reached its length limit)</div>}
+      {c.stop_reason === 'max_tokens' && (
+        <div class="muted small">(cut off: the reply reached its length limit)</div>
+      )}
     </div>
   );
 }

@@ -47,7 +47,10 @@ interface Issue {
 
 const NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 const recordingPath = (name: string) => {
-  if (!NAME.test(name)) throw new Error(`"${name}" is not a valid recording name (1-64 letters, digits, dots, dashes or underscores).`);
+  if (!NAME.test(name))
+    throw new Error(
+      `"${name}" is not a valid recording name (1-64 letters, digits, dots, dashes or underscores).`,
+    );
   return `/api/browser/recordings/${encodeURIComponent(name)}`;
 };
 
@@ -74,9 +77,16 @@ export function BrowserView() {
   const [status, setStatus] = useState<Status | undefined>();
   const [recordings, setRecordings] = useState<RecordingSummary[] | undefined>();
   const [error, setError] = useState('');
-  const [editing, setEditing] = useState<{ name: string; yaml: string; isNew: boolean } | undefined>();
-  const loadStatus = () => get<Status>('/api/browser/status').then(setStatus, (err) => setError(describe(err)));
-  const loadRecordings = () => get<{ recordings: RecordingSummary[] }>('/api/browser/recordings').then((r) => setRecordings(r.recordings), (err) => setError(describe(err)));
+  const [editing, setEditing] = useState<
+    { name: string; yaml: string; isNew: boolean } | undefined
+  >();
+  const loadStatus = () =>
+    get<Status>('/api/browser/status').then(setStatus, (err) => setError(describe(err)));
+  const loadRecordings = () =>
+    get<{ recordings: RecordingSummary[] }>('/api/browser/recordings').then(
+      (r) => setRecordings(r.recordings),
+      (err) => setError(describe(err)),
+    );
   useEffect(() => {
     void loadStatus();
     void loadRecordings();
@@ -104,7 +114,10 @@ export function BrowserView() {
   return (
     <div class="page stack" data-testid="browser-view">
       <h1>Browser</h1>
-      <p class="muted">The agent drives a Chromium over the DevTools Protocol with its browser tool; pages on this machine, private networks and files ask first.</p>
+      <p class="muted">
+        The agent drives a Chromium over the DevTools Protocol with its browser tool; pages on this
+        machine, private networks and files ask first.
+      </p>
       {error && (
         <p class="error" role="alert">
           {error}
@@ -116,15 +129,26 @@ export function BrowserView() {
           <h2 id="recordings-title" class="grow">
             Recordings
           </h2>
-          <button type="button" onClick={() => setEditing({ name: '', yaml: TEMPLATE, isNew: true })}>
+          <button
+            type="button"
+            onClick={() => setEditing({ name: '', yaml: TEMPLATE, isNew: true })}
+          >
             New recording
           </button>
         </div>
         {!recordings && <p class="muted">Loading…</p>}
-        {recordings?.length === 0 && <p class="muted">No recording yet. The agent replays one with browser_replay.</p>}
+        {recordings?.length === 0 && (
+          <p class="muted">No recording yet. The agent replays one with browser_replay.</p>
+        )}
         <ul class="plain stack" aria-label="Recordings">
           {recordings?.map((r) => (
-            <RecordingCard key={r.name} r={r} onEdit={() => void edit(r.name)} onDelete={() => void remove(r.name)} onError={setError} />
+            <RecordingCard
+              key={r.name}
+              r={r}
+              onEdit={() => void edit(r.name)}
+              onDelete={() => void remove(r.name)}
+              onError={setError}
+            />
           ))}
         </ul>
         {editing && (
@@ -144,7 +168,13 @@ export function BrowserView() {
   );
 }
 
-function StatusCard({ status, onVerified }: { status: Status | undefined; onVerified: () => void }) {
+function StatusCard({
+  status,
+  onVerified,
+}: {
+  status: Status | undefined;
+  onVerified: () => void;
+}) {
   const [port, setPort] = useState('9222');
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<{ ok: boolean; text: string } | undefined>();
@@ -153,8 +183,22 @@ function StatusCard({ status, onVerified }: { status: Status | undefined; onVeri
     setBusy(true);
     setResult(undefined);
     try {
-      const r = await post<{ ok: boolean; browser?: string; version?: string; tabs?: Tab[]; error?: string; saved: boolean }>('/api/browser/verify', port.trim() ? { port: Number(port) } : {});
-      setResult(r.ok ? { ok: true, text: `Connected to ${r.browser} ${r.version} (${r.tabs?.length ?? 0} tabs)${r.saved ? '; saved as the browser to use' : ''}.` } : { ok: false, text: r.error ?? 'It did not connect.' });
+      const r = await post<{
+        ok: boolean;
+        browser?: string;
+        version?: string;
+        tabs?: Tab[];
+        error?: string;
+        saved: boolean;
+      }>('/api/browser/verify', port.trim() ? { port: Number(port) } : {});
+      setResult(
+        r.ok
+          ? {
+              ok: true,
+              text: `Connected to ${r.browser} ${r.version} (${r.tabs?.length ?? 0} tabs)${r.saved ? '; saved as the browser to use' : ''}.`,
+            }
+          : { ok: false, text: r.error ?? 'It did not connect.' },
+      );
       if (r.ok) onVerified();
     } catch (err) {
       setResult({ ok: false, text: describe(err) });
@@ -168,8 +212,12 @@ function StatusCard({ status, onVerified }: { status: Status | undefined; onVeri
       {!status && <p class="muted">Loading…</p>}
       {status && (
         <p role="status" data-testid="browser-connection">
-          <span class={`chip status-${status.connected ? 'connected' : 'error'}`}>{status.connected ? 'connected' : 'not connected'}</span>{' '}
-          {status.connected ? `${status.browser} ${status.version} at ${status.endpoint}` : status.reason}
+          <span class={`chip status-${status.connected ? 'connected' : 'error'}`}>
+            {status.connected ? 'connected' : 'not connected'}
+          </span>{' '}
+          {status.connected
+            ? `${status.browser} ${status.version} at ${status.endpoint}`
+            : status.reason}
         </p>
       )}
       {status?.connected && status.tabs.length > 0 && (
@@ -188,14 +236,24 @@ function StatusCard({ status, onVerified }: { status: Status | undefined; onVeri
       )}
       <form class="row" onSubmit={verify}>
         <label class="field">
-          DevTools port <input inputMode="numeric" pattern="[0-9]{1,5}" value={port} onInput={(e) => setPort((e.target as HTMLInputElement).value)} />
+          DevTools port{' '}
+          <input
+            inputMode="numeric"
+            pattern="[0-9]{1,5}"
+            value={port}
+            onInput={(e) => setPort((e.target as HTMLInputElement).value)}
+          />
         </label>
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Verifying…' : 'Verify'}
         </button>
       </form>
       {result && (
-        <p class={result.ok ? 'small' : 'error small'} role={result.ok ? 'status' : 'alert'} data-testid="verify-result">
+        <p
+          class={result.ok ? 'small' : 'error small'}
+          role={result.ok ? 'status' : 'alert'}
+          data-testid="verify-result"
+        >
           {result.text}
         </p>
       )}
@@ -203,7 +261,17 @@ function StatusCard({ status, onVerified }: { status: Status | undefined; onVeri
   );
 }
 
-function RecordingCard({ r, onEdit, onDelete, onError }: { r: RecordingSummary; onEdit: () => void; onDelete: () => void; onError: (m: string) => void }) {
+function RecordingCard({
+  r,
+  onEdit,
+  onDelete,
+  onError,
+}: {
+  r: RecordingSummary;
+  onEdit: () => void;
+  onDelete: () => void;
+  onError: (m: string) => void;
+}) {
   const [steps, setSteps] = useState<Step[] | undefined>();
   const [values, setValues] = useState<Record<string, string>>({});
   const showSteps = async (open: boolean) => {
@@ -221,7 +289,11 @@ function RecordingCard({ r, onEdit, onDelete, onError }: { r: RecordingSummary; 
       const given = Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== ''));
       const s = await post<Session>('/api/sessions', {});
       upsertSession(s);
-      queueFirstMessage(s.id, `Replay the browser recording "${r.name}" with the browser_replay tool${Object.keys(given).length ? `, params ${JSON.stringify(given)}` : ''}, and tell me how it went.`, []);
+      queueFirstMessage(
+        s.id,
+        `Replay the browser recording "${r.name}" with the browser_replay tool${Object.keys(given).length ? `, params ${JSON.stringify(given)}` : ''}, and tell me how it went.`,
+        [],
+      );
       go(`chat/${s.id}`);
     } catch (err) {
       onError(describe(err));
@@ -231,7 +303,10 @@ function RecordingCard({ r, onEdit, onDelete, onError }: { r: RecordingSummary; 
     <li class="card stack" data-testid="recording" data-name={r.name}>
       <div class="row">
         <div class="grow">
-          <strong>{r.name}</strong> <span class="muted small">{r.valid ? `${r.steps} step${r.steps === 1 ? '' : 's'}` : 'invalid'}</span>
+          <strong>{r.name}</strong>{' '}
+          <span class="muted small">
+            {r.valid ? `${r.steps} step${r.steps === 1 ? '' : 's'}` : 'invalid'}
+          </span>
           <div class="muted small">{r.valid ? r.description : r.error}</div>
         </div>
         <div class="actions">
@@ -251,7 +326,14 @@ function RecordingCard({ r, onEdit, onDelete, onError }: { r: RecordingSummary; 
           {r.params.map((p) => (
             <label key={p.name} class="field">
               {p.name}
-              <input placeholder={p.default ?? ''} title={p.description ?? ''} value={values[p.name] ?? ''} onInput={(e) => setValues({ ...values, [p.name]: (e.target as HTMLInputElement).value })} />
+              <input
+                placeholder={p.default ?? ''}
+                title={p.description ?? ''}
+                value={values[p.name] ?? ''}
+                onInput={(e) =>
+                  setValues({ ...values, [p.name]: (e.target as HTMLInputElement).value })
+                }
+              />
             </label>
           ))}
         </div>
@@ -261,7 +343,8 @@ function RecordingCard({ r, onEdit, onDelete, onError }: { r: RecordingSummary; 
         <ol data-testid="recording-steps">
           {steps?.map((s, i) => (
             <li key={i}>
-              <code>{s.action}</code> {s.target && <span>{s.target}</span>} {s.value !== undefined && <span class="muted">{s.value}</span>}
+              <code>{s.action}</code> {s.target && <span>{s.target}</span>}{' '}
+              {s.value !== undefined && <span class="muted">{s.value}</span>}
             </li>
           ))}
         </ol>
@@ -270,7 +353,15 @@ function RecordingCard({ r, onEdit, onDelete, onError }: { r: RecordingSummary; 
   );
 }
 
-function Editor({ initial, onClose, onSaved }: { initial: { name: string; yaml: string; isNew: boolean }; onClose: () => void; onSaved: (name: string) => void }) {
+function Editor({
+  initial,
+  onClose,
+  onSaved,
+}: {
+  initial: { name: string; yaml: string; isNew: boolean };
+  onClose: () => void;
+  onSaved: (name: string) => void;
+}) {
   const [name, setName] = useState(initial.name);
   const [yaml, setYaml] = useState(initial.yaml);
   const [issues, setIssues] = useState<Issue[]>([]);
@@ -293,19 +384,42 @@ function Editor({ initial, onClose, onSaved }: { initial: { name: string; yaml: 
       await api('PUT', recordingPath(name.trim()), { yaml });
       onSaved(name.trim());
     } catch (err) {
-      const details = err instanceof ApiError && Array.isArray(err.details) ? (err.details as Issue[]).filter((d) => typeof d.message === 'string') : [];
+      const details =
+        err instanceof ApiError && Array.isArray(err.details)
+          ? (err.details as Issue[]).filter((d) => typeof d.message === 'string')
+          : [];
       if (details.length > 0 && details.some((d) => 'line' in d)) setIssues(details);
       else setError(describe(err));
     }
   };
   return (
-    <form class="card stack" onSubmit={save} aria-labelledby="recording-edit-title" data-testid="recording-editor">
+    <form
+      class="card stack"
+      onSubmit={save}
+      aria-labelledby="recording-edit-title"
+      data-testid="recording-editor"
+    >
       <h3 id="recording-edit-title">{initial.isNew ? 'New recording' : `Edit ${initial.name}`}</h3>
       <label class="field">
-        Name <input required readOnly={!initial.isNew} pattern="[A-Za-z0-9_\-][A-Za-z0-9._\-]{0,63}" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        Name{' '}
+        <input
+          required
+          readOnly={!initial.isNew}
+          pattern="[A-Za-z0-9_\-][A-Za-z0-9._\-]{0,63}"
+          value={name}
+          onInput={(e) => setName((e.target as HTMLInputElement).value)}
+        />
       </label>
       <label class="field">
-        YAML <textarea ref={area} rows={16} spellcheck={false} class="mono" value={yaml} onInput={(e) => setYaml((e.target as HTMLTextAreaElement).value)} />
+        YAML{' '}
+        <textarea
+          ref={area}
+          rows={16}
+          spellcheck={false}
+          class="mono"
+          value={yaml}
+          onInput={(e) => setYaml((e.target as HTMLTextAreaElement).value)}
+        />
       </label>
       {issues.length > 0 && (
         <ul class="error small" role="alert" data-testid="recording-issues">

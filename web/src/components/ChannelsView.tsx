@@ -38,7 +38,15 @@ interface Pairing {
 }
 interface Login {
   platform: string;
-  status: 'idle' | 'pending' | 'scanned' | 'confirmed' | 'expired' | 'failed' | 'cancelled' | 'logged_in';
+  status:
+    | 'idle'
+    | 'pending'
+    | 'scanned'
+    | 'confirmed'
+    | 'expired'
+    | 'failed'
+    | 'cancelled'
+    | 'logged_in';
   qr_url: string | null;
   qr_png: string | null;
   user_id: string | null;
@@ -50,7 +58,13 @@ const channelPath = (p: string, rest = '') => {
   if (!PLATFORM.test(p)) throw new Error(`"${p}" is not a platform name.`);
   return `/api/channels/${p}${rest}`;
 };
-const STATE_WORDS: Record<Channel['state'], string> = { starting: 'starting', running: 'running', stopped: 'stopped', error: 'error', needs_login: 'needs login' };
+const STATE_WORDS: Record<Channel['state'], string> = {
+  starting: 'starting',
+  running: 'running',
+  stopped: 'stopped',
+  error: 'error',
+  needs_login: 'needs login',
+};
 
 /**
  * The Channels page: every platform svc can connect, each with its state (live, on the
@@ -68,10 +82,21 @@ export function ChannelsView() {
 
   const load = async () => {
     try {
-      const [avail, list] = await Promise.all([get<{ platforms: Platform[] }>('/api/channels/available'), get<{ channels: Channel[] }>('/api/channels')]);
+      const [avail, list] = await Promise.all([
+        get<{ platforms: Platform[] }>('/api/channels/available'),
+        get<{ channels: Channel[] }>('/api/channels'),
+      ]);
       setPlatforms(avail.platforms);
       setChannels(Object.fromEntries(list.channels.map((c) => [c.platform, c])));
-      const pairs = await Promise.all(list.channels.map(async (c) => [c.platform, (await get<{ items: Pairing[] }>(channelPath(c.platform, '/pairings'))).items] as const));
+      const pairs = await Promise.all(
+        list.channels.map(
+          async (c) =>
+            [
+              c.platform,
+              (await get<{ items: Pairing[] }>(channelPath(c.platform, '/pairings'))).items,
+            ] as const,
+        ),
+      );
       setPairings(Object.fromEntries(pairs));
       setError('');
     } catch (err) {
@@ -92,7 +117,8 @@ export function ChannelsView() {
     void load();
     return live.on('channels', (e) => {
       // Without its QR code when that was too big for an event: the login route has it.
-      if (e.type === 'channels.login') e.data.truncated ? void loadLogin(e.data.platform) : setLogin(e.data as Login);
+      if (e.type === 'channels.login')
+        e.data.truncated ? void loadLogin(e.data.platform) : setLogin(e.data as Login);
       void load();
     });
   }, []);
@@ -101,7 +127,9 @@ export function ChannelsView() {
   }, [qrPlatforms.join(',')]);
 
   // While a code is up, the state is also polled: the platform moves on by itself (expiry).
-  const waiting = Object.values(logins).filter((l) => l.status === 'pending' || l.status === 'scanned').map((l) => l.platform);
+  const waiting = Object.values(logins)
+    .filter((l) => l.status === 'pending' || l.status === 'scanned')
+    .map((l) => l.platform);
   useEffect(() => {
     if (waiting.length === 0) return;
     const t = setInterval(() => void Promise.all(waiting.map(loadLogin)), 2000);
@@ -113,7 +141,10 @@ export function ChannelsView() {
   return (
     <div class="page stack" data-testid="channels-view">
       <h1>Channels</h1>
-      <p class="muted">Talk to the agent from a messaging app. Only people you allow (or approve by pairing code) reach it.</p>
+      <p class="muted">
+        Talk to the agent from a messaging app. Only people you allow (or approve by pairing code)
+        reach it.
+      </p>
       {error && (
         <p class="error" role="alert">
           {error}
@@ -123,13 +154,23 @@ export function ChannelsView() {
       {platforms?.map((p) => {
         const c = channels[p.platform];
         return (
-          <section key={p.platform} class="card stack" data-testid="channel" data-platform={p.platform} aria-labelledby={`ch-${p.platform}`}>
+          <section
+            key={p.platform}
+            class="card stack"
+            data-testid="channel"
+            data-platform={p.platform}
+            aria-labelledby={`ch-${p.platform}`}
+          >
             <div class="row">
               <div class="grow">
                 <h2 id={`ch-${p.platform}`}>{p.label}</h2>
                 {c ? (
                   <>
-                    <span class={`chip status-${c.state}`} role="status" data-testid="channel-state">
+                    <span
+                      class={`chip status-${c.state}`}
+                      role="status"
+                      data-testid="channel-state"
+                    >
                       {STATE_WORDS[c.state]}
                     </span>
                     <span class="muted small">
@@ -144,10 +185,24 @@ export function ChannelsView() {
               </div>
               {c && (
                 <div class="actions">
-                  <button type="button" onClick={() => act(() => post(channelPath(p.platform), { enabled: !c.enabled }))}>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      act(() => post(channelPath(p.platform), { enabled: !c.enabled }))
+                    }
+                  >
                     {c.enabled ? 'Disable' : 'Enable'}
                   </button>
-                  <button type="button" class="danger" onClick={() => act(() => api('DELETE', channelPath(p.platform)), `Disconnected ${p.label}; its settings are in the trash.`)}>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() =>
+                      act(
+                        () => api('DELETE', channelPath(p.platform)),
+                        `Disconnected ${p.label}; its settings are in the trash.`,
+                      )
+                    }
+                  >
                     Disconnect
                   </button>
                 </div>
@@ -158,7 +213,15 @@ export function ChannelsView() {
                 {c.error}
               </p>
             )}
-            {p.login === 'qr' && c?.enabled && <QrLogin platform={p.platform} label={p.label} login={logins[p.platform]} onChange={setLogin} onError={setError} />}
+            {p.login === 'qr' && c?.enabled && (
+              <QrLogin
+                platform={p.platform}
+                label={p.label}
+                login={logins[p.platform]}
+                onChange={setLogin}
+                onError={setError}
+              />
+            )}
             {c && (pairings[p.platform] ?? []).some((x) => x.status === 'pending') && (
               <div class="stack" data-testid="pairings">
                 <h3>Pairing requests</h3>
@@ -168,12 +231,37 @@ export function ChannelsView() {
                     .map((x) => (
                       <li key={x.code} class="row" data-testid="pairing" data-code={x.code}>
                         <span class="grow">
-                          <strong>{x.name}</strong> <span class="muted small">({x.user_id}) · code</span> <code>{x.code}</code>
+                          <strong>{x.name}</strong>{' '}
+                          <span class="muted small">({x.user_id}) · code</span>{' '}
+                          <code>{x.code}</code>
                         </span>
-                        <button type="button" class="primary" onClick={() => act(() => post(channelPath(p.platform, '/pairings'), { code: x.code, decision: 'approve' }), `${x.name} may talk to the agent now.`)}>
+                        <button
+                          type="button"
+                          class="primary"
+                          onClick={() =>
+                            act(
+                              () =>
+                                post(channelPath(p.platform, '/pairings'), {
+                                  code: x.code,
+                                  decision: 'approve',
+                                }),
+                              `${x.name} may talk to the agent now.`,
+                            )
+                          }
+                        >
                           Approve
                         </button>
-                        <button type="button" onClick={() => act(() => post(channelPath(p.platform, '/pairings'), { code: x.code, decision: 'reject' }))}>
+                        <button
+                          type="button"
+                          onClick={() =>
+                            act(() =>
+                              post(channelPath(p.platform, '/pairings'), {
+                                code: x.code,
+                                decision: 'reject',
+                              }),
+                            )
+                          }
+                        >
                           Reject
                         </button>
                       </li>
@@ -182,7 +270,11 @@ export function ChannelsView() {
               </div>
             )}
             {c?.state === 'running' && <TestMessage platform={p.platform} onError={setError} />}
-            <ChannelForm platform={p} channel={c} onSaved={(msg) => act(async () => undefined, msg)} />
+            <ChannelForm
+              platform={p}
+              channel={c}
+              onSaved={(msg) => act(async () => undefined, msg)}
+            />
           </section>
         );
       })}
@@ -190,8 +282,19 @@ export function ChannelsView() {
   );
 }
 
-function ChannelForm({ platform, channel, onSaved }: { platform: Platform; channel: Channel | undefined; onSaved: (message: string) => void }) {
-  const initial = () => Object.fromEntries(platform.fields.map((f) => [f.name, f.secret ? '' : valueText(channel?.fields[f.name])]));
+function ChannelForm({
+  platform,
+  channel,
+  onSaved,
+}: {
+  platform: Platform;
+  channel: Channel | undefined;
+  onSaved: (message: string) => void;
+}) {
+  const initial = () =>
+    Object.fromEntries(
+      platform.fields.map((f) => [f.name, f.secret ? '' : valueText(channel?.fields[f.name])]),
+    );
   const [values, setValues] = useState<Record<string, string>>(initial);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
@@ -203,7 +306,11 @@ function ChannelForm({ platform, channel, onSaved }: { platform: Platform; chann
     setError('');
     try {
       // An empty secret keeps the saved one; other empty fields mean the default.
-      const body = Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== '').map(([k, v]) => [k, v.trim()]));
+      const body = Object.fromEntries(
+        Object.entries(values)
+          .filter(([, v]) => v.trim() !== '')
+          .map(([k, v]) => [k, v.trim()]),
+      );
       await post(channelPath(platform.platform), channel ? body : { ...body, enabled: true });
       onSaved(channel ? `Saved ${platform.label}.` : `Connecting ${platform.label}…`);
     } catch (err) {
@@ -232,7 +339,14 @@ function ChannelForm({ platform, channel, onSaved }: { platform: Platform; chann
                 onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })}
               />
             ) : (
-              <input name={f.name} type="text" autoComplete="off" required={f.required} value={values[f.name] ?? ''} onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })} />
+              <input
+                name={f.name}
+                type="text"
+                autoComplete="off"
+                required={f.required}
+                value={values[f.name] ?? ''}
+                onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })}
+              />
             )}
             <span class="muted small">{f.description}</span>
           </label>
@@ -257,7 +371,19 @@ function valueText(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
 
-function QrLogin({ platform, label, login, onChange, onError }: { platform: string; label: string; login: Login | undefined; onChange: (l: Login) => void; onError: (m: string) => void }) {
+function QrLogin({
+  platform,
+  label,
+  login,
+  onChange,
+  onError,
+}: {
+  platform: string;
+  label: string;
+  login: Login | undefined;
+  onChange: (l: Login) => void;
+  onError: (m: string) => void;
+}) {
   const path = channelPath(platform, '/login');
   const run = async (fn: () => Promise<Login>) => {
     try {
@@ -273,17 +399,40 @@ function QrLogin({ platform, label, login, onChange, onError }: { platform: stri
       <p role="status" data-testid="login-status">
         {status === 'pending' && `Scan this code with ${label} on your phone.`}
         {status === 'scanned' && 'Scanned: confirm the login on your phone.'}
-        {(status === 'confirmed' || status === 'logged_in') && `Logged in as ${login?.user_id ?? `your ${label} account`}.`}
+        {(status === 'confirmed' || status === 'logged_in') &&
+          `Logged in as ${login?.user_id ?? `your ${label} account`}.`}
         {status === 'expired' && `The code expired. ${login?.error ?? ''}`}
         {status === 'failed' && (login?.error ?? 'The login failed.')}
         {status === 'cancelled' && 'The login was cancelled.'}
         {status === 'idle' && 'Not logged in.'}
       </p>
-      {waiting && login?.qr_png && <img src={login.qr_png} alt={`${label} login QR code`} width={220} height={220} data-testid="qr-image" data-url={login.qr_url ?? ''} />}
+      {waiting && login?.qr_png && (
+        <img
+          src={login.qr_png}
+          alt={`${label} login QR code`}
+          width={220}
+          height={220}
+          data-testid="qr-image"
+          data-url={login.qr_url ?? ''}
+        />
+      )}
       <div class="row">
         {!waiting && (
-          <button type="button" class="primary" onClick={() => run(() => post<Login>(path, status === 'logged_in' || status === 'confirmed' ? { force: true } : {}))}>
-            {status === 'logged_in' || status === 'confirmed' ? 'Log in again' : 'Log in with a QR code'}
+          <button
+            type="button"
+            class="primary"
+            onClick={() =>
+              run(() =>
+                post<Login>(
+                  path,
+                  status === 'logged_in' || status === 'confirmed' ? { force: true } : {},
+                ),
+              )
+            }
+          >
+            {status === 'logged_in' || status === 'confirmed'
+              ? 'Log in again'
+              : 'Log in with a QR code'}
           </button>
         )}
         {waiting && (
@@ -292,7 +441,11 @@ function QrLogin({ platform, label, login, onChange, onError }: { platform: stri
           </button>
         )}
         {(status === 'logged_in' || status === 'confirmed') && (
-          <button type="button" class="danger" onClick={() => run(() => api<Login>('DELETE', path))}>
+          <button
+            type="button"
+            class="danger"
+            onClick={() => run(() => api<Login>('DELETE', path))}
+          >
             Log out
           </button>
         )}
@@ -308,7 +461,10 @@ function TestMessage({ platform, onError }: { platform: string; onError: (m: str
     e.preventDefault();
     setResult('');
     try {
-      const r = await post<{ chat_id: string }>(channelPath(platform, '/test'), chat.trim() ? { chat_id: chat.trim() } : {});
+      const r = await post<{ chat_id: string }>(
+        channelPath(platform, '/test'),
+        chat.trim() ? { chat_id: chat.trim() } : {},
+      );
       setResult(`Sent a test message to chat ${r.chat_id}.`);
     } catch (err) {
       onError(describe(err));

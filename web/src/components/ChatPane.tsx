@@ -16,7 +16,9 @@ export function ChatPane({ id, onShowList }: { id: string; onShowList: () => voi
   const chat = useMemo(() => new ChatSession(id), [id]);
   const s = useStore(chat.state);
   const [side, setSide] = useState(false);
-  const [restore, setRestore] = useState<{ text: string; attachments: string[]; error?: string } | undefined>();
+  const [restore, setRestore] = useState<
+    { text: string; attachments: string[]; error?: string } | undefined
+  >();
   useEffect(() => {
     if (s.restore) setRestore(s.restore);
   }, [s.restore]);
@@ -49,13 +51,30 @@ export function ChatPane({ id, onShowList }: { id: string; onShowList: () => voi
         </button>
         <h2 title={s.session?.title}>{s.session?.title ?? '…'}</h2>
         {goal && (
-          <button type="button" class={`chip goal-chip ${goal.status}`} onClick={() => setSide(true)} title={goal.objective} data-testid="goal-chip">
+          <button
+            type="button"
+            class={`chip goal-chip ${goal.status}`}
+            onClick={() => setSide(true)}
+            title={goal.objective}
+            data-testid="goal-chip"
+          >
             Goal: {goal.status}
-            <span class="hide-phone">{goal.token_budget ? ` · ${tokens(goalUsage(goal).tokens)}/${tokens(goal.token_budget)}` : ''}</span>
+            <span class="hide-phone">
+              {goal.token_budget
+                ? ` · ${tokens(goalUsage(goal).tokens)}/${tokens(goal.token_budget)}`
+                : ''}
+            </span>
           </button>
         )}
         {running && <span class="chip running">working…</span>}
-        <button type="button" class="ghost" onClick={() => setSide(!side)} aria-expanded={side} aria-haspopup="dialog" data-testid="session-settings-toggle">
+        <button
+          type="button"
+          class="ghost"
+          onClick={() => setSide(!side)}
+          aria-expanded={side}
+          aria-haspopup="dialog"
+          data-testid="session-settings-toggle"
+        >
           Session
         </button>
       </div>
@@ -72,8 +91,21 @@ export function ChatPane({ id, onShowList }: { id: string; onShowList: () => voi
       ) : (
         <Transcript key={id} s={s} />
       )}
-      {s.approvals[0] && <ApprovalDialog approval={s.approvals[0]} more={s.approvals.length - 1} onAnswer={(d) => chat.answer(s.approvals[0]!.approval_id, d)} />}
-      {!s.gone && <Composer running={running} restore={restore} onSend={(text, files) => chat.send(text, files)} onInterrupt={() => chat.interrupt()} />}
+      {s.approvals[0] && (
+        <ApprovalDialog
+          approval={s.approvals[0]}
+          more={s.approvals.length - 1}
+          onAnswer={(d) => chat.answer(s.approvals[0]!.approval_id, d)}
+        />
+      )}
+      {!s.gone && (
+        <Composer
+          running={running}
+          restore={restore}
+          onSend={(text, files) => chat.send(text, files)}
+          onInterrupt={() => chat.interrupt()}
+        />
+      )}
       {side && s.session && <ChatSide chat={chat} s={s} onClose={() => setSide(false)} />}
     </div>
   );

@@ -12,7 +12,15 @@ import { SessionSettings } from './SessionSettings';
  * screen (the chat stays usable beside it), modal on a phone. Closing it with an unsaved change
  * asks first instead of dropping the change.
  */
-export function ChatSide({ chat, s, onClose }: { chat: ChatSession; s: ChatState; onClose: () => void }) {
+export function ChatSide({
+  chat,
+  s,
+  onClose,
+}: {
+  chat: ChatSession;
+  s: ChatState;
+  onClose: () => void;
+}) {
   const phone = useMedia(PHONE);
   const [dirty, setDirty] = useState(false);
   const [asking, setAsking] = useState(false);
@@ -23,7 +31,13 @@ export function ChatSide({ chat, s, onClose }: { chat: ChatSession; s: ChatState
     requestAnimationFrame(() => keep.current?.focus());
   };
   return (
-    <Modal modal={phone} class="side-panel" labelledBy="side-title" testId="session-side" onClose={close}>
+    <Modal
+      modal={phone}
+      class="side-panel"
+      labelledBy="side-title"
+      testId="session-side"
+      onClose={close}
+    >
       <div class="side-head">
         <h3 id="side-title">Session</h3>
         <button type="button" class="icon" aria-label="Close the session panel" onClick={close}>
@@ -51,7 +65,12 @@ export function ChatSide({ chat, s, onClose }: { chat: ChatSession; s: ChatState
         }}
         onSaved={(x) => chat.setSession(x)}
       />
-      <GoalPanel sessionId={s.id} goal={s.goal ?? null} note={s.goalNote} onChange={(g) => chat.setGoal(g)} />
+      <GoalPanel
+        sessionId={s.id}
+        goal={s.goal ?? null}
+        note={s.goalNote}
+        onChange={(g) => chat.setGoal(g)}
+      />
       <ArtifactList sessionId={s.id} />
     </Modal>
   );

@@ -35,7 +35,12 @@ export function ChatView({ id }: { id: string | undefined }) {
   const valid = id === undefined || SESSION_ID.test(id);
   return (
     <div class={`chat-view${listOpen ? ' list-open' : ''}`}>
-      <SessionList listRef={list} current={id} inert={phone && !listOpen} onPick={() => setListOpen(false)} />
+      <SessionList
+        listRef={list}
+        current={id}
+        inert={phone && !listOpen}
+        onPick={() => setListOpen(false)}
+      />
       <div class="scrim" onClick={() => setListOpen(false)} />
       <section class="chat-main" inert={drawer}>
         {!valid ? (

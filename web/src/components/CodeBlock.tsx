@@ -2,7 +2,15 @@ import { useMemo, useState } from 'preact/hooks';
 import { highlight } from '../lib/highlight';
 
 /** A fenced code block: highlighted tokens as text in spans, with a copy button. */
-export function CodeBlock({ code, lang, open = false }: { code: string; lang: string; open?: boolean }) {
+export function CodeBlock({
+  code,
+  lang,
+  open = false,
+}: {
+  code: string;
+  lang: string;
+  open?: boolean;
+}) {
   const tokens = useMemo(() => highlight(code, lang), [code, lang]);
   const [copied, setCopied] = useState(false);
   const copy = async () => {
@@ -25,7 +33,17 @@ export function CodeBlock({ code, lang, open = false }: { code: string; lang: st
         )}
       </div>
       <pre>
-        <code>{tokens.map(([cls, text], i) => (cls ? <span key={i} class={`tk-${cls}`}>{text}</span> : text))}</code>
+        <code>
+          {tokens.map(([cls, text], i) =>
+            cls ? (
+              <span key={i} class={`tk-${cls}`}>
+                {text}
+              </span>
+            ) : (
+              text
+            ),
+          )}
+        </code>
       </pre>
     </div>
   );

@@ -15,7 +15,17 @@ interface Restore {
  * travel with the message by name. While a turn runs, Stop interrupts it. A message the server
  * could not take comes back (`restore`) instead of being lost. The box is the chat's focus home.
  */
-export function Composer({ running, restore, onSend, onInterrupt }: { running: boolean; restore?: Restore | undefined; onSend: (text: string, attachments: string[]) => Promise<void>; onInterrupt?: () => Promise<void> }) {
+export function Composer({
+  running,
+  restore,
+  onSend,
+  onInterrupt,
+}: {
+  running: boolean;
+  restore?: Restore | undefined;
+  onSend: (text: string, attachments: string[]) => Promise<void>;
+  onInterrupt?: () => Promise<void>;
+}) {
   const [text, setText] = useState('');
   const [files, setFiles] = useState<Uploaded[]>([]);
   const [uploading, setUploading] = useState(0);
@@ -41,7 +51,10 @@ export function Composer({ running, restore, onSend, onInterrupt }: { running: b
     setSending(true);
     setError('');
     try {
-      await onSend(text, files.map((f) => f.name));
+      await onSend(
+        text,
+        files.map((f) => f.name),
+      );
       setText('');
       setFiles([]);
       if (area.current) {
@@ -93,8 +106,14 @@ export function Composer({ running, restore, onSend, onInterrupt }: { running: b
         <div class="chips">
           {files.map((f) => (
             <span key={f.name} class="chip" data-testid="attachment-chip">
-              <Icon name="file" /> {f.original_name} <span class="muted small">{bytes(f.size)}</span>
-              <button type="button" class="icon" aria-label={`Remove ${f.original_name}`} onClick={() => setFiles((l) => l.filter((x) => x.name !== f.name))}>
+              <Icon name="file" /> {f.original_name}{' '}
+              <span class="muted small">{bytes(f.size)}</span>
+              <button
+                type="button"
+                class="icon"
+                aria-label={`Remove ${f.original_name}`}
+                onClick={() => setFiles((l) => l.filter((x) => x.name !== f.name))}
+              >
                 <Icon name="close" />
               </button>
             </span>
@@ -108,10 +127,23 @@ export function Composer({ running, restore, onSend, onInterrupt }: { running: b
         </p>
       )}
       <div class="composer-row">
-        <button type="button" class="icon attach" aria-label="Attach files" title="Attach files" onClick={() => picker.current?.click()}>
+        <button
+          type="button"
+          class="icon attach"
+          aria-label="Attach files"
+          title="Attach files"
+          onClick={() => picker.current?.click()}
+        >
           <Icon name="clip" />
         </button>
-        <input ref={picker} type="file" multiple hidden onChange={(e) => void add(e.currentTarget.files)} data-testid="file-input" />
+        <input
+          ref={picker}
+          type="file"
+          multiple
+          hidden
+          onChange={(e) => void add(e.currentTarget.files)}
+          data-testid="file-input"
+        />
         <textarea
           ref={area}
           rows={1}

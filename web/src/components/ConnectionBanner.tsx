@@ -11,10 +11,18 @@ export function ConnectionBanner() {
   const conn = useStore(live.state);
   const server = useStore(serverState);
   let text = '';
-  if (conn === 'reconnecting') text = 'Connection lost: reconnecting… (the server may be restarting)';
-  else if (server === 'draining') text = 'The server is restarting: it finishes the running turns first and takes no new ones meanwhile.';
+  if (conn === 'reconnecting')
+    text = 'Connection lost: reconnecting… (the server may be restarting)';
+  else if (server === 'draining')
+    text =
+      'The server is restarting: it finishes the running turns first and takes no new ones meanwhile.';
   return (
-    <div class={`banner ${conn === 'online' ? 'warn' : 'down'}`} role="status" data-testid="conn-banner" data-state={text ? (conn === 'online' ? server : conn) : 'ok'}>
+    <div
+      class={`banner ${conn === 'online' ? 'warn' : 'down'}`}
+      role="status"
+      data-testid="conn-banner"
+      data-state={text ? (conn === 'online' ? server : conn) : 'ok'}
+    >
       {text}
     </div>
   );

@@ -4,7 +4,17 @@ import { tokens } from '../lib/format';
 import { goalUsage, type Goal } from '../lib/types';
 
 /** The chat's goal: what it works toward, its status, and how much of its token budget it used. */
-export function GoalPanel({ sessionId, goal, note, onChange }: { sessionId: string; goal: Goal | null; note?: string | undefined; onChange: (g: Goal | null) => void }) {
+export function GoalPanel({
+  sessionId,
+  goal,
+  note,
+  onChange,
+}: {
+  sessionId: string;
+  goal: Goal | null;
+  note?: string | undefined;
+  onChange: (g: Goal | null) => void;
+}) {
   const [objective, setObjective] = useState('');
   const [budget, setBudget] = useState('');
   const [error, setError] = useState('');
@@ -21,7 +31,8 @@ export function GoalPanel({ sessionId, goal, note, onChange }: { sessionId: stri
       setBusy(false);
     }
   };
-  const put = (body: Record<string, unknown>) => run(async () => onChange(await api<Goal>('PUT', path`/api/sessions/${sessionId}/goal`, body)));
+  const put = (body: Record<string, unknown>) =>
+    run(async () => onChange(await api<Goal>('PUT', path`/api/sessions/${sessionId}/goal`, body)));
 
   const { tokens: used, turns } = goal ? goalUsage(goal) : { tokens: 0, turns: 0 };
   const pct = goal?.token_budget ? Math.min(100, Math.round((used / goal.token_budget) * 100)) : 0;
@@ -36,11 +47,19 @@ export function GoalPanel({ sessionId, goal, note, onChange }: { sessionId: stri
               {goal.status.replace(/_/g, ' ')}
             </span>{' '}
             <span class="muted small">
-              {turns} turn{turns === 1 ? '' : 's'} · {tokens(used)} tokens{goal.token_budget ? ` of ${tokens(goal.token_budget)}` : ''}
+              {turns} turn{turns === 1 ? '' : 's'} · {tokens(used)} tokens
+              {goal.token_budget ? ` of ${tokens(goal.token_budget)}` : ''}
             </span>
           </p>
           {goal.token_budget ? (
-            <div class="meter" role="progressbar" aria-label="Token budget used" aria-valuenow={pct} aria-valuemin={0} aria-valuemax={100}>
+            <div
+              class="meter"
+              role="progressbar"
+              aria-label="Token budget used"
+              aria-valuenow={pct}
+              aria-valuemin={0}
+              aria-valuemax={100}
+            >
               <div style={{ width: `${pct}%` }} />
             </div>
           ) : null}
@@ -80,17 +99,32 @@ export function GoalPanel({ sessionId, goal, note, onChange }: { sessionId: stri
             e.preventDefault();
             if (!objective.trim()) return;
             const b = parseInt(budget, 10);
-            void put({ objective: objective.trim(), ...(b > 0 ? { token_budget: b } : {}) }).then(() => setObjective(''));
+            void put({ objective: objective.trim(), ...(b > 0 ? { token_budget: b } : {}) }).then(
+              () => setObjective(''),
+            );
           }}
         >
-          <p class="muted small">A goal keeps the agent working across turns until it is reached, blocked or out of budget.</p>
+          <p class="muted small">
+            A goal keeps the agent working across turns until it is reached, blocked or out of
+            budget.
+          </p>
           <label class="field">
             <span>Objective</span>
-            <textarea rows={2} value={objective} placeholder="What should this chat achieve?" onInput={(e) => setObjective(e.currentTarget.value)} />
+            <textarea
+              rows={2}
+              value={objective}
+              placeholder="What should this chat achieve?"
+              onInput={(e) => setObjective(e.currentTarget.value)}
+            />
           </label>
           <label class="field">
             <span>Token budget (optional)</span>
-            <input type="number" min={1} value={budget} onInput={(e) => setBudget(e.currentTarget.value)} />
+            <input
+              type="number"
+              min={1}
+              value={budget}
+              onInput={(e) => setBudget(e.currentTarget.value)}
+            />
           </label>
           <button type="submit" disabled={busy || !objective.trim()}>
             Set goal

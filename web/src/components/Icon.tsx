@@ -12,7 +12,20 @@ const paths: Record<string, string> = {
 
 export function Icon({ name, label }: { name: keyof typeof paths | string; label?: string }) {
   return (
-    <svg class={`ic ic-${name}`} viewBox="0 0 24 24" width="18" height="18" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" role={label ? 'img' : undefined} aria-hidden={label ? undefined : 'true'} aria-label={label}>
+    <svg
+      class={`ic ic-${name}`}
+      viewBox="0 0 24 24"
+      width="18"
+      height="18"
+      fill="none"
+      stroke="currentColor"
+      stroke-width="2"
+      stroke-linecap="round"
+      stroke-linejoin="round"
+      role={label ? 'img' : undefined}
+      aria-hidden={label ? undefined : 'true'}
+      aria-label={label}
+    >
       <path d={paths[name] ?? ''} />
     </svg>
   );

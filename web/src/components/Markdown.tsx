@@ -22,7 +22,13 @@ export function Markdown({ text, streaming = false }: { text: string; streaming?
 /** Renders again only when its text changes (strings compare by value). */
 const Blocks = pure(function Blocks({ src }: { src: string }) {
   const tree = useMemo(() => parseMarkdown(src), [src]);
-  return <>{tree.map((b, i) => <BlockView key={i} b={b} />)}</>;
+  return (
+    <>
+      {tree.map((b, i) => (
+        <BlockView key={i} b={b} />
+      ))}
+    </>
+  );
 });
 
 const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})/;
@@ -63,13 +69,21 @@ function BlockView({ b }: { b: Block }) {
     case 'list': {
       const items = b.items.map((item, i) => (
         <li key={i}>
-          {item.length === 1 && item[0]!.t === 'p' ? inl(item[0]!.c) : item.map((x, k) => <BlockView key={k} b={x} />)}
+          {item.length === 1 && item[0]!.t === 'p'
+            ? inl(item[0]!.c)
+            : item.map((x, k) => <BlockView key={k} b={x} />)}
         </li>
       ));
       return b.ordered ? <ol start={b.start}>{items}</ol> : <ul>{items}</ul>;
     }
     case 'quote':
-      return <blockquote>{b.c.map((x, i) => <BlockView key={i} b={x} />)}</blockquote>;
+      return (
+        <blockquote>
+          {b.c.map((x, i) => (
+            <BlockView key={i} b={x} />
+          ))}
+        </blockquote>
+      );
     case 'hr':
       return <hr />;
     case 'table':
@@ -77,11 +91,23 @@ function BlockView({ b }: { b: Block }) {
         <div class="table-wrap">
           <table>
             <thead>
-              <tr>{b.head.map((c, i) => <th key={i} style={b.align[i] ? { textAlign: b.align[i]! } : undefined}>{inl(c)}</th>)}</tr>
+              <tr>
+                {b.head.map((c, i) => (
+                  <th key={i} style={b.align[i] ? { textAlign: b.align[i]! } : undefined}>
+                    {inl(c)}
+                  </th>
+                ))}
+              </tr>
             </thead>
             <tbody>
               {b.rows.map((r, k) => (
-                <tr key={k}>{r.map((c, i) => <td key={i} style={b.align[i] ? { textAlign: b.align[i]! } : undefined}>{inl(c)}</td>)}</tr>
+                <tr key={k}>
+                  {r.map((c, i) => (
+                    <td key={i} style={b.align[i] ? { textAlign: b.align[i]! } : undefined}>
+                      {inl(c)}
+                    </td>
+                  ))}
+                </tr>
               ))}
             </tbody>
           </table>

@@ -37,7 +37,10 @@ function pairs(text: string, sep: '=' | ':'): Record<string, string> | undefined
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     const i = line.indexOf(sep);
-    if (i <= 0) throw new Error(`"${line.trim().slice(0, 40)}" is not a ${sep === '=' ? 'KEY=VALUE' : 'Name: value'} line.`);
+    if (i <= 0)
+      throw new Error(
+        `"${line.trim().slice(0, 40)}" is not a ${sep === '=' ? 'KEY=VALUE' : 'Name: value'} line.`,
+      );
     out[line.slice(0, i).trim()] = line.slice(i + 1).trim();
   }
   return Object.keys(out).length ? out : undefined;
@@ -67,7 +70,9 @@ export function McpView() {
   /** OAuth: svc answers where the authorization server is; it sends the browser back to svc, then here. */
   const signIn = (name: string) =>
     act(async () => {
-      const r = await post<{ authorization_url: string | null }>(serverPath(name, '/oauth/start'), { origin: location.origin });
+      const r = await post<{ authorization_url: string | null }>(serverPath(name, '/oauth/start'), {
+        origin: location.origin,
+      });
       if (r.authorization_url) location.assign(r.authorization_url);
       else toast(`Signed in to "${name}" again.`);
     });
@@ -77,7 +82,10 @@ export function McpView() {
   return (
     <div class="page stack" data-testid="mcp-view">
       <h1>MCP servers</h1>
-      <p class="muted">Tools of connected servers reach the agent as mcp__&lt;server&gt;__&lt;tool&gt; and ask before they run unless permissions.yml allows them.</p>
+      <p class="muted">
+        Tools of connected servers reach the agent as mcp__&lt;server&gt;__&lt;tool&gt; and ask
+        before they run unless permissions.yml allows them.
+      </p>
       {error && (
         <p class="error" role="alert">
           {error}
@@ -90,14 +98,17 @@ export function McpView() {
           <li key={s.name} class="card stack" data-testid="mcp-server" data-name={s.name}>
             <div class="row">
               <div class="grow">
-                <strong>{s.name}</strong> <span class="chip">{s.transport === 'stdio' ? 'local' : 'remote'}</span>{' '}
+                <strong>{s.name}</strong>{' '}
+                <span class="chip">{s.transport === 'stdio' ? 'local' : 'remote'}</span>{' '}
                 <span class={`chip status-${s.status}`} role="status" data-testid="mcp-status">
                   {s.status}
                 </span>
                 <div class="muted small">
                   {s.transport === 'stdio' ? [s.command, ...(s.args ?? [])].join(' ') : s.url}
-                  {s.connected_at && ` · connected ${when(s.connected_at)}${s.connected_via ? ` over ${s.connected_via.replace('_', ' ')}` : ''}`}
-                  {(s.env_names.length > 0 || s.header_names.length > 0) && ` · secrets set: ${[...s.env_names, ...s.header_names].join(', ')}`}
+                  {s.connected_at &&
+                    ` · connected ${when(s.connected_at)}${s.connected_via ? ` over ${s.connected_via.replace('_', ' ')}` : ''}`}
+                  {(s.env_names.length > 0 || s.header_names.length > 0) &&
+                    ` · secrets set: ${[...s.env_names, ...s.header_names].join(', ')}`}
                 </div>
               </div>
               <div class="actions">
@@ -106,13 +117,28 @@ export function McpView() {
                     Sign in
                   </button>
                 )}
-                <button type="button" onClick={() => act(() => api('PATCH', serverPath(s.name), { enabled: !s.enabled }))}>
+                <button
+                  type="button"
+                  onClick={() =>
+                    act(() => api('PATCH', serverPath(s.name), { enabled: !s.enabled }))
+                  }
+                >
                   {s.enabled ? 'Disable' : 'Enable'}
                 </button>
-                <button type="button" disabled={!s.enabled} onClick={() => act(() => post(serverPath(s.name, '/reconnect')))}>
+                <button
+                  type="button"
+                  disabled={!s.enabled}
+                  onClick={() => act(() => post(serverPath(s.name, '/reconnect')))}
+                >
                   Reconnect
                 </button>
-                <button type="button" class="danger" onClick={() => act(() => api('DELETE', serverPath(s.name)), `Moved "${s.name}" to the trash.`)}>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() =>
+                    act(() => api('DELETE', serverPath(s.name)), `Moved "${s.name}" to the trash.`)
+                  }
+                >
                   Delete
                 </button>
               </div>
@@ -130,7 +156,8 @@ export function McpView() {
                 <ul class="plain">
                   {s.tools.map((t) => (
                     <li key={t.name}>
-                      <code>{t.name}</code> <span class="muted small">{t.description.split('\n')[0]}</span>
+                      <code>{t.name}</code>{' '}
+                      <span class="muted small">{t.description.split('\n')[0]}</span>
                     </li>
                   ))}
                 </ul>
@@ -146,10 +173,21 @@ export function McpView() {
 
 function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
   const [kind, setKind] = useState<'local' | 'remote' | 'paste'>('local');
-  const [f, setF] = useState({ name: '', command: '', args: '', env: '', url: '', headers: '', doc: '' });
+  const [f, setF] = useState({
+    name: '',
+    command: '',
+    args: '',
+    env: '',
+    url: '',
+    headers: '',
+    doc: '',
+  });
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
-  const field = (key: keyof typeof f) => ({ value: f[key], onInput: (e: Event) => setF({ ...f, [key]: (e.target as HTMLInputElement).value }) });
+  const field = (key: keyof typeof f) => ({
+    value: f[key],
+    onInput: (e: Event) => setF({ ...f, [key]: (e.target as HTMLInputElement).value }),
+  });
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -164,11 +202,18 @@ function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
           throw new Error('The pasted text is not valid JSON.');
         }
       } else if (kind === 'local') {
-        body = { name: f.name.trim(), command: f.command.trim(), args: f.args.split('\n').filter((a) => a.trim() !== ''), env: pairs(f.env, '=') };
+        body = {
+          name: f.name.trim(),
+          command: f.command.trim(),
+          args: f.args.split('\n').filter((a) => a.trim() !== ''),
+          env: pairs(f.env, '='),
+        };
       } else body = { name: f.name.trim(), url: f.url.trim(), headers: pairs(f.headers, ':') };
       await post('/api/mcp/servers', body);
       setF({ name: '', command: '', args: '', env: '', url: '', headers: '', doc: '' });
-      onAdded(kind === 'paste' ? 'Imported the servers.' : `Added "${(body as { name: string }).name}".`);
+      onAdded(
+        kind === 'paste' ? 'Imported the servers.' : `Added "${(body as { name: string }).name}".`,
+      );
     } catch (err) {
       setError(describe(err));
     } finally {
@@ -177,7 +222,12 @@ function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
   };
 
   return (
-    <form class="card stack" onSubmit={submit} aria-labelledby="mcp-add-title" data-testid="mcp-add">
+    <form
+      class="card stack"
+      onSubmit={submit}
+      aria-labelledby="mcp-add-title"
+      data-testid="mcp-add"
+    >
       <h2 id="mcp-add-title">Add a server</h2>
       <fieldset class="row">
         <legend class="sr-only">Kind of server</legend>
@@ -189,7 +239,8 @@ function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
           ] as const
         ).map(([k, label]) => (
           <label key={k} class="check">
-            <input type="radio" name="mcp-kind" checked={kind === k} onChange={() => setKind(k)} /> {label}
+            <input type="radio" name="mcp-kind" checked={kind === k} onChange={() => setKind(k)} />{' '}
+            {label}
           </label>
         ))}
       </fieldset>
@@ -207,23 +258,27 @@ function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
             Arguments, one a line <textarea rows={3} {...field('args')} />
           </label>
           <label class="field">
-            Environment, KEY=VALUE lines (values are never shown again) <textarea rows={2} {...field('env')} />
+            Environment, KEY=VALUE lines (values are never shown again){' '}
+            <textarea rows={2} {...field('env')} />
           </label>
         </>
       )}
       {kind === 'remote' && (
         <>
           <label class="field">
-            URL <input required type="url" placeholder="https://example.com/mcp" {...field('url')} />
+            URL{' '}
+            <input required type="url" placeholder="https://example.com/mcp" {...field('url')} />
           </label>
           <label class="field">
-            Headers, Name: value lines (values are never shown again) <textarea rows={2} {...field('headers')} />
+            Headers, Name: value lines (values are never shown again){' '}
+            <textarea rows={2} {...field('headers')} />
           </label>
         </>
       )}
       {kind === 'paste' && (
         <label class="field">
-          An {'{"mcpServers": {…}}'} document (all servers are added, or none) <textarea required rows={8} {...field('doc')} />
+          An {'{"mcpServers": {…}}'} document (all servers are added, or none){' '}
+          <textarea required rows={8} {...field('doc')} />
         </label>
       )}
       {error && (

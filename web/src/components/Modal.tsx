@@ -22,14 +22,27 @@ interface Props {
  * page and Escape from the browser. Focus goes in when it opens and back to what opened it when
  * it closes (or to the page's home for focus when that is gone), never to <body>.
  */
-export function Modal({ onClose, modal = true, class: cls = 'dialog', role = 'dialog', labelledBy, describedBy, initialFocus, testId, children }: Props) {
+export function Modal({
+  onClose,
+  modal = true,
+  class: cls = 'dialog',
+  role = 'dialog',
+  labelledBy,
+  describedBy,
+  initialFocus,
+  testId,
+  children,
+}: Props) {
   const ref = useRef<HTMLDialogElement>(null);
   const close = useRef(onClose);
   close.current = onClose;
 
   useLayoutEffect(() => {
     const d = ref.current!;
-    const opener = document.activeElement instanceof HTMLElement && document.activeElement !== document.body ? document.activeElement : undefined;
+    const opener =
+      document.activeElement instanceof HTMLElement && document.activeElement !== document.body
+        ? document.activeElement
+        : undefined;
     if (modal) d.showModal();
     else d.show();
     (initialFocus?.current ?? d).focus();
@@ -56,7 +69,11 @@ export function Modal({ onClose, modal = true, class: cls = 'dialog', role = 'di
     // toolbar (focus on <body> in the page): wrap around inside the dialog instead.
     const wrap = (e: KeyboardEvent) => {
       if (e.key !== 'Tab' || !modal) return;
-      const items = [...d.querySelectorAll<HTMLElement>('a[href], button:not([disabled]), input:not([disabled]):not([type=hidden]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])')].filter((el) => el.offsetParent !== null || el === document.activeElement);
+      const items = [
+        ...d.querySelectorAll<HTMLElement>(
+          'a[href], button:not([disabled]), input:not([disabled]):not([type=hidden]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])',
+        ),
+      ].filter((el) => el.offsetParent !== null || el === document.activeElement);
       if (items.length === 0) return;
       const first = items[0]!;
       const last = items[items.length - 1]!;
@@ -86,7 +103,15 @@ export function Modal({ onClose, modal = true, class: cls = 'dialog', role = 'di
   }, [modal]);
 
   return (
-    <dialog ref={ref} class={cls} role={role === 'alertdialog' ? 'alertdialog' : undefined} aria-labelledby={labelledBy} aria-describedby={describedBy} tabIndex={-1} data-testid={testId}>
+    <dialog
+      ref={ref}
+      class={cls}
+      role={role === 'alertdialog' ? 'alertdialog' : undefined}
+      aria-labelledby={labelledBy}
+      aria-describedby={describedBy}
+      tabIndex={-1}
+      data-testid={testId}
+    >
       {children}
     </dialog>
   );

@@ -27,7 +27,9 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
   const [apiKey, setApiKey] = useState('');
   const [id, setId] = useState('');
   const [ctx, setCtx] = useState(entry?.context_window ? String(entry.context_window) : '');
-  const [maxOut, setMaxOut] = useState(entry?.max_output_tokens ? String(entry.max_output_tokens) : '');
+  const [maxOut, setMaxOut] = useState(
+    entry?.max_output_tokens ? String(entry.max_output_tokens) : '',
+  );
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
 
@@ -56,8 +58,12 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
         if (url !== (entry.base_url ?? '')) patch.base_url = url && url !== defaultUrl ? url : null;
         if (apiKey.trim()) patch.api_key = apiKey.trim();
         if ((num(ctx) ?? null) !== entry.context_window) patch.context_window = num(ctx) ?? null;
-        if ((num(maxOut) ?? null) !== entry.max_output_tokens) patch.max_output_tokens = num(maxOut) ?? null;
-        saved = Object.keys(patch).length > 0 ? await api<ModelEntry>('PATCH', path`/api/config/models/${entry.id}`, patch) : entry;
+        if ((num(maxOut) ?? null) !== entry.max_output_tokens)
+          patch.max_output_tokens = num(maxOut) ?? null;
+        saved =
+          Object.keys(patch).length > 0
+            ? await api<ModelEntry>('PATCH', path`/api/config/models/${entry.id}`, patch)
+            : entry;
       } else {
         const body: Record<string, unknown> = { provider, model: model.trim() };
         if (id.trim()) body.id = id.trim();
@@ -93,7 +99,11 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
       {p?.protocol_choosable && (
         <label class="field">
           <span>Protocol</span>
-          <select value={protocol} onChange={(e) => setProtocol(e.currentTarget.value)} name="protocol">
+          <select
+            value={protocol}
+            onChange={(e) => setProtocol(e.currentTarget.value)}
+            name="protocol"
+          >
             <option value="openai">OpenAI-compatible (chat completions)</option>
             <option value="anthropic">Anthropic-compatible (messages)</option>
           </select>
@@ -102,9 +112,23 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
       {/* Always shown: an OpenAI-compatible server elsewhere is reached by changing only this. */}
       <label class="field">
         <span>
-          Base URL{p?.base_url ? <span class="muted small"> (the provider's own unless changed)</span> : ' (required)'}
+          Base URL
+          {p?.base_url ? (
+            <span class="muted small"> (the provider's own unless changed)</span>
+          ) : (
+            ' (required)'
+          )}
         </span>
-        <input type="url" name="base_url" value={baseUrl} required={!p?.base_url} placeholder="https://host/v1" list={`urls-${provider}`} onInput={(e) => setBaseUrl(e.currentTarget.value)} spellcheck={false} />
+        <input
+          type="url"
+          name="base_url"
+          value={baseUrl}
+          required={!p?.base_url}
+          placeholder="https://host/v1"
+          list={`urls-${provider}`}
+          onInput={(e) => setBaseUrl(e.currentTarget.value)}
+          spellcheck={false}
+        />
         {p && p.base_url_variants.length > 0 && (
           <datalist id={`urls-${provider}`}>
             {p.base_url && <option value={p.base_url} />}
@@ -118,7 +142,14 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
       </label>
       <label class="field">
         <span>Model</span>
-        <input name="model" value={model} required list={listId} onInput={(e) => setModel(e.currentTarget.value)} spellcheck={false} />
+        <input
+          name="model"
+          value={model}
+          required
+          list={listId}
+          onInput={(e) => setModel(e.currentTarget.value)}
+          spellcheck={false}
+        />
         <datalist id={listId}>
           {p?.models.map((m) => (
             <option key={m.id} value={m.id} />
@@ -128,7 +159,10 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
       {(p?.key_required !== false || provider === 'custom') && (
         <label class="field">
           <span>
-            API key{p?.key_env ? <span class="muted small"> (or set {p.key_env} on the server)</span> : null}
+            API key
+            {p?.key_env ? (
+              <span class="muted small"> (or set {p.key_env} on the server)</span>
+            ) : null}
           </span>
           <input
             type="password"
@@ -145,16 +179,31 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
         {!entry && (
           <label class="field">
             <span>Entry id (optional)</span>
-            <input value={id} placeholder="made from the model name" onInput={(e) => setId(e.currentTarget.value)} spellcheck={false} />
+            <input
+              value={id}
+              placeholder="made from the model name"
+              onInput={(e) => setId(e.currentTarget.value)}
+              spellcheck={false}
+            />
           </label>
         )}
         <label class="field">
           <span>Context window (tokens)</span>
-          <input type="number" min={1024} value={ctx} onInput={(e) => setCtx(e.currentTarget.value)} />
+          <input
+            type="number"
+            min={1024}
+            value={ctx}
+            onInput={(e) => setCtx(e.currentTarget.value)}
+          />
         </label>
         <label class="field">
           <span>Max output tokens</span>
-          <input type="number" min={1} value={maxOut} onInput={(e) => setMaxOut(e.currentTarget.value)} />
+          <input
+            type="number"
+            min={1}
+            value={maxOut}
+            onInput={(e) => setMaxOut(e.currentTarget.value)}
+          />
         </label>
       </details>
       {error && (

@@ -22,7 +22,10 @@ export function ModelsPanel() {
     );
   useEffect(() => void load(), [version]);
   useEffect(() => {
-    get<{ items: Provider[] }>('/api/providers').then((r) => setProviders(r.items), () => undefined);
+    get<{ items: Provider[] }>('/api/providers').then(
+      (r) => setProviders(r.items),
+      () => undefined,
+    );
   }, []);
 
   const act = async (fn: () => Promise<unknown>) => {
@@ -40,17 +43,29 @@ export function ModelsPanel() {
       const r = await post<Result>('/api/config/test', { model_id: id });
       setTests((t) => ({ ...t, [id]: r }));
     } catch (err) {
-      setTests((t) => ({ ...t, [id]: { ok: false, reason: 'request_failed', message: describe(err) } }));
+      setTests((t) => ({
+        ...t,
+        [id]: { ok: false, reason: 'request_failed', message: describe(err) },
+      }));
     }
   };
 
   // The form closes: focus goes back to the Edit button that opened it.
-  const backToEdit = (id: string) => requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-testid=model-entry][data-id="${CSS.escape(id)}"] [data-testid=edit-model]`)?.focus());
+  const backToEdit = (id: string) =>
+    requestAnimationFrame(() =>
+      document
+        .querySelector<HTMLElement>(
+          `[data-testid=model-entry][data-id="${CSS.escape(id)}"] [data-testid=edit-model]`,
+        )
+        ?.focus(),
+    );
 
   return (
     <section class="stack" data-testid="models-panel">
       <h2>Models</h2>
-      <p class="muted">The default slot runs every chat that does not pick a model; the lite slot does small jobs.</p>
+      <p class="muted">
+        The default slot runs every chat that does not pick a model; the lite slot does small jobs.
+      </p>
       {error && (
         <p class="error" role="alert">
           {error}
@@ -63,9 +78,17 @@ export function ModelsPanel() {
           <div key={m.id} class="card row-card" data-testid="model-entry" data-id={m.id}>
             <div class="row">
               <div class="grow">
-                <strong>{m.id}</strong> {m.slots.map((s) => <span key={s} class="chip">{s}</span>)}
+                <strong>{m.id}</strong>{' '}
+                {m.slots.map((s) => (
+                  <span key={s} class="chip">
+                    {s}
+                  </span>
+                ))}
                 <div class="muted small">
-                  {m.provider} · {m.model} · {m.protocol} · {m.base_url ?? 'no address'} · key {m.api_key_set ? `set${m.api_key_source ? ` (${m.api_key_source})` : ''}` : 'not set'}
+                  {m.provider} · {m.model} · {m.protocol} · {m.base_url ?? 'no address'} · key{' '}
+                  {m.api_key_set
+                    ? `set${m.api_key_source ? ` (${m.api_key_source})` : ''}`
+                    : 'not set'}
                 </div>
               </div>
               <div class="actions">
@@ -73,23 +96,50 @@ export function ModelsPanel() {
                   {t === 'running' ? 'Testing…' : 'Test'}
                 </button>
                 {!m.slots.includes('default') && (
-                  <button type="button" onClick={() => act(() => api('PUT', '/api/config/models/default', { model_id: m.id }))}>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      act(() => api('PUT', '/api/config/models/default', { model_id: m.id }))
+                    }
+                  >
                     Make default
                   </button>
                 )}
                 {m.slots.includes('lite') ? (
-                  <button type="button" onClick={() => act(() => api('PUT', '/api/config/models/lite', { model_id: null }))}>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      act(() => api('PUT', '/api/config/models/lite', { model_id: null }))
+                    }
+                  >
                     Clear lite
                   </button>
                 ) : (
-                  <button type="button" onClick={() => act(() => api('PUT', '/api/config/models/lite', { model_id: m.id }))}>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      act(() => api('PUT', '/api/config/models/lite', { model_id: m.id }))
+                    }
+                  >
                     Make lite
                   </button>
                 )}
-                <button type="button" data-testid="edit-model" aria-expanded={editing === m.id} onClick={() => setEditing(editing === m.id ? undefined : m.id)}>
+                <button
+                  type="button"
+                  data-testid="edit-model"
+                  aria-expanded={editing === m.id}
+                  onClick={() => setEditing(editing === m.id ? undefined : m.id)}
+                >
                   Edit
                 </button>
-                <button type="button" class="danger" onClick={() => confirm(`Remove the model entry ${m.id}?`) && act(() => api('DELETE', path`/api/config/models/${m.id}`))}>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() =>
+                    confirm(`Remove the model entry ${m.id}?`) &&
+                    act(() => api('DELETE', path`/api/config/models/${m.id}`))
+                  }
+                >
                   Remove
                 </button>
               </div>
@@ -130,7 +180,12 @@ export function ModelsPanel() {
         </div>
       ) : (
         <div>
-          <button type="button" class="primary" onClick={() => setEditing('new')} disabled={providers.length === 0}>
+          <button
+            type="button"
+            class="primary"
+            onClick={() => setEditing('new')}
+            disabled={providers.length === 0}
+          >
             + Add a model
           </button>
         </div>

@@ -26,7 +26,9 @@ export function NewChat({ onShowList }: { onShowList: () => void }) {
       <div class="transcript empty">
         <div class="welcome">
           <h2>What should we work on?</h2>
-          <p class="muted">Enter sends, Shift+Enter starts a new line. Attach files with the clip.</p>
+          <p class="muted">
+            Enter sends, Shift+Enter starts a new line. Attach files with the clip.
+          </p>
         </div>
       </div>
       <Composer running={false} onSend={start} />

@@ -17,7 +17,15 @@ const steps: Array<[Step, string]> = [
  * First start: pick a provider and model, give the key, test it (showing why it fails), put it in
  * the default slot, optionally a lite model and the profile files, then finish.
  */
-export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus | undefined; onDone: () => void; onSkip: () => void }) {
+export function Onboarding({
+  initial,
+  onDone,
+  onSkip,
+}: {
+  initial: OnboardStatus | undefined;
+  onDone: () => void;
+  onSkip: () => void;
+}) {
   const [providers, setProviders] = useState<Provider[] | undefined>();
   const [models, setModels] = useState<ModelEntry[]>([]);
   const [status, setStatus] = useState<OnboardStatus | undefined>(initial);
@@ -31,7 +39,10 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
   const [loaded, setLoaded] = useState(false);
 
   const refresh = async () => {
-    const [m, s] = await Promise.all([get<{ items: ModelEntry[] }>('/api/config/models'), get<OnboardStatus>('/api/onboard/status')]);
+    const [m, s] = await Promise.all([
+      get<{ items: ModelEntry[] }>('/api/config/models'),
+      get<OnboardStatus>('/api/onboard/status'),
+    ]);
     setModels(m.items);
     setStatus(s);
     return s;
@@ -56,7 +67,10 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
     if (first.current) first.current = false;
     else heading.current?.focus();
   }, [step]);
-  const focusResult = () => requestAnimationFrame(() => document.querySelector<HTMLElement>('[data-testid=test-result]')?.focus());
+  const focusResult = () =>
+    requestAnimationFrame(() =>
+      document.querySelector<HTMLElement>('[data-testid=test-result]')?.focus(),
+    );
 
   const current = models.find((m) => m.slots.includes('default'));
   const lite = models.find((m) => m.slots.includes('lite'));
@@ -105,11 +119,23 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
     <main class="onboarding" id="main" tabIndex={-1} data-testid="onboarding">
       <header>
         <h1>Welcome to svc</h1>
-        <p class="muted">A few steps and your agent is ready. Everything here can be changed later in Settings.</p>
+        <p class="muted">
+          A few steps and your agent is ready. Everything here can be changed later in Settings.
+        </p>
         <ol class="stepper">
           {steps.map(([s, label], i) => (
-            <li key={s} class={s === step ? 'current' : steps.findIndex(([x]) => x === step) > i ? 'done' : ''}>
-              <button type="button" class="link" disabled={s !== 'model' && !tested} onClick={() => setStep(s)}>
+            <li
+              key={s}
+              class={
+                s === step ? 'current' : steps.findIndex(([x]) => x === step) > i ? 'done' : ''
+              }
+            >
+              <button
+                type="button"
+                class="link"
+                disabled={s !== 'model' && !tested}
+                onClick={() => setStep(s)}
+              >
                 {i + 1}. {label}
               </button>
             </li>
@@ -128,11 +154,33 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
           <h2 ref={heading} tabIndex={-1}>
             Your model
           </h2>
-          <p class="muted">Choose who runs the model, which model, and the key. svc sends one tiny request to check that they work.</p>
-          <ModelForm key={current?.id ?? 'new'} providers={providers} entry={current} submitLabel={current ? 'Save and test again' : 'Save and test'} onSaved={savedDefault} />
-          <TestResult result={test ?? (status?.last_test && !status.last_test.ok ? { ok: false, reason: status.last_test.reason } : undefined)} />
+          <p class="muted">
+            Choose who runs the model, which model, and the key. svc sends one tiny request to check
+            that they work.
+          </p>
+          <ModelForm
+            key={current?.id ?? 'new'}
+            providers={providers}
+            entry={current}
+            submitLabel={current ? 'Save and test again' : 'Save and test'}
+            onSaved={savedDefault}
+          />
+          <TestResult
+            result={
+              test ??
+              (status?.last_test && !status.last_test.ok
+                ? { ok: false, reason: status.last_test.reason }
+                : undefined)
+            }
+          />
           <div class="actions">
-            <button type="button" class="primary" disabled={!tested} onClick={() => setStep('lite')} data-testid="onboarding-next">
+            <button
+              type="button"
+              class="primary"
+              disabled={!tested}
+              onClick={() => setStep('lite')}
+              data-testid="onboarding-next"
+            >
               Next
             </button>
             <button type="button" class="link" onClick={onSkip}>
@@ -145,17 +193,29 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
           <h2 ref={heading} tabIndex={-1}>
             A lite model (optional)
           </h2>
-          <p class="muted">A cheaper, faster model for small jobs such as titles and summaries. Without one, the default model does them.</p>
+          <p class="muted">
+            A cheaper, faster model for small jobs such as titles and summaries. Without one, the
+            default model does them.
+          </p>
           {lite ? (
             <p>
               The lite slot holds <strong>{lite.id}</strong> ({lite.provider} · {lite.model}).
             </p>
           ) : (
-            <ModelForm providers={providers} submitLabel="Save, use as lite and test" onSaved={savedLite} />
+            <ModelForm
+              providers={providers}
+              submitLabel="Save, use as lite and test"
+              onSaved={savedLite}
+            />
           )}
           <TestResult result={liteTest} />
           <div class="actions">
-            <button type="button" class="primary" onClick={() => setStep('profile')} data-testid="onboarding-next">
+            <button
+              type="button"
+              class="primary"
+              onClick={() => setStep('profile')}
+              data-testid="onboarding-next"
+            >
               {lite ? 'Next' : 'Skip'}
             </button>
           </div>
@@ -165,10 +225,18 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
           <h2 ref={heading} tabIndex={-1}>
             Profile (optional)
           </h2>
-          <p class="muted">Two plain Markdown files the agent reads at the start of every chat. You can leave them empty.</p>
+          <p class="muted">
+            Two plain Markdown files the agent reads at the start of every chat. You can leave them
+            empty.
+          </p>
           <ProfileForm submitLabel="Save profile" onSaved={() => void refresh()} />
           <div class="actions">
-            <button type="button" class="primary" onClick={() => setStep('finish')} data-testid="onboarding-next">
+            <button
+              type="button"
+              class="primary"
+              onClick={() => setStep('finish')}
+              data-testid="onboarding-next"
+            >
               {status?.steps.profile_written ? 'Next' : 'Skip'}
             </button>
           </div>
@@ -179,12 +247,21 @@ export function Onboarding({ initial, onDone, onSkip }: { initial: OnboardStatus
             Ready
           </h2>
           <ul class="plain">
-            <li>Default model: {current ? `${current.id} (${current.provider} · ${current.model})` : 'none'}</li>
+            <li>
+              Default model:{' '}
+              {current ? `${current.id} (${current.provider} · ${current.model})` : 'none'}
+            </li>
             <li>Lite model: {lite ? `${lite.id} (${lite.provider} · ${lite.model})` : 'none'}</li>
             <li>Profile: {status?.steps.profile_written ? 'written' : 'not written'}</li>
           </ul>
           <div class="actions">
-            <button type="button" class="primary" disabled={busy || !status?.can_complete} onClick={finish} data-testid="onboarding-finish">
+            <button
+              type="button"
+              class="primary"
+              disabled={busy || !status?.can_complete}
+              onClick={finish}
+              data-testid="onboarding-finish"
+            >
               Start chatting
             </button>
           </div>

@@ -2,24 +2,44 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError, describe, get, post, path } from '../lib/api';
 
 /** Reads a profile file from /api/profile/<name>; '' when the server has none (or no such route yet). */
-export async function readProfile(name: 'soul' | 'user'): Promise<{ text: string; available: boolean; truncated: boolean }> {
+export async function readProfile(
+  name: 'soul' | 'user',
+): Promise<{ text: string; available: boolean; truncated: boolean }> {
   try {
     const r = await get<unknown>(path`/api/profile/${name}`);
     if (typeof r === 'string') return { text: r, available: true, truncated: false };
     const o = (r ?? {}) as Record<string, unknown>;
     const text = o.content ?? o.text ?? '';
-    return { text: typeof text === 'string' ? text : '', available: true, truncated: o.truncated === true };
+    return {
+      text: typeof text === 'string' ? text : '',
+      available: true,
+      truncated: o.truncated === true,
+    };
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return { text: '', available: false, truncated: false };
+    if (err instanceof ApiError && err.status === 404)
+      return { text: '', available: false, truncated: false };
     throw err;
   }
 }
 
 /** soul.md (who the agent is) and user.md (who you are), written through the onboarding route. */
-export function ProfileForm({ submitLabel, onSaved, load = false }: { submitLabel: string; onSaved?: () => void; load?: boolean }) {
+export function ProfileForm({
+  submitLabel,
+  onSaved,
+  load = false,
+}: {
+  submitLabel: string;
+  onSaved?: () => void;
+  load?: boolean;
+}) {
   const [soul, setSoul] = useState('');
   const [user, setUser] = useState('');
-  const [state, setState] = useState<{ busy?: boolean; error?: string; saved?: boolean; note?: string }>({});
+  const [state, setState] = useState<{
+    busy?: boolean;
+    error?: string;
+    saved?: boolean;
+    note?: string;
+  }>({});
   const [tooBig, setTooBig] = useState(false);
   // While the saved files load, the fields wait: what someone typed must not be overwritten.
   const [ready, setReady] = useState(!load);
@@ -32,8 +52,14 @@ export function ProfileForm({ submitLabel, onSaved, load = false }: { submitLabe
         setUser(u.text);
         setReady(true);
         setTooBig(s.truncated || u.truncated);
-        if (s.truncated || u.truncated) setState({ note: 'A profile file is larger than this page can edit; edit it on the server instead.' });
-        else if (!s.available || !u.available) setState({ note: 'This server cannot show the saved profile yet; what you save here replaces it.' });
+        if (s.truncated || u.truncated)
+          setState({
+            note: 'A profile file is larger than this page can edit; edit it on the server instead.',
+          });
+        else if (!s.available || !u.available)
+          setState({
+            note: 'This server cannot show the saved profile yet; what you save here replaces it.',
+          });
       },
       (err) => {
         setReady(true);
@@ -61,15 +87,32 @@ export function ProfileForm({ submitLabel, onSaved, load = false }: { submitLabe
     <form class="stack" onSubmit={save} data-testid="profile-form">
       <label class="field">
         <span>
-          soul.md <span class="muted small">— who the agent is: tone, habits, what it should always do</span>
+          soul.md{' '}
+          <span class="muted small">
+            — who the agent is: tone, habits, what it should always do
+          </span>
         </span>
-        <textarea rows={6} value={soul} name="soul" disabled={!ready} onInput={(e) => setSoul(e.currentTarget.value)} placeholder="You are a calm, precise assistant…" />
+        <textarea
+          rows={6}
+          value={soul}
+          name="soul"
+          disabled={!ready}
+          onInput={(e) => setSoul(e.currentTarget.value)}
+          placeholder="You are a calm, precise assistant…"
+        />
       </label>
       <label class="field">
         <span>
           user.md <span class="muted small">— who you are: name, work, preferences</span>
         </span>
-        <textarea rows={6} value={user} name="user" disabled={!ready} onInput={(e) => setUser(e.currentTarget.value)} placeholder="I am…" />
+        <textarea
+          rows={6}
+          value={user}
+          name="user"
+          disabled={!ready}
+          onInput={(e) => setUser(e.currentTarget.value)}
+          placeholder="I am…"
+        />
       </label>
       {state.note && <p class="muted small">{state.note}</p>}
       {state.error && (

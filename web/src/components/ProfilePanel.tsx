@@ -16,8 +16,16 @@ export function ProfilePanel() {
   const [error, setError] = useState('');
   useEffect(() => {
     get<Partial<Memories>>('/api/memories').then(
-      (r) => setMemories({ index: typeof r.index === 'string' ? r.index : '', index_truncated: r.index_truncated === true, files: Array.isArray(r.files) ? r.files : [] }),
-      (err) => (err instanceof ApiError && err.status === 404 ? setMemories('unavailable') : setError(describe(err))),
+      (r) =>
+        setMemories({
+          index: typeof r.index === 'string' ? r.index : '',
+          index_truncated: r.index_truncated === true,
+          files: Array.isArray(r.files) ? r.files : [],
+        }),
+      (err) =>
+        err instanceof ApiError && err.status === 404
+          ? setMemories('unavailable')
+          : setError(describe(err)),
     );
   }, []);
   const m = typeof memories === 'object' ? memories : undefined;

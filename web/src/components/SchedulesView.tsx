@@ -34,7 +34,13 @@ interface CronTaskView {
 
 interface RunView extends LastRun {
   trigger: 'schedule' | 'manual' | 'catch_up';
-  notify_results: Array<{ platform: string; chat_id: string; ok: boolean; error?: string; kind: string }>;
+  notify_results: Array<{
+    platform: string;
+    chat_id: string;
+    ok: boolean;
+    error?: string;
+    kind: string;
+  }>;
   approvals: Array<{ tool: string; decision: string | null; why: string | null }>;
 }
 
@@ -54,7 +60,17 @@ const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'U
 /** A fire time as the task's zone sees it: "Tue 25 Nov 09:00". */
 function wall(iso: string, timeZone: string): string {
   try {
-    return new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone }).format(new Date(iso)).replace(',', '');
+    return new Intl.DateTimeFormat('en-GB', {
+      weekday: 'short',
+      day: 'numeric',
+      month: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      timeZone,
+    })
+      .format(new Date(iso))
+      .replace(',', '');
   } catch {
     return iso;
   }
@@ -91,7 +107,10 @@ export function SchedulesView() {
   return (
     <div class="page stack" data-testid="schedules-view">
       <h1>Schedules</h1>
-      <p class="muted">Tasks that run a prompt on a schedule, each run in a session of its own. An approval nobody answers is denied after its timeout.</p>
+      <p class="muted">
+        Tasks that run a prompt on a schedule, each run in a session of its own. An approval nobody
+        answers is denied after its timeout.
+      </p>
       {error && (
         <p class="error" role="alert">
           {error}
@@ -104,37 +123,68 @@ export function SchedulesView() {
           <li key={t.id} class="card stack" data-testid="schedule" data-name={t.name}>
             <div class="row">
               <div class="grow">
-                <strong>{t.name}</strong> <span class={`chip ${t.enabled ? 'status-connected' : 'status-disabled'}`}>{t.enabled ? 'enabled' : 'disabled'}</span>
+                <strong>{t.name}</strong>{' '}
+                <span class={`chip ${t.enabled ? 'status-connected' : 'status-disabled'}`}>
+                  {t.enabled ? 'enabled' : 'disabled'}
+                </span>
                 <div class="small" data-testid="schedule-when">
                   {t.description} <code>{t.schedule}</code> ({t.timezone})
                 </div>
                 <div class="muted small" data-testid="schedule-next">
-                  {t.next_run_at ? `Next: ${wall(t.next_run_at, t.timezone)}` : 'Not scheduled while disabled'}
+                  {t.next_run_at
+                    ? `Next: ${wall(t.next_run_at, t.timezone)}`
+                    : 'Not scheduled while disabled'}
                   {t.last_run && ` · last run ${when(t.last_run.started_at)}: ${t.last_run.status}`}
                 </div>
               </div>
               <div class="actions">
-                <button type="button" onClick={() => act(() => api('PATCH', taskPath(t.id), { enabled: !t.enabled }), `${t.enabled ? 'Disabled' : 'Enabled'} "${t.name}".`)}>
+                <button
+                  type="button"
+                  onClick={() =>
+                    act(
+                      () => api('PATCH', taskPath(t.id), { enabled: !t.enabled }),
+                      `${t.enabled ? 'Disabled' : 'Enabled'} "${t.name}".`,
+                    )
+                  }
+                >
                   {t.enabled ? 'Disable' : 'Enable'}
                 </button>
-                <button type="button" onClick={() => act(() => post(taskPath(t.id, '/run')), `Started "${t.name}".`)}>
+                <button
+                  type="button"
+                  onClick={() => act(() => post(taskPath(t.id, '/run')), `Started "${t.name}".`)}
+                >
                   Run now
                 </button>
                 <button type="button" onClick={() => setEditing(t)}>
                   Edit
                 </button>
-                <button type="button" class="danger" onClick={() => act(() => api('DELETE', taskPath(t.id)), `Moved "${t.name}" to the trash.`)}>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() =>
+                    act(() => api('DELETE', taskPath(t.id)), `Moved "${t.name}" to the trash.`)
+                  }
+                >
                   Delete
                 </button>
               </div>
             </div>
-            {editing !== 'new' && editing?.id === t.id && <TaskForm task={t} onDone={(msg) => (setEditing(undefined), act(async () => undefined, msg))} onCancel={() => setEditing(undefined)} />}
+            {editing !== 'new' && editing?.id === t.id && (
+              <TaskForm
+                task={t}
+                onDone={(msg) => (setEditing(undefined), act(async () => undefined, msg))}
+                onCancel={() => setEditing(undefined)}
+              />
+            )}
             <RunHistory id={t.id} tick={runsTick} />
           </li>
         ))}
       </ul>
       {editing === 'new' ? (
-        <TaskForm onDone={(msg) => (setEditing(undefined), act(async () => undefined, msg))} onCancel={() => setEditing(undefined)} />
+        <TaskForm
+          onDone={(msg) => (setEditing(undefined), act(async () => undefined, msg))}
+          onCancel={() => setEditing(undefined)}
+        />
       ) : (
         <div>
           <button type="button" class="primary" onClick={() => setEditing('new')}>
@@ -165,8 +215,12 @@ function RunHistory({ id, tick }: { id: string; tick: number }) {
       <ol class="plain" aria-label="Runs" data-testid="runs">
         {runs?.map((r) => (
           <li key={r.id} data-testid="run" data-status={r.status}>
-            <span class={`chip run-${r.status}`}>{r.status}</span> {new Date(r.started_at).toLocaleString()} <span class="muted small">({r.trigger.replace('_', '-')})</span>{' '}
-            {r.session_id && <a href={`#/chat/${encodeURIComponent(r.session_id)}`}>Open session</a>}
+            <span class={`chip run-${r.status}`}>{r.status}</span>{' '}
+            {new Date(r.started_at).toLocaleString()}{' '}
+            <span class="muted small">({r.trigger.replace('_', '-')})</span>{' '}
+            {r.session_id && (
+              <a href={`#/chat/${encodeURIComponent(r.session_id)}`}>Open session</a>
+            )}
             {r.error && <div class="error small">{r.error}</div>}
             {r.approvals.map((a, i) => (
               <div key={i} class="muted small">
@@ -188,7 +242,15 @@ function RunHistory({ id, tick }: { id: string; tick: number }) {
   );
 }
 
-function TaskForm({ task, onDone, onCancel }: { task?: CronTaskView; onDone: (message: string) => void; onCancel: () => void }) {
+function TaskForm({
+  task,
+  onDone,
+  onCancel,
+}: {
+  task?: CronTaskView;
+  onDone: (message: string) => void;
+  onCancel: () => void;
+}) {
   const [f, setF] = useState({
     name: task?.name ?? '',
     schedule: task?.schedule ?? '0 9 * * 1-5',
@@ -202,7 +264,10 @@ function TaskForm({ task, onDone, onCancel }: { task?: CronTaskView; onDone: (me
   const [previewError, setPreviewError] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
-  const field = (key: 'name' | 'schedule' | 'timezone' | 'prompt' | 'max_runtime_seconds') => ({ value: f[key], onInput: (e: Event) => setF({ ...f, [key]: (e.target as HTMLInputElement).value }) });
+  const field = (key: 'name' | 'schedule' | 'timezone' | 'prompt' | 'max_runtime_seconds') => ({
+    value: f[key],
+    onInput: (e: Event) => setF({ ...f, [key]: (e.target as HTMLInputElement).value }),
+  });
 
   // The preview asks the server (croner and cronstrue there), a moment after typing stops.
   useEffect(() => {
@@ -249,19 +314,31 @@ function TaskForm({ task, onDone, onCancel }: { task?: CronTaskView; onDone: (me
 
   const titleId = task ? `edit-${task.id}` : 'schedule-new-title';
   return (
-    <form class="card stack" onSubmit={submit} aria-labelledby={titleId} data-testid="schedule-form">
+    <form
+      class="card stack"
+      onSubmit={submit}
+      aria-labelledby={titleId}
+      data-testid="schedule-form"
+    >
       <h2 id={titleId}>{task ? `Edit "${task.name}"` : 'New schedule'}</h2>
       <label class="field">
         Name <input required maxLength={200} {...field('name')} />
       </label>
       <label class="field">
-        Cron expression (minute hour day month weekday; six fields start with seconds; or @hourly, @daily) <input required {...field('schedule')} />
+        Cron expression (minute hour day month weekday; six fields start with seconds; or @hourly,
+        @daily) <input required {...field('schedule')} />
       </label>
       <label class="field">
         Time zone <input required {...field('timezone')} />
       </label>
       <p class="small" aria-live="polite" data-testid="schedule-preview">
-        {previewError ? <span class="error">{previewError}</span> : preview ? `${preview.description}${preview.next[0] ? `, next: ${wall(preview.next[0].at, preview.timezone)}` : ''}` : ''}
+        {previewError ? (
+          <span class="error">{previewError}</span>
+        ) : preview ? (
+          `${preview.description}${preview.next[0] ? `, next: ${wall(preview.next[0].at, preview.timezone)}` : ''}`
+        ) : (
+          ''
+        )}
       </p>
       <label class="field">
         Prompt <textarea required rows={4} {...field('prompt')} />
@@ -269,7 +346,15 @@ function TaskForm({ task, onDone, onCancel }: { task?: CronTaskView; onDone: (me
       <div class="row">
         <label class="field">
           Permissions
-          <select value={f.permission_mode} onChange={(e) => setF({ ...f, permission_mode: (e.target as HTMLSelectElement).value as typeof f.permission_mode })}>
+          <select
+            value={f.permission_mode}
+            onChange={(e) =>
+              setF({
+                ...f,
+                permission_mode: (e.target as HTMLSelectElement).value as typeof f.permission_mode,
+              })
+            }
+          >
             <option value="auto">auto</option>
             <option value="interactive">interactive (asks; denied after the timeout)</option>
             <option value="strict">strict</option>
@@ -279,7 +364,12 @@ function TaskForm({ task, onDone, onCancel }: { task?: CronTaskView; onDone: (me
           Max run time, seconds <input type="number" min={1} {...field('max_runtime_seconds')} />
         </label>
         <label class="check">
-          <input type="checkbox" checked={f.catch_up} onChange={(e) => setF({ ...f, catch_up: (e.target as HTMLInputElement).checked })} /> Run once at start if a time was missed
+          <input
+            type="checkbox"
+            checked={f.catch_up}
+            onChange={(e) => setF({ ...f, catch_up: (e.target as HTMLInputElement).checked })}
+          />{' '}
+          Run once at start if a time was missed
         </label>
       </div>
       {error && (

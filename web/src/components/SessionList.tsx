@@ -5,13 +5,29 @@ import { api, describe, post, path } from '../lib/api';
 import { platformLabel } from '../../../src/shared/config/platform-labels';
 import { when } from '../lib/format';
 import { go } from '../lib/router';
-import { loadMoreSessions, removeSession, restoreSession, sessions, upsertSession } from '../lib/sessions';
+import {
+  loadMoreSessions,
+  removeSession,
+  restoreSession,
+  sessions,
+  upsertSession,
+} from '../lib/sessions';
 import { useStore } from '../lib/store';
 import { toast } from '../lib/toast';
 import type { Session } from '../lib/types';
 import { Icon } from './Icon';
 
-export function SessionList({ current, onPick, inert, listRef }: { current: string | undefined; onPick: () => void; inert?: boolean; listRef?: Ref<HTMLElement> }) {
+export function SessionList({
+  current,
+  onPick,
+  inert,
+  listRef,
+}: {
+  current: string | undefined;
+  onPick: () => void;
+  inert?: boolean;
+  listRef?: Ref<HTMLElement>;
+}) {
   const list = useStore(sessions);
   const [busy, setBusy] = useState(false);
 
@@ -32,7 +48,10 @@ export function SessionList({ current, onPick, inert, listRef }: { current: stri
 
   const remove = async (s: Session) => {
     try {
-      const r = await api<{ deleted: string; trash_id: string }>('DELETE', path`/api/sessions/${s.id}`);
+      const r = await api<{ deleted: string; trash_id: string }>(
+        'DELETE',
+        path`/api/sessions/${s.id}`,
+      );
       removeSession(s.id);
       if (current === s.id) {
         wantHomeFocus();
@@ -47,7 +66,12 @@ export function SessionList({ current, onPick, inert, listRef }: { current: stri
             restoreSession(r.trash_id).then(
               (back) => back && go(`chat/${back.id}`),
               (err) =>
-                toast((err as { status?: number }).status === 404 ? `"${s.title}" is no longer in the trash: it was restored or deleted for good.` : `Could not restore "${s.title}": ${describe(err)}`, { kind: 'error' }),
+                toast(
+                  (err as { status?: number }).status === 404
+                    ? `"${s.title}" is no longer in the trash: it was restored or deleted for good.`
+                    : `Could not restore "${s.title}": ${describe(err)}`,
+                  { kind: 'error' },
+                ),
             );
           },
         },
@@ -66,15 +90,28 @@ export function SessionList({ current, onPick, inert, listRef }: { current: stri
       {list.loaded && list.items.length === 0 && <p class="muted small">No chats yet.</p>}
       <ul>
         {list.items.map((s) => (
-          <li key={s.id} class={s.id === current ? 'current' : ''} data-testid="session-item" data-id={s.id}>
+          <li
+            key={s.id}
+            class={s.id === current ? 'current' : ''}
+            data-testid="session-item"
+            data-id={s.id}
+          >
             <a href={`#/chat/${s.id}`} onClick={onPick} title={s.title}>
               <span class="title">{s.title}</span>
               <span class="muted small">
-                {s.channel && <span data-testid="session-channel">{platformLabel(s.channel)} · </span>}
+                {s.channel && (
+                  <span data-testid="session-channel">{platformLabel(s.channel)} · </span>
+                )}
                 {when(s.updated_at)}
               </span>
             </a>
-            <button type="button" class="icon" aria-label={`Delete ${s.title}`} title="Delete" onClick={() => remove(s)}>
+            <button
+              type="button"
+              class="icon"
+              aria-label={`Delete ${s.title}`}
+              title="Delete"
+              onClick={() => remove(s)}
+            >
               <Icon name="trash" />
             </button>
           </li>

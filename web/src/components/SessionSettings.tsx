@@ -10,7 +10,8 @@ const modes: Array<[string, string]> = [
 ];
 
 type NetChoice = 'default' | 'on' | 'off' | 'hosts';
-const netChoice = (n: Session['network']): NetChoice => (n == null ? 'default' : Array.isArray(n) ? 'hosts' : n === 'off' ? 'off' : 'on');
+const netChoice = (n: Session['network']): NetChoice =>
+  n == null ? 'default' : Array.isArray(n) ? 'hosts' : n === 'off' ? 'off' : 'on';
 const hostsText = (n: Session['network']): string => (Array.isArray(n) ? n.join(' ') : '');
 
 /** The sandbox network as the API takes it; hosts are separated by spaces or commas. */
@@ -21,22 +22,39 @@ function networkValue(choice: NetChoice, hosts: string): string | string[] | nul
 }
 
 /** A chat's settings: title, model, reasoning effort, showing reasoning, permission mode, folder, sandbox network. */
-export function SessionSettings({ session, onSaved, onDirty }: { session: Session; onSaved: (s: Session) => void; onDirty?: (dirty: boolean) => void }) {
-  const initial = () => ({ ...session, working_dir: session.working_dir ?? '', net: netChoice(session.network), hosts: hostsText(session.network) });
+export function SessionSettings({
+  session,
+  onSaved,
+  onDirty,
+}: {
+  session: Session;
+  onSaved: (s: Session) => void;
+  onDirty?: (dirty: boolean) => void;
+}) {
+  const initial = () => ({
+    ...session,
+    working_dir: session.working_dir ?? '',
+    net: netChoice(session.network),
+    hosts: hostsText(session.network),
+  });
   const [f, setF] = useState(initial);
   const [models, setModels] = useState<ModelEntry[]>([]);
   const [state, setState] = useState<{ busy?: boolean; error?: string; saved?: boolean }>({});
 
   useEffect(() => setF(initial()), [session.id, session.updated_at]);
   useEffect(() => {
-    get<{ items: ModelEntry[] }>('/api/config/models').then((r) => setModels(r.items), () => setModels([]));
+    get<{ items: ModelEntry[] }>('/api/config/models').then(
+      (r) => setModels(r.items),
+      () => setModels([]),
+    );
   }, []);
 
   const changes = (): Record<string, unknown> => {
     const patch: Record<string, unknown> = {};
     if (f.title.trim() !== session.title) patch.title = f.title.trim();
     if ((f.model_id || null) !== session.model_id) patch.model_id = f.model_id || null;
-    if (f.reasoning_effort !== session.reasoning_effort) patch.reasoning_effort = f.reasoning_effort;
+    if (f.reasoning_effort !== session.reasoning_effort)
+      patch.reasoning_effort = f.reasoning_effort;
     if (f.show_reasoning !== session.show_reasoning) patch.show_reasoning = f.show_reasoning;
     if (f.permission_mode !== session.permission_mode) patch.permission_mode = f.permission_mode;
     const net = networkValue(f.net, f.hosts);
@@ -69,11 +87,18 @@ export function SessionSettings({ session, onSaved, onDirty }: { session: Sessio
     <form class="stack" onSubmit={save} data-testid="session-settings">
       <label class="field">
         <span>Title</span>
-        <input value={f.title} onInput={(e) => set('title', e.currentTarget.value)} maxLength={200} />
+        <input
+          value={f.title}
+          onInput={(e) => set('title', e.currentTarget.value)}
+          maxLength={200}
+        />
       </label>
       <label class="field">
         <span>Model</span>
-        <select value={f.model_id ?? ''} onChange={(e) => set('model_id', e.currentTarget.value || null)}>
+        <select
+          value={f.model_id ?? ''}
+          onChange={(e) => set('model_id', e.currentTarget.value || null)}
+        >
           <option value="">The default slot</option>
           {models.map((m) => (
             <option key={m.id} value={m.id}>
@@ -84,7 +109,10 @@ export function SessionSettings({ session, onSaved, onDirty }: { session: Sessio
       </label>
       <label class="field">
         <span>Reasoning effort</span>
-        <select value={f.reasoning_effort} onChange={(e) => set('reasoning_effort', e.currentTarget.value)}>
+        <select
+          value={f.reasoning_effort}
+          onChange={(e) => set('reasoning_effort', e.currentTarget.value)}
+        >
           {efforts.map((x) => (
             <option key={x} value={x}>
               {x}
@@ -93,12 +121,20 @@ export function SessionSettings({ session, onSaved, onDirty }: { session: Sessio
         </select>
       </label>
       <label class="check">
-        <input type="checkbox" checked={f.show_reasoning} onChange={(e) => set('show_reasoning', e.currentTarget.checked)} />
+        <input
+          type="checkbox"
+          checked={f.show_reasoning}
+          onChange={(e) => set('show_reasoning', e.currentTarget.checked)}
+        />
         <span>Show the model's reasoning</span>
       </label>
       <label class="field">
         <span>Permission mode</span>
-        <select value={f.permission_mode} onChange={(e) => set('permission_mode', e.currentTarget.value)} data-testid="permission-mode">
+        <select
+          value={f.permission_mode}
+          onChange={(e) => set('permission_mode', e.currentTarget.value)}
+          data-testid="permission-mode"
+        >
           {modes.map(([v, label]) => (
             <option key={v} value={v}>
               {label}
@@ -108,11 +144,20 @@ export function SessionSettings({ session, onSaved, onDirty }: { session: Sessio
       </label>
       <label class="field">
         <span>Working folder</span>
-        <input value={f.working_dir} placeholder="/absolute/path (empty: none)" onInput={(e) => set('working_dir', e.currentTarget.value)} spellcheck={false} />
+        <input
+          value={f.working_dir}
+          placeholder="/absolute/path (empty: none)"
+          onInput={(e) => set('working_dir', e.currentTarget.value)}
+          spellcheck={false}
+        />
       </label>
       <label class="field">
         <span>Network for commands (sandbox)</span>
-        <select value={f.net} onChange={(e) => set('net', e.currentTarget.value)} data-testid="sandbox-network">
+        <select
+          value={f.net}
+          onChange={(e) => set('net', e.currentTarget.value)}
+          data-testid="sandbox-network"
+        >
           <option value="default">Default (permissions.yml, else on)</option>
           <option value="on">On</option>
           <option value="off">Off</option>
@@ -122,7 +167,13 @@ export function SessionSettings({ session, onSaved, onDirty }: { session: Sessio
       {f.net === 'hosts' && (
         <label class="field">
           <span>Hosts</span>
-          <input value={f.hosts} placeholder="registry.npmjs.org *.github.com" onInput={(e) => set('hosts', e.currentTarget.value)} spellcheck={false} data-testid="sandbox-hosts" />
+          <input
+            value={f.hosts}
+            placeholder="registry.npmjs.org *.github.com"
+            onInput={(e) => set('hosts', e.currentTarget.value)}
+            spellcheck={false}
+            data-testid="sandbox-hosts"
+          />
         </label>
       )}
       {state.error && (

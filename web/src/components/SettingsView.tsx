@@ -16,7 +16,12 @@ export function SettingsView({ tab }: { tab: string | undefined }) {
     <div class="page settings">
       <nav class="tabs" aria-label="Settings">
         {tabs.map(([t, label]) => (
-          <a key={t} href={`#/settings/${t}`} class={current === t ? 'active' : ''} aria-current={current === t ? 'page' : undefined}>
+          <a
+            key={t}
+            href={`#/settings/${t}`}
+            class={current === t ? 'active' : ''}
+            aria-current={current === t ? 'page' : undefined}
+          >
             {label}
           </a>
         ))}

@@ -52,7 +52,12 @@ export function Shell() {
         </a>
         <nav aria-label="Views">
           {views.map(([v, label]) => (
-            <a key={v} href={`#/${v}`} class={view === v ? 'active' : ''} aria-current={view === v ? 'page' : undefined}>
+            <a
+              key={v}
+              href={`#/${v}`}
+              class={view === v ? 'active' : ''}
+              aria-current={view === v ? 'page' : undefined}
+            >
               {label}
             </a>
           ))}

@@ -57,7 +57,10 @@ export function SkillsView() {
     act(async () => {
       const r = await api<{ trash_id: string }>('DELETE', at);
       toast(`Moved "${s.name}" to the trash.`, {
-        action: { label: 'Undo', run: () => void act(() => post(path`/api/trash/${r.trash_id}/restore`, {})) },
+        action: {
+          label: 'Undo',
+          run: () => void act(() => post(path`/api/trash/${r.trash_id}/restore`, {})),
+        },
       });
     });
 
@@ -65,7 +68,8 @@ export function SkillsView() {
     <div class="page stack" data-testid="skills-view">
       <h1>Skills</h1>
       <p class="muted">
-        What the agent knows how to do: each skill is a folder with a SKILL.md. The enabled, valid ones are listed to the model, which loads one when it needs it; a change is seen by the next
+        What the agent knows how to do: each skill is a folder with a SKILL.md. The enabled, valid
+        ones are listed to the model, which loads one when it needs it; a change is seen by the next
         turn.
       </p>
       {error && (
@@ -83,7 +87,8 @@ export function SkillsView() {
             <li key={s.name} class="card stack row-card" data-testid="skill" data-name={s.name}>
               <div class="row">
                 <div class="grow">
-                  <strong>{s.name}</strong> <span class="chip">{s.source === 'builtin' ? 'built-in' : 'yours'}</span>
+                  <strong>{s.name}</strong>{' '}
+                  <span class="chip">{s.source === 'builtin' ? 'built-in' : 'yours'}</span>
                   {!s.valid && (
                     <>
                       {' '}
@@ -91,16 +96,32 @@ export function SkillsView() {
                     </>
                   )}
                   <div class="muted small">
-                    {s.description || 'No description.'} · {s.file_count} file{s.file_count === 1 ? '' : 's'}, {bytes(s.size_bytes)}
+                    {s.description || 'No description.'} · {s.file_count} file
+                    {s.file_count === 1 ? '' : 's'}, {bytes(s.size_bytes)}
                   </div>
                 </div>
                 <div class="actions">
                   <label class="check">
-                    <input type="checkbox" role="switch" checked={s.enabled} disabled={!toggle} onChange={(e) => toggle && act(() => api('PATCH', toggle, { enabled: e.currentTarget.checked }))} data-testid="skill-toggle" />
+                    <input
+                      type="checkbox"
+                      role="switch"
+                      checked={s.enabled}
+                      disabled={!toggle}
+                      onChange={(e) =>
+                        toggle &&
+                        act(() => api('PATCH', toggle, { enabled: e.currentTarget.checked }))
+                      }
+                      data-testid="skill-toggle"
+                    />
                     Enabled<span class="sr-only"> ({s.name})</span>
                   </label>
                   {exportUrl && (
-                    <a class="button" href={exportUrl} download={`${s.name}.zip`} data-testid="skill-export">
+                    <a
+                      class="button"
+                      href={exportUrl}
+                      download={`${s.name}.zip`}
+                      data-testid="skill-export"
+                    >
                       Export<span class="sr-only"> {s.name}</span>
                     </a>
                   )}
@@ -139,7 +160,9 @@ function ImportSkill({ onImported }: { onImported: () => void }) {
     setError('');
     try {
       const r = await fn();
-      toast(r.replaced ? `Imported "${r.name}"; the old one is in the trash.` : `Imported "${r.name}".`);
+      toast(
+        r.replaced ? `Imported "${r.name}"; the old one is in the trash.` : `Imported "${r.name}".`,
+      );
       onImported();
       return true;
     } catch (err) {
@@ -164,7 +187,15 @@ function ImportSkill({ onImported }: { onImported: () => void }) {
 
   const fromPath = async (e: Event) => {
     e.preventDefault();
-    if (await run(() => post<Imported>('/api/skills/import', { source: source.trim(), ...(force ? { force: true } : {}) }))) setSource('');
+    if (
+      await run(() =>
+        post<Imported>('/api/skills/import', {
+          source: source.trim(),
+          ...(force ? { force: true } : {}),
+        }),
+      )
+    )
+      setSource('');
   };
 
   return (
@@ -203,14 +234,23 @@ function ImportSkill({ onImported }: { onImported: () => void }) {
       <form class="row end" onSubmit={fromPath}>
         <label class="field grow">
           Or a path on the server's machine (a skill folder or a .zip)
-          <input value={source} placeholder="/home/me/skills/weather" onInput={(e) => setSource(e.currentTarget.value)} />
+          <input
+            value={source}
+            placeholder="/home/me/skills/weather"
+            onInput={(e) => setSource(e.currentTarget.value)}
+          />
         </label>
         <button type="submit" disabled={busy || !source.trim()}>
           Import
         </button>
       </form>
       <label class="check">
-        <input type="checkbox" checked={force} onChange={(e) => setForce(e.currentTarget.checked)} /> Replace a skill of the same name (the old one goes to the trash)
+        <input
+          type="checkbox"
+          checked={force}
+          onChange={(e) => setForce(e.currentTarget.checked)}
+        />{' '}
+        Replace a skill of the same name (the old one goes to the trash)
       </label>
       {busy && <p class="muted">Importing…</p>}
       {error && (

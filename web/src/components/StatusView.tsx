@@ -43,7 +43,10 @@ export function StatusView() {
 
   const load = async () => {
     try {
-      const [s, h] = await Promise.all([get<Status>('/api/status'), get<{ status: string; uptime_s: number }>('/api/health')]);
+      const [s, h] = await Promise.all([
+        get<Status>('/api/status'),
+        get<{ status: string; uptime_s: number }>('/api/health'),
+      ]);
       setStatus(s);
       setHealth(h);
       setError('');
@@ -65,7 +68,8 @@ export function StatusView() {
   }, [epochs, server]);
 
   const restart = async () => {
-    if (!confirm('Restart the server? Running turns finish first; new ones wait until it is back.')) return;
+    if (!confirm('Restart the server? Running turns finish first; new ones wait until it is back.'))
+      return;
     try {
       await post('/api/restart', {});
       setRestarting(true);
@@ -74,7 +78,12 @@ export function StatusView() {
     }
   };
 
-  const state = conn !== 'online' ? 'reconnecting' : server === 'draining' || restarting ? 'restarting' : status?.state ?? '…';
+  const state =
+    conn !== 'online'
+      ? 'reconnecting'
+      : server === 'draining' || restarting
+        ? 'restarting'
+        : (status?.state ?? '…');
   return (
     <div class="page" data-testid="status-view">
       <h2>Status</h2>
@@ -97,7 +106,10 @@ export function StatusView() {
         </div>
         <div class="card stat">
           <span class="muted small">Command sandbox</span>
-          <strong class={status?.sandbox?.state === 'on' ? '' : 'error'} data-testid="sandbox-state">
+          <strong
+            class={status?.sandbox?.state === 'on' ? '' : 'error'}
+            data-testid="sandbox-state"
+          >
             {status?.sandbox?.state ?? '–'}
           </strong>
         </div>
@@ -111,7 +123,9 @@ export function StatusView() {
           {status.sandbox.message}
         </p>
       )}
-      {status?.last_restart_error && <p class="error">Last restart failed: {status.last_restart_error}</p>}
+      {status?.last_restart_error && (
+        <p class="error">Last restart failed: {status.last_restart_error}</p>
+      )}
       {error && <p class="error">{error}</p>}
       <div class="table-wrap" role="region" aria-label="Processes" tabIndex={0}>
         <table class="procs">
@@ -131,7 +145,9 @@ export function StatusView() {
               <tr key={`${p.role}-${p.pid}`} data-testid="process-row">
                 <td data-label="Role">{p.role}</td>
                 <td data-label="PID">{p.pid}</td>
-                <td data-label="State" class={p.state === 'unresponsive' ? 'error' : undefined}>{p.state}</td>
+                <td data-label="State" class={p.state === 'unresponsive' ? 'error' : undefined}>
+                  {p.state}
+                </td>
                 <td data-label="Uptime">{duration(p.uptime_s)}</td>
                 <td data-label="Restarts">{p.restarts}</td>
                 <td data-label="Memory">{bytes(p.rss_bytes)}</td>

@@ -26,16 +26,47 @@ function exitCode(name: string, output: string): number {
  * One tool call: its name and arguments, its live output while it runs, then its result. A call
  * waiting for approval says so; a command that exited non-zero says with which code (not "done").
  */
-export function ToolCard({ name, args, live, result, waiting = false }: { name: string; args?: string; live?: ToolLive; result?: { output: string; is_error: boolean }; waiting?: boolean }) {
+export function ToolCard({
+  name,
+  args,
+  live,
+  result,
+  waiting = false,
+}: {
+  name: string;
+  args?: string;
+  live?: ToolLive;
+  result?: { output: string; is_error: boolean };
+  waiting?: boolean;
+}) {
   const [all, setAll] = useState(false);
   const code = result && !result.is_error ? exitCode(name, result.output) : 0;
-  const status: Status = result ? (result.is_error ? 'error' : code !== 0 ? 'exited' : 'done') : waiting ? 'waiting' : 'running';
-  const label = { waiting: 'waiting for your approval', running: 'running…', done: 'done', exited: `exit code ${code}`, error: 'failed' }[status];
+  const status: Status = result
+    ? result.is_error
+      ? 'error'
+      : code !== 0
+        ? 'exited'
+        : 'done'
+    : waiting
+      ? 'waiting'
+      : 'running';
+  const label = {
+    waiting: 'waiting for your approval',
+    running: 'running…',
+    done: 'done',
+    exited: `exit code ${code}`,
+    error: 'failed',
+  }[status];
   const shownArgs = pretty(args);
-  const output = result ? result.output : live?.output ?? '';
+  const output = result ? result.output : (live?.output ?? '');
   const long = output.length > SHOW && !all;
   return (
-    <div class={`tool-card ${status}`} data-testid="tool-card" data-status={status} data-tool={name}>
+    <div
+      class={`tool-card ${status}`}
+      data-testid="tool-card"
+      data-status={status}
+      data-tool={name}
+    >
       <div class="tool-head">
         <span class="tool-icon">
           <Icon name={status === 'running' ? 'spin' : status === 'done' ? 'check' : 'alert'} />
@@ -53,7 +84,11 @@ export function ToolCard({ name, args, live, result, waiting = false }: { name: 
       )}
       {output && (
         <pre class="tool-output" data-testid="tool-output">
-          {long ? (status === 'running' ? `…\n${output.slice(-SHOW)}` : `${output.slice(0, SHOW)}\n…`) : output}
+          {long
+            ? status === 'running'
+              ? `…\n${output.slice(-SHOW)}`
+              : `${output.slice(0, SHOW)}\n…`
+            : output}
         </pre>
       )}
       {long && (

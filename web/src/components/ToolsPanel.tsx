@@ -4,7 +4,10 @@ import { describe, get } from '../lib/api';
 interface Tool {
   name: string;
   description: string;
-  parameters?: { properties?: Record<string, { type?: unknown; description?: string }>; required?: string[] };
+  parameters?: {
+    properties?: Record<string, { type?: unknown; description?: string }>;
+    required?: string[];
+  };
 }
 
 /** The tools the agent can use, with their parameters. */
@@ -39,7 +42,9 @@ export function ToolsPanel() {
                         <code>{name}</code>
                         {t.parameters?.required?.includes(name) ? ' *' : ''}
                       </td>
-                      <td class="muted">{Array.isArray(p.type) ? p.type.join(' | ') : String(p.type ?? '')}</td>
+                      <td class="muted">
+                        {Array.isArray(p.type) ? p.type.join(' | ') : String(p.type ?? '')}
+                      </td>
                       <td>{p.description ?? ''}</td>
                     </tr>
                   ))}

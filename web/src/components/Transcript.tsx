@@ -12,12 +12,16 @@ import { UserMessage } from './UserMessage';
  * unique across a session (some providers number them per reply). Recomputed only when the list
  * of messages changes, so the maps keep their identity between streamed frames.
  */
-function pair(messages: Message[]): { paired: Map<string, Map<string, Message>>; pairedTools: Set<string> } {
+function pair(messages: Message[]): {
+  paired: Map<string, Map<string, Message>>;
+  pairedTools: Set<string>;
+} {
   const paired = new Map<string, Map<string, Message>>();
   const pairedTools = new Set<string>();
   let open: Array<{ msg: string; call: string }> = [];
   for (const m of messages) {
-    const calls = m.role === 'assistant' ? ((m.content?.tool_calls ?? []) as Array<{ id: string }>) : [];
+    const calls =
+      m.role === 'assistant' ? ((m.content?.tool_calls ?? []) as Array<{ id: string }>) : [];
     if (calls.length > 0) {
       open = calls.map((c) => ({ msg: m.id, call: c.id }));
       paired.set(m.id, new Map());
@@ -43,11 +47,43 @@ interface ItemProps {
 }
 
 /** One committed message; renders again only when its own props change. */
-const MessageItem = pure(function MessageItem({ m, results, tools, waiting, showReasoning }: ItemProps) {
-  if (m.role === 'user') return <UserMessage text={m.content?.text ?? ''} attachments={m.content?.attachments} continuation={m.content?.continuation === true} />;
-  if (m.role === 'assistant') return <AssistantMessage m={m} results={results} tools={tools} waiting={waiting} showReasoning={showReasoning} />;
-  if (m.role === 'tool') return <ToolCard name={m.content?.name ?? 'tool'} result={{ output: String(m.content?.output ?? ''), is_error: m.content?.is_error === true }} />;
-  return <div class="system-note muted small">{typeof m.content?.text === 'string' ? m.content.text : 'System note'}</div>;
+const MessageItem = pure(function MessageItem({
+  m,
+  results,
+  tools,
+  waiting,
+  showReasoning,
+}: ItemProps) {
+  if (m.role === 'user')
+    return (
+      <UserMessage
+        text={m.content?.text ?? ''}
+        attachments={m.content?.attachments}
+        continuation={m.content?.continuation === true}
+      />
+    );
+  if (m.role === 'assistant')
+    return (
+      <AssistantMessage
+        m={m}
+        results={results}
+        tools={tools}
+        waiting={waiting}
+        showReasoning={showReasoning}
+      />
+    );
+  if (m.role === 'tool')
+    return (
+      <ToolCard
+        name={m.content?.name ?? 'tool'}
+        result={{ output: String(m.content?.output ?? ''), is_error: m.content?.is_error === true }}
+      />
+    );
+  return (
+    <div class="system-note muted small">
+      {typeof m.content?.text === 'string' ? m.content.text : 'System note'}
+    </div>
+  );
 });
 
 /**
@@ -73,18 +109,40 @@ interface ChunkProps {
 }
 
 /** Messages [from, to) of the chat. Its props do not change while a reply streams, so a streamed frame skips it. */
-const Chunk = pure(function Chunk({ messages, from, to, paired, pairedTools, turnSeq, tools, waiting, showReasoning }: ChunkProps) {
+const Chunk = pure(function Chunk({
+  messages,
+  from,
+  to,
+  paired,
+  pairedTools,
+  turnSeq,
+  tools,
+  waiting,
+  showReasoning,
+}: ChunkProps) {
   const items = [];
   for (let i = from; i < to; i++) {
     const m = messages[i]!;
     if (pairedTools.has(m.id)) continue;
     const current = turnSeq !== undefined && m.seq > turnSeq;
-    items.push(<MessageItem key={m.id} m={m} results={paired.get(m.id)} tools={current ? tools : undefined} waiting={current ? waiting : undefined} showReasoning={showReasoning} />);
+    items.push(
+      <MessageItem
+        key={m.id}
+        m={m}
+        results={paired.get(m.id)}
+        tools={current ? tools : undefined}
+        waiting={current ? waiting : undefined}
+        showReasoning={showReasoning}
+      />,
+    );
   }
   return <div class="chunk">{items}</div>;
 });
 
-type IdleWindow = { requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number; cancelIdleCallback?: (id: number) => void };
+type IdleWindow = {
+  requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number;
+  cancelIdleCallback?: (id: number) => void;
+};
 
 /** Runs `fn` when the page is idle (a timer where there is no requestIdleCallback); answers the cancel. */
 function whenIdle(fn: () => void): () => void {
@@ -144,26 +202,45 @@ export function Transcript({ s }: { s: ChatState }) {
         stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
       }}
     >
-      {s.messages.length === 0 && !s.sending && !s.turn && !s.ended && <p class="muted center">Nothing here yet: say hello below.</p>}
+      {s.messages.length === 0 && !s.sending && !s.turn && !s.ended && (
+        <p class="muted center">Nothing here yet: say hello below.</p>
+      )}
       {chunks > 0 && (
         <div class="committed">
           {Array.from({ length: chunks - first }, (_, k) => {
             const c = first + k;
-            return <Chunk key={c} messages={s.messages} from={c * CHUNK} to={Math.min(s.messages.length, (c + 1) * CHUNK)} paired={paired} pairedTools={pairedTools} turnSeq={s.turnSeq} tools={s.tools} waiting={waiting} showReasoning={showReasoning} />;
+            return (
+              <Chunk
+                key={c}
+                messages={s.messages}
+                from={c * CHUNK}
+                to={Math.min(s.messages.length, (c + 1) * CHUNK)}
+                paired={paired}
+                pairedTools={pairedTools}
+                turnSeq={s.turnSeq}
+                tools={s.tools}
+                waiting={waiting}
+                showReasoning={showReasoning}
+              />
+            );
           })}
         </div>
       )}
       {s.sending && <UserMessage text={s.sending.text} pending />}
-      {s.turn && <LiveReply turn={s.turn} tools={s.tools} waiting={waiting} showReasoning={showReasoning} />}
+      {s.turn && (
+        <LiveReply turn={s.turn} tools={s.tools} waiting={waiting} showReasoning={showReasoning} />
+      )}
       {s.ended?.kind === 'failed' && (
         <div class="turn-error" role="alert" data-testid="turn-error">
           {s.ended.reason === 'no_model' ? (
             <>
-              No model is set up yet, so nothing was sent. Add one in <a href="#/settings/models">Settings → Models</a>; your message is kept below.
+              No model is set up yet, so nothing was sent. Add one in{' '}
+              <a href="#/settings/models">Settings → Models</a>; your message is kept below.
             </>
           ) : (
             <>
-              The turn failed{s.ended.reason ? ` (${s.ended.reason})` : ''}: {s.ended.message ?? 'no reason given'}
+              The turn failed{s.ended.reason ? ` (${s.ended.reason})` : ''}:{' '}
+              {s.ended.message ?? 'no reason given'}
             </>
           )}
         </div>

@@ -43,7 +43,9 @@ export function TrashPanel() {
     if (!cursor || loadingMore) return;
     setLoadingMore(true);
     try {
-      const r = await get<TrashPage>(`/api/trash?limit=${PAGE}&cursor=${encodeURIComponent(cursor)}`);
+      const r = await get<TrashPage>(
+        `/api/trash?limit=${PAGE}&cursor=${encodeURIComponent(cursor)}`,
+      );
       setData((d) => {
         const known = new Set(d?.items.map((i) => i.id));
         const items = [...(d?.items ?? []), ...r.items.filter((i) => !known.has(i.id))];
@@ -64,7 +66,9 @@ export function TrashPanel() {
   useEffect(() => {
     const el = end.current;
     if (!el || !data?.next_cursor || typeof IntersectionObserver === 'undefined') return;
-    const io = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && void loadMore());
+    const io = new IntersectionObserver(
+      (entries) => entries.some((e) => e.isIntersecting) && void loadMore(),
+    );
     io.observe(el);
     return () => io.disconnect();
   }, [data?.next_cursor, loadingMore]);
@@ -75,7 +79,10 @@ export function TrashPanel() {
     act(async () => {
       if (item.kind === 'session') {
         const s = await restoreSession(item.id);
-        toast(`Restored "${item.name}".`, s ? { action: { label: 'Open', run: () => go(`chat/${s.id}`) } } : {});
+        toast(
+          `Restored "${item.name}".`,
+          s ? { action: { label: 'Open', run: () => go(`chat/${s.id}`) } } : {},
+        );
       } else {
         await post(path`/api/trash/${item.id}/restore`, {});
         toast(`Restored "${item.name}".`);
@@ -85,7 +92,12 @@ export function TrashPanel() {
   return (
     <section class="stack" data-testid="trash-panel">
       <h2>Trash</h2>
-      <p class="muted">Deleted items wait here until they expire. {data ? `${data.total_items} item${data.total_items === 1 ? '' : 's'}, ${bytes(data.total_bytes)}.` : ''}</p>
+      <p class="muted">
+        Deleted items wait here until they expire.{' '}
+        {data
+          ? `${data.total_items} item${data.total_items === 1 ? '' : 's'}, ${bytes(data.total_bytes)}.`
+          : ''}
+      </p>
       {error && (
         <p class="error" role="alert">
           {error}
@@ -100,14 +112,22 @@ export function TrashPanel() {
                 <div class="grow">
                   <strong>{item.name}</strong> <span class="chip">{item.kind}</span>
                   <div class="muted small">
-                    deleted {when(item.deleted_at)} · expires {when(item.expires_at)} · {bytes(item.size_bytes)}
+                    deleted {when(item.deleted_at)} · expires {when(item.expires_at)} ·{' '}
+                    {bytes(item.size_bytes)}
                   </div>
                 </div>
                 <div class="actions">
                   <button type="button" onClick={() => restore(item)}>
                     Restore
                   </button>
-                  <button type="button" class="danger" onClick={() => confirm(`Delete "${item.name}" for good?`) && act(() => api('DELETE', path`/api/trash/${item.id}`))}>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() =>
+                      confirm(`Delete "${item.name}" for good?`) &&
+                      act(() => api('DELETE', path`/api/trash/${item.id}`))
+                    }
+                  >
                     Delete
                   </button>
                 </div>
@@ -116,13 +136,27 @@ export function TrashPanel() {
           </ul>
           {data.next_cursor && (
             <div ref={end}>
-              <button type="button" onClick={() => void loadMore()} disabled={loadingMore} data-testid="trash-more">
-                {loadingMore ? 'Loading…' : `Load more (${data.total_items - data.items.length} more)`}
+              <button
+                type="button"
+                onClick={() => void loadMore()}
+                disabled={loadingMore}
+                data-testid="trash-more"
+              >
+                {loadingMore
+                  ? 'Loading…'
+                  : `Load more (${data.total_items - data.items.length} more)`}
               </button>
             </div>
           )}
           <div>
-            <button type="button" class="danger" onClick={() => confirm('Delete everything in the trash for good?') && act(() => post('/api/trash/empty', {}))}>
+            <button
+              type="button"
+              class="danger"
+              onClick={() =>
+                confirm('Delete everything in the trash for good?') &&
+                act(() => post('/api/trash/empty', {}))
+              }
+            >
               Empty the trash
             </button>
           </div>

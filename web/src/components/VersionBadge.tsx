@@ -10,7 +10,8 @@ type Step = WsEventData<'upgrade'>;
 const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
 
 function stepText(s: Step): string {
-  if (s.stage === 'downloading' && s.bytes !== undefined && s.total) return `Downloading: ${mib(s.bytes)} of ${mib(s.total)} (${Math.floor((s.bytes / s.total) * 100)}%)`;
+  if (s.stage === 'downloading' && s.bytes !== undefined && s.total)
+    return `Downloading: ${mib(s.bytes)} of ${mib(s.total)} (${Math.floor((s.bytes / s.total) * 100)}%)`;
   return s.message ?? s.stage;
 }
 
@@ -38,7 +39,11 @@ export function VersionBadge() {
       if (e.type === 'version') setInfo(e.data);
       else if (e.type === 'upgrade') {
         const step = e.data;
-        setSteps((old) => (step.stage === 'downloading' && old.at(-1)?.stage === 'downloading' ? [...old.slice(0, -1), step] : [...old, step]));
+        setSteps((old) =>
+          step.stage === 'downloading' && old.at(-1)?.stage === 'downloading'
+            ? [...old.slice(0, -1), step]
+            : [...old, step],
+        );
         if (step.stage === 'failed') setBusy(false);
       } else if (e.type === '$reset') void load(); // a restarted svc: perhaps the new version
     });
@@ -81,7 +86,15 @@ export function VersionBadge() {
   const label = `v${info.version}, the svc version${info.update_available ? `; update available: ${info.latest}` : ''}`;
   return (
     <div class="version-badge" ref={box}>
-      <button type="button" class="ghost version-button" aria-label={label} aria-expanded={open} aria-haspopup="dialog" onClick={() => setOpen(!open)} data-testid="version-badge">
+      <button
+        type="button"
+        class="ghost version-button"
+        aria-label={label}
+        aria-expanded={open}
+        aria-haspopup="dialog"
+        onClick={() => setOpen(!open)}
+        data-testid="version-badge"
+      >
         v{info.version}
         {info.update_available && <span class="update-dot" aria-hidden="true" />}
       </button>
@@ -92,7 +105,11 @@ export function VersionBadge() {
             {info.dev_build ? ' (a development build, never upgraded)' : ''}.
           </p>
           {info.latest === null ? (
-            <p class="muted">{info.checked_at ? 'The last check for a newer release failed.' : 'No check for a newer release yet.'}</p>
+            <p class="muted">
+              {info.checked_at
+                ? 'The last check for a newer release failed.'
+                : 'No check for a newer release yet.'}
+            </p>
           ) : info.update_available ? (
             <>
               <p>
@@ -107,7 +124,12 @@ export function VersionBadge() {
                 )}
               </p>
               {info.notes.length > 0 && <pre class="release-notes">{info.notes.join('\n')}</pre>}
-              <button type="button" class="primary" onClick={upgrade} disabled={busy || info.upgrading}>
+              <button
+                type="button"
+                class="primary"
+                onClick={upgrade}
+                disabled={busy || info.upgrading}
+              >
                 {busy || info.upgrading ? 'Upgrading…' : `Upgrade to ${info.latest}`}
               </button>
             </>

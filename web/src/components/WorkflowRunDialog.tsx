@@ -22,9 +22,28 @@ type Value = string | number | boolean;
  * its description read with it). The server checks the inputs; its 400 names the one to fix and
  * the dialog stays open. On 202 the run goes on and the page follows it live.
  */
-export function WorkflowRunDialog({ name, inputs, onClose, onStarted }: { name: string; inputs: Record<string, WorkflowInput>; onClose: () => void; onStarted: (s: Started) => void }) {
+export function WorkflowRunDialog({
+  name,
+  inputs,
+  onClose,
+  onStarted,
+}: {
+  name: string;
+  inputs: Record<string, WorkflowInput>;
+  onClose: () => void;
+  onStarted: (s: Started) => void;
+}) {
   const [values, setValues] = useState<Record<string, string | boolean>>(() =>
-    Object.fromEntries(Object.entries(inputs).map(([k, spec]) => [k, spec.type === 'boolean' ? spec.default === true : spec.default === undefined ? '' : String(spec.default)])),
+    Object.fromEntries(
+      Object.entries(inputs).map(([k, spec]) => [
+        k,
+        spec.type === 'boolean'
+          ? spec.default === true
+          : spec.default === undefined
+            ? ''
+            : String(spec.default),
+      ]),
+    ),
   );
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
@@ -39,7 +58,8 @@ export function WorkflowRunDialog({ name, inputs, onClose, onStarted }: { name: 
     for (const [k, spec] of entries) {
       const v = values[k];
       if (typeof v === 'boolean') out[k] = v;
-      else if (v !== undefined && v.trim() !== '') out[k] = spec.type === 'number' && Number.isFinite(Number(v)) ? Number(v) : v;
+      else if (v !== undefined && v.trim() !== '')
+        out[k] = spec.type === 'number' && Number.isFinite(Number(v)) ? Number(v) : v;
     }
     try {
       onStarted(await post<Started>(path`/api/workflows/${name}/run`, { inputs: out }));
@@ -50,11 +70,19 @@ export function WorkflowRunDialog({ name, inputs, onClose, onStarted }: { name: 
   };
 
   return (
-    <Modal labelledBy="wf-run-title" describedBy="wf-run-desc" onClose={() => !busy && onClose()} initialFocus={entries.length ? first : undefined} testId="workflow-run-dialog">
+    <Modal
+      labelledBy="wf-run-title"
+      describedBy="wf-run-desc"
+      onClose={() => !busy && onClose()}
+      initialFocus={entries.length ? first : undefined}
+      testId="workflow-run-dialog"
+    >
       <form class="stack" onSubmit={submit}>
         <h2 id="wf-run-title">Run {name}</h2>
         <p id="wf-run-desc" class="muted">
-          {entries.length ? 'The run is a session of its own; every step is kept there.' : 'This workflow takes no inputs. The run is a session of its own; every step is kept there.'}
+          {entries.length
+            ? 'The run is a session of its own; every step is kept there.'
+            : 'This workflow takes no inputs. The run is a session of its own; every step is kept there.'}
         </p>
         {entries.map(([k, spec], i) => {
           const hint = spec.description ? `wf-in-${k}-hint` : undefined;
@@ -64,7 +92,15 @@ export function WorkflowRunDialog({ name, inputs, onClose, onStarted }: { name: 
             <div key={k} class="field">
               {spec.type === 'boolean' ? (
                 <label class="check">
-                  <input ref={i === 0 ? first : undefined} id={id} type="checkbox" checked={v === true} aria-describedby={hint} onChange={(e) => setValues({ ...values, [k]: e.currentTarget.checked })} /> {k}
+                  <input
+                    ref={i === 0 ? first : undefined}
+                    id={id}
+                    type="checkbox"
+                    checked={v === true}
+                    aria-describedby={hint}
+                    onChange={(e) => setValues({ ...values, [k]: e.currentTarget.checked })}
+                  />{' '}
+                  {k}
                 </label>
               ) : (
                 <>

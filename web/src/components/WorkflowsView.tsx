@@ -2,7 +2,16 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { describe, get, path } from '../lib/api';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
-import { fromEvent, fromSnapshot, isOver, mergeRun, summary, type RunSnapshot, type RunState, type StepStatus } from '../lib/workflow-runs';
+import {
+  fromEvent,
+  fromSnapshot,
+  isOver,
+  mergeRun,
+  summary,
+  type RunSnapshot,
+  type RunState,
+  type StepStatus,
+} from '../lib/workflow-runs';
 import { WorkflowRunDialog, type Started, type WorkflowInput } from './WorkflowRunDialog';
 
 interface WorkflowView {
@@ -13,7 +22,13 @@ interface WorkflowView {
   why: string | null;
   inputs: Record<string, WorkflowInput>;
   steps: Array<{ id: string; kind: 'prompt' | 'run' | 'tool'; needs: string[]; model?: string }>;
-  last_run: { id: string; status: RunState['status']; session_id: string; failed_step: string | null; error: string | null } | null;
+  last_run: {
+    id: string;
+    status: RunState['status'];
+    session_id: string;
+    failed_step: string | null;
+    error: string | null;
+  } | null;
 }
 
 const KIND = { prompt: 'agent prompt', run: 'shell command', tool: 'tool call' } as const;
@@ -51,7 +66,18 @@ export function WorkflowsView() {
         for (const w of r.items) {
           if (!w.last_run) continue;
           const l = w.last_run;
-          put({ id: l.id, workflow: w.name, session_id: l.session_id, status: l.status, steps: {}, error: l.error, failed_step: l.failed_step }, false);
+          put(
+            {
+              id: l.id,
+              workflow: w.name,
+              session_id: l.session_id,
+              status: l.status,
+              steps: {},
+              error: l.error,
+              failed_step: l.failed_step,
+            },
+            false,
+          );
           setShown((s) => (s[w.name] ? s : { ...s, [w.name]: l.id }));
           if (refetch || !known.current.has(l.id)) {
             known.current.add(l.id);
@@ -77,7 +103,18 @@ export function WorkflowsView() {
   const started = (s: Started) => {
     setRunning(undefined);
     known.current.add(s.run_id);
-    put({ id: s.run_id, workflow: s.workflow, session_id: s.session_id, status: 'queued', steps: {}, error: null, failed_step: null }, true);
+    put(
+      {
+        id: s.run_id,
+        workflow: s.workflow,
+        session_id: s.session_id,
+        status: 'queued',
+        steps: {},
+        error: null,
+        failed_step: null,
+      },
+      true,
+    );
     toast(`Started "${s.workflow}".`);
   };
 
@@ -85,7 +122,8 @@ export function WorkflowsView() {
     <div class="page stack" data-testid="workflows-view">
       <h1>Workflows</h1>
       <p class="muted">
-        Steps the agent runs in order: agent prompts, shell commands and tool calls, passing outputs along. Add your own as YAML files in the workflows folder of svc's home.
+        Steps the agent runs in order: agent prompts, shell commands and tool calls, passing outputs
+        along. Add your own as YAML files in the workflows folder of svc's home.
       </p>
       {error && (
         <p class="error" role="alert">
@@ -101,7 +139,8 @@ export function WorkflowsView() {
             <li key={w.name} class="card stack row-card" data-testid="workflow" data-name={w.name}>
               <div class="row">
                 <div class="grow">
-                  <h2 class="inline">{w.name}</h2> <span class="chip">{w.source === 'builtin' ? 'built-in' : 'yours'}</span>
+                  <h2 class="inline">{w.name}</h2>{' '}
+                  <span class="chip">{w.source === 'builtin' ? 'built-in' : 'yours'}</span>
                   {!w.valid && (
                     <>
                       {' '}
@@ -112,7 +151,12 @@ export function WorkflowsView() {
                 </div>
                 {w.valid && (
                   <div class="actions">
-                    <button type="button" class="primary" onClick={() => setRunning(w)} data-testid="workflow-run">
+                    <button
+                      type="button"
+                      class="primary"
+                      onClick={() => setRunning(w)}
+                      data-testid="workflow-run"
+                    >
                       Run…<span class="sr-only"> {w.name}</span>
                     </button>
                   </div>
@@ -124,7 +168,16 @@ export function WorkflowsView() {
                 </p>
               )}
               {/* A finished run read from the list has no steps until its own answer arrives: show none meanwhile. */}
-              {w.valid && <Steps w={w} run={run && (Object.keys(run.steps).length > 0 || !isOver(run.status)) ? run : undefined} />}
+              {w.valid && (
+                <Steps
+                  w={w}
+                  run={
+                    run && (Object.keys(run.steps).length > 0 || !isOver(run.status))
+                      ? run
+                      : undefined
+                  }
+                />
+              )}
               <p role="status" class="small" data-testid="workflow-status">
                 {run ? summary(run) : ''}
               </p>
@@ -140,7 +193,14 @@ export function WorkflowsView() {
           );
         })}
       </ul>
-      {running && <WorkflowRunDialog name={running.name} inputs={running.inputs} onClose={() => setRunning(undefined)} onStarted={started} />}
+      {running && (
+        <WorkflowRunDialog
+          name={running.name}
+          inputs={running.inputs}
+          onClose={() => setRunning(undefined)}
+          onStarted={started}
+        />
+      )}
     </div>
   );
 }
@@ -153,7 +213,13 @@ function Steps({ w, run }: { w: WorkflowView; run: RunState | undefined }) {
         const st = run?.steps[s.id];
         const status: StepStatus = st?.status ?? 'pending';
         return (
-          <li key={s.id} class={`wf-step ${run ? status : ''}`} data-testid="workflow-step" data-step={s.id} data-status={run ? status : undefined}>
+          <li
+            key={s.id}
+            class={`wf-step ${run ? status : ''}`}
+            data-testid="workflow-step"
+            data-step={s.id}
+            data-status={run ? status : undefined}
+          >
             <div class="row">
               <strong>{s.id}</strong>
               <span class="muted small">

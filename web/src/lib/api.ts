@@ -45,9 +45,15 @@ async function parse(res: Response): Promise<unknown> {
 }
 
 function failure(res: Response, body: unknown): ApiError {
-  const e = (body as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
+  const e = (body as { error?: { code?: string; message?: string; details?: unknown } } | undefined)
+    ?.error;
   if (res.status === 401) authNeeded.set(true);
-  return new ApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? `The server answered ${res.status} ${res.statusText}.`, e?.details);
+  return new ApiError(
+    res.status,
+    e?.code ?? `http_${res.status}`,
+    e?.message ?? `The server answered ${res.status} ${res.statusText}.`,
+    e?.details,
+  );
 }
 
 /** One JSON call to the API; throws ApiError on a non-2xx answer or when the server cannot be reached. */
@@ -57,7 +63,10 @@ export async function api<T = any>(method: string, url: string, body?: unknown):
     res = await fetch(url, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
+      headers:
+        body === undefined
+          ? { Accept: 'application/json' }
+          : { Accept: 'application/json', 'Content-Type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (err) {
@@ -83,7 +92,12 @@ export interface Uploaded {
 export async function postForm<T = any>(url: string, form: FormData): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(url, { method: 'POST', body: form, credentials: 'same-origin', headers: { Accept: 'application/json' } });
+    res = await fetch(url, {
+      method: 'POST',
+      body: form,
+      credentials: 'same-origin',
+      headers: { Accept: 'application/json' },
+    });
   } catch {
     throw new ApiError(0, 'network', 'The upload could not reach the server.');
   }

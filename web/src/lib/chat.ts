@@ -129,7 +129,9 @@ export class ChatSession {
       const [session, messages, waiting] = await Promise.all([
         get<Session & { goal?: Goal | null }>(path`/api/sessions/${this.id}`),
         this.allMessages(),
-        get<{ items: Approval[] }>(path`/api/sessions/${this.id}/approvals`).catch(() => ({ items: [] as Approval[] })),
+        get<{ items: Approval[] }>(path`/api/sessions/${this.id}/approvals`).catch(() => ({
+          items: [] as Approval[],
+        })),
       ]);
       if (token !== this.loadToken) return;
       const events = this.buffer ?? [];
@@ -164,7 +166,10 @@ export class ChatSession {
     const out: Message[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < 100; page++) {
-      const r: { items: Message[]; next_cursor: string | null } = await get(path`/api/sessions/${this.id}/messages` + `?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const r: { items: Message[]; next_cursor: string | null } = await get(
+        path`/api/sessions/${this.id}/messages` +
+          `?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       out.push(...r.items);
       cursor = r.next_cursor;
       if (!cursor) break;
@@ -199,7 +204,8 @@ export class ChatSession {
   /** Applies one session event to the state; narrowing on `e.type` gives `e.data` its catalogued shape. */
   private apply(e: LiveEvent): void {
     const turnOf = (s: ChatState, turnId: string): LiveTurn => {
-      if (!s.turn || s.turn.id !== turnId) s.turn = { id: turnId, text: '', reasoning: '', calls: [] };
+      if (!s.turn || s.turn.id !== turnId)
+        s.turn = { id: turnId, text: '', reasoning: '', calls: [] };
       else s.turn = { ...s.turn };
       return s.turn;
     };
@@ -234,9 +240,14 @@ export class ChatSession {
         const d = e.data;
         this.update((s) => {
           const t = turnOf(s, d.turn_id);
-          const call: PendingCall = { call_id: d.call_id, name: d.name, ...('arguments' in d ? { arguments: d.arguments } : {}) };
+          const call: PendingCall = {
+            call_id: d.call_id,
+            name: d.name,
+            ...('arguments' in d ? { arguments: d.arguments } : {}),
+          };
           const at = t.calls.findIndex((c) => c.call_id === call.call_id);
-          t.calls = at < 0 ? [...t.calls, call] : t.calls.map((c, i) => (i === at ? { ...c, ...call } : c));
+          t.calls =
+            at < 0 ? [...t.calls, call] : t.calls.map((c, i) => (i === at ? { ...c, ...call } : c));
           // Some providers reuse call ids from step to step: a finished call's state is not this one's.
           if (e.type === 'turn.tool_call_started' && s.tools[call.call_id]?.result) {
             const { [call.call_id]: _, ...rest } = s.tools;
@@ -258,7 +269,13 @@ export class ChatSession {
       case 'turn.tool_result': {
         const d = e.data;
         this.update((s) => {
-          s.tools = { ...s.tools, [d.call_id]: { ...(s.tools[d.call_id] ?? { output: '' }), result: { output: d.output, is_error: d.is_error } } };
+          s.tools = {
+            ...s.tools,
+            [d.call_id]: {
+              ...(s.tools[d.call_id] ?? { output: '' }),
+              result: { output: d.output, is_error: d.is_error },
+            },
+          };
           s.messages = withMessage(s.messages, d.message);
           s.approvals = s.approvals.filter((a) => a.call_id !== d.call_id);
         });
@@ -270,7 +287,8 @@ export class ChatSession {
         const m = e.data.message;
         this.update((s) => {
           s.messages = withMessage(s.messages, m);
-          if (m.role === 'assistant' && s.turn) s.turn = { ...s.turn, text: '', reasoning: '', calls: [] };
+          if (m.role === 'assistant' && s.turn)
+            s.turn = { ...s.turn, text: '', reasoning: '', calls: [] };
         });
         this.whole(m);
         break;
@@ -288,7 +306,10 @@ export class ChatSession {
       case 'approval.withdrawn':
       case 'approval.expired': {
         const id = e.data.approval_id;
-        this.update((s) => void (s.approvals = s.approvals.filter((a) => a.approval_id !== id)), true);
+        this.update(
+          (s) => void (s.approvals = s.approvals.filter((a) => a.approval_id !== id)),
+          true,
+        );
         break;
       }
       case 'turn.completed':
@@ -297,13 +318,25 @@ export class ChatSession {
         const d = e.data;
         this.update((s) => {
           if (s.turn && s.turn.id === d.turn_id) s.turn = undefined;
-          s.approvals = s.approvals.filter((a) => a.turn_id !== undefined && a.turn_id !== d.turn_id);
+          s.approvals = s.approvals.filter(
+            (a) => a.turn_id !== undefined && a.turn_id !== d.turn_id,
+          );
           s.sending = undefined;
-          s.ended = d.status === 'failed' ? { kind: 'failed', reason: d.reason, message: d.message } : d.status === 'interrupted' ? { kind: 'interrupted' } : undefined;
+          s.ended =
+            d.status === 'failed'
+              ? { kind: 'failed', reason: d.reason, message: d.message }
+              : d.status === 'interrupted'
+                ? { kind: 'interrupted' }
+                : undefined;
           if (d.status === 'failed' && this.unrecorded) s.restore = this.unrecorded;
           this.unrecorded = undefined;
           // A failure is an alert of its own (in the transcript); the status region says the rest.
-          s.announce = d.status === 'completed' ? doneText(s.messages) : d.status === 'interrupted' ? 'Stopped.' : '';
+          s.announce =
+            d.status === 'completed'
+              ? doneText(s.messages)
+              : d.status === 'interrupted'
+                ? 'Stopped.'
+                : '';
         }, true);
         break;
       }
@@ -352,7 +385,17 @@ export class ChatSession {
           if (s.messages.some((x) => x.id === full.id)) s.messages = withMessage(s.messages, full);
           const callId = full.role === 'tool' ? String(full.content?.tool_call_id ?? '') : '';
           const live = s.tools[callId];
-          if (live?.result) s.tools = { ...s.tools, [callId]: { ...live, result: { output: String(full.content?.output ?? ''), is_error: full.content?.is_error === true } } };
+          if (live?.result)
+            s.tools = {
+              ...s.tools,
+              [callId]: {
+                ...live,
+                result: {
+                  output: String(full.content?.output ?? ''),
+                  is_error: full.content?.is_error === true,
+                },
+              },
+            };
         });
       },
       () => undefined, // gone meanwhile (deleted): nothing to show
@@ -361,7 +404,9 @@ export class ChatSession {
 
   /** The waiting approvals, whole (an event carried an input cut). */
   private async wholeApprovals(): Promise<void> {
-    const r = await get<{ items: Approval[] }>(path`/api/sessions/${this.id}/approvals`).catch(() => undefined);
+    const r = await get<{ items: Approval[] }>(path`/api/sessions/${this.id}/approvals`).catch(
+      () => undefined,
+    );
     if (!r) return;
     this.update((s) => {
       const byId = new Map(r.items.map((a) => [a.approval_id, a]));
@@ -377,7 +422,8 @@ export class ChatSession {
       s.restore = undefined;
     }, true);
     this.unrecorded = { text, attachments };
-    const untitled = this.draft.messages.length === 0 && this.draft.session?.title === 'New session';
+    const untitled =
+      this.draft.messages.length === 0 && this.draft.session?.title === 'New session';
     try {
       await api('POST', path`/api/chat/${this.id}/turn?wait=false`, { message: text, attachments });
     } catch (err) {
@@ -399,14 +445,20 @@ export class ChatSession {
     await api('POST', path`/api/chat/${this.id}/interrupt`, {});
   }
 
-  async answer(approvalId: string, decision: 'allow_once' | 'allow_session' | 'deny'): Promise<void> {
+  async answer(
+    approvalId: string,
+    decision: 'allow_once' | 'allow_session' | 'deny',
+  ): Promise<void> {
     try {
       await api('POST', path`/api/sessions/${this.id}/approvals/${approvalId}`, { decision });
     } catch (err) {
       // Already answered elsewhere or withdrawn: nothing waits any more.
       if (!(err instanceof ApiError && err.status === 404)) throw err;
     }
-    this.update((s) => void (s.approvals = s.approvals.filter((a) => a.approval_id !== approvalId)), true);
+    this.update(
+      (s) => void (s.approvals = s.approvals.filter((a) => a.approval_id !== approvalId)),
+      true,
+    );
   }
 
   setSession(session: Session): void {
@@ -436,7 +488,8 @@ function doneText(messages: Message[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role === 'user') break;
-    if (m.role === 'assistant' && typeof m.content?.text === 'string' && m.content.text.trim()) return `The reply is done: ${m.content.text.trim().slice(0, 200)}`;
+    if (m.role === 'assistant' && typeof m.content?.text === 'string' && m.content.text.trim())
+      return `The reply is done: ${m.content.text.trim().slice(0, 200)}`;
   }
   return 'The reply is done.';
 }

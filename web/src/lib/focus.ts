@@ -6,7 +6,9 @@ import { useEffect, useState } from 'preact/hooks';
  * A keyboard user then goes on from there instead of from the top of the page.
  */
 export function focusHome(): void {
-  const home = document.querySelector<HTMLElement>('[data-focus-home]:not([disabled])') ?? document.getElementById('main');
+  const home =
+    document.querySelector<HTMLElement>('[data-focus-home]:not([disabled])') ??
+    document.getElementById('main');
   home?.focus();
 }
 
@@ -68,5 +70,10 @@ export function keepFocus(root: HTMLElement): void {
       if (dialog?.open && document.contains(dialog)) dialog.focus();
       else focusHome();
     });
-  }).observe(root, { subtree: true, childList: true, attributes: true, attributeFilter: ['disabled', 'inert', 'hidden'] });
+  }).observe(root, {
+    subtree: true,
+    childList: true,
+    attributes: true,
+    attributeFilter: ['disabled', 'inert', 'hidden'],
+  });
 }

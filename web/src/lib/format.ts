@@ -25,7 +25,13 @@ export function when(iso: string | null | undefined): string {
   if (Number.isNaN(d.getTime())) return iso;
   const now = new Date();
   const sameDay = d.toDateString() === now.toDateString();
-  return sameDay ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : d.toLocaleDateString([], { month: 'short', day: 'numeric', year: d.getFullYear() === now.getFullYear() ? undefined : 'numeric' });
+  return sameDay
+    ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : d.toLocaleDateString([], {
+        month: 'short',
+        day: 'numeric',
+        year: d.getFullYear() === now.getFullYear() ? undefined : 'numeric',
+      });
 }
 
 export function tokens(n: number | null | undefined): string {

@@ -8,12 +8,14 @@ export type Token = [cls: string, text: string];
 
 type Rule = [cls: string, source: string];
 
-const words = (list: string, flags = '') => `\\b(?:${list.trim().split(/\s+/).join('|')})\\b${flags}`;
+const words = (list: string, flags = '') =>
+  `\\b(?:${list.trim().split(/\s+/).join('|')})\\b${flags}`;
 
 const STR_D = `"(?:[^"\\\\\\n]|\\\\.)*"?`;
 const STR_S = `'(?:[^'\\\\\\n]|\\\\.)*'?`;
 const STR_B = '`(?:[^`\\\\]|\\\\[\\s\\S])*`?';
-const NUM = '\\b(?:0[xX][\\da-fA-F_]+|0[bB][01_]+|\\d[\\d_]*(?:\\.\\d[\\d_]*)?(?:[eE][+-]?\\d+)?)[a-zA-Z]*\\b';
+const NUM =
+  '\\b(?:0[xX][\\da-fA-F_]+|0[bB][01_]+|\\d[\\d_]*(?:\\.\\d[\\d_]*)?(?:[eE][+-]?\\d+)?)[a-zA-Z]*\\b';
 const C_COMMENT = '\\/\\/[^\\n]*|\\/\\*[\\s\\S]*?(?:\\*\\/|$)';
 const HASH_COMMENT = '#[^\\n]*';
 const FUNC = '\\b[A-Za-z_$][\\w$]*(?=\\s*\\()';
@@ -34,9 +36,17 @@ const langs: Record<string, Rule[]> = {
   ],
   py: [
     ['comment', HASH_COMMENT],
-    ['string', `[rbfuRBFU]{0,2}(?:"""[\\s\\S]*?(?:"""|$)|'''[\\s\\S]*?(?:'''|$)|${STR_D}|${STR_S})`],
+    [
+      'string',
+      `[rbfuRBFU]{0,2}(?:"""[\\s\\S]*?(?:"""|$)|'''[\\s\\S]*?(?:'''|$)|${STR_D}|${STR_S})`,
+    ],
     ['number', NUM],
-    ['keyword', words('and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield match case self')],
+    [
+      'keyword',
+      words(
+        'and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield match case self',
+      ),
+    ],
     ['literal', words(LITERALS)],
     ['meta', '@[\\w.]+'],
     ['func', FUNC],
@@ -45,7 +55,12 @@ const langs: Record<string, Rule[]> = {
     ['comment', '(?:^|(?<=\\s))#[^\\n]*'],
     ['string', `${STR_D}|'[^']*'?`],
     ['var', '\\$(?:\\{[^}\\n]*\\}?|[\\w@#?$!*-]+)'],
-    ['keyword', words('if then else elif fi for while until do done case esac in function return export local readonly set unset shift exit source alias sudo')],
+    [
+      'keyword',
+      words(
+        'if then else elif fi for while until do done case esac in function return export local readonly set unset shift exit source alias sudo',
+      ),
+    ],
     ['number', '\\b\\d+\\b'],
     ['func', '(?:^|(?<=[|;&]\\s*))[\\w.-]+(?=\\s|$)'],
   ],
@@ -110,15 +125,55 @@ const langs: Record<string, Rule[]> = {
 };
 
 const aliases: Record<string, string> = {
-  javascript: 'js', jsx: 'js', mjs: 'js', cjs: 'js', ts: 'js', tsx: 'js', typescript: 'js', node: 'js',
-  python: 'py', python3: 'py',
-  bash: 'sh', shell: 'sh', zsh: 'sh', console: 'sh', shellsession: 'sh', sh: 'sh',
-  jsonc: 'json', json5: 'json',
-  cpp: 'c', 'c++': 'c', h: 'c', hpp: 'c', cc: 'c', java: 'c', go: 'c', golang: 'c', rust: 'c', rs: 'c', cs: 'c', csharp: 'c', kotlin: 'c', kt: 'c', swift: 'c', scala: 'c', php: 'c', dart: 'c', zig: 'c',
-  yml: 'yaml', toml: 'yaml', ini: 'yaml',
-  postgres: 'sql', sqlite: 'sql', mysql: 'sql', psql: 'sql',
-  xml: 'html', svg: 'html', vue: 'html',
-  scss: 'css', less: 'css',
+  javascript: 'js',
+  jsx: 'js',
+  mjs: 'js',
+  cjs: 'js',
+  ts: 'js',
+  tsx: 'js',
+  typescript: 'js',
+  node: 'js',
+  python: 'py',
+  python3: 'py',
+  bash: 'sh',
+  shell: 'sh',
+  zsh: 'sh',
+  console: 'sh',
+  shellsession: 'sh',
+  sh: 'sh',
+  jsonc: 'json',
+  json5: 'json',
+  cpp: 'c',
+  'c++': 'c',
+  h: 'c',
+  hpp: 'c',
+  cc: 'c',
+  java: 'c',
+  go: 'c',
+  golang: 'c',
+  rust: 'c',
+  rs: 'c',
+  cs: 'c',
+  csharp: 'c',
+  kotlin: 'c',
+  kt: 'c',
+  swift: 'c',
+  scala: 'c',
+  php: 'c',
+  dart: 'c',
+  zig: 'c',
+  yml: 'yaml',
+  toml: 'yaml',
+  ini: 'yaml',
+  postgres: 'sql',
+  sqlite: 'sql',
+  mysql: 'sql',
+  psql: 'sql',
+  xml: 'html',
+  svg: 'html',
+  vue: 'html',
+  scss: 'css',
+  less: 'css',
   patch: 'diff',
 };
 
@@ -130,7 +185,10 @@ function compile(lang: string): { re: RegExp; classes: string[] } | null {
   const rules = langs[key]!;
   let result: { re: RegExp; classes: string[] } | null;
   try {
-    result = { re: new RegExp(rules.map(([, s]) => `(${s})`).join('|'), key === 'sql' ? 'gmi' : 'gm'), classes: rules.map(([c]) => c) };
+    result = {
+      re: new RegExp(rules.map(([, s]) => `(${s})`).join('|'), key === 'sql' ? 'gmi' : 'gm'),
+      classes: rules.map(([c]) => c),
+    };
   } catch {
     // A browser without lookbehind: fall back to the generic rules.
     result = key === 'generic' ? null : compile('generic');

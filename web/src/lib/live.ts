@@ -60,7 +60,8 @@ class Live {
       this.handlers.delete(topic);
       this.seqs.delete(topic);
       this.pending.delete(topic);
-      if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: 'unsubscribe', topics: [topic] }));
+      if (this.ws?.readyState === WebSocket.OPEN)
+        this.ws.send(JSON.stringify({ type: 'unsubscribe', topics: [topic] }));
     };
   }
 
@@ -71,7 +72,9 @@ class Live {
 
   private connect(): void {
     clearTimeout(this.timer);
-    const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
+    const ws = new WebSocket(
+      `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`,
+    );
     this.ws = ws;
     ws.onmessage = (m) => {
       if (this.ws !== ws) return;
@@ -115,7 +118,13 @@ class Live {
       else this.needReset.add(t);
       this.pending.add(t);
     }
-    ws.send(JSON.stringify({ type: 'subscribe', topics, ...(Object.keys(since).length ? { since } : {}) }));
+    ws.send(
+      JSON.stringify({
+        type: 'subscribe',
+        topics,
+        ...(Object.keys(since).length ? { since } : {}),
+      }),
+    );
   }
 
   private onFrame(frame: any): void {
@@ -150,10 +159,15 @@ class Live {
       // Either our `since` is gone (we stay subscribed; `subscribed` follows) or we fell behind
       // (the server dropped us from the topic): reload it and subscribe again.
       this.needReset.add(frame.topic);
-      if (!this.pending.has(frame.topic) && this.handlers.has(frame.topic)) this.sendSubscribe([frame.topic]);
+      if (!this.pending.has(frame.topic) && this.handlers.has(frame.topic))
+        this.sendSubscribe([frame.topic]);
       return;
     }
-    if (typeof frame.topic === 'string' && typeof frame.seq === 'number' && typeof frame.type === 'string') {
+    if (
+      typeof frame.topic === 'string' &&
+      typeof frame.seq === 'number' &&
+      typeof frame.type === 'string'
+    ) {
       const last = this.seqs.get(frame.topic);
       if (last !== undefined && frame.seq <= last) return; // seen already (a replay overlapping what we had)
       if (this.needReset.has(frame.topic)) return; // about to reload; the reload covers it

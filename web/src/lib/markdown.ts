@@ -20,7 +20,12 @@ export type Block =
   | { t: 'list'; ordered: boolean; start: number; items: Block[][] }
   | { t: 'quote'; c: Block[] }
   | { t: 'hr' }
-  | { t: 'table'; align: Array<'left' | 'center' | 'right' | null>; head: Inline[][]; rows: Inline[][][] };
+  | {
+      t: 'table';
+      align: Array<'left' | 'center' | 'right' | null>;
+      head: Inline[][];
+      rows: Inline[][][];
+    };
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)[^`]*$/;
 const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
@@ -32,7 +37,9 @@ const TABLE_RULE = /^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$/;
 const isBlank = (l: string) => /^\s*$/.test(l);
 
 function startsBlock(line: string): boolean {
-  return FENCE.test(line) || HEADING.test(line) || HR.test(line) || QUOTE.test(line) || LIST.test(line);
+  return (
+    FENCE.test(line) || HEADING.test(line) || HR.test(line) || QUOTE.test(line) || LIST.test(line)
+  );
 }
 
 export function parseMarkdown(src: string): Block[] {
@@ -91,12 +98,21 @@ function blocks(lines: string[]): Block[] {
       i = list(lines, i, out);
       continue;
     }
-    if (line.includes('|') && i + 1 < lines.length && TABLE_RULE.test(lines[i + 1]!) && lines[i + 1]!.includes('-')) {
+    if (
+      line.includes('|') &&
+      i + 1 < lines.length &&
+      TABLE_RULE.test(lines[i + 1]!) &&
+      lines[i + 1]!.includes('-')
+    ) {
       i = table(lines, i, out);
       continue;
     }
     const para: string[] = [];
-    while (i < lines.length && !isBlank(lines[i]!) && (para.length === 0 || !startsBlock(lines[i]!))) {
+    while (
+      i < lines.length &&
+      !isBlank(lines[i]!) &&
+      (para.length === 0 || !startsBlock(lines[i]!))
+    ) {
       para.push(lines[i]!.trim());
       i++;
     }
@@ -176,7 +192,15 @@ function cells(line: string): string[] {
 
 function table(lines: string[], i: number, out: Block[]): number {
   const head = cells(lines[i]!);
-  const align = cells(lines[i + 1]!).map((c) => (c.startsWith(':') && c.endsWith(':') ? 'center' : c.endsWith(':') ? 'right' : c.startsWith(':') ? 'left' : null));
+  const align = cells(lines[i + 1]!).map((c) =>
+    c.startsWith(':') && c.endsWith(':')
+      ? 'center'
+      : c.endsWith(':')
+        ? 'right'
+        : c.startsWith(':')
+          ? 'left'
+          : null,
+  );
   const rows: Inline[][][] = [];
   i += 2;
   while (i < lines.length && !isBlank(lines[i]!) && lines[i]!.includes('|')) {
@@ -222,8 +246,10 @@ export function inlines(src: string): Inline[] {
       let v = m[2]!;
       if (/^ .*[^ ].* $/.test(v)) v = v.slice(1, -1);
       push({ t: 'code', v: v.replace(/\n/g, ' ') });
-    } else if (m[3] !== undefined || m[4] !== undefined) push({ t: 'b', c: inlines((m[3] ?? m[4])!) });
-    else if (m[5] !== undefined || m[6] !== undefined) push({ t: 'i', c: inlines((m[5] ?? m[6])!) });
+    } else if (m[3] !== undefined || m[4] !== undefined)
+      push({ t: 'b', c: inlines((m[3] ?? m[4])!) });
+    else if (m[5] !== undefined || m[6] !== undefined)
+      push({ t: 'i', c: inlines((m[5] ?? m[6])!) });
     else if (m[7] !== undefined) push({ t: 's', c: inlines(m[7]) });
     else if (m[8] !== undefined) {
       const href = safeHref(m[9] ?? '');

@@ -7,7 +7,11 @@ export interface Route {
 }
 
 function read(): Route {
-  const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const parts = location.hash
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter(Boolean)
+    .map(decodeURIComponent);
   return { view: parts[0] ?? 'chat', arg: parts[1] };
 }
 

@@ -11,12 +11,15 @@ export const configVersion = new Store(0);
 function onEvent(e: LiveEvent): void {
   if (e.type === 'draining') serverState.set('draining');
   else if (e.type === 'resumed') serverState.set('running');
-  else if (e.type === 'config.updated' || e.type === 'onboard.updated') configVersion.set((n) => n + 1);
+  else if (e.type === 'config.updated' || e.type === 'onboard.updated')
+    configVersion.set((n) => n + 1);
   else if (e.type === '$reset') {
     // A new server, or a reloaded topic: ask it where it stands.
     fetch('/api/health', { credentials: 'same-origin' })
       .then((r) => r.json())
-      .then((h: { status?: string }) => serverState.set(h.status === 'draining' ? 'draining' : 'running'))
+      .then((h: { status?: string }) =>
+        serverState.set(h.status === 'draining' ? 'draining' : 'running'),
+      )
       .catch(() => undefined);
     configVersion.set((n) => n + 1);
   }

@@ -14,11 +14,14 @@ export interface SessionList {
 /** The session list, newest first, kept current by the `sessions` topic. */
 export const sessions = new Store<SessionList>({ items: [], next: null, loaded: false });
 
-const byNewest = (a: Session, b: Session) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0);
+const byNewest = (a: Session, b: Session) =>
+  a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0;
 
 export async function loadSessions(): Promise<void> {
   try {
-    const page = await get<{ items: Session[]; next_cursor: string | null }>('/api/sessions?limit=50');
+    const page = await get<{ items: Session[]; next_cursor: string | null }>(
+      '/api/sessions?limit=50',
+    );
     sessions.set({ items: page.items, next: page.next_cursor, loaded: true });
   } catch (err) {
     sessions.set((s) => ({ ...s, loaded: true, error: (err as Error).message }));
@@ -28,7 +31,9 @@ export async function loadSessions(): Promise<void> {
 export async function loadMoreSessions(): Promise<void> {
   const cursor = sessions.get().next;
   if (!cursor) return;
-  const page = await get<{ items: Session[]; next_cursor: string | null }>(`/api/sessions?limit=50&cursor=${encodeURIComponent(cursor)}`);
+  const page = await get<{ items: Session[]; next_cursor: string | null }>(
+    `/api/sessions?limit=50&cursor=${encodeURIComponent(cursor)}`,
+  );
   sessions.set((s) => ({ ...s, items: mergeAll(s.items, page.items), next: page.next_cursor }));
 }
 
@@ -38,7 +43,10 @@ function mergeAll(items: Session[], more: Session[]): Session[] {
 }
 
 export function upsertSession(s: Session): void {
-  sessions.set((l) => ({ ...l, items: [s, ...l.items.filter((x) => x.id !== s.id)].sort(byNewest) }));
+  sessions.set((l) => ({
+    ...l,
+    items: [s, ...l.items.filter((x) => x.id !== s.id)].sort(byNewest),
+  }));
 }
 
 export function removeSession(id: string): void {
@@ -49,7 +57,8 @@ function onEvent(e: LiveEvent): void {
   if (e.type === '$reset') return void loadSessions();
   // Restored elsewhere (the Trash page, another tab, the CLI): an Undo toast about it is settled.
   if (e.type === 'session.restored') dismissAbout(`deleted:${e.data.id}`);
-  if (e.type === 'session.created' || e.type === 'session.updated' || e.type === 'session.restored') upsertSession(e.data);
+  if (e.type === 'session.created' || e.type === 'session.updated' || e.type === 'session.restored')
+    upsertSession(e.data);
   else if (e.type === 'session.deleted') removeSession(e.data.id);
 }
 

@@ -1,4 +1,9 @@
-import type { GoalView, SessionView, TrashItemView, WsEventData } from '../../../src/shared/protocol/events';
+import type {
+  GoalView,
+  SessionView,
+  TrashItemView,
+  WsEventData,
+} from '../../../src/shared/protocol/events';
 
 /** The server's own types, from the /ws event catalogue (type-only: nothing of it is bundled). */
 export type Session = SessionView;
@@ -34,7 +39,10 @@ export function goalUsage(g: Goal): { tokens: number; turns: number } {
 }
 
 /** A tool call waiting for the user: as approval.requested carries it, or GET /api/sessions/{id}/approvals lists it. */
-export type Approval = Omit<WsEventData<'approval.requested'>, 'call_id' | 'turn_id'> & { call_id?: string; turn_id?: string };
+export type Approval = Omit<WsEventData<'approval.requested'>, 'call_id' | 'turn_id'> & {
+  call_id?: string;
+  turn_id?: string;
+};
 
 export interface ModelEntry {
   id: string;
@@ -64,7 +72,12 @@ export interface Provider {
 
 export interface OnboardStatus {
   state: 'no_model' | 'model_configured' | 'model_tested' | 'profile_written' | 'done';
-  steps: { model_configured: boolean; model_tested: boolean; profile_written: boolean; completed: boolean };
+  steps: {
+    model_configured: boolean;
+    model_tested: boolean;
+    profile_written: boolean;
+    completed: boolean;
+  };
   default_model: string | null;
   last_test: { ok: boolean; at: string; reason?: string } | null;
   can_complete: boolean;

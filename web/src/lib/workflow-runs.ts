@@ -35,7 +35,13 @@ export interface RunSnapshot {
   failed_step: string | null;
 }
 
-const runRank: Record<RunStatus, number> = { queued: 0, running: 1, completed: 2, failed: 2, interrupted: 2 };
+const runRank: Record<RunStatus, number> = {
+  queued: 0,
+  running: 1,
+  completed: 2,
+  failed: 2,
+  interrupted: 2,
+};
 const stepRank: Record<StepStatus, number> = { pending: 0, running: 1, completed: 2, failed: 2 };
 
 export const isOver = (s: RunStatus) => runRank[s] === 2;
@@ -62,20 +68,39 @@ export function mergeRun(old: RunState | undefined, next: RunState): RunState {
 }
 
 export function fromSnapshot(r: RunSnapshot): RunState {
-  return { id: r.id, workflow: r.workflow, session_id: r.session_id, status: r.status, steps: { ...r.steps }, error: r.error, failed_step: r.failed_step };
+  return {
+    id: r.id,
+    workflow: r.workflow,
+    session_id: r.session_id,
+    status: r.status,
+    steps: { ...r.steps },
+    error: r.error,
+    failed_step: r.failed_step,
+  };
 }
 
 /** What one `workflows` event says about its run, or undefined for an event this page does not read. */
 export function fromEvent(e: LiveEvent): RunState | undefined {
   if (!e.type.startsWith('workflow.') || e.type === '$reset') return undefined;
-  const base = (d: { run_id: string; workflow: string; session_id: string }): RunState => ({ id: d.run_id, workflow: d.workflow, session_id: d.session_id, status: 'running', steps: {}, error: null, failed_step: null });
+  const base = (d: { run_id: string; workflow: string; session_id: string }): RunState => ({
+    id: d.run_id,
+    workflow: d.workflow,
+    session_id: d.session_id,
+    status: 'running',
+    steps: {},
+    error: null,
+    failed_step: null,
+  });
   switch (e.type) {
     case 'workflow.run_started':
       return base(e.data);
     case 'workflow.step_started':
       return { ...base(e.data), steps: { [e.data.step]: { status: 'running', output: null } } };
     case 'workflow.step_completed':
-      return { ...base(e.data), steps: { [e.data.step]: { status: 'completed', output: e.data.output } } };
+      return {
+        ...base(e.data),
+        steps: { [e.data.step]: { status: 'completed', output: e.data.output } },
+      };
     case 'workflow.run_completed':
       return { ...base(e.data), status: 'completed' };
     case 'workflow.run_failed': {
@@ -97,7 +122,8 @@ export function fromEvent(e: LiveEvent): RunState | undefined {
 export function summary(r: RunState): string {
   if (r.status === 'completed') return 'The run completed.';
   if (r.status === 'interrupted') return 'The run was interrupted.';
-  if (r.status === 'failed') return `The run failed${r.failed_step ? ` at step ${r.failed_step}` : ''}${r.error ? `: ${r.error}` : '.'}`;
+  if (r.status === 'failed')
+    return `The run failed${r.failed_step ? ` at step ${r.failed_step}` : ''}${r.error ? `: ${r.error}` : '.'}`;
   const running = Object.entries(r.steps).find(([, s]) => s.status === 'running');
   return running ? `Running step ${running[0]}…` : 'Starting…';
 }

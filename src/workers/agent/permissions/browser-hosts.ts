@@ -9,5 +9,11 @@ import { blockedAddressReason } from '../tools/web/net-guard.js';
 export function privateHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   if (isIP(h) !== 0) return blockedAddressReason(h) !== null;
-  return h === 'localhost' || !h.includes('.') || ['.localhost', '.local', '.internal', '.lan', '.home.arpa', '.intranet', '.corp'].some((s) => h.endsWith(s));
+  return (
+    h === 'localhost' ||
+    !h.includes('.') ||
+    ['.localhost', '.local', '.internal', '.lan', '.home.arpa', '.intranet', '.corp'].some((s) =>
+      h.endsWith(s),
+    )
+  );
 }

@@ -50,7 +50,9 @@ const RANK: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
 
 function strongest(rules: readonly Rule[], unit: Unit, places: Places): Rule | null {
   let best: Rule | null = null;
-  for (const r of rules) if ((best === null || RANK[r.verdict] > RANK[best.verdict]) && ruleMatches(r, unit, places)) best = r;
+  for (const r of rules)
+    if ((best === null || RANK[r.verdict] > RANK[best.verdict]) && ruleMatches(r, unit, places))
+      best = r;
   return best;
 }
 
@@ -69,9 +71,14 @@ function userReason(rule: Rule, unit: Unit, tool: string): string {
 }
 
 function fallbackReason(tool: string, verdict: Verdict, cwd: string | null): string {
-  if (verdict === 'allow') return tool === 'terminal' ? 'No rule asks about this command, so it runs.' : `${tool} is allowed by default.`;
+  if (verdict === 'allow')
+    return tool === 'terminal'
+      ? 'No rule asks about this command, so it runs.'
+      : `${tool} is allowed by default.`;
   if (WRITE_TOOLS.has(tool)) {
-    return cwd === null ? 'This session has no working folder, so changing files needs your approval.' : "This changes a file outside the session's working folder, so it needs your approval.";
+    return cwd === null
+      ? 'This session has no working folder, so changing files needs your approval.'
+      : "This changes a file outside the session's working folder, so it needs your approval.";
   }
   if (verdict === 'ask') return `svc has no rule for the tool ${tool}, so it asks first.`;
   return `${tool} is denied by default.`;
@@ -83,21 +90,48 @@ function decideUnit(input: EvalInput, unit: Unit, set: RuleSet, places: Places):
   const own = strongest(mine, unit, places);
   if (own) {
     if (own.verdict === 'allow' && ALWAYS_ASK.has(input.tool)) {
-      return { verdict: 'ask', reason: `${input.tool} always asks first; a rule cannot allow it without asking.`, rule: own.label, hard: false };
+      return {
+        verdict: 'ask',
+        reason: `${input.tool} always asks first; a rule cannot allow it without asking.`,
+        rule: own.label,
+        hard: false,
+      };
     }
-    return { verdict: own.verdict, reason: userReason(own, unit, input.tool), rule: own.label, hard: false };
+    return {
+      verdict: own.verdict,
+      reason: userReason(own, unit, input.tool),
+      rule: own.label,
+      hard: false,
+    };
   }
   const builtin = strongest(builtinRules(input.tool), unit, places);
-  if (builtin) return { verdict: builtin.verdict, reason: builtin.reason ?? '', rule: builtin.label, hard: false };
+  if (builtin)
+    return {
+      verdict: builtin.verdict,
+      reason: builtin.reason ?? '',
+      rule: builtin.label,
+      hard: false,
+    };
   if (unit.wrapper) return null;
   return fallback(input, set);
 }
 
 function fallback(input: EvalInput, set: RuleSet): Decision {
   const own = defaultForTool(set, input.tool);
-  if (own) return { verdict: own, reason: `Your permissions.yml makes "${own}" the default for ${input.tool}.`, rule: 'permissions.yml: default', hard: false };
+  if (own)
+    return {
+      verdict: own,
+      reason: `Your permissions.yml makes "${own}" the default for ${input.tool}.`,
+      rule: 'permissions.yml: default',
+      hard: false,
+    };
   const verdict = fallbackVerdict(input.tool);
-  return { verdict, reason: fallbackReason(input.tool, verdict, input.cwd), rule: null, hard: false };
+  return {
+    verdict,
+    reason: fallbackReason(input.tool, verdict, input.cwd),
+    rule: null,
+    hard: false,
+  };
 }
 
 /**
@@ -133,9 +167,18 @@ export function evaluate(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
   } catch (err) {
     if (err instanceof OutOfTime) {
       const d: Decision = { verdict: 'ask', reason: '', rule: null, hard: false };
-      return insistOnAsk(d, "This command could not be checked: it is too complex to judge in time. It always asks, whatever the session's mode.", 'built-in: unread');
+      return insistOnAsk(
+        d,
+        "This command could not be checked: it is too complex to judge in time. It always asks, whatever the session's mode.",
+        'built-in: unread',
+      );
     }
-    return { verdict: 'deny', reason: `Refused: this call could not be checked (${err instanceof Error ? err.message : String(err)}), so it does not run.`, rule: 'hard: unchecked', hard: true };
+    return {
+      verdict: 'deny',
+      reason: `Refused: this call could not be checked (${err instanceof Error ? err.message : String(err)}), so it does not run.`,
+      rule: 'hard: unchecked',
+      hard: true,
+    };
   } finally {
     endBudget();
   }
@@ -151,17 +194,29 @@ function evaluateOrThrow(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
   let svcHome = false;
   if (typeof input.command === 'string') {
     if (!shellParserReady()) throw new Error('the bash grammar is not loaded yet');
-    const line = parseShell(input.command, { home: env.home, svcHome: env.svcHome, cwd: input.cwd });
+    const line = parseShell(input.command, {
+      home: env.home,
+      svcHome: env.svcHome,
+      cwd: input.cwd,
+    });
     const hard = hardDenyCommand(line, { ...env, cwd: input.cwd });
     if (hard) return { verdict: 'deny', reason: hard.reason, rule: `hard: ${hard.id}`, hard: true };
     // What we could not see might be anything: refuse rather than let auto mode run it.
-    if (line.tooDeep) return { verdict: 'deny', reason: 'Refused: this command nests commands too deeply to check. Write it as simpler steps.', rule: 'hard: too-deep', hard: true };
+    if (line.tooDeep)
+      return {
+        verdict: 'deny',
+        reason:
+          'Refused: this command nests commands too deeply to check. Write it as simpler steps.',
+        rule: 'hard: too-deep',
+        hard: true,
+      };
     units.push(...commandUnits(line, places));
     unknown = line.unknown[0] ?? null;
     unread = line.unread;
     for (const cmd of line.commands) unknown ??= unknownTarget(cmd);
     svcHome = touchesSvcHome(line, units, env);
-    if (realBudgetExceeded()) unknown ??= 'more paths than the check resolves through symbolic links';
+    if (realBudgetExceeded())
+      unknown ??= 'more paths than the check resolves through symbolic links';
   }
   const path = typeof input.path === 'string' ? resolvePath(input.path, base, env.home) : null;
   if (path !== null && WRITE_TOOLS.has(input.tool)) {
@@ -170,7 +225,15 @@ function evaluateOrThrow(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
   }
   const host = typeof input.url === 'string' ? hostOf(input.url) : null;
   if (path !== null || host !== null || typeof input.command !== 'string') {
-    units.push({ words: null, dynamic: [], cmd: null, wrapper: false, paths: path ? [path] : [], unknownPath: false, hosts: host ? [host] : [] });
+    units.push({
+      words: null,
+      dynamic: [],
+      cmd: null,
+      wrapper: false,
+      paths: path ? [path] : [],
+      unknownPath: false,
+      hosts: host ? [host] : [],
+    });
   }
 
   let best: Decision | null = null;
@@ -180,12 +243,24 @@ function evaluateOrThrow(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
     if (d && (best === null || RANK[d.verdict] > RANK[best.verdict])) best = d;
   }
   let decision = best ?? fallback(input, rules);
-  if (unread !== null) decision = insistOnAsk(decision, `This command could not be checked: ${unread}. It always asks, whatever the session's mode; to run long content, write it to a file first.`, 'built-in: unread');
+  if (unread !== null)
+    decision = insistOnAsk(
+      decision,
+      `This command could not be checked: ${unread}. It always asks, whatever the session's mode; to run long content, write it to a file first.`,
+      'built-in: unread',
+    );
   else if (svcHome) decision = insistOnAsk(decision, SVC_HOME_REASON, 'built-in: svc home');
   else if (unknown !== null && decision.verdict === 'allow') {
-    decision = { verdict: 'ask', reason: `This command holds ${unknown}, which the permission check cannot see through, so it needs your approval.`, rule: 'built-in: could not see through', hard: false };
+    decision = {
+      verdict: 'ask',
+      reason: `This command holds ${unknown}, which the permission check cannot see through, so it needs your approval.`,
+      rule: 'built-in: could not see through',
+      hard: false,
+    };
   }
-  return decision.verdict === 'ask' && ALWAYS_ASK.has(input.tool) ? { ...decision, askAlways: true } : decision;
+  return decision.verdict === 'ask' && ALWAYS_ASK.has(input.tool)
+    ? { ...decision, askAlways: true }
+    : decision;
 }
 
 /**

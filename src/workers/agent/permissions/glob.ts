@@ -46,7 +46,12 @@ export function globToRegExp(glob: string): Matcher {
   return out;
 }
 
-type GlobToken = { kind: 'char'; c: string } | { kind: 'one' } | { kind: 'star' } | { kind: 'globstar' } | { kind: 'class'; negate: boolean; body: string };
+type GlobToken =
+  | { kind: 'char'; c: string }
+  | { kind: 'one' }
+  | { kind: 'star' }
+  | { kind: 'globstar' }
+  | { kind: 'class'; negate: boolean; body: string };
 
 /**
  * Whether a path the model wrote, as a shell glob (`*`, `?`, `[…]`), matches `text`. Runs the
@@ -65,7 +70,11 @@ export function globMatches(glob: string, text: string): boolean {
     else if (c === '[' && glob.indexOf(']', i + 2) > 0) {
       const end = glob.indexOf(']', i + 2);
       const raw = glob.slice(i + 1, end);
-      tokens.push({ kind: 'class', negate: raw[0] === '!' || raw[0] === '^', body: raw.replace(/^[!^]/, '') });
+      tokens.push({
+        kind: 'class',
+        negate: raw[0] === '!' || raw[0] === '^',
+        body: raw.replace(/^[!^]/, ''),
+      });
       i = end;
     } else tokens.push({ kind: 'char', c });
   }
@@ -81,7 +90,8 @@ export function globMatches(glob: string, text: string): boolean {
   };
   let states = new Uint8Array(tokens.length + 1);
   const close = (set: Uint8Array) => {
-    for (let k = 0; k < tokens.length; k++) if (set[k] && (tokens[k]!.kind === 'star' || tokens[k]!.kind === 'globstar')) set[k + 1] = 1;
+    for (let k = 0; k < tokens.length; k++)
+      if (set[k] && (tokens[k]!.kind === 'star' || tokens[k]!.kind === 'globstar')) set[k + 1] = 1;
   };
   states[0] = 1;
   close(states);
@@ -92,7 +102,12 @@ export function globMatches(glob: string, text: string): boolean {
       if (!states[k]) continue;
       const t = tokens[k]!;
       if ((t.kind === 'star' && ch !== '/') || t.kind === 'globstar') next[k] = 1;
-      else if ((t.kind === 'char' && t.c === ch) || (t.kind === 'one' && ch !== '/') || (t.kind === 'class' && inClass(t, ch))) next[k + 1] = 1;
+      else if (
+        (t.kind === 'char' && t.c === ch) ||
+        (t.kind === 'one' && ch !== '/') ||
+        (t.kind === 'class' && inClass(t, ch))
+      )
+        next[k + 1] = 1;
       else continue;
       any = true;
     }
@@ -158,7 +173,10 @@ export function pathMatches(list: readonly string[], abs: string, places: Places
 export function hostOf(url: string): string | null {
   try {
     const u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? url : `https://${url}`);
-    const h = u.hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+    const h = u.hostname
+      .toLowerCase()
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '');
     return h.length > 0 ? h : null;
   } catch {
     return null;
@@ -175,6 +193,9 @@ export function hostMatches(glob: string, host: string): boolean {
     re = '(?:[^.]+\\.)+';
     rest = rest.slice(2);
   }
-  re += rest.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^.]*');
+  re += rest
+    .split('*')
+    .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[^.]*');
   return safeRegex(`^${re}$`).test(host);
 }

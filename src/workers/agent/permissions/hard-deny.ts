@@ -29,29 +29,128 @@ export interface HardEnv {
 
 const LIMIT = 'This is a hard limit: no permission rule can allow it.';
 /** Folders whose removal (or recursive chmod/chown) wrecks the machine. */
-const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/boot', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/var', '/opt', '/System', '/Library', '/Applications', '/private', '/home', '/Users', '/root'];
+const SYSTEM_DIRS = [
+  '/usr',
+  '/bin',
+  '/sbin',
+  '/boot',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc',
+  '/var',
+  '/opt',
+  '/System',
+  '/Library',
+  '/Applications',
+  '/private',
+  '/home',
+  '/Users',
+  '/root',
+];
 /** Folders nothing svc runs should write into. */
-const WRITE_PROTECTED = ['/bin', '/sbin', '/usr', '/boot', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/System', '/proc', '/sys', '/dev', '/private/etc'];
+const WRITE_PROTECTED = [
+  '/bin',
+  '/sbin',
+  '/usr',
+  '/boot',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc',
+  '/System',
+  '/proc',
+  '/sys',
+  '/dev',
+  '/private/etc',
+];
 /** Device files that are safe to write. */
 const DEV_OK = ['/dev/null', '/dev/zero', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/tty'];
 const POWER = new Set(['shutdown', 'reboot', 'poweroff', 'halt']);
 const POWER_VERBS = new Set(['poweroff', 'reboot', 'halt', 'kexec', 'soft-reboot']);
-const POWER_TARGETS = new Set(['poweroff.target', 'reboot.target', 'halt.target', 'kexec.target', 'rescue.target', 'emergency.target']);
-const FORMATTERS = new Set(['mke2fs', 'mkdosfs', 'mkntfs', 'newfs', 'newfs_apfs', 'newfs_hfs', 'newfs_msdos']);
+const POWER_TARGETS = new Set([
+  'poweroff.target',
+  'reboot.target',
+  'halt.target',
+  'kexec.target',
+  'rescue.target',
+  'emergency.target',
+]);
+const FORMATTERS = new Set([
+  'mke2fs',
+  'mkdosfs',
+  'mkntfs',
+  'newfs',
+  'newfs_apfs',
+  'newfs_hfs',
+  'newfs_msdos',
+]);
 const PARTITIONERS: Record<string, string[]> = {
   fdisk: ['-l', '--list', '-s', '--getsz'],
-  sfdisk: ['-l', '--list', '-d', '--dump', '-s', '--show-size', '-V', '--verify', '-J', '--json', '-g', '--show-geometry'],
+  sfdisk: [
+    '-l',
+    '--list',
+    '-d',
+    '--dump',
+    '-s',
+    '--show-size',
+    '-V',
+    '--verify',
+    '-J',
+    '--json',
+    '-g',
+    '--show-geometry',
+  ],
   cfdisk: [],
   gdisk: ['-l'],
   sgdisk: ['-p', '--print', '-v', '--verify', '-i', '--info'],
   parted: ['-l', '--list'],
   wipefs: [],
 };
-const DISKUTIL_ERASE = new Set(['eraseDisk', 'eraseVolume', 'secureErase', 'partitionDisk', 'zeroDisk', 'randomDisk', 'reformat']);
-const FIND_FILTERS = new Set(['-name', '-iname', '-path', '-ipath', '-wholename', '-iwholename', '-regex', '-iregex', '-newer', '-mtime', '-mmin', '-atime', '-amin', '-ctime', '-cmin', '-size', '-empty', '-user', '-group', '-uid', '-gid', '-inum', '-samefile', '-links', '-perm', '-lname', '-ilname']);
+const DISKUTIL_ERASE = new Set([
+  'eraseDisk',
+  'eraseVolume',
+  'secureErase',
+  'partitionDisk',
+  'zeroDisk',
+  'randomDisk',
+  'reformat',
+]);
+const FIND_FILTERS = new Set([
+  '-name',
+  '-iname',
+  '-path',
+  '-ipath',
+  '-wholename',
+  '-iwholename',
+  '-regex',
+  '-iregex',
+  '-newer',
+  '-mtime',
+  '-mmin',
+  '-atime',
+  '-amin',
+  '-ctime',
+  '-cmin',
+  '-size',
+  '-empty',
+  '-user',
+  '-group',
+  '-uid',
+  '-gid',
+  '-inum',
+  '-samefile',
+  '-links',
+  '-perm',
+  '-lname',
+  '-ilname',
+]);
 
 /** Disks and partitions by name, for when the device file is not there to ask. */
-const DISK_NAME = /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|loop|dm-|md|sr|nbd|zram|ram|mapper\/|root$|mem$|kmem$|port$)/;
+const DISK_NAME =
+  /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|loop|dm-|md|sr|nbd|zram|ram|mapper\/|root$|mem$|kmem$|port$)/;
 
 /** A device a write to destroys data or the running system: a block device, or memory. */
 function dangerousDevice(abs: string): boolean {
@@ -69,12 +168,21 @@ function dangerousDevice(abs: string): boolean {
  * it is (`/usr/src/app`), except under /proc, /sys and /dev.
  */
 export function isSystemWrite(abs: string, cwd: string | null = null): string | null {
-  if (DEV_OK.includes(abs) || /^\/dev\/fd\/\d+$/.test(abs) || isInside(abs, '/dev/shm')) return null;
+  if (DEV_OK.includes(abs) || /^\/dev\/fd\/\d+$/.test(abs) || isInside(abs, '/dev/shm'))
+    return null;
   // bash's /dev/tcp and /dev/udp are network connections, not files: defaults.ts asks about them.
   if (isInside(abs, '/dev/tcp') || isInside(abs, '/dev/udp')) return null;
   if (isInside(abs, '/dev')) return dangerousDevice(abs) ? '/dev' : null;
   const dir = WRITE_PROTECTED.find((d) => isInside(abs, d)) ?? null;
-  if (dir && cwd !== null && cwd !== '/' && !['/proc', '/sys'].includes(dir) && !WRITE_PROTECTED.includes(cwd) && isInside(abs, cwd)) return null;
+  if (
+    dir &&
+    cwd !== null &&
+    cwd !== '/' &&
+    !['/proc', '/sys'].includes(dir) &&
+    !WRITE_PROTECTED.includes(cwd) &&
+    isInside(abs, cwd)
+  )
+    return null;
   return dir;
 }
 
@@ -82,7 +190,10 @@ export function isSystemWrite(abs: string, cwd: string | null = null): string | 
 export function hardDenyWrite(abs: string, cwd: string | null = null): HardDeny | null {
   const dir = isSystemWrite(abs, cwd);
   if (!dir) return null;
-  return { id: 'system-write', reason: `Refused: ${abs} is inside the system folder ${dir}, and svc never writes or deletes there. ${LIMIT}` };
+  return {
+    id: 'system-write',
+    reason: `Refused: ${abs} is inside the system folder ${dir}, and svc never writes or deletes there. ${LIMIT}`,
+  };
 }
 
 type Protected = { kind: 'root' | 'home' | 'system'; path: string; contents?: true; above?: true };
@@ -114,8 +225,10 @@ function protectedPath(abs: string, home: string): Protected | null {
   }
   if (/[*?[{]/.test(abs)) {
     const ancestors: string[] = [];
-    for (let d = home; d !== '/' && d.length > 0; d = d.slice(0, d.lastIndexOf('/')) || '/') ancestors.push(d);
-    for (const candidate of ['/', ...ancestors, ...SYSTEM_DIRS]) if (globMatches(abs, candidate)) return protectedDir(candidate, home);
+    for (let d = home; d !== '/' && d.length > 0; d = d.slice(0, d.lastIndexOf('/')) || '/')
+      ancestors.push(d);
+    for (const candidate of ['/', ...ancestors, ...SYSTEM_DIRS])
+      if (globMatches(abs, candidate)) return protectedDir(candidate, home);
     return null;
   }
   return protectedDir(abs, home);
@@ -123,8 +236,12 @@ function protectedPath(abs: string, home: string): Protected | null {
 
 function describe(p: Protected): string {
   const all = p.contents ? 'everything in ' : '';
-  if (p.kind === 'root') return p.contents ? 'everything in the file system (/)' : 'the whole file system (/)';
-  if (p.kind === 'home') return p.above ? `${all}${p.path}, which holds your home folder` : `${all}your home folder (${p.path})`;
+  if (p.kind === 'root')
+    return p.contents ? 'everything in the file system (/)' : 'the whole file system (/)';
+  if (p.kind === 'home')
+    return p.above
+      ? `${all}${p.path}, which holds your home folder`
+      : `${all}your home folder (${p.path})`;
   return `${all}the system folder ${p.path}`;
 }
 
@@ -150,14 +267,18 @@ function operandsOf(cmd: SimpleCommand): { text: string; dynamic: boolean }[] {
   let done = false;
   cmd.args.forEach((a, k) => {
     if (!done && a === '--') done = true;
-    else if (done || !a.startsWith('-') || a.length === 1) out.push({ text: a, dynamic: cmd.dynamic[cmd.start + 1 + k] ?? false });
+    else if (done || !a.startsWith('-') || a.length === 1)
+      out.push({ text: a, dynamic: cmd.dynamic[cmd.start + 1 + k] ?? false });
   });
   return out;
 }
 
 /** The arguments after the command word, with whether each is only known at run time. */
 function argsOf(cmd: SimpleCommand): { args: string[]; dynamic: boolean[] } {
-  return { args: cmd.args, dynamic: cmd.args.map((_a, k) => cmd.dynamic[cmd.start + 1 + k] ?? false) };
+  return {
+    args: cmd.args,
+    dynamic: cmd.args.map((_a, k) => cmd.dynamic[cmd.start + 1 + k] ?? false),
+  };
 }
 
 /** rm with -r/-R/--recursive (or any abbreviation of it). */
@@ -173,7 +294,11 @@ function removal(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDen
   for (const op of readOptions(args, dynamic, RM).operands) {
     if (op.dynamic) continue;
     const hit = protectedTarget(op.text, base, env.home);
-    if (hit) return { id: `rm-${hit.kind}`, reason: `Refused: \`rm -r ${op.text}\` would delete ${describe(hit)}. ${LIMIT}` };
+    if (hit)
+      return {
+        id: `rm-${hit.kind}`,
+        reason: `Refused: \`rm -r ${op.text}\` would delete ${describe(hit)}. ${LIMIT}`,
+      };
   }
   return null;
 }
@@ -181,25 +306,40 @@ function removal(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDen
 /** `mv ~ /tmp/x` takes the home folder (or /, or a system folder) away as surely as rm -r. */
 function moveHome(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny | null {
   const { args, dynamic } = argsOf(cmd);
-  const o = readOptions(args, dynamic, { shortValue: 'tS', longValue: ['target-directory', 'suffix', 'backup'] });
+  const o = readOptions(args, dynamic, {
+    shortValue: 'tS',
+    longValue: ['target-directory', 'suffix', 'backup'],
+  });
   const target = o.values.get('t') ?? o.values.get('target-directory');
   const sources = target === undefined ? o.operands.slice(0, -1) : o.operands;
   for (const op of sources) {
     if (op.dynamic) continue;
     const hit = protectedTarget(op.text, base, env.home);
-    if (hit) return { id: `mv-${hit.kind}`, reason: `Refused: \`mv ${op.text}\` would move away ${describe(hit)}. ${LIMIT}` };
+    if (hit)
+      return {
+        id: `mv-${hit.kind}`,
+        reason: `Refused: \`mv ${op.text}\` would move away ${describe(hit)}. ${LIMIT}`,
+      };
   }
   return null;
 }
 
-function recursiveOwnership(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny | null {
+function recursiveOwnership(
+  cmd: SimpleCommand,
+  base: string | null,
+  env: HardEnv,
+): HardDeny | null {
   const { args, dynamic } = argsOf(cmd);
   const o = readOptions(args, dynamic, cmd.name === 'chmod' ? CHMOD : CHOWN);
   if (!(o.flags.has('R') || o.flags.has('recursive'))) return null;
   for (const op of o.operands) {
     if (op.dynamic) continue;
     const hit = protectedTarget(op.text, base, env.home);
-    if (hit) return { id: `${cmd.name}-recursive`, reason: `Refused: \`${cmd.name} -R\` on ${describe(hit)} would break file permissions across it. ${LIMIT}` };
+    if (hit)
+      return {
+        id: `${cmd.name}-recursive`,
+        reason: `Refused: \`${cmd.name} -R\` on ${describe(hit)} would break file permissions across it. ${LIMIT}`,
+      };
   }
   return null;
 }
@@ -207,21 +347,36 @@ function recursiveOwnership(cmd: SimpleCommand, base: string | null, env: HardEn
 const FIND_GLOBAL = new Set(['-H', '-L', '-P']);
 
 /** find's starting points and whether its expression deletes (or runs rm on) everything it visits. */
-export function findActions(cmd: SimpleCommand): { roots: { text: string; dynamic: boolean }[]; acts: boolean; unfiltered: boolean; complex: boolean } {
+export function findActions(cmd: SimpleCommand): {
+  roots: { text: string; dynamic: boolean }[];
+  acts: boolean;
+  unfiltered: boolean;
+  complex: boolean;
+} {
   const { args, dynamic } = argsOf(cmd);
   let i = 0;
-  while (i < args.length && (FIND_GLOBAL.has(args[i]!) || /^-O\d*$/.test(args[i]!) || args[i] === '-D')) i += args[i] === '-D' ? 2 : 1;
+  while (
+    i < args.length &&
+    (FIND_GLOBAL.has(args[i]!) || /^-O\d*$/.test(args[i]!) || args[i] === '-D')
+  )
+    i += args[i] === '-D' ? 2 : 1;
   const roots: { text: string; dynamic: boolean }[] = [];
-  for (; i < args.length && !(args[i]!.startsWith('-') || args[i] === '(' || args[i] === '!') ; i++) roots.push({ text: args[i]!, dynamic: dynamic[i] ?? false });
+  for (; i < args.length && !(args[i]!.startsWith('-') || args[i] === '(' || args[i] === '!'); i++)
+    roots.push({ text: args[i]!, dynamic: dynamic[i] ?? false });
   if (roots.length === 0) roots.push({ text: '.', dynamic: false });
   const expr = args.slice(i);
   let acts = false;
   let unfiltered = false;
   let filtered = false;
-  const complex = expr.some((a) => a === '(' || a === '!' || a === '-not' || a === '-o' || a === '-or' || a === ',');
+  const complex = expr.some(
+    (a) => a === '(' || a === '!' || a === '-not' || a === '-o' || a === '-or' || a === ',',
+  );
   for (let k = 0; k < expr.length; k++) {
     const a = expr[k]!;
-    const action = a === '-delete' || ((a === '-exec' || a === '-execdir' || a === '-ok' || a === '-okdir') && basename(expr[k + 1] ?? '') === 'rm');
+    const action =
+      a === '-delete' ||
+      ((a === '-exec' || a === '-execdir' || a === '-ok' || a === '-okdir') &&
+        basename(expr[k + 1] ?? '') === 'rm');
     if (action) {
       acts = true;
       // -delete acts wherever it stands: the tests after it filter nothing it already did.
@@ -237,27 +392,46 @@ function findDelete(cmd: SimpleCommand, base: string | null, env: HardEnv): Hard
   for (const r of f.roots) {
     if (r.dynamic) continue;
     const hit = protectedTarget(r.text, base, env.home);
-    if (hit && !hit.contents) return { id: `rm-${hit.kind}`, reason: `Refused: this find would delete everything under ${describe(hit)}. ${LIMIT}` };
+    if (hit && !hit.contents)
+      return {
+        id: `rm-${hit.kind}`,
+        reason: `Refused: this find would delete everything under ${describe(hit)}. ${LIMIT}`,
+      };
   }
   return null;
 }
 
 function devices(cmd: SimpleCommand): string[] {
-  return cmd.args.map((a) => (a.startsWith('of=') ? a.slice(3) : a)).filter((a) => a.startsWith('/dev/') && dangerousDevice(a));
+  return cmd.args
+    .map((a) => (a.startsWith('of=') ? a.slice(3) : a))
+    .filter((a) => a.startsWith('/dev/') && dangerousDevice(a));
 }
 
 function disks(cmd: SimpleCommand): HardDeny | null {
   const { name, args } = cmd;
   // A file system made in an image file (`mkfs.ext4 -F rootfs.img`) harms nothing.
-  if ((name.startsWith('mkfs') || FORMATTERS.has(name) || name === 'mkswap') && devices(cmd).length > 0) {
-    return { id: 'mkfs', reason: `Refused: ${name} formats a disk or partition and destroys everything on it. ${LIMIT}` };
+  if (
+    (name.startsWith('mkfs') || FORMATTERS.has(name) || name === 'mkswap') &&
+    devices(cmd).length > 0
+  ) {
+    return {
+      id: 'mkfs',
+      reason: `Refused: ${name} formats a disk or partition and destroys everything on it. ${LIMIT}`,
+    };
   }
   if (name === 'diskutil' && args.some((a) => DISKUTIL_ERASE.has(a))) {
-    return { id: 'mkfs', reason: `Refused: diskutil ${args.find((a) => DISKUTIL_ERASE.has(a))} erases a disk. ${LIMIT}` };
+    return {
+      id: 'mkfs',
+      reason: `Refused: diskutil ${args.find((a) => DISKUTIL_ERASE.has(a))} erases a disk. ${LIMIT}`,
+    };
   }
   if (name === 'dd') {
     const of = args.find((a) => a.startsWith('of='))?.slice(3);
-    if (of && of.startsWith('/dev/') && dangerousDevice(of)) return { id: 'dd-device', reason: `Refused: dd writing to ${of} overwrites a disk or device directly. ${LIMIT}` };
+    if (of && of.startsWith('/dev/') && dangerousDevice(of))
+      return {
+        id: 'dd-device',
+        reason: `Refused: dd writing to ${of} overwrites a disk or device directly. ${LIMIT}`,
+      };
   }
   const readOnly = Object.hasOwn(PARTITIONERS, name) ? PARTITIONERS[name] : undefined;
   if (readOnly) {
@@ -265,9 +439,21 @@ function disks(cmd: SimpleCommand): HardDeny | null {
     if (devs.length === 0) return null;
     const { flags, operands } = split(args);
     let harmless = flags.some((f) => readOnly.includes(f));
-    if (name === 'parted') harmless ||= operands.filter((o) => !o.startsWith('/dev/')).every((o) => o === 'print') && operands.length > devs.length;
-    if (name === 'wipefs') harmless = !(hasShort(flags, 'a') || hasShort(flags, 'o') || flags.some((f) => f === '--all' || f.startsWith('--offset')));
-    if (!harmless) return { id: 'partition', reason: `Refused: ${name} on ${devs[0]} changes or erases a disk's partitions. ${LIMIT}` };
+    if (name === 'parted')
+      harmless ||=
+        operands.filter((o) => !o.startsWith('/dev/')).every((o) => o === 'print') &&
+        operands.length > devs.length;
+    if (name === 'wipefs')
+      harmless = !(
+        hasShort(flags, 'a') ||
+        hasShort(flags, 'o') ||
+        flags.some((f) => f === '--all' || f.startsWith('--offset'))
+      );
+    if (!harmless)
+      return {
+        id: 'partition',
+        reason: `Refused: ${name} on ${devs[0]} changes or erases a disk's partitions. ${LIMIT}`,
+      };
   }
   return null;
 }
@@ -276,15 +462,25 @@ function power(cmd: SimpleCommand): HardDeny | null {
   const { name, args } = cmd;
   const off = `would shut down or restart the machine svc runs on. To restart svc itself, use the restart_server tool. ${LIMIT}`;
   if (POWER.has(name)) return { id: 'power', reason: `Refused: ${name} ${off}` };
-  if ((name === 'init' || name === 'telinit') && ['0', '1', '6'].includes(args[0] ?? '')) return { id: 'power', reason: `Refused: ${name} ${args[0]} ${off}` };
-  if ((name === 'systemctl' || name === 'loginctl') && args.some((a) => POWER_VERBS.has(a) || POWER_TARGETS.has(a))) {
-    return { id: 'power', reason: `Refused: ${name} ${args.find((a) => POWER_VERBS.has(a) || POWER_TARGETS.has(a))} ${off}` };
+  if ((name === 'init' || name === 'telinit') && ['0', '1', '6'].includes(args[0] ?? ''))
+    return { id: 'power', reason: `Refused: ${name} ${args[0]} ${off}` };
+  if (
+    (name === 'systemctl' || name === 'loginctl') &&
+    args.some((a) => POWER_VERBS.has(a) || POWER_TARGETS.has(a))
+  ) {
+    return {
+      id: 'power',
+      reason: `Refused: ${name} ${args.find((a) => POWER_VERBS.has(a) || POWER_TARGETS.has(a))} ${off}`,
+    };
   }
   return null;
 }
 
 function svcKill(what: string): HardDeny {
-  return { id: 'svc-kill', reason: `Refused: \`${what}\` would stop svc itself (its supervisor, gateway or workers). To restart svc, use the restart_server tool.` };
+  return {
+    id: 'svc-kill',
+    reason: `Refused: \`${what}\` would stop svc itself (its supervisor, gateway or workers). To restart svc, use the restart_server tool.`,
+  };
 }
 
 const KILL_ALL = `Refused: this sends a signal to every process you own, svc and your desktop session included. ${LIMIT}`;
@@ -308,13 +504,28 @@ function killTargets(args: readonly string[]): string[] {
 }
 
 /** Whether a pkill/killall pattern would match svc's processes (named node; `-f` also sees `svc serve`). */
-function matchesSvc(pattern: string, opts: { regex: boolean; exact: boolean; ignoreCase: boolean; full: boolean; inverse: boolean }): boolean {
+function matchesSvc(
+  pattern: string,
+  opts: { regex: boolean; exact: boolean; ignoreCase: boolean; full: boolean; inverse: boolean },
+): boolean {
   // With -f the pattern sees whole command lines: those of the supervisor and of every child.
-  const names = opts.full ? ['node', 'svc', 'svc serve', 'bin/svc.js', '/usr/bin/node /work/x/bin/svc.js serve --addr 127.0.0.1:8088', 'dist/src/gateway/main.js', 'dist/src/workers/agent/main.js'] : ['node', 'svc'];
+  const names = opts.full
+    ? [
+        'node',
+        'svc',
+        'svc serve',
+        'bin/svc.js',
+        '/usr/bin/node /work/x/bin/svc.js serve --addr 127.0.0.1:8088',
+        'dist/src/gateway/main.js',
+        'dist/src/workers/agent/main.js',
+      ]
+    : ['node', 'svc'];
   return names.some((n) => {
     if (!opts.regex) return opts.ignoreCase ? pattern.toLowerCase() === n : pattern === n;
     // Model-written patterns run on RE2 (linear time); one RE2 cannot read is assumed to match.
-    return safeTest(opts.exact ? `^(?:${pattern})$` : pattern, opts.ignoreCase ? 'i' : '', n) ?? true;
+    return (
+      safeTest(opts.exact ? `^(?:${pattern})$` : pattern, opts.ignoreCase ? 'i' : '', n) ?? true
+    );
   });
 }
 
@@ -325,7 +536,10 @@ function matchesEverything(pattern: string): boolean {
 function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
   const { name, args } = cmd;
   // `svc serve --stop` (however svc is started) stops the server this agent runs in.
-  const svcCli = name === 'svc' || ((name === 'node' || name === 'npx') && args.some((a) => a === 'svc' || a.endsWith('bin/svc.js')));
+  const svcCli =
+    name === 'svc' ||
+    ((name === 'node' || name === 'npx') &&
+      args.some((a) => a === 'svc' || a.endsWith('bin/svc.js')));
   if (svcCli && args.includes('--stop')) return svcKill(`${name} ${args.join(' ')}`);
   if (name === 'killall5') return { id: 'kill-all', reason: KILL_ALL };
   if (name === 'kill') {
@@ -337,12 +551,18 @@ function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
       // `kill $(pgrep -f x)`: judged as pkill -f x would be; other substitutions by what they name.
       const finder = /^"?(?:\$\(|`)\s*(pgrep|pidof)\s+([^`)]*?)\s*(?:\)|`)"?$/.exec(t);
       if (finder) {
-        if (pkillHit(finder[1] === 'pidof' ? 'killall' : 'pkill', patternWords(finder[2]!), env)) return svcKill(`kill ${t}`);
-      } else if (/\$\(|`/.test(t) && /\b(node|svc|PPID)\b|svc\.pid/.test(t)) return svcKill(`kill ${t}`);
+        if (pkillHit(finder[1] === 'pidof' ? 'killall' : 'pkill', patternWords(finder[2]!), env))
+          return svcKill(`kill ${t}`);
+      } else if (/\$\(|`/.test(t) && /\b(node|svc|PPID)\b|svc\.pid/.test(t))
+        return svcKill(`kill ${t}`);
     }
     // `pgrep node | xargs kill`: the pids are whatever pgrep finds.
     if (cmd.fed && cmd.feeder && ['pgrep', 'pidof'].includes(basename(cmd.feeder[0] ?? ''))) {
-      const hit = pkillHit(cmd.feeder[0] === 'pidof' ? 'killall' : 'pkill', cmd.feeder.slice(1), env);
+      const hit = pkillHit(
+        cmd.feeder[0] === 'pidof' ? 'killall' : 'pkill',
+        cmd.feeder.slice(1),
+        env,
+      );
       if (hit) return svcKill(`${cmd.feeder.join(' ')} | xargs kill`);
     }
     return null;
@@ -354,8 +574,39 @@ function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
 /** What pkill/killall (or pgrep/pidof feeding kill) with these arguments would hit that it must not. */
 function pkillHit(name: string, args: readonly string[], env: HardEnv): HardDeny | null {
   const valueShort = name === 'pkill' ? 'gGPstuUFq' : 'suoynZ';
-  const valueLong = name === 'pkill' ? ['--signal', '--pgroup', '--group', '--parent', '--session', '--terminal', '--euid', '--uid', '--pidfile', '--ns', '--nslist'] : ['--signal', '--user', '--older-than', '--younger-than', '--ns', '--context'];
-  const ownerOpts = name === 'pkill' ? ['-u', '-U', '-g', '-G', '-s', '-t', '--euid', '--uid', '--group', '--pgroup', '--session', '--terminal'] : ['-u', '--user'];
+  const valueLong =
+    name === 'pkill'
+      ? [
+          '--signal',
+          '--pgroup',
+          '--group',
+          '--parent',
+          '--session',
+          '--terminal',
+          '--euid',
+          '--uid',
+          '--pidfile',
+          '--ns',
+          '--nslist',
+        ]
+      : ['--signal', '--user', '--older-than', '--younger-than', '--ns', '--context'];
+  const ownerOpts =
+    name === 'pkill'
+      ? [
+          '-u',
+          '-U',
+          '-g',
+          '-G',
+          '-s',
+          '-t',
+          '--euid',
+          '--uid',
+          '--group',
+          '--pgroup',
+          '--session',
+          '--terminal',
+        ]
+      : ['-u', '--user'];
   const patterns: string[] = [];
   const letters = new Set<string>();
   let signal = false;
@@ -375,7 +626,10 @@ function pkillHit(name: string, args: readonly string[], env: HardEnv): HardDeny
       for (let k = 1; k < a.length; k++) {
         const ch = a[k]!;
         if (valueShort.includes(ch)) {
-          values.push({ opt: `-${ch}`, value: k + 1 < a.length ? a.slice(k + 1) : (args[++i] ?? '') });
+          values.push({
+            opt: `-${ch}`,
+            value: k + 1 < a.length ? a.slice(k + 1) : (args[++i] ?? ''),
+          });
           break;
         }
         letters.add(ch);
@@ -384,11 +638,18 @@ function pkillHit(name: string, args: readonly string[], env: HardEnv): HardDeny
   }
   const byOwner = values.some((v) => ownerOpts.includes(v.opt));
   if (patterns.length === 0 && byOwner) return { id: 'kill-all', reason: KILL_ALL };
-  if (name === 'pkill' && patterns.some(matchesEverything)) return { id: 'kill-all', reason: KILL_ALL };
+  if (name === 'pkill' && patterns.some(matchesEverything))
+    return { id: 'kill-all', reason: KILL_ALL };
   const parent = values.find((v) => v.opt === '-P' || v.opt === '--parent');
-  if (parent && (parent.value.split(',').some((p) => env.svcPids.includes(Number(p))) || /PPID/.test(parent.value))) return svcKill(`${name} -P ${parent.value}`);
+  if (
+    parent &&
+    (parent.value.split(',').some((p) => env.svcPids.includes(Number(p))) ||
+      /PPID/.test(parent.value))
+  )
+    return svcKill(`${name} -P ${parent.value}`);
   const pidfile = values.find((v) => v.opt === '-F' || v.opt === '--pidfile');
-  if (pidfile && isInside(resolvePath(pidfile.value, env.cwd ?? env.home, env.home), env.svcHome)) return svcKill(`${name} -F ${pidfile.value}`);
+  if (pidfile && isInside(resolvePath(pidfile.value, env.cwd ?? env.home, env.home), env.svcHome))
+    return svcKill(`${name} -F ${pidfile.value}`);
   const opts = {
     inverse: name === 'pkill' && (letters.has('v') || letters.has('--inverse')),
     regex: name === 'pkill' || letters.has('r') || letters.has('--regexp'),
@@ -396,7 +657,11 @@ function pkillHit(name: string, args: readonly string[], env: HardEnv): HardDeny
     ignoreCase: letters.has('i') || letters.has('I') || letters.has('--ignore-case'),
     full: name === 'pkill' && (letters.has('f') || letters.has('--full')),
   };
-  if (opts.inverse) return { id: 'kill-all', reason: `Refused: pkill -v signals every process that does not match, svc and your desktop session included. ${LIMIT}` };
+  if (opts.inverse)
+    return {
+      id: 'kill-all',
+      reason: `Refused: pkill -v signals every process that does not match, svc and your desktop session included. ${LIMIT}`,
+    };
   const hit = patterns.find((p) => matchesSvc(p, opts));
   if (hit !== undefined) return svcKill(`${name} ${hit}`);
   return null;
@@ -413,14 +678,26 @@ function writes(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny
   cmd.redirects.forEach((r) => {
     if (!r.dynamic && isWriteOp(r.op, r.target)) targets.push(r.target);
   });
-  if (cmd.name === 'tee') targets.push(...operandsOf(cmd).filter((o) => !o.dynamic).map((o) => o.text));
-  if (cmd.name === 'dd') targets.push(...cmd.args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)));
+  if (cmd.name === 'tee')
+    targets.push(
+      ...operandsOf(cmd)
+        .filter((o) => !o.dynamic)
+        .map((o) => o.text),
+    );
+  if (cmd.name === 'dd')
+    targets.push(...cmd.args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)));
   for (const t of targets) {
     if (base === null && !t.startsWith('/')) continue;
     const named = resolveArg(t, base ?? '/');
     const abs = isInside(named, '/dev') ? named : realish(named);
-    const dir = isSystemWrite(abs, env.cwd === null ? null : realish(env.cwd)) ?? isSystemWrite(named, env.cwd);
-    if (dir) return { id: 'system-write', reason: `Refused: this writes to ${abs}, inside the system folder ${dir}. ${LIMIT}` };
+    const dir =
+      isSystemWrite(abs, env.cwd === null ? null : realish(env.cwd)) ??
+      isSystemWrite(named, env.cwd);
+    if (dir)
+      return {
+        id: 'system-write',
+        reason: `Refused: this writes to ${abs}, inside the system folder ${dir}. ${LIMIT}`,
+      };
   }
   return null;
 }
@@ -429,7 +706,10 @@ function writes(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny
 function forkBomb(line: ParsedLine): HardDeny | null {
   const fns = new Set(line.functions);
   if (line.commands.some((c) => fns.has(c.name) && (c.piped || c.background))) {
-    return { id: 'fork-bomb', reason: `Refused: this is a fork bomb; it would start processes until the machine stops responding. ${LIMIT}` };
+    return {
+      id: 'fork-bomb',
+      reason: `Refused: this is a fork bomb; it would start processes until the machine stops responding. ${LIMIT}`,
+    };
   }
   return null;
 }
@@ -448,7 +728,9 @@ export function hardDenyCommand(line: ParsedLine, env: HardEnv): HardDeny | null
         disks(cmd) ??
         writes(cmd, base, env) ??
         (cmd.name === 'rm' ? removal(cmd, base, env) : null) ??
-        (['chmod', 'chown', 'chgrp'].includes(cmd.name) ? recursiveOwnership(cmd, base, env) : null) ??
+        (['chmod', 'chown', 'chgrp'].includes(cmd.name)
+          ? recursiveOwnership(cmd, base, env)
+          : null) ??
         (cmd.name === 'find' ? findDelete(cmd, base, env) : null) ??
         (cmd.name === 'mv' ? moveHome(cmd, base, env) : null) ??
         power(cmd) ??

@@ -25,7 +25,24 @@ export interface Unit {
   hosts: string[];
 }
 
-const NET_COMMANDS = new Set(['ssh', 'scp', 'sftp', 'rsync', 'nc', 'ncat', 'netcat', 'telnet', 'ping', 'mosh', 'ftp', 'dig', 'host', 'nslookup', 'traceroute', 'socat']);
+const NET_COMMANDS = new Set([
+  'ssh',
+  'scp',
+  'sftp',
+  'rsync',
+  'nc',
+  'ncat',
+  'netcat',
+  'telnet',
+  'ping',
+  'mosh',
+  'ftp',
+  'dig',
+  'host',
+  'nslookup',
+  'traceroute',
+  'socat',
+]);
 const READ_OPS = new Set(['<', '<>']);
 
 function isRemote(arg: string): boolean {
@@ -41,9 +58,11 @@ function hostsOf(cmd: SimpleCommand): string[] {
     const scp = /^(?:[^@\s/:]+@)?([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\]):/.exec(a);
     const userHost = /^[^@\s/:]+@([A-Za-z0-9.-]+)$/.exec(a);
     if (url) hosts.push(url);
-    else if (scp && (a.includes('@') || scp[1]!.includes('.') || scp[1] === 'localhost')) hosts.push(scp[1]!.toLowerCase().replace(/^\[|\]$/g, ''));
+    else if (scp && (a.includes('@') || scp[1]!.includes('.') || scp[1] === 'localhost'))
+      hosts.push(scp[1]!.toLowerCase().replace(/^\[|\]$/g, ''));
     else if (userHost) hosts.push(userHost[1]!.toLowerCase());
-    else if (NET_COMMANDS.has(cmd.name) && /^[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$/i.test(a)) hosts.push(a.toLowerCase());
+    else if (NET_COMMANDS.has(cmd.name) && /^[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$/i.test(a))
+      hosts.push(a.toLowerCase());
   }
   return hosts;
 }
@@ -102,10 +121,27 @@ export function commandUnits(line: ParsedLine, places: Places): Unit[] {
   for (const cmd of line.commands) {
     const { paths, unknown } = pathsOf(cmd, places.home);
     const hosts = hostsOf(cmd);
-    const from = (k: number, wrapper: boolean): Unit => ({ words: cmd.words.slice(k), dynamic: cmd.dynamic.slice(k), cmd, wrapper, paths, unknownPath: unknown, hosts });
+    const from = (k: number, wrapper: boolean): Unit => ({
+      words: cmd.words.slice(k),
+      dynamic: cmd.dynamic.slice(k),
+      cmd,
+      wrapper,
+      paths,
+      unknownPath: unknown,
+      hosts,
+    });
     for (const w of cmd.wrappers) units.push(from(w, true));
     if (cmd.start >= 0) units.push(from(cmd.start, false));
-    else if (cmd.wrappers.length === 0) units.push({ words: [], dynamic: [], cmd, wrapper: true, paths, unknownPath: unknown, hosts });
+    else if (cmd.wrappers.length === 0)
+      units.push({
+        words: [],
+        dynamic: [],
+        cmd,
+        wrapper: true,
+        paths,
+        unknownPath: unknown,
+        hosts,
+      });
   }
   return units;
 }
@@ -117,7 +153,13 @@ function wordMatches(pattern: string, word: string, dynamic: boolean): boolean {
   if (dynamic || !/[*?]/.test(pattern)) return false;
   let re = wordRegex.get(pattern);
   if (!re) {
-    re = safeRegex(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's');
+    re = safeRegex(
+      `^${pattern
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')}$`,
+      's',
+    );
     wordRegex.set(pattern, re);
   }
   return re.test(word);
@@ -131,7 +173,10 @@ function commandMatches(pattern: string[], unit: Unit, verdict: Rule['verdict'])
   const head = first.includes('/') ? words[0]! : basename(words[0]!);
   if (!wordMatches(first, head, unit.dynamic[0] ?? false)) return false;
   if (verdict === 'allow') {
-    return pattern.length <= words.length && pattern.every((p, k) => k === 0 || wordMatches(p, words[k]!, unit.dynamic[k] ?? false));
+    return (
+      pattern.length <= words.length &&
+      pattern.every((p, k) => k === 0 || wordMatches(p, words[k]!, unit.dynamic[k] ?? false))
+    );
   }
   let k = 1;
   for (const p of pattern.slice(1)) {
@@ -144,7 +189,8 @@ function commandMatches(pattern: string[], unit: Unit, verdict: Rule['verdict'])
 
 /** Whether every matcher of the rule matches the unit; an allow needs all paths and hosts to match. */
 export function ruleMatches(rule: Rule, unit: Unit, places: Places): boolean {
-  if (rule.commands && !rule.commands.some((p) => commandMatches(p, unit, rule.verdict))) return false;
+  if (rule.commands && !rule.commands.some((p) => commandMatches(p, unit, rule.verdict)))
+    return false;
   const all = rule.verdict === 'allow';
   if (rule.paths) {
     const paths = rule.paths;

@@ -39,8 +39,18 @@ export function longName(given: string, names: readonly string[]): string | null
   return hits.length === 1 ? hits[0]! : null;
 }
 
-export function readOptions(args: readonly string[], dynamic: readonly boolean[], spec: OptSpec): ReadOptions {
-  const out: ReadOptions = { flags: new Set(), values: new Map(), operands: [], unclear: [], dynamicOption: false };
+export function readOptions(
+  args: readonly string[],
+  dynamic: readonly boolean[],
+  spec: OptSpec,
+): ReadOptions {
+  const out: ReadOptions = {
+    flags: new Set(),
+    values: new Map(),
+    operands: [],
+    unclear: [],
+    dynamicOption: false,
+  };
   const longs = [...(spec.long ?? []), ...(spec.longValue ?? [])];
   let done = false;
   for (let i = 0; i < args.length; i++) {
@@ -65,7 +75,8 @@ export function readOptions(args: readonly string[], dynamic: readonly boolean[]
         continue;
       }
       out.flags.add(name);
-      if (spec.longValue?.includes(name)) out.values.set(name, eq < 0 ? (args[++i] ?? '') : a.slice(eq + 1));
+      if (spec.longValue?.includes(name))
+        out.values.set(name, eq < 0 ? (args[++i] ?? '') : a.slice(eq + 1));
       else if (eq >= 0) out.values.set(name, a.slice(eq + 1));
       continue;
     }
@@ -81,6 +92,50 @@ export function readOptions(args: readonly string[], dynamic: readonly boolean[]
   return out;
 }
 
-export const RM: OptSpec = { short: 'fiIrRdv', long: ['force', 'interactive', 'one-file-system', 'no-preserve-root', 'preserve-root', 'recursive', 'dir', 'verbose', 'help', 'version'] };
-export const CHMOD: OptSpec = { short: 'cfvR', long: ['changes', 'silent', 'quiet', 'verbose', 'no-preserve-root', 'preserve-root', 'recursive', 'help', 'version'], longValue: ['reference'] };
-export const CHOWN: OptSpec = { short: 'cfvhHLPR', long: ['changes', 'dereference', 'no-dereference', 'silent', 'quiet', 'verbose', 'no-preserve-root', 'preserve-root', 'recursive', 'help', 'version'], longValue: ['from', 'reference'] };
+export const RM: OptSpec = {
+  short: 'fiIrRdv',
+  long: [
+    'force',
+    'interactive',
+    'one-file-system',
+    'no-preserve-root',
+    'preserve-root',
+    'recursive',
+    'dir',
+    'verbose',
+    'help',
+    'version',
+  ],
+};
+export const CHMOD: OptSpec = {
+  short: 'cfvR',
+  long: [
+    'changes',
+    'silent',
+    'quiet',
+    'verbose',
+    'no-preserve-root',
+    'preserve-root',
+    'recursive',
+    'help',
+    'version',
+  ],
+  longValue: ['reference'],
+};
+export const CHOWN: OptSpec = {
+  short: 'cfvhHLPR',
+  long: [
+    'changes',
+    'dereference',
+    'no-dereference',
+    'silent',
+    'quiet',
+    'verbose',
+    'no-preserve-root',
+    'preserve-root',
+    'recursive',
+    'help',
+    'version',
+  ],
+  longValue: ['from', 'reference'],
+};

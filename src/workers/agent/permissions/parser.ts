@@ -22,7 +22,10 @@ export function loadShellParser(): Promise<void> {
     const p = new Parser();
     p.setLanguage(bash);
     // The first parses compile the grammar's WASM paths; do that now rather than in a user's check.
-    for (let i = 0; i < 3; i++) p.parse('cd "$HOME/x" && { a=$(b | c -d "${e:-f}"); } <<EOF > g 2>&1 || h \'i\'\nj\nEOF\n')?.delete();
+    for (let i = 0; i < 3; i++)
+      p.parse(
+        'cd "$HOME/x" && { a=$(b | c -d "${e:-f}"); } <<EOF > g 2>&1 || h \'i\'\nj\nEOF\n',
+      )?.delete();
     parser = p;
   })();
   return loading;

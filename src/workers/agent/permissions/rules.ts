@@ -62,10 +62,16 @@ export interface RuleSet {
 export const emptyRules = (): RuleSet => ({ rules: new Map(), defaults: new Map() });
 
 const list = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
-const matcher = z.strictObject({ command: list.optional(), path: list.optional(), host: list.optional(), reason: z.string().optional() });
+const matcher = z.strictObject({
+  command: list.optional(),
+  path: list.optional(),
+  host: list.optional(),
+  reason: z.string().optional(),
+});
 const verdict = z.enum(['allow', 'ask', 'deny']);
 
-const asList = (v: string | string[] | undefined): string[] | null => (v === undefined ? null : Array.isArray(v) ? v : [v]);
+const asList = (v: string | string[] | undefined): string[] | null =>
+  v === undefined ? null : Array.isArray(v) ? v : [v];
 
 /** A command pattern's words: split on blanks, quotes group words (`git commit -m "wip"`). */
 export function patternWords(pattern: string): string[] {
@@ -90,20 +96,28 @@ export function patternWords(pattern: string): string[] {
 }
 
 function issueText(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') return `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')} (use command, path, host, reason)`;
+  if (issue.code === 'unrecognized_keys')
+    return `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')} (use command, path, host, reason)`;
   const at = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
   if (issue.code === 'invalid_union') return `${at}must be a string or a list of strings`;
   return `${at}${issue.message}`;
 }
 
-function parseRule(item: unknown, where: string, label: string, problems: string[]): { rule?: Rule; fallback?: Verdict } {
+function parseRule(
+  item: unknown,
+  where: string,
+  label: string,
+  problems: string[],
+): { rule?: Rule; fallback?: Verdict } {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) {
     problems.push(`${where}: a rule must be a mapping like {allow: {command: "…"}}`);
     return {};
   }
   const keys = Object.keys(item);
   if (keys.length !== 1 || !['allow', 'ask', 'deny', 'default'].includes(keys[0]!)) {
-    problems.push(`${where}: a rule has exactly one of allow, ask, deny or default (found ${keys.map((k) => `"${k}"`).join(', ') || 'nothing'})`);
+    problems.push(
+      `${where}: a rule has exactly one of allow, ask, deny or default (found ${keys.map((k) => `"${k}"`).join(', ') || 'nothing'})`,
+    );
     return {};
   }
   const key = keys[0]!;
@@ -117,7 +131,8 @@ function parseRule(item: unknown, where: string, label: string, problems: string
     problems.push(`${where}: ${key} needs a matcher; write \`${key}: {}\` to match every call`);
     return {};
   }
-  const blank = typeof value === 'object' ? Object.entries(value).find(([, v]) => v === null) : undefined;
+  const blank =
+    typeof value === 'object' ? Object.entries(value).find(([, v]) => v === null) : undefined;
   if (blank) {
     problems.push(`${where}: ${blank[0]} is empty (a bare ~ means nothing in YAML; write "~")`);
     return {};
@@ -132,19 +147,38 @@ function parseRule(item: unknown, where: string, label: string, problems: string
     problems.push(`${where}: an empty command pattern; leave command out to match every command`);
     return {};
   }
-  return { rule: { verdict: key as Verdict, commands, paths: asList(m.data.path), hosts: asList(m.data.host), reason: m.data.reason ?? null, label } };
+  return {
+    rule: {
+      verdict: key as Verdict,
+      commands,
+      paths: asList(m.data.path),
+      hosts: asList(m.data.host),
+      reason: m.data.reason ?? null,
+      label,
+    },
+  };
 }
 
 /** Parses permissions.yml text. On any problem no rule of the file is used (a half-read file could drop a deny). */
-export function parseRules(text: string, source = 'permissions.yml'): { rules: RuleSet; problem?: string } {
+export function parseRules(
+  text: string,
+  source = 'permissions.yml',
+): { rules: RuleSet; problem?: string } {
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
     const pos = first.linePos?.[0];
-    return { rules: emptyRules(), problem: `${source}${pos ? `:${pos.line}:${pos.col}` : ''}: not valid YAML: ${first.message.split('\n')[0]}` };
+    return {
+      rules: emptyRules(),
+      problem: `${source}${pos ? `:${pos.line}:${pos.col}` : ''}: not valid YAML: ${first.message.split('\n')[0]}`,
+    };
   }
   const raw: unknown = doc.toJS() ?? {};
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { rules: emptyRules(), problem: `${source}: the top level must map tool names to lists of rules` };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return {
+      rules: emptyRules(),
+      problem: `${source}: the top level must map tool names to lists of rules`,
+    };
   const set = emptyRules();
   const problems: string[] = [];
   const name = source.slice(source.lastIndexOf('/') + 1); // labels stay short: "permissions.yml: terminal #2"
@@ -157,7 +191,12 @@ export function parseRules(text: string, source = 'permissions.yml'): { rules: R
     }
     const rules: Rule[] = [];
     items.forEach((item: unknown, k) => {
-      const { rule, fallback } = parseRule(item, `${source}: ${tool} #${k + 1}`, `${name}: ${tool} #${k + 1}`, problems);
+      const { rule, fallback } = parseRule(
+        item,
+        `${source}: ${tool} #${k + 1}`,
+        `${name}: ${tool} #${k + 1}`,
+        problems,
+      );
       if (rule) rules.push(rule);
       if (fallback) set.defaults.set(tool, fallback);
     });
@@ -181,9 +220,13 @@ export function loadRules(file: string, previous?: RuleSet): { rules: RuleSet; p
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { rules: emptyRules() };
-    return { rules: previous ?? emptyRules(), problem: `${file}: cannot read: ${(err as Error).message}` };
+    return {
+      rules: previous ?? emptyRules(),
+      problem: `${file}: cannot read: ${(err as Error).message}`,
+    };
   }
   const parsed = parseRules(text, file);
-  if (parsed.problem !== undefined) return { rules: previous ?? emptyRules(), problem: parsed.problem };
+  if (parsed.problem !== undefined)
+    return { rules: previous ?? emptyRules(), problem: parsed.problem };
   return parsed;
 }

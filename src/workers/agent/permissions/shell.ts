@@ -80,14 +80,103 @@ const MAX_DEPTH = 8;
 const MAX_TEXT = 12 * 1024;
 /** Tree levels walked at most (the grammar nests a node per `(`, `$(`, `{`, …). */
 const MAX_LEVEL = 200;
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'rbash', 'csh', 'tcsh', 'busybox']);
-const INTERPRETERS = new Set(['python', 'python2', 'python3', 'node', 'nodejs', 'perl', 'ruby', 'php', 'lua', 'luajit', 'Rscript', 'R', 'tclsh', 'wish', 'osascript', 'deno', 'bun', 'pwsh', 'powershell', 'jshell', 'irb', 'groovy', 'scala', 'julia', 'guile', 'sbcl', 'expect']);
-const RESERVED = new Set(['{', '}', '!', 'if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'while', 'until', 'for', 'case', 'esac', 'select', 'function', 'in', '[[', ']]', 'time', 'coproc']);
+const SHELLS = new Set([
+  'sh',
+  'bash',
+  'zsh',
+  'dash',
+  'ksh',
+  'mksh',
+  'ash',
+  'fish',
+  'rbash',
+  'csh',
+  'tcsh',
+  'busybox',
+]);
+const INTERPRETERS = new Set([
+  'python',
+  'python2',
+  'python3',
+  'node',
+  'nodejs',
+  'perl',
+  'ruby',
+  'php',
+  'lua',
+  'luajit',
+  'Rscript',
+  'R',
+  'tclsh',
+  'wish',
+  'osascript',
+  'deno',
+  'bun',
+  'pwsh',
+  'powershell',
+  'jshell',
+  'irb',
+  'groovy',
+  'scala',
+  'julia',
+  'guile',
+  'sbcl',
+  'expect',
+]);
+const RESERVED = new Set([
+  '{',
+  '}',
+  '!',
+  'if',
+  'then',
+  'else',
+  'elif',
+  'fi',
+  'do',
+  'done',
+  'while',
+  'until',
+  'for',
+  'case',
+  'esac',
+  'select',
+  'function',
+  'in',
+  '[[',
+  ']]',
+  'time',
+  'coproc',
+]);
 const EXEC_FLAGS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
 /** Variables that change how later words are read or which program a name runs. */
-const SHELL_CONTROL_VARS = new Set(['PATH', 'IFS', 'BASH_ENV', 'ENV', 'CDPATH', 'SHELLOPTS', 'BASHOPTS', 'PROMPT_COMMAND', 'PS4', 'GLOBIGNORE', 'BASH_ALIASES', 'BASH_CMDS', 'LD_PRELOAD', 'LD_LIBRARY_PATH']);
+const SHELL_CONTROL_VARS = new Set([
+  'PATH',
+  'IFS',
+  'BASH_ENV',
+  'ENV',
+  'CDPATH',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'PROMPT_COMMAND',
+  'PS4',
+  'GLOBIGNORE',
+  'BASH_ALIASES',
+  'BASH_CMDS',
+  'LD_PRELOAD',
+  'LD_LIBRARY_PATH',
+]);
 /** Tree nodes that are plain statements or containers we walk. */
-const CONTAINERS = new Set(['program', 'compound_statement', 'do_group', 'else_clause', 'elif_clause', 'if_statement', 'while_statement', 'case_item', 'negated_command']);
+const CONTAINERS = new Set([
+  'program',
+  'compound_statement',
+  'do_group',
+  'else_clause',
+  'elif_clause',
+  'if_statement',
+  'while_statement',
+  'case_item',
+  'negated_command',
+]);
 
 export function basename(word: string): string {
   const trimmed = word.replace(/\/+$/, '');
@@ -119,7 +208,12 @@ interface Parsed {
   stdinFile: boolean;
 }
 
-const cloneCtx = (c: Ctx): Ctx => ({ cwds: c.cwds === null ? null : [...c.cwds], depth: c.depth, vars: new Map(c.vars), fallback: undefined });
+const cloneCtx = (c: Ctx): Ctx => ({
+  cwds: c.cwds === null ? null : [...c.cwds],
+  depth: c.depth,
+  vars: new Map(c.vars),
+  fallback: undefined,
+});
 
 function union(a: string[] | null, b: string[] | null): string[] | null {
   if (a === null || b === null) return null;
@@ -127,14 +221,21 @@ function union(a: string[] | null, b: string[] | null): string[] | null {
 }
 
 class Walker {
-  readonly out: ParsedLine = { commands: [], functions: [], tooDeep: false, unknown: [], unread: null };
+  readonly out: ParsedLine = {
+    commands: [],
+    functions: [],
+    tooDeep: false,
+    unknown: [],
+    unread: null,
+  };
   private readonly seen = new Set<number>();
   private level = 0;
 
   constructor(private readonly opts: { home: string; svcHome: string }) {}
 
   unknown(what: string): void {
-    if (!this.out.unknown.includes(what) && this.out.unknown.length < 20) this.out.unknown.push(what);
+    if (!this.out.unknown.includes(what) && this.out.unknown.length < 20)
+      this.out.unknown.push(what);
   }
 
   /** Parses a command text (the whole line, or one a command carries) and walks it. */
@@ -169,7 +270,13 @@ class Walker {
       let more = true;
       while (more) {
         const t = cursor.nodeType;
-        if ((t === 'command' || t === 'command_substitution' || t === 'process_substitution' || t === 'function_definition') && !this.seen.has(cursor.nodeId)) {
+        if (
+          (t === 'command' ||
+            t === 'command_substitution' ||
+            t === 'process_substitution' ||
+            t === 'function_definition') &&
+          !this.seen.has(cursor.nodeId)
+        ) {
           this.unknown(`a ${t.replace('_', ' ')} in a place the checker does not follow`);
         }
         if (cursor.gotoFirstChild()) continue;
@@ -198,7 +305,8 @@ class Walker {
   private substitution(node: Node, ctx: Ctx): void {
     this.seen.add(node.id);
     const inner = cloneCtx(ctx);
-    for (const c of node.namedChildren) if (c) this.statement(c, inner, { piped: false, background: false, pipeIn: null });
+    for (const c of node.namedChildren)
+      if (c) this.statement(c, inner, { piped: false, background: false, pipeIn: null });
   }
 
   private enter(): boolean {
@@ -252,7 +360,12 @@ class Walker {
       return;
     }
     if (t === 'program' || t === 'compound_statement' || t === 'do_group') {
-      const body = (t === 'compound_statement' && node.firstNamedChild && node.firstNamedChild.type.endsWith('expression')) ? [] : node.children;
+      const body =
+        t === 'compound_statement' &&
+        node.firstNamedChild &&
+        node.firstNamedChild.type.endsWith('expression')
+          ? []
+          : node.children;
       if (body.length === 0 && t === 'compound_statement') {
         visitSubstitutions(node, this.wordEnv(ctx)); // ((arithmetic))
         return;
@@ -266,7 +379,12 @@ class Walker {
       if (right) this.statement(right, ctx, place);
       return;
     }
-    if (t === 'pipeline') return this.pipeline(node.namedChildren.filter((c): c is Node => c !== null), ctx, place);
+    if (t === 'pipeline')
+      return this.pipeline(
+        node.namedChildren.filter((c): c is Node => c !== null),
+        ctx,
+        place,
+      );
     if (t === 'redirected_statement') {
       this.redirected(node, ctx, place);
       return;
@@ -281,7 +399,8 @@ class Walker {
       if (body) this.statement(body, cloneCtx(ctx), place);
       return;
     }
-    if (t === 'variable_assignment' || t === 'variable_assignments') return this.assignments(node, ctx, true);
+    if (t === 'variable_assignment' || t === 'variable_assignments')
+      return this.assignments(node, ctx, true);
     if (t === 'declaration_command' || t === 'unset_command') {
       for (const c of node.namedChildren) {
         if (!c) continue;
@@ -295,7 +414,13 @@ class Walker {
       visitSubstitutions(node, this.wordEnv(ctx));
       return;
     }
-    if (CONTAINERS.has(t) || t === 'for_statement' || t === 'c_style_for_statement' || t === 'case_statement') return this.compound(node, ctx);
+    if (
+      CONTAINERS.has(t) ||
+      t === 'for_statement' ||
+      t === 'c_style_for_statement' ||
+      t === 'case_statement'
+    )
+      return this.compound(node, ctx);
     this.unknown(`a ${t.replace(/_/g, ' ')} the checker does not handle`);
     visitSubstitutions(node, this.wordEnv(ctx));
   }
@@ -312,7 +437,15 @@ class Walker {
     for (const c of node.namedChildren) {
       if (!c) continue;
       const field = fieldOf(node, c);
-      if (field === 'value' || field === 'variable' || field === 'initializer' || field === 'update' || c.type.endsWith('expression') || c.type === 'extglob_pattern' || isWordNode(c)) {
+      if (
+        field === 'value' ||
+        field === 'variable' ||
+        field === 'initializer' ||
+        field === 'update' ||
+        c.type.endsWith('expression') ||
+        c.type === 'extglob_pattern' ||
+        isWordNode(c)
+      ) {
         visitSubstitutions(c, env);
       } else statements.push(c);
     }
@@ -320,7 +453,8 @@ class Walker {
       this.statement(s, inner, { piped: false, background: false, pipeIn: null });
       this.connect(inner, true);
     }
-    if (JSON.stringify(inner.cwds) !== JSON.stringify(ctx.cwds)) ctx.cwds = union(ctx.cwds, inner.cwds);
+    if (JSON.stringify(inner.cwds) !== JSON.stringify(ctx.cwds))
+      ctx.cwds = union(ctx.cwds, inner.cwds);
     for (const [k, v] of inner.vars) if (ctx.vars.get(k) !== v) ctx.vars.set(k, null);
   }
 
@@ -331,8 +465,10 @@ class Walker {
       const name = a.childForFieldName('name')?.text ?? '';
       const valueNode = a.childForFieldName('value');
       const value = valueNode ? expandWord(valueNode, this.wordEnv(ctx)) : null;
-      if (SHELL_CONTROL_VARS.has(name)) this.unknown(`a change to ${name}, which changes what later words mean`);
-      if (standalone) ctx.vars.set(name, value === null ? '' : value.dynamic || value.glob ? null : value.text);
+      if (SHELL_CONTROL_VARS.has(name))
+        this.unknown(`a change to ${name}, which changes what later words mean`);
+      if (standalone)
+        ctx.vars.set(name, value === null ? '' : value.dynamic || value.glob ? null : value.text);
     }
   }
 
@@ -341,7 +477,11 @@ class Walker {
     parts.forEach((p, k) => {
       const last = k === parts.length - 1;
       const sub = cloneCtx(ctx);
-      const parsed = this.statementParsed(p, sub, { piped: true, background: place.background && last, pipeIn });
+      const parsed = this.statementParsed(p, sub, {
+        piped: true,
+        background: place.background && last,
+        pipeIn,
+      });
       pipeIn = { text: parsed ? printed(parsed) : null, words: parsed ? parsed.cmd.words : null };
     });
   }
@@ -349,7 +489,8 @@ class Walker {
   /** Walks a pipeline part; returns the simple command when it is one (so the next part knows its input). */
   private statementParsed(node: Node, ctx: Ctx, place: Place): Parsed | null {
     if (node.type === 'command') return this.command(node, [], ctx, place);
-    if (node.type === 'redirected_statement' && node.childForFieldName('body')?.type === 'command') return this.redirected(node, ctx, place);
+    if (node.type === 'redirected_statement' && node.childForFieldName('body')?.type === 'command')
+      return this.redirected(node, ctx, place);
     this.statement(node, ctx, place);
     return null;
   }
@@ -359,7 +500,9 @@ class Walker {
     const redirects = node.namedChildren.filter((c): c is Node => c !== null && c.id !== body?.id);
     // tree-sitter-bash hangs what follows a here-document's opening line (`| sh`, `&& x`) under it.
     const trailing: Node[] = [];
-    for (const r of redirects) if (r.type === 'heredoc_redirect') for (const c of r.namedChildren) if (c && !c.type.startsWith('heredoc_')) trailing.push(c);
+    for (const r of redirects)
+      if (r.type === 'heredoc_redirect')
+        for (const c of r.namedChildren) if (c && !c.type.startsWith('heredoc_')) trailing.push(c);
     const pipedOn = trailing.some((n) => n.type === 'pipeline' && n.child(0)?.type === '|');
     const own: Place = pipedOn ? { ...place, piped: true } : place;
     let parsed: Parsed | null = null;
@@ -372,12 +515,20 @@ class Walker {
     for (const tnode of trailing) {
       if (tnode.type === 'pipeline' && tnode.child(0)?.type === '|') {
         const inner = tnode.namedChildren.filter((c): c is Node => c !== null);
-        const feed = { text: parsed ? printed(parsed) : null, words: parsed ? parsed.cmd.words : null };
+        const feed = {
+          text: parsed ? printed(parsed) : null,
+          words: parsed ? parsed.cmd.words : null,
+        };
         // `| a && b` is read as one list: the pipe feeds a only.
         if (inner.length === 1 && inner[0]!.type === 'list') {
           const list = inner[0]!;
           const first = list.child(0);
-          if (first) this.statementParsed(first, cloneCtx(ctx), { piped: true, background: false, pipeIn: feed });
+          if (first)
+            this.statementParsed(first, cloneCtx(ctx), {
+              piped: true,
+              background: false,
+              pipeIn: feed,
+            });
           this.connect(ctx, list.child(1)?.type === '&&');
           const right = list.child(2);
           if (right) this.statement(right, ctx, place);
@@ -439,7 +590,10 @@ class Walker {
     if (node.type === 'herestring_redirect') {
       const w = node.namedChildren.at(-1);
       const word = w ? expandWord(w, env) : null;
-      return { redirect: { op: '<<<', target: word?.text ?? '', dynamic: word?.dynamic ?? true }, body: word && !word.dynamic ? word.text + '\n' : null };
+      return {
+        redirect: { op: '<<<', target: word?.text ?? '', dynamic: word?.dynamic ?? true },
+        body: word && !word.dynamic ? word.text + '\n' : null,
+      };
     }
     if (node.type !== 'file_redirect') {
       this.unknown(`a ${node.type.replace(/_/g, ' ')}`);
@@ -448,16 +602,25 @@ class Walker {
     }
     const fd = node.childForFieldName('descriptor')?.text ?? '';
     const opNode = node.children.find((c) => c !== null && !c.isNamed);
-    const dests = node.namedChildren.filter((c): c is Node => c !== null && c.type !== 'file_descriptor');
+    const dests = node.namedChildren.filter(
+      (c): c is Node => c !== null && c.type !== 'file_descriptor',
+    );
     if (dests.length !== 1) this.unknown('a redirection the checker cannot read');
     const dest = dests.at(-1);
     const word = dest ? expandWord(dest, env) : { text: '', dynamic: true, glob: false };
     if (word.glob) word.dynamic = true;
-    return { redirect: { op: `${fd}${opNode?.text ?? '>'}`, target: word.text, dynamic: word.dynamic } };
+    return {
+      redirect: { op: `${fd}${opNode?.text ?? '>'}`, target: word.text, dynamic: word.dynamic },
+    };
   }
 
   /** Turns a simple command's words into a SimpleCommand, then follows what it runs. */
-  private analyze(allWords: Word[], r: { redirects: Redirect[]; assigns: string[]; stdin: (string | null)[]; stdinFile: boolean }, ctx: Ctx, place: Place): Parsed {
+  private analyze(
+    allWords: Word[],
+    r: { redirects: Redirect[]; assigns: string[]; stdin: (string | null)[]; stdinFile: boolean },
+    ctx: Ctx,
+    place: Place,
+  ): Parsed {
     let words = allWords;
     const wrappers: number[] = [];
     let start = -1;
@@ -479,7 +642,15 @@ class Walker {
         if (words.slice(i + 1, k).some((x) => /[vV]/.test(x.text))) break;
       }
       if (name === 'xargs') fed = true;
-      if (name === 'env' || name === 'sudo') for (const x of words.slice(i + 1)) if (x.assign && SHELL_CONTROL_VARS.has(x.text.slice(0, x.text.indexOf('=')).replace(/\+$/, ''))) this.unknown(`a change to ${x.text.slice(0, x.text.indexOf('='))}, which changes what the command runs`);
+      if (name === 'env' || name === 'sudo')
+        for (const x of words.slice(i + 1))
+          if (
+            x.assign &&
+            SHELL_CONTROL_VARS.has(x.text.slice(0, x.text.indexOf('=')).replace(/\+$/, ''))
+          )
+            this.unknown(
+              `a change to ${x.text.slice(0, x.text.indexOf('='))}, which changes what the command runs`,
+            );
       const skipped = skipWrapperOptions(words, i + 1, spec);
       for (const s of skipped.scripts) this.text(s, { ...cloneCtx(ctx), depth: ctx.depth + 1 });
       if (skipped.dynamicScript) this.unknown(`${name} running a computed command line`);
@@ -487,7 +658,10 @@ class Walker {
     }
     // `echo a b | xargs rm -rf`: rm gets echo's words.
     if (fed && start >= 0 && place.pipeIn?.text != null) {
-      const extra = place.pipeIn.text.split(/\s+/).filter((t) => t.length > 0).map((text): Word => ({ text, dynamic: false, glob: false, assign: false, quoted: true }));
+      const extra = place.pipeIn.text
+        .split(/\s+/)
+        .filter((t) => t.length > 0)
+        .map((text): Word => ({ text, dynamic: false, glob: false, assign: false, quoted: true }));
       words = [...words, ...extra];
       fed = false;
     }
@@ -514,8 +688,13 @@ class Walker {
     this.out.commands.push(cmd);
     const parsed: Parsed = { cmd, words, stdin: r.stdin, stdinFile: r.stdinFile };
     if (start < 0) {
-      if (r.redirects.some((x) => x.op.replace(/^\d+/, '') === '<<' || x.op.endsWith('<<-')) && wrappers.length > 0) this.unknown('exec with redirections');
-      if (wrappers.some((k) => texts[k] === 'exec') && r.redirects.length > 0) this.unknown('exec with redirections, which changes where later commands read and write');
+      if (
+        r.redirects.some((x) => x.op.replace(/^\d+/, '') === '<<' || x.op.endsWith('<<-')) &&
+        wrappers.length > 0
+      )
+        this.unknown('exec with redirections');
+      if (wrappers.some((k) => texts[k] === 'exec') && r.redirects.length > 0)
+        this.unknown('exec with redirections, which changes where later commands read and write');
       return parsed;
     }
     if (cmdWord!.dynamic) {
@@ -527,7 +706,9 @@ class Walker {
       return parsed;
     }
     if (RESERVED.has(cmdWord!.text) && !cmdWord!.quoted) {
-      this.unknown(`\`${cmdWord!.text}\` where the bash grammar expects a command (it may misread the line)`);
+      this.unknown(
+        `\`${cmdWord!.text}\` where the bash grammar expects a command (it may misread the line)`,
+      );
       return parsed;
     }
     const args = words.slice(start + 1);
@@ -543,11 +724,23 @@ class Walker {
     const ops = operands[0]?.text === '--' ? operands.slice(1) : operands;
     let to: string[] | null;
     if (name === 'popd' || (name === 'pushd' && ops.length === 0)) to = null;
-    else if (ops.length === 0 || (!ops[0]!.dynamic && ops[0]!.text === '')) to = [ctx.vars.get('HOME') ?? this.opts.home];
-    else if (ops[0]!.dynamic || ops[0]!.text === '-' || /^[+-]\d+$/.test(ops[0]!.text) || ops[0]!.glob) to = null;
+    else if (ops.length === 0 || (!ops[0]!.dynamic && ops[0]!.text === ''))
+      to = [ctx.vars.get('HOME') ?? this.opts.home];
+    else if (
+      ops[0]!.dynamic ||
+      ops[0]!.text === '-' ||
+      /^[+-]\d+$/.test(ops[0]!.text) ||
+      ops[0]!.glob
+    )
+      to = null;
     else {
       const target = ops[0]!.text;
-      to = before === null ? (target.startsWith('/') ? [resolveArg(target, '/')] : null) : before.map((b) => resolveArg(target, b));
+      to =
+        before === null
+          ? target.startsWith('/')
+            ? [resolveArg(target, '/')]
+            : null
+          : before.map((b) => resolveArg(target, b));
     }
     ctx.cwds = to;
     ctx.fallback = before;
@@ -565,24 +758,42 @@ class Walker {
     }
     if (name === 'source' || name === '.') {
       const file = args[0];
-      if (!file || file.dynamic || /^\/dev\/(stdin|fd\/)|^\/proc\/.*\/fd\//.test(file.text) || file.text === '-') this.unknown(`${name} of a script that is not a plain file`);
+      if (
+        !file ||
+        file.dynamic ||
+        /^\/dev\/(stdin|fd\/)|^\/proc\/.*\/fd\//.test(file.text) ||
+        file.text === '-'
+      )
+        this.unknown(`${name} of a script that is not a plain file`);
       return;
     }
-    if (name === 'alias' && args.some((a) => a.text.includes('='))) return this.unknown('an alias defined in the line');
-    if (name === 'hash' && args.some((a) => /^-[a-z]*p/.test(a.text))) return this.unknown('hash -p, which makes a name run another program');
+    if (name === 'alias' && args.some((a) => a.text.includes('=')))
+      return this.unknown('an alias defined in the line');
+    if (name === 'hash' && args.some((a) => /^-[a-z]*p/.test(a.text)))
+      return this.unknown('hash -p, which makes a name run another program');
     if (name === 'coproc') return this.unknown('coproc');
-    if (name === 'trap' && args.some((a) => !/^-[lp]$/.test(a.text))) return this.unknown('trap, which runs a command later');
-    if (name === 'enable' || name === 'shopt' && texts.includes('expand_aliases')) return this.unknown(`${name}, which changes what names run`);
+    if (name === 'trap' && args.some((a) => !/^-[lp]$/.test(a.text)))
+      return this.unknown('trap, which runs a command later');
+    if (name === 'enable' || (name === 'shopt' && texts.includes('expand_aliases')))
+      return this.unknown(`${name}, which changes what names run`);
     if (name === 'watch') {
-      const { next, dynamicScript } = skipWrapperOptions(args, 0, { short: 'ndgqx', long: ['--interval', '--differences', '--exec'] });
-      if (dynamicScript || args.slice(next).some((w) => w.dynamic)) this.unknown('watch running a computed command');
+      const { next, dynamicScript } = skipWrapperOptions(args, 0, {
+        short: 'ndgqx',
+        long: ['--interval', '--differences', '--exec'],
+      });
+      if (dynamicScript || args.slice(next).some((w) => w.dynamic))
+        this.unknown('watch running a computed command');
       else if (next < texts.length) nested(texts.slice(next).join(' '));
       return;
     }
     if (name === 'su' || name === 'runuser') {
       for (let k = 0; k < args.length; k++) {
         const a = texts[k]!;
-        const value = a.startsWith('--command=') ? args[k] : a === '--command' || /^-[a-zA-Z]*c$/.test(a) ? args[k + 1] : undefined;
+        const value = a.startsWith('--command=')
+          ? args[k]
+          : a === '--command' || /^-[a-zA-Z]*c$/.test(a)
+            ? args[k + 1]
+            : undefined;
         if (value === undefined) continue;
         if (value.dynamic) this.unknown(`${name} -c with a computed command`);
         else nested(a.startsWith('--command=') ? value.text.slice(10) : value.text);
@@ -627,9 +838,12 @@ class Walker {
     }
     const operand = args[k];
     if (operand && operand.text !== '-') {
-      if (operand.dynamic && /^[<>]\(/.test(operand.text)) this.unknown(`${name} running a process substitution`);
-      else if (operand.dynamic) this.unknown(`${name} running a script whose name is only known when it runs`);
-      else if (/^\/dev\/(stdin|fd\/)|^\/proc\/.*\/fd\//.test(operand.text)) this.unknown(`${name} reading its script from ${operand.text}`);
+      if (operand.dynamic && /^[<>]\(/.test(operand.text))
+        this.unknown(`${name} running a process substitution`);
+      else if (operand.dynamic)
+        this.unknown(`${name} running a script whose name is only known when it runs`);
+      else if (/^\/dev\/(stdin|fd\/)|^\/proc\/.*\/fd\//.test(operand.text))
+        this.unknown(`${name} reading its script from ${operand.text}`);
       return; // a script file: judged as running that program
     }
     // No script argument: it reads the program from stdin.
@@ -656,7 +870,12 @@ class Walker {
       if (words.length === 0) continue;
       if (ctx.depth + 1 > MAX_DEPTH) this.out.tooDeep = true;
       else {
-        const parsed = this.analyze(words, { redirects: [], assigns: [], stdin: [], stdinFile: false }, { ...cloneCtx(ctx), depth: ctx.depth + 1 }, { piped: false, background: false, pipeIn: null });
+        const parsed = this.analyze(
+          words,
+          { redirects: [], assigns: [], stdin: [], stdinFile: false },
+          { ...cloneCtx(ctx), depth: ctx.depth + 1 },
+          { piped: false, background: false, pipeIn: null },
+        );
         parsed.cmd.fed = true;
       }
     }
@@ -664,11 +883,23 @@ class Walker {
 }
 
 function isWordNode(n: Node): boolean {
-  return ['word', 'string', 'raw_string', 'concatenation', 'simple_expansion', 'expansion', 'number', 'command_substitution', 'ansi_c_string', 'variable_name'].includes(n.type);
+  return [
+    'word',
+    'string',
+    'raw_string',
+    'concatenation',
+    'simple_expansion',
+    'expansion',
+    'number',
+    'command_substitution',
+    'ansi_c_string',
+    'variable_name',
+  ].includes(n.type);
 }
 
 function fieldOf(parent: Node, child: Node): string | null {
-  for (let i = 0; i < parent.childCount; i++) if (parent.child(i)?.id === child.id) return parent.fieldNameForChild(i);
+  for (let i = 0; i < parent.childCount; i++)
+    if (parent.child(i)?.id === child.id) return parent.fieldNameForChild(i);
   return null;
 }
 
@@ -679,7 +910,9 @@ function printed(p: Parsed): string | null {
   const args = words.slice(cmd.start + 1);
   if (args.some((w) => w.dynamic)) return null;
   if (cmd.name === 'echo' || cmd.name === 'printf') {
-    const texts = args.map((w) => w.text).filter((t, k) => !(cmd.name === 'echo' && k === 0 && /^-[neE]+$/.test(t)));
+    const texts = args
+      .map((w) => w.text)
+      .filter((t, k) => !(cmd.name === 'echo' && k === 0 && /^-[neE]+$/.test(t)));
     const text = texts.join(' ');
     return cmd.name === 'printf' ? text.replace(/\\n/g, '\n') : text;
   }
@@ -691,7 +924,7 @@ function printed(p: Parsed): string | null {
 export function parseShell(line: string, opts: ShellOptions = {}): ParsedLine {
   const home = opts.home ?? '/';
   const w = new Walker({ home, svcHome: opts.svcHome ?? `${home}/.svc` });
-  const cwd = opts.cwd === undefined ? home : opts.cwd ?? home;
+  const cwd = opts.cwd === undefined ? home : (opts.cwd ?? home);
   w.text(line, { cwds: [cwd], depth: 0, vars: new Map(), fallback: undefined });
   return w.out;
 }

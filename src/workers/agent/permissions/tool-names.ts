@@ -31,7 +31,8 @@ const isPattern = (key: string) => key !== '*' && key.includes('*');
 /** The user's rules for a tool: those under its own name, under every pattern it matches, and under `*`. */
 export function rulesForTool(set: RuleSet, tool: string): Rule[] {
   const out = [...(set.rules.get(tool) ?? [])];
-  for (const [key, rules] of set.rules) if (isPattern(key) && toolNameMatches(key, tool)) out.push(...rules);
+  for (const [key, rules] of set.rules)
+    if (isPattern(key) && toolNameMatches(key, tool)) out.push(...rules);
   out.push(...(set.rules.get('*') ?? []));
   return out;
 }
@@ -41,6 +42,8 @@ export function defaultForTool(set: RuleSet, tool: string): Verdict | undefined 
   const own = set.defaults.get(tool);
   if (own) return own;
   let best: [string, Verdict] | undefined;
-  for (const [key, v] of set.defaults) if (isPattern(key) && toolNameMatches(key, tool) && (!best || key.length > best[0].length)) best = [key, v];
+  for (const [key, v] of set.defaults)
+    if (isPattern(key) && toolNameMatches(key, tool) && (!best || key.length > best[0].length))
+      best = [key, v];
   return best?.[1] ?? set.defaults.get('*');
 }

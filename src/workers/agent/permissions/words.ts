@@ -64,20 +64,37 @@ function braced(text: string, env: WordEnv): string | null {
   return m[3] !== undefined ? value.replace(/\/$/, '') : value;
 }
 
-const ANSI: Record<string, string> = { n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+const ANSI: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  E: '\x1b',
+  f: '\f',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '?': '?',
+};
 
 /** The value of `$'…'`. */
 export function ansiC(body: string): string {
-  return body.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs, (_m, e: string) => {
-    if (e[0] === 'x' && e.length > 1) return String.fromCharCode(parseInt(e.slice(1), 16));
-    if ((e[0] === 'u' || e[0] === 'U') && e.length > 1) {
-      const cp = parseInt(e.slice(1), 16);
-      return cp <= 0x10ffff ? String.fromCodePoint(cp) : '';
-    }
-    if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8) & 0xff);
-    if (e[0] === 'c' && e.length === 2) return String.fromCharCode(e.charCodeAt(1) & 0x1f);
-    return ANSI[e] ?? `\\${e}`;
-  });
+  return body.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
+    (_m, e: string) => {
+      if (e[0] === 'x' && e.length > 1) return String.fromCharCode(parseInt(e.slice(1), 16));
+      if ((e[0] === 'u' || e[0] === 'U') && e.length > 1) {
+        const cp = parseInt(e.slice(1), 16);
+        return cp <= 0x10ffff ? String.fromCodePoint(cp) : '';
+      }
+      if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8) & 0xff);
+      if (e[0] === 'c' && e.length === 2) return String.fromCharCode(e.charCodeAt(1) & 0x1f);
+      return ANSI[e] ?? `\\${e}`;
+    },
+  );
 }
 
 interface Acc {

@@ -20,24 +20,65 @@ interface WrapperSpec {
 }
 
 export const WRAPPERS: Record<string, WrapperSpec> = {
-  sudo: { short: 'ugpCrtUDRT', long: ['--user', '--group', '--prompt', '--close-from', '--role', '--type', '--other-user', '--chdir', '--chroot', '--command-timeout', '--host'], assigns: true },
+  sudo: {
+    short: 'ugpCrtUDRT',
+    long: [
+      '--user',
+      '--group',
+      '--prompt',
+      '--close-from',
+      '--role',
+      '--type',
+      '--other-user',
+      '--chdir',
+      '--chroot',
+      '--command-timeout',
+      '--host',
+    ],
+    assigns: true,
+  },
   doas: { short: 'uC' },
   pkexec: { long: ['--user'] },
-  env: { short: 'uCP', long: ['--unset', '--chdir'], assigns: true, scriptShort: 'S', scriptLong: ['--split-string'] },
+  env: {
+    short: 'uCP',
+    long: ['--unset', '--chdir'],
+    assigns: true,
+    scriptShort: 'S',
+    scriptLong: ['--split-string'],
+  },
   nice: { short: 'n', long: ['--adjustment'] },
   nohup: {},
   time: { short: 'fo', long: ['--format', '--output'] },
   command: {},
   builtin: {},
   exec: { short: 'a' },
-  xargs: { short: 'adEILnPs', long: ['--arg-file', '--delimiter', '--eof', '--replace', '--max-lines', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'] },
+  xargs: {
+    short: 'adEILnPs',
+    long: [
+      '--arg-file',
+      '--delimiter',
+      '--eof',
+      '--replace',
+      '--max-lines',
+      '--max-args',
+      '--max-procs',
+      '--max-chars',
+      '--process-slot-var',
+    ],
+  },
   timeout: { short: 'sk', long: ['--signal', '--kill-after'], positionals: 1 },
   gtimeout: { short: 'sk', long: ['--signal', '--kill-after'], positionals: 1 },
   stdbuf: { short: 'ioe', long: ['--input', '--output', '--error'] },
   ionice: { short: 'cnp', long: ['--class', '--classdata', '--pid'] },
   taskset: { positionals: 1 },
   chroot: { long: ['--userspec', '--groups'], positionals: 1 },
-  flock: { short: 'wE', long: ['--timeout', '--conflict-exit-code'], positionals: 1, scriptShort: 'c', scriptLong: ['--command'] },
+  flock: {
+    short: 'wE',
+    long: ['--timeout', '--conflict-exit-code'],
+    positionals: 1,
+    scriptShort: 'c',
+    scriptLong: ['--command'],
+  },
   setsid: {},
   unbuffer: {},
   caffeinate: { short: 'tw' },
@@ -45,7 +86,11 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
 };
 
 /** Skips a wrapper's options; returns where its command word is and any command-line values. */
-export function skipWrapperOptions(words: Word[], from: number, spec: WrapperSpec): { next: number; scripts: string[]; dynamicScript: boolean } {
+export function skipWrapperOptions(
+  words: Word[],
+  from: number,
+  spec: WrapperSpec,
+): { next: number; scripts: string[]; dynamicScript: boolean } {
   const scripts: string[] = [];
   let dynamicScript = false;
   let positionals = spec.positionals ?? 0;

@@ -5,7 +5,11 @@
 export { collect } from '../../../shared/providers/collect.js';
 export { ProviderError } from '../../../shared/providers/errors.js';
 export { probeModel } from '../../../shared/providers/probe.js';
-export { createProvider, type Provider, type ProviderOptions } from '../../../shared/providers/provider.js';
+export {
+  createProvider,
+  type Provider,
+  type ProviderOptions,
+} from '../../../shared/providers/provider.js';
 export type { RetryNotice } from '../../../shared/providers/retry.js';
 export { SseParser, type SseEvent } from '../../../shared/providers/sse.js';
 export { emptyUsage } from '../../../shared/providers/types.js';

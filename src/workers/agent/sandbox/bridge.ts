@@ -27,7 +27,15 @@ server.listen(0, '127.0.0.1', () => {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.NO_PROXY;
   delete env.no_proxy;
-  for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy', 'npm_config_proxy', 'npm_config_https_proxy']) env[k] = url;
+  for (const k of [
+    'HTTP_PROXY',
+    'HTTPS_PROXY',
+    'http_proxy',
+    'https_proxy',
+    'npm_config_proxy',
+    'npm_config_https_proxy',
+  ])
+    env[k] = url;
   const child = spawn(program, args, { stdio: 'inherit', env });
   child.on('error', (err) => {
     process.stderr.write(`${program}: ${err.message}\n`);

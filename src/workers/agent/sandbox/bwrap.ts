@@ -24,11 +24,38 @@ export type NetPlan = { mode: 'on' } | { mode: 'off' } | { mode: 'proxy'; socket
 export const INNER_PROXY_SOCKET = '/tmp/.svc-proxy.sock';
 
 /** Secret folders hidden in every sandbox (svc's own home is added by the caller). */
-export const SECRET_DIRS = ['.ssh', '.gnupg', '.aws', '.config/gh', '.netrc', '.git-credentials', '.docker', '.kube', '.azure', '.config/gcloud'];
+export const SECRET_DIRS = [
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.config/gh',
+  '.netrc',
+  '.git-credentials',
+  '.docker',
+  '.kube',
+  '.azure',
+  '.config/gcloud',
+];
 /** Sockets that hand out more than any sandbox should have. */
-export const HOST_SOCKETS = ['/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock'];
+export const HOST_SOCKETS = [
+  '/var/run/docker.sock',
+  '/run/docker.sock',
+  '/run/containerd/containerd.sock',
+];
 /** Package-manager caches: writable, so installs and builds work. The first two are created if missing. */
-export const CACHE_DIRS = ['.npm', '.cache', '.cargo/registry', '.cargo/git', 'go/pkg/mod', '.m2/repository', '.gradle/caches', '.yarn', '.local/share/pnpm', '.bun/install/cache', '.deno'];
+export const CACHE_DIRS = [
+  '.npm',
+  '.cache',
+  '.cargo/registry',
+  '.cargo/git',
+  'go/pkg/mod',
+  '.m2/repository',
+  '.gradle/caches',
+  '.yarn',
+  '.local/share/pnpm',
+  '.bun/install/cache',
+  '.deno',
+];
 const CREATE_CACHES = new Set(['.npm', '.cache']);
 
 export function cacheDirs(home: string): string[] {
@@ -57,7 +84,8 @@ function real(p: string): string | undefined {
   }
 }
 
-export const inside = (p: string, dir: string): boolean => p === dir || p.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+export const inside = (p: string, dir: string): boolean =>
+  p === dir || p.startsWith(dir.endsWith(sep) ? dir : dir + sep);
 
 /** The hidden folder that holds `p` (so the command could not even start there), if any. */
 export function hiddenHolder(p: string, hide: readonly string[]): string | undefined {
@@ -70,7 +98,18 @@ export function hiddenHolder(p: string, hide: readonly string[]): string | undef
 }
 
 export function bwrapArgs(fs: FsPlan, net: NetPlan, isRoot: boolean): string[] {
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--unshare-ipc', '--die-with-parent'];
+  const args = [
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--die-with-parent',
+  ];
   // As root, bwrap keeps capabilities; without them uid 0 cannot remount, unmount or read past modes.
   if (isRoot) args.push('--cap-drop', 'ALL');
   if (net.mode !== 'on') args.push('--unshare-net');

@@ -11,11 +11,22 @@ export const OUTSIDE_TOOL = 'terminal_outside';
  * cron or channel turns, never past a deny, and otherwise an ask that even auto mode puts to the
  * user, unless one of your `terminal_outside` rules allows that command by name.
  */
-export function stepOutside(base: Decision, byName: Decision, why: string, origin: TurnOrigin | undefined, status: SandboxStatus): Decision {
+export function stepOutside(
+  base: Decision,
+  byName: Decision,
+  why: string,
+  origin: TurnOrigin | undefined,
+  status: SandboxStatus,
+): Decision {
   // Without a running sandbox every command already runs outside; the engine's answer stands.
   if (status.state !== 'on' || base.verdict === 'deny') return base;
   if (origin !== undefined && UNATTENDED.has(origin)) {
-    return { verdict: 'deny', reason: `Refused: ${origin} turns never run commands outside the sandbox (nobody is there to approve it); asked for: ${why}`, rule: 'sandbox: unattended', hard: true };
+    return {
+      verdict: 'deny',
+      reason: `Refused: ${origin} turns never run commands outside the sandbox (nobody is there to approve it); asked for: ${why}`,
+      rule: 'sandbox: unattended',
+      hard: true,
+    };
   }
   if (byName.verdict === 'allow' && byName.rule?.includes(`: ${OUTSIDE_TOOL} #`)) return base;
   return {

@@ -16,7 +16,11 @@ import { networkSchema, type NetworkSetting } from '../../../shared/sandbox/netw
  */
 
 const pathList = z.array(z.string().min(1).max(4096)).max(100).default([]);
-const section = z.strictObject({ network: networkSchema.optional(), hide: pathList, write: pathList });
+const section = z.strictObject({
+  network: networkSchema.optional(),
+  hide: pathList,
+  write: pathList,
+});
 export type SandboxRules = { network: NetworkSetting | undefined; hide: string[]; write: string[] };
 
 const none: SandboxRules = { network: undefined, hide: [], write: [] };
@@ -33,7 +37,11 @@ export function expandPath(p: string, home: string, svcHome: string): string | u
  * Reads the section; a broken one is reported and then nothing of it is used except that a hide
  * list cannot be dropped silently: the caller refuses to run commands with a `problem` standing.
  */
-export function loadSandboxRules(file: string, home: string, svcHome: string): { rules: SandboxRules; problem?: string } {
+export function loadSandboxRules(
+  file: string,
+  home: string,
+  svcHome: string,
+): { rules: SandboxRules; problem?: string } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -45,9 +53,15 @@ export function loadSandboxRules(file: string, home: string, svcHome: string): {
   try {
     raw = parse(text);
   } catch (err) {
-    return { rules: none, problem: `${file}: not valid YAML: ${(err as Error).message.split('\n')[0]}` };
+    return {
+      rules: none,
+      problem: `${file}: not valid YAML: ${(err as Error).message.split('\n')[0]}`,
+    };
   }
-  const value = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>).sandbox : undefined;
+  const value =
+    typeof raw === 'object' && raw !== null && !Array.isArray(raw)
+      ? (raw as Record<string, unknown>).sandbox
+      : undefined;
   if (value === undefined || value === null) return { rules: none };
   const parsed = section.safeParse(value);
   if (!parsed.success) {
@@ -58,7 +72,8 @@ export function loadSandboxRules(file: string, home: string, svcHome: string): {
     const out: string[] = [];
     for (const p of list) {
       const abs = expandPath(p, home, svcHome);
-      if (!abs) return `${file}: sandbox.${key}: "${p}" is not an absolute path (start it with /, ~ or $HOME)`;
+      if (!abs)
+        return `${file}: sandbox.${key}: "${p}" is not an absolute path (start it with /, ~ or $HOME)`;
       out.push(abs);
     }
     return out;
@@ -74,11 +89,16 @@ export function loadSandboxRules(file: string, home: string, svcHome: string): {
 export function hostAllowed(list: readonly string[], host: string, port: number): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, '');
   for (const entry of list) {
-    const m = entry.startsWith('[') ? /^\[([^\]]+)\](?::(\d+))?$/.exec(entry) : /^([^:]+)(?::(\d+))?$/.exec(entry);
+    const m = entry.startsWith('[')
+      ? /^\[([^\]]+)\](?::(\d+))?$/.exec(entry)
+      : /^([^:]+)(?::(\d+))?$/.exec(entry);
     if (!m) continue;
     const name = m[1]!;
     if (m[2] !== undefined && Number(m[2]) !== port) continue;
-    if (name.startsWith('*.') ? h.endsWith(name.slice(1)) && h.length > name.length - 1 : h === name) return true;
+    if (
+      name.startsWith('*.') ? h.endsWith(name.slice(1)) && h.length > name.length - 1 : h === name
+    )
+      return true;
   }
   return false;
 }

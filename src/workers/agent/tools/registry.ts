@@ -58,7 +58,12 @@ export function defineTool<A>(tool: Tool<A>): Tool<unknown> {
 
 /** Decides whether a call may run (asking the user when the rules say so). */
 export interface PermissionGate {
-  check(tool: Tool, args: unknown, subject: ToolSubject, ctx: ToolContext): Promise<{ allowed: true } | { allowed: false; reason: string }>;
+  check(
+    tool: Tool,
+    args: unknown,
+    subject: ToolSubject,
+    ctx: ToolContext,
+  ): Promise<{ allowed: true } | { allowed: false; reason: string }>;
 }
 
 export const allowAll: PermissionGate = { check: async () => ({ allowed: true }) };
@@ -81,26 +86,45 @@ export class ToolRegistry {
     return (this.cachedSpecs ??= [...this.tools.values()].map((t) => ({
       name: t.name,
       description: t.description,
-      parameters: t.parameters ?? (z.toJSONSchema(t.args, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>),
+      parameters:
+        t.parameters ??
+        (z.toJSONSchema(t.args, { io: 'input', unrepresentable: 'any' }) as Record<
+          string,
+          unknown
+        >),
     })));
   }
 
   /** Runs one call; a bad name, bad arguments or a refusal is an error result the model can act on. */
   async call(name: string, rawArgs: string, ctx: ToolContext): Promise<ToolResult> {
     const tool = this.tools.get(name);
-    if (!tool) return { output: `There is no tool named "${name}". Available: ${[...this.tools.keys()].join(', ')}.`, isError: true };
+    if (!tool)
+      return {
+        output: `There is no tool named "${name}". Available: ${[...this.tools.keys()].join(', ')}.`,
+        isError: true,
+      };
     let parsedJson: unknown;
     try {
       parsedJson = rawArgs.trim() === '' ? {} : JSON.parse(rawArgs);
     } catch {
-      return { output: `The arguments for ${name} are not valid JSON: ${rawArgs.slice(0, 200)}`, isError: true };
+      return {
+        output: `The arguments for ${name} are not valid JSON: ${rawArgs.slice(0, 200)}`,
+        isError: true,
+      };
     }
     const args = tool.args.safeParse(parsedJson);
     if (!args.success) {
-      const issues = args.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; ');
+      const issues = args.error.issues
+        .map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`)
+        .join('; ');
       return { output: `Invalid arguments for ${name}: ${issues}`, isError: true };
     }
-    const permit = await this.gate.check(tool, args.data, tool.subject?.(args.data, ctx) ?? {}, ctx);
+    const permit = await this.gate.check(
+      tool,
+      args.data,
+      tool.subject?.(args.data, ctx) ?? {},
+      ctx,
+    );
     if (!permit.allowed) return { output: `permission_denied: ${permit.reason}`, isError: true };
     try {
       return await tool.run(args.data, ctx);

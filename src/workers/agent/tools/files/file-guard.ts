@@ -1,4 +1,14 @@
-import { chmodSync, closeSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { getFileRead, recordFileRead } from '../../../../shared/store/file-reads.js';
@@ -14,11 +24,19 @@ export type WriteCheck = { ok: true; existing: TextFile | null } | { ok: false; 
  */
 export function checkWritable(ctx: ToolContext, abs: string, shown: string): WriteCheck {
   const loaded = loadTextFile(abs, shown);
-  if (!loaded.ok) return loaded.missing ? { ok: true, existing: null } : { ok: false, message: loaded.message };
+  if (!loaded.ok)
+    return loaded.missing ? { ok: true, existing: null } : { ok: false, message: loaded.message };
   const seen = getFileRead(ctx.db, ctx.sessionId, abs);
-  if (!seen) return { ok: false, message: `${shown} already exists and has not been read in this session. Read it with read_file first, then write.` };
+  if (!seen)
+    return {
+      ok: false,
+      message: `${shown} already exists and has not been read in this session. Read it with read_file first, then write.`,
+    };
   if (seen.sha256 !== loaded.file.sha256) {
-    return { ok: false, message: `${shown} has changed since you last read it (${seen.read_at}). Read it again with read_file before writing, so those changes are not lost.` };
+    return {
+      ok: false,
+      message: `${shown} has changed since you last read it (${seen.read_at}). Read it again with read_file before writing, so those changes are not lost.`,
+    };
   }
   return { ok: true, existing: loaded.file };
 }
@@ -36,7 +54,13 @@ export interface Committed {
  * pointing where it did because the real target is replaced). The session's read record is
  * updated, since the agent knows what it just wrote.
  */
-export function commitWrite(ctx: ToolContext, abs: string, existing: TextFile | null, content: string, by: string): Committed {
+export function commitWrite(
+  ctx: ToolContext,
+  abs: string,
+  existing: TextFile | null,
+  content: string,
+  by: string,
+): Committed {
   const buf = Buffer.from(content, 'utf8');
   const sha = sha256Of(buf);
   let trashId: string | null = null;
@@ -47,11 +71,20 @@ export function commitWrite(ctx: ToolContext, abs: string, existing: TextFile | 
       remember(ctx, abs, sha);
       return { size: buf.length, unchanged: true, trashId: null };
     }
-    trashId = trashFileCopy(ctx.db, ctx.paths, { path: target, by, sessionId: ctx.sessionId, sha256: existing.sha256, replacedBySha256: sha }).id;
+    trashId = trashFileCopy(ctx.db, ctx.paths, {
+      path: target,
+      by,
+      sessionId: ctx.sessionId,
+      sha256: existing.sha256,
+      replacedBySha256: sha,
+    }).id;
   } else {
     mkdirSync(dirname(abs), { recursive: true });
   }
-  const tmp = join(dirname(target), `.${basename(target)}.${randomBytes(4).toString('hex')}.svc-tmp`);
+  const tmp = join(
+    dirname(target),
+    `.${basename(target)}.${randomBytes(4).toString('hex')}.svc-tmp`,
+  );
   try {
     const fd = openSync(tmp, 'wx', existing ? existing.mode : 0o666);
     try {
@@ -71,5 +104,11 @@ export function commitWrite(ctx: ToolContext, abs: string, existing: TextFile | 
 
 function remember(ctx: ToolContext, abs: string, sha256: string): void {
   const st = statSync(abs);
-  recordFileRead(ctx.db, { session_id: ctx.sessionId, path: abs, sha256, size: st.size, mtime_ms: st.mtimeMs });
+  recordFileRead(ctx.db, {
+    session_id: ctx.sessionId,
+    path: abs,
+    sha256,
+    size: st.size,
+    mtime_ms: st.mtimeMs,
+  });
 }

@@ -43,7 +43,16 @@ function inside(child: string, parent: string): boolean {
  */
 export function svcPrivatePath(paths: Paths, abs: string, access: 'read' | 'write'): string | null {
   const real = realish(abs);
-  const secret = [paths.accessKey, paths.serveEnv, paths.config, paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.runDir, paths.trashDir];
+  const secret = [
+    paths.accessKey,
+    paths.serveEnv,
+    paths.config,
+    paths.db,
+    `${paths.db}-wal`,
+    `${paths.db}-shm`,
+    paths.runDir,
+    paths.trashDir,
+  ];
   const rules = [paths.permissions]; // readable, so the agent can explain a refusal; never writable
   const stateOnly = [paths.logsDir, paths.uploadsDir];
   const hits = (list: string[]) => list.some((p) => inside(real, realish(p)));

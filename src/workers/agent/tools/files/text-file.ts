@@ -13,7 +13,9 @@ export interface TextFile {
   mode: number;
 }
 
-export type Loaded = { ok: true; file: TextFile } | { ok: false; missing: boolean; message: string };
+export type Loaded =
+  | { ok: true; file: TextFile }
+  | { ok: false; missing: boolean; message: string };
 
 /** Reads a file the file tools may work on: it exists, is a regular file, is not huge and is text. */
 export function loadTextFile(abs: string, shown: string): Loaded {
@@ -22,18 +24,51 @@ export function loadTextFile(abs: string, shown: string): Loaded {
     st = statSync(abs);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { ok: false, missing: true, message: `${shown} does not exist.` };
-    return { ok: false, missing: false, message: `Cannot open ${shown}: ${(err as Error).message}` };
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      return { ok: false, missing: true, message: `${shown} does not exist.` };
+    return {
+      ok: false,
+      missing: false,
+      message: `Cannot open ${shown}: ${(err as Error).message}`,
+    };
   }
-  if (st.isDirectory()) return { ok: false, missing: false, message: `${shown} is a folder, not a file; use glob to list its files.` };
+  if (st.isDirectory())
+    return {
+      ok: false,
+      missing: false,
+      message: `${shown} is a folder, not a file; use glob to list its files.`,
+    };
   // FIFOs, sockets and devices could block forever or never end.
-  if (!st.isFile()) return { ok: false, missing: false, message: `${shown} is not a regular file (a device, pipe or socket); the file tools only handle regular files.` };
+  if (!st.isFile())
+    return {
+      ok: false,
+      missing: false,
+      message: `${shown} is not a regular file (a device, pipe or socket); the file tools only handle regular files.`,
+    };
   if (st.size > MAX_TEXT_FILE_BYTES) {
-    return { ok: false, missing: false, message: `${shown} is ${formatBytes(st.size)}, over the ${formatBytes(MAX_TEXT_FILE_BYTES)} limit of the file tools; use grep to find what you need in it, or the terminal.` };
+    return {
+      ok: false,
+      missing: false,
+      message: `${shown} is ${formatBytes(st.size)}, over the ${formatBytes(MAX_TEXT_FILE_BYTES)} limit of the file tools; use grep to find what you need in it, or the terminal.`,
+    };
   }
   const buf = readFileSync(abs);
-  if (looksBinary(buf)) return { ok: false, missing: false, message: `${shown} looks binary (NUL bytes or not UTF-8 text), so it is not shown.` };
-  return { ok: true, file: { buf, sha256: sha256Of(buf), size: buf.length, mtimeMs: st.mtimeMs, mode: st.mode & 0o7777 } };
+  if (looksBinary(buf))
+    return {
+      ok: false,
+      missing: false,
+      message: `${shown} looks binary (NUL bytes or not UTF-8 text), so it is not shown.`,
+    };
+  return {
+    ok: true,
+    file: {
+      buf,
+      sha256: sha256Of(buf),
+      size: buf.length,
+      mtimeMs: st.mtimeMs,
+      mode: st.mode & 0o7777,
+    },
+  };
 }
 
 export function formatBytes(n: number): string {

@@ -12,7 +12,11 @@ export const writeFileTool = defineTool({
     'Prefer edit_file for changing part of a file.',
   args: z
     .object({
-      path: z.string().min(1).max(4096).describe('File path, absolute or relative to the working folder'),
+      path: z
+        .string()
+        .min(1)
+        .max(4096)
+        .describe('File path, absolute or relative to the working folder'),
       content: z.string().max(MAX_TEXT_FILE_BYTES).describe('The complete new content'),
     })
     .strict(),
@@ -23,13 +27,18 @@ export const writeFileTool = defineTool({
     const shown = displayPath(ctx, abs);
     const refused = svcPrivatePath(ctx.paths, abs, 'write');
     if (refused) return { output: refused, isError: true };
-    if (Buffer.byteLength(content) > MAX_TEXT_FILE_BYTES) return { output: `The content is over the ${formatBytes(MAX_TEXT_FILE_BYTES)} limit of write_file.`, isError: true };
+    if (Buffer.byteLength(content) > MAX_TEXT_FILE_BYTES)
+      return {
+        output: `The content is over the ${formatBytes(MAX_TEXT_FILE_BYTES)} limit of write_file.`,
+        isError: true,
+      };
     const check = checkWritable(ctx, abs, shown);
     if (!check.ok) return { output: check.message, isError: true };
     const done = commitWrite(ctx, abs, check.existing, content, 'write_file');
     const lines = countLines(content);
     const stats = `${formatBytes(done.size)}, ${lines} line${lines === 1 ? '' : 's'}`;
-    if (done.unchanged) return { output: `${shown} already had exactly this content (${stats}); nothing changed.` };
+    if (done.unchanged)
+      return { output: `${shown} already had exactly this content (${stats}); nothing changed.` };
     const verb = check.existing ? 'Overwrote' : 'Created';
     const trash = done.trashId ? ` The previous content is in the trash (${done.trashId}).` : '';
     return { output: `${verb} ${shown} (${stats}).${trash}`, wrote: [abs] };

@@ -41,7 +41,8 @@ export class McpChannel {
         s.once('close', () => reject(new Error('the direct channel closed')));
       });
       link.send({ token: offer.token });
-      if (!mcpDirectWelcome.safeParse(await link.first(CONNECT_TIMEOUT_MS)).success) throw new Error('the mcp worker did not accept the channel');
+      if (!mcpDirectWelcome.safeParse(await link.first(CONNECT_TIMEOUT_MS)).success)
+        throw new Error('the mcp worker did not accept the channel');
       const endpoint = new Endpoint(link, 'agent', 'mcp');
       s.once('close', () => {
         endpoint.close('the mcp worker closed the direct channel');
@@ -55,7 +56,10 @@ export class McpChannel {
       socket?.destroy();
       this.failedAt = Date.now();
       // No mcp worker (no enabled server) is ordinary; anything else is worth a line.
-      if (!/no mcp process/.test((err as Error).message)) log.warn('no direct channel to the mcp worker; calls go through the supervisor', { error: (err as Error).message });
+      if (!/no mcp process/.test((err as Error).message))
+        log.warn('no direct channel to the mcp worker; calls go through the supervisor', {
+          error: (err as Error).message,
+        });
       return undefined;
     }
   }

@@ -16,7 +16,12 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp__${server}__${tool}`;
 }
 
-const EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const EXT: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
 const IMAGE_MAX = 5 * 1024 * 1024;
 /** Leeway over the server's own timeout for the trip through the supervisor and the mcp worker. */
 const IPC_MARGIN_MS = 5000;
@@ -41,7 +46,14 @@ export async function mcpTools(channel: McpChannel, config: Config): Promise<Too
   });
 }
 
-function mcpTool(channel: McpChannel, server: string, tool: string, description: string, schema: Record<string, unknown>, timeoutMs: number): Tool {
+function mcpTool(
+  channel: McpChannel,
+  server: string,
+  tool: string,
+  description: string,
+  schema: Record<string, unknown>,
+  timeoutMs: number,
+): Tool {
   return {
     name: mcpToolName(server, tool),
     description: `${description || tool} (from the MCP server "${server}")`,
@@ -50,10 +62,17 @@ function mcpTool(channel: McpChannel, server: string, tool: string, description:
     run: async (args, ctx) => {
       const callId = `${ctx.turnId}:${ctx.callId}`;
       const endpoint = await channel.endpoint();
-      const cancel = () => void endpoint.request('mcp.cancel', { call_id: callId }, { timeoutMs: 5000 }).catch(() => undefined);
+      const cancel = () =>
+        void endpoint
+          .request('mcp.cancel', { call_id: callId }, { timeoutMs: 5000 })
+          .catch(() => undefined);
       ctx.signal.addEventListener('abort', cancel, { once: true });
       try {
-        const call = endpoint.request('mcp.call', { call_id: callId, server, tool, arguments: args as Record<string, unknown> }, { timeoutMs: timeoutMs + IPC_MARGIN_MS });
+        const call = endpoint.request(
+          'mcp.call',
+          { call_id: callId, server, tool, arguments: args as Record<string, unknown> },
+          { timeoutMs: timeoutMs + IPC_MARGIN_MS },
+        );
         const r = await untilAborted(call, ctx.signal);
         return toResult(r.content, r.is_error, ctx);
       } finally {
@@ -75,7 +94,9 @@ export function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> 
 
 /** Text capped like terminal output (the rest spilled to a file); images saved as uploads the model may see. */
 function toResult(content: McpContent[], isError: boolean, ctx: ToolContext): ToolResult {
-  const log = new OutputLog(() => outputFile(ctx.paths.home, ctx.sessionId, `mcp-${ctx.turnId}-${ctx.callId}`));
+  const log = new OutputLog(() =>
+    outputFile(ctx.paths.home, ctx.sessionId, `mcp-${ctx.turnId}-${ctx.callId}`),
+  );
   const images: Attachment[] = [];
   for (const c of content) {
     if (c.type === 'text') {
@@ -89,9 +110,15 @@ function toResult(content: McpContent[], isError: boolean, ctx: ToolContext): To
     }
     const saved = saveImage(ctx, c.mime, bytes);
     images.push(saved);
-    log.append(`${log.total > 0 ? '\n' : ''}[image ${saved.name} (${c.mime}, ${bytes.length} bytes) at ${saved.path}]`);
+    log.append(
+      `${log.total > 0 ? '\n' : ''}[image ${saved.name} (${c.mime}, ${bytes.length} bytes) at ${saved.path}]`,
+    );
   }
-  return { output: log.summary() || (isError ? 'The tool failed without saying why.' : '(no output)'), ...(isError ? { isError: true } : {}), ...(images.length ? { images } : {}) };
+  return {
+    output: log.summary() || (isError ? 'The tool failed without saying why.' : '(no output)'),
+    ...(isError ? { isError: true } : {}),
+    ...(images.length ? { images } : {}),
+  };
 }
 
 export function saveImage(ctx: ToolContext, mime: string, bytes: Buffer): Attachment {
@@ -99,6 +126,13 @@ export function saveImage(ctx: ToolContext, mime: string, bytes: Buffer): Attach
   const name = `${newId('mcp')}.${EXT[mime] ?? 'bin'}`;
   const path = join(ctx.paths.uploadsDir, name);
   writeFileSync(path, bytes, { mode: 0o600 });
-  insertUpload(ctx.db, { name, original_name: name, mime, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), created_at: isoNow() });
+  insertUpload(ctx.db, {
+    name,
+    original_name: name,
+    mime,
+    size: bytes.length,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    created_at: isoNow(),
+  });
   return { name, mime, size: bytes.length, path };
 }

@@ -60,14 +60,23 @@ export function loadGitignore(dir: string): IgnoreLayer | null {
 }
 
 /** Whether an absolute path is ignored by the layers (root first) that apply to its folder. */
-export function isIgnored(layers: readonly IgnoreLayer[], abs: string, name: string, isDir: boolean): boolean {
+export function isIgnored(
+  layers: readonly IgnoreLayer[],
+  abs: string,
+  name: string,
+  isDir: boolean,
+): boolean {
   let ignored = false;
   for (const layer of layers) {
     if (!abs.startsWith(layer.base)) continue;
-    const rel = sep === '/' ? abs.slice(layer.base.length) : abs.slice(layer.base.length).split(sep).join('/');
+    const rel =
+      sep === '/'
+        ? abs.slice(layer.base.length)
+        : abs.slice(layer.base.length).split(sep).join('/');
     for (const rule of layer.rules) {
       if (rule.dirOnly && !isDir) continue;
-      if (rule.negate === ignored && rule.re.test(rule.nameOnly ? name : rel)) ignored = !rule.negate;
+      if (rule.negate === ignored && rule.re.test(rule.nameOnly ? name : rel))
+        ignored = !rule.negate;
     }
   }
   return ignored;

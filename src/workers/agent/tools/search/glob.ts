@@ -4,13 +4,23 @@ import { displayPath, resolveToolPath } from '../files/file-path.js';
 import { isLiteralSegment } from './glob-pattern.js';
 import { defineTool, type ToolContext } from '../registry.js';
 import { runGlob } from './search-pool.js';
-import { checkRoot, SEARCH_LIMITS, searchSkips, stopNote, withSearchDeadline } from './search-common.js';
+import {
+  checkRoot,
+  SEARCH_LIMITS,
+  searchSkips,
+  stopNote,
+  withSearchDeadline,
+} from './search-common.js';
 
 /**
  * Moves the pattern's leading literal folders into the root (`src/**\/*.ts` walks only src),
  * and notes whether the pattern names a path (has a slash) or just a file name at any depth.
  */
-export function splitPattern(ctx: Pick<ToolContext, 'workingDir'>, pattern: string, path: string | undefined): { root: string; pattern: string; anchored: boolean } {
+export function splitPattern(
+  ctx: Pick<ToolContext, 'workingDir'>,
+  pattern: string,
+  path: string | undefined,
+): { root: string; pattern: string; anchored: boolean } {
   let p = pattern.replace(/^(\.\/)+/, '');
   let root = isAbsolute(p) ? '/' : resolveToolPath(ctx, path ?? '.');
   if (isAbsolute(p)) p = p.replace(/^\/+/, '');
@@ -31,7 +41,12 @@ export const globTool = defineTool({
   args: z
     .object({
       pattern: z.string().min(1).max(1000).describe('Glob pattern, e.g. **/*.md or src/*.ts'),
-      path: z.string().min(1).max(4096).optional().describe('Folder to search (default: the working folder)'),
+      path: z
+        .string()
+        .min(1)
+        .max(4096)
+        .optional()
+        .describe('Folder to search (default: the working folder)'),
     })
     .strict(),
   subject: (args, ctx) => ({ path: splitPattern(ctx, args.pattern, args.path).root }),
@@ -40,13 +55,32 @@ export const globTool = defineTool({
     const bad = checkRoot(ctx, root, false);
     if (bad) return { output: bad, isError: true };
     const r = await withSearchDeadline(ctx, 'glob', (signal) =>
-      runGlob({ root, pattern, anchored, maxFiles: SEARCH_LIMITS.maxFiles, maxResults: SEARCH_LIMITS.defaultResults, timeMs: SEARCH_LIMITS.timeMs, skip: searchSkips(ctx.paths) }, signal),
+      runGlob(
+        {
+          root,
+          pattern,
+          anchored,
+          maxFiles: SEARCH_LIMITS.maxFiles,
+          maxResults: SEARCH_LIMITS.defaultResults,
+          timeMs: SEARCH_LIMITS.timeMs,
+          skip: searchSkips(ctx.paths),
+        },
+        signal,
+      ),
     );
     if ('output' in r) return r;
     const notes = stopNote(r.stopped, r.scanned);
-    if (r.total === 0) return { output: [`No files match ${args.pattern} in ${displayPath(ctx, root)}.`, ...notes].join('\n') };
+    if (r.total === 0)
+      return {
+        output: [`No files match ${args.pattern} in ${displayPath(ctx, root)}.`, ...notes].join(
+          '\n',
+        ),
+      };
     const lines = r.files.map((f) => displayPath(ctx, f.path));
-    if (r.total > r.files.length) notes.unshift(`[${r.files.length} of ${r.total} files shown, newest first; narrow the pattern or path to see the rest]`);
+    if (r.total > r.files.length)
+      notes.unshift(
+        `[${r.files.length} of ${r.total} files shown, newest first; narrow the pattern or path to see the rest]`,
+      );
     return { output: [...lines, ...notes].join('\n') };
   },
 });

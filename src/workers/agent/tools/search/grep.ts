@@ -2,11 +2,20 @@ import { z } from 'zod';
 import { displayPath, resolveToolPath } from '../files/file-path.js';
 import { defineTool, type ToolContext } from '../registry.js';
 import { runGrep } from './search-pool.js';
-import { checkRoot, SEARCH_LIMITS, searchSkips, stopNote, withSearchDeadline } from './search-common.js';
+import {
+  checkRoot,
+  SEARCH_LIMITS,
+  searchSkips,
+  stopNote,
+  withSearchDeadline,
+} from './search-common.js';
 import type { GrepResult } from './search-types.js';
 
 /** Flags for a pattern, or the reason it is not a valid regular expression. */
-function regexFlags(pattern: string, caseInsensitive: boolean): { flags: string } | { error: string } {
+function regexFlags(
+  pattern: string,
+  caseInsensitive: boolean,
+): { flags: string } | { error: string } {
   const base = caseInsensitive ? 'i' : '';
   try {
     new RegExp(pattern, `${base}u`); // unicode mode when the pattern allows it (\p{L}, astral characters)
@@ -30,11 +39,33 @@ export const grepTool = defineTool({
   args: z
     .object({
       pattern: z.string().min(1).max(2000).describe('Regular expression, e.g. function\\s+\\w+'),
-      path: z.string().min(1).max(4096).optional().describe('Folder or file to search (default: the working folder)'),
-      glob: z.string().min(1).max(1000).optional().describe('Only files matching this glob, e.g. *.ts or src/**/*.py'),
+      path: z
+        .string()
+        .min(1)
+        .max(4096)
+        .optional()
+        .describe('Folder or file to search (default: the working folder)'),
+      glob: z
+        .string()
+        .min(1)
+        .max(1000)
+        .optional()
+        .describe('Only files matching this glob, e.g. *.ts or src/**/*.py'),
       case_insensitive: z.boolean().optional(),
-      context_lines: z.number().int().min(0).max(10).optional().describe('Lines to show before and after each match'),
-      max_results: z.number().int().min(1).max(SEARCH_LIMITS.maxResults).optional().describe(`Most matching lines to return (default ${SEARCH_LIMITS.defaultResults})`),
+      context_lines: z
+        .number()
+        .int()
+        .min(0)
+        .max(10)
+        .optional()
+        .describe('Lines to show before and after each match'),
+      max_results: z
+        .number()
+        .int()
+        .min(1)
+        .max(SEARCH_LIMITS.maxResults)
+        .optional()
+        .describe(`Most matching lines to return (default ${SEARCH_LIMITS.defaultResults})`),
     })
     .strict(),
   subject: (args, ctx) => ({ path: resolveToolPath(ctx, args.path ?? '.') }),
@@ -69,7 +100,11 @@ export const grepTool = defineTool({
 });
 
 /** ripgrep-like lines, then notes on what was capped or skipped. */
-export function formatGrep(ctx: Pick<ToolContext, 'workingDir'>, r: GrepResult, context: number): string {
+export function formatGrep(
+  ctx: Pick<ToolContext, 'workingDir'>,
+  r: GrepResult,
+  context: number,
+): string {
   const out: string[] = [];
   for (const f of r.files) {
     const shown = displayPath(ctx, f.path);
@@ -83,10 +118,21 @@ export function formatGrep(ctx: Pick<ToolContext, 'workingDir'>, r: GrepResult, 
     }
   }
   if (r.files.length === 0) out.push('(no matches)');
-  else out.push(`[${r.matches} matching line${r.matches === 1 ? '' : 's'} in ${r.files.length} file${r.files.length === 1 ? '' : 's'}]`);
-  if (r.capped) out.push(`[stopped at ${r.matches} matches; there may be more: narrow the pattern, path or glob, or raise max_results]`);
+  else
+    out.push(
+      `[${r.matches} matching line${r.matches === 1 ? '' : 's'} in ${r.files.length} file${r.files.length === 1 ? '' : 's'}]`,
+    );
+  if (r.capped)
+    out.push(
+      `[stopped at ${r.matches} matches; there may be more: narrow the pattern, path or glob, or raise max_results]`,
+    );
   out.push(...stopNote(r.stopped, r.scanned));
-  const skipped = [r.skippedBinary > 0 ? `${r.skippedBinary} binary` : '', r.skippedLarge > 0 ? `${r.skippedLarge} over ${SEARCH_LIMITS.maxFileBytes / 1024 / 1024} MiB` : ''].filter(Boolean);
+  const skipped = [
+    r.skippedBinary > 0 ? `${r.skippedBinary} binary` : '',
+    r.skippedLarge > 0
+      ? `${r.skippedLarge} over ${SEARCH_LIMITS.maxFileBytes / 1024 / 1024} MiB`
+      : '',
+  ].filter(Boolean);
   if (skipped.length > 0) out.push(`[skipped files: ${skipped.join(', ')}]`);
   return out.join('\n');
 }

@@ -19,7 +19,17 @@ export const SEARCH_LIMITS = {
 
 /** svc's own files (keys, config, database, trash) and key folders (~/.ssh, ~/.gnupg): a search never reads or lists them. */
 export function searchSkips(paths: Paths): string[] {
-  const list = [paths.accessKey, paths.serveEnv, paths.config, paths.db, `${paths.db}-wal`, `${paths.db}-shm`, paths.runDir, paths.trashDir, ...keyFolders()];
+  const list = [
+    paths.accessKey,
+    paths.serveEnv,
+    paths.config,
+    paths.db,
+    `${paths.db}-wal`,
+    `${paths.db}-shm`,
+    paths.runDir,
+    paths.trashDir,
+    ...keyFolders(),
+  ];
   const out = new Set(list);
   for (const p of list) {
     try {
@@ -46,18 +56,31 @@ export function checkRoot(ctx: ToolContext, root: string, allowFile: boolean): s
  * Runs a search with the turn's signal plus a hard time limit. A turn interrupt is rethrown;
  * the time limit becomes an error result the model can act on.
  */
-export async function withSearchDeadline<T>(ctx: ToolContext, what: string, run: (signal: AbortSignal) => Promise<T>): Promise<T | { output: string; isError: true }> {
+export async function withSearchDeadline<T>(
+  ctx: ToolContext,
+  what: string,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T | { output: string; isError: true }> {
   const timeout = AbortSignal.timeout(SEARCH_LIMITS.timeMs + SEARCH_LIMITS.graceMs);
   try {
     return await run(AbortSignal.any([ctx.signal, timeout]));
   } catch (err) {
     if (ctx.signal.aborted || !timeout.aborted) throw err;
-    return { output: `${what} took too long and was stopped (the pattern may be too expensive); narrow the path or simplify the pattern.`, isError: true };
+    return {
+      output: `${what} took too long and was stopped (the pattern may be too expensive); narrow the path or simplify the pattern.`,
+      isError: true,
+    };
   }
 }
 
 export function stopNote(stopped: 'files' | 'time' | null, scanned: number): string[] {
-  if (stopped === 'files') return [`[stopped after scanning ${scanned} files: results are incomplete; search a narrower path]`];
-  if (stopped === 'time') return [`[stopped after ${SEARCH_LIMITS.timeMs / 1000} s (${scanned} files scanned): results are incomplete; search a narrower path]`];
+  if (stopped === 'files')
+    return [
+      `[stopped after scanning ${scanned} files: results are incomplete; search a narrower path]`,
+    ];
+  if (stopped === 'time')
+    return [
+      `[stopped after ${SEARCH_LIMITS.timeMs / 1000} s (${scanned} files scanned): results are incomplete; search a narrower path]`,
+    ];
   return [];
 }

@@ -1,5 +1,13 @@
 import { Piscina } from 'piscina';
-import { globResultSchema, grepResultSchema, type GlobResult, type GlobTask, type GrepResult, type GrepTask, type SearchTask } from './search-types.js';
+import {
+  globResultSchema,
+  grepResultSchema,
+  type GlobResult,
+  type GlobTask,
+  type GrepResult,
+  type GrepTask,
+  type SearchTask,
+} from './search-types.js';
 
 /**
  * glob and grep walk trees and read files synchronously, which would stall the worker's event
@@ -19,11 +27,17 @@ function searchPool(): Piscina<SearchTask, unknown> {
 }
 
 /** Runs a search on the pool; aborting the signal ends it (a running thread is terminated). */
-export async function runGlob(task: Omit<GlobTask, 'op'>, signal: AbortSignal): Promise<GlobResult> {
+export async function runGlob(
+  task: Omit<GlobTask, 'op'>,
+  signal: AbortSignal,
+): Promise<GlobResult> {
   return globResultSchema.parse(await searchPool().run({ op: 'glob', ...task }, { signal }));
 }
 
-export async function runGrep(task: Omit<GrepTask, 'op'>, signal: AbortSignal): Promise<GrepResult> {
+export async function runGrep(
+  task: Omit<GrepTask, 'op'>,
+  signal: AbortSignal,
+): Promise<GrepResult> {
   return grepResultSchema.parse(await searchPool().run({ op: 'grep', ...task }, { signal }));
 }
 

@@ -51,7 +51,11 @@ export const globResultSchema = z.object({
   total: z.number().int(),
 });
 
-export const grepLineSchema = z.object({ n: z.number().int(), text: z.string(), match: z.boolean() });
+export const grepLineSchema = z.object({
+  n: z.number().int(),
+  text: z.string(),
+  match: z.boolean(),
+});
 
 export const grepResultSchema = z.object({
   op: z.literal('grep'),

@@ -3,7 +3,14 @@ import { basename, relative, sep } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { looksBinary } from '../files/binary.js';
 import { globToRegExp } from './glob-pattern.js';
-import { searchTaskSchema, type GlobResult, type GlobTask, type GrepLine, type GrepResult, type GrepTask } from './search-types.js';
+import {
+  searchTaskSchema,
+  type GlobResult,
+  type GlobTask,
+  type GrepLine,
+  type GrepResult,
+  type GrepTask,
+} from './search-types.js';
 import { walkFiles, type WalkStats } from './walk.js';
 import { looksLikePrivateKey } from '../files/private-key.js';
 
@@ -28,7 +35,11 @@ function glob(task: GlobTask): GlobResult {
   const stats: WalkStats = { scanned: 0, stopped: null };
   const matches = fileFilter(task.root, task.pattern, task.anchored);
   const found: Array<{ path: string; mtimeMs: number }> = [];
-  for (const abs of walkFiles(task.root, { maxFiles: task.maxFiles, deadline: Date.now() + task.timeMs, skip: new Set(task.skip) }, stats)) {
+  for (const abs of walkFiles(
+    task.root,
+    { maxFiles: task.maxFiles, deadline: Date.now() + task.timeMs, skip: new Set(task.skip) },
+    stats,
+  )) {
     if (!matches(abs)) continue;
     try {
       found.push({ path: abs, mtimeMs: statSync(abs).mtimeMs });
@@ -37,7 +48,14 @@ function glob(task: GlobTask): GlobResult {
     }
   }
   found.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.path < b.path ? -1 : 1));
-  return { op: 'glob', scanned: stats.scanned, stopped: stats.stopped, threadId, files: found.slice(0, task.maxResults), total: found.length };
+  return {
+    op: 'glob',
+    scanned: stats.scanned,
+    stopped: stats.stopped,
+    threadId,
+    files: found.slice(0, task.maxResults),
+    total: found.length,
+  };
 }
 
 function grep(task: GrepTask): GrepResult {
@@ -45,9 +63,24 @@ function grep(task: GrepTask): GrepResult {
   const line = new RegExp(task.pattern, task.flags);
   // Whole-file pre-check ('m' so ^ and $ still mean line starts and ends): most files do not match.
   const whole = new RegExp(task.pattern, task.flags.includes('m') ? task.flags : `${task.flags}m`);
-  const include = task.include === null ? null : fileFilter(task.root, task.include, task.include.includes('/'));
-  const out: GrepResult = { op: 'grep', scanned: 0, stopped: null, threadId, files: [], matches: 0, capped: false, skippedBinary: 0, skippedLarge: 0 };
-  for (const abs of walkFiles(task.root, { maxFiles: task.maxFiles, deadline: Date.now() + task.timeMs, skip: new Set(task.skip) }, stats)) {
+  const include =
+    task.include === null ? null : fileFilter(task.root, task.include, task.include.includes('/'));
+  const out: GrepResult = {
+    op: 'grep',
+    scanned: 0,
+    stopped: null,
+    threadId,
+    files: [],
+    matches: 0,
+    capped: false,
+    skippedBinary: 0,
+    skippedLarge: 0,
+  };
+  for (const abs of walkFiles(
+    task.root,
+    { maxFiles: task.maxFiles, deadline: Date.now() + task.timeMs, skip: new Set(task.skip) },
+    stats,
+  )) {
     if (include && !include(abs)) continue;
     let buf: Buffer;
     try {
@@ -74,7 +107,10 @@ function grep(task: GrepTask): GrepResult {
     }
     if (hits.length === 0) continue;
     out.matches += hits.length;
-    out.files.push({ path: abs, lines: withContext(lines, hits, task.context, line, task.maxLineChars) });
+    out.files.push({
+      path: abs,
+      lines: withContext(lines, hits, task.context, line, task.maxLineChars),
+    });
     if (out.matches >= task.maxResults) {
       out.capped = true;
       break;
@@ -86,7 +122,13 @@ function grep(task: GrepTask): GrepResult {
 }
 
 /** The matching lines and `context` lines around each, overlaps merged, in order. */
-function withContext(lines: string[], hits: number[], context: number, re: RegExp, maxChars: number): GrepLine[] {
+function withContext(
+  lines: string[],
+  hits: number[],
+  context: number,
+  re: RegExp,
+  maxChars: number,
+): GrepLine[] {
   const isHit = new Set(hits);
   const out: GrepLine[] = [];
   let next = 0; // first line not yet emitted
@@ -95,7 +137,11 @@ function withContext(lines: string[], hits: number[], context: number, re: RegEx
     const to = Math.min(lines.length - 1, h + context);
     for (let i = from; i <= to; i++) {
       const match = isHit.has(i);
-      out.push({ n: i + 1, text: clip(lines[i]!.replace(/\r$/, ''), match ? re : null, maxChars), match });
+      out.push({
+        n: i + 1,
+        text: clip(lines[i]!.replace(/\r$/, ''), match ? re : null, maxChars),
+        match,
+      });
     }
     next = Math.max(next, to + 1);
   }

@@ -27,7 +27,8 @@ export interface WalkStats {
  * symbolic links (which could loop). A root that is a file yields just that file.
  */
 export function* walkFiles(root: string, limits: WalkLimits, stats: WalkStats): Generator<string> {
-  for (const s of limits.skip ?? []) if (root === s || root.startsWith(s.endsWith(sep) ? s : s + sep)) return;
+  for (const s of limits.skip ?? [])
+    if (root === s || root.startsWith(s.endsWith(sep) ? s : s + sep)) return;
   const st = statSync(root);
   if (st.isFile()) {
     stats.scanned++;
@@ -37,7 +38,13 @@ export function* walkFiles(root: string, limits: WalkLimits, stats: WalkStats): 
   yield* visit(root, ancestorLayers(root), 0, limits, stats);
 }
 
-function* visit(dir: string, parentLayers: readonly IgnoreLayer[], depth: number, limits: WalkLimits, stats: WalkStats): Generator<string> {
+function* visit(
+  dir: string,
+  parentLayers: readonly IgnoreLayer[],
+  depth: number,
+  limits: WalkLimits,
+  stats: WalkStats,
+): Generator<string> {
   if (depth > MAX_DEPTH) return;
   let entries: Dirent[];
   try {
@@ -46,7 +53,9 @@ function* visit(dir: string, parentLayers: readonly IgnoreLayer[], depth: number
     return; // unreadable folder: search what can be searched
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const own = entries.some((e) => e.name === '.gitignore' && e.isFile()) ? loadGitignore(dir) : null;
+  const own = entries.some((e) => e.name === '.gitignore' && e.isFile())
+    ? loadGitignore(dir)
+    : null;
   const layers = own ? [...parentLayers, own] : parentLayers;
   for (const e of entries) {
     if (stats.stopped) return;
@@ -54,7 +63,8 @@ function* visit(dir: string, parentLayers: readonly IgnoreLayer[], depth: number
     const abs = join(dir, e.name);
     if (limits.skip?.has(abs)) continue;
     if (e.isDirectory()) {
-      if (!isIgnored(layers, abs, e.name, true)) yield* visit(abs, layers, depth + 1, limits, stats);
+      if (!isIgnored(layers, abs, e.name, true))
+        yield* visit(abs, layers, depth + 1, limits, stats);
     } else if (e.isFile()) {
       if (stats.scanned >= limits.maxFiles) {
         stats.stopped = 'files';

@@ -4,8 +4,13 @@ import { defineTool } from '../registry.js';
 /** The current date and time: harmless, and enough to prove the tool loop end to end. */
 export const clockTool = defineTool({
   name: 'current_time',
-  description: 'Returns the current date and time, in UTC and in the given IANA time zone (default: the server\'s).',
-  args: z.object({ time_zone: z.string().max(64).optional().describe('An IANA time zone such as Europe/Paris') }).strict(),
+  description:
+    "Returns the current date and time, in UTC and in the given IANA time zone (default: the server's).",
+  args: z
+    .object({
+      time_zone: z.string().max(64).optional().describe('An IANA time zone such as Europe/Paris'),
+    })
+    .strict(),
   run: ({ time_zone }) => {
     const now = new Date();
     const zone = time_zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;

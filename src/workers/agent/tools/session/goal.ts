@@ -7,8 +7,11 @@ import { defineTool } from '../registry.js';
 export function goalTool(db: Db, onChange: (goal: Goal) => void) {
   return defineTool({
     name: 'update_goal',
-    description: 'Marks the session goal as complete (it is reached) or blocked (you cannot continue without the user). Say why in note.',
-    args: z.object({ status: z.enum(['complete', 'blocked']), note: z.string().max(2000).optional() }).strict(),
+    description:
+      'Marks the session goal as complete (it is reached) or blocked (you cannot continue without the user). Say why in note.',
+    args: z
+      .object({ status: z.enum(['complete', 'blocked']), note: z.string().max(2000).optional() })
+      .strict(),
     run: ({ status, note }, ctx) => {
       const goal = putGoal(db, ctx.sessionId, { status });
       onChange(goal);

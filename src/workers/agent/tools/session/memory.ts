@@ -14,7 +14,10 @@ const SEARCH_OUTPUT = 20_000;
 // Lower-case kebab: safe as a file name everywhere, and never MEMORY.md on a case-insensitive disk.
 const slug = z
   .string()
-  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'use lower-case letters, digits and single hyphens, e.g. "build-setup"')
+  .regex(
+    /^[a-z0-9]+(?:-[a-z0-9]+)*$/,
+    'use lower-case letters, digits and single hyphens, e.g. "build-setup"',
+  )
   .max(64)
   .refine((s) => s !== 'memory', '"memory" is reserved for the index');
 
@@ -52,7 +55,11 @@ function memoryNames(dir: string): string[] {
 /** A one-line description: the given one, or the note's first line without Markdown heading marks. */
 function describe(content: string, given: string | undefined): string {
   const text = given ?? content.split('\n').find((l) => l.trim().length > 0) ?? '';
-  return text.replace(/^#+\s*/, '').replace(/\s+/g, ' ').trim().slice(0, 150);
+  return text
+    .replace(/^#+\s*/, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 150);
 }
 
 /**
@@ -73,12 +80,16 @@ function memoryWriteTool(): Tool {
     name: 'memory_write',
     description:
       'Saves a durable note (Markdown) as memory/<name>.md, replacing a note of the same name, and lists it in the memory index MEMORY.md with its description. ' +
-      'Use it for facts worth keeping across sessions: the user\'s preferences, decisions, how a project is set up.',
+      "Use it for facts worth keeping across sessions: the user's preferences, decisions, how a project is set up.",
     args: z
       .object({
         name: slug.describe('kebab-case, e.g. "deploy-steps"'),
         content: z.string().min(1).max(MAX_CONTENT, `at most ${MAX_CONTENT} characters`),
-        description: z.string().max(300).optional().describe('One line for the index; defaults to the first line of content.'),
+        description: z
+          .string()
+          .max(300)
+          .optional()
+          .describe('One line for the index; defaults to the first line of content.'),
       })
       .strict(),
     run: ({ name, content, description }, ctx) => {
@@ -86,15 +97,26 @@ function memoryWriteTool(): Tool {
       ensureDir(dir);
       const file = join(dir, `${name}.md`);
       const names = memoryNames(dir);
-      if (!names.includes(name) && names.length >= MAX_FILES) return { output: `There are already ${MAX_FILES} memory files; update or merge existing ones instead.`, isError: true };
+      if (!names.includes(name) && names.length >= MAX_FILES)
+        return {
+          output: `There are already ${MAX_FILES} memory files; update or merge existing ones instead.`,
+          isError: true,
+        };
       const indexFile = join(dir, INDEX_FILE);
       const index = readText(indexFile, 1024 * 1024) ?? '';
       const existing = index.split('\n').find((l) => l.includes(`](${name}.md)`));
-      const keptDescription = description === undefined && existing ? /\)\s+—\s+(.*)$/.exec(existing)?.[1] : undefined;
+      const keptDescription =
+        description === undefined && existing ? /\)\s+—\s+(.*)$/.exec(existing)?.[1] : undefined;
       writeFileAtomic(file, content.endsWith('\n') ? content : `${content}\n`);
-      writeFileAtomic(indexFile, indexWith(index, name, describe(content, description ?? keptDescription)));
+      writeFileAtomic(
+        indexFile,
+        indexWith(index, name, describe(content, description ?? keptDescription)),
+      );
       const count = memoryNames(dir).length;
-      return { output: `Saved memory ${name} (${Buffer.byteLength(content)} bytes) to ${file}; MEMORY.md lists ${count} ${count === 1 ? 'memory' : 'memories'}.`, wrote: [file] };
+      return {
+        output: `Saved memory ${name} (${Buffer.byteLength(content)} bytes) to ${file}; MEMORY.md lists ${count} ${count === 1 ? 'memory' : 'memories'}.`,
+        wrote: [file],
+      };
     },
   });
 }
@@ -132,7 +154,8 @@ function searchFile(name: string, text: string, terms: string[]): Hit | undefine
 function memorySearchTool(): Tool {
   return defineTool({
     name: 'memory_search',
-    description: 'Searches the memory notes (memory/*.md and the MEMORY.md index) for the words of query, case-insensitively; best matches first, with matching lines.',
+    description:
+      'Searches the memory notes (memory/*.md and the MEMORY.md index) for the words of query, case-insensitively; best matches first, with matching lines.',
     args: z
       .object({
         query: z.string().trim().min(1).max(500),
@@ -140,7 +163,14 @@ function memorySearchTool(): Tool {
       })
       .strict(),
     run: ({ query, max_results }, ctx) => {
-      const terms = [...new Set(query.toLowerCase().split(/\s+/).filter((t) => t.length > 0))].slice(0, 20);
+      const terms = [
+        ...new Set(
+          query
+            .toLowerCase()
+            .split(/\s+/)
+            .filter((t) => t.length > 0),
+        ),
+      ].slice(0, 20);
       const dir = ctx.paths.memoryDir;
       const files = [INDEX_FILE.slice(0, -3), ...memoryNames(dir).slice(0, 2000)];
       const hits: Hit[] = [];

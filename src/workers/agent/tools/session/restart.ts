@@ -12,11 +12,13 @@ export function restartTool(requestRestart: (reason: string) => void | Promise<v
     name: RESTART_TOOL,
     description:
       'Restarts the svc server, e.g. after changing its configuration or code. Running turns are allowed to finish first, and this one ends. ' +
-      'The user is always asked to approve it. Say why in reason. Never stop or kill svc\'s processes with terminal; use this tool.',
+      "The user is always asked to approve it. Say why in reason. Never stop or kill svc's processes with terminal; use this tool.",
     args: z.object({ reason: z.string().trim().min(1, 'say why').max(500) }).strict(),
     run: async ({ reason }) => {
       await requestRestart(reason);
-      return { output: `Restart requested (${reason}). svc restarts once running turns finish; the conversation continues after it is back.` };
+      return {
+        output: `Restart requested (${reason}). svc restarts once running turns finish; the conversation continues after it is back.`,
+      };
     },
   });
 }

@@ -3,7 +3,12 @@ import { runInputsSchema } from '../../../../shared/workflows/start.js';
 import { defineTool } from '../registry.js';
 
 /** Starts a workflow run in a session of its own; answers at once with where to follow it. */
-export function runWorkflowTool(start: (name: string, inputs: Record<string, string | number | boolean>) => Promise<{ run_id: string; session_id: string }>) {
+export function runWorkflowTool(
+  start: (
+    name: string,
+    inputs: Record<string, string | number | boolean>,
+  ) => Promise<{ run_id: string; session_id: string }>,
+) {
   return defineTool({
     name: 'run_workflow',
     description:
@@ -16,7 +21,15 @@ export function runWorkflowTool(start: (name: string, inputs: Record<string, str
       .strict(),
     run: async ({ name, inputs }) => {
       const r = await start(name, inputs);
-      return { output: JSON.stringify({ started: true, workflow: name, run_id: r.run_id, session_id: r.session_id, follow: `the session ${r.session_id} holds every step; events on the "workflows" topic` }) };
+      return {
+        output: JSON.stringify({
+          started: true,
+          workflow: name,
+          run_id: r.run_id,
+          session_id: r.session_id,
+          follow: `the session ${r.session_id} holds every step; events on the "workflows" topic`,
+        }),
+      };
     },
   });
 }

@@ -18,19 +18,31 @@ export const skillTool = defineTool({
   args: z
     .object({
       name: z.string().min(1).max(64).describe('The skill name, as listed under "Skills".'),
-      file: z.string().min(1).max(1024).optional().describe('A file of the skill, relative to its folder (e.g. "scripts/check.sh").'),
+      file: z
+        .string()
+        .min(1)
+        .max(1024)
+        .optional()
+        .describe('A file of the skill, relative to its folder (e.g. "scripts/check.sh").'),
     })
     .strict(),
   run: ({ name, file }, ctx) => {
     const usable = usableSkills(ctx.db, ctx.paths);
     const skill = usable.find((s) => s.name === name);
     if (!skill) {
-      return { output: `There is no enabled skill named "${name}". Available: ${usable.map((s) => s.name).join(', ') || 'none'}.`, isError: true };
+      return {
+        output: `There is no enabled skill named "${name}". Available: ${usable.map((s) => s.name).join(', ') || 'none'}.`,
+        isError: true,
+      };
     }
     if (file === undefined) {
       const others = skillFiles(skill.dir).filter((f) => f !== 'SKILL.md');
-      const list = others.length ? `\n\n## Files of this skill (read one with the skill tool and \`file\`)\n${others.map((f) => `- ${f}`).join('\n')}` : '';
-      return { output: `# Skill: ${skill.name}\n${skill.description}\n\n${skillBody(skill).trim()}${list}` };
+      const list = others.length
+        ? `\n\n## Files of this skill (read one with the skill tool and \`file\`)\n${others.map((f) => `- ${f}`).join('\n')}`
+        : '';
+      return {
+        output: `# Skill: ${skill.name}\n${skill.description}\n\n${skillBody(skill).trim()}${list}`,
+      };
     }
     let real: string;
     try {
@@ -38,11 +50,21 @@ export const skillTool = defineTool({
       real = realpathSync(join(skill.dir, file));
       if (!real.startsWith(root + sep) || !statSync(real).isFile()) throw new Error('outside');
     } catch {
-      return { output: `The skill "${name}" has no file "${file}". Call skill with only the name to list its files.`, isError: true };
+      return {
+        output: `The skill "${name}" has no file "${file}". Call skill with only the name to list its files.`,
+        isError: true,
+      };
     }
     const bytes = readFileSync(real);
-    if (bytes.subarray(0, 8000).includes(0)) return { output: `"${file}" is a binary file (${bytes.length} bytes); it cannot be shown as text.`, isError: true };
+    if (bytes.subarray(0, 8000).includes(0))
+      return {
+        output: `"${file}" is a binary file (${bytes.length} bytes); it cannot be shown as text.`,
+        isError: true,
+      };
     const text = bytes.subarray(0, FILE_CAP).toString('utf8');
-    return { output: bytes.length > FILE_CAP ? `${text}\n[… cut at ${FILE_CAP} bytes of ${bytes.length}]` : text };
+    return {
+      output:
+        bytes.length > FILE_CAP ? `${text}\n[… cut at ${FILE_CAP} bytes of ${bytes.length}]` : text,
+    };
   },
 });

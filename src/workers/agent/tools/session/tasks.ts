@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { ApiError } from '../../../../shared/errors.js';
-import { createTask, listTasks, taskFields, taskStatuses, updateTask, type Task } from '../../../../shared/store/tasks.js';
+import {
+  createTask,
+  listTasks,
+  taskFields,
+  taskStatuses,
+  updateTask,
+  type Task,
+} from '../../../../shared/store/tasks.js';
 import { viewSummary } from '../../../../shared/event-summaries.js';
 import type { Publish } from '../../../../shared/protocol/events.js';
 import { defineTool, type Tool, type ToolResult } from '../registry.js';
@@ -42,22 +49,45 @@ export function taskTools(opts: TaskToolOptions = {}): Tool[] {
   return [
     defineTool({
       name: 'task_create',
-      description: 'Adds a task to this session\'s plan (status pending). blocked_by lists ids of tasks that must be completed before this one may start. Use tasks for work with several steps.',
-      args: z.object({ subject: taskFields.subject, description: taskFields.description.optional(), blocked_by: taskFields.blocked_by.optional() }).strict(),
+      description:
+        "Adds a task to this session's plan (status pending). blocked_by lists ids of tasks that must be completed before this one may start. Use tasks for work with several steps.",
+      args: z
+        .object({
+          subject: taskFields.subject,
+          description: taskFields.description.optional(),
+          blocked_by: taskFields.blocked_by.optional(),
+        })
+        .strict(),
       run: (args, ctx) =>
         attempt(() => {
           const t = createTask(ctx.db, args, { session: ctx.sessionId });
           announce('task.created', t);
-          return { output: `Created task ${t.id}: ${t.subject}${t.blocked_by.length ? ` (blocked by ${t.blocked_by.join(', ')})` : ''}` };
+          return {
+            output: `Created task ${t.id}: ${t.subject}${t.blocked_by.length ? ` (blocked by ${t.blocked_by.join(', ')})` : ''}`,
+          };
         }),
     }),
     defineTool({
       name: 'task_update',
-      description: 'Changes a task of this session: subject, description, status (pending, in_progress, completed) or blocked_by (replaces the list). A task can start or complete only after its blockers are completed.',
+      description:
+        'Changes a task of this session: subject, description, status (pending, in_progress, completed) or blocked_by (replaces the list). A task can start or complete only after its blockers are completed.',
       args: z
-        .object({ id: z.string().min(1).max(64), subject: taskFields.subject.optional(), description: taskFields.description.optional(), status: taskFields.status.optional(), blocked_by: taskFields.blocked_by.optional() })
+        .object({
+          id: z.string().min(1).max(64),
+          subject: taskFields.subject.optional(),
+          description: taskFields.description.optional(),
+          status: taskFields.status.optional(),
+          blocked_by: taskFields.blocked_by.optional(),
+        })
         .strict()
-        .refine((a) => a.subject !== undefined || a.description !== undefined || a.status !== undefined || a.blocked_by !== undefined, 'give at least one of subject, description, status, blocked_by'),
+        .refine(
+          (a) =>
+            a.subject !== undefined ||
+            a.description !== undefined ||
+            a.status !== undefined ||
+            a.blocked_by !== undefined,
+          'give at least one of subject, description, status, blocked_by',
+        ),
       run: ({ id, ...patch }, ctx) =>
         attempt(() => {
           const t = updateTask(ctx.db, id, patch, { session: ctx.sessionId });
@@ -67,7 +97,8 @@ export function taskTools(opts: TaskToolOptions = {}): Tool[] {
     }),
     defineTool({
       name: 'task_list',
-      description: 'Lists this session\'s tasks in plan order with their ids, status and open blockers; optionally only one status.',
+      description:
+        "Lists this session's tasks in plan order with their ids, status and open blockers; optionally only one status.",
       args: z.object({ status: z.enum(taskStatuses).optional() }).strict(),
       run: ({ status }, ctx) => {
         const all = listTasks(ctx.db, { kind: 'graph', session: ctx.sessionId });
@@ -75,7 +106,8 @@ export function taskTools(opts: TaskToolOptions = {}): Tool[] {
         const count = (s: Task['status']) => all.filter((t) => t.status === s).length;
         const shown = status ? all.filter((t) => t.status === status) : all;
         const header = `Tasks: ${count('in_progress')} in progress, ${count('pending')} pending, ${count('completed')} completed`;
-        if (shown.length === 0) return { output: `${header}\n(no ${status ? `${status} ` : ''}tasks)` };
+        if (shown.length === 0)
+          return { output: `${header}\n(no ${status ? `${status} ` : ''}tasks)` };
         return { output: [header, ...shown.map((t) => line(t, byId))].join('\n') };
       },
     }),

@@ -26,11 +26,35 @@ export function runningCount(): number {
   return [...procs.values()].filter((p) => p.exit === undefined).length;
 }
 
-export function startBackground(opts: { sessionId: string; command: string; cwd: string; env: Record<string, string>; svcHome: string; prefix?: readonly string[]; onEnd?: () => void }): BackgroundProc {
+export function startBackground(opts: {
+  sessionId: string;
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  svcHome: string;
+  prefix?: readonly string[];
+  onEnd?: () => void;
+}): BackgroundProc {
   const id = `bg_${randomBytes(4).toString('hex')}`;
   const log = new OutputLog(() => outputFile(opts.svcHome, opts.sessionId, id), WINDOW);
-  const run = spawnShell({ command: opts.command, cwd: opts.cwd, env: opts.env, log, prefix: opts.prefix, contained: opts.prefix !== undefined });
-  const proc: BackgroundProc = { id, sessionId: opts.sessionId, command: opts.command, startedAt: new Date().toISOString(), log, run, exit: undefined, stopped: false };
+  const run = spawnShell({
+    command: opts.command,
+    cwd: opts.cwd,
+    env: opts.env,
+    log,
+    prefix: opts.prefix,
+    contained: opts.prefix !== undefined,
+  });
+  const proc: BackgroundProc = {
+    id,
+    sessionId: opts.sessionId,
+    command: opts.command,
+    startedAt: new Date().toISOString(),
+    log,
+    run,
+    exit: undefined,
+    stopped: false,
+  };
   procs.set(id, proc);
   void run.done.then((exit) => {
     opts.onEnd?.();
@@ -55,7 +79,11 @@ export async function stopBackground(p: BackgroundProc): Promise<ShellExit> {
 
 /** Stops every background command a session started (for session delete). */
 export async function stopSessionBackground(sessionId: string): Promise<void> {
-  await Promise.all([...procs.values()].filter((p) => p.sessionId === sessionId && p.exit === undefined).map(stopBackground));
+  await Promise.all(
+    [...procs.values()]
+      .filter((p) => p.sessionId === sessionId && p.exit === undefined)
+      .map(stopBackground),
+  );
 }
 
 function prune(): void {

@@ -44,7 +44,10 @@ export class LiveOutput {
           // The cut's ellipsis is not part of the output: the piece is the text before it.
           const text = piece.truncated ? piece.text.slice(0, -1) : piece.text;
           rest = rest.slice(text.length);
-          this.emit('terminal.output', first && skipped > 0 ? { stream, chunk: text, skipped } : { stream, chunk: text });
+          this.emit(
+            'terminal.output',
+            first && skipped > 0 ? { stream, chunk: text, skipped } : { stream, chunk: text },
+          );
         }
       } catch {
         // Live output is a courtesy; the result still carries the output.

@@ -29,9 +29,15 @@ export function outputFile(svcHome: string, sessionId: string, id: string): stri
 function capOutputs(file: string): void {
   try {
     const r = enforceToolOutputCap(dirname(dirname(file)), toolOutputCap.bytes, file);
-    if (r.removed > 0) log.info('removed the oldest tool output files to stay under agent.tool_output_max_bytes', { files: r.removed, freed_bytes: r.freed_bytes });
+    if (r.removed > 0)
+      log.info('removed the oldest tool output files to stay under agent.tool_output_max_bytes', {
+        files: r.removed,
+        freed_bytes: r.freed_bytes,
+      });
   } catch (err) {
-    log.warn('could not check the size of the tool output files', { error: (err as Error).message });
+    log.warn('could not check the size of the tool output files', {
+      error: (err as Error).message,
+    });
   }
 }
 
@@ -80,7 +86,9 @@ export class OutputLog {
     if (this.complete) return this.window;
     const tail = this.window.slice(-TAIL);
     const skipped = this.total - this.head.length - tail.length;
-    const where = this.file ? ` The full output (${this.total} characters${this.fileTruncated ? `, cut at ${FILE_CAP} bytes` : ''}) is in ${this.file}; read parts of it with read_file or grep.` : '';
+    const where = this.file
+      ? ` The full output (${this.total} characters${this.fileTruncated ? `, cut at ${FILE_CAP} bytes` : ''}) is in ${this.file}; read parts of it with read_file or grep.`
+      : '';
     return `${this.head}\n\n[… ${skipped} characters omitted.${where} …]\n\n${tail}`;
   }
 

@@ -1,7 +1,13 @@
 import { existsSync } from 'node:fs';
 import { execa } from 'execa';
 import type { OutputLog } from './output-log.js';
-import { groupAlive, signalGroup, terminateGroup, trackGroup, untrackGroup } from './process-group.js';
+import {
+  groupAlive,
+  signalGroup,
+  terminateGroup,
+  trackGroup,
+  untrackGroup,
+} from './process-group.js';
 
 export type StreamName = 'stdout' | 'stderr';
 
@@ -30,18 +36,27 @@ const shell = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 
 // The worker's own plumbing, never meant for a command: the IPC channel to the supervisor and
 // svc's role and key.
-const hiddenNames = new Set(['SVC_ACCESS_KEY', 'SVC_ROLE', 'NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE']);
+const hiddenNames = new Set([
+  'SVC_ACCESS_KEY',
+  'SVC_ROLE',
+  'NODE_CHANNEL_FD',
+  'NODE_CHANNEL_SERIALIZATION_MODE',
+]);
 
 /**
  * The worker's environment minus svc's own plumbing and any variable holding a provider key
  * (equal to one, or containing one that is long enough not to match by chance).
  */
-export function commandEnv(secrets: readonly string[], base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function commandEnv(
+  secrets: readonly string[],
+  base: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const exact = new Set(secrets.filter((s) => s.length > 0));
   const long = secrets.filter((s) => s.length >= 12);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
-    if (v === undefined || hiddenNames.has(k) || exact.has(v) || long.some((s) => v.includes(s))) continue;
+    if (v === undefined || hiddenNames.has(k) || exact.has(v) || long.some((s) => v.includes(s)))
+      continue;
     env[k] = v;
   }
   return env;
@@ -99,9 +114,16 @@ export function spawnShell(opts: {
   const done = (async (): Promise<ShellExit> => {
     if (pid === undefined) {
       const r = await sub;
-      return { exitCode: null, signal: null, leftovers: false, spawnError: r.shortMessage ?? 'the shell could not be started' };
+      return {
+        exitCode: null,
+        signal: null,
+        leftovers: false,
+        spawnError: r.shortMessage ?? 'the shell could not be started',
+      };
     }
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => sub.once('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      sub.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     const closed = new Promise<void>((resolve) => sub.once('close', () => resolve()));
     const { code, signal } = await exited;
     running = false;

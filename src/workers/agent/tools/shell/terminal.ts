@@ -1,7 +1,13 @@
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { z } from 'zod';
-import { getBackground, MAX_RUNNING, runningCount, startBackground, stopBackground } from './background.js';
+import {
+  getBackground,
+  MAX_RUNNING,
+  runningCount,
+  startBackground,
+  stopBackground,
+} from './background.js';
 import { LiveOutput } from './live-output.js';
 import { OutputLog, outputFile, RESULT_CAP } from './output-log.js';
 import { prepareLaunch, wallHint, type Launch, type SandboxOptions } from '../../sandbox/index.js';
@@ -27,15 +33,24 @@ const terminalArgs = z
       .min(1)
       .max(MAX_TIMEOUT_S, `at most ${MAX_TIMEOUT_S} seconds; for longer work use background: true`)
       .optional()
-      .describe(`Default ${DEFAULT_TIMEOUT_S}, at most ${MAX_TIMEOUT_S}. Ignored in background mode.`),
-    background: z.boolean().optional().describe('Start it and return at once with an id; read it with terminal_output, stop it with terminal_stop.'),
+      .describe(
+        `Default ${DEFAULT_TIMEOUT_S}, at most ${MAX_TIMEOUT_S}. Ignored in background mode.`,
+      ),
+    background: z
+      .boolean()
+      .optional()
+      .describe(
+        'Start it and return at once with an id; read it with terminal_output, stop it with terminal_stop.',
+      ),
     outside_sandbox: z
       .string()
       .trim()
       .min(1, 'say what the command must reach outside the sandbox and why')
       .max(500)
       .optional()
-      .describe('Only when the command must reach beyond the sandbox (write outside the working folder, temp and caches, read a hidden folder, use a network the session does not have): why. The user is asked first; strict sessions and scheduled or channel turns refuse.'),
+      .describe(
+        'Only when the command must reach beyond the sandbox (write outside the working folder, temp and caches, read a hidden folder, use a network the session does not have): why. The user is asked first; strict sessions and scheduled or channel turns refuse.',
+      ),
   })
   .strict();
 
@@ -55,7 +70,8 @@ function exitLine(exit: ShellExit): string {
 
 /** `terminal`: one shell command in its own process group, with a timeout and live output. */
 export function terminalTool(opts: TerminalOptions = {}): Tool {
-  const secrets = () => (typeof opts.secrets === 'function' ? opts.secrets() : (opts.secrets ?? []));
+  const secrets = () =>
+    typeof opts.secrets === 'function' ? opts.secrets() : (opts.secrets ?? []);
   return defineTool({
     name: 'terminal',
     description:
@@ -65,13 +81,23 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
       'Processes a command leaves running are stopped when it ends; for servers and long jobs use background: true. ' +
       "Commands run in a sandbox where the OS allows one: they can write only the working folder, a private /tmp and package caches, cannot see svc's home or key folders, and get the session's network (on, off, or a host list through a proxy).",
     args: terminalArgs,
-    subject: ({ command, outside_sandbox }) => ({ command, ...(outside_sandbox !== undefined ? { outside: outside_sandbox } : {}) }),
+    subject: ({ command, outside_sandbox }) => ({
+      command,
+      ...(outside_sandbox !== undefined ? { outside: outside_sandbox } : {}),
+    }),
     run: async ({ command, timeout_seconds, background, outside_sandbox }, ctx) => {
       const cwd = workDir(ctx);
-      if (!cwd) return { output: `The working folder ${ctx.workingDir ?? homedir()} does not exist or is not a folder.`, isError: true };
-      if (ctx.signal.aborted) return { output: 'Not run: the turn was interrupted.', isError: true };
+      if (!cwd)
+        return {
+          output: `The working folder ${ctx.workingDir ?? homedir()} does not exist or is not a folder.`,
+          isError: true,
+        };
+      if (ctx.signal.aborted)
+        return { output: 'Not run: the turn was interrupted.', isError: true };
       const plainEnv = commandEnv(secrets());
-      const launch: Launch | undefined = opts.sandbox ? await prepareLaunch(opts.sandbox, ctx, cwd, plainEnv, outside_sandbox) : undefined;
+      const launch: Launch | undefined = opts.sandbox
+        ? await prepareLaunch(opts.sandbox, ctx, cwd, plainEnv, outside_sandbox)
+        : undefined;
       if (launch?.kind === 'refused') return { output: launch.reason, isError: true };
       const sandboxed = launch?.kind === 'sandboxed' ? launch : undefined;
       const env = sandboxed?.env ?? plainEnv;
@@ -80,19 +106,43 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
       if (background) {
         if (runningCount() >= MAX_RUNNING) {
           close();
-          return { output: `There are already ${MAX_RUNNING} background commands running; stop one with terminal_stop first.`, isError: true };
+          return {
+            output: `There are already ${MAX_RUNNING} background commands running; stop one with terminal_stop first.`,
+            isError: true,
+          };
         }
-        const p = startBackground({ sessionId: ctx.sessionId, command, cwd, env, svcHome: ctx.paths.home, prefix, onEnd: close });
+        const p = startBackground({
+          sessionId: ctx.sessionId,
+          command,
+          cwd,
+          env,
+          svcHome: ctx.paths.home,
+          prefix,
+          onEnd: close,
+        });
         if (p.run.pid === undefined) {
           const exit = await p.run.done;
-          return { output: `The command could not be started: ${exit.spawnError ?? 'unknown error'}`, isError: true };
+          return {
+            output: `The command could not be started: ${exit.spawnError ?? 'unknown error'}`,
+            isError: true,
+          };
         }
-        return { output: `Started in the background as ${p.id} (pid ${p.run.pid}) in ${cwd}. Read its output with terminal_output {"id": "${p.id}"}; stop it with terminal_stop.` };
+        return {
+          output: `Started in the background as ${p.id} (pid ${p.run.pid}) in ${cwd}. Read its output with terminal_output {"id": "${p.id}"}; stop it with terminal_stop.`,
+        };
       }
       const timeout = timeout_seconds ?? DEFAULT_TIMEOUT_S;
       const log = new OutputLog(() => outputFile(ctx.paths.home, ctx.sessionId, ctx.callId));
       const live = new LiveOutput(ctx.emit);
-      const run = spawnShell({ command, cwd, env, log, onChunk: live.push, prefix, contained: sandboxed !== undefined });
+      const run = spawnShell({
+        command,
+        cwd,
+        env,
+        log,
+        onChunk: live.push,
+        prefix,
+        contained: sandboxed !== undefined,
+      });
       let ended: 'timeout' | 'interrupted' | undefined;
       const stopFor = (why: 'timeout' | 'interrupted') => {
         ended ??= why;
@@ -111,14 +161,28 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
         log.close();
         close();
       }
-      if (exit.spawnError) return { output: `The command could not be started: ${exit.spawnError}`, isError: true };
+      if (exit.spawnError)
+        return { output: `The command could not be started: ${exit.spawnError}`, isError: true };
       const text = log.total === 0 ? '(no output)' : log.summary();
       const parts = [text.endsWith('\n') ? text.slice(0, -1) : text, exitLine(exit)];
-      if (ended === 'timeout') parts.push(`[timed out after ${timeout} s: the command and every process it started were stopped; the output so far is above. For longer work use background: true.]`);
-      if (ended === 'interrupted') parts.push('[interrupted: the turn was stopped, and so were the command and every process it started.]');
-      if (exit.leftovers && !ended) parts.push('[the command left processes running; they were stopped. Use background: true to keep something running.]');
-      if (launch?.kind === 'plain' && launch.outside) parts.push('[ran outside the sandbox, as approved]');
-      const hint = sandboxed && exit.exitCode !== 0 && !ended ? wallHint(text, ctx.origin, sandboxed.network) : undefined;
+      if (ended === 'timeout')
+        parts.push(
+          `[timed out after ${timeout} s: the command and every process it started were stopped; the output so far is above. For longer work use background: true.]`,
+        );
+      if (ended === 'interrupted')
+        parts.push(
+          '[interrupted: the turn was stopped, and so were the command and every process it started.]',
+        );
+      if (exit.leftovers && !ended)
+        parts.push(
+          '[the command left processes running; they were stopped. Use background: true to keep something running.]',
+        );
+      if (launch?.kind === 'plain' && launch.outside)
+        parts.push('[ran outside the sandbox, as approved]');
+      const hint =
+        sandboxed && exit.exitCode !== 0 && !ended
+          ? wallHint(text, ctx.origin, sandboxed.network)
+          : undefined;
       if (hint) parts.push(hint);
       return { output: parts.join('\n'), isError: ended !== undefined };
     },
@@ -130,17 +194,34 @@ export function terminalOutputTool(): Tool {
   return defineTool({
     name: 'terminal_output',
     description: `Reads a background command's output from since_offset on (default 0; pass next_offset from the previous read to get only what is new), up to ${RESULT_CAP} characters, and says whether it is still running or its exit code.`,
-    args: z.object({ id: z.string().min(1).max(64), since_offset: z.number().int().min(0).optional() }).strict(),
+    args: z
+      .object({ id: z.string().min(1).max(64), since_offset: z.number().int().min(0).optional() })
+      .strict(),
     run: ({ id, since_offset }, ctx) => {
       const p = getBackground(id, ctx.sessionId);
-      if (!p) return { output: `There is no background command ${id} in this session.`, isError: true };
+      if (!p)
+        return { output: `There is no background command ${id} in this session.`, isError: true };
       const r = p.log.read(since_offset ?? 0);
       const status = p.exit === undefined ? 'running' : p.stopped ? 'stopped' : 'exited';
-      const state = { id: p.id, status, exit_code: p.exit?.exitCode ?? null, signal: p.exit?.signal ?? null, total_chars: p.log.total, from_offset: r.from, next_offset: r.next };
+      const state = {
+        id: p.id,
+        status,
+        exit_code: p.exit?.exitCode ?? null,
+        signal: p.exit?.signal ?? null,
+        total_chars: p.log.total,
+        from_offset: r.from,
+        next_offset: r.next,
+      };
       const notes: string[] = [];
-      if ((since_offset ?? 0) < r.from) notes.push(`[output before offset ${r.from} is no longer in memory${p.log.file ? `; it is in ${p.log.file}` : ''}]`);
-      if (r.next < p.log.total) notes.push(`[more output follows: call again with since_offset ${r.next}]`);
-      return { output: `${JSON.stringify(state)}\n${notes.join('\n')}${notes.length ? '\n' : ''}${r.text}` };
+      if ((since_offset ?? 0) < r.from)
+        notes.push(
+          `[output before offset ${r.from} is no longer in memory${p.log.file ? `; it is in ${p.log.file}` : ''}]`,
+        );
+      if (r.next < p.log.total)
+        notes.push(`[more output follows: call again with since_offset ${r.next}]`);
+      return {
+        output: `${JSON.stringify(state)}\n${notes.join('\n')}${notes.length ? '\n' : ''}${r.text}`,
+      };
     },
   });
 }
@@ -149,11 +230,13 @@ export function terminalOutputTool(): Tool {
 export function terminalStopTool(): Tool {
   return defineTool({
     name: 'terminal_stop',
-    description: 'Stops a background command started with terminal (background: true), together with every process it started.',
+    description:
+      'Stops a background command started with terminal (background: true), together with every process it started.',
     args: z.object({ id: z.string().min(1).max(64) }).strict(),
     run: async ({ id }, ctx) => {
       const p = getBackground(id, ctx.sessionId);
-      if (!p) return { output: `There is no background command ${id} in this session.`, isError: true };
+      if (!p)
+        return { output: `There is no background command ${id} in this session.`, isError: true };
       if (p.exit !== undefined) return { output: `${id} already ended ${exitLine(p.exit)}.` };
       const exit = await stopBackground(p);
       return { output: `Stopped ${id} ${exitLine(exit)}.` };

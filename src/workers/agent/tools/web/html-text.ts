@@ -5,18 +5,57 @@ import { decodeEntities } from './html-entities.js';
  * navigation, the head), keeps headings as `#`, paragraphs as blank-line blocks, list items as
  * `- ` or `1. `, table cells joined by ` | `, and links as `text (url)` with the url made absolute.
  */
-const DROP = new Set(['script', 'style', 'nav', 'head', 'noscript', 'template', 'svg', 'iframe', 'object', 'canvas', 'select', 'math']);
+const DROP = new Set([
+  'script',
+  'style',
+  'nav',
+  'head',
+  'noscript',
+  'template',
+  'svg',
+  'iframe',
+  'object',
+  'canvas',
+  'select',
+  'math',
+]);
 /** Elements whose content is raw text, so a `<` inside is not a tag. */
 const RAW = new Set(['script', 'style', 'textarea', 'title', 'xmp']);
 const BLOCK = new Set([
-  'address', 'article', 'aside', 'blockquote', 'body', 'details', 'dialog', 'dd', 'div', 'dl', 'dt', 'fieldset', 'figcaption',
-  'figure', 'footer', 'form', 'header', 'hgroup', 'main', 'p', 'section', 'summary', 'table', 'caption', 'hr', 'html',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'body',
+  'details',
+  'dialog',
+  'dd',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'header',
+  'hgroup',
+  'main',
+  'p',
+  'section',
+  'summary',
+  'table',
+  'caption',
+  'hr',
+  'html',
 ]);
 /** A tag: `/`, name, attributes (quoted values may hold `>`). Bounded so a broken tag costs little. */
 const TAG = /<(\/?)([a-zA-Z][\w:-]*)((?:[^>"']|"[^"]*"|'[^']*'){0,2000})>/y;
 
 function attr(attrs: string, name: string): string | undefined {
-  const m = new RegExp(`(?:^|\\s)${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s>]+))`, 'i').exec(attrs);
+  const m = new RegExp(`(?:^|\\s)${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s>]+))`, 'i').exec(
+    attrs,
+  );
   return m ? decodeEntities(m[1] ?? m[2] ?? m[3] ?? '') : undefined;
 }
 

@@ -28,7 +28,11 @@ function v4Int(ip: string): number {
   return ip.split('.').reduce((n, part) => n * 256 + Number(part), 0);
 }
 
-const V4_TABLE = V4_BLOCKS.map(([base, bits, why]) => ({ net: v4Int(base) >>> (32 - bits), bits, why }));
+const V4_TABLE = V4_BLOCKS.map(([base, bits, why]) => ({
+  net: v4Int(base) >>> (32 - bits),
+  bits,
+  why,
+}));
 
 function v4Reason(ip: string): string | null {
   const n = v4Int(ip);
@@ -51,7 +55,12 @@ export function ipv6Groups(ip: string): number[] | null {
   const head = parse(halves[0]!);
   const tail = halves.length === 2 ? parse(halves[1]!) : [];
   const fill = 8 - head.length - tail.length;
-  if ((halves.length === 1 && fill !== 0) || fill < 0 || [...head, ...tail].some((g) => Number.isNaN(g) || g < 0 || g > 0xffff)) return null;
+  if (
+    (halves.length === 1 && fill !== 0) ||
+    fill < 0 ||
+    [...head, ...tail].some((g) => Number.isNaN(g) || g < 0 || g > 0xffff)
+  )
+    return null;
   return [...head, ...new Array<number>(fill).fill(0), ...tail];
 }
 

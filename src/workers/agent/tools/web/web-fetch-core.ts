@@ -35,7 +35,11 @@ export const FETCH_DEFAULTS = { timeoutMs: 20_000, maxBytes: 5 * 1024 * 1024, ma
 class FetchRefused extends Error {}
 
 const systemResolve: Resolver = (host) =>
-  new Promise((resolve, reject) => dnsLookup(host, { all: true, verbatim: true }, (err, addrs) => (err ? reject(err) : resolve(addrs))));
+  new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true, verbatim: true }, (err, addrs) =>
+      err ? reject(err) : resolve(addrs),
+    ),
+  );
 
 /**
  * Fetches a URL for the model, safely: http(s) only; the host is resolved once per hop, every
@@ -71,26 +75,52 @@ export async function fetchUrl(rawUrl: string, opts: FetchOptions): Promise<Fetc
       try {
         pinned.set(host, await vet(host, opts, signal));
       } catch (err) {
-        throw hop > 0 && err instanceof FetchRefused ? new FetchRefused(`Redirected to ${url.href}: ${err.message}`) : err;
+        throw hop > 0 && err instanceof FetchRefused
+          ? new FetchRefused(`Redirected to ${url.href}: ${err.message}`)
+          : err;
       }
-      const res = await request(url, { method: 'GET', dispatcher: agent, signal, headers: REQUEST_HEADERS });
+      const res = await request(url, {
+        method: 'GET',
+        dispatcher: agent,
+        signal,
+        headers: REQUEST_HEADERS,
+      });
       const location = res.headers.location;
       if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string') {
         await res.body.dump();
-        if (hop >= maxRedirects) throw new FetchRefused(`Too many redirects (more than ${maxRedirects}); the last one pointed to ${location}.`);
+        if (hop >= maxRedirects)
+          throw new FetchRefused(
+            `Too many redirects (more than ${maxRedirects}); the last one pointed to ${location}.`,
+          );
         try {
           url = parseUrl(location, url);
         } catch (err) {
-          throw err instanceof FetchRefused ? new FetchRefused(`Redirected to ${location}: ${err.message}`) : err;
+          throw err instanceof FetchRefused
+            ? new FetchRefused(`Redirected to ${location}: ${err.message}`)
+            : err;
         }
         continue;
       }
-      const body = await readCapped(res.body, header(res.headers['content-encoding']), maxBytes, signal);
-      return render(url, res.statusCode, header(res.headers['content-type']), body, rawUrl, opts.maxChars, maxBytes);
+      const body = await readCapped(
+        res.body,
+        header(res.headers['content-encoding']),
+        maxBytes,
+        signal,
+      );
+      return render(
+        url,
+        res.statusCode,
+        header(res.headers['content-type']),
+        body,
+        rawUrl,
+        opts.maxChars,
+        maxBytes,
+      );
     }
   } catch (err) {
     if (opts.signal.aborted) throw err;
-    if (timer.aborted) return { output: `Fetching ${rawUrl} timed out after ${timeoutMs / 1000} s.`, isError: true };
+    if (timer.aborted)
+      return { output: `Fetching ${rawUrl} timed out after ${timeoutMs / 1000} s.`, isError: true };
     if (err instanceof FetchRefused) return { output: err.message, isError: true };
     return { output: `Fetching ${rawUrl} failed: ${(err as Error).message}`, isError: true };
   } finally {
@@ -115,18 +145,25 @@ function parseUrl(raw: string, base?: URL): URL {
   } catch {
     throw new FetchRefused(`${raw} is not a valid URL.`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new FetchRefused(`Only http and https URLs can be fetched, not ${u.protocol}`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new FetchRefused(`Only http and https URLs can be fetched, not ${u.protocol}`);
   return u;
 }
 
 /** The address to connect to for `host`, after checking every address it resolves to. */
 async function vet(host: string, opts: FetchOptions, signal: AbortSignal): Promise<LookupAddress> {
   const family = isIP(host);
-  const addrs: LookupAddress[] = family !== 0 ? [{ address: host, family }] : await abortable((opts.resolve ?? systemResolve)(host), signal);
+  const addrs: LookupAddress[] =
+    family !== 0
+      ? [{ address: host, family }]
+      : await abortable((opts.resolve ?? systemResolve)(host), signal);
   if (addrs.length === 0) throw new FetchRefused(`${host} did not resolve to any address.`);
   for (const a of addrs) {
     const why = blockedAddressReason(a.address, opts.allowLoopback === true);
-    if (why) throw new FetchRefused(`Refused: ${host}${family ? '' : ` resolves to ${a.address}, which`} is ${/^[aeiou]/i.test(why) ? 'an' : 'a'} ${why} address; web_fetch only reaches public internet addresses.`);
+    if (why)
+      throw new FetchRefused(
+        `Refused: ${host}${family ? '' : ` resolves to ${a.address}, which`} is ${/^[aeiou]/i.test(why) ? 'an' : 'a'} ${why} address; web_fetch only reaches public internet addresses.`,
+      );
   }
   return addrs[0]!;
 }
@@ -147,9 +184,21 @@ interface Body {
 }
 
 /** Reads (and decompresses) at most maxBytes, then stops the transfer. */
-async function readCapped(body: Readable, encoding: string, maxBytes: number, signal: AbortSignal): Promise<Body> {
+async function readCapped(
+  body: Readable,
+  encoding: string,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<Body> {
   const enc = encoding.trim().toLowerCase();
-  const decoder = enc === 'gzip' || enc === 'x-gzip' ? createGunzip() : enc === 'deflate' ? createInflate() : enc === 'br' ? createBrotliDecompress() : null;
+  const decoder =
+    enc === 'gzip' || enc === 'x-gzip'
+      ? createGunzip()
+      : enc === 'deflate'
+        ? createInflate()
+        : enc === 'br'
+          ? createBrotliDecompress()
+          : null;
   const stream: Readable = decoder ? pipeline(body, decoder, () => undefined) : body;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -180,7 +229,14 @@ type Kind = 'html' | 'text' | 'other';
 
 function kindOf(mime: string, bytes: Buffer): Kind {
   if (mime === 'text/html' || mime === 'application/xhtml+xml') return 'html';
-  if (mime.startsWith('text/') || /^application\/(json|xml|javascript|ecmascript|x-javascript|x-ndjson|ld\+json|yaml|x-yaml|toml)$/.test(mime) || /\+(json|xml)$/.test(mime)) return 'text';
+  if (
+    mime.startsWith('text/') ||
+    /^application\/(json|xml|javascript|ecmascript|x-javascript|x-ndjson|ld\+json|yaml|x-yaml|toml)$/.test(
+      mime,
+    ) ||
+    /\+(json|xml)$/.test(mime)
+  )
+    return 'text';
   if (mime !== '' && mime !== 'application/octet-stream') return 'other';
   // No useful type: sniff.
   const head = bytes.subarray(0, 1024);
@@ -190,7 +246,10 @@ function kindOf(mime: string, bytes: Buffer): Kind {
 
 function decode(bytes: Buffer, contentType: string, kind: Kind): string {
   let charset = /charset\s*=\s*["']?([\w.:-]+)/i.exec(contentType)?.[1];
-  if (!charset && kind === 'html') charset = /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(bytes.subarray(0, 2048).toString('latin1'))?.[1];
+  if (!charset && kind === 'html')
+    charset = /<meta[^>]+charset\s*=\s*["']?([\w.:-]+)/i.exec(
+      bytes.subarray(0, 2048).toString('latin1'),
+    )?.[1];
   try {
     return new TextDecoder(charset ?? 'utf-8').decode(bytes);
   } catch {
@@ -198,10 +257,22 @@ function decode(bytes: Buffer, contentType: string, kind: Kind): string {
   }
 }
 
-function render(url: URL, status: number, contentType: string, body: Body, requested: string, maxChars: number, maxBytes: number): FetchOutcome {
+function render(
+  url: URL,
+  status: number,
+  contentType: string,
+  body: Body,
+  requested: string,
+  maxChars: number,
+  maxBytes: number,
+): FetchOutcome {
   const mime = contentType.split(';')[0]!.trim().toLowerCase();
   const kind = kindOf(mime, body.bytes);
-  const head = [`URL: ${url.href}${url.href !== requested ? ` (requested ${requested})` : ''}`, `Status: ${status}`, `Content-Type: ${contentType || '(none)'}`];
+  const head = [
+    `URL: ${url.href}${url.href !== requested ? ` (requested ${requested})` : ''}`,
+    `Status: ${status}`,
+    `Content-Type: ${contentType || '(none)'}`,
+  ];
   const notes: string[] = [];
   let text: string;
   if (kind === 'other') {
@@ -209,11 +280,21 @@ function render(url: URL, status: number, contentType: string, body: Body, reque
   } else {
     const decoded = decode(body.bytes, contentType, kind);
     text = kind === 'html' ? htmlToText(decoded, url.href) : decoded;
-    if (body.cut) notes.push(`[the response was over ${formatBytes(maxBytes)}; only the first ${formatBytes(maxBytes)} were read]`);
+    if (body.cut)
+      notes.push(
+        `[the response was over ${formatBytes(maxBytes)}; only the first ${formatBytes(maxBytes)} were read]`,
+      );
     if (text.length > maxChars) {
-      notes.push(`[cut at ${maxChars} of ${text.length} characters; fetch again with a larger max_chars to see more]`);
+      notes.push(
+        `[cut at ${maxChars} of ${text.length} characters; fetch again with a larger max_chars to see more]`,
+      );
       text = text.slice(0, maxChars);
     }
   }
-  return { output: [...head, '', text, ...notes].join('\n'), isError: status >= 400, status, finalUrl: url.href };
+  return {
+    output: [...head, '', text, ...notes].join('\n'),
+    isError: status >= 400,
+    status,
+    finalUrl: url.href,
+  };
 }

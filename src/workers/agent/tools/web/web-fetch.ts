@@ -3,7 +3,10 @@ import { defineTool, type Tool } from '../registry.js';
 import { fetchUrl, type FetchOptions } from './web-fetch-core.js';
 
 /** Settings a test may change; the model only ever gets the defaults. */
-export type WebFetchInternals = Pick<FetchOptions, 'allowLoopback' | 'resolve' | 'timeoutMs' | 'maxBytes' | 'maxRedirects'>;
+export type WebFetchInternals = Pick<
+  FetchOptions,
+  'allowLoopback' | 'resolve' | 'timeoutMs' | 'maxBytes' | 'maxRedirects'
+>;
 
 export function makeWebFetchTool(internals: WebFetchInternals = {}): Tool {
   return defineTool({
@@ -15,12 +18,22 @@ export function makeWebFetchTool(internals: WebFetchInternals = {}): Tool {
     args: z
       .object({
         url: z.string().min(1).max(8192).describe('The http or https URL'),
-        max_chars: z.number().int().min(100).max(200_000).optional().describe('Most characters of text to return (default 20000)'),
+        max_chars: z
+          .number()
+          .int()
+          .min(100)
+          .max(200_000)
+          .optional()
+          .describe('Most characters of text to return (default 20000)'),
       })
       .strict(),
     subject: (args) => ({ url: args.url }),
     run: async ({ url, max_chars }, ctx) => {
-      const r = await fetchUrl(url, { ...internals, maxChars: max_chars ?? 20_000, signal: ctx.signal });
+      const r = await fetchUrl(url, {
+        ...internals,
+        maxChars: max_chars ?? 20_000,
+        signal: ctx.signal,
+      });
       return { output: r.output, ...(r.isError ? { isError: true } : {}) };
     },
   });
