@@ -12,6 +12,20 @@ export type ConnState = 'connecting' | 'online' | 'reconnecting';
 
 type Handler = (e: LiveEvent) => void;
 
+/**
+ * A frame as it arrives, before any field is trusted: each one used below is checked for its
+ * type first (an event's data is the server's catalogue shape once `topic`, `seq` and `type` are).
+ */
+interface RawFrame {
+  type?: unknown;
+  topic?: unknown;
+  seq?: unknown;
+  topics?: unknown;
+  data?: { epoch?: unknown; local?: unknown; version?: unknown } | null;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
 /** Waits between reconnection attempts; the first is quick because a restart hands the port over. */
 const BACKOFF_MS = [200, 1000, 2000, 4000, 8000, 15000];
 
@@ -78,13 +92,13 @@ class Live {
     this.ws = ws;
     ws.onmessage = (m) => {
       if (this.ws !== ws) return;
-      let frame: any;
+      let frame: unknown;
       try {
         frame = JSON.parse(String(m.data));
       } catch {
         return;
       }
-      this.onFrame(frame);
+      if (isRecord(frame)) this.onFrame(frame as RawFrame);
     };
     ws.onclose = () => {
       if (this.ws !== ws) return;
@@ -127,7 +141,7 @@ class Live {
     );
   }
 
-  private onFrame(frame: any): void {
+  private onFrame(frame: RawFrame): void {
     if (frame.type === 'hello' && frame.topic === 'server') {
       const epoch = String(frame.data?.epoch ?? '');
       if (this.epoch !== undefined && this.epoch !== epoch) {
@@ -145,9 +159,10 @@ class Live {
       return;
     }
     if (frame.type === 'subscribed') {
-      for (const t of frame.topics as string[]) {
-        if (!this.pending.delete(t)) continue;
-        const seq = Number(frame.seq?.[t] ?? 0);
+      const seqs = isRecord(frame.seq) ? frame.seq : {};
+      for (const t of Array.isArray(frame.topics) ? frame.topics : []) {
+        if (typeof t !== 'string' || !this.pending.delete(t)) continue;
+        const seq = Number(seqs[t] ?? 0);
         if (this.needReset.delete(t) || !this.seqs.has(t)) {
           this.seqs.set(t, seq);
           this.dispatch({ topic: t, type: '$reset', seq, data: null });
@@ -172,7 +187,7 @@ class Live {
       if (last !== undefined && frame.seq <= last) return; // seen already (a replay overlapping what we had)
       if (this.needReset.has(frame.topic)) return; // about to reload; the reload covers it
       this.seqs.set(frame.topic, frame.seq);
-      this.dispatch(frame as LiveEvent);
+      this.dispatch(frame as unknown as LiveEvent);
     }
   }
 
