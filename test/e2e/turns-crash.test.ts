@@ -129,7 +129,15 @@ test('POST /api/restart during a turn: the turn finishes with its reply, new tur
   const other = await newChat(rig.port);
   assert.is((await status(rig.port)).restarts, 0);
   const deltas = Array.from({ length: 20 }, (_, i) => `part${i} `);
-  rig.fake.enqueue({ parts: [{ text: deltas }], delayMs: 100, match: { stream: true } });
+  // The reply waits half-way until every refusal below was seen: the turn is surely still
+  // running then, however slow the machine.
+  let release = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  rig.fake.enqueue({
+    parts: [{ text: deltas.slice(0, 10) }, { gate }, { text: deltas.slice(10) }],
+    delayMs: 100,
+    match: { stream: true },
+  });
   const from = rig.fake.requests.length;
   let settled = false;
   const waiting = api(rig.port, 'POST', `/api/chat/${slow}/turn`, {
@@ -178,6 +186,7 @@ test('POST /api/restart during a turn: the turn finishes with its reply, new tur
   assert.is((await api(rig.port, 'GET', '/api/health')).body.status, 'draining');
 
   // The running turn completes, its reply kept.
+  release();
   const done = await waiting;
   assert.is(done.status, 200);
   assert.is(done.body.status, 'completed', JSON.stringify(done.body));
