@@ -144,11 +144,12 @@ try {
         ),
       );
   }
-  const best = (xs: Array<{ fps: number }>) => Math.max(...xs.map((x) => x.fps));
+  // Judged on the worst round, so one lucky round cannot pass the bar.
+  const worst = (xs: Array<{ fps: number }>) => Math.min(...xs.map((x) => x.fps));
   const worstTask = (xs: Array<{ longest_task_ms: number }>) =>
     Math.max(...xs.map((x) => x.longest_task_ms));
-  const longFps = best(results.long!);
-  const shortFps = best(results.short!);
+  const longFps = worst(results.long!);
+  const shortFps = worst(results.short!);
   emit({
     kind: 'ratios',
     bench: 'web-stream',
@@ -164,6 +165,7 @@ try {
     ),
     pass_fps: longFps >= 50,
     pass_long_tasks: worstTask(results.long!) <= 50,
+    all_targets_met: longFps >= 50 && worstTask(results.long!) <= 50,
   });
 } finally {
   await browser.close().catch(() => undefined);

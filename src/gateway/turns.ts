@@ -67,13 +67,8 @@ export async function startTurn(
     finish({ topic: `session:${sessionId}`, type: 'watch.stopped', seq: 0, data: {} });
   };
   try {
-    turnId = (
-      await deps.endpoint.request(
-        'turn.start',
-        { session_id: sessionId, message, origin },
-        { timeoutMs: 20_000 },
-      )
-    ).turn_id;
+    turnId = (await deps.endpoint.request('turn.start', { session_id: sessionId, message, origin }))
+      .turn_id;
   } catch (err) {
     stop();
     throw err;

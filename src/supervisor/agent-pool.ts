@@ -70,7 +70,7 @@ export class AgentPool {
     agent.state = 'running';
     this.members.push(agent);
     void agent.endpoint
-      .request('child.start', { config: this.host.config() }, { to: 'agent', timeoutMs: 15_000 })
+      .request('child.start', { config: this.host.config() }, { to: 'agent' })
       .catch(() => undefined);
     return agent;
   }

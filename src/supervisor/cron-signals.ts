@@ -14,7 +14,7 @@ export function handleCronSignals(child: Child, services: Services): void {
     // Not awaited: a worker still starting reads the task at its start, and handles this after that in order.
     if (cron)
       void cron.endpoint
-        .request('cron.reload', p, { timeoutMs: 30_000 })
+        .request('cron.reload', p)
         .catch((err: Error) =>
           log.warn('the cron worker did not reload a task', { task: p.id, error: err.message }),
         );

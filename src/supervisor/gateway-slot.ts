@@ -64,7 +64,7 @@ export class GatewaySlot {
           listen: { host: start.listen.host, port },
           ...(wsState ? { ws_state: wsState } : {}),
         },
-        { to: 'gateway', timeoutMs: 15_000 },
+        { to: 'gateway' },
       );
     } catch (err) {
       child.expectedExit = true;

@@ -60,9 +60,7 @@ export class IdleRetirer {
   private async retire(c: Child): Promise<void> {
     this.idleSince.delete(c);
     this.pool.withdraw(c);
-    const answer = await c.endpoint
-      .request('agent.retire', {}, { timeoutMs: 5000 })
-      .catch(() => undefined);
+    const answer = await c.endpoint.request('agent.retire', {}).catch(() => undefined);
     if (!answer?.retired) {
       // Busy after all (a background command), or no answer: it keeps its place and its clock restarts.
       this.pool.restore(c);

@@ -20,7 +20,7 @@ export async function takeListener(gateway: Child): Promise<SendHandle | undefin
   };
   gateway.proc.on('message', grab);
   try {
-    const { sent } = await gateway.endpoint.request('gateway.listener', {}, { timeoutMs: 5000 });
+    const { sent } = await gateway.endpoint.request('gateway.listener', {});
     return sent ? handle : undefined;
   } catch {
     return undefined;

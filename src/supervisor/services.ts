@@ -123,7 +123,7 @@ export class Services {
     });
     void child.exited.then(() => this.killGroups(child));
     const started = child.endpoint
-      .request('child.start', { config: this.host.config() }, { to: role, timeoutMs: 15_000 })
+      .request('child.start', { config: this.host.config() }, { to: role })
       .then(() => {
         if (child.alive) child.state = 'running';
       })

@@ -13,9 +13,7 @@ export async function childStatus(
   const stats =
     c.state === 'unresponsive'
       ? undefined
-      : await c.endpoint
-          .request('child.stats', {}, { to: c.role, timeoutMs: 1000 })
-          .catch(() => undefined);
+      : await c.endpoint.request('child.stats', {}, { to: c.role }).catch(() => undefined);
   return {
     role: c.role,
     pid: c.pid,

@@ -304,9 +304,7 @@ export class Supervisor {
       // The new gateway goes on numbering /ws events where the old one stops, so clients resume
       // with `since`; without that (an old gateway that does not answer) they reload instead.
       const wsState = old
-        ? await old.endpoint
-            .request('gateway.ws_state', {}, { timeoutMs: 5000 })
-            .catch(() => undefined)
+        ? await old.endpoint.request('gateway.ws_state', {}).catch(() => undefined)
         : undefined;
       // The old gateway keeps its socket until the new one listens on the same port (SO_REUSEPORT,
       // or the socket itself passed on where the engine cannot share a port).
@@ -328,9 +326,7 @@ export class Supervisor {
     }
     if (old) {
       old.expectedExit = true;
-      await old.endpoint
-        .request('gateway.handover', {}, { timeoutMs: 15_000 })
-        .catch(() => undefined);
+      await old.endpoint.request('gateway.handover', {}).catch(() => undefined);
       await old.stop(STOP_GRACE_MS);
     }
     await Promise.all(oldAgents.map((a) => a.stop(STOP_GRACE_MS)));

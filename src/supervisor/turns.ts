@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { log } from '../shared/log.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
+import { innerWaits } from '../shared/protocol/routes.js';
 import type {
   EventPayload,
   PayloadOf,
@@ -35,10 +36,8 @@ interface Running {
   finish: () => void;
 }
 
-/** How long an agent worker has to acknowledge an interrupt before svc ends the turn without it. */
-const INTERRUPT_ACK_MS = 4000;
-/** How long an interrupt that waits for the end (a deleted session) waits for it. */
-const INTERRUPT_WAIT_MS = 15_000;
+/** How long an interrupt waits for the turn's end (the routing table derives the callers' waits from it). */
+const INTERRUPT_WAIT_MS = innerWaits.turnEnds;
 
 const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
 const streamEvent = z.object({
@@ -113,22 +112,16 @@ export class TurnDispatcher {
       throw err;
     }
     try {
-      await agent.endpoint.request(
-        'agent.turn',
-        {
-          turn_id: turnId,
-          session_id: p.session_id,
-          message: p.message,
-          origin: p.origin,
-          ...(p.workflow_run_id ? { workflow_run_id: p.workflow_run_id } : {}),
-        },
-        { timeoutMs: 15_000 },
-      );
+      await agent.endpoint.request('agent.turn', {
+        turn_id: turnId,
+        session_id: p.session_id,
+        message: p.message,
+        origin: p.origin,
+        ...(p.workflow_run_id ? { workflow_run_id: p.workflow_run_id } : {}),
+      });
     } catch (err) {
       // A worker that answered late may still run it: tell it to stop before the session is free again.
-      void agent.endpoint
-        .request('agent.interrupt', { turn_id: turnId }, { timeoutMs: 5000 })
-        .catch(() => undefined);
+      void agent.endpoint.request('agent.interrupt', { turn_id: turnId }).catch(() => undefined);
       this.fail(
         p.session_id,
         turnId,
@@ -148,7 +141,7 @@ export class TurnDispatcher {
     const r = this.running.get(sessionId);
     if (!r) return { interrupted: false, turn_id: null };
     const ack = await r.agent.endpoint
-      .request('agent.interrupt', { turn_id: r.turnId }, { timeoutMs: INTERRUPT_ACK_MS })
+      .request('agent.interrupt', { turn_id: r.turnId })
       .catch(() => undefined);
     if (!ack && this.running.get(sessionId) === r) {
       log.warn('the agent worker did not answer an interrupt; ending the turn without it', {
@@ -221,11 +214,7 @@ export class TurnDispatcher {
   async pendingApprovals(p: PayloadOf<'approval.list'>): Promise<ResultOf<'approval.list'>> {
     const r = this.running.get(p.session_id);
     if (!r) return { items: [] };
-    return r.agent.endpoint.request(
-      'agent.approvals',
-      { session_id: p.session_id },
-      { timeoutMs: 5000 },
-    );
+    return r.agent.endpoint.request('agent.approvals', { session_id: p.session_id });
   }
 
   /** The user answered an approval: it belongs to the session's running turn, on its worker. */
@@ -236,11 +225,11 @@ export class TurnDispatcher {
         'not_found',
         'The session has no running turn, so nothing waits for this approval (it may have been withdrawn).',
       );
-    const ack = await r.agent.endpoint.request(
-      'agent.approval',
-      { session_id: p.session_id, approval_id: p.approval_id, decision: p.decision },
-      { timeoutMs: 5000 },
-    );
+    const ack = await r.agent.endpoint.request('agent.approval', {
+      session_id: p.session_id,
+      approval_id: p.approval_id,
+      decision: p.decision,
+    });
     if (!ack.answered)
       throw new IpcCallError(
         'not_found',

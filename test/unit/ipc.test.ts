@@ -1,11 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { configSchema } from '../../src/shared/config/schema.js';
-import { IpcCallError } from '../../src/shared/protocol/endpoint.js';
+import { Endpoint, IpcCallError } from '../../src/shared/protocol/endpoint.js';
+import { deadlineMs, innerWaits } from '../../src/shared/protocol/routes.js';
 import { ipcMessage } from '../../src/shared/protocol/ipc.js';
 import { Child } from '../../src/supervisor/child-process.js';
 import { IpcRouter } from '../../src/supervisor/ipc-router.js';
@@ -171,6 +172,46 @@ test('when a child dies, requests to it fail at once with unavailable', async ()
   } catch (err) {
     assert.is((err as IpcCallError).code, 'unavailable');
   }
+});
+
+test('deadlines come from the routing table, and a wait that covers another is derived from it', () => {
+  // A request sent with no options carries the table's deadline.
+  const sent: Array<{ type?: string; deadline?: number }> = [];
+  const ep = new Endpoint(
+    { send: (m) => void sent.push(m as { deadline?: number }), onMessage: () => undefined },
+    'gateway',
+    'supervisor',
+  );
+  for (const type of ['turn.start', 'supervisor.status', 'config.models.delete'] as const) {
+    const before = Date.now();
+    void ep.request(type, {} as never).catch(() => undefined);
+    const d = sent.at(-1)!.deadline! - before;
+    assert.ok(
+      d >= deadlineMs(type) && d <= deadlineMs(type) + 50,
+      `${type}: ${d} ms, table ${deadlineMs(type)}`,
+    );
+  }
+  ep.close('test over');
+  // The gateway's wait covers everything the supervisor's handler waits for.
+  assert.ok(deadlineMs('turn.start') > deadlineMs('agent.turn'));
+  assert.ok(deadlineMs('turn.interrupt') > innerWaits.interruptAck + innerWaits.turnEnds);
+  assert.ok(deadlineMs('approval.answer') > deadlineMs('agent.approval'));
+  assert.ok(deadlineMs('approval.list') > deadlineMs('agent.approvals'));
+  assert.ok(deadlineMs('agent.probe_model') > innerWaits.modelProbe);
+  assert.is(deadlineMs('agent.interrupt'), innerWaits.interruptAck);
+});
+
+test('no caller writes a fixed deadline of its own (only waits that depend on the call)', () => {
+  const src = fileURLToPath(new URL('../../../src/', import.meta.url));
+  const offenders: string[] = [];
+  for (const f of readdirSync(src, { recursive: true }) as string[]) {
+    if (!f.endsWith('.ts') || f.startsWith('shared/protocol')) continue;
+    const text = readFileSync(join(src, f), 'utf8');
+    // A request call whose options hold a number literal as its timeout.
+    for (const m of text.matchAll(/\.request\(([^;]|\n)*?timeoutMs: \d[\d_]*/g))
+      if (!m[0].includes('\n\n')) offenders.push(`${f}: ${m[0].split('\n')[0]}`);
+  }
+  assert.equal(offenders, []);
 });
 
 test.after(async () => {

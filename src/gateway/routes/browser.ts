@@ -48,7 +48,7 @@ export function browserRoutes(deps: Deps): Route[] {
         launched_pid: null,
       };
     try {
-      return await deps.endpoint.request('browser.status', {}, { timeoutMs: 45_000 });
+      return await deps.endpoint.request('browser.status', {});
     } catch (err) {
       throw new ApiError(
         'unavailable',

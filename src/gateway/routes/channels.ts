@@ -98,7 +98,7 @@ export function channelRoutes(deps: Deps): Route[] {
   const live = async (): Promise<Map<string, ChannelStatus>> => {
     if (!platformNames.some((p) => entryOf(p)?.enabled)) return new Map();
     try {
-      const r = await deps.endpoint.request('channels.status', {}, { timeoutMs: 5000 });
+      const r = await deps.endpoint.request('channels.status', {});
       return new Map(r.platforms.map((s) => [s.platform, s]));
     } catch {
       return new Map();
@@ -269,7 +269,7 @@ export function channelRoutes(deps: Deps): Route[] {
           };
         return {
           body: await toWorker(p, () =>
-            deps.endpoint.request('channels.login.get', { platform: p }, { timeoutMs: 5000 }),
+            deps.endpoint.request('channels.login.get', { platform: p }),
           ),
         };
       },
@@ -284,11 +284,10 @@ export function channelRoutes(deps: Deps): Route[] {
         const p = qrPlatformOr404(params.platform);
         if (!entryOf(p)?.enabled) await save(p, { enabled: true });
         const state = await toWorker(p, () =>
-          deps.endpoint.request(
-            'channels.login.start',
-            { platform: p, force: body?.force === true },
-            { timeoutMs: 20_000 },
-          ),
+          deps.endpoint.request('channels.login.start', {
+            platform: p,
+            force: body?.force === true,
+          }),
         );
         changed(p);
         return { body: state };
@@ -302,7 +301,7 @@ export function channelRoutes(deps: Deps): Route[] {
       handler: async ({ params }) => {
         const p = qrPlatformOr404(params.platform);
         const state = await toWorker(p, () =>
-          deps.endpoint.request('channels.login.cancel', { platform: p }, { timeoutMs: 10_000 }),
+          deps.endpoint.request('channels.login.cancel', { platform: p }),
         );
         changed(p);
         return { body: state };
@@ -349,11 +348,10 @@ export function channelRoutes(deps: Deps): Route[] {
       handler: async ({ params, body }) => {
         const p = platformOr404(params.platform);
         const r = await toWorker(p, () =>
-          deps.endpoint.request(
-            'channels.test',
-            { platform: p, ...(body?.chat_id ? { chat_id: body.chat_id } : {}) },
-            { timeoutMs: 60_000 },
-          ),
+          deps.endpoint.request('channels.test', {
+            platform: p,
+            ...(body?.chat_id ? { chat_id: body.chat_id } : {}),
+          }),
         );
         return { body: { ok: true, ...r } };
       },
@@ -367,11 +365,11 @@ export function channelRoutes(deps: Deps): Route[] {
       handler: async ({ params, body }) => {
         const p = platformOr404(params.platform);
         const r = await toWorker(p, () =>
-          deps.endpoint.request(
-            'channels.send',
-            { platform: p, chat_id: body.chat_id, text: body.text },
-            { timeoutMs: 60_000 },
-          ),
+          deps.endpoint.request('channels.send', {
+            platform: p,
+            chat_id: body.chat_id,
+            text: body.text,
+          }),
         );
         return { body: { sent: true, ...r } };
       },
@@ -387,11 +385,12 @@ export function channelRoutes(deps: Deps): Route[] {
         const file =
           body.artifact !== undefined ? artifactFile(body.artifact) : uploadFile(body.upload ?? '');
         const r = await toWorker(p, () =>
-          deps.endpoint.request(
-            'channels.send_file',
-            { platform: p, chat_id: body.chat_id, path: file.path, name: file.name },
-            { timeoutMs: 120_000 },
-          ),
+          deps.endpoint.request('channels.send_file', {
+            platform: p,
+            chat_id: body.chat_id,
+            path: file.path,
+            name: file.name,
+          }),
         );
         return { body: { sent: true, ...r } };
       },
@@ -422,11 +421,11 @@ export function channelRoutes(deps: Deps): Route[] {
         deps.publish('channels', 'channels.pairing', pairing);
         if (entryOf(p)?.enabled)
           await deps.endpoint
-            .request(
-              'channels.paired',
-              { platform: p, chat_id: pairing.chat_id, approved: pairing.status === 'approved' },
-              { timeoutMs: 10_000 },
-            )
+            .request('channels.paired', {
+              platform: p,
+              chat_id: pairing.chat_id,
+              approved: pairing.status === 'approved',
+            })
             .catch(() => undefined);
         return { body: pairing };
       },

@@ -206,7 +206,7 @@ export interface CronTaskApi {
 export function cronTaskApi(deps: Deps): CronTaskApi {
   // The supervisor starts or stops the cron worker and has it reload the task; the store is already right.
   const changed = async (id: string) => {
-    await deps.endpoint.request('cron.changed', { id }, { timeoutMs: 20_000 });
+    await deps.endpoint.request('cron.changed', { id });
   };
   const view = (t: CronTask) => cronTaskView(deps.db, t);
   return {
@@ -298,20 +298,18 @@ export function cronRoutes(deps: Deps): Route[] {
         const id = params.id;
         if (!getCronTask(deps.db, id)) throw cronTaskNotFound(id);
         // A cold start of the cron worker on a busy machine takes seconds; the answer itself comes once the run is recorded.
-        const r = await deps.endpoint
-          .request('cron.run', { id }, { timeoutMs: 60_000 })
-          .catch((err: unknown) => {
-            if (!(err instanceof IpcCallError)) throw err;
-            if (err.code === 'not_found') throw cronTaskNotFound(id);
-            if (err.code === 'conflict' || err.code === 'invalid_request')
-              throw new ApiError(err.code, err.message);
-            if (err.code === 'unavailable' || err.code === 'timeout')
-              throw new ApiError(
-                'unavailable',
-                `The run could not start: ${err.message}. Try again in a moment.`,
-              );
-            throw err;
-          });
+        const r = await deps.endpoint.request('cron.run', { id }).catch((err: unknown) => {
+          if (!(err instanceof IpcCallError)) throw err;
+          if (err.code === 'not_found') throw cronTaskNotFound(id);
+          if (err.code === 'conflict' || err.code === 'invalid_request')
+            throw new ApiError(err.code, err.message);
+          if (err.code === 'unavailable' || err.code === 'timeout')
+            throw new ApiError(
+              'unavailable',
+              `The run could not start: ${err.message}. Try again in a moment.`,
+            );
+          throw err;
+        });
         return {
           status: 202,
           body: { status: 'started', id, run_id: r.run_id, session_id: r.session_id },

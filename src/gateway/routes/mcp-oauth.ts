@@ -69,11 +69,10 @@ export function mcpOAuthRoutes(deps: Deps): Route[] {
             `The MCP server "${name.data}" is disabled; enable it (PATCH {"enabled": true}) first.`,
           );
         const redirect = new URL(CALLBACK_PATH, body?.origin ?? originOf(req.headers['host'])).href;
-        const r = await deps.endpoint.request(
-          'mcp.oauth.start',
-          { name: name.data, redirect_url: redirect },
-          { timeoutMs: 60_000 },
-        );
+        const r = await deps.endpoint.request('mcp.oauth.start', {
+          name: name.data,
+          redirect_url: redirect,
+        });
         return {
           body: { name: name.data, authorization_url: r.authorization_url, redirect_url: redirect },
         };
@@ -88,11 +87,11 @@ export function mcpOAuthRoutes(deps: Deps): Route[] {
       query: callbackQuery,
       handler: async ({ query }) => {
         try {
-          await deps.endpoint.request(
-            'mcp.oauth.finish',
-            { state: query.state, code: query.code, error: query.error },
-            { timeoutMs: 60_000 },
-          );
+          await deps.endpoint.request('mcp.oauth.finish', {
+            state: query.state,
+            code: query.code,
+            error: query.error,
+          });
           return {
             status: 303,
             headers: {

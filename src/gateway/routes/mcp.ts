@@ -42,7 +42,7 @@ export function mcpRoutes(deps: Deps): Route[] {
   const live = async (): Promise<Map<string, McpStatus>> => {
     if (!Object.values(servers()).some((s) => s.enabled)) return new Map();
     try {
-      const r = await deps.endpoint.request('mcp.status', {}, { timeoutMs: 5000 });
+      const r = await deps.endpoint.request('mcp.status', {});
       return new Map(r.servers.map((s) => [s.name, s]));
     } catch {
       return new Map();
@@ -173,11 +173,7 @@ export function mcpRoutes(deps: Deps): Route[] {
             'conflict',
             `The MCP server "${name}" is disabled; enable it (PATCH {"enabled": true}) instead of reconnecting.`,
           );
-        const status = await deps.endpoint.request(
-          'mcp.reconnect',
-          { name },
-          { timeoutMs: 60_000 },
-        );
+        const status = await deps.endpoint.request('mcp.reconnect', { name });
         return { body: view(name, s, status) };
       },
     }),

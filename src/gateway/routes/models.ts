@@ -147,17 +147,13 @@ export function modelRoutes(deps: Deps): Route[] {
             'This provider has no default address: give base_url.',
           );
         const started = Date.now();
-        const result = await deps.endpoint.request(
-          'agent.probe_model',
-          {
-            provider: entry.provider,
-            protocol: r.protocol,
-            base_url: r.base_url,
-            api_key: r.api_key,
-            model: entry.model,
-          },
-          { timeoutMs: 45_000 },
-        );
+        const result = await deps.endpoint.request('agent.probe_model', {
+          provider: entry.provider,
+          protocol: r.protocol,
+          base_url: r.base_url,
+          api_key: r.api_key,
+          model: entry.model,
+        });
         const defaultId = deps.config().slots.default;
         if ('model_id' in body && body.model_id === defaultId) {
           recordModelTest(meta, entry, result.ok, result.reason);

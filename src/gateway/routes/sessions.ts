@@ -171,7 +171,7 @@ export function sessionRoutes(deps: Deps): Route[] {
         requireSession(deps.db, params.id);
         // The turn ends first: the trash then holds the whole conversation, and no turn runs on (and spends tokens for) a deleted session.
         await deps.endpoint
-          .request('turn.interrupt', { session_id: params.id, wait: true }, { timeoutMs: 25_000 })
+          .request('turn.interrupt', { session_id: params.id, wait: true })
           .catch((err: Error) => {
             log.warn('the running turn of a deleted session could not be stopped first', {
               session: params.id,

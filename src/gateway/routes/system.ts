@@ -42,7 +42,7 @@ export function systemRoutes(
       summary:
         'The processes `svc status` shows: role, pid, state, uptime, restarts, memory, in-flight turns.',
       handler: async () => ({
-        body: await deps.endpoint.request('supervisor.status', {}, { timeoutMs: 5000 }),
+        body: await deps.endpoint.request('supervisor.status', {}),
       }),
     }),
     route({
@@ -50,7 +50,7 @@ export function systemRoutes(
       path: '/api/tools',
       summary: 'The tools the agent can use, each with its JSON schema.',
       handler: async () => ({
-        body: await deps.endpoint.request('agent.tools', {}, { timeoutMs: 15_000 }),
+        body: await deps.endpoint.request('agent.tools', {}),
       }),
     }),
     route({
@@ -61,11 +61,9 @@ export function systemRoutes(
       work: false,
       body: z.object({ reason: z.string().max(200).optional() }).strict(),
       handler: async ({ body }) => {
-        const ack = await deps.endpoint.request(
-          'supervisor.restart',
-          { reason: body.reason ?? 'POST /api/restart' },
-          { timeoutMs: 5000 },
-        );
+        const ack = await deps.endpoint.request('supervisor.restart', {
+          reason: body.reason ?? 'POST /api/restart',
+        });
         if (!ack.accepted)
           return {
             status: 409,

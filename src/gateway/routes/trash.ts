@@ -118,7 +118,7 @@ export function trashRoutes(deps: Deps): Route[] {
             viewSummary({ ...cronTaskView(deps.db, result.task as CronTask), restored: true }),
           );
           await deps.endpoint
-            .request('cron.changed', { id: result.restored_to }, { timeoutMs: 20_000 })
+            .request('cron.changed', { id: result.restored_to })
             .catch(() => undefined);
         }
         return { body: { id: item.id, kind: item.kind, ...result } };

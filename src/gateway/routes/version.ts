@@ -17,7 +17,7 @@ export function versionRoutes(deps: Pick<Deps, 'endpoint'>): Route[] {
         "The running version, the latest release the automatic check found (latest, update_available, checked_at, release_url, notes: the notes' first lines); public, carries no secrets.",
       public: true,
       handler: async ({ local }) => {
-        const info = await deps.endpoint.request('version.info', {}, { timeoutMs: 3000 }).catch(
+        const info = await deps.endpoint.request('version.info', {}).catch(
           (): VersionInfo => ({
             name: 'svc',
             version,
@@ -42,7 +42,7 @@ export function versionRoutes(deps: Pick<Deps, 'endpoint'>): Route[] {
         'Installs the latest release (what `svc upgrade --yes` does): 202 at once, progress on /ws topic server (type upgrade: downloading, verifying, installing, restarting, done or failed); 409 while one runs or on a development build.',
       body: z.object({}).strict().optional(),
       handler: async () => {
-        const r = await deps.endpoint.request('version.upgrade', {}, { timeoutMs: 5000 });
+        const r = await deps.endpoint.request('version.upgrade', {});
         if (r.accepted) return { status: 202, body: { status: 'upgrading' } };
         const message =
           r.reason === 'dev_build'

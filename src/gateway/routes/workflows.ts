@@ -42,7 +42,7 @@ export function workflowRoutes(deps: Deps): Route[] {
       body: runBody,
       handler: async ({ params, body }) => {
         const started = await startRun(deps.db, deps.paths, params.name, body.inputs, (p) =>
-          deps.endpoint.request('turn.start', p, { timeoutMs: 20_000 }),
+          deps.endpoint.request('turn.start', p),
         );
         return { status: 202, body: started };
       },

@@ -14,7 +14,7 @@ import {
   type ResultOf,
   type Role,
 } from './ipc.js';
-import { refusal, requestRoutes } from './routes.js';
+import { deadlineMs, refusal, requestRoutes } from './routes.js';
 
 /** The two ends an IPC link can have: a child's `process`, or the supervisor's `ChildProcess`. */
 export interface Link {
@@ -31,8 +31,6 @@ export class IpcCallError extends Error {
     super(message);
   }
 }
-
-export const DEFAULT_DEADLINE_MS = 10_000;
 
 type Handler<T extends RequestType> = (
   payload: PayloadOf<T>,
@@ -72,7 +70,11 @@ export class Endpoint {
     link.onMessage((raw) => this.receive(raw));
   }
 
-  /** Sends a request; where it goes comes from the routing table (`to` only for `worker.echo`-like requests any child answers). */
+  /**
+   * Sends a request; where it goes and how long it waits come from the routing table (`to` only
+   * for requests any child answers; `timeoutMs` only where the wait depends on the call itself,
+   * such as a tool's own timeout).
+   */
   request<T extends RequestType>(
     type: T,
     payload: PayloadOf<T>,
@@ -92,7 +94,7 @@ export class Endpoint {
         ),
       );
     const id = randomUUID();
-    const deadline = opts.deadline ?? Date.now() + (opts.timeoutMs ?? DEFAULT_DEADLINE_MS);
+    const deadline = opts.deadline ?? Date.now() + (opts.timeoutMs ?? deadlineMs(type));
     return new Promise<ResultOf<T>>((resolve, reject) => {
       const timer = setTimeout(
         () => {

@@ -166,7 +166,7 @@ export const mcpStatusSummarySchema = z.object({
   tool_count: z.number().int(),
 });
 
-const pairingSchema = z.object({
+export const pairingSchema = z.object({
   code: z.string(),
   platform: z.string(),
   user_id: z.string(),
@@ -176,6 +176,8 @@ const pairingSchema = z.object({
   created_at: z.string(),
   answered_at: z.string().nullable(),
 });
+/** A pairing request, as GET /api/channels/{platform}/pairings lists it and channels.pairing carries it. */
+export type PairingView = z.infer<typeof pairingSchema>;
 
 const onboardSchema = z.object({
   state: z.string(),
@@ -546,7 +548,7 @@ export const wsEvents = {
   ),
   'channels.login': ev(
     ['channels'],
-    'The WeChat QR login moved on; without `qr_png` when `truncated` (GET /api/channels/messenger/login has it).',
+    'A QR login (WeChat, WhatsApp) moved on; without `qr_png` when `truncated` (GET /api/channels/{platform}/login has it).',
     loginStateSchema.extend({ truncated }),
   ),
 } as const satisfies Record<string, EventSpec>;

@@ -54,3 +54,11 @@ export const summaryContent = z.object({
 });
 
 export type AssistantContent = z.infer<typeof assistantContent>;
+
+/** What `content` holds for each role: the shape clients read (the Web UI imports it as a type). */
+export interface ContentByRole {
+  user: z.infer<typeof userContent>;
+  assistant: AssistantContent;
+  tool: z.infer<typeof toolContent>;
+  system: z.infer<typeof summaryContent>;
+}

@@ -1,38 +1,64 @@
 import type { RequestType, Role } from './ipc.js';
 
 /**
- * Who answers each IPC request and who may send it: one table for every process. The supervisor
- * checks each request a child sends against it before answering or passing it on, so a worker
- * cannot reach what its role has no business with (the agent worker, whose commands run the
- * model's code nearby, cannot write config.yml). `child` means any child process.
+ * Who answers each IPC request, who may send it and how long its sender waits: one table for
+ * every process. The supervisor checks each request a child sends against it before answering or
+ * passing it on, so a worker cannot reach what its role has no business with (the agent worker,
+ * whose commands run the model's code nearby, cannot write config.yml). `child` means any child
+ * process. A caller names only the type and payload; the endpoint takes target and deadline from
+ * here (a forwarded request keeps its sender's deadline).
  */
 export interface RequestRoute {
   to: Role | 'child';
   from: readonly Role[];
+  /** How long the sender waits for the answer; DEFAULT_DEADLINE_MS when not given. */
+  ms?: number;
 }
+
+/** The wait of a request the table gives no `ms`. */
+export const DEFAULT_DEADLINE_MS = 10_000;
+/** What a request adds to the waits of the requests its handler makes: the hops, on a loaded machine. */
+const HOP_MS = 5000;
+
+/**
+ * Waits inside the supervisor's handlers. The requests whose handlers wait on them are derived
+ * from them, so the gateway's wait always covers the supervisor's (written once, here).
+ */
+export const innerWaits = {
+  /** An agent worker takes a turn (it checks the session and resolves attachments first). */
+  agentTakesTurn: 15_000,
+  /** An agent worker acknowledges an interrupt; past it the worker is taken for hung and killed. */
+  interruptAck: 4000,
+  /** A stopped turn (or a killed worker's) is over and its end event passed on. */
+  turnEnds: 15_000,
+  /** An agent worker answers about its approvals. */
+  approvals: 5000,
+  /** An agent worker's test call to a model (Save and test). */
+  modelProbe: 30_000,
+} as const;
 
 const gw = ['gateway'] as const;
 const sup = ['supervisor'] as const;
 
 export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   // The supervisor's own calls to its children.
-  'child.start': { to: 'child', from: sup },
-  'child.stats': { to: 'child', from: sup },
+  'child.start': { to: 'child', from: sup, ms: 15_000 },
+  'child.stats': { to: 'child', from: sup, ms: 1000 },
   'child.ping': { to: 'child', from: sup },
   'worker.echo': { to: 'child', from: ['supervisor', 'gateway'] },
-  'gateway.handover': { to: 'gateway', from: sup },
-  'gateway.ws_state': { to: 'gateway', from: sup },
-  'gateway.listener': { to: 'gateway', from: sup },
-  'agent.turn': { to: 'agent', from: sup },
-  'agent.approvals': { to: 'agent', from: sup },
-  'agent.approval': { to: 'agent', from: sup },
-  'agent.interrupt': { to: 'agent', from: sup },
-  'agent.retire': { to: 'agent', from: sup },
-  'cron.reload': { to: 'cron', from: sup },
+  'gateway.handover': { to: 'gateway', from: sup, ms: 15_000 },
+  'gateway.ws_state': { to: 'gateway', from: sup, ms: 5000 },
+  'gateway.listener': { to: 'gateway', from: sup, ms: 5000 },
+  'agent.turn': { to: 'agent', from: sup, ms: innerWaits.agentTakesTurn },
+  'agent.approvals': { to: 'agent', from: sup, ms: innerWaits.approvals },
+  'agent.approval': { to: 'agent', from: sup, ms: innerWaits.approvals },
+  'agent.interrupt': { to: 'agent', from: sup, ms: innerWaits.interruptAck },
+  'agent.retire': { to: 'agent', from: sup, ms: 5000 },
+  'cron.reload': { to: 'cron', from: sup, ms: 30_000 },
 
   // What the HTTP API asks of the supervisor: status, config writes, restarts, restores.
-  'supervisor.status': { to: 'supervisor', from: gw },
-  'supervisor.restart': { to: 'supervisor', from: ['gateway', 'agent'] },
+  'supervisor.status': { to: 'supervisor', from: gw, ms: 5000 },
+  'supervisor.restart': { to: 'supervisor', from: ['gateway', 'agent'], ms: 5000 },
   'config.models.create': { to: 'supervisor', from: gw },
   'config.models.update': { to: 'supervisor', from: gw },
   'config.models.delete': { to: 'supervisor', from: gw },
@@ -44,50 +70,68 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   'config.channels.save': { to: 'supervisor', from: gw },
   'config.channels.delete': { to: 'supervisor', from: gw },
   'trash.restore': { to: 'supervisor', from: gw },
-  'version.info': { to: 'supervisor', from: gw },
-  'version.upgrade': { to: 'supervisor', from: gw },
-  'cron.changed': { to: 'supervisor', from: gw },
+  'version.info': { to: 'supervisor', from: gw, ms: 3000 },
+  'version.upgrade': { to: 'supervisor', from: gw, ms: 5000 },
+  'cron.changed': { to: 'supervisor', from: gw, ms: 20_000 },
   'cron.idle': { to: 'supervisor', from: ['cron'] },
 
   // Turns: started and stopped by whoever takes the user's words (and by an agent's workflow step).
-  'turn.start': { to: 'supervisor', from: ['gateway', 'agent', 'channels', 'cron'] },
-  'turn.interrupt': { to: 'supervisor', from: ['gateway', 'channels', 'cron'] },
-  'approval.answer': { to: 'supervisor', from: ['gateway', 'channels'] },
-  'approval.list': { to: 'supervisor', from: gw },
-  'agent.tools': { to: 'agent', from: gw },
-  'agent.probe_model': { to: 'agent', from: gw },
+  'turn.start': {
+    to: 'supervisor',
+    from: ['gateway', 'agent', 'channels', 'cron'],
+    ms: innerWaits.agentTakesTurn + HOP_MS,
+  },
+  'turn.interrupt': {
+    to: 'supervisor',
+    from: ['gateway', 'channels', 'cron'],
+    ms: innerWaits.interruptAck + innerWaits.turnEnds + HOP_MS,
+  },
+  'approval.answer': {
+    to: 'supervisor',
+    from: ['gateway', 'channels'],
+    ms: innerWaits.approvals + HOP_MS,
+  },
+  'approval.list': { to: 'supervisor', from: gw, ms: innerWaits.approvals + HOP_MS },
+  'agent.tools': { to: 'agent', from: gw, ms: 15_000 },
+  'agent.probe_model': { to: 'agent', from: gw, ms: innerWaits.modelProbe + HOP_MS },
 
   // MCP: the agent calls tools; the API shows and manages the connections.
-  'mcp.tools': { to: 'mcp', from: ['agent'] },
+  'mcp.tools': { to: 'mcp', from: ['agent'], ms: 5000 },
   'mcp.call': { to: 'mcp', from: ['agent'] },
-  'mcp.cancel': { to: 'mcp', from: ['agent'] },
+  'mcp.cancel': { to: 'mcp', from: ['agent'], ms: 5000 },
   // The agent asks, through the supervisor, for the mcp worker's direct socket (and a one-time token).
-  'mcp.direct': { to: 'mcp', from: ['agent'] },
-  'mcp.status': { to: 'mcp', from: gw },
-  'mcp.reconnect': { to: 'mcp', from: gw },
-  'mcp.oauth.start': { to: 'mcp', from: gw },
-  'mcp.oauth.finish': { to: 'mcp', from: gw },
+  'mcp.direct': { to: 'mcp', from: ['agent'], ms: 3000 },
+  'mcp.status': { to: 'mcp', from: gw, ms: 5000 },
+  'mcp.reconnect': { to: 'mcp', from: gw, ms: 60_000 },
+  'mcp.oauth.start': { to: 'mcp', from: gw, ms: 60_000 },
+  'mcp.oauth.finish': { to: 'mcp', from: gw, ms: 60_000 },
 
   // Schedules and channels.
-  'cron.run': { to: 'cron', from: gw },
-  'channels.status': { to: 'channels', from: gw },
-  'channels.send': { to: 'channels', from: gw },
-  'channels.send_file': { to: 'channels', from: gw },
-  'channels.test': { to: 'channels', from: gw },
+  'cron.run': { to: 'cron', from: gw, ms: 60_000 },
+  'channels.status': { to: 'channels', from: gw, ms: 5000 },
+  'channels.send': { to: 'channels', from: gw, ms: 60_000 },
+  'channels.send_file': { to: 'channels', from: gw, ms: 120_000 },
+  'channels.test': { to: 'channels', from: gw, ms: 60_000 },
   'channels.paired': { to: 'channels', from: gw },
-  'channels.login.start': { to: 'channels', from: gw },
-  'channels.login.get': { to: 'channels', from: gw },
+  'channels.login.start': { to: 'channels', from: gw, ms: 20_000 },
+  'channels.login.get': { to: 'channels', from: gw, ms: 5000 },
   'channels.login.cancel': { to: 'channels', from: gw },
-  'channels.deliver': { to: 'channels', from: ['cron'] },
+  'channels.deliver': { to: 'channels', from: ['cron'], ms: 15_000 },
 
   // The browser: the API shows and verifies the connection; the agent acts on pages.
-  'browser.status': { to: 'browser', from: gw },
+  'browser.status': { to: 'browser', from: gw, ms: 45_000 },
   'browser.verify': { to: 'browser', from: gw },
   'config.browser.set': { to: 'supervisor', from: gw },
-  'browser.act': { to: 'browser', from: ['agent'] },
-  'browser.cancel': { to: 'browser', from: ['agent'] },
-  'browser.record': { to: 'browser', from: ['agent'] },
+  // Leeway over the longest action (a 30 s navigation, a 120 s wait).
+  'browser.act': { to: 'browser', from: ['agent'], ms: 150_000 },
+  'browser.cancel': { to: 'browser', from: ['agent'], ms: 5000 },
+  'browser.record': { to: 'browser', from: ['agent'], ms: 30_000 },
 };
+
+/** How long the sender of `type` waits for its answer. */
+export function deadlineMs(type: RequestType): number {
+  return requestRoutes[type].ms ?? DEFAULT_DEADLINE_MS;
+}
 
 /** Why `from` may not send `type` to `to`, or null when the table allows it. */
 export function refusal(type: RequestType, from: Role, to: Role): string | null {

@@ -106,9 +106,7 @@ export class TurnRunner {
       clockTool,
       skillTool,
       runWorkflowTool((name, inputs) =>
-        startRun(this.db, this.paths, name, inputs, (p) =>
-          this.endpoint.request('turn.start', p, { timeoutMs: 20_000 }),
-        ),
+        startRun(this.db, this.paths, name, inputs, (p) => this.endpoint.request('turn.start', p)),
       ),
       ...(goal ? [goal] : []),
       ...browserTools(this.endpoint, this.config), // none while no browser is configured

@@ -431,11 +431,11 @@ export class Conversations {
     for (let attempt = 0; ; attempt++) {
       try {
         return (
-          await this.deps.endpoint.request(
-            'turn.start',
-            { session_id: sessionId, message: { text, attachments }, origin: 'channel' },
-            { timeoutMs: 30_000 },
-          )
+          await this.deps.endpoint.request('turn.start', {
+            session_id: sessionId,
+            message: { text, attachments },
+            origin: 'channel',
+          })
         ).turn_id;
       } catch (err) {
         const code = err instanceof IpcCallError ? err.code : '';
@@ -475,7 +475,7 @@ export class Conversations {
     if (cmd === '/stop') {
       if (!session) return void (await reply('Nothing is running.'));
       const r = await this.deps.endpoint
-        .request('turn.interrupt', { session_id: session.id }, { timeoutMs: 10_000 })
+        .request('turn.interrupt', { session_id: session.id })
         .catch(() => ({ interrupted: false }));
       return void (await reply(r.interrupted ? 'Stopping.' : 'Nothing is running.'));
     }
@@ -554,11 +554,11 @@ export class Conversations {
     this.dropAsk(platform, chatId, ask.approvalId);
     let outcome = decisionLabel(decision);
     try {
-      await this.deps.endpoint.request(
-        'approval.answer',
-        { session_id: ask.sessionId, approval_id: ask.approvalId, decision },
-        { timeoutMs: 10_000 },
-      );
+      await this.deps.endpoint.request('approval.answer', {
+        session_id: ask.sessionId,
+        approval_id: ask.approvalId,
+        decision,
+      });
     } catch (err) {
       outcome = `not applied: ${(err as Error).message}`;
     }

@@ -9,7 +9,6 @@ import {
 } from '../../shared/store/cron.js';
 import type { Db } from '../../shared/store/db.js';
 
-const DELIVER_TIMEOUT_MS = 15_000;
 const MAX_TEXT = 3500;
 
 /**
@@ -49,11 +48,11 @@ export class Notifier {
       task.notify.map(async (t) => {
         const at = new Date().toISOString();
         try {
-          const r = await this.deps.endpoint.request(
-            'channels.deliver',
-            { platform: t.platform, chat_id: t.chat_id, text },
-            { timeoutMs: DELIVER_TIMEOUT_MS },
-          );
+          const r = await this.deps.endpoint.request('channels.deliver', {
+            platform: t.platform,
+            chat_id: t.chat_id,
+            text,
+          });
           addNotifyResult(this.deps.db, runId, {
             platform: t.platform,
             chat_id: t.chat_id,

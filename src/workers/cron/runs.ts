@@ -157,16 +157,12 @@ export class Runs {
   ): Promise<void> {
     const { db } = this.deps;
     try {
-      const { turn_id } = await this.deps.endpoint.request(
-        'turn.start',
-        {
-          session_id: sessionId,
-          message: { text, attachments: [] },
-          origin: 'cron',
-          ...(workflowRunId ? { workflow_run_id: workflowRunId } : {}),
-        },
-        { timeoutMs: 20_000 },
-      );
+      const { turn_id } = await this.deps.endpoint.request('turn.start', {
+        session_id: sessionId,
+        message: { text, attachments: [] },
+        origin: 'cron',
+        ...(workflowRunId ? { workflow_run_id: workflowRunId } : {}),
+      });
       setRunTurn(db, runId, turn_id);
       const a = this.active.get(runId);
       if (a) a.turnId = turn_id;
@@ -286,7 +282,7 @@ export class Runs {
 
   private async interruptTurn(a: Active): Promise<void> {
     await this.deps.endpoint
-      .request('turn.interrupt', { session_id: a.sessionId }, { timeoutMs: 10_000 })
+      .request('turn.interrupt', { session_id: a.sessionId })
       .catch((err: Error) => {
         log.warn('could not interrupt a cron run', { run: a.runId, error: err.message });
       });
@@ -311,9 +307,7 @@ export class Runs {
     const done = task ? this.notifier.result(task, run) : Promise.resolve();
     void done.finally(() => {
       if (this.active.size === 0)
-        void this.deps.endpoint
-          .request('cron.idle', {}, { timeoutMs: 10_000 })
-          .catch(() => undefined);
+        void this.deps.endpoint.request('cron.idle', {}).catch(() => undefined);
     });
   }
 

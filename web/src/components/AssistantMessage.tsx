@@ -1,5 +1,5 @@
 import type { ToolLive } from '../lib/chat';
-import type { Message, ToolCall } from '../lib/types';
+import type { MessageOf } from '../lib/types';
 import { Markdown } from './Markdown';
 import { Reasoning } from './Reasoning';
 import { ToolCard } from './ToolCard';
@@ -12,22 +12,22 @@ export function AssistantMessage({
   waiting,
   showReasoning,
 }: {
-  m: Message;
-  results: Map<string, Message> | undefined;
+  m: MessageOf<'assistant'>;
+  results: Map<string, MessageOf<'tool'>> | undefined;
   tools: Record<string, ToolLive> | undefined;
   waiting: Set<string> | undefined;
   showReasoning: boolean;
 }) {
   const c = m.content ?? {};
-  const reasoning = ((c.reasoning ?? []) as Array<{ text?: string }>)
-    .map((r) => r.text ?? '')
+  const reasoning = (c.reasoning ?? [])
+    .map((r) => r.text)
     .filter(Boolean)
     .join('\n\n');
-  const calls = (c.tool_calls ?? []) as ToolCall[];
+  const calls = c.tool_calls ?? [];
   return (
     <div class="msg assistant" data-testid="assistant-message" data-id={m.id}>
       {showReasoning && reasoning && <Reasoning text={reasoning} />}
-      {c.text ? <Markdown text={String(c.text)} /> : null}
+      {c.text ? <Markdown text={c.text} /> : null}
       {calls.map((call) => {
         const r = results?.get(call.id);
         return (
@@ -39,7 +39,7 @@ export function AssistantMessage({
             result={
               r
                 ? {
-                    output: String(r.content?.output ?? ''),
+                    output: r.content?.output ?? '',
                     is_error: r.content?.is_error === true,
                   }
                 : tools?.[call.id]?.result

@@ -1,4 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { ChannelStatus, LoginState } from '../../../src/shared/protocol/channels';
+import type { PairingView } from '../../../src/shared/protocol/events';
 import { api, describe, get, post } from '../lib/api';
 import { when } from '../lib/format';
 import { live } from '../lib/live';
@@ -18,40 +20,15 @@ interface Platform {
   configured: boolean;
   fields: Field[];
 }
-interface Channel {
-  platform: string;
+/** A platform's row in GET /api/channels: its adapter's status (the server's type) and its config. */
+type Channel = ChannelStatus & {
   label: string;
   enabled: boolean;
-  state: 'starting' | 'running' | 'stopped' | 'error' | 'needs_login';
-  error: string | null;
-  connected_since: string | null;
-  last_message_at: string | null;
-  account: string | null;
   fields: Record<string, unknown>;
-}
-interface Pairing {
-  code: string;
-  user_id: string;
-  name: string;
-  status: 'pending' | 'approved' | 'rejected';
-  created_at: string;
-}
-interface Login {
-  platform: string;
-  status:
-    | 'idle'
-    | 'pending'
-    | 'scanned'
-    | 'confirmed'
-    | 'expired'
-    | 'failed'
-    | 'cancelled'
-    | 'logged_in';
-  qr_url: string | null;
-  qr_png: string | null;
-  user_id: string | null;
-  error: string | null;
-}
+};
+type Pairing = PairingView;
+/** A QR login's state: the server's own type (type-only, nothing of it is bundled). */
+type Login = LoginState;
 
 const PLATFORM = /^[a-z]{1,32}$/;
 const channelPath = (p: string, rest = '') => {
@@ -118,7 +95,7 @@ export function ChannelsView() {
     return live.on('channels', (e) => {
       // Without its QR code when that was too big for an event: the login route has it.
       if (e.type === 'channels.login')
-        e.data.truncated ? void loadLogin(e.data.platform) : setLogin(e.data as Login);
+        e.data.truncated ? void loadLogin(e.data.platform) : setLogin(e.data);
       void load();
     });
   }, []);

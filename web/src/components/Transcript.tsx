@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ChatState, ToolLive } from '../lib/chat';
 import { pure } from '../lib/pure';
-import type { Message } from '../lib/types';
+import type { Message, MessageOf } from '../lib/types';
 import { AssistantMessage } from './AssistantMessage';
 import { LiveReply } from './LiveReply';
 import { ToolCard } from './ToolCard';
@@ -13,15 +13,14 @@ import { UserMessage } from './UserMessage';
  * of messages changes, so the maps keep their identity between streamed frames.
  */
 function pair(messages: Message[]): {
-  paired: Map<string, Map<string, Message>>;
+  paired: Map<string, Map<string, MessageOf<'tool'>>>;
   pairedTools: Set<string>;
 } {
-  const paired = new Map<string, Map<string, Message>>();
+  const paired = new Map<string, Map<string, MessageOf<'tool'>>>();
   const pairedTools = new Set<string>();
   let open: Array<{ msg: string; call: string }> = [];
   for (const m of messages) {
-    const calls =
-      m.role === 'assistant' ? ((m.content?.tool_calls ?? []) as Array<{ id: string }>) : [];
+    const calls = m.role === 'assistant' ? (m.content?.tool_calls ?? []) : [];
     if (calls.length > 0) {
       open = calls.map((c) => ({ msg: m.id, call: c.id }));
       paired.set(m.id, new Map());
@@ -39,7 +38,7 @@ function pair(messages: Message[]): {
 
 interface ItemProps {
   m: Message;
-  results: Map<string, Message> | undefined;
+  results: Map<string, MessageOf<'tool'>> | undefined;
   /** Live tool state and waiting approvals: only for messages of the running turn (else undefined). */
   tools: Record<string, ToolLive> | undefined;
   waiting: Set<string> | undefined;
@@ -76,7 +75,7 @@ const MessageItem = pure(function MessageItem({
     return (
       <ToolCard
         name={m.content?.name ?? 'tool'}
-        result={{ output: String(m.content?.output ?? ''), is_error: m.content?.is_error === true }}
+        result={{ output: m.content?.output ?? '', is_error: m.content?.is_error === true }}
       />
     );
   return (
@@ -100,7 +99,7 @@ interface ChunkProps {
   messages: Message[];
   from: number;
   to: number;
-  paired: Map<string, Map<string, Message>>;
+  paired: Map<string, Map<string, MessageOf<'tool'>>>;
   pairedTools: Set<string>;
   turnSeq: number | undefined;
   tools: Record<string, ToolLive>;

@@ -1,7 +1,7 @@
 import { ApiError, api, describe, get, path } from './api';
 import { live, type LiveEvent } from './live';
 import { Store } from './store';
-import type { Approval, Goal, Message, Session } from './types';
+import { type Approval, type Goal, type Message, messageOf, type Session } from './types';
 
 /** A tool call of the running step, before its assistant message is committed. */
 export interface PendingCall {
@@ -219,10 +219,10 @@ export class ChatSession {
           s.sending = undefined;
           s.ended = undefined;
           s.announce = '';
-          s.messages = withMessage(s.messages, d.message);
+          s.messages = withMessage(s.messages, messageOf(d.message));
           this.unrecorded = undefined;
         });
-        this.whole(d.message);
+        this.whole(messageOf(d.message));
         break;
       }
       case 'turn.text_delta': {
@@ -276,15 +276,16 @@ export class ChatSession {
               result: { output: d.output, is_error: d.is_error },
             },
           };
-          s.messages = withMessage(s.messages, d.message);
+          s.messages = withMessage(s.messages, messageOf(d.message));
           s.approvals = s.approvals.filter((a) => a.call_id !== d.call_id);
         });
         // A long output came cut: its tool message, fetched whole, replaces it (and the live result).
-        if (d.truncated || d.message.truncated) this.whole({ ...d.message, truncated: true });
+        if (d.truncated || d.message.truncated)
+          this.whole(messageOf({ ...d.message, truncated: true }));
         break;
       }
       case 'message.committed': {
-        const m = e.data.message;
+        const m = messageOf(e.data.message);
         this.update((s) => {
           s.messages = withMessage(s.messages, m);
           if (m.role === 'assistant' && s.turn)
@@ -383,7 +384,8 @@ export class ChatSession {
         if (token !== this.loadToken) return; // a reload brought the whole transcript anyway
         this.update((s) => {
           if (s.messages.some((x) => x.id === full.id)) s.messages = withMessage(s.messages, full);
-          const callId = full.role === 'tool' ? String(full.content?.tool_call_id ?? '') : '';
+          if (full.role !== 'tool') return;
+          const callId = full.content?.tool_call_id ?? '';
           const live = s.tools[callId];
           if (live?.result)
             s.tools = {
@@ -391,7 +393,7 @@ export class ChatSession {
               [callId]: {
                 ...live,
                 result: {
-                  output: String(full.content?.output ?? ''),
+                  output: full.content?.output ?? '',
                   is_error: full.content?.is_error === true,
                 },
               },

@@ -1,9 +1,11 @@
 import type {
   GoalView,
+  MessageSummary,
   SessionView,
   TrashItemView,
   WsEventData,
 } from '../../../src/shared/protocol/events';
+import type { ContentByRole } from '../../../src/shared/protocol/message-content';
 
 /** The server's own types, from the /ws event catalogue (type-only: nothing of it is bundled). */
 export type Session = SessionView;
@@ -21,14 +23,32 @@ export interface ToolCall {
   arguments: string;
 }
 
-export interface Message {
-  id: string;
-  seq: number;
-  role: 'user' | 'assistant' | 'tool' | 'system';
-  content: any;
-  created_at?: string;
-  /** A /ws event carried it cut: GET /api/sessions/{id}/messages/{id} has it whole. */
-  truncated?: true;
+/**
+ * A stored message: its content's shape follows its role (the server's own types). Partial,
+ * because a /ws event may carry it cut to its scalar fields (`truncated`).
+ */
+export type Message = {
+  [R in keyof ContentByRole]: {
+    id: string;
+    seq: number;
+    role: R;
+    content: Partial<ContentByRole[R]> | undefined;
+    created_at?: string;
+    /** A /ws event carried it cut: GET /api/sessions/{id}/messages/{id} has it whole. */
+    truncated?: true;
+  };
+}[keyof ContentByRole];
+
+/** A message of one role: `MessageOf<'tool'>`. */
+export type MessageOf<R extends Message['role']> = Extract<Message, { role: R }>;
+
+/**
+ * A message as an event carries it. The catalogue leaves `content` unchecked (a cut summary may
+ * lack any field); the agent wrote it through the content schemas of its role, so it is read as
+ * that role's shape, every field optional.
+ */
+export function messageOf(m: MessageSummary): Message {
+  return m as Message;
 }
 
 export type Goal = GoalView;

@@ -21,9 +21,6 @@ import {
   type ToolSubject,
 } from '../registry.js';
 
-/** Leeway over the longest action (a 30 s navigation, a 120 s wait) for the trip through the supervisor. */
-const ACT_TIMEOUT_MS = 150_000;
-
 const browserArgs = z
   .strictObject({
     action: z.enum(browserActions).describe('What to do'),
@@ -140,17 +137,11 @@ async function act(
 ): Promise<BrowserActResult> {
   const callId = `${ctx.turnId}:${ctx.callId}${suffix}`;
   const cancel = () =>
-    void endpoint
-      .request('browser.cancel', { call_id: callId }, { timeoutMs: 5000 })
-      .catch(() => undefined);
+    void endpoint.request('browser.cancel', { call_id: callId }).catch(() => undefined);
   ctx.signal.addEventListener('abort', cancel, { once: true });
   try {
     const r = await untilAborted(
-      endpoint.request(
-        'browser.act',
-        { call_id: callId, step, session_id: ctx.sessionId },
-        { timeoutMs: ACT_TIMEOUT_MS },
-      ),
+      endpoint.request('browser.act', { call_id: callId, step, session_id: ctx.sessionId }),
       ctx.signal,
     );
     if (r.url) lastUrl = r.url;
@@ -288,11 +279,7 @@ export function browserTools(endpoint: Endpoint, config: () => Config): Tool[] {
     args: recordArgs,
     run: async (a, ctx) => {
       if (a.action === 'start') {
-        await endpoint.request(
-          'browser.record',
-          { session_id: ctx.sessionId, op: 'start' },
-          { timeoutMs: 30_000 },
-        );
+        await endpoint.request('browser.record', { session_id: ctx.sessionId, op: 'start' });
         return {
           output: 'Recording: every browser action of this chat is kept until browser_record stop.',
         };
@@ -307,11 +294,7 @@ export function browserTools(endpoint: Endpoint, config: () => Config): Tool[] {
           output: `A recording "${a.name}" exists already; choose another name (the recording goes on until you stop it under a free name).`,
           isError: true,
         };
-      const r = await endpoint.request(
-        'browser.record',
-        { session_id: ctx.sessionId, op: 'stop' },
-        { timeoutMs: 30_000 },
-      );
+      const r = await endpoint.request('browser.record', { session_id: ctx.sessionId, op: 'stop' });
       if (!r.was_recording)
         return {
           output:

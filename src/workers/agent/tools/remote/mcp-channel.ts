@@ -32,7 +32,7 @@ export class McpChannel {
   private async connect(): Promise<Endpoint | undefined> {
     let socket: Socket | undefined;
     try {
-      const offer = await this.relay.request('mcp.direct', {}, { timeoutMs: CONNECT_TIMEOUT_MS });
+      const offer = await this.relay.request('mcp.direct', {});
       socket = createConnection(offer.path);
       const link = new SocketLink(socket);
       const s = socket;

@@ -34,7 +34,7 @@ export async function mcpTools(channel: McpChannel, config: Config): Promise<Too
   if (!Object.values(config.mcp.servers).some((s) => s.enabled)) return [];
   let listed;
   try {
-    listed = await (await channel.endpoint()).request('mcp.tools', {}, { timeoutMs: 5000 });
+    listed = await (await channel.endpoint()).request('mcp.tools', {});
   } catch {
     return [];
   }
@@ -63,9 +63,7 @@ function mcpTool(
       const callId = `${ctx.turnId}:${ctx.callId}`;
       const endpoint = await channel.endpoint();
       const cancel = () =>
-        void endpoint
-          .request('mcp.cancel', { call_id: callId }, { timeoutMs: 5000 })
-          .catch(() => undefined);
+        void endpoint.request('mcp.cancel', { call_id: callId }).catch(() => undefined);
       ctx.signal.addEventListener('abort', cancel, { once: true });
       try {
         const call = endpoint.request(
