@@ -2,7 +2,7 @@ import { copyFileSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { badCursor, pageQuery } from '../src/gateway/routes/sessions.js';
+import { badCursor, pageQuery } from '../src/gateway/routes/sessions/sessions.js';
 import { ApiError } from '../src/shared/errors.js';
 import { openAndMigrate, openDb } from '../src/shared/store/db.js';
 import {

@@ -6,7 +6,7 @@ import { resolvePaths } from '../shared/paths.js';
 import { openDb } from '../shared/store/db.js';
 import { Gateway } from './app.js';
 import type { Deps } from './deps.js';
-import { chatCommands } from './routes/chat.js';
+import { chatCommands } from './routes/sessions/chat.js';
 import { allRoutes } from './routes/index.js';
 import { chooseEngine, createEngine } from './engine/pick.js';
 import { ConnectionCap } from './conn-cap.js';

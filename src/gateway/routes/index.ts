@@ -1,24 +1,24 @@
 import type { Deps } from '../deps.js';
 import { openApiDocument } from '../openapi.js';
 import { route, type Route } from '../route.js';
-import { artifactRoutes } from './artifacts.js';
-import { chatRoutes } from './chat.js';
+import { artifactRoutes } from './sessions/artifacts.js';
+import { chatRoutes } from './sessions/chat.js';
 import { modelRoutes } from './models.js';
 import { onboardRoutes } from './onboard.js';
-import { goalRoutes } from './goal.js';
-import { sessionRoutes } from './sessions.js';
+import { goalRoutes } from './sessions/goal.js';
+import { sessionRoutes } from './sessions/sessions.js';
 import { trashRoutes } from './trash.js';
 import { uploadRoutes } from './uploads.js';
 import { systemRoutes } from './system.js';
-import { taskRoutes } from './tasks.js';
+import { taskRoutes } from './tasks/tasks.js';
 import { profileRoutes } from './profile.js';
 import { skillRoutes } from './skills.js';
 import { workflowRoutes } from './workflows.js';
-import { mcpRoutes } from './mcp.js';
-import { mcpOAuthRoutes } from './mcp-oauth.js';
+import { mcpRoutes } from './mcp/servers.js';
+import { mcpOAuthRoutes } from './mcp/oauth.js';
 import { channelRoutes } from './channels.js';
-import { browserRoutes } from './browser.js';
-import { browserRecordingRoutes } from './browser-recordings.js';
+import { browserRoutes } from './browser/status.js';
+import { browserRecordingRoutes } from './browser/recordings.js';
 import { versionRoutes } from './version.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */

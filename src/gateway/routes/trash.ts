@@ -24,7 +24,7 @@ import {
 } from '../../shared/store/trash.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
-import { badCursor, pageQuery } from './sessions.js';
+import { badCursor, pageQuery } from './sessions/sessions.js';
 
 /** How each kind of item goes back; later kinds (files, skills, recordings, tasks) add a line here. */
 export const trashKinds: TrashKinds = {

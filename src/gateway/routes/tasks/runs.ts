@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { statSync } from 'node:fs';
 import { z } from 'zod';
-import { viewSummary } from '../../shared/event-summaries.js';
+import { viewSummary } from '../../../shared/event-summaries.js';
 import {
   describeSchedule,
   isTimezone,
@@ -9,11 +9,11 @@ import {
   nextFires,
   scheduleProblem,
   wallTime,
-} from '../../shared/cron/schedule.js';
-import { platformNames } from '../../shared/config/channels.js';
-import { notifyPlatforms } from '../../shared/cron/targets.js';
-import { ApiError, invalidInput } from '../../shared/errors.js';
-import { IpcCallError } from '../../shared/protocol/endpoint.js';
+} from '../../../shared/cron/schedule.js';
+import { platformNames } from '../../../shared/config/channels.js';
+import { notifyPlatforms } from '../../../shared/cron/targets.js';
+import { ApiError, invalidInput } from '../../../shared/errors.js';
+import { IpcCallError } from '../../../shared/protocol/endpoint.js';
 import {
   createCronTask,
   cronTaskNotFound,
@@ -28,13 +28,13 @@ import {
   updateCronTask,
   type CronTask,
   type CronTaskSpec,
-} from '../../shared/store/cron.js';
-import { permissionModes } from '../../shared/store/sessions.js';
-import { findWorkflow } from '../../shared/workflows/catalog.js';
-import { WORKFLOW_NAME } from '../../shared/workflows/format.js';
-import { resolveInputs, runInputsSchema } from '../../shared/workflows/start.js';
-import type { Deps } from '../deps.js';
-import { route, type Route } from '../route.js';
+} from '../../../shared/store/cron.js';
+import { permissionModes } from '../../../shared/store/sessions.js';
+import { findWorkflow } from '../../../shared/workflows/catalog.js';
+import { WORKFLOW_NAME } from '../../../shared/workflows/format.js';
+import { resolveInputs, runInputsSchema } from '../../../shared/workflows/start.js';
+import type { Deps } from '../../deps.js';
+import { route, type Route } from '../../route.js';
 
 /** The fields of a cron task as a client sends them; the checks a schema cannot make come after. */
 const cronFields = {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { viewSummary } from '../../shared/event-summaries.js';
-import { ApiError } from '../../shared/errors.js';
-import { getSession } from '../../shared/store/sessions.js';
+import { viewSummary } from '../../../shared/event-summaries.js';
+import { ApiError } from '../../../shared/errors.js';
+import { getSession } from '../../../shared/store/sessions.js';
 import {
   createTask,
   deleteTask,
@@ -12,10 +12,10 @@ import {
   taskKinds,
   taskStatuses,
   updateTask,
-} from '../../shared/store/tasks.js';
-import type { Deps } from '../deps.js';
-import { route, type Route } from '../route.js';
-import { cronRoutes, cronTaskApi, parseBody } from './cron-tasks.js';
+} from '../../../shared/store/tasks.js';
+import type { Deps } from '../../deps.js';
+import { route, type Route } from '../../route.js';
+import { cronRoutes, cronTaskApi, parseBody } from './runs.js';
 
 const listQuery = z.object({
   kind: z.enum([...taskKinds, 'cron']).optional(),
@@ -50,7 +50,7 @@ const kindOnly = z.looseObject({
 
 /**
  * The task list, with events on topic `tasks`: kind 'graph' (the agent's plan) and kind 'cron'
- * (scheduled tasks, in ./cron-tasks.ts). A list without ?kind= shows the graph, as it always did.
+ * (scheduled tasks, in ./runs.ts). A list without ?kind= shows the graph, as it always did.
  */
 export function taskRoutes(deps: Deps): Route[] {
   const cron = cronTaskApi(deps);

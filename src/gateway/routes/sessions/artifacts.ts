@@ -1,11 +1,11 @@
 import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { ApiError } from '../../shared/errors.js';
-import { servedType } from '../../shared/mime.js';
-import { getArtifact } from '../../shared/store/artifacts.js';
-import { requireSession } from '../../shared/store/sessions.js';
-import type { Deps } from '../deps.js';
-import { route, type Route } from '../route.js';
+import { ApiError } from '../../../shared/errors.js';
+import { servedType } from '../../../shared/mime.js';
+import { getArtifact } from '../../../shared/store/artifacts.js';
+import { requireSession } from '../../../shared/store/sessions.js';
+import type { Deps } from '../../deps.js';
+import { route, type Route } from '../../route.js';
 
 const SERVE_MAX = 64 * 1024 * 1024;
 

@@ -3,16 +3,16 @@ import {
   approvalDecision,
   type ApprovalDecision,
   type TurnMessage,
-} from '../../shared/protocol/ipc.js';
-import { ApiError } from '../../shared/errors.js';
-import { listMessages, type Message } from '../../shared/store/messages.js';
-import { getTurnRow, nextTurnFirstSeq, type TurnRow } from '../../shared/store/turns.js';
-import { createSession, requireSession } from '../../shared/store/sessions.js';
-import type { Deps } from '../deps.js';
-import type { Reply, RequestInfo, Responder } from '../http.js';
-import { route, type Route } from '../route.js';
-import { startTurn, TERMINAL, type TurnWatch } from '../turns.js';
-import type { HubEvent, WsHub } from '../ws.js';
+} from '../../../shared/protocol/ipc.js';
+import { ApiError } from '../../../shared/errors.js';
+import { listMessages, type Message } from '../../../shared/store/messages.js';
+import { getTurnRow, nextTurnFirstSeq, type TurnRow } from '../../../shared/store/turns.js';
+import { createSession, requireSession } from '../../../shared/store/sessions.js';
+import type { Deps } from '../../deps.js';
+import type { Reply, RequestInfo, Responder } from '../../http.js';
+import { route, type Route } from '../../route.js';
+import { startTurn, TERMINAL, type TurnWatch } from '../../turns.js';
+import type { HubEvent, WsHub } from '../../ws.js';
 import { checkSettings, settingsShape } from './sessions.js';
 
 const turnFields = {

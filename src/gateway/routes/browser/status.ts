@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { browserConfigured } from '../../shared/config/browser.js';
-import { cdpEndpoint, remoteRefusal } from '../../shared/browser/endpoint.js';
-import { ApiError } from '../../shared/errors.js';
-import type { BrowserStatus } from '../../shared/protocol/browser.js';
-import type { Deps } from '../deps.js';
-import { route, type Route } from '../route.js';
+import { browserConfigured } from '../../../shared/config/browser.js';
+import { cdpEndpoint, remoteRefusal } from '../../../shared/browser/endpoint.js';
+import { ApiError } from '../../../shared/errors.js';
+import type { BrowserStatus } from '../../../shared/protocol/browser.js';
+import type { Deps } from '../../deps.js';
+import { route, type Route } from '../../route.js';
 
 const verifyBody = z
   .strictObject({

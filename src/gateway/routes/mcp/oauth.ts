@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { mcpNameSchema } from '../../shared/config/mcp.js';
-import { ApiError } from '../../shared/errors.js';
-import { IpcCallError } from '../../shared/protocol/endpoint.js';
-import type { Deps } from '../deps.js';
-import { route, type Route } from '../route.js';
+import { mcpNameSchema } from '../../../shared/config/mcp.js';
+import { ApiError } from '../../../shared/errors.js';
+import { IpcCallError } from '../../../shared/protocol/endpoint.js';
+import type { Deps } from '../../deps.js';
+import { route, type Route } from '../../route.js';
 
 const CALLBACK_PATH = '/api/mcp/oauth/callback';
 /** Where the browser lands after a sign-in: a fixed place in the Web UI, never one taken from the request. */

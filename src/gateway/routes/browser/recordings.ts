@@ -6,11 +6,11 @@ import {
   recordingFile,
   recordingNameSchema,
   writeRecording,
-} from '../../shared/browser/recording.js';
-import { ApiError } from '../../shared/errors.js';
-import { trashFileMove } from '../../shared/store/file-trash.js';
-import type { Deps } from '../deps.js';
-import { route, type Route } from '../route.js';
+} from '../../../shared/browser/recording.js';
+import { ApiError } from '../../../shared/errors.js';
+import { trashFileMove } from '../../../shared/store/file-trash.js';
+import type { Deps } from '../../deps.js';
+import { route, type Route } from '../../route.js';
 
 const MAX_YAML = 256 * 1024;
 const putBody = z.strictObject({

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { goalSummary } from '../../shared/event-summaries.js';
-import { ApiError } from '../../shared/errors.js';
-import { clearGoal, getGoal, goalStatuses, putGoal } from '../../shared/store/goals.js';
-import { requireSession } from '../../shared/store/sessions.js';
-import type { Deps } from '../deps.js';
-import { route, type Route } from '../route.js';
+import { goalSummary } from '../../../shared/event-summaries.js';
+import { ApiError } from '../../../shared/errors.js';
+import { clearGoal, getGoal, goalStatuses, putGoal } from '../../../shared/store/goals.js';
+import { requireSession } from '../../../shared/store/sessions.js';
+import type { Deps } from '../../deps.js';
+import { route, type Route } from '../../route.js';
 
 const OBJECTIVE_MAX = 4000;
 

@@ -1,14 +1,14 @@
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
-import { modelIdSchema } from '../../shared/config/schema.js';
-import { ApiError } from '../../shared/errors.js';
-import { log } from '../../shared/log.js';
-import { networkSchema } from '../../shared/sandbox/network.js';
-import { listArtifacts } from '../../shared/store/artifacts.js';
-import { getGoal } from '../../shared/store/goals.js';
-import { getMessage, listMessages, parseMessageCursor } from '../../shared/store/messages.js';
-import { trashSession } from '../../shared/store/session-trash.js';
+import { modelIdSchema } from '../../../shared/config/schema.js';
+import { ApiError } from '../../../shared/errors.js';
+import { log } from '../../../shared/log.js';
+import { networkSchema } from '../../../shared/sandbox/network.js';
+import { listArtifacts } from '../../../shared/store/artifacts.js';
+import { getGoal } from '../../../shared/store/goals.js';
+import { getMessage, listMessages, parseMessageCursor } from '../../../shared/store/messages.js';
+import { trashSession } from '../../../shared/store/session-trash.js';
 import {
   createSession,
   listSessionsJson,
@@ -20,10 +20,10 @@ import {
   updateSession,
   type Session,
   type SessionSettings,
-} from '../../shared/store/sessions.js';
-import { trashView } from '../../shared/store/trash.js';
-import type { Deps } from '../deps.js';
-import { route, type Route } from '../route.js';
+} from '../../../shared/store/sessions.js';
+import { trashView } from '../../../shared/store/trash.js';
+import type { Deps } from '../../deps.js';
+import { route, type Route } from '../../route.js';
 
 export const settingsShape = {
   title: z

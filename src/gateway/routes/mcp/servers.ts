@@ -6,12 +6,12 @@ import {
   patchMcpServer,
   publicMcpServer,
   type McpServer,
-} from '../../shared/config/mcp.js';
-import { ApiError, invalidInput } from '../../shared/errors.js';
-import type { McpStatus } from '../../shared/protocol/mcp.js';
-import { getTrashItem, trashView } from '../../shared/store/trash.js';
-import type { Deps } from '../deps.js';
-import { route, type Route } from '../route.js';
+} from '../../../shared/config/mcp.js';
+import { ApiError, invalidInput } from '../../../shared/errors.js';
+import type { McpStatus } from '../../../shared/protocol/mcp.js';
+import { getTrashItem, trashView } from '../../../shared/store/trash.js';
+import type { Deps } from '../../deps.js';
+import { route, type Route } from '../../route.js';
 
 const nameQuery = z.strictObject({ name: mcpNameSchema });
 const createBody = z
