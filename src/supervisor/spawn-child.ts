@@ -29,6 +29,7 @@ export function forkChild(role: ChildRoleName, home: string): Forked {
     fileURLToPath(new URL(roleSpecs[role].entry, import.meta.url)),
     childEnv(role, home),
     'pipe',
+    roleSpecs[role].v8Flags,
   );
 }
 
@@ -37,12 +38,13 @@ export function forkEntry(
   entry: string,
   env: NodeJS.ProcessEnv,
   stderr: 'pipe' | 'inherit' = 'inherit',
+  v8Flags: readonly string[] = [],
 ): Forked {
   const proc = fork(entry, [], {
     env,
     stdio: ['ignore', 'inherit', stderr, 'ipc'],
     serialization: 'json',
-    execArgv: [],
+    execArgv: [...v8Flags],
   });
   const buffered: unknown[] = [];
   const hold = (m: unknown) => buffered.push(m);
