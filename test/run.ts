@@ -81,12 +81,13 @@ function runFile(file: string, env: NodeJS.ProcessEnv = {}): Promise<FileResult>
 
 /**
  * How many files run at once. Each file is its own process with its own servers, homes and ports,
- * so files do not share state; two at a time keep a 2-core machine busy while one waits on a
- * child process, a browser or a drain. SVC_TEST_JOBS=1 runs them one by one.
+ * so files do not share state. Most of a file's time is waiting (on a child process, a browser, a
+ * drain), so one more file than cores keeps the machine busy: three on CI's two cores.
+ * SVC_TEST_JOBS=1 runs them one by one.
  */
 const JOBS = Math.max(
   1,
-  Number.parseInt(process.env.SVC_TEST_JOBS ?? '', 10) || Math.min(2, availableParallelism()),
+  Number.parseInt(process.env.SVC_TEST_JOBS ?? '', 10) || Math.min(3, availableParallelism() + 1),
 );
 
 /** A rough cost: a browser file takes longest, then files with a real server, then the rest. */
