@@ -14,7 +14,12 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
-import { PNG_BASE64, startMcpHttpServer, type McpHttpFixture } from '../fixtures/mcp-server.js';
+import {
+  PNG_BASE64,
+  startMcpHttpServer,
+  startMcpSseServer,
+  type McpHttpFixture,
+} from '../fixtures/mcp-server.js';
 import { api as rawApi, type ApiResult } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
 import {
@@ -323,6 +328,30 @@ test('permissions.yml allows and denies MCP tools by name with globs; each decis
     );
   } finally {
     chat.ws.close();
+  }
+});
+
+test('a server that speaks only the older SSE transport is reached through the fallback; its tools work', async () => {
+  const legacy = await startMcpSseServer();
+  setRules('mcp__legacy__*:\n  - allow: {}\n');
+  const chat = await newChat('interactive');
+  try {
+    const add = await api('POST', '/api/mcp/servers', { name: 'legacy', url: legacy.url });
+    assert.is(add.status, 201, JSON.stringify(add.body));
+    const s = await connected('legacy');
+    assert.is(s.connected_via, 'sse');
+    assert.ok(s.tools.some((t: any) => t.name === 'echo'));
+    assert.ok(
+      legacy.requests.some((q) => q.method === 'POST') &&
+        legacy.requests.some((q) => q.method === 'GET'),
+      'Streamable HTTP was tried first, then the event stream opened',
+    );
+    const r = await callTool(chat, 'mcp__legacy__echo', { text: 'the old way' });
+    assert.equal([r.output, r.is_error], ['sse echo: the old way', false]);
+  } finally {
+    chat.ws.close();
+    await api('DELETE', '/api/mcp/servers/legacy');
+    await legacy.close();
   }
 });
 
