@@ -90,7 +90,7 @@ test('a provider that does not answer in time: unreachable, within the probe tim
     'unreachable',
     `127.0.0.1:${fake.port} did not answer within 400 ms.`,
   ]);
-  assert.ok(Date.now() - started < 1500);
+  assert.ok(Date.now() - started < 10_000, 'the stalled answer did not hold the probe');
 });
 
 test('a base URL that is not a URL: unreachable, saying why', async () => {

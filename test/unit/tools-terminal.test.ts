@@ -247,7 +247,7 @@ test('background: starts at once, output can be read so far and from an offset, 
     },
     ctx,
   );
-  assert.ok(Date.now() - started < 2000);
+  assert.ok(Date.now() - started < 50_000, 'it did not wait for the 100 s sleep');
   assert.not.ok(r.isError, r.output);
   const id = /(bg_[0-9a-f]+)/.exec(r.output)![1]!;
   const first = await waitFor(
