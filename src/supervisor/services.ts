@@ -3,6 +3,7 @@ import { log } from '../shared/log.js';
 import type { ProcessStatus } from '../shared/protocol/ipc.js';
 import { Backoff } from './backoff.js';
 import type { Child } from './child-process.js';
+import type { ExitLog } from './exit-log.js';
 import { roleSpecs, serviceRoles, type ChildRoleName, type StoreFacts } from './roles.js';
 
 export interface ServiceHost {
@@ -12,6 +13,8 @@ export interface ServiceHost {
   store: StoreFacts;
   /** False while svc stops: nothing is started then. */
   running: () => boolean;
+  /** Where restarts and last exits are counted for `svc status` (shared with every other role). */
+  exits: ExitLog;
 }
 
 /**
@@ -24,8 +27,6 @@ export class Services {
   private readonly children = new Map<ChildRoleName, Child>();
   private readonly backoff = new Map<ChildRoleName, Backoff>();
   private readonly pending = new Map<ChildRoleName, NodeJS.Timeout>();
-  private readonly restarts = new Map<ChildRoleName, number>();
-  private readonly lastExit = new Map<ChildRoleName, string>();
   private readonly groups = new Map<Child, number[]>();
 
   constructor(private readonly host: ServiceHost) {}
@@ -139,7 +140,7 @@ export class Services {
     this.children.delete(child.role);
     if (child.expectedExit || !this.host.running()) return true;
     const role = child.role;
-    this.lastExit.set(role, `${how} at ${new Date().toISOString()}`);
+    this.host.exits.exited(role, how);
     const backoff = this.backoff.get(role) ?? new Backoff();
     this.backoff.set(role, backoff);
     const { delayMs, crashLoop } = backoff.next();
@@ -160,7 +161,7 @@ export class Services {
         this.pending.delete(role);
         if (!this.host.running() || !roleSpecs[role].wanted(this.host.config(), this.host.store))
           return;
-        this.restarts.set(role, (this.restarts.get(role) ?? 0) + 1);
+        this.host.exits.restarted(role);
         this.start(role);
       }, delayMs),
     );
@@ -180,14 +181,6 @@ export class Services {
     this.groups.delete(child);
   }
 
-  restartsOf(role: ChildRoleName): number {
-    return this.restarts.get(role) ?? 0;
-  }
-
-  lastExitOf(role: ChildRoleName): string | null {
-    return this.lastExit.get(role) ?? null;
-  }
-
   /** Roles waiting to be started again, as `svc status` shows them. */
   waiting(): ProcessStatus[] {
     return [...this.pending.keys()].map((role) => ({
@@ -195,10 +188,10 @@ export class Services {
       pid: -1,
       state: (this.backoff.get(role)?.recent ?? 0) >= 5 ? 'crash_loop' : 'backoff',
       uptime_s: 0,
-      restarts: this.restartsOf(role),
+      restarts: this.host.exits.restarts(role) ?? 0,
       rss_bytes: null,
       inflight_turns: 0,
-      last_exit: this.lastExitOf(role),
+      last_exit: this.host.exits.lastExit(role) ?? null,
     }));
   }
 

@@ -1,14 +1,9 @@
 import type { ProcessStatus, Status } from '../shared/protocol/ipc.js';
 import type { Child } from './child-process.js';
 import type { ExitLog } from './exit-log.js';
-import type { Services } from './services.js';
 
 /** A child as `svc status` shows it: its own figures when it answers within a second. */
-export async function childStatus(
-  c: Child,
-  exits: ExitLog,
-  services: Services,
-): Promise<ProcessStatus> {
+export async function childStatus(c: Child, exits: ExitLog): Promise<ProcessStatus> {
   // One already known not to answer is not waited for: status stays quick while it lasts.
   const stats =
     c.state === 'unresponsive'
@@ -19,10 +14,10 @@ export async function childStatus(
     pid: c.pid,
     state: c.state,
     uptime_s: Math.round((Date.now() - c.startedAt) / 1000),
-    restarts: exits.restarts(c.role) ?? services.restartsOf(c.role),
+    restarts: exits.restarts(c.role) ?? 0,
     rss_bytes: stats?.rss_bytes ?? null,
     inflight_turns: stats?.inflight_turns ?? 0,
-    last_exit: exits.lastExit(c.role) ?? services.lastExitOf(c.role),
+    last_exit: exits.lastExit(c.role) ?? null,
   };
 }
 

@@ -96,6 +96,7 @@ export class Supervisor {
     config: () => this.settings.config,
     store: { cronWork: () => cronWorkNeeded(this.db) },
     running: () => this.state !== 'stopping',
+    exits: this.exits,
   });
   private logs: LogSink | undefined;
   /** Pings every child; one that stops answering is killed and replaced. */
@@ -230,7 +231,7 @@ export class Supervisor {
   async status(): Promise<Status> {
     const processes: ProcessStatus[] = [
       supervisorStatus(this.state, this.startedAt),
-      ...(await Promise.all(this.children().map((c) => childStatus(c, this.exits, this.services)))),
+      ...(await Promise.all(this.children().map((c) => childStatus(c, this.exits)))),
     ];
     const down = this.gateway.downStatus();
     if (down) processes.push(down);
