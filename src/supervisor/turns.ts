@@ -155,7 +155,7 @@ export class TurnDispatcher {
     }
     if (wait) {
       // Until the turn's end event has been passed on too: clients hear the turn end before what the caller does next.
-      const heard = new Promise<void>((resolve) => this.endHeard.set(r.turnId, resolve));
+      const heard = this.hearEnd(r.turnId);
       await bounded(
         Promise.all([r.done, heard]).then(() => undefined),
         INTERRUPT_WAIT_MS,
@@ -198,6 +198,10 @@ export class TurnDispatcher {
    */
   async interruptAll(boundMs: number): Promise<void> {
     const running = [...this.running.values()];
+    // Until each turn's end event has been passed on too, not only its end heard: the restart hands
+    // the gateway's /ws numbering to the successor next, and an end event reaching the old gateway
+    // after that goes to the successor, so the old one's SSE, /ws and waiting clients miss it.
+    const heard = running.map((r) => this.hearEnd(r.turnId));
     await Promise.all(
       running.map((r) =>
         r.agent.endpoint
@@ -205,9 +209,22 @@ export class TurnDispatcher {
           .catch(() => undefined),
       ),
     );
-    const until = Date.now() + boundMs;
-    while (running.some((r) => [...this.running.values()].includes(r)) && Date.now() < until)
-      await new Promise((res) => setTimeout(res, 20));
+    await bounded(
+      Promise.all([...running.map((r) => r.done), ...heard]).then(() => undefined),
+      boundMs,
+    );
+    for (const r of running) this.endHeard.delete(r.turnId);
+  }
+
+  /** Resolves once the turn's end event has passed through the supervisor (see observe). */
+  private hearEnd(turnId: string): Promise<void> {
+    const before = this.endHeard.get(turnId);
+    return new Promise<void>((resolve) =>
+      this.endHeard.set(turnId, () => {
+        before?.();
+        resolve();
+      }),
+    );
   }
 
   /** The approvals the session's running turn waits for (none when no turn runs). */
