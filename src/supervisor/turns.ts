@@ -34,10 +34,12 @@ interface Running {
   /** Resolved once the turn is over (whoever ended it). */
   done: Promise<void>;
   finish: () => void;
+  /**
+   * Resolved once the turn's end event has passed through the supervisor to the gateway (the
+   * worker says `turn.ended` before it publishes the end, so `done` can come first).
+   */
+  passedOn: Promise<void>;
 }
-
-/** How long an interrupt waits for the turn's end (the routing table derives the callers' waits from it). */
-const INTERRUPT_WAIT_MS = innerWaits.turnEnds;
 
 const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
 const streamEvent = z.object({
@@ -66,8 +68,8 @@ export interface TurnDeps {
  */
 export class TurnDispatcher {
   private readonly running = new Map<string, Running>();
-  /** Interrupts waiting until a turn's last event has gone out to clients, by turn id. */
-  private readonly endHeard = new Map<string, () => void>();
+  /** By turn id, until its end event has passed: resolves the turn's `passedOn` (see observe). */
+  private readonly endHeard = new Map<string, { agent: Child; heard: () => void }>();
 
   constructor(private readonly deps: TurnDeps) {}
 
@@ -101,12 +103,14 @@ export class TurnDispatcher {
     const turnId = newId('turn');
     let finish = () => {};
     const done = new Promise<void>((resolve) => (finish = resolve));
-    this.running.set(p.session_id, { turnId, agent, chain, streamed: '', done, finish });
+    const passedOn = new Promise<void>((heard) => this.endHeard.set(turnId, { agent, heard }));
+    this.running.set(p.session_id, { turnId, agent, chain, streamed: '', done, finish, passedOn });
     try {
       startTurnRow(this.deps.db, { id: turnId, session_id: p.session_id, origin: p.origin });
     } catch (err) {
       this.running.delete(p.session_id);
       finish();
+      this.passed(turnId);
       if (isDiskFull(err))
         throw new IpcCallError('insufficient_storage', diskFullMessage(resolvePaths().home));
       throw err;
@@ -150,17 +154,15 @@ export class TurnDispatcher {
       });
       r.endAs = 'interrupted';
       this.deps.killWorker(r.agent, 'it did not answer an interrupt');
-      await bounded(r.done, INTERRUPT_WAIT_MS);
+      await bounded(r.done, innerWaits.turnEnds);
       return { interrupted: true, turn_id: r.turnId };
     }
     if (wait) {
       // Until the turn's end event has been passed on too: clients hear the turn end before what the caller does next.
-      const heard = this.hearEnd(r.turnId);
       await bounded(
-        Promise.all([r.done, heard]).then(() => undefined),
-        INTERRUPT_WAIT_MS,
+        Promise.all([r.done, r.passedOn]).then(() => undefined),
+        innerWaits.turnEnds,
       );
-      this.endHeard.delete(r.turnId);
     }
     return { interrupted: ack?.interrupted ?? true, turn_id: r.turnId };
   }
@@ -169,7 +171,7 @@ export class TurnDispatcher {
   observe(e: unknown): void {
     const parsed = streamEvent.safeParse(e);
     if (!parsed.success || !parsed.data.topic.startsWith('session:')) return;
-    if (TERMINAL.has(parsed.data.type)) this.endHeard.get(parsed.data.data.turn_id)?.();
+    if (TERMINAL.has(parsed.data.type)) this.passed(parsed.data.data.turn_id);
     const r = this.running.get(parsed.data.topic.slice('session:'.length));
     if (!r || r.turnId !== parsed.data.data.turn_id) return;
     if (parsed.data.type === 'turn.text_delta') r.streamed += parsed.data.data.delta ?? '';
@@ -201,7 +203,6 @@ export class TurnDispatcher {
     // Until each turn's end event has been passed on too, not only its end heard: the restart hands
     // the gateway's /ws numbering to the successor next, and an end event reaching the old gateway
     // after that goes to the successor, so the old one's SSE, /ws and waiting clients miss it.
-    const heard = running.map((r) => this.hearEnd(r.turnId));
     await Promise.all(
       running.map((r) =>
         r.agent.endpoint
@@ -210,21 +211,15 @@ export class TurnDispatcher {
       ),
     );
     await bounded(
-      Promise.all([...running.map((r) => r.done), ...heard]).then(() => undefined),
+      Promise.all(running.flatMap((r) => [r.done, r.passedOn])).then(() => undefined),
       boundMs,
     );
-    for (const r of running) this.endHeard.delete(r.turnId);
   }
 
-  /** Resolves once the turn's end event has passed through the supervisor (see observe). */
-  private hearEnd(turnId: string): Promise<void> {
-    const before = this.endHeard.get(turnId);
-    return new Promise<void>((resolve) =>
-      this.endHeard.set(turnId, () => {
-        before?.();
-        resolve();
-      }),
-    );
+  /** The turn's end event has passed through the supervisor: its `passedOn` resolves. */
+  private passed(turnId: string): void {
+    this.endHeard.get(turnId)?.heard();
+    this.endHeard.delete(turnId);
   }
 
   /** The approvals the session's running turn waits for (none when no turn runs). */
@@ -315,6 +310,8 @@ export class TurnDispatcher {
           keep: hung,
         });
     }
+    // Turns it ended itself but whose end event it did not get to send: nothing will pass now.
+    for (const [turnId, e] of [...this.endHeard]) if (e.agent === agent) this.passed(turnId);
   }
 
   private fail(
@@ -386,7 +383,7 @@ export class TurnDispatcher {
       else
         this.deps.publish(topic, 'turn.interrupted', { turn_id: r.turnId, status: 'interrupted' });
     }
-    this.endHeard.get(r.turnId)?.();
+    this.passed(r.turnId);
     if (o.status !== 'failed') return;
     try {
       for (const run of failOpenRuns(this.deps.db, sessionId, o.message))

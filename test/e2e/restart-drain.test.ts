@@ -45,7 +45,7 @@ test('a restart past the drain bound commits the partial replies and ends the tu
           ws.events.filter((e) => e.topic === `session:${a}`),
           'turn.text_delta',
         ) === 'Half of it',
-      15_000,
+      30_000,
       'the first reply to stream',
     );
     const waiting = api(rig.port, 'POST', `/api/chat/${b}/turn`, { message: 'wait for it' });
@@ -55,7 +55,7 @@ test('a restart past the drain bound commits the partial replies and ends the tu
           ws.events.filter((e) => e.topic === `session:${b}`),
           'turn.text_delta',
         ) === 'Some words',
-      15_000,
+      30_000,
       'the second reply to stream',
     );
 
