@@ -13,6 +13,13 @@ let toConsole = true;
 let role = 'svc';
 let threshold: Level = (process.env.SVC_LOG_LEVEL as Level | undefined) ?? 'info';
 if (!(threshold in order)) threshold = 'info';
+// A console that went away (`svc serve | head`, a closed terminal, a dead parent) fails each write
+// with EPIPE as an 'error' event; unhandled, it is an uncaught exception whose log line is written
+// to the same console, round and round at full CPU. The files under logs/ keep every line.
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', () => {
+    toConsole = false;
+  });
 
 export function setLogRole(name: string): void {
   role = name;
@@ -57,6 +64,11 @@ export function addLogSink(sink: (line: string) => void): void {
 /** A daemon's stderr is a file of its own; its lines then go to the sinks alone. */
 export function setLogConsole(on: boolean): void {
   toConsole = on;
+}
+
+/** Whether lines still go to the console (off for a daemon, and once the console went away). */
+export function logConsoleOn(): boolean {
+  return toConsole;
 }
 
 export const log = {

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { rotateLogFile } from '../shared/log-files.js';
-import { addLogSink, scrub } from '../shared/log.js';
+import { addLogSink, logConsoleOn, scrub } from '../shared/log.js';
 
 export interface LogLimits {
   file_bytes: number;
@@ -98,7 +98,7 @@ export class LogSink {
 
   private childLine(role: string, raw: string): void {
     const line = scrub(raw); // children scrub their own lines; a crash trace has not been
-    if (this.echo) process.stderr.write(line + '\n');
+    if (this.echo && logConsoleOn()) process.stderr.write(line + '\n');
     this.write(role, line);
   }
 

@@ -7,6 +7,7 @@ import {
   http,
   removeHome,
   runCli,
+  SLACK,
   sleep,
   startServer,
   tmpHome,
@@ -120,6 +121,38 @@ test('kill -9 of the supervisor: no process of this server remains', async () =>
   } finally {
     for (const pid of pids) if (!gone(pid)) process.kill(pid, 'SIGKILL');
     await server.stop();
+    removeHome(server.home);
+  }
+});
+
+test('the console goes away (svc serve | head): svc keeps serving, logs to its files, stops on SIGTERM', async () => {
+  const server = await startServer();
+  try {
+    // What `| head` does once it has its lines: the read ends of svc's stdout and stderr close.
+    server.proc.stdout!.destroy();
+    server.proc.stderr!.destroy();
+    const exited = new Promise<number | null>((r) => server.proc.once('exit', (code) => r(code)));
+    // A line logged after that must not turn into an error logged to the same closed console.
+    const health = await http({ port: server.port, path: '/api/health' });
+    assert.is(health.status, 200);
+    server.proc.kill('SIGTERM');
+    // A bound against a spin, not a measure: a stop takes well under a second here.
+    let bound: NodeJS.Timeout | undefined;
+    const code = await Promise.race([
+      exited,
+      new Promise<string>((r) => (bound = setTimeout(() => r('still running'), 30_000 * SLACK))),
+    ]);
+    clearTimeout(bound);
+    assert.is(code, 0, 'svc stopped on SIGTERM with its console gone');
+    await waitFor(
+      () => processesOfHome(server.home).length === 0,
+      5000,
+      'no process with this SVC_HOME',
+    );
+    const logged = readFileSync(join(server.home, 'logs', 'supervisor.log'), 'utf8');
+    assert.match(logged, /stopping reason=terminated/);
+  } finally {
+    if (server.proc.exitCode === null) server.proc.kill('SIGKILL');
     removeHome(server.home);
   }
 });
