@@ -133,6 +133,8 @@ function stage(root: string, into: string, version: string): void {
     recursive: true,
     filter: (f) => !f.endsWith('.map') && !f.startsWith(join(built, 'release')),
   });
+  // The bundle each process runs from (bin/svc.js prefers it); dist/src stays as its fallback.
+  cpSync(join(root, 'dist', 'bundle'), join(into, 'dist', 'bundle'), { recursive: true });
   for (const path of productionPackages(root)) {
     const from = join(root, path);
     cpSync(from, join(into, path), {
@@ -154,7 +156,11 @@ export async function buildRelease(opts: {
   const version = opts.version ?? pkgVersion;
   if (!parseVersion(version))
     throw new Error(`"${version}" is not a version (major.minor.patch, an optional suffix)`);
-  for (const needed of [join('dist', 'src', 'cli', 'main.js'), join('web', 'dist', 'index.html')]) {
+  for (const needed of [
+    join('dist', 'src', 'cli', 'main.js'),
+    join('dist', 'bundle', 'cli', 'main.js'),
+    join('web', 'dist', 'index.html'),
+  ]) {
     if (!existsSync(join(opts.root, needed)))
       throw new Error(`${needed} is missing: run "npm run build" first (npm run release does)`);
   }

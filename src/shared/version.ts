@@ -1,9 +1,19 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
-/** The package root: dist/src/shared/version.js sits three folders below it. */
-export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/**
+ * The package root: the nearest folder above this module with a package.json. Found, not counted,
+ * because this module runs from dist/src/shared/ or, bundled, from a file under dist/bundle/.
+ */
+export const packageRoot = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
+
+function findPackageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return join(from, '..', '..', '..'); // no package.json: the layout's guess
+  }
+}
 
 function readVersion(): string {
   try {

@@ -14,7 +14,7 @@ export interface StoreFacts {
 }
 
 export interface RoleSpec {
-  /** The entry file, relative to this file's folder in dist/. */
+  /** The entry file, relative to the code root (dist/src, or dist/bundle when bundled: shared/code-root.ts). */
   entry: string;
   /**
    * How many: `one` process while `wanted`; `pool` grows on demand (agent workers, up to
@@ -37,7 +37,7 @@ export interface RoleSpec {
 
 export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
   gateway: {
-    entry: '../gateway/main.js',
+    entry: 'gateway/main.js',
     count: 'one',
     wanted: () => true,
     restart: 'backoff',
@@ -50,7 +50,7 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
     v8Flags: ['--max-semi-space-size=1'],
   },
   agent: {
-    entry: '../workers/agent/main.js',
+    entry: 'workers/agent/main.js',
     count: 'pool',
     wanted: () => true,
     restart: 'on_demand',
@@ -58,7 +58,7 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
   },
   /** Messaging-platform adapters; only while a channel is enabled. */
   channels: {
-    entry: '../workers/channels/main.js',
+    entry: 'workers/channels/main.js',
     count: 'one',
     wanted: (c) => Object.values(c.channels).some((p) => p?.enabled === true),
     restart: 'backoff',
@@ -67,7 +67,7 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
   },
   /** Schedules: only while an enabled cron task exists (or a run of one is going). */
   cron: {
-    entry: '../workers/cron/main.js',
+    entry: 'workers/cron/main.js',
     count: 'one',
     wanted: (_c, store) => store.cronWork(),
     restart: 'backoff',
@@ -76,7 +76,7 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
   },
   /** MCP clients, shared by every agent worker; only while an enabled server is configured. */
   mcp: {
-    entry: '../workers/mcp/main.js',
+    entry: 'workers/mcp/main.js',
     count: 'one',
     wanted: (c) => Object.values(c.mcp.servers).some((s) => s.enabled),
     restart: 'backoff',
@@ -87,7 +87,7 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
    * worker; while a browser is configured, or started on demand by a verify or a browser call.
    */
   browser: {
-    entry: '../workers/browser/main.js',
+    entry: 'workers/browser/main.js',
     count: 'one',
     wanted: (c) =>
       c.browser.cdp_url !== undefined ||

@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { codePath } from '../shared/code-root.js';
 import { roleSpecs, type ChildRoleName } from './roles.js';
 
 export type { ChildRoleName } from './roles.js';
@@ -26,7 +26,7 @@ export interface Forked {
 export function forkChild(role: ChildRoleName, home: string): Forked {
   // stderr is piped: the supervisor writes it to logs/<role>.log
   return forkEntry(
-    fileURLToPath(new URL(roleSpecs[role].entry, import.meta.url)),
+    codePath(roleSpecs[role].entry),
     childEnv(role, home),
     'pipe',
     roleSpecs[role].v8Flags,

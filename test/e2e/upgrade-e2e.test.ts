@@ -177,6 +177,8 @@ test('the release archive holds the built code, the Web UI and production depend
     'package.json',
     'bin/svc.js',
     'dist/src/cli/main.js',
+    'dist/bundle/cli/main.js',
+    'dist/bundle/gateway/main.js',
     'web/dist/index.html',
     'node_modules/better-sqlite3/package.json',
     'node_modules/zod/package.json',

@@ -62,6 +62,8 @@ test('the protocol schema accepts well-formed messages and rejects malformed one
     payload: { text: 5 },
   });
   assert.not.ok(badPayload.success);
+  // The payload is checked by its type's schema, and the problem named by where it is.
+  assert.equal(badPayload.error?.issues[0]?.path, ['payload', 'text']);
   const badType = ipcMessage.safeParse({
     kind: 'req',
     id: 'a',
@@ -88,6 +90,19 @@ test('the protocol schema accepts well-formed messages and rejects malformed one
   assert.not.ok(
     ipcMessage.safeParse({ kind: 'event', type: 'server.draining', payload: {} }).success,
   );
+  // What the payload's schema adds (a default here) is in what the receiver gets.
+  const ended = ipcMessage.parse({
+    kind: 'event',
+    type: 'turn.ended',
+    payload: { turn_id: 't', session_id: 's', status: 'completed' },
+  });
+  assert.ok(ended.kind === 'event');
+  assert.equal(ended.payload, {
+    turn_id: 't',
+    session_id: 's',
+    status: 'completed',
+    continue: false,
+  });
 });
 
 test('a request from one child reaches another through the supervisor and the answer comes back', async () => {

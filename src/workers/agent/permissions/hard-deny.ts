@@ -518,6 +518,8 @@ function matchesSvc(
         '/usr/bin/node /work/x/bin/svc.js serve --addr 127.0.0.1:8088',
         'dist/src/gateway/main.js',
         'dist/src/workers/agent/main.js',
+        'dist/bundle/gateway/main.js',
+        'dist/bundle/workers/agent/main.js',
       ]
     : ['node', 'svc'];
   return names.some((n) => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { codePath, startedByPath } from '../../../shared/code-root.js';
 import type { TurnOrigin } from '../../../shared/protocol/ipc.js';
 import type { NetworkSetting } from '../../../shared/sandbox/network.js';
 import {
@@ -50,7 +50,7 @@ export type Launch =
   | { kind: 'plain'; outside: boolean; status: SandboxStatus }
   | { kind: 'refused'; reason: string };
 
-const bridgeScript = fileURLToPath(new URL('./bridge.js', import.meta.url));
+const bridgeScript = codePath(startedByPath.sandboxBridge);
 
 /** This user's sandbox folders: private temps per session and proxy sockets (0700). */
 function sandboxRoot(): string {

@@ -1,4 +1,6 @@
+import { pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
+import { codePath, startedByPath } from '../../../../shared/code-root.js';
 import {
   globResultSchema,
   grepResultSchema,
@@ -18,7 +20,7 @@ let pool: Piscina<SearchTask, unknown> | undefined;
 
 function searchPool(): Piscina<SearchTask, unknown> {
   pool ??= new Piscina<SearchTask, unknown>({
-    filename: new URL('./search-worker.js', import.meta.url).href,
+    filename: pathToFileURL(codePath(startedByPath.searchWorker)).href,
     minThreads: 0,
     maxThreads: 2,
     idleTimeout: 30_000,
