@@ -1,4 +1,4 @@
-import { deltaTypes } from './protocol/events.js';
+import { deltaTypes } from './protocol/event-names.js';
 
 /** Event types that carry a piece of streaming text: `{turn_id, delta}`. */
 export const DELTA_TYPES: ReadonlySet<string> = new Set(deltaTypes);

@@ -1,4 +1,4 @@
-import { isDelta, WS_EVENT_MAX_BYTES } from './events.js';
+import { isDelta, WS_EVENT_MAX_BYTES } from './event-names.js';
 
 /**
  * Keeps `/ws` events small: summaries of long values (the longest texts cut first, marked with

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { channelStatusSchema, loginStateSchema } from './channels.js';
 import { upgradeProgressSchema, versionInfoSchema } from './version.js';
+import { topicKindOf, type TopicKind, type TopicName } from './event-names.js';
 
 /**
  * The catalogue of `/ws` events: every event type, the topics it goes to and the schema of its
@@ -13,26 +14,15 @@ import { upgradeProgressSchema, versionInfoSchema } from './version.js';
  * and summaries (a cut text says `truncated: true`), and a client fetches the rest over REST.
  */
 
-/** The largest `/ws` frame of any event but a streamed delta. */
-export const WS_EVENT_MAX_BYTES = 4096;
-
-/** Streamed text: merged by the delta batchers, exempt from the cap (each piece is small). */
-export const deltaTypes = ['turn.text_delta', 'turn.reasoning_delta'] as const;
-
-export const topicKinds = [
-  'server',
-  'sessions',
-  'session',
-  'tasks',
-  'workflows',
-  'skills',
-  'trash',
-  'mcp',
-  'channels',
-] as const;
-export type TopicKind = (typeof topicKinds)[number];
-/** A topic's name: `session:<id>` for one session's events, else the kind itself. */
-export type TopicName<K extends TopicKind> = K extends 'session' ? `session:${string}` : K;
+export {
+  deltaTypes,
+  isDelta,
+  topicKindOf,
+  topicKinds,
+  WS_EVENT_MAX_BYTES,
+  type TopicKind,
+  type TopicName,
+} from './event-names.js';
 
 /* ---------- shared pieces ---------- */
 
@@ -581,17 +571,9 @@ export type Publish = <T extends WsEventType>(
 ) => void;
 
 /** The kind of a topic name, or undefined for a name that is none. */
-export function topicKindOf(topic: string): TopicKind | undefined {
-  if (topic.startsWith('session:')) return 'session';
-  return (topicKinds as readonly string[]).includes(topic) ? (topic as TopicKind) : undefined;
-}
 
 export function isWsEventType(type: string): type is WsEventType {
   return Object.hasOwn(wsEvents, type);
-}
-
-export function isDelta(type: string): boolean {
-  return (deltaTypes as readonly string[]).includes(type);
 }
 
 /**
