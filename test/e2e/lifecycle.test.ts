@@ -79,6 +79,9 @@ test('kill -9 of the gateway: it is back at once and status counts one restart',
     const before = gatewayOf(await statusJson(server.home));
     assert.ok(before, 'a gateway runs');
     assert.is(before!.restarts, 0);
+    // svc runs from its bundle (one file a process: the fast start), children included.
+    const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    assert.match(cmdline(before!.pid), /dist\/bundle\/gateway\/main\.js/);
     process.kill(before!.pid, 'SIGKILL');
     // Once the killed process is gone, a 200 can only come from a new gateway. Here it takes
     // well under 2 s; the bound is for a loaded CI machine, and still far below the 60 s
