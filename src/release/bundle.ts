@@ -1,7 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { z } from 'zod';
 import { startedByPath } from '../shared/code-root.js';
 import { packageRoot } from '../shared/version.js';
@@ -18,6 +18,26 @@ import { roleSpecs } from '../supervisor/roles.js';
  * web-tree-sitter) and big optional ones loaded on first use stay out by construction.
  */
 const BUNDLED_PACKAGES = new Set(['zod', 'yaml', 'sade', 'mri', 'croner']);
+
+/**
+ * zod's index re-exports all of its ~45 locales as a namespace, which no bundler can shake: half
+ * of zod's 730 KiB, parsed and run by every process at start. svc's messages are English (zod's
+ * default, set by zod itself), so the namespace holds `en` alone here.
+ */
+const zodEnglishOnly: Plugin = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(`${sep}node_modules${sep}zod${sep}`)
+        ? { path: join(dirname(args.importer), '..', 'locales', 'en.js'), namespace: 'zod-en' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
 
 const pkgSchema = z.object({ dependencies: z.record(z.string(), z.string()) });
 
@@ -45,6 +65,7 @@ export async function bundle(root: string): Promise<string[]> {
     banner: {
       js: "import { createRequire as svcCreateRequire } from 'node:module'; const require = svcCreateRequire(import.meta.url);",
     },
+    plugins: [zodEnglishOnly],
     logLevel: 'warning',
   });
   return files;
