@@ -22,6 +22,7 @@ import {
  *   node --experimental-websocket dist/bench/profile-gateway.js     (the flag is for Node 20)
  *   BENCH_PROFILE_PATH=/api/health  BENCH_DURATION=5  BENCH_LOADGEN=autocannon|wrk
  *   BENCH_PROFILE_OUT=/tmp/gw.cpuprofile   (open in Chrome DevTools → Performance)
+ *   BENCH_PROFILE_KEY=1                    send the access key with every request
  *
  * How: starts `svc serve`, sends the gateway SIGUSR1 (Node opens its inspector on
  * 127.0.0.1:9229), checks over the DevTools protocol that the inspector really is that pid,
@@ -114,6 +115,10 @@ export async function profileGateway(): Promise<void> {
       pipelining: 1,
       durationS,
       warmupS: 0,
+      // BENCH_PROFILE_KEY=1: every request carries the access key (checked unless the route is public).
+      ...(process.env.BENCH_PROFILE_KEY === '1'
+        ? { headers: { Authorization: `Bearer ${svc.key()}` }, workDir: home }
+        : {}),
     };
     const lg = tracked(process.execPath, [join(benchDir, 'loadgen.js'), JSON.stringify(cfg)]);
     let out = '';
