@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { ApiError } from '../shared/errors.js';
 import {
   hostOfHostHeader,
@@ -42,12 +42,17 @@ export class KeyCheck {
     this.digest = sha256(key);
   }
   matches(candidate: string): boolean {
-    return timingSafeEqual(sha256(candidate), this.digest);
+    return crypto.timingSafeEqual(sha256(candidate), this.digest);
   }
 }
 
+/** crypto.hash (Node 20.12+) hashes in one call, without the Hash object createHash builds for every keyed request. */
+const oneShotHash = typeof crypto.hash === 'function' ? crypto.hash : undefined;
+
 function sha256(s: string): Buffer {
-  return createHash('sha256').update(s, 'utf8').digest();
+  return oneShotHash
+    ? oneShotHash('sha256', s, 'buffer')
+    : crypto.createHash('sha256').update(s, 'utf8').digest();
 }
 
 export function parseCookies(header: string | undefined): Map<string, string> {
