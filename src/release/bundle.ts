@@ -17,7 +17,7 @@ import { roleSpecs } from '../supervisor/roles.js';
  * loads; native addons, packages that find files of their own by path (piscina, playwright-core,
  * web-tree-sitter) and big optional ones loaded on first use stay out by construction.
  */
-const BUNDLED_PACKAGES = new Set(['zod', 'yaml', 'sade', 'mri', 'croner']);
+const BUNDLED_PACKAGES = new Set(['zod', 'yaml', 'sade', 'croner']); // sade's own mri comes along
 
 /**
  * zod's index re-exports all of its ~45 locales as a namespace, which no bundler can shake: half
@@ -53,8 +53,8 @@ export async function bundle(root: string): Promise<string[]> {
     entryPoints: files.map((f) => ({ in: join(src, f), out: f.replace(/\.js$/, '') })),
     outdir: out,
     bundle: true,
-    // Code shared by several entries goes to chunks/, one folder below dist/bundle like
-    // dist/src/shared: the paths built from import.meta.url (createRequire) resolve the same.
+    // Code shared by several entries goes to chunks/. Nothing depends on a file's depth: the
+    // package root is found upward and the code root from the tree's name (shared/code-root.ts).
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
     format: 'esm',
