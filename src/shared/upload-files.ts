@@ -1,13 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { link, mkdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { ApiError } from './errors.js';
 import { mimeOf } from './mime.js';
 import type { Db } from './store/db.js';
 import { insertUpload, type Upload } from './store/uploads.js';
 import { isoNow } from './store/util.js';
+import { writeChunks } from './write-chunks.js';
 
 /**
  * Storing a file as an upload ($SVC_HOME/uploads/<stamp>-<rand>_<name> plus its row), shared by
@@ -40,21 +39,18 @@ export async function writeTemp(
 ): Promise<WrittenTemp> {
   const hash = createHash('sha256');
   const out: WrittenTemp = { size: 0, sha256: '', head: Buffer.alloc(0) };
-  await pipeline(
-    source,
-    async function* (src: AsyncIterable<Uint8Array>) {
-      for await (const raw of src) {
-        const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
-        out.size += chunk.length;
-        if (out.size > maxBytes) throw new FileTooLarge(maxBytes);
-        hash.update(chunk);
-        if (out.head.length < 16)
-          out.head = Buffer.concat([out.head, chunk.subarray(0, 16 - out.head.length)]);
-        yield chunk;
-      }
-    },
-    createWriteStream(tmp, { flags: 'wx', mode: 0o600 }),
-  );
+  async function* counted() {
+    for await (const raw of source) {
+      const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
+      out.size += chunk.length;
+      if (out.size > maxBytes) throw new FileTooLarge(maxBytes);
+      hash.update(chunk);
+      if (out.head.length < 16)
+        out.head = Buffer.concat([out.head, chunk.subarray(0, 16 - out.head.length)]);
+      yield chunk;
+    }
+  }
+  await writeChunks(tmp, counted(), { mode: 0o600 });
   out.sha256 = hash.digest('hex');
   return out;
 }

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { ApiError, invalidInput } from '../../shared/errors.js';
 import { packSkill } from '../../shared/skills/archive.js';
@@ -16,6 +15,7 @@ import { importSkill } from '../../shared/skills/install.js';
 import { setSkillEnabled } from '../../shared/skills/state.js';
 import { trashSkill } from '../../shared/skills/trash.js';
 import { resolveUpload } from '../../shared/store/uploads.js';
+import { writeChunks } from '../../shared/write-chunks.js';
 import type { BodyStream } from '../body-stream.js';
 import type { Deps } from '../deps.js';
 import type { Reply } from '../http.js';
@@ -138,7 +138,7 @@ export function skillRoutes(deps: Deps): Route[] {
               mp.boundary,
             )) {
               if (part.name === 'file' && !got) {
-                await pipeline(part.body, createWriteStream(tmp, { flags: 'wx', mode: 0o600 }));
+                await writeChunks(tmp, part.body, { mode: 0o600 });
                 got = true;
               } else if (part.name === 'force') {
                 let v = '';

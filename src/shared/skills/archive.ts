@@ -1,20 +1,13 @@
 import { createHash } from 'node:crypto';
-import {
-  createWriteStream,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-} from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { copyFile, chmod } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { createRequire } from 'node:module';
 import type yauzlModule from 'yauzl';
 import type yazlModule from 'yazl';
 import { ApiError } from '../errors.js';
+import { writeChunks } from '../write-chunks.js';
 import { skillFiles, SKILL_MD_MAX } from './catalog.js';
 import { parseSkillMd, SKILL_NAME } from './format.js';
 
@@ -241,30 +234,31 @@ export async function unpackSkillZip(zipPath: string, stage: string): Promise<Un
       mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
       const hash = createHash('sha256');
       let size = 0;
-      const src = await zip.openReadStreamPromise(p.entry);
-      await pipeline(
-        src,
-        async function* (chunks: AsyncIterable<Buffer>) {
-          for await (const chunk of chunks) {
-            size += chunk.length;
-            written += chunk.length;
-            if (written > ARCHIVE_LIMITS.unpackedBytes)
-              throw refused(
-                'too_large',
-                `it unpacks to more than ${ARCHIVE_LIMITS.unpackedBytes} bytes`,
-              );
-            hash.update(chunk);
-            yield chunk;
-          }
+      // The entry is opened once its file is: its stream can fail (a size that lies) as soon as
+      // it exists, and must have a reader by then.
+      const counted = async function* () {
+        const src = await zip.openReadStreamPromise(p.entry);
+        for await (const chunk of src as AsyncIterable<Buffer>) {
+          size += chunk.length;
+          written += chunk.length;
+          if (written > ARCHIVE_LIMITS.unpackedBytes)
+            throw refused(
+              'too_large',
+              `it unpacks to more than ${ARCHIVE_LIMITS.unpackedBytes} bytes`,
+            );
+          hash.update(chunk);
+          yield chunk;
+        }
+      };
+      await writeChunks(target, counted(), { mode: p.executable ? 0o755 : 0o644 }).catch(
+        (err: unknown) => {
+          if (err instanceof ApiError) throw err;
+          throw refused(
+            'not_a_zip',
+            `the entry "${p.rel}" could not be unpacked (${(err as Error).message})`,
+          );
         },
-        createWriteStream(target, { flags: 'wx', mode: p.executable ? 0o755 : 0o644 }),
-      ).catch((err: unknown) => {
-        if (err instanceof ApiError) throw err;
-        throw refused(
-          'not_a_zip',
-          `the entry "${p.rel}" could not be unpacked (${(err as Error).message})`,
-        );
-      });
+      );
       files.push({ path: p.rel, size, sha256: hash.digest('hex') });
     }
     return {

@@ -1,6 +1,6 @@
-import { createWriteStream } from 'node:fs';
 import type { Dispatcher } from 'undici';
 import { version } from '../version.js';
+import { writeChunks } from '../write-chunks.js';
 
 /*
  * The only HTTP svc's upgrade does: GETs over https:// alone (redirects included), through the
@@ -125,32 +125,30 @@ export async function download(
     body.destroy();
     throw new UpgradeError(`${what} is ${mib(total)}, over the ${mib(opts.maxBytes)} limit`);
   }
-  const out = createWriteStream(file, { mode: 0o600 });
   let got = 0;
   let lastReport = 0;
-  try {
+  async function* counted() {
     for await (const chunk of body) {
       const buf = chunk as Buffer;
       got += buf.length;
       if (got > opts.maxBytes)
         throw new UpgradeError(`${what} is over the ${mib(opts.maxBytes)} limit`);
-      if (!out.write(buf)) await new Promise<void>((r) => out.once('drain', () => r()));
+      yield buf;
       if (opts.onProgress && (got - lastReport >= 256 * 1024 || got === total)) {
         lastReport = got;
         opts.onProgress(got, total);
       }
     }
+  }
+  try {
+    await writeChunks(file, counted(), { mode: 0o600, flags: 'w' });
   } catch (err) {
     body.destroy();
-    out.destroy();
     if (err instanceof UpgradeError) throw err;
     throw new UpgradeError(
       `${what} was cut short after ${got} of ${total ?? '?'} bytes (${(err as Error).message})`,
     );
   }
-  await new Promise<void>((resolve, reject) =>
-    out.end((err?: Error | null) => (err ? reject(err) : resolve())),
-  );
   for (const want of [length, opts.expected]) {
     if (want !== undefined && got !== want)
       throw new UpgradeError(`${what} was cut short: ${got} of ${want} bytes arrived`);
