@@ -225,10 +225,10 @@ if (browserMissing) {
       );
       const second = await waitFor(
         async () => {
-          const r = await api(own.port, 'GET', '/api/browser/status').catch(() => undefined);
-          return r?.body.connected && r.body.launched_pid !== first.launched_pid
-            ? r.body
-            : undefined;
+          const r = await api(own.port, 'GET', '/api/browser/status');
+          if (r.body.connected && r.body.launched_pid !== first.launched_pid) return r.body;
+          // What the status said last is in the message if the wait runs out.
+          throw new Error(`the status says ${JSON.stringify(r.body)}`);
         },
         60_000,
         'a new worker with a new Chromium',

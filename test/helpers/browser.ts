@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { api } from './api.js';
-import { repoRoot } from './server.js';
+import { repoRoot, SLACK } from './server.js';
 
 /**
  * Headless Chromium (Debian's package) driven by playwright-core, for the Web UI tests. Tests
@@ -21,6 +21,13 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+/**
+ * Playwright's bound on each step (a click waiting for its element, a launch): 15 s on a quiet
+ * machine, stretched by SLACK like every other wait, since a fixed 30 s ran out once on a
+ * loaded one. A passing step never waits for it.
+ */
+const STEP_MS = 15_000 * SLACK;
+
 export function browserUnavailable(): string | undefined {
   return existsSync(CHROMIUM)
     ? undefined
@@ -36,7 +43,7 @@ export async function launch(opts: { netns?: string; home?: string } = {}): Prom
     writeFileSync(executablePath, `#!/bin/sh\nexec ip netns exec ${opts.netns} ${CHROMIUM} "$@"\n`);
     chmodSync(executablePath, 0o755);
   }
-  return chromium.launch({ executablePath, args: CHROMIUM_ARGS, timeout: 30_000 });
+  return chromium.launch({ executablePath, args: CHROMIUM_ARGS, timeout: STEP_MS });
 }
 
 export interface PageRig {
@@ -56,7 +63,7 @@ export async function newPage(
     viewport: opts.viewport ?? { width: 1200, height: 800 },
     colorScheme: opts.colorScheme ?? 'light',
   });
-  context.setDefaultTimeout(30_000);
+  context.setDefaultTimeout(STEP_MS);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
