@@ -407,4 +407,62 @@ test('a port already in use stops the start with one clear line', async () => {
   }
 });
 
+test('a relaunched svc (an upgrade, a rollback) waits while another connection holds its port, then serves', async () => {
+  // The local port of an outgoing connection: what the kernel may hand any program in the moment
+  // between the old svc closing its port and the new one binding it.
+  let accepted: Socket | undefined;
+  const peer: Server = createServer((s) => {
+    accepted = s;
+    s.on('error', () => {});
+  });
+  await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
+  const held: Socket = connect((peer.address() as { port: number }).port, '127.0.0.1');
+  await new Promise<void>((r) => held.once('connect', r));
+  const port = held.localPort!;
+  const home = tmpHome();
+  try {
+    const first = await runCli(
+      ['serve', '--addr', `127.0.0.1:${port}`],
+      { SVC_HOME: home },
+      10_000,
+    );
+    assert.is.not(first.code, 0, 'a first start does not wait');
+    assert.match(first.stderr, /in use/);
+
+    const starting = startServer({
+      home,
+      args: ['--addr', `127.0.0.1:${port}`],
+      env: { SVC_RELAUNCH: '1' }, // what a relaunch record starts svc with
+    });
+    starting.catch(() => {}); // awaited below; a failure is reported there
+    await waitFor(
+      () => {
+        try {
+          return readFileSync(join(home, 'logs', 'supervisor.log'), 'utf8').includes(
+            'waiting for it',
+          );
+        } catch {
+          return false;
+        }
+      },
+      15_000,
+      'svc to say it waits for its port',
+    );
+    // The far end closes first, so the port is free at once (a program that closes its own end
+    // first keeps it in TIME_WAIT for 60 s, which svc waits out too, but a test should not).
+    accepted!.destroy();
+    const server = await starting;
+    try {
+      assert.is(server.port, port, 'the same port as before');
+      assert.is((await http({ port, path: '/api/health' })).status, 200);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    held.destroy();
+    await new Promise((r) => peer.close(r));
+    removeHome(home);
+  }
+});
+
 test.run();

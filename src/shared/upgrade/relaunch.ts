@@ -56,6 +56,9 @@ export function serveArgs(argv: string[], boundAddr: string | null): string[] {
   return boundAddr === null ? out : [...out, '--addr', boundAddr];
 }
 
+/** Set for a process started from a record: it may wait for its port (supervisor/port-check.ts). */
+export const RELAUNCH_ENV = 'SVC_RELAUNCH';
+
 /** Starts svc from a record, detached so it outlives whoever starts it. */
 export function startFromRecord(paths: Paths, r: Relaunch, forceDaemon = false): number {
   const daemon = r.daemonized || forceDaemon;
@@ -67,7 +70,12 @@ export function startFromRecord(paths: Paths, r: Relaunch, forceDaemon = false):
   const child = spawn(r.exec, r.args, {
     detached: true,
     stdio: ['ignore', out, out],
-    env: { ...process.env, SVC_HOME: paths.home, ...(daemon ? { SVC_DAEMONIZED: '1' } : {}) },
+    env: {
+      ...process.env,
+      SVC_HOME: paths.home,
+      [RELAUNCH_ENV]: '1',
+      ...(daemon ? { SVC_DAEMONIZED: '1' } : {}),
+    },
   });
   if (typeof out === 'number') closeSync(out);
   child.on('error', () => {});
