@@ -345,8 +345,10 @@ test('a running svc is upgraded (sessions intact), rolled back, and upgraded aga
       title: 'kept across versions',
     });
     assert.is(session.status, 201);
+    // svc's own lines (the relaunched processes print to the same pipe) say why, if it fails
+    const said = () => `\nsvc printed:\n${server.output().slice(-3000)}`;
     const r = await runCli(['upgrade', '--yes'], env(home), 120_000);
-    assert.is(r.code, 0, r.stdout + r.stderr);
+    assert.is(r.code, 0, r.stdout + r.stderr + said());
     assert.match(r.stdout, `svc ${next} is running`);
     assert.is(
       (await versionAt(server.port)).version,
@@ -365,7 +367,7 @@ test('a running svc is upgraded (sessions intact), rolled back, and upgraded aga
     assert.is(realpathSync(join(home, 'versions', 'previous')), realpathSync(repoRoot));
 
     const back = await runCli(['upgrade', '--rollback'], env(home), 120_000);
-    assert.is(back.code, 0, back.stdout + back.stderr);
+    assert.is(back.code, 0, back.stdout + back.stderr + said());
     assert.is(
       (await versionAt(server.port)).version,
       current,
