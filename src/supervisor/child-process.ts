@@ -36,12 +36,12 @@ export class Child {
     };
     this.sendRaw = (m, handle, sent) =>
       held ? held.push({ m, handle, sent }) : send({ m, handle, sent });
+    let hear: ((m: unknown) => void) | undefined;
     const link: Link = {
       send: (m: IpcMessage) => this.sendRaw(m),
       onMessage: (listener) => {
         proc.on('message', listener);
-        // Whatever the child said before this Endpoint existed is heard now, in order.
-        for (const m of forked.takeBuffered()) listener(m);
+        hear = listener;
       },
     };
     this.endpoint = new Endpoint(link, 'supervisor', `${role} (pid ${proc.pid ?? '?'})`, role);
@@ -63,6 +63,11 @@ export class Child {
       held = undefined;
       for (const e of queue) send(e);
     });
+    // Whatever the child said before this Child existed (a gateway forked early may be ready long
+    // before a slow start adopts it) is heard now, in order, once every handler above is in
+    // place: heard any earlier, its `child.ready` found no listener and every request to it
+    // waited for a ready that never came.
+    for (const m of forked.takeBuffered()) hear?.(m);
     this.exited = new Promise((resolve) => {
       proc.once('exit', (code, signal) => {
         this.state = 'exited';

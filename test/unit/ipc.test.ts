@@ -229,6 +229,30 @@ test('no caller writes a fixed deadline of its own (only waits that depend on th
   assert.equal(offenders, []);
 });
 
+test('a child that said it was ready before the supervisor adopted it still answers (a slow start)', async () => {
+  // `svc serve` forks the gateway before its own start; when that start is slow (a relaunch
+  // waiting for its port, a long migration) the gateway is ready first, and its child.ready
+  // waits in the fork's buffer until the Child exists.
+  const forked = forkEntry(peer, { ...process.env, SVC_ROLE: 'agent', IPC_TEST_OUT: outFile });
+  let ready = false;
+  forked.proc.on('message', (m: { type?: string }) => {
+    if (m?.type === 'child.ready') ready = true;
+  });
+  try {
+    await waitFor(() => ready, 10_000, 'the child to say it is ready, before anyone adopts it');
+    const late = new Child('agent', forked);
+    const echo = await late.endpoint.request(
+      'worker.echo',
+      { text: 'adopted late' },
+      { to: 'agent', timeoutMs: 5000 },
+    );
+    assert.is(echo.text, 'adopted late');
+    assert.is(echo.pid, forked.proc.pid);
+  } finally {
+    forked.proc.kill('SIGKILL');
+  }
+});
+
 test.after(async () => {
   await Promise.all([...children.values()].map((c) => c.stop(2000)));
   rmSync(dir, { recursive: true, force: true });
