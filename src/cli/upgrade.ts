@@ -173,7 +173,7 @@ async function restartInto(
   );
 }
 
-/** Longer than a relaunch may wait for its port (75 s, supervisor.ts) plus a start. */
+/** Longer than a relaunch may wait for its port (75 s, supervisor/port-check.ts) plus a start. */
 const HEALTH_WAIT_MS = (): number => Number(process.env.SVC_UPGRADE_HEALTH_TIMEOUT_S ?? 100) * 1000;
 
 /** Polls the restarted svc until it answers /api/health as `want`; a reason string when it does not. */

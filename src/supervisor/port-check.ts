@@ -1,5 +1,7 @@
 import { createServer } from 'node:net';
+import { log } from '../shared/log.js';
 import { formatHostPort, type ListenAddr } from '../shared/net/addr.js';
+import { RELAUNCH_ENV } from '../shared/upgrade/relaunch.js';
 
 /**
  * The gateway listens with SO_REUSEPORT so a restart can hand the port over. That would also let
@@ -47,4 +49,26 @@ function probe(listen: ListenAddr): Promise<NodeJS.ErrnoException | undefined> {
       server.close(() => resolve(undefined)),
     );
   });
+}
+
+/** How long a relaunched svc waits for its port: a connection that held it, then TIME_WAIT's 60 s. */
+const RELAUNCH_PORT_WAIT_MS = 75_000;
+
+/**
+ * Whether this process was started from a relaunch record; read once and dropped, so the
+ * children forked from here on do not carry it (the gateway forked early has it and never reads it).
+ */
+export function takeRelaunchMark(): boolean {
+  const relaunched = process.env[RELAUNCH_ENV] === '1';
+  delete process.env[RELAUNCH_ENV];
+  return relaunched;
+}
+
+/** A relaunch's check, just before the gateway binds: waits for the port, saying so once. */
+export function awaitRelaunchPort(listen: ListenAddr): Promise<void> {
+  return assertPortFree(listen, RELAUNCH_PORT_WAIT_MS, () =>
+    log.info('the port is held by another connection for now; waiting for it', {
+      port: listen.port,
+    }),
+  );
 }

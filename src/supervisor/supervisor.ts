@@ -13,7 +13,7 @@ import { cronWorkNeeded } from '../shared/store/cron.js';
 import { enforceTrashRetention } from '../shared/store/trash.js';
 import { sandboxStatus } from '../shared/sandbox/status.js';
 import { version } from '../shared/version.js';
-import { assertPortFree } from './port-check.js';
+import { assertPortFree, awaitRelaunchPort, takeRelaunchMark } from './port-check.js';
 import { redactConfigSecrets } from '../shared/config/secrets.js';
 import { Child } from './child-process.js';
 import { takeListener } from './listener-handoff.js';
@@ -38,19 +38,12 @@ import { Liveness } from './liveness.js';
 import { effectiveCors, readSettings, type Settings } from './settings.js';
 import { VersionCheck } from './version-check.js';
 import { UpgradeRunner } from './upgrade-runner.js';
-import {
-  RELAUNCH_ENV,
-  startFromRecord,
-  serveArgs,
-  writeRelaunch,
-} from '../shared/upgrade/relaunch.js';
+import { startFromRecord, serveArgs, writeRelaunch } from '../shared/upgrade/relaunch.js';
 import type { Publish } from '../shared/protocol/events.js';
 import { typedPublish } from '../shared/ws-publish.js';
 
 const STOP_GRACE_MS = 5000;
 const DAY_MS = 24 * 3600 * 1000;
-/** How long a relaunched svc waits for its port: a connection that held it, then TIME_WAIT's 60 s. */
-const RELAUNCH_PORT_WAIT_MS = 75_000;
 
 export interface ServeFlags {
   addr?: string;
@@ -163,13 +156,10 @@ export class Supervisor {
       process.env.SVC_DAEMONIZED !== '1',
     );
     if (process.env.SVC_DAEMONIZED === '1') setLogConsole(false);
-    // A relaunch (an upgrade or a rollback) takes back the port it had a moment ago,
-    // which another program's connection may hold for now (port-check.ts): it waits for it, and
-    // checks just before the gateway binds, so the gap left is milliseconds. A first start fails
-    // at once, before it touches the store. Read once and dropped, so the children forked from
-    // here on do not carry it (the gateway forked early has it and never reads it).
-    const relaunched = process.env[RELAUNCH_ENV] === '1';
-    delete process.env[RELAUNCH_ENV];
+    // A relaunch (an upgrade or a rollback) takes back the port it had a moment ago, which
+    // another program's connection may hold for now (port-check.ts): it waits for it just before
+    // the gateway binds. A first start fails at once, before it touches the store.
+    const relaunched = takeRelaunchMark();
     if (!relaunched) await assertPortFree(this.settings.listen);
     // Before any child is forked, so every role inherits the raised descriptor limit.
     const nofile = raiseNofile();
@@ -211,12 +201,7 @@ export class Supervisor {
 
     const early = this.preforked;
     this.preforked = undefined;
-    if (relaunched)
-      await assertPortFree(this.settings.listen, RELAUNCH_PORT_WAIT_MS, () =>
-        log.info('the port is held by another connection for now; waiting for it', {
-          port: this.settings.listen.port,
-        }),
-      );
+    if (relaunched) await awaitRelaunchPort(this.settings.listen);
     const gateway = await this.gateway.start(this.settings.listen.port, early);
     this.state = 'running';
     this.services.sync();
