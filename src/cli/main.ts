@@ -4,6 +4,7 @@ import { isLoopbackBind, parseListenAddr } from '../shared/net/addr.js';
 import { resolvePaths } from '../shared/paths.js';
 import { version } from '../shared/version.js';
 import { listFlag, normalizeArgv, stringFlag, UsageError } from './argv.js';
+import { unknownAction, unknownCommand, unknownOption } from './suggest.js';
 import { loadServeEnv } from '../shared/config/serve-env.js';
 import { forkChild } from '../supervisor/spawn-child.js';
 
@@ -13,7 +14,6 @@ function die(message: string, code = 1): never {
   process.exit(code);
 }
 
-const unknown = (flag: string): never => die(`unknown option ${flag}; see "svc --help"`, 2);
 const commands = new Set([
   'serve',
   'status',
@@ -25,10 +25,23 @@ const commands = new Set([
   'upgrade',
 ]);
 
+/** Commands that take an action word, and the actions each takes. */
+const actions: Record<string, readonly string[]> = {
+  key: ['show', 'rotate'],
+  service: ['install', 'uninstall', 'status'],
+};
+
 const argv = normalizeArgv(process.argv);
 const command = argv[2];
 if (command !== undefined && !command.startsWith('-') && !commands.has(command))
-  die(`unknown command "${command}"; the commands are ${[...commands].join(', ')}`, 2);
+  die(unknownCommand(command, [...commands]), 2);
+const actionList = command !== undefined && Object.hasOwn(actions, command) && actions[command];
+const helpAsked = argv.some((a) => a === '--help' || a === '-h');
+if (actionList && !helpAsked && (argv[3] === undefined || argv[3].startsWith('-')))
+  die(
+    `"svc ${command}" needs an action: ${actionList.map((a) => `svc ${command} ${a}`).join(', ')}`,
+    2,
+  );
 // `svc upgrade --version X` names a release; sade would read any --version as "print the version"
 let upgradeTo: string | undefined;
 if (command === 'upgrade') {
@@ -227,10 +240,8 @@ prog
   .example('key rotate')
   .action(async (action: string, opts: Record<string, unknown>) => {
     try {
-      if (action !== 'show' && action !== 'rotate')
-        throw new UsageError(
-          `unknown key action "${action}"; use "svc key show" or "svc key rotate"`,
-        );
+      if (!actions.key!.includes(action))
+        throw new UsageError(unknownAction('key', action, actions.key!));
       const { describeSource, readKey, rotateKey } = await import('./key.js');
       const paths = resolvePaths();
       const view = action === 'show' ? await readKey(paths) : await rotateKey(paths, 120_000);
@@ -273,10 +284,8 @@ prog
   .example('service uninstall')
   .action(async (action: string, opts: Record<string, unknown>) => {
     try {
-      if (!['install', 'uninstall', 'status'].includes(action))
-        throw new UsageError(
-          `unknown service action "${action}"; use install, uninstall or status`,
-        );
+      if (!actions.service!.includes(action))
+        throw new UsageError(unknownAction('service', action, actions.service!));
       const [service, files] = await Promise.all([
         import('./service.js'),
         import('./service-files.js'),
@@ -358,4 +367,23 @@ prog
   .example('version')
   .action(() => console.log(`svc ${version}`));
 
-prog.parse(argv, { unknown });
+/** The long flags a command declared (sade keeps them in its tree, which its types leave out). */
+function flagsOf(name: string): string[] {
+  const tree: unknown = Reflect.get(prog, 'tree');
+  const entry = tree && typeof tree === 'object' ? Reflect.get(tree, name) : undefined;
+  const options: unknown = entry && typeof entry === 'object' ? Reflect.get(entry, 'options') : [];
+  if (!Array.isArray(options)) return [];
+  return options.flatMap((o: unknown) =>
+    Array.isArray(o) && typeof o[0] === 'string' ? (o[0].match(/--[a-z][a-z-]*/g) ?? []) : [],
+  );
+}
+
+const named = command !== undefined && commands.has(command) ? command : undefined;
+const unknown = (flag: string): never =>
+  die(unknownOption(flag, [...flagsOf(named ?? '__all__'), '--help', '--version'], named), 2);
+
+// A bare `svc` is a question, not a mistake: the short help, exit 0.
+if (argv.length === 2) prog.help();
+else if (named === undefined && !helpAsked && !argv.includes('--version') && !argv.includes('-v'))
+  die(unknownOption(argv[2] ?? '', ['--help', '--version']), 2);
+else prog.parse(argv, { unknown });

@@ -58,6 +58,37 @@ test('an unknown command exits non-zero with one line naming it', async () => {
   }
 });
 
+test('usage mistakes are one line, exit 2, and point at what was meant', async () => {
+  const home = tmpHome();
+  try {
+    const cases: Array<[string[], RegExp]> = [
+      [['serve', '--port', '9000'], /unknown option --port; did you mean --addr HOST:PORT/],
+      [['status', '--jsn'], /did you mean --json\?/],
+      [['servce'], /did you mean "serve" or "service"\?/],
+      [['key'], /"svc key" needs an action: svc key show, svc key rotate/],
+      [['service'], /"svc service" needs an action/],
+      [['key', 'shw'], /did you mean "show"\?/],
+      [['--bogus'], /unknown option --bogus/],
+    ];
+    for (const [args, said] of cases) {
+      const r = await runCli(args, { SVC_HOME: home }, 10_000);
+      assert.is(r.code, 2, `svc ${args.join(' ')}: exit code (stderr: ${r.stderr})`);
+      assert.equal(lines(r.stderr).length, 1, `svc ${args.join(' ')}: one line, got:\n${r.stderr}`);
+      assert.match(r.stderr, said, `svc ${args.join(' ')}`);
+    }
+  } finally {
+    removeHome(home);
+  }
+});
+
+test('a bare svc prints the short help and exits 0', async () => {
+  const r = await runCli([], { SVC_HOME: '/nonexistent/svc-help-test' }, 10_000);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, 'Available Commands');
+  assert.match(r.stdout, 'serve');
+  assert.is(r.stderr, '');
+});
+
 test('bad --addr values exit non-zero with one line naming the value', async () => {
   const home = tmpHome();
   try {
