@@ -237,6 +237,7 @@ test(`every command bash ran was seen by the engine, or the engine asked (${LINE
       home,
       svcHome,
       svcPids: [],
+      sandboxed: true,
     });
     const blind = parsed.unknown.length > 0 || parsed.unread !== null || parsed.tooDeep;
     if (blind) {

@@ -7,6 +7,7 @@ import {
   loadShellParser,
   type Decision,
 } from '../../src/workers/agent/permissions/index.js';
+import { ORDINARY } from '../fixtures/ordinary-commands.js';
 
 /**
  * Issue #20's last two promises: the engine cannot be frozen or crashed by what a model writes,
@@ -19,7 +20,7 @@ await loadShellParser();
 
 const HOME = '/home/u';
 const CWD = '/home/u/proj';
-const env = { home: HOME, svcHome: '/home/u/.svc', svcPids: [4242, 4243] };
+const env = { home: HOME, svcHome: '/home/u/.svc', svcPids: [4242, 4243], sandboxed: true };
 const term = (command: string): Decision =>
   evaluate({ tool: 'terminal', command, cwd: CWD }, emptyRules(), env);
 
@@ -78,105 +79,6 @@ test('the dangerous worst inputs are never allowed', () => {
     assert.is.not(d.verdict, 'allow', `${line.slice(0, 40)}…: ${d.reason}`);
   }
 });
-
-/** What an agent runs all day while building, testing, searching and using git in its folder. */
-const ORDINARY = [
-  'npm test',
-  'npm run build',
-  'npm ci',
-  'npm install',
-  'npm run lint -- --fix',
-  'npx tsc --noEmit',
-  'npx vitest run src/a.test.ts',
-  'node scripts/gen.js',
-  'yarn build',
-  'pnpm test',
-  'make',
-  'make -j4 all',
-  'make clean && make',
-  'cmake -S . -B build && cmake --build build',
-  'cargo build',
-  'cargo test -- --nocapture',
-  'cargo clippy',
-  'go build ./...',
-  'go test ./... -run TestX',
-  'go vet ./...',
-  'python3 -m pytest -q',
-  'pytest tests/test_api.py -k login',
-  'python3 manage.py migrate',
-  'pip install -r requirements.txt',
-  'ruff check .',
-  'mypy src',
-  'git status',
-  'git status --short',
-  'git diff',
-  'git diff HEAD~1 -- src',
-  'git log --oneline -20',
-  'git show --stat HEAD',
-  'git add -A',
-  'git add src/x.ts && git commit -m "fix: parse dates"',
-  'git commit --amend --no-edit',
-  'git checkout -b fix/dates',
-  'git switch main',
-  'git branch -a',
-  'git stash',
-  'git stash pop',
-  'git fetch origin',
-  'git pull --rebase',
-  'git rebase -i HEAD~3',
-  'git merge --no-ff feature',
-  'git blame src/x.ts',
-  'git grep -n TODO',
-  'ls',
-  'ls -la',
-  'ls -R src | head',
-  'tree -L 2',
-  'pwd',
-  'cat README.md',
-  'head -n 40 src/index.ts',
-  'tail -f logs/app.log',
-  'wc -l src/*.ts',
-  'grep -rn "useEffect" src',
-  'grep -rl TODO . | wc -l',
-  'rg -n "fn main" --type rust',
-  'find . -name "*.ts" -not -path "./node_modules/*"',
-  'find src -type f | xargs wc -l',
-  'du -sh *',
-  'df -h .',
-  'sort data.csv | uniq -c | sort -rn | head',
-  'jq ".dependencies" package.json',
-  'sed -n 1,20p src/a.ts',
-  "awk -F, '{print $2}' data.csv",
-  'diff -u a.txt b.txt',
-  'mkdir -p src/utils',
-  'touch src/utils/index.ts',
-  'cp src/a.ts src/b.ts',
-  'mv src/old.ts src/new.ts',
-  'rm src/unused.ts',
-  'rm -rf dist',
-  'rm -rf build node_modules/.cache',
-  'echo "done" > status.txt',
-  'printf "%s\\n" a b > list.txt',
-  'cat a.txt b.txt > both.txt',
-  'chmod +x scripts/run.sh',
-  './scripts/run.sh',
-  'bash scripts/test.sh',
-  'node -e "console.log(process.version)"',
-  'python3 -c "print(1)"',
-  'which node',
-  'env | grep NODE',
-  'date',
-  'sleep 1',
-  'ps aux | grep node',
-  'time npm test',
-  'npm test 2>&1 | tail -30',
-  'for f in src/*.ts; do wc -l "$f"; done',
-  'if [ -f .env.example ]; then cp .env.example .env.local; fi',
-  'docker compose up -d',
-  'docker ps',
-  'tar czf out.tgz dist',
-  'unzip -o assets.zip -d assets',
-];
 
 test(`the ask rate on ${ORDINARY.length} ordinary agent commands stays low`, () => {
   const asked = ORDINARY.map((c) => [c, term(c)] as const).filter(([, d]) => d.verdict !== 'allow');

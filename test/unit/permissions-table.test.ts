@@ -22,7 +22,7 @@ await loadShellParser();
 
 const HOME = '/home/u';
 const CWD = '/home/u/proj';
-const env = { home: HOME, svcHome: '/home/u/.svc', svcPids: [4242, 4243] };
+const env = { home: HOME, svcHome: '/home/u/.svc', svcPids: [4242, 4243], sandboxed: true };
 const term = (command: string, cwd: string | null = CWD): Decision =>
   evaluate({ tool: 'terminal', command, cwd }, emptyRules(), env);
 
@@ -493,7 +493,7 @@ test('symbolic links: a delete or write is judged where the link leads', () => {
     symlinkSync(join(root, 'outside'), join(cwd, 'link'));
     symlinkSync(home, join(cwd, 'homelink'));
     symlinkSync('/etc', join(cwd, 'etclink'));
-    const e = { home, svcHome: join(home, '.svc'), svcPids: [] };
+    const e = { home, svcHome: join(home, '.svc'), svcPids: [], sandboxed: true };
     const t = (command: string) => evaluate({ tool: 'terminal', command, cwd }, emptyRules(), e);
     assert.is(t('rm -rf link/*').rule, 'built-in: recursive delete');
     assert.is(t('rm -rf link/').rule, 'built-in: recursive delete');
@@ -550,6 +550,7 @@ test('an error inside the engine is a refusal "could not be checked", never an a
     get svcPids(): number[] {
       throw new Error('boom');
     },
+    sandboxed: true,
   };
   const d = evaluate({ tool: 'terminal', command: 'kill 5', cwd: CWD }, emptyRules(), broken);
   assert.is(d.verdict, 'deny');

@@ -20,7 +20,7 @@ await loadShellParser();
 
 const HOME = '/home/u';
 const CWD = '/home/u/proj';
-const env = { home: HOME, svcHome: '/home/u/.svc', svcPids: [4242, 4243, 4244] };
+const env = { home: HOME, svcHome: '/home/u/.svc', svcPids: [4242, 4243, 4244], sandboxed: true };
 const none = emptyRules();
 
 function term(command: string, rules: RuleSet = none, cwd: string | null = CWD): Decision {
@@ -637,7 +637,7 @@ test('restart_server always asks: auto does not allow it, strict denies, rules c
 });
 
 test("review findings: svc's own rules, store and control files, tilde and brace spellings, /proc environments, svc --stop", () => {
-  const env = { home: '/home/u', svcHome: '/home/u/.svc', svcPids: [4242] };
+  const env = { home: '/home/u', svcHome: '/home/u/.svc', svcPids: [4242], sandboxed: true };
   const verdict = (command: string) =>
     evaluate({ tool: 'terminal', command, cwd: '/home/u/proj' }, emptyRules(), env);
   for (const c of [

@@ -75,6 +75,11 @@ export class RulesGate implements PermissionGate {
     const mode = getSession(this.db, ctx.sessionId)?.permission_mode ?? 'interactive';
     await loadShellParser().catch(() => undefined);
     let pids: number[] | undefined;
+    // The probe runs once per worker (remembered); a terminal call needs it to judge at all.
+    let status =
+      this.sandbox && (tool.name === 'terminal' || subject.outside !== undefined)
+        ? await sandboxStatus(this.sandbox.enabled())
+        : undefined;
     // Read from /proc only when a rule looks (a kill command); most calls never do.
     const env: EvalEnv = {
       home: homedir(),
@@ -82,6 +87,8 @@ export class RulesGate implements PermissionGate {
       get svcPids() {
         return (pids ??= svcPids());
       },
+      // A command approved to step outside runs unsandboxed, and so is judged as one.
+      sandboxed: status?.state === 'on' && subject.outside === undefined,
     };
     const rules = this.currentRules();
     let decision = judge(tool.name, subject, ctx.workingDir, rules, env);
@@ -89,11 +96,9 @@ export class RulesGate implements PermissionGate {
       const d = judge(tool.name, more, ctx.workingDir, rules, env);
       if (RANK[d.verdict] > RANK[decision.verdict]) decision = d;
     }
-    // The sandbox's state matters only to a call that steps outside it or waits for the user.
-    const status =
-      this.sandbox && (subject.outside !== undefined || decision.verdict === 'ask')
-        ? await sandboxStatus(this.sandbox.enabled())
-        : undefined;
+    // The notice of an unsandboxed session goes with an approval, whatever the tool.
+    if (status === undefined && this.sandbox && decision.verdict === 'ask')
+      status = await sandboxStatus(this.sandbox.enabled());
     if (subject.outside !== undefined && status) {
       const byName = evaluate(
         { tool: OUTSIDE_TOOL, command: subject.command, cwd: ctx.workingDir },

@@ -3,6 +3,7 @@ import { ALWAYS_ASK, builtinRules, fallbackVerdict, WRITE_TOOLS } from './defaul
 import { unknownTarget } from './fail-closed.js';
 import { hostOf, isInside, resolvePath, type Places } from './glob.js';
 import { hardDenyCommand, hardDenyWrite } from './hard-deny.js';
+import { knownCommand } from './known.js';
 import { commandUnits, ruleMatches, type Unit } from './match.js';
 import { shellParserReady } from './parser.js';
 import { realBudgetExceeded, realish, resetRealBudget } from './real.js';
@@ -30,6 +31,11 @@ export interface EvalEnv {
   svcHome: string;
   /** svc's own processes (supervisor, gateway, workers): killing them is refused. */
   svcPids: readonly number[];
+  /**
+   * Whether terminal commands run inside an OS sandbox. Without one the engine fails closed: a
+   * command it does not know asks, and what it cannot see through asks even in auto mode.
+   */
+  sandboxed: boolean;
 }
 
 export interface Decision {
@@ -85,7 +91,13 @@ function fallbackReason(tool: string, verdict: Verdict, cwd: string | null): str
 }
 
 /** The decision for one unit; null for a wrapper unit that no rule names. */
-function decideUnit(input: EvalInput, unit: Unit, set: RuleSet, places: Places): Decision | null {
+function decideUnit(
+  input: EvalInput,
+  unit: Unit,
+  set: RuleSet,
+  places: Places,
+  sandboxed: boolean,
+): Decision | null {
   const mine = rulesForTool(set, input.tool);
   const own = strongest(mine, unit, places);
   if (own) {
@@ -113,6 +125,18 @@ function decideUnit(input: EvalInput, unit: Unit, set: RuleSet, places: Places):
       hard: false,
     };
   if (unit.wrapper) return null;
+  if (
+    input.tool === 'terminal' &&
+    !sandboxed &&
+    defaultForTool(set, input.tool) === undefined &&
+    !knownCommand(unit, places)
+  )
+    return {
+      verdict: 'ask',
+      reason: `${shown(unit, input.tool)} is not a command svc knows, and commands run without a sandbox here, so nothing would limit what it does; it needs your approval.`,
+      rule: 'built-in: unknown without a sandbox',
+      hard: false,
+    };
   return fallback(input, set);
 }
 
@@ -239,7 +263,7 @@ function evaluateOrThrow(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
   let best: Decision | null = null;
   for (const unit of units) {
     checkBudget();
-    const d = decideUnit(input, unit, rules, places);
+    const d = decideUnit(input, unit, rules, places, env.sandboxed);
     if (d && (best === null || RANK[d.verdict] > RANK[best.verdict])) best = d;
   }
   let decision = best ?? fallback(input, rules);
@@ -250,6 +274,13 @@ function evaluateOrThrow(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
       'built-in: unread',
     );
   else if (svcHome) decision = insistOnAsk(decision, SVC_HOME_REASON, 'built-in: svc home');
+  else if (unknown !== null && !env.sandboxed && typeof input.command === 'string')
+    // Nothing bounds a command that runs unsandboxed: what the check cannot see never runs unasked.
+    decision = insistOnAsk(
+      decision,
+      `This command holds ${unknown}, which the permission check cannot see through, and commands run without a sandbox here. It always asks, whatever the session's mode.`,
+      'built-in: could not see through',
+    );
   else if (unknown !== null && decision.verdict === 'allow') {
     decision = {
       verdict: 'ask',

@@ -83,6 +83,13 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   unbuffer: {},
   caffeinate: { short: 'tw' },
   busybox: {},
+  // Package runners: `npx tsc` runs tsc (from the project, or fetched first).
+  npx: {
+    short: 'p',
+    long: ['--package', '--cache', '--userconfig'],
+    scriptShort: 'c',
+    scriptLong: ['--call'],
+  },
 };
 
 /** Skips a wrapper's options; returns where its command word is and any command-line values. */
