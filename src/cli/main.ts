@@ -23,12 +23,14 @@ const commands = new Set([
   'service',
   'version',
   'upgrade',
+  'backup',
 ]);
 
 /** Commands that take an action word, and the actions each takes. */
 const actions: Record<string, readonly string[]> = {
   key: ['show', 'rotate'],
   service: ['install', 'uninstall', 'status'],
+  backup: ['create', 'verify', 'restore'],
 };
 
 const argv = normalizeArgv(process.argv);
@@ -275,7 +277,7 @@ prog
   )
   .option('--addr', 'Listen address the service uses', '127.0.0.1:8088')
   .option('--print', 'Print the service file instead of writing it')
-  .option('--no-start', 'Write the file without enabling or starting it')
+  .option('--start', 'Enable and start it (--no-start only writes the file)', true)
   .option('--manager', "systemd or launchd (default: this system's)")
   .option('--json', 'Print JSON for scripts (status)')
   .example('service install')
@@ -357,6 +359,57 @@ prog
     } catch (err) {
       if (opts.json && !(err instanceof UsageError))
         console.log(JSON.stringify({ stage: 'failed', message: (err as Error).message }));
+      die((err as Error).message, err instanceof UsageError ? 2 : 1);
+    }
+  });
+
+prog
+  .command('backup <action> [file]')
+  .describe(
+    'Back up everything svc keeps (a consistent snapshot of svc.db, settings, skills, memory, sign-ins, uploads) into one archive, check one, or restore one into an empty home. Exit codes: 0 done, 1 failure or a damaged backup, 2 bad usage.',
+  )
+  .option('--to', 'create: the folder to write into (default $SVC_HOME/backups)')
+  .option('--uploads', 'create: include uploaded files (--no-uploads leaves them out)', true)
+  .option('--encrypt', 'create: encrypt with a passphrase (age format)')
+  .option('--recipient', 'create: encrypt to this age public key instead (repeatable)')
+  .option('--passphrase-file', 'Read the passphrase from the first line of this file')
+  .option('--identity', 'verify/restore: an age identity file that opens the backup (repeatable)')
+  .option('--home', 'restore: the home to restore into (default $SVC_HOME)')
+  .option('--force', 'restore: move a non-empty home aside instead of refusing')
+  .option('--json', 'One JSON object, for scripts')
+  .example('backup create')
+  .example('backup create --to /mnt/usb --encrypt')
+  .example('backup verify ~/.svc/backups/svc-backup-20261127-030000.zip')
+  .example('backup restore svc-backup-20261127-030000.zip --home ~/.svc-new')
+  .action(async (action: string, file: string | undefined, opts: Record<string, unknown>) => {
+    try {
+      if (!actions.backup!.includes(action))
+        throw new UsageError(unknownAction('backup', action, actions.backup!));
+      if (action !== 'create' && file === undefined)
+        throw new UsageError(
+          `svc backup ${action} needs the backup file: svc backup ${action} FILE`,
+        );
+      const home = stringFlag(opts.home, 'home');
+      const to = stringFlag(opts.to, 'to');
+      const passphraseFile = stringFlag(opts['passphrase-file'], 'passphrase-file');
+      const flags = {
+        ...(to !== undefined ? { to } : {}),
+        ...(home !== undefined ? { home } : {}),
+        ...(passphraseFile !== undefined ? { passphraseFile } : {}),
+        uploads: opts.uploads !== false,
+        encrypt: opts.encrypt === true,
+        recipients: listFlag(opts.recipient, 'recipient'),
+        identityFiles: listFlag(opts.identity, 'identity'),
+        force: opts.force === true,
+        json: opts.json === true,
+      };
+      const cli = await import('./backup.js');
+      const paths = resolvePaths();
+      if (action === 'create') await cli.backupCreate(paths, flags);
+      else if (action === 'verify')
+        process.exitCode = (await cli.backupVerify(file!, flags)) ? 0 : 1;
+      else await cli.backupRestore(paths, file!, flags);
+    } catch (err) {
       die((err as Error).message, err instanceof UsageError ? 2 : 1);
     }
   });

@@ -81,6 +81,17 @@ test('usage mistakes are one line, exit 2, and point at what was meant', async (
   }
 });
 
+test('negated flags are accepted (--no-start was refused as unknown)', async () => {
+  const home = tmpHome();
+  try {
+    const r = await runCli(['service', 'install', '--no-start', '--print'], { SVC_HOME: home });
+    assert.is(r.code, 0, r.stderr);
+    assert.match(r.stdout, 'svc');
+  } finally {
+    removeHome(home);
+  }
+});
+
 test('a bare svc prints the short help and exits 0', async () => {
   const r = await runCli([], { SVC_HOME: '/nonexistent/svc-help-test' }, 10_000);
   assert.is(r.code, 0, r.stderr);
