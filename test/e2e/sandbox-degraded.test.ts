@@ -2,25 +2,31 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { textReply } from '../fixtures/fake-provider.js';
+import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
+import { startFakeTelegram, type FakeTelegram, type TgUser } from '../fixtures/fake-telegram.js';
 import { api } from '../helpers/api.js';
 import { browserUnavailable, finishOnboarding, launch, newPage } from '../helpers/browser.js';
-import { runCli } from '../helpers/server.js';
-import { connectWs, startRig, status, type TurnRig } from '../helpers/turns.js';
+import { runCli, waitFor } from '../helpers/server.js';
+import { connectWs, messagesOf, startRig, status, type TurnRig } from '../helpers/turns.js';
 
 /**
  * Where no sandbox can start (here: SVC_SANDBOX_BWRAP names a program that is not there), svc
  * says so loudly: /api/health, /api/status, `svc status`, the Web UI's Status page, and the first
- * approval of each session, each with the fix. Commands still run, under the permission engine.
+ * approval of each session, each with the fix. Commands still run, under the permission engine,
+ * except in cron and channel turns (a real cron run, a real Telegram chat), which refuse them.
  */
 
 let rig: TurnRig;
 let root = '';
 const missing = '/nonexistent/svc-test/bwrap';
 const browserMissing = browserUnavailable();
+const TOKEN = '123456789:AAHsvcFakeTokenForDegraded_abcdefXYZ';
+const ALICE: TgUser = { id: 4243, first_name: 'Alice' };
+let tg: FakeTelegram;
 
 test.before(async () => {
   root = mkdtempSync('/var/tmp/svc-sandbox-degraded-');
+  tg = await startFakeTelegram(TOKEN);
   rig = await startRig({
     models: { oa: { protocol: 'openai' } },
     env: { SVC_SANDBOX_BWRAP: missing },
@@ -29,6 +35,7 @@ test.before(async () => {
 
 test.after(async () => {
   await rig?.stop();
+  await tg?.close();
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
@@ -106,6 +113,90 @@ test('the first approval of a session carries the notice, the next one does not;
   } finally {
     ws.close();
   }
+});
+
+/** A model step that runs `touch file` in the terminal, then a closing text. */
+function touchThenSay(id: string, file: string, said: string): FakeReply[] {
+  const args = JSON.stringify({ command: `touch ${file}` });
+  rig.fake.reset(); // what an earlier failed test left queued is not this turn's
+  return [
+    { parts: [{ toolCall: { id, name: 'terminal', arguments: [args] } }], stop: 'tool_use' },
+    textReply(said),
+  ];
+}
+
+/** The terminal result the model got for call `id` in a session, from its stored messages. */
+async function toolResult(sessionId: string, id: string): Promise<any> {
+  const msgs = await messagesOf(rig.port, sessionId);
+  const found = msgs.find((m) => m.role === 'tool' && m.content.tool_call_id === id);
+  assert.ok(found, `the result of ${id} is stored: ${JSON.stringify(msgs)}`);
+  return found.content;
+}
+
+const REFUSED = (origin: string) =>
+  new RegExp(
+    `^Refused: sandbox unavailable: ${missing} is missing or not executable; fix: .*\\. ${origin} turns run commands only inside the sandbox\\.$`,
+  );
+
+test('a real cron run refuses to run a command without the sandbox, and its session says why', async () => {
+  const work = join(root, 'cron-work');
+  mkdirSync(work);
+  const file = join(root, 'cron-ran.txt');
+  rig.fake.enqueue(...touchThenSay('cron1', file, 'could not run it'));
+  const task = await api(rig.port, 'POST', '/api/tasks', {
+    kind: 'cron',
+    name: 'Nightly touch',
+    schedule: '0 0 1 1 *',
+    prompt: 'touch the file',
+    enabled: false,
+    working_dir: work,
+  });
+  assert.is(task.status, 201, JSON.stringify(task.body));
+  const started = await api(rig.port, 'POST', `/api/tasks/${task.body.id}/run`);
+  assert.is(started.status, 202, JSON.stringify(started.body));
+  const run = await waitFor(
+    async () =>
+      ((await api(rig.port, 'GET', `/api/tasks/${task.body.id}/runs`)).body.items as any[]).find(
+        (r) => r.status !== 'running',
+      ),
+    20_000,
+    'the cron run to end',
+  );
+  assert.is(run.status, 'completed', JSON.stringify(run));
+  const result = await toolResult(run.session_id, 'cron1');
+  assert.match(String(result.output), REFUSED('cron'));
+  assert.is(result.is_error, true);
+  assert.not.ok(existsSync(file), 'the command did not run');
+});
+
+test('a real Telegram turn refuses to run a command without the sandbox, and says why', async () => {
+  const saved = await api(rig.port, 'POST', '/api/channels/telegram', {
+    bot_token: TOKEN,
+    base_url: tg.url,
+    allowed_users: String(ALICE.id),
+  });
+  assert.is(saved.status, 200, JSON.stringify(saved.body));
+  await waitFor(
+    async () => (await api(rig.port, 'GET', '/api/channels/telegram')).body.state === 'running',
+    20_000,
+    'telegram running',
+  );
+  const file = join(root, 'channel-ran.txt');
+  rig.fake.enqueue(...touchThenSay('tg1', file, 'could not run it'));
+  tg.userSays(ALICE, 'touch the file');
+  await waitFor(
+    () => tg.chat(ALICE.id).find((m) => m.text === 'could not run it'),
+    20_000,
+    'the bot to answer',
+  );
+  const session = ((await api(rig.port, 'GET', '/api/sessions')).body.items as any[]).find(
+    (x) => x.channel === 'telegram',
+  );
+  assert.ok(session, 'the chat has a session');
+  const result = await toolResult(session.id, 'tg1');
+  assert.match(String(result.output), REFUSED('channel'));
+  assert.is(result.is_error, true);
+  assert.not.ok(existsSync(file), 'the command did not run');
 });
 
 if (browserMissing) {

@@ -1,5 +1,15 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,22 +21,91 @@ import { connectWs, startRig, status, type TurnRig, type WsClient } from '../hel
 /**
  * The sandbox through the real `svc serve` (bubblewrap on this machine): what the status surfaces
  * say, the session's network setting in the API, scripts the agent writes and runs that try to
- * kill the supervisor and rewrite svc's rules, and stepping outside through the permission engine.
+ * kill the supervisor and rewrite svc's rules, no capabilities and a fresh /dev, the hidden key
+ * folders and Docker sockets, and stepping outside through the permission engine.
  */
 
 let rig: TurnRig;
 let root = '';
+/** svc's HOME (so its commands' too): a throwaway one, holding the secrets planted below. */
+let home = '';
 const servers: Server[] = [];
+const isRoot = process.getuid?.() === 0;
+const AWS_SECRET = `aws-secret-${randomBytes(8).toString('hex')}`;
+
+/** A listening unix socket standing in for Docker's; counts who connects. */
+interface FakeSocket {
+  path: string;
+  connections: number;
+  close: () => void;
+}
+const sockets: FakeSocket[] = [];
+async function fakeSocket(path: string): Promise<FakeSocket> {
+  mkdirSync(join(path, '..'), { recursive: true });
+  const s: FakeSocket = { path, connections: 0, close: () => srv.close() };
+  const srv = createNetServer((c) => {
+    s.connections++;
+    c.on('error', () => undefined); // a prober that hangs up at once
+    c.end('{"docker":"pong"}');
+  });
+  await new Promise<void>((r) => srv.listen(path, r));
+  sockets.push(s);
+  return s;
+}
+/** Whether `path` (as this process sees it) is a socket something listens on. */
+const reachable = (path: string) =>
+  new Promise<boolean>((resolve) => {
+    const c = connect(path);
+    c.on('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.on('error', () => resolve(false));
+  });
+
+/** Docker Desktop's socket (under ~/.docker), one at a path of the user's `sandbox.hide` rule, and Docker's own. */
+let desktopSock: FakeSocket;
+let ruleSock: FakeSocket;
+let runSock: FakeSocket | undefined;
 
 test.before(async () => {
   // Outside /tmp: inside the sandbox /tmp is a private folder, and the walls are under test here.
   root = mkdtempSync('/var/tmp/svc-sandbox-e2e-');
-  rig = await startRig({ models: { oa: { protocol: 'openai' } } });
+  home = join(root, 'home');
+  mkdirSync(join(home, '.aws'), { recursive: true });
+  writeFileSync(
+    join(home, '.aws', 'credentials'),
+    `[default]\naws_secret_access_key = ${AWS_SECRET}\n`,
+  );
+  desktopSock = await fakeSocket(join(home, '.docker', 'run', 'docker.sock'));
+  ruleSock = await fakeSocket(join(root, 'podman', 'podman.sock'));
+  // As root, svc runs in a mount namespace of its own where /run/docker.sock (so /var/run's too) is
+  // a socket of this test: Docker's real path, planted without touching this machine's /run.
+  let wrap: string[] | undefined;
+  if (isRoot) {
+    runSock = await fakeSocket(join(root, 'run-docker.sock'));
+    wrap = [
+      'unshare',
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      'mount -t tmpfs -o mode=0755 svc-test-run /run && : > /run/docker.sock && mount --bind "$0" /run/docker.sock && exec "$@"',
+      runSock.path,
+    ];
+  }
+  rig = await startRig({
+    models: { oa: { protocol: 'openai' } },
+    env: { HOME: home },
+    ...(wrap ? { wrap } : {}),
+  });
 });
 
 test.after(async () => {
   await rig?.stop();
   for (const s of servers) s.close();
+  for (const s of sockets) s.close();
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
@@ -181,6 +260,120 @@ test("scripts the agent writes cannot kill the supervisor, rewrite svc's rules o
     );
     assert.is((await api(rig.port, 'GET', '/api/health')).body.status, 'ok');
   } finally {
+    chat.ws.close();
+  }
+});
+
+/** Runs `script` (written into the working folder by the test) as one sandboxed terminal command; its output. */
+async function probe(chat: Chat, script: string): Promise<string> {
+  writeFileSync(join(chat.work, 'probe.sh'), `exec 2>&1\n${script}\n`);
+  rig.fake.reset(); // what an earlier failed test left queued is not this turn's
+  const [t] = enqueue([[{ name: 'terminal', args: { command: 'sh probe.sh' } }]]);
+  const turnId = await startTurn(chat);
+  const out = String((await resultOf(chat, t!)).data.output);
+  await endOf(chat, turnId);
+  return out;
+}
+
+test('no capabilities even when svc runs as root, and a fresh minimal /dev with a private /dev/shm', async () => {
+  const chat = await newChat({ permission_mode: 'auto' });
+  const mark = `svc-e2e-${randomBytes(6).toString('hex')}`;
+  // A file only capabilities could read (uid 0 without CAP_DAC_OVERRIDE cannot), and one in the host's /dev/shm.
+  writeFileSync(join(chat.work, 'locked.txt'), 'read with capabilities\n');
+  chmodSync(join(chat.work, 'locked.txt'), 0);
+  writeFileSync(`/dev/shm/${mark}-host`, 'host\n');
+  try {
+    const out = await probe(
+      chat,
+      [
+        `grep -E '^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs):' /proc/self/status`,
+        'cat locked.txt; echo "locked=$?"',
+        `echo "dev=$(ls -A /dev | tr '\n' ' ')"`,
+        `echo "blocks=$(find /dev -type b | tr '\n' ' ')"`,
+        `echo "shm=$(ls -A /dev/shm | tr '\n' ' ')"`,
+        `echo inside > /dev/shm/${mark}-inside`,
+      ].join('\n'),
+    );
+    // uid 0 keeps no capability, and cannot gain one by running a program (NoNewPrivs)
+    for (const cap of ['CapInh', 'CapPrm', 'CapEff', 'CapAmb'])
+      assert.match(out, new RegExp(`^${cap}:\\s+0{16}$`, 'm'), `${cap} in:\n${out}`);
+    assert.match(out, /^NoNewPrivs:\s+1$/m, out);
+    assert.match(out, /Permission denied\nlocked=1\n/, out);
+    assert.not.match(out, 'read with capabilities');
+    const dev = /^dev=(.*)$/m.exec(out)![1]!.trim().split(' ');
+    for (const name of ['null', 'zero', 'full', 'random', 'urandom', 'tty', 'pts', 'shm'])
+      assert.ok(dev.includes(name), `/dev/${name} is there: ${dev.join(' ')}`);
+    // bubblewrap's /dev: those devices, the stdio links, ptmx and core; no disk, console or kvm
+    const minimal = new Set([
+      ...['null', 'zero', 'full', 'random', 'urandom', 'tty', 'pts', 'shm', 'ptmx'],
+      ...['fd', 'stdin', 'stdout', 'stderr', 'core', 'mqueue'],
+    ]);
+    assert.equal(
+      dev.filter((n) => !minimal.has(n)),
+      [],
+      `only a minimal /dev: ${dev.join(' ')}`,
+    );
+    assert.match(out, /^blocks=\s*$/m, 'no block device (raw disk) at all');
+    assert.match(out, /^shm=\s*$/m, "the host's /dev/shm is not there");
+    assert.not.ok(existsSync(`/dev/shm/${mark}-inside`), "nothing reaches the host's /dev/shm");
+  } finally {
+    rmSync(`/dev/shm/${mark}-host`, { force: true });
+    rmSync(`/dev/shm/${mark}-inside`, { force: true });
+    chat.ws.close();
+  }
+});
+
+test("~/.aws, Docker's sockets (its own path, Docker Desktop's under ~/.docker) and a socket of a hide rule are out of reach", async () => {
+  const chat = await newChat({ permission_mode: 'auto' });
+  const rules = join(rig.server.home, 'permissions.yml');
+  writeFileSync(rules, `sandbox:\n  hide: ["${ruleSock.path}"]\n`);
+  // Docker's own path as svc sees it (its mount namespace, when root planted one there).
+  const svcPid = rig.server.proc.pid!;
+  const targets: Array<{ path: string; sock: FakeSocket; outside: string }> = [
+    { path: desktopSock.path, sock: desktopSock, outside: desktopSock.path },
+    { path: ruleSock.path, sock: ruleSock, outside: ruleSock.path },
+    ...(runSock
+      ? ['/var/run/docker.sock', '/run/docker.sock'].map((p) => ({
+          path: p,
+          sock: runSock!,
+          // (/var/run is a link to /run, which would resolve in this process's namespace)
+          outside: `/proc/${svcPid}/root/run/docker.sock`,
+        }))
+      : []),
+  ];
+  try {
+    for (const t of targets)
+      assert.ok(await reachable(t.outside), `${t.path} is a live socket where svc runs`);
+    const before = targets.map((t) => t.sock.connections);
+    const node = JSON.stringify(process.execPath);
+    const tryConnect = `const c=require('net').connect(process.argv[1]);c.on('connect',()=>{console.log('connected');process.exit(0)});c.on('error',(e)=>{console.log(e.code);process.exit(0)})`;
+    const out = await probe(
+      chat,
+      [
+        `cat ${home}/.aws/credentials; echo "aws=$?"`,
+        `echo "aws-dir=$(ls -A ${home}/.aws | tr '\n' ' ')"`,
+        ...targets.map(
+          (t) =>
+            `if [ -S ${t.path} ]; then echo "${t.path}: a socket"; else echo "${t.path}: no socket"; fi; echo "${t.path}: $(${node} -e "${tryConnect}" ${t.path})"`,
+        ),
+      ].join('\n'),
+    );
+    assert.not.match(out, AWS_SECRET);
+    assert.match(out, /No such file or directory\naws=1\n/, out);
+    assert.match(out, /^aws-dir=\s*$/m, '~/.aws looks empty');
+    for (const t of targets) {
+      assert.match(out, `${t.path}: no socket\n`, out);
+      assert.not.match(out, `${t.path}: connected`, out);
+    }
+    assert.equal(
+      targets.map((t) => t.sock.connections),
+      before,
+      'no connection reached any of the sockets from inside',
+    );
+    if (!runSock)
+      console.log('  (not root: /run/docker.sock was not planted, so only checked by its rule)');
+  } finally {
+    rmSync(rules, { force: true });
     chat.ws.close();
   }
 });

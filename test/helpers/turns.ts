@@ -35,6 +35,8 @@ export interface RigOptions {
   env?: NodeJS.ProcessEnv;
   /** $SVC_HOME (default: a new temporary folder). */
   home?: string;
+  /** A command that execs `svc serve` (startServer's `wrap`). */
+  wrap?: string[];
 }
 
 export async function startRig(opts: RigOptions = {}): Promise<TurnRig> {
@@ -53,6 +55,7 @@ export async function startRig(opts: RigOptions = {}): Promise<TurnRig> {
       ...(opts.config === undefined ? {} : { config: opts.config }),
       ...(opts.env ? { env: opts.env } : {}),
       ...(opts.home ? { home: opts.home } : {}),
+      ...(opts.wrap ? { wrap: opts.wrap } : {}),
     });
     const models = opts.models ?? { oa: { protocol: 'openai' }, an: { protocol: 'anthropic' } };
     let first = true;
