@@ -14,7 +14,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
-import { waitFor } from '../helpers/server.js';
+import { runCli, waitFor } from '../helpers/server.js';
 import {
   connectWs,
   ofTurn,
@@ -549,6 +549,59 @@ test('a symlink in the working folder does not carry the file tools past the rul
     assert.not.ok(existsSync(join(outside, 'planted.txt')), 'nothing was written outside');
     expectAudit(chat, ['deny', 'deny', 'ask', 'denied_by_user']);
   } finally {
+    chat.ws.close();
+  }
+});
+
+test('a broken permissions.yml keeps the last good rules, in a worker started after it broke too; the problem is in the log', async () => {
+  const rules = join(rig.server.home, 'permissions.yml');
+  const chat = await newChat('auto');
+  const touch = (name: string): Call[][] => [
+    [{ name: 'terminal', args: { command: `touch ${name}` } }],
+  ];
+  const refused = async (name: string, when: string) => {
+    const t = await runNoAsk(chat, touch(name));
+    assert.equal(
+      [t.results[0].output, t.results[0].is_error],
+      ['permission_denied: e2e: no touching here', true],
+      when,
+    );
+    assert.not.ok(existsSync(join(chat.work, name)), `${when}: the command did not run`);
+  };
+  try {
+    const good = 'terminal:\n  - deny: { command: touch, reason: "e2e: no touching here" }\n';
+    writeFileSync(rules, good);
+    await refused('one.txt', 'the good rules');
+    // Valid YAML with a rule svc cannot use: the whole file is set aside (the sandbox section is fine).
+    writeFileSync(rules, `${good}  - allow: { colour: blue }\n`);
+    await refused('two.txt', 'the file broken');
+    // Workers come and go on a running svc (idle ones retire, a crashed one is replaced): a worker
+    // that never read the good file keeps them too.
+    const agents = async () =>
+      ((await api(rig.port, 'GET', '/api/status')).body.processes as any[])
+        .filter((p) => p.role === 'agent')
+        .map((p) => p.pid as number);
+    const old = await agents();
+    assert.ok(old.length > 0, 'an agent worker ran the turns');
+    for (const pid of old) process.kill(pid, 'SIGKILL');
+    await waitFor(
+      async () => (await agents()).every((pid) => !old.includes(pid)),
+      15_000,
+      'the killed agent workers to be gone',
+    );
+    await refused('three.txt', 'in a worker started after the file broke');
+    const logs = await runCli(['logs', '--process', 'agent', '-n', '500'], {
+      SVC_HOME: rig.server.home,
+    });
+    assert.is(logs.code, 0, logs.stderr);
+    assert.match(
+      logs.stdout,
+      'permissions.yml has a problem; the previous or built-in rules apply',
+    );
+    assert.match(logs.stdout, 'colour');
+    expectAudit(chat, ['deny', 'deny', 'deny']);
+  } finally {
+    rmSync(rules, { force: true });
     chat.ws.close();
   }
 });

@@ -5,6 +5,7 @@ import { log } from '../../shared/log.js';
 import type { Paths } from '../../shared/paths.js';
 import type { Db } from '../../shared/store/db.js';
 import { addGrant, hasGrant } from '../../shared/store/grants.js';
+import { MetaStore } from '../../shared/store/meta.js';
 import { getSession } from '../../shared/store/sessions.js';
 import type { Approvals } from './approvals.js';
 import {
@@ -12,6 +13,7 @@ import {
   evaluate,
   loadRules,
   loadShellParser,
+  parseRules,
   type Decision,
   type EvalEnv,
   type RuleSet,
@@ -208,16 +210,37 @@ export class RulesGate implements PermissionGate {
       text = undefined;
     }
     if (this.rules && text === this.rulesText) return this.rules;
-    const loaded = loadRules(this.paths.permissions, this.rules);
+    const loaded = loadRules(this.paths.permissions, this.rules ?? this.lastGood());
     if (loaded.problem)
       log.warn('permissions.yml has a problem; the previous or built-in rules apply', {
         problem: loaded.problem,
       });
+    else this.keepLastGood(text ?? '');
     this.rules = loaded.rules;
     this.rulesText = text;
     return loaded.rules;
   }
+
+  /**
+   * The last good rules live in svc.db, not only in this worker: one started after the file broke
+   * (an idle worker retired, a crashed one replaced, a restart) keeps them too, instead of
+   * falling back to the built-in rules and dropping the user's denies.
+   */
+  private lastGood(): RuleSet | undefined {
+    const text = new MetaStore(this.db).get(LAST_GOOD_RULES);
+    if (!text) return undefined;
+    const parsed = parseRules(text, this.paths.permissions);
+    return parsed.problem === undefined ? parsed.rules : undefined;
+  }
+
+  /** `text` was read without a problem ('' for no file: no rules of the user's). */
+  private keepLastGood(text: string): void {
+    const meta = new MetaStore(this.db);
+    if (meta.get(LAST_GOOD_RULES) !== text) meta.set(LAST_GOOD_RULES, text);
+  }
 }
+
+const LAST_GOOD_RULES = 'permissions_last_good';
 
 const RANK = { allow: 0, ask: 1, deny: 2 } as const;
 const READERS = new Set(['read_file', 'grep']);
