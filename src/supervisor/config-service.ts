@@ -65,6 +65,14 @@ export function handleConfigEdits(
     return apply((doc) => doc.deleteIn(['models', id]));
   });
 
+  endpoint.handle('config.budgets.set', ({ budgets }) =>
+    apply((doc) => {
+      const set = defined(budgets);
+      if (Object.keys(set).length === 0) doc.deleteIn(['budgets']);
+      else doc.setIn(['budgets'], doc.createNode(set));
+    }),
+  );
+
   endpoint.handle('config.slots.set', ({ slot, model_id }) => {
     if (model_id !== null && !(model_id in current().models))
       throw new IpcCallError(

@@ -20,6 +20,7 @@ import { channelRoutes } from './channels.js';
 import { browserRoutes } from './browser/status.js';
 import { browserRecordingRoutes } from './browser/recordings.js';
 import { versionRoutes } from './version.js';
+import { usageRoutes } from './usage.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
@@ -40,6 +41,7 @@ export function allRoutes(deps: Deps): Route[] {
   routes.push(...channelRoutes(deps));
   routes.push(...browserRoutes(deps), ...browserRecordingRoutes(deps));
   routes.push(...versionRoutes(deps));
+  routes.push(...usageRoutes(deps));
   routes.push(
     route({
       method: 'GET',

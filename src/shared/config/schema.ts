@@ -2,8 +2,20 @@ import { z } from 'zod';
 import { mcpConfigSchema } from './mcp.js';
 import { channelsConfigSchema } from './channels.js';
 import { browserConfigSchema } from './browser.js';
+import { budgetsSchema } from './budgets.js';
 
 const MiB = 1024 * 1024;
+
+const perMillion = z.number().min(0).max(100_000);
+/** A model's prices, in US dollars per million tokens. */
+export const pricesSchema = z
+  .object({
+    input: perMillion,
+    cached_input: perMillion.optional(),
+    cache_write: perMillion.optional(),
+    output: perMillion,
+  })
+  .strict();
 
 const GiB = 1024 * MiB;
 
@@ -20,6 +32,8 @@ export const modelEntrySchema = z
     max_output_tokens: z.number().int().min(1).max(1_000_000).optional(),
     /** Whether the model takes images; the catalog knows its suggested models, this says it for others. */
     vision: z.boolean().optional(),
+    /** US dollars per million tokens; overrides svc's built-in prices (providers/prices.ts). */
+    prices: pricesSchema.optional(),
   })
   .strict();
 export type ModelEntry = z.infer<typeof modelEntrySchema>;
@@ -145,6 +159,8 @@ export const configSchema = z
     channels: channelsConfigSchema,
     /** The browser the agent drives over CDP: cdp_url, port or launch: auto (see config/browser.ts). */
     browser: browserConfigSchema,
+    /** Spending limits, checked before every model call (see config/budgets.ts). */
+    budgets: budgetsSchema,
     /** Where releases come from (SVC_RELEASES_URL wins) and whether svc looks for a newer one. */
     upgrade: z
       .object({

@@ -186,6 +186,27 @@ const onboardSchema = z.object({
   next: z.string(),
 });
 
+const budgetScopeSchema = z.enum(['daily', 'monthly', 'session', 'cron_task', 'channel']);
+/** One limit of `budgets:` and what it has spent in its period (GET /api/usage lists them too). */
+export const budgetStateSchema = z.object({
+  scope: budgetScopeSchema,
+  key: z.string(),
+  unit: z.enum(['usd', 'tokens']),
+  limit: z.number(),
+  spent: z.number(),
+  period: z.string(),
+  resets_at: z.string().nullable(),
+});
+const budgetRefusalSchema = z.object({
+  scope: budgetScopeSchema,
+  key: z.string(),
+  unit: z.enum(['usd', 'tokens']),
+  limit: z.number(),
+  spent: z.number(),
+  estimate: z.number(),
+  resets_at: z.string().nullable(),
+});
+
 const turnId = { turn_id: z.string() };
 const callId = { call_id: z.string() };
 const workflowBase = {
@@ -244,6 +265,11 @@ export const wsEvents = {
     z.union([onboardSchema, z.object({ model_tested: z.boolean() })]),
   ),
   version: ev(['server'], 'What the release check found (as GET /api/version).', versionInfoSchema),
+  'usage.warning': ev(
+    ['server'],
+    'A budget reached its warning share (budgets.warn_at, 80 % by default): sent once per limit and period.',
+    budgetStateSchema,
+  ),
   upgrade: ev(['server'], 'A step of a running upgrade.', upgradeProgressSchema),
 
   // sessions (the list) and session:<id>
@@ -340,8 +366,14 @@ export const wsEvents = {
   ),
   'turn.failed': ev(
     ['session'],
-    'The turn failed: why (`reason`) and what to do (`message`).',
-    z.object({ ...turnId, status: z.literal('failed'), reason: z.string(), message: z.string() }),
+    'The turn failed: why (`reason`) and what to do (`message`); `budget` names the limit when `reason` is budget_exceeded.',
+    z.object({
+      ...turnId,
+      status: z.literal('failed'),
+      reason: z.string(),
+      message: z.string(),
+      budget: budgetRefusalSchema.optional(),
+    }),
   ),
   'turn.interrupted': ev(
     ['session'],

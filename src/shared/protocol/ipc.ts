@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
+import { budgetsObjectSchema } from '../config/budgets.js';
 import { mcpEventDefs, mcpRequestDefs } from './mcp.js';
 import { cronEventDefs, cronRequestDefs } from './cron.js';
 import { channelsDeliverDefs } from './channels-deliver.js';
@@ -111,6 +112,7 @@ export const modelPatchSchema = z
     context_window: modelEntrySchema.shape.context_window.unwrap().nullable(),
     max_output_tokens: modelEntrySchema.shape.max_output_tokens.unwrap().nullable(),
     vision: modelEntrySchema.shape.vision.unwrap().nullable(),
+    prices: modelEntrySchema.shape.prices.unwrap().nullable(),
   })
   .partial()
   .strict();
@@ -215,6 +217,11 @@ export const requestDefs = {
     result: ack,
   },
   'config.models.delete': { payload: z.object({ id: modelIdSchema }), result: ack },
+  /** gateway → supervisor: replace `budgets:` in config.yml. */
+  'config.budgets.set': {
+    payload: z.object({ budgets: budgetsObjectSchema.partial() }),
+    result: ack,
+  },
   'config.slots.set': {
     payload: z.object({ slot: z.enum(['default', 'lite']), model_id: modelIdSchema.nullable() }),
     result: ack,

@@ -63,6 +63,7 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   'config.models.update': { to: 'supervisor', from: gw },
   'config.models.delete': { to: 'supervisor', from: gw },
   'config.slots.set': { to: 'supervisor', from: gw },
+  'config.budgets.set': { to: 'supervisor', from: gw },
   'config.mcp.create': { to: 'supervisor', from: gw },
   'config.mcp.update': { to: 'supervisor', from: gw },
   'config.mcp.delete': { to: 'supervisor', from: gw },

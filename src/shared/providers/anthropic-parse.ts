@@ -262,8 +262,9 @@ export function parseAnthropicCompletion(json: unknown, ctx: RequestContext): Co
       toolCalls.push({ id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) });
     }
   }
-  const usage: Usage = { input: 0, output: 0, cachedInput: 0, cacheWrite: 0 };
-  if (parsed.data.usage) addUsage(usage, parsed.data.usage);
+  let usage: Usage | null = null;
+  if (parsed.data.usage)
+    addUsage((usage = { input: 0, output: 0, cachedInput: 0, cacheWrite: 0 }), parsed.data.usage);
   const raw = parsed.data.stop_reason ?? null;
   return {
     text,

@@ -1,6 +1,5 @@
 import { ProviderError } from './errors.js';
-import type { Completion, ReasoningPart, StreamEvent, ToolCall } from './types.js';
-import { emptyUsage } from './types.js';
+import type { Completion, ReasoningPart, StreamEvent, ToolCall, Usage } from './types.js';
 
 /** Folds a stream into the whole reply, the same shape `complete()` answers. */
 export async function collect(events: AsyncIterable<StreamEvent>): Promise<Completion> {
@@ -9,7 +8,7 @@ export async function collect(events: AsyncIterable<StreamEvent>): Promise<Compl
   const reasoningParts: ReasoningPart[] = [];
   let open: ReasoningPart | undefined;
   const calls: ToolCall[] = [];
-  let usage = emptyUsage();
+  let usage: Usage | null = null;
   for await (const ev of events) {
     switch (ev.type) {
       case 'text':

@@ -276,9 +276,7 @@ export function parseOpenAICompletion(json: unknown, ctx: RequestContext): Compl
     reasoning,
     reasoningParts,
     toolCalls,
-    usage: parsed.data.usage
-      ? usageOf(parsed.data.usage)
-      : { input: 0, output: 0, cachedInput: 0, cacheWrite: 0 },
+    usage: parsed.data.usage ? usageOf(parsed.data.usage) : null,
     stopReason: stopOf(raw, toolCalls.length > 0, Boolean(msg.refusal)),
     rawStopReason: raw,
   };

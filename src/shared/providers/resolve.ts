@@ -1,6 +1,7 @@
 import { publicMcpServer } from '../config/mcp.js';
 import type { Config, ModelEntry } from '../config/schema.js';
 import { findProvider, type ProviderProtocol } from './catalog.js';
+import { pricesOf } from './prices.js';
 
 /** How to reach a model entry: its protocol, address and key, with the catalog filling the gaps. */
 export interface ResolvedModel {
@@ -39,6 +40,7 @@ export function publicModel(id: string, entry: ModelEntry, config: Config) {
     context_window: entry.context_window ?? null,
     max_output_tokens: entry.max_output_tokens ?? null,
     vision: takesImages(entry),
+    ...priceView(entry),
     slots: (['default', 'lite'] as const).filter((s) => config.slots[s] === id),
   };
 }
@@ -63,4 +65,14 @@ export function takesImages(entry: ModelEntry): boolean {
     findProvider(entry.provider)?.models.find((m) => m.id === entry.model)?.vision ??
     false
   );
+}
+
+/** The prices a model entry is charged at (null: none known), where they come from and when taken. */
+function priceView(entry: ModelEntry) {
+  const p = pricesOf(entry);
+  return {
+    prices: p?.prices ?? null,
+    prices_source: p?.source ?? null,
+    prices_taken: p?.taken ?? null,
+  };
 }

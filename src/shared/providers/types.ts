@@ -109,7 +109,8 @@ export interface Completion {
   /** The reasoning blocks as they must be sent back (signatures kept). */
   reasoningParts: ReasoningPart[];
   toolCalls: ToolCall[];
-  usage: Usage;
+  /** What the provider reported; null when it reported nothing (never guessed). */
+  usage: Usage | null;
   stopReason: StopReason;
   rawStopReason: string | null;
 }

@@ -376,6 +376,55 @@ export const migrations: Migration[] = [
       db.exec("ALTER TABLE channel_inbound ADD COLUMN files TEXT NOT NULL DEFAULT '[]'");
     },
   },
+  // --- usage (issue 33) ---
+  {
+    version: 19,
+    name: 'usage_records',
+    up: (db) => {
+      // One row per model call. No foreign keys: a deleted (purged) session keeps what it spent.
+      // Token columns are NULL when the provider reported nothing (unknown, never guessed);
+      // estimated_tokens is the pre-call bound (input by characters / 4, plus the output cap)
+      // that budgets count for such a call.
+      db.exec(`CREATE TABLE usage_records (
+        id TEXT PRIMARY KEY,
+        at TEXT NOT NULL,
+        session_id TEXT,
+        turn_id TEXT,
+        model_id TEXT,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        channel TEXT,
+        cron_task TEXT,
+        workflow_run TEXT,
+        status TEXT NOT NULL CHECK (status IN ('ok','error','interrupted')),
+        streamed INTEGER NOT NULL CHECK (streamed IN (0,1)),
+        input_tokens INTEGER,
+        cached_input_tokens INTEGER,
+        cache_write_tokens INTEGER,
+        output_tokens INTEGER,
+        reasoning_tokens INTEGER,
+        estimated_tokens INTEGER NOT NULL,
+        cost_usd REAL,
+        latency_ms INTEGER NOT NULL
+      ) STRICT`);
+      db.exec('CREATE INDEX usage_by_time ON usage_records (at)');
+      db.exec('CREATE INDEX usage_by_session ON usage_records (session_id, at)');
+      db.exec(
+        'CREATE INDEX usage_by_cron_task ON usage_records (cron_task, at) WHERE cron_task IS NOT NULL',
+      );
+      db.exec(
+        'CREATE INDEX usage_by_channel ON usage_records (channel, at) WHERE channel IS NOT NULL',
+      );
+      // A usage.warning goes out once per limit and period: the first process to insert sends it.
+      db.exec(`CREATE TABLE usage_warnings (
+        limit_key TEXT NOT NULL,
+        period TEXT NOT NULL,
+        sent_at TEXT NOT NULL,
+        PRIMARY KEY (limit_key, period)
+      ) STRICT`);
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

@@ -33,6 +33,8 @@ export interface LoopContext {
   publish: TurnPublish;
   /** Only messages after this seq are sent (a workflow step sees its own messages, not the run's others). */
   sinceSeq?: number;
+  /** Usage recording: a call's record is written in the transaction that commits its reply. */
+  meter?: { writePending(): void; committed(): void; warnDue(): void };
   /** Called before each model call with that call's system prompt and the live window; may shrink the history (compaction). */
   beforeStep?: (system: string, window: LiveWindow) => Promise<void>;
 }
@@ -98,7 +100,16 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
       stop_reason: reply.stopReason,
       model: ctx.model,
     };
-    const message = appendMessage(ctx.db, ctx.session.id, { role: 'assistant', content });
+    const message = ctx.db
+      .transaction(() => {
+        const m = appendMessage(ctx.db, ctx.session.id, { role: 'assistant', content });
+        ctx.meter?.writePending();
+        return m;
+      })
+      .immediate();
+    // Rolled back, the records stay pending: the turn's end writes them on their own.
+    ctx.meter?.committed();
+    ctx.meter?.warnDue();
     ctx.publish('message.committed', { message: messageSummary(message) });
     if (reply.toolCalls.length === 0)
       return { usage, stopReason: reply.stopReason, text, toolCalls: toolCallCount, steps: step };

@@ -41,6 +41,9 @@ import { mcpTools } from './tools/remote/mcp.js';
 import { browserTools } from './tools/remote/browser.js';
 import { McpChannel } from './tools/remote/mcp-channel.js';
 import { titleChat } from './titling.js';
+import { BudgetExceeded, Meter } from './metering.js';
+import { cronTaskOfSession, type UsageOrigin } from '../../shared/store/usage.js';
+import type { BudgetRefusal } from '../../shared/usage/budgets.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 
 type TurnRequest = PayloadOf<'agent.turn'>;
@@ -148,8 +151,9 @@ export class TurnRunner {
     let carryOn = false;
     let final: () => void;
     let reply = '';
+    const meter = this.meterFor(req);
     try {
-      const outcome = await this.turn(req, signal, publish);
+      const outcome = await this.turn(req, signal, publish, meter);
       status = 'completed';
       reply = outcome.text;
       endTurnRow(this.db, req.turn_id, 'completed', {
@@ -188,16 +192,24 @@ export class TurnRunner {
             : {};
         final = () => publish('turn.interrupted', { status: 'interrupted', ...restart });
       } else {
-        const { reason, message } = describe(err, this.paths.home);
+        const { reason, message, budget } = describe(err, this.paths.home);
         record(req.turn_id, () =>
           endTurnRow(this.db, req.turn_id, 'failed', { reason, error: message }),
         );
-        final = () => publish('turn.failed', { status: 'failed', reason, message });
+        final = () =>
+          publish('turn.failed', {
+            status: 'failed',
+            reason,
+            message,
+            ...(budget ? { budget: budgetView(budget) } : {}),
+          });
         if (reason === 'internal') log.error('turn failed', { turn: req.turn_id, error: message });
         else if (reason === DISK_FULL_REASON)
           log.warn('a turn failed: the disk is full', { turn: req.turn_id });
       }
     }
+    // Records a failed write left waiting (a full disk) get one more chance.
+    record(req.turn_id, () => meter.flush());
     // The supervisor hears the end before any client does: a client that sends its next turn the
     // moment it sees turn.completed must not be told the session is still busy.
     this.batcher.flush(topic);
@@ -219,7 +231,15 @@ export class TurnRunner {
     if (!entry) return;
     let lite: { provider: Provider; model: string };
     try {
-      lite = { provider: this.provider(entry, config), model: entry.model };
+      const meter = this.meterFor(req);
+      lite = {
+        provider: meter.wrap(this.provider(entry, config), {
+          modelId: config.slots.lite ?? null,
+          entry,
+          purpose: 'titling',
+        }),
+        model: entry.model,
+      };
     } catch {
       return; // a lite entry without an address titles nothing
     }
@@ -242,13 +262,32 @@ export class TurnRunner {
     );
   }
 
-  private async turn(req: TurnRequest, signal: AbortSignal, publish: TurnPublish) {
+  /** What records and limits a turn's model calls: its session, origin, cron task and channel. */
+  private meterFor(req: TurnRequest): Meter {
+    const session = getSession(this.db, req.session_id);
+    const origin: UsageOrigin = req.origin === 'http' || req.origin === 'ws' ? 'chat' : req.origin;
+    return new Meter({
+      db: this.db,
+      config: this.config,
+      scope: {
+        sessionId: req.session_id,
+        cronTask: cronTaskOfSession(this.db, req.session_id),
+        channel: session?.channel ?? null,
+      },
+      turnId: req.turn_id,
+      origin,
+      workflowRun: req.workflow_run_id ?? null,
+      warn: (state) => this.publish('server', 'usage.warning', state),
+    });
+  }
+
+  private async turn(req: TurnRequest, signal: AbortSignal, publish: TurnPublish, meter: Meter) {
     const config = this.config();
     const session = getSession(this.db, req.session_id);
     if (!session)
       throw new TurnFailure('not_found', `The session ${req.session_id} no longer exists.`);
     if (req.workflow_run_id)
-      return this.workflowTurn(req, req.workflow_run_id, session, signal, publish);
+      return this.workflowTurn(req, req.workflow_run_id, session, signal, publish, meter);
     const modelId = session.model_id ?? config.slots.default;
     const entry = modelId ? config.models[modelId] : undefined;
     if (!modelId || !entry)
@@ -256,7 +295,7 @@ export class TurnRunner {
         'no_model',
         'No model is configured for this session: add a model entry and put it in the default slot.',
       );
-    const provider = this.provider(entry, config);
+    const provider = meter.wrap(this.provider(entry, config), { modelId, entry });
 
     const attachments = req.message.attachments.map((name) => {
       const u = resolveUpload(this.db, this.paths, name);
@@ -297,14 +336,19 @@ export class TurnRunner {
     );
     const system = this.systemFor(session, registry, () => goal);
     const lite = config.slots.lite ? config.models[config.slots.lite] : undefined;
-    const summarizer = lite
-      ? {
-          provider: this.provider(lite, config),
-          model: lite.model,
-          contextWindow: lite.context_window ?? 128_000,
-        }
-      : { provider, model: entry.model, contextWindow: entry.context_window ?? 128_000 };
+    const summarizing = lite
+      ? { modelId: config.slots.lite ?? null, entry: lite }
+      : { modelId, entry };
+    const summarizer = {
+      provider: meter.wrap(this.provider(summarizing.entry, config), {
+        ...summarizing,
+        purpose: 'compaction',
+      }),
+      model: summarizing.entry.model,
+      contextWindow: summarizing.entry.context_window ?? 128_000,
+    };
     return runLoop({
+      meter,
       origin: req.origin,
       db: this.db,
       paths: this.paths,
@@ -364,6 +408,7 @@ export class TurnRunner {
     session: Session,
     signal: AbortSignal,
     publish: TurnPublish,
+    meter: Meter,
   ) {
     const config = this.config();
     const registry = new ToolRegistry(this.tools(), this.gate);
@@ -392,7 +437,7 @@ export class TurnRunner {
               'No model is configured for this workflow step: add a model entry and put it in the default slot.',
             );
           return {
-            provider: this.provider(entry, config),
+            provider: meter.wrap(this.provider(entry, config), { modelId: id ?? null, entry }),
             model: entry.model,
             maxOutputTokens: entry.max_output_tokens,
             vision: takesImages(entry),
@@ -400,6 +445,7 @@ export class TurnRunner {
         },
         publish,
         announce: workflowAnnounce(this.publish, req.turn_id),
+        meter,
       },
       req.message.text,
     ).catch((err: unknown) => {
@@ -464,11 +510,22 @@ function record(turnId: string, write: () => unknown): void {
   }
 }
 
-function describe(err: unknown, home: string): { reason: string; message: string } {
+function describe(
+  err: unknown,
+  home: string,
+): { reason: string; message: string; budget?: BudgetRefusal } {
+  if (err instanceof BudgetExceeded)
+    return { reason: 'budget_exceeded', message: err.message, budget: err.refusal };
   if (isDiskFull(err)) return { reason: DISK_FULL_REASON, message: diskFullMessage(home) };
   if (err instanceof TurnFailure) return { reason: err.reason, message: err.message };
   if (err instanceof ProviderError) return { reason: `provider_${err.kind}`, message: err.message };
   return { reason: 'internal', message: (err as Error)?.message ?? String(err) };
+}
+
+/** A refusal as the turn.failed event carries it (the message is the event's own). */
+function budgetView(b: BudgetRefusal) {
+  const { message: _message, ...rest } = b;
+  return rest;
 }
 
 /** Profile and memory files are the user's to grow; the prompt takes at most this much of each. */

@@ -25,7 +25,7 @@ import {
   type WorkflowStep,
 } from '../../shared/workflows/format.js';
 import { getRun, setRunStatus, setStepState } from '../../shared/workflows/runs.js';
-import { runLoop, type LoopOutcome } from './loop.js';
+import { runLoop, type LoopContext, type LoopOutcome } from './loop.js';
 import type { Provider } from './providers/index.js';
 import { emptyUsage } from './providers/index.js';
 import { RestartInterrupt } from './restart-interrupt.js';
@@ -55,6 +55,8 @@ export interface WorkflowTurn {
   publish: TurnPublish;
   /** On the `workflows` topic. */
   announce: WorkflowAnnounce;
+  /** Records each step's model calls with the step's reply. */
+  meter?: LoopContext['meter'];
 }
 
 /** Publishes on the `workflows` topic for one turn: the turn id is its own. */
@@ -245,6 +247,7 @@ async function promptStep(
   t.publish('message.committed', { message: messageSummary(msg) });
   const m = t.model(step.model);
   return runLoop({
+    meter: t.meter,
     db: t.db,
     paths: t.paths,
     turnId: t.turnId,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { turnUsage } from '../../../shared/store/usage.js';
 import {
   approvalDecision,
   type ApprovalDecision,
@@ -242,6 +243,7 @@ function turnOutcome(deps: Deps, row: TurnRow) {
     reply: row.reply,
     stop_reason: row.stop_reason,
     usage,
+    spend: turnUsage(deps.db, row.id),
     ...(row.status === 'failed'
       ? { error: { reason: row.reason ?? 'failed', message: row.error ?? 'the turn failed' } }
       : {}),

@@ -7,6 +7,7 @@ import { log } from '../../../shared/log.js';
 import { networkSchema } from '../../../shared/sandbox/network.js';
 import { listArtifacts } from '../../../shared/store/artifacts.js';
 import { getGoal } from '../../../shared/store/goals.js';
+import { sessionUsage } from '../../../shared/store/usage.js';
 import { getMessage, listMessages, parseMessageCursor } from '../../../shared/store/messages.js';
 import { trashSession } from '../../../shared/store/session-trash.js';
 import {
@@ -142,10 +143,12 @@ export function sessionRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/sessions/:id',
       summary:
-        'One session, with its goal (null when it has none), so a client opening it needs no second request that may 404.',
+        'One session, with its goal (null when it has none), so a client opening it needs no second request that may 404, and `spend`: what its model calls used and cost (see GET /api/usage).',
       handler: ({ params }) => {
         const s = requireSession(deps.db, params.id);
-        return { body: { ...s, goal: getGoal(deps.db, s.id) ?? null } };
+        return {
+          body: { ...s, goal: getGoal(deps.db, s.id) ?? null, spend: sessionUsage(deps.db, s.id) },
+        };
       },
     }),
     route({

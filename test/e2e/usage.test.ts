@@ -1,0 +1,310 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { FakeReply, FakeUsage } from '../fixtures/fake-provider.js';
+import { api } from '../helpers/api.js';
+import { waitFor } from '../helpers/server.js';
+import { connectWs, newChat, startRig, type TurnRig, type WsClient } from '../helpers/turns.js';
+
+/**
+ * What the agent spends: every model call is recorded with what the provider reported (both
+ * protocols, streamed and not, nothing guessed when it reports nothing), priced when recorded,
+ * and checked against the budgets before it is made; a call that could cross a limit is not
+ * made at all (the fake provider never sees it).
+ */
+
+let rig: TurnRig;
+let server: WsClient;
+test.before(async () => {
+  rig = await startRig({ config: 'agent:\n  max_continuations: 5\n' });
+  server = await connectWs(rig.port, ['server']);
+});
+test.after(async () => {
+  server?.close();
+  await rig?.stop();
+});
+test.before.each(async () => {
+  rig.fake.reset();
+  const r = await api(rig.port, 'PUT', '/api/budgets', {});
+  assert.is(r.status, 200, JSON.stringify(r.body));
+});
+
+const OA = { input: 2, cached_input: 0.5, output: 8 };
+const AN = { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 };
+
+const cost = (u: Required<Omit<FakeUsage, 'reasoning'>>, p: typeof AN | typeof OA) =>
+  (u.input * p.input +
+    u.cachedInput * p.cached_input +
+    u.cacheWrite * ('cache_write' in p ? p.cache_write : p.input) +
+    u.output * p.output) /
+  1e6;
+
+const close = (a: number, b: number, what: string) =>
+  assert.ok(Math.abs(a - b) < 1e-12, `${what}: ${a} ≠ ${b}`);
+
+async function setLite(id: string | null) {
+  const r = await api(rig.port, 'PUT', '/api/config/models/lite', { model_id: id });
+  assert.is(r.status, 200, JSON.stringify(r.body));
+}
+
+async function spendOf(id: string) {
+  const r = await api(rig.port, 'GET', `/api/sessions/${id}`);
+  assert.is(r.status, 200);
+  return r.body.spend;
+}
+
+test('prices are set on a model entry and shown with where they come from', async () => {
+  for (const [id, prices] of [
+    ['oa', OA],
+    ['an', AN],
+  ] as const) {
+    const r = await api(rig.port, 'PATCH', `/api/config/models/${id}`, { prices });
+    assert.is(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.prices, prices);
+    assert.is(r.body.prices_source, 'config');
+  }
+  const bad = await api(rig.port, 'PATCH', '/api/config/models/oa', { prices: { input: -1 } });
+  assert.is(bad.status, 400);
+  // A built-in price, dated, for a well-known model.
+  const known = await api(rig.port, 'POST', '/api/config/models', {
+    id: 'known',
+    provider: 'anthropic',
+    model: 'claude-haiku-4-5',
+    api_key: 'sk-unused',
+  });
+  assert.is(known.status, 201, JSON.stringify(known.body));
+  assert.is(known.body.prices_source, 'builtin');
+  assert.match(known.body.prices_taken, /^\d{4}-\d{2}-\d{2}$/);
+  assert.is(known.body.prices.output, 5);
+  assert.is((await api(rig.port, 'DELETE', '/api/config/models/known')).status, 200);
+});
+
+/** Runs one turn in a new chat with `model`, the lite model titling it; answers the session id. */
+async function turnWithTitle(
+  model: 'oa' | 'an',
+  turn: FakeReply,
+  title: FakeReply,
+): Promise<string> {
+  const other = model === 'oa' ? 'an' : 'oa';
+  await setLite(other);
+  const id = await newChat(rig.port, { model_id: model });
+  rig.fake.enqueue(
+    { ...turn, match: { protocol: model === 'oa' ? 'openai' : 'anthropic', stream: true } },
+    { ...title, match: { protocol: other === 'oa' ? 'openai' : 'anthropic', stream: false } },
+  );
+  const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'hello' });
+  assert.is(r.body.status, 'completed', JSON.stringify(r.body));
+  await waitFor(async () => (await spendOf(id)).calls === 2, 10_000, 'the titling call');
+  await setLite(null);
+  return id;
+}
+
+test('exact tokens and cost, both protocols, streamed (the turn) and not (titling)', async () => {
+  const oaTurn = { input: 1000, cachedInput: 200, cacheWrite: 0, output: 50, reasoning: 20 };
+  const anTitle = { input: 30, cachedInput: 0, cacheWrite: 10, output: 4 };
+  const a = await turnWithTitle(
+    'oa',
+    { parts: [{ text: 'Hi from OpenAI' }], usage: oaTurn },
+    { parts: [{ text: 'Greeting' }], usage: anTitle },
+  );
+  const anTurn = { input: 700, cachedInput: 3000, cacheWrite: 500, output: 80 };
+  const oaTitle = { input: 40, cachedInput: 8, cacheWrite: 0, output: 6, reasoning: 2 };
+  const b = await turnWithTitle(
+    'an',
+    { parts: [{ text: 'Hi from Anthropic' }], usage: anTurn },
+    { parts: [{ text: 'Greeting' }], usage: oaTitle },
+  );
+  // The fake was asked for usage in the OpenAI stream.
+  const streamed = rig.fake.requests.find((r) => r.protocol === 'openai' && r.stream);
+  assert.equal(streamed?.body?.stream_options, { include_usage: true });
+
+  const sa = await spendOf(a);
+  assert.is(sa.calls, 2);
+  assert.is(sa.unknown_calls, 0);
+  assert.is(sa.input_tokens, 1000 + 30);
+  assert.is(sa.cached_input_tokens, 200);
+  assert.is(sa.cache_write_tokens, 10);
+  assert.is(sa.output_tokens, 50 + 4);
+  assert.is(sa.reasoning_tokens, 20);
+  close(sa.cost_usd, cost(oaTurn, OA) + cost(anTitle, AN), 'session a cost');
+
+  const sb = await spendOf(b);
+  assert.is(sb.input_tokens, 700 + 40);
+  assert.is(sb.cached_input_tokens, 3000 + 8);
+  assert.is(sb.cache_write_tokens, 500);
+  assert.is(sb.output_tokens, 80 + 6);
+  assert.is(sb.reasoning_tokens, 2);
+  close(sb.cost_usd, cost(anTurn, AN) + cost(oaTitle, OA), 'session b cost');
+
+  // The same numbers through /api/usage, grouped by session and by origin.
+  const bySession = await api(rig.port, 'GET', '/api/usage?group_by=session');
+  assert.is(bySession.status, 200, JSON.stringify(bySession.body));
+  const rowA = bySession.body.items.find((i: any) => i.key === a);
+  assert.is(rowA.output_tokens, 54);
+  close(rowA.cost_usd, sa.cost_usd, 'usage row a');
+  const byOrigin = await api(rig.port, 'GET', '/api/usage?group_by=origin');
+  const origins = byOrigin.body.items.map((i: any) => i.key);
+  assert.ok(origins.includes('chat') && origins.includes('titling'), origins.join());
+  // A turn's details carry its own spending (the turn, not the titling after it).
+  const turnId = (await api(rig.port, 'GET', `/api/sessions/${a}/messages`)).body.items.length;
+  assert.ok(turnId > 0);
+  // A deleted session keeps what it spent.
+  assert.is((await api(rig.port, 'DELETE', `/api/sessions/${a}`)).status, 200);
+  const after = await api(rig.port, 'GET', '/api/usage?group_by=session');
+  assert.ok(after.body.items.some((i: any) => i.key === a && i.output_tokens === 54));
+});
+
+test('a provider that reports no usage is recorded as unknown, never guessed', async () => {
+  const id = await newChat(rig.port, { model_id: 'oa' });
+  rig.fake.enqueue({ parts: [{ text: 'no numbers' }], usage: null });
+  const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'hi' });
+  assert.is(r.body.status, 'completed', JSON.stringify(r.body));
+  const s = await spendOf(id);
+  assert.is(s.calls, 1);
+  assert.is(s.unknown_calls, 1);
+  assert.is(s.input_tokens, 0);
+  assert.is(s.output_tokens, 0);
+  assert.is(s.cost_usd, 0);
+  // Not streamed, Anthropic, no usage: titling by the lite model.
+  await setLite('an');
+  const t = await newChat(rig.port, { model_id: 'oa' });
+  rig.fake.enqueue(
+    { parts: [{ text: 'numbers' }], usage: { input: 5, output: 1 }, match: { stream: true } },
+    { parts: [{ text: 'Title' }], usage: null, match: { stream: false } },
+  );
+  await api(rig.port, 'POST', `/api/chat/${t}/turn`, { message: 'hi' });
+  await waitFor(async () => (await spendOf(t)).calls === 2, 10_000, 'the titling call');
+  await setLite(null);
+  const st = await spendOf(t);
+  assert.is(st.unknown_calls, 1);
+  assert.is(st.input_tokens, 5);
+});
+
+const toolCall = (n: number, usage: FakeUsage): FakeReply => ({
+  parts: [{ toolCall: { name: 'clock', arguments: JSON.stringify({ n }) } }],
+  usage,
+});
+
+test('a session budget stops a runaway goal before the call that would cross it; one warning; raising it lets the next turn run', async () => {
+  const id = await newChat(rig.port, { model_id: 'an' });
+  // 20k tokens reported per call, 100k allowed; each call is estimated at ~16k beforehand (the
+  // prompt by characters / 4 plus the output cap). Calls 1-5 fit (after the fourth,
+  // 80k: one warning; the fifth, past 80 % too, sends none); the sixth could not fit.
+  // A small output cap keeps the estimate (~9k) well below a call's 20k, however the prompt grows.
+  const cap = await api(rig.port, 'PATCH', '/api/config/models/an', { max_output_tokens: 1000 });
+  assert.is(cap.status, 200);
+  const put = await api(rig.port, 'PUT', '/api/budgets', { session: { tokens: 100_000 } });
+  assert.is(put.status, 200, JSON.stringify(put.body));
+  assert.equal(put.body.limits.session, { tokens: 100_000 });
+  const goal = await api(rig.port, 'PUT', `/api/sessions/${id}/goal`, { objective: 'Loop' });
+  assert.is(goal.status, 201);
+  const ws = await connectWs(rig.port, [`session:${id}`]);
+  const usage = { input: 19_000, output: 1000 };
+  // Each turn makes a tool call and reports progress, so the goal goes on and on (a runaway).
+  for (let i = 0; i < 6; i++)
+    rig.fake.enqueue(toolCall(i, usage), { parts: [{ text: `step ${i}` }], usage });
+  const from = rig.fake.requests.length;
+  const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'go' });
+  assert.is(r.body.status, 'completed', JSON.stringify(r.body));
+  const failed = await ws.waitEvent((e) => e.type === 'turn.failed', 'turn.failed');
+  const started = ws.events.filter((e) => e.type === 'turn.started');
+  assert.equal(
+    started.map((e) => e.data.origin),
+    ['http', 'goal', 'goal'],
+  );
+  assert.is(failed.data.turn_id, started[2]!.data.turn_id, 'the continuation was stopped');
+  assert.is(failed.data.reason, 'budget_exceeded');
+  assert.match(failed.data.message, 'budgets.session');
+  assert.match(failed.data.message, '100,000 tokens spent', failed.data.message);
+  assert.is(failed.data.budget.scope, 'session');
+  assert.is(failed.data.budget.spent, 100_000);
+  assert.is(failed.data.budget.limit, 100_000);
+  assert.is(failed.data.budget.resets_at, null);
+  // No continuation follows a refused turn.
+  await waitFor(
+    async () =>
+      (await api(rig.port, 'POST', `/api/chat/${id}/interrupt`, {})).body.turn_id === null,
+    10_000,
+    'the session to be idle',
+  );
+  assert.is(rig.fake.requests.length - from, 5, 'the call that would cross the limit was not made');
+  const turn = await api(rig.port, 'GET', `/api/sessions/${id}/turns/${failed.data.turn_id}`);
+  assert.is(turn.body.error.reason, 'budget_exceeded');
+  assert.is(turn.body.spend.calls, 1, 'the refused call is not recorded as made');
+  const warnings = server.events.filter(
+    (e) => e.type === 'usage.warning' && e.data.key === `session:${id}`,
+  );
+  assert.is(warnings.length, 1, 'one warning at 80 %');
+  assert.is(warnings[0]!.data.unit, 'tokens');
+  assert.is(warnings[0]!.data.spent, 80_000);
+
+  // Raised: the next turn runs.
+  rig.fake.reset();
+  await api(rig.port, 'PUT', `/api/sessions/${id}/goal`, { status: 'paused' });
+  await api(rig.port, 'PUT', '/api/budgets', { session: { tokens: 500_000 } });
+  rig.fake.enqueue({ parts: [{ text: 'done' }], usage: { input: 10, output: 1 } });
+  const next = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'again' });
+  assert.is(next.body.status, 'completed', JSON.stringify(next.body));
+  assert.is(rig.fake.requests.length, 1);
+  await api(rig.port, 'PATCH', '/api/config/models/an', { max_output_tokens: null });
+  ws.close();
+});
+
+test('a cron task over its budget fails before its first call, with the reason', async () => {
+  const put = await api(rig.port, 'PUT', '/api/budgets', { cron_task: { tokens: 50 } });
+  assert.is(put.status, 200, JSON.stringify(put.body));
+  const t = await api(rig.port, 'POST', '/api/tasks', {
+    kind: 'cron',
+    name: 'Costly',
+    schedule: '0 0 1 1 *',
+    prompt: 'spend',
+    enabled: false,
+  });
+  assert.is(t.status, 201, JSON.stringify(t.body));
+  const from = rig.fake.requests.length;
+  const run = await api(rig.port, 'POST', `/api/tasks/${t.body.id}/run`);
+  assert.is(run.status, 202, JSON.stringify(run.body));
+  const done = await waitFor(
+    async () =>
+      ((await api(rig.port, 'GET', `/api/tasks/${t.body.id}/runs`)).body.items as any[]).find(
+        (x) => x.status !== 'running',
+      ),
+    20_000,
+    'the run to end',
+  );
+  assert.is(done.status, 'failed');
+  assert.match(done.error, 'budgets.cron_task');
+  assert.match(done.error, 'resets at');
+  assert.is(rig.fake.requests.length, from, 'the provider saw no call');
+  // Other turns are not limited by a cron task's budget.
+  const id = await newChat(rig.port, { model_id: 'oa' });
+  const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'hi' });
+  assert.is(r.body.status, 'completed', JSON.stringify(r.body));
+});
+
+test('GET /api/usage validates its query and pages', async () => {
+  const bad = await api(rig.port, 'GET', '/api/usage?group_by=week');
+  assert.is(bad.status, 400);
+  assert.match(JSON.stringify(bad.body), 'group_by');
+  const badDate = await api(rig.port, 'GET', '/api/usage?from=yesterday');
+  assert.is(badDate.status, 400);
+  const reversed = await api(rig.port, 'GET', '/api/usage?from=2026-02-01&to=2026-01-01');
+  assert.is(reversed.status, 400);
+  const page1 = await api(rig.port, 'GET', '/api/usage?group_by=session&limit=1');
+  assert.is(page1.status, 200);
+  assert.is(page1.body.items.length, 1);
+  assert.type(page1.body.next_cursor, 'string');
+  const page2 = await api(
+    rig.port,
+    'GET',
+    `/api/usage?group_by=session&limit=1&cursor=${page1.body.next_cursor}`,
+  );
+  assert.is(page2.status, 200);
+  assert.is.not(page2.body.items[0].key, page1.body.items[0].key);
+  assert.is((await api(rig.port, 'GET', '/api/usage?cursor=nope')).status, 400);
+  const badBudget = await api(rig.port, 'PUT', '/api/budgets', { daily: {} });
+  assert.is(badBudget.status, 400);
+  const doc = await api(rig.port, 'GET', '/api/openapi.json');
+  assert.ok(JSON.stringify(doc.body).includes('/api/usage'));
+});
+
+test.run();
