@@ -36,6 +36,19 @@ const create = async (body: unknown = {}) => {
   return r.body;
 };
 
+/** GET /api/sessions/{id}'s spend for a session that made no model call. */
+const noSpend = {
+  calls: 0,
+  unknown_calls: 0,
+  input_tokens: 0,
+  cached_input_tokens: 0,
+  cache_write_tokens: 0,
+  output_tokens: 0,
+  reasoning_tokens: 0,
+  cost_usd: 0,
+  unpriced_calls: 0,
+};
+
 test('a new session has the defaults, is listed first and can be read back', async () => {
   const s = await create();
   assert.match(s.id, /^s_[a-z0-9]+$/);
@@ -66,7 +79,11 @@ test('a new session has the defaults, is listed first and can be read back', asy
   assert.is(list.headers['content-type'], 'application/json');
   assert.is(list.body.items[0].id, s.id);
   const one = await api(port, 'GET', `/api/sessions/${s.id}`);
-  assert.equal(one.body, { ...s, goal: null }, 'one session comes with its goal (none yet)');
+  assert.equal(
+    one.body,
+    { ...s, goal: null, spend: noSpend },
+    'one session comes with its goal (none yet) and what it spent (nothing yet)',
+  );
 });
 
 test('POST takes every setting, and refuses bad ones without creating anything', async () => {
@@ -189,7 +206,7 @@ test('every bad PATCH value is a 400 naming the field, and changes nothing', asy
   );
   assert.equal(
     (await api(port, 'GET', `/api/sessions/${s.id}`)).body,
-    { ...s, goal: null },
+    { ...s, goal: null, spend: noSpend },
     'nothing changed',
   );
   const nf = await api(port, 'PATCH', '/api/sessions/s_doesnotexist', { title: 'x' });
