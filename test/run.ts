@@ -3,13 +3,20 @@ import { availableParallelism } from 'node:os';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 import { chooseEngine } from '../src/gateway/engine/pick.js';
+import { SKIP_MARK } from './helpers/skip.js';
 
 /**
  * Runs every `*.test.js` under dist/test in its own process (a crashed server or a stuck socket
- * in one file cannot sink the others), adds up uvu's counts, and ends with `N passed, N failed`.
+ * in one file cannot sink the others) and adds up uvu's counts.
  * `node dist/test/run.js auth` runs only files whose path contains "auth"; the folders are areas
  * (`unit/`, `e2e/` with real servers, `web/` in Chromium), so `node dist/test/run.js /web/` runs one.
+ *
+ * Skips are counted, never passed: uvu's `.skip`, and the tests a file leaves out for want of a
+ * tool (test/helpers/skip.ts prints a line per skip). The run ends by naming each skip and its
+ * reason, then `N passed, N failed, N skipped`. Under CI=true a tool's skip is a failure instead:
+ * CI installs every tool, so a missing one means the run did not test what it claims to.
  *
  * One pass, on the engine this runtime serves with: uWS where its native binary loads (Node 20),
  * node:http elsewhere (Node 22, 24). CI runs the suite on Node 20 and on Node 24, so each engine
@@ -37,10 +44,33 @@ const files = [...walk(root)].filter(
   (f) => existsSync(sourceOf(f)) && (filters.length === 0 || filters.some((x) => f.includes(x))),
 );
 
+const ci = process.env.CI === 'true';
+
+/** One thing a file did not run, and why. */
+const Skip = z.object({ what: z.string(), reason: z.string() });
+type Skip = z.infer<typeof Skip>;
+
+/** The skip lines a file printed (test/helpers/skip.ts); a line that does not parse is a skip too. */
+function skipsIn(out: string): Skip[] {
+  return out
+    .split('\n')
+    .filter((l) => l.startsWith(SKIP_MARK))
+    .map((l) => {
+      try {
+        return Skip.parse(JSON.parse(l.slice(SKIP_MARK.length)));
+      } catch {
+        return { what: 'an unreadable skip line', reason: l };
+      }
+    });
+}
+
 interface FileResult {
   passed: number;
   failed: number;
+  /** Tests uvu skipped (`.skip`). */
   skipped: number;
+  /** What the file left out for want of a tool, and why. */
+  skips: Skip[];
   /** Everything the file printed (stdout and stderr), printed whole when it ends. */
   log: string;
 }
@@ -70,11 +100,11 @@ function runFile(file: string, env: NodeJS.ProcessEnv = {}): Promise<FileResult>
       const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
       if (Number.isNaN(total) || Number.isNaN(passed)) {
         log += `${relative(root, file)}: ended (code ${code}) without a test summary; counted as one failure\n`;
-        return resolve({ passed: 0, failed: 1, skipped: 0, log });
+        return resolve({ passed: 0, failed: 1, skipped: 0, skips: skipsIn(plain), log });
       }
       // uvu's Total counts the tests that ran; skipped ones are outside it.
       const failed = total - passed + (code !== 0 && total === passed ? 1 : 0);
-      resolve({ passed, failed, skipped, log });
+      resolve({ passed, failed, skipped, skips: skipsIn(plain), log });
     });
   });
 }
@@ -112,7 +142,7 @@ let first: 'uws' | 'node';
 try {
   first = chooseEngine();
 } catch (err) {
-  process.stdout.write(`${(err as Error).message}\n0 passed, 1 failed\n`);
+  process.stdout.write(`${(err as Error).message}\n0 passed, 1 failed, 0 skipped\n`);
   process.exit(1);
 }
 if (
@@ -130,6 +160,8 @@ if (
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+/** Each skip, named at the end: `file: what (reason)`. */
+const skipList: string[] = [];
 let ran = 0;
 const started = Date.now();
 for (const pass of passes) {
@@ -147,6 +179,13 @@ for (const pass of passes) {
       passed += r.passed;
       failed += r.failed;
       skipped += r.skipped;
+      const name = `${relative(root, file)}${pass.label}`;
+      if (r.skipped > 0) skipList.push(`${name}: ${r.skipped} test(s) marked .skip`);
+      for (const s of r.skips) {
+        if (ci) failed++;
+        else skipped++;
+        skipList.push(`${ci ? 'FAILED (CI=true) ' : ''}${name}: ${s.what} (${s.reason})`);
+      }
       ran++;
     }
   };
@@ -155,7 +194,11 @@ for (const pass of passes) {
 process.stdout.write(
   `\n${ran} test file runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
 );
-process.stdout.write(
-  `${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`,
-);
+if (skipList.length > 0) {
+  process.stdout.write(
+    `Not run${ci ? ' (under CI=true a test left out for want of a tool fails the run)' : ''}:\n`,
+  );
+  for (const line of skipList) process.stdout.write(`  ${line}\n`);
+}
+process.stdout.write(`${passed} passed, ${failed} failed, ${skipped} skipped\n`);
 process.exit(failed > 0 || files.length === 0 ? 1 : 0);

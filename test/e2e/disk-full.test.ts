@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -7,6 +6,8 @@ import { textReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
 import { connectWs, ofTurn, startRig, status, type TurnRig } from '../helpers/turns.js';
+import { testUnless } from '../helpers/skip.js';
+import { mountTmpfs, tmpfsUnavailable, unmount } from '../helpers/tmpfs.js';
 
 /**
  * $SVC_HOME on a small tmpfs that fills mid-turn (a command the turn runs fills it): the turn
@@ -19,20 +20,13 @@ let rig: TurnRig | undefined;
 
 test.after(async () => {
   await rig?.stop();
-  if (mnt) {
-    spawnSync('umount', [mnt]);
-    rmSync(mnt, { recursive: true, force: true });
-  }
+  if (mnt) unmount(mnt);
 });
 
-test('the disk fills mid-turn: the turn ends as disk_full for its clients, the worker lives, new chats get 507, freeing space recovers', async () => {
-  mnt = mkdtempSync('/var/tmp/svc-faults-full-');
-  if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=48m,mode=0700', 'tmpfs', mnt]).status !== 0) {
-    rmSync(mnt, { recursive: true, force: true });
-    mnt = '';
-    console.log('  (skipped: mount -t tmpfs is not allowed here)');
-    return;
-  }
+const filling =
+  'the disk fills mid-turn: the turn ends as disk_full for its clients, the worker lives, new chats get 507, freeing space recovers';
+testUnless(tmpfsUnavailable(), filling, async () => {
+  mnt = mountTmpfs('size=48m,mode=0700');
   const home = join(mnt, 'home');
   const work = join(mnt, 'work');
   mkdirSync(home, { mode: 0o700 });

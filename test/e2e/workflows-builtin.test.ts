@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { api } from '../helpers/api.js';
 import { createNetns, netnsUnavailable, type Netns } from '../helpers/netns.js';
 import { connectWs, messagesOf, startRig, type TurnRig, type WsClient } from '../helpers/turns.js';
+import { skipTest } from '../helpers/skip.js';
 
 /**
  * The two built-in workflows run end to end through the real agent worker against the fake
@@ -127,10 +128,12 @@ test('repo-digest: git log and status of a real repository, then a digest on the
 
 const reason = netnsUnavailable();
 
+const pageBrief =
+  'page-brief: web_fetch reads a real page, then the brief answers the question from it';
 if (reason) {
-  console.log(`page-brief end to end skipped: ${reason}`);
+  skipTest(pageBrief, reason);
 } else {
-  test('page-brief: web_fetch reads a real page, then the brief answers the question from it', async () => {
+  test(pageBrief, async () => {
     const ns: Netns = createNetns();
     let page: Server | undefined;
     try {

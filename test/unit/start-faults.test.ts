@@ -1,19 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-  closeSync,
-} from 'node:fs';
+import { mkdirSync, openSync, readFileSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openAndMigrate } from '../../src/shared/store/db.js';
 import { svcBin, tmpHome, removeHome } from '../helpers/server.js';
+import { testUnless } from '../helpers/skip.js';
+import { mountTmpfs, tmpfsUnavailable, unmount } from '../helpers/tmpfs.js';
 
 /**
  * Start-up faults of the state folder, as `svc serve` meets them: a damaged svc.db (not a
@@ -39,21 +32,7 @@ function serve(home: string): Promise<{ code: number | null; stderr: string }> {
   });
 }
 
-/** A tmpfs of its own (we run as root in CI); answers undefined where mounting is not allowed. */
-function mountTmpfs(options: string): string | undefined {
-  const dir = mkdtempSync('/var/tmp/svc-faults-mnt-');
-  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir]);
-  if (r.status !== 0) {
-    rmSync(dir, { recursive: true, force: true });
-    return undefined;
-  }
-  return dir;
-}
-
-function unmount(dir: string): void {
-  spawnSync('umount', [dir]);
-  rmSync(dir, { recursive: true, force: true });
-}
+const noTmpfs = tmpfsUnavailable();
 
 test('svc.db that is not a database: exit 65, the file named with the way out, kept byte for byte', async () => {
   const home = tmpHome('svc-faults-start-');
@@ -92,12 +71,9 @@ test('a malformed svc.db: exit 65, named, kept byte for byte', async () => {
   }
 });
 
-test('a read-only state folder: exit 73, the folder named, how to make it writable', async () => {
+const readOnly = 'a read-only state folder: exit 73, the folder named, how to make it writable';
+testUnless(noTmpfs, readOnly, async () => {
   const mnt = mountTmpfs('ro,mode=0700');
-  if (!mnt) {
-    console.log('  (skipped: mount -t tmpfs is not allowed here)');
-    return;
-  }
   try {
     const r = await serve(mnt);
     assert.is(r.code, 73, r.stderr);
@@ -109,12 +85,8 @@ test('a read-only state folder: exit 73, the folder named, how to make it writab
   }
 });
 
-test('a full disk: exit 74, the folder named, free space', async () => {
+testUnless(noTmpfs, 'a full disk: exit 74, the folder named, free space', async () => {
   const mnt = mountTmpfs('size=2m,mode=0700');
-  if (!mnt) {
-    console.log('  (skipped: mount -t tmpfs is not allowed here)');
-    return;
-  }
   try {
     mkdirSync(join(mnt, 'home'), { mode: 0o700 });
     // Fill every block.

@@ -25,6 +25,7 @@ import {
   type ToolContext,
   type ToolResult,
 } from '../../src/workers/agent/tools/registry.js';
+import { thrown } from '../helpers/rejects.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svc-tools-files-'));
 const work = join(root, 'work');
@@ -266,21 +267,20 @@ test('restoring over content changed since is a 409 unless restored as new', asy
   const w = await call('write_file', { path: 'conflict.md', content: 'mine\n' });
   const id = /\((t_[a-z0-9]+)\)/.exec(w.output)![1]!;
   writeFileSync(p, 'somebody else\n');
-  try {
-    restoreFromTrash(db, paths, trashKinds, id, {});
-    assert.unreachable('should conflict');
-  } catch (err) {
-    assert.instance(err, ApiError);
-    assert.is((err as ApiError).status, 409);
-  }
+  const conflict = thrown(
+    () => restoreFromTrash(db, paths, trashKinds, id, {}),
+    'restoring over changed content conflicts',
+  );
+  assert.instance(conflict, ApiError);
+  assert.is((conflict as ApiError).status, 409);
   assert.is(readFileSync(p, 'utf8'), 'somebody else\n');
   assert.ok(getTrashItem(db, id), 'still in the trash after the conflict');
-  try {
-    restoreFromTrash(db, paths, trashKinds, id, { new_name: '../escape.md' });
-    assert.unreachable('a path is not a name');
-  } catch (err) {
-    assert.is((err as ApiError).status, 400);
-  }
+  const notAName = thrown(
+    () => restoreFromTrash(db, paths, trashKinds, id, { new_name: '../escape.md' }),
+    'a path is not a name',
+  );
+  assert.instance(notAName, ApiError);
+  assert.is((notAName as ApiError).status, 400);
   const named = restoreFromTrash(db, paths, trashKinds, id, { new_name: 'conflict.old.md' });
   assert.is(named.result.restored_to, file('conflict.old.md'));
   assert.is(readFileSync(file('conflict.old.md'), 'utf8'), 'old\n');

@@ -15,6 +15,7 @@ import {
 } from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { connectWs, startRig, type TurnRig } from '../helpers/turns.js';
+import { skipFile } from '../helpers/skip.js';
 
 /*
  * The approval dialog with the real permission engine: in an interactive session without a
@@ -94,8 +95,7 @@ async function probeAsk(r: TurnRig, path: string): Promise<string | undefined> {
 }
 
 if (browserMissing) {
-  console.log(`skipped: ${browserMissing}`);
-  test('web approval tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
+  skipFile(browserMissing);
 } else if (notAsking) {
   // No tool asked: the permission engine regressed, and the dialog cannot be tested. That is a failure.
   test('a tool that needs approval asks (so the dialog can be tested)', () =>

@@ -14,6 +14,7 @@ import {
 } from '../helpers/browser.js';
 import { startDebugChromium, type DebugChromium } from '../helpers/cdp-chromium.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
+import { skipFile } from '../helpers/skip.js';
 
 /**
  * The Browser page in headless Chromium: the status says why nothing is connected; Verify with
@@ -25,9 +26,7 @@ import { startRig, type TurnRig } from '../helpers/turns.js';
 const browserMissing = browserUnavailable();
 
 if (browserMissing) {
-  console.log(`skipped: ${browserMissing}`);
-  test('web browser-page tests are skipped, with a reason', () =>
-    assert.ok(browserMissing.length > 0));
+  skipFile(browserMissing);
 } else {
   let rig: TurnRig;
   let browser: Browser;

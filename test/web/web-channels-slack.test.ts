@@ -12,6 +12,7 @@ import {
 } from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
+import { skipFile } from '../helpers/skip.js';
 
 /*
  * Slack on the Channels page in headless Chromium against the real server and the local fake of
@@ -26,9 +27,7 @@ const ALICE = { id: 'U01ALICE', name: 'Alice' };
 const BOB = { id: 'U01BOB', name: 'Bob' };
 
 if (browserMissing) {
-  console.log(`skipped: ${browserMissing}`);
-  test('web slack channel tests are skipped, with a reason', () =>
-    assert.ok(browserMissing.length > 0));
+  skipFile(browserMissing);
 } else {
   let rig: TurnRig;
   let browser: Browser;

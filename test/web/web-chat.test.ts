@@ -15,6 +15,7 @@ import {
 } from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { messagesOf, startRig, type TurnRig } from '../helpers/turns.js';
+import { skipFile } from '../helpers/skip.js';
 
 /*
  * The chat in a browser against the real server and the fake provider: tool cards with their
@@ -26,8 +27,7 @@ import { messagesOf, startRig, type TurnRig } from '../helpers/turns.js';
 const reason = browserUnavailable();
 
 if (reason) {
-  console.log(`skipped: ${reason}`);
-  test('web chat tests are skipped, with a reason', () => assert.ok(reason.length > 0));
+  skipFile(reason);
 } else {
   let rig: TurnRig;
   let browser: Browser;

@@ -11,6 +11,7 @@ import {
   type PageRig,
 } from '../helpers/browser.js';
 import { removeHome, startServer, waitFor, type RunningServer } from '../helpers/server.js';
+import { skipFile } from '../helpers/skip.js';
 
 /*
  * The Web UI from a fresh SVC_HOME: onboarding (a failing test shows its reason, then a working
@@ -21,8 +22,7 @@ const KEY = 'sk-fake-web-onboarding-0123456789';
 const reason = browserUnavailable();
 
 if (reason) {
-  console.log(`skipped: ${reason}`);
-  test('web onboarding tests are skipped, with a reason', () => assert.ok(reason.length > 0));
+  skipFile(reason);
 } else {
   let fake: FakeProvider;
   let server: RunningServer;

@@ -11,6 +11,7 @@ import {
 } from '../helpers/browser.js';
 import { createNetns, netnsUnavailable, type Netns } from '../helpers/netns.js';
 import { http, removeHome, startServer, type RunningServer } from '../helpers/server.js';
+import { skipFile } from '../helpers/skip.js';
 
 /*
  * A visitor the server does not trust without the key. As root, the browser runs inside a
@@ -68,9 +69,7 @@ if (!browserMissing) {
 }
 
 if (browserMissing) {
-  console.log(`skipped: ${browserMissing}`);
-  test('web remote-visitor tests are skipped, with a reason', () =>
-    assert.ok(browserMissing.length > 0));
+  skipFile(browserMissing);
 } else {
   let browser: Browser;
 

@@ -14,6 +14,7 @@ import {
   type PageRig,
 } from '../helpers/browser.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
+import { skipFile } from '../helpers/skip.js';
 
 /*
  * The version badge in headless Chromium against the real server, whose automatic check reads a
@@ -26,8 +27,7 @@ import { startRig, type TurnRig } from '../helpers/turns.js';
 const browserMissing = browserUnavailable();
 
 if (browserMissing) {
-  console.log(`skipped: ${browserMissing}`);
-  test('web upgrade tests are skipped, with a reason', () => assert.ok(browserMissing.length > 0));
+  skipFile(browserMissing);
 } else {
   let host: ReleaseServer;
   let rig: TurnRig;
