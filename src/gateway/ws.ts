@@ -115,6 +115,7 @@ export class WsHub {
   private readonly sockets = new Set<EngineSocket<Conn>>();
   private readonly subscribers = new Map<string, Set<EngineSocket<Conn>>>();
   private readonly listeners = new Map<string, Set<(e: HubEvent) => void>>();
+  private readonly taps = new Set<(e: HubEvent) => void>();
   private readonly batcher = new DeltaBatcher(BATCH_MS, (topic, type, data) =>
     this.emit(topic, type, data),
   );
@@ -188,6 +189,12 @@ export class WsHub {
     this.batcher.publish(topic, type, data);
   }
 
+  /** Hears every event on every topic as clients get it (metrics); returns the way to stop. */
+  tap(fn: (e: HubEvent) => void): () => void {
+    this.taps.add(fn);
+    return () => this.taps.delete(fn);
+  }
+
   /** Hears every event on a topic as clients get it; returns the way to stop listening. */
   listen(topic: string, fn: (e: HubEvent) => void): () => void {
     let set = this.listeners.get(topic);
@@ -202,6 +209,13 @@ export class WsHub {
   /** The last seq given on a topic (0 before its first event). */
   seqOf(topic: string): number {
     return this.seqs.get(topic) ?? 0;
+  }
+
+  /** Topic subscriptions over all WebSockets. */
+  get subscriptions(): number {
+    let n = 0;
+    for (const set of this.subscribers.values()) n += set.size;
+    return n;
   }
 
   /** Open WebSockets. */
@@ -267,6 +281,7 @@ export class WsHub {
       ws.cork(() => ws.send(frame));
     }
     for (const fn of this.listeners.get(topic) ?? []) fn(event);
+    for (const fn of this.taps) fn(event);
     // A deleted session's topic has nothing more to replay; it goes once its last event is out.
     if (type === 'session.deleted' && topic.startsWith('session:')) this.forget(topic);
   }

@@ -16,10 +16,17 @@ export function startChild(role: ChildRole, inflightTurns: () => number = () => 
   });
   endpoint.handle('child.stats', () => ({
     rss_bytes: process.memoryUsage.rss(),
+    cpu_seconds: cpuSeconds(),
     inflight_turns: inflightTurns(),
   }));
   endpoint.handle('child.ping', () => ({}));
   endpoint.handle('worker.echo', (p) => ({ text: p.text, role, pid: process.pid }));
   endpoint.emit('child.ready', { role, pid: process.pid });
   return endpoint;
+}
+
+/** CPU time (user + system) this process used, in seconds. */
+export function cpuSeconds(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
 }

@@ -1,3 +1,4 @@
+import { cpuSeconds } from '../shared/child.js';
 import type { ProcessStatus, Status } from '../shared/protocol/ipc.js';
 import type { Child } from './child-process.js';
 import type { ExitLog } from './exit-log.js';
@@ -16,6 +17,7 @@ export async function childStatus(c: Child, exits: ExitLog): Promise<ProcessStat
     uptime_s: Math.round((Date.now() - c.startedAt) / 1000),
     restarts: exits.restarts(c.role) ?? 0,
     rss_bytes: stats?.rss_bytes ?? null,
+    cpu_seconds: stats?.cpu_seconds ?? null,
     inflight_turns: stats?.inflight_turns ?? 0,
     last_exit: exits.lastExit(c.role) ?? null,
   };
@@ -35,6 +37,7 @@ export function supervisorStatus(state: Status['state'], startedAt: Date): Proce
     uptime_s: Math.round((Date.now() - startedAt.getTime()) / 1000),
     restarts: 0,
     rss_bytes: process.memoryUsage.rss(),
+    cpu_seconds: cpuSeconds(),
     inflight_turns: 0,
     last_exit: null,
   };

@@ -2,7 +2,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { FakeReply, FakeUsage } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
-import { waitFor } from '../helpers/server.js';
+import { createRequire } from 'node:module';
+import { http, waitFor } from '../helpers/server.js';
 import { connectWs, newChat, startRig, type TurnRig, type WsClient } from '../helpers/turns.js';
 
 /**
@@ -305,6 +306,86 @@ test('GET /api/usage validates its query and pages', async () => {
   assert.is(badBudget.status, 400);
   const doc = await api(rig.port, 'GET', '/api/openapi.json');
   assert.ok(JSON.stringify(doc.body).includes('/api/usage'));
+});
+
+/** A real Prometheus text-format parser (the package has no types: its output is described here). */
+interface PromSample {
+  labels?: Record<string, string>;
+  value?: string;
+  count?: string;
+  sum?: string;
+  buckets?: Record<string, string>;
+}
+interface PromFamily {
+  name: string;
+  type: string;
+  metrics: PromSample[];
+}
+const parseProm = createRequire(import.meta.url)('parse-prometheus-text-format') as (
+  text: string,
+) => PromFamily[];
+
+async function scrape(): Promise<PromFamily[] & { text: string }> {
+  const r = await http({ port: rig.port, path: '/api/metrics' });
+  assert.is(r.status, 200, r.text);
+  assert.match(String(r.headers['content-type']), 'text/plain');
+  return Object.assign(parseProm(r.text), { text: r.text });
+}
+
+/** The sum of a family's samples whose labels include `labels` (a histogram: its count). */
+function valueOf(families: PromFamily[], name: string, labels: Record<string, string> = {}) {
+  const f = families.find((x) => x.name === name);
+  if (!f) return 0;
+  return f.metrics
+    .filter((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))
+    .reduce((n, m) => n + Number(m.count ?? m.value ?? 0), 0);
+}
+
+test('GET /api/metrics parses as Prometheus text and its counters move with the work done', async () => {
+  const before = await scrape();
+  const id = await newChat(rig.port, { model_id: 'oa' });
+  rig.fake.enqueue(toolCall(1, { input: 100, output: 10 }), {
+    parts: [{ text: 'It is late.' }],
+    usage: { input: 200, cachedInput: 50, output: 20 },
+  });
+  const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'time?' });
+  assert.is(r.body.status, 'completed', JSON.stringify(r.body));
+  const after = await scrape();
+  const moved = (name: string, labels: Record<string, string> = {}) =>
+    valueOf(after, name, labels) - valueOf(before, name, labels);
+  assert.is(moved('svc_turns_total', { status: 'completed', origin: 'http' }), 1);
+  assert.is(moved('svc_turn_duration_seconds'), 1);
+  assert.is(moved('svc_turn_first_delta_seconds'), 1);
+  assert.is(moved('svc_tool_calls_total', { tool: 'clock' }), 1);
+  assert.is(moved('svc_model_calls_total', { model: 'oa', status: 'ok' }), 2);
+  // The parser drops the labels (and counts) of a labelled histogram: read its count line.
+  const calls = (t: string) =>
+    Number(/^svc_model_call_duration_seconds_count\{provider="custom"\} (\d+)$/m.exec(t)?.[1] ?? 0);
+  assert.is(calls(after.text) - calls(before.text), 2);
+  assert.is(moved('svc_model_tokens_total', { model: 'oa', origin: 'chat', kind: 'input' }), 300);
+  assert.is(
+    moved('svc_model_tokens_total', { model: 'oa', origin: 'chat', kind: 'cached_input' }),
+    50,
+  );
+  assert.is(moved('svc_model_tokens_total', { model: 'oa', origin: 'chat', kind: 'output' }), 30);
+  const cost = moved('svc_model_cost_usd_total', { model: 'oa', origin: 'chat' });
+  assert.ok(Math.abs(cost - (300 * 2 + 50 * 0.5 + 30 * 8) / 1e6) < 1e-12, String(cost));
+  for (const role of ['supervisor', 'gateway', 'agent'])
+    assert.ok(valueOf(after, 'svc_process_resident_memory_bytes', { role }) > 0, role);
+  assert.ok(valueOf(after, 'svc_process_cpu_seconds', { role: 'agent' }) > 0);
+  assert.ok(valueOf(after, 'svc_ws_connections') >= 1);
+  assert.is(valueOf(after, 'svc_approvals_waiting'), 0);
+  // The same authentication as every route: a request that is not local needs the key.
+  const remote = { 'X-Forwarded-For': '203.0.113.7' };
+  const denied = await http({ port: rig.port, path: '/api/metrics', headers: remote });
+  assert.is(denied.status, 401);
+  const key = rig.server.key();
+  const allowed = await http({
+    port: rig.port,
+    path: '/api/metrics',
+    headers: { ...remote, Authorization: `Bearer ${key}` },
+  });
+  assert.is(allowed.status, 200);
 });
 
 test.run();

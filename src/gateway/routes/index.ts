@@ -21,6 +21,7 @@ import { browserRoutes } from './browser/status.js';
 import { browserRecordingRoutes } from './browser/recordings.js';
 import { versionRoutes } from './version.js';
 import { usageRoutes } from './usage.js';
+import { metricsRoutes } from './metrics.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
@@ -41,7 +42,7 @@ export function allRoutes(deps: Deps): Route[] {
   routes.push(...channelRoutes(deps));
   routes.push(...browserRoutes(deps), ...browserRecordingRoutes(deps));
   routes.push(...versionRoutes(deps));
-  routes.push(...usageRoutes(deps));
+  routes.push(...usageRoutes(deps), ...metricsRoutes(deps));
   routes.push(
     route({
       method: 'GET',

@@ -56,6 +56,8 @@ const processStatus = z.object({
   uptime_s: z.number(),
   restarts: z.number().int(),
   rss_bytes: z.number().int().nullable(),
+  /** CPU time used since the process started (user + system); absent when it did not answer. */
+  cpu_seconds: z.number().nullable().optional(),
   inflight_turns: z.number().int(),
   last_exit: z.string().nullable(),
   /** For a child that is down: when its next start is tried (null while one is starting). */
@@ -170,7 +172,11 @@ export const requestDefs = {
   /** supervisor → child: what `svc status` shows about it. */
   'child.stats': {
     payload: z.object({}),
-    result: z.object({ rss_bytes: z.number().int(), inflight_turns: z.number().int() }),
+    result: z.object({
+      rss_bytes: z.number().int(),
+      cpu_seconds: z.number().optional(),
+      inflight_turns: z.number().int(),
+    }),
   },
   /** supervisor → every child, each second: liveness (a child that stops answering is killed and replaced). */
   'child.ping': { payload: z.object({}), result: z.object({}) },
