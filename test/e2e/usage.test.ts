@@ -333,7 +333,7 @@ async function scrape(): Promise<PromFamily[] & { text: string }> {
 }
 
 /** The sum of a family's samples whose labels include `labels` (a histogram: its count). */
-function valueOf(families: PromFamily[], name: string, labels: Record<string, string> = {}) {
+function sampleSum(families: PromFamily[], name: string, labels: Record<string, string> = {}) {
   const f = families.find((x) => x.name === name);
   if (!f) return 0;
   return f.metrics
@@ -352,7 +352,7 @@ test('GET /api/metrics parses as Prometheus text and its counters move with the 
   assert.is(r.body.status, 'completed', JSON.stringify(r.body));
   const after = await scrape();
   const moved = (name: string, labels: Record<string, string> = {}) =>
-    valueOf(after, name, labels) - valueOf(before, name, labels);
+    sampleSum(after, name, labels) - sampleSum(before, name, labels);
   assert.is(moved('svc_turns_total', { status: 'completed', origin: 'http' }), 1);
   assert.is(moved('svc_turn_duration_seconds'), 1);
   assert.is(moved('svc_turn_first_delta_seconds'), 1);
@@ -371,10 +371,10 @@ test('GET /api/metrics parses as Prometheus text and its counters move with the 
   const cost = moved('svc_model_cost_usd_total', { model: 'oa', origin: 'chat' });
   assert.ok(Math.abs(cost - (300 * 2 + 50 * 0.5 + 30 * 8) / 1e6) < 1e-12, String(cost));
   for (const role of ['supervisor', 'gateway', 'agent'])
-    assert.ok(valueOf(after, 'svc_process_resident_memory_bytes', { role }) > 0, role);
-  assert.ok(valueOf(after, 'svc_process_cpu_seconds', { role: 'agent' }) > 0);
-  assert.ok(valueOf(after, 'svc_ws_connections') >= 1);
-  assert.is(valueOf(after, 'svc_approvals_waiting'), 0);
+    assert.ok(sampleSum(after, 'svc_process_resident_memory_bytes', { role }) > 0, role);
+  assert.ok(sampleSum(after, 'svc_process_cpu_seconds', { role: 'agent' }) > 0);
+  assert.ok(sampleSum(after, 'svc_ws_connections') >= 1);
+  assert.is(sampleSum(after, 'svc_approvals_waiting'), 0);
   // The same authentication as every route: a request that is not local needs the key.
   const remote = { 'X-Forwarded-For': '203.0.113.7' };
   const denied = await http({ port: rig.port, path: '/api/metrics', headers: remote });
