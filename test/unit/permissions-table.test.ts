@@ -220,7 +220,9 @@ const CLASSES: Record<string, [string, Want][]> = {
     ['cat <<EOF | bash\nls $X\nEOF', 'ask'],
     ['cat x.sh | bash', 'ask'],
     ['curl -s x | sh', 'ask'],
-    ['bash /dev/stdin <<< "ls"', 'ask'],
+    // a literal script is read wherever stdin is spelled (issue #38: /dev/stdin, /dev/fd/0, -)
+    ['bash /dev/stdin <<< "ls"', 'allow'],
+    ['bash /dev/stdin <<< "rm -rf ~"', 'hard: rm-home'],
     ['bash < x.sh', 'ask'],
     ['sh -s < script', 'ask'],
     ['bash -c "$CMD"', 'ask'],
@@ -229,8 +231,10 @@ const CLASSES: Record<string, [string, Want][]> = {
     ['source <(echo ls)', 'ask'],
     ['bash <(curl x)', 'ask'],
     ['bash <(echo ls)', 'ask'],
-    ['python3 - <<EOF\nimport os\nEOF', 'ask'],
-    ['echo "print(1)" | python3', 'ask'],
+    // a literal program fed to an interpreter is read as its inline code is (issue #38)
+    ['python3 - <<EOF\nimport os\nEOF', 'allow'],
+    ['echo "print(1)" | python3', 'allow'],
+    ['python3 - <<EOF\nimport os; os.system("rm -rf ~")\nEOF', 'hard: rm-home'],
     ['node < x.js', 'ask'],
     ['eval "$X"', 'ask'],
     ['eval $(ssh-agent)', 'ask'],

@@ -5,6 +5,7 @@ import type { Unit } from './match.js';
 import { patternWords, type Rule, type Verdict } from './rules.js';
 import { basename } from './shell.js';
 import { privateHost } from './browser-hosts.js';
+import { runsNoArguments } from './known.js';
 
 /**
  * Built-in rules, under the user's permissions.yml and above the per-tool defaults. The aim is a
@@ -237,6 +238,38 @@ const READ_ONLY = [
   ],
 ];
 
+/**
+ * Programs that print a credential (a token, a password, a private key) to stdout, from where it
+ * reaches the model: refused unless your permissions.yml allows them. `svc key` is a hard limit
+ * (hard-deny.ts).
+ */
+const CREDENTIAL_PRINTERS = [
+  ...['gh auth token', 'gh auth status --show-token', 'gh auth status -t', 'glab auth status -t'],
+  ...['git credential fill', 'git credential-* get', 'docker-credential-* get'],
+  ...['gpg --export-secret-*', 'gpg2 --export-secret-*', 'kubectl config view --raw'],
+  ...['aws configure get', 'aws configure export-credentials', 'aws sts get-session-token'],
+  ...['security find-generic-password', 'security find-internet-password'],
+  ...['security dump-keychain', 'gcloud auth print-access-token'],
+  ...['gcloud auth print-identity-token', 'gcloud auth application-default print-access-token'],
+  ...['az account get-access-token', 'heroku auth:token', 'op read', 'op item get --reveal'],
+  ...['vault read', 'vault kv get', 'pass show', 'gopass show', 'secret-tool lookup'],
+  ...['doctl auth token', 'npm token list', 'keyring get'],
+];
+
+/**
+ * The principle behind that list, for tools it does not name: a subcommand word that names a
+ * credential (`token`, `password`, `secret`, `credentials`, `api-key`, …) among the first words
+ * of a program outside the known catalogue asks.
+ */
+const CREDENTIAL_WORD =
+  /^(--?)?([a-z0-9]+[-_:])*(token|tokens|password|passwords|passwd|secret|secrets|credential|credentials|creds|api-?key|apikey|private-key|access-key|passphrase)([-_:][a-z0-9]+)*$/i;
+
+function namesCredential(unit: Unit): boolean {
+  const words = unit.words ?? [];
+  if (words.length < 2 || unit.dynamic[0] || runsNoArguments(basename(words[0]!))) return false;
+  return words.slice(1, 4).some((w, k) => !unit.dynamic[k + 1] && CREDENTIAL_WORD.test(w));
+}
+
 const TMP_DIRS = ['/tmp', '/private/tmp', '/var/tmp', '/var/folders'];
 
 function rule(
@@ -369,6 +402,18 @@ const TERMINAL: Rule[] = [
         '!**/*.pub',
       ],
     },
+  ),
+  rule(
+    'deny',
+    'credentials',
+    'This command prints a credential (a token, password or private key), which would be sent to the model; allow it in your permissions.yml if you mean to.',
+    { command: CREDENTIAL_PRINTERS },
+  ),
+  rule(
+    'ask',
+    'credentials',
+    'This command looks like it prints a credential (a token, password or secret), which would be sent to the model, so it needs your approval.',
+    { test: namesCredential },
   ),
   rule(
     'ask',

@@ -1,4 +1,4 @@
-import { checkBudget, endBudget, OutOfTime, startBudget } from './budget.js';
+import { capNoted, checkBudget, endBudget, OutOfTime, startBudget } from './budget.js';
 import { ALWAYS_ASK, builtinRules, fallbackVerdict, WRITE_TOOLS } from './defaults.js';
 import { unknownTarget } from './fail-closed.js';
 import { hostOf, isInside, resolvePath, type Places } from './glob.js';
@@ -171,14 +171,26 @@ export function insistOnAsk(decision: Decision, reason: string, rule: string): D
 const SVC_HOME_REASON =
   "This command reaches into svc's own folder ($SVC_HOME), where its keys, database and permission rules live; from there the agent could read the access key or change its own session's mode or rules. It always asks, whatever the session's mode.";
 
+/** Whether `text` holds the path `folder` ending at a separator or at the end of a name. */
+function namesFolder(text: string, folder: string): boolean {
+  for (let at = text.indexOf(folder); at >= 0; at = text.indexOf(folder, at + 1)) {
+    const next = text[at + folder.length];
+    if (next === undefined || !/[A-Za-z0-9._-]/.test(next)) return true;
+  }
+  return false;
+}
+
 /** Whether a terminal line works in, names or writes inside svc's folder. */
 function touchesSvcHome(line: ParsedLine, units: readonly Unit[], env: EvalEnv): boolean {
+  if (line.code.svcHome) return true;
   const homes = [...new Set([env.svcHome, realish(env.svcHome)])];
   const inside = (p: string) => homes.some((h) => isInside(p, h));
+  // Named in a word (`--config=/home/u/.svc/x`, `"$HOME/.svc"`) as a folder: `~/.svc-backup` is not it.
+  const names = (w: string) => homes.some((h) => namesFolder(w, h));
   for (const cmd of line.commands) {
     if (cmd.cwds?.some((c) => inside(c) || inside(realish(c)))) return true;
-    if (cmd.words.some((w) => homes.some((h) => w.includes(h)))) return true;
-    if (cmd.redirects.some((r) => homes.some((h) => r.target.includes(h)))) return true;
+    if (cmd.words.some(names)) return true;
+    if (cmd.redirects.some((r) => names(r.target))) return true;
   }
   return units.some((u) => u.paths.some(inside));
 }
@@ -216,6 +228,7 @@ function evaluateOrThrow(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
   let unknown: string | null = null;
   let unread: string | null = null;
   let svcHome = false;
+  let protectedCode: string | null = null;
   if (typeof input.command === 'string') {
     if (!shellParserReady()) throw new Error('the bash grammar is not loaded yet');
     const line = parseShell(input.command, {
@@ -239,6 +252,7 @@ function evaluateOrThrow(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
     unread = line.unread;
     for (const cmd of line.commands) unknown ??= unknownTarget(cmd);
     svcHome = touchesSvcHome(line, units, env);
+    protectedCode = line.code.protectedRefs[0] ?? null;
     if (realBudgetExceeded())
       unknown ??= 'more paths than the check resolves through symbolic links';
   }
@@ -267,13 +281,26 @@ function evaluateOrThrow(input: EvalInput, rules: RuleSet, env: EvalEnv): Decisi
     if (d && (best === null || RANK[d.verdict] > RANK[best.verdict])) best = d;
   }
   let decision = best ?? fallback(input, rules);
-  if (unread !== null)
+  const cap = capNoted();
+  if (cap !== null && decision.verdict !== 'deny')
+    decision = insistOnAsk(
+      decision,
+      `This command could not be checked in full: it holds ${cap}, past what the check follows. It always asks, whatever the session's mode.`,
+      'built-in: budget',
+    );
+  else if (unread !== null)
     decision = insistOnAsk(
       decision,
       `This command could not be checked: ${unread}. It always asks, whatever the session's mode; to run long content, write it to a file first.`,
       'built-in: unread',
     );
   else if (svcHome) decision = insistOnAsk(decision, SVC_HOME_REASON, 'built-in: svc home');
+  else if (protectedCode !== null)
+    decision = insistOnAsk(
+      decision,
+      `This runs inline code that names ${protectedCode}, which the hard limits protect, and the check cannot see what the code does with it. It always asks, whatever the session's mode.`,
+      'built-in: inline code',
+    );
   else if (unknown !== null && !env.sandboxed && typeof input.command === 'string')
     // Nothing bounds a command that runs unsandboxed: what the check cannot see never runs unasked.
     decision = insistOnAsk(

@@ -6,6 +6,7 @@ import { realish } from './real.js';
 import { patternWords } from './rules.js';
 import { safeTest } from './safe-regex.js';
 import { basename, type ParsedLine, type SimpleCommand } from './shell.js';
+import { erasesDisk, writeTargets } from './writers.js';
 
 /**
  * Refusals no permissions.yml can lift: steps that destroy the system, the user's home or svc
@@ -419,6 +420,14 @@ function disks(cmd: SimpleCommand): HardDeny | null {
       reason: `Refused: ${name} formats a disk or partition and destroys everything on it. ${LIMIT}`,
     };
   }
+  if (erasesDisk(cmd)) {
+    const dev = devices(cmd)[0];
+    if (dev)
+      return {
+        id: 'disk-erase',
+        reason: `Refused: ${name} on ${dev} erases or overwrites a disk or partition. ${LIMIT}`,
+      };
+  }
   if (name === 'diskutil' && args.some((a) => DISKUTIL_ERASE.has(a))) {
     return {
       id: 'mkfs',
@@ -543,12 +552,20 @@ function kills(cmd: SimpleCommand, env: HardEnv): HardDeny | null {
     ((name === 'node' || name === 'npx') &&
       args.some((a) => a === 'svc' || a.endsWith('bin/svc.js')));
   if (svcCli && args.includes('--stop')) return svcKill(`${name} ${args.join(' ')}`);
+  // `svc key show` prints the access key: with it a command could answer its own approvals.
+  if (svcCli && args.includes('key'))
+    return {
+      id: 'svc-key',
+      reason: `Refused: \`${name} ${args.join(' ')}\` would print svc's access key, with which a command could change its own session or answer its own approvals. ${LIMIT}`,
+    };
   if (name === 'killall5') return { id: 'kill-all', reason: KILL_ALL };
   if (name === 'kill') {
     for (const t of killTargets(args)) {
       if (/^-0*1$/.test(t)) return { id: 'kill-all', reason: KILL_ALL };
-      const pid = Math.abs(Number(t));
-      if (/^-?\d+$/.test(t) && env.svcPids.includes(pid)) return svcKill(`kill ${t}`);
+      // kill reads a pid as strtol does: blanks around it, a `+`, leading zeros (still decimal).
+      const n = t.trim().replace(/^\+/, '');
+      if (/^-?\d+$/.test(n) && env.svcPids.includes(Math.abs(Number(n))))
+        return svcKill(`kill ${t}`);
       if (/\$\{?PPID\b/.test(t)) return svcKill(`kill ${t}`);
       // `kill $(pgrep -f x)`: judged as pkill -f x would be; other substitutions by what they name.
       const finder = /^"?(?:\$\(|`)\s*(pgrep|pidof)\s+([^`)]*?)\s*(?:\)|`)"?$/.exec(t);
@@ -688,6 +705,7 @@ function writes(cmd: SimpleCommand, base: string | null, env: HardEnv): HardDeny
     );
   if (cmd.name === 'dd')
     targets.push(...cmd.args.filter((a) => a.startsWith('of=')).map((a) => a.slice(3)));
+  targets.push(...writeTargets(cmd));
   for (const t of targets) {
     if (base === null && !t.startsWith('/')) continue;
     const named = resolveArg(t, base ?? '/');
@@ -723,18 +741,24 @@ function forkBomb(line: ParsedLine): HardDeny | null {
 export function hardDenyCommand(line: ParsedLine, env: HardEnv): HardDeny | null {
   const bomb = forkBomb(line);
   if (bomb) return bomb;
+  // Inline code (`python3 -c 'os.kill(4242, 9)'`, `node -p 'process.kill(process.ppid)'`).
+  for (const k of line.code.kills) {
+    if (k === 'all') return { id: 'kill-all', reason: KILL_ALL };
+    if (k === 'parent') return svcKill('a kill of its parent process in inline code');
+    if (env.svcPids.includes(k)) return svcKill(`a kill of ${k} in inline code`);
+  }
   for (const cmd of line.commands) {
     checkBudget();
     for (const base of cmd.cwds ?? [null]) {
       const found =
         disks(cmd) ??
-        writes(cmd, base, env) ??
         (cmd.name === 'rm' ? removal(cmd, base, env) : null) ??
         (['chmod', 'chown', 'chgrp'].includes(cmd.name)
           ? recursiveOwnership(cmd, base, env)
           : null) ??
         (cmd.name === 'find' ? findDelete(cmd, base, env) : null) ??
         (cmd.name === 'mv' ? moveHome(cmd, base, env) : null) ??
+        writes(cmd, base, env) ??
         power(cmd) ??
         kills(cmd, env);
       if (found) return found;

@@ -1,6 +1,8 @@
 import { isInside, resolveArg, type Places } from './glob.js';
 import type { Unit } from './match.js';
-import { basename } from './shell.js';
+
+/** `/usr/bin/rm` → `rm` (shell.ts has the same; this file stays free of the parser). */
+const basename = (w: string): string => w.replace(/\/+$/, '').replace(/^.*\//, '');
 
 /**
  * The programs the engine knows, for a machine where commands run without an OS sandbox: there
@@ -81,7 +83,7 @@ function interpreterKnown(name: string, args: string[], dyn: boolean[], unit: Un
       const next = args[k + 1];
       return next === undefined || insideProject(next, unit, p);
     }
-    if (a === '-') return true; // reads stdin: what feeds it is judged where it is fed
+    if (a === '-') return SHELLS.has(name); // a shell's stdin is read where it is fed; a program is inline code
     if (a.startsWith('-')) {
       if (/^--?(version|help|v|V|h)$/.test(a)) return true;
       if (SHELLS.has(name)) {
@@ -98,8 +100,23 @@ function interpreterKnown(name: string, args: string[], dyn: boolean[], unit: Un
       return true;
     return insideProject(a, unit, p);
   }
-  return true; // a REPL, or a program from stdin (judged where it is fed)
+  // No script: a shell reads commands from stdin (judged where they are fed); another
+  // interpreter reads a program, which is inline code.
+  return SHELLS.has(name);
 }
+
+/**
+ * Programs known not to run the words they are given as commands (the catalogue above, package
+ * managers, manuals): the check does not look for a command line in their arguments.
+ */
+export function runsNoArguments(name: string): boolean {
+  return KNOWN.has(name) || NOT_RUNNERS.has(name);
+}
+const NOT_RUNNERS = new Set([
+  ...['apt', 'apt-get', 'apt-cache', 'dpkg', 'brew', 'dnf', 'yum', 'pacman', 'apk', 'zypper'],
+  ...['port', 'snap', 'flatpak', 'nix-env', 'choco', 'winget', 'whatis', 'apropos', 'info'],
+  ...['tldr', 'whereis', 'compgen', 'complete', 'hash', 'pidof', 'pgrep', 'command', 'builtin'],
+]);
 
 /** Whether a terminal unit is a command the engine knows (so it runs unasked without a sandbox). */
 export function knownCommand(unit: Unit, places: Places): boolean {

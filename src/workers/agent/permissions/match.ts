@@ -1,5 +1,5 @@
-import { checkBudget } from './budget.js';
-import { hostMatches, hostOf, pathMatches, resolveArg, type Places } from './glob.js';
+import { checkBudget, LIMITS, noteCap } from './budget.js';
+import { globMatches, hostMatches, hostOf, pathMatches, resolveArg, type Places } from './glob.js';
 import { realish } from './real.js';
 import type { Rule } from './rules.js';
 import { safeRegex } from './safe-regex.js';
@@ -67,6 +67,67 @@ function hostsOf(cmd: SimpleCommand): string[] {
   return hosts;
 }
 
+/**
+ * The words a brace expansion makes of a word with nothing else run-time in it (`~/.{ssh,x}`),
+ * or null. Bounded: past LIMITS.fields words the check stops and the line asks.
+ */
+function braces(text: string, home: string): string[] | null {
+  if (/[$`'"\\]/.test(text) || !/\{[^{}]*(,|\.\.)[^{}]*\}/.test(text)) return null;
+  let words = [text];
+  for (let round = 0; round < 8; round++) {
+    const next: string[] = [];
+    let grew = false;
+    for (const w of words) {
+      const m = /\{([^{}]*,[^{}]*)\}/.exec(w);
+      if (!m) {
+        next.push(w);
+        continue;
+      }
+      grew = true;
+      for (const alt of m[1]!.split(','))
+        next.push(w.slice(0, m.index) + alt + w.slice(m.index + m[0].length));
+    }
+    words = next;
+    if (words.length > LIMITS.fields) {
+      noteCap(`a brace expansion of more than ${LIMITS.fields} words`);
+      return null;
+    }
+    if (!grew) break;
+  }
+  if (words.some((w) => /\{[^{}]*\.\.[^{}]*\}/.test(w))) return null; // {1..9}: a sequence
+  return words.map((w) => (w === '~' ? home : w.startsWith('~/') ? home + w.slice(1) : w));
+}
+
+/** The folders whose contents the built-in rules protect, as anchors a glob is tried against. */
+function anchors(places: Places): string[] {
+  const h = places.home;
+  return [
+    places.svcHome,
+    `${h}/.ssh`,
+    `${h}/.gnupg`,
+    `${h}/.aws`,
+    `${h}/.netrc`,
+    `${h}/.git-credentials`,
+  ];
+}
+
+/**
+ * The protected paths a glob could reach: where its leading parts match an anchor part by part,
+ * the anchor itself and, when the glob goes on below it, the anchor with the rest appended
+ * (`~/.ss?/id_*` → `~/.ssh/id_*`, which the key rules match).
+ */
+function protectedMatches(glob: string, places: Places): string[] {
+  const parts = glob.split('/');
+  const out: string[] = [];
+  for (const anchor of anchors(places)) {
+    const a = anchor.split('/');
+    if (parts.length < a.length) continue;
+    if (!a.every((seg, k) => globMatches(parts[k]!, seg))) continue;
+    out.push([...a, ...parts.slice(a.length)].join('/'));
+  }
+  return out;
+}
+
 /** Paths resolved through symbolic links per command at most (each costs a system call). */
 const MAX_REAL = 256;
 
@@ -74,14 +135,16 @@ const MAX_REAL = 256;
  * The file arguments and redirection targets of a command, made absolute against every folder
  * it may run in, and also as they really lead through symbolic links.
  */
-function pathsOf(cmd: SimpleCommand, home: string): { paths: string[]; unknown: boolean } {
+function pathsOf(cmd: SimpleCommand, places: Places): { paths: string[]; unknown: boolean } {
   const paths = new Set<string>();
   let unknown = false;
   let real = 0;
   const add = (text: string, dynamic: boolean) => {
     if (text.length === 0 || isRemote(text)) return;
     if (dynamic) {
-      unknown = true;
+      const alternatives = braces(text, places.home);
+      if (alternatives) for (const a of alternatives) add(a, false);
+      else unknown = true;
       return;
     }
     const bases = text.startsWith('/') ? ['/'] : cmd.cwds;
@@ -94,6 +157,8 @@ function pathsOf(cmd: SimpleCommand, home: string): { paths: string[]; unknown: 
       const abs = resolveArg(text, b);
       paths.add(abs);
       if (real++ < MAX_REAL) paths.add(realish(abs));
+      // A glob that could match a protected path is treated as touching it.
+      if (/[*?[]/.test(abs)) for (const p of protectedMatches(abs, places)) paths.add(p);
     }
   };
   let done = false;
@@ -119,7 +184,7 @@ function pathsOf(cmd: SimpleCommand, home: string): { paths: string[]; unknown: 
 export function commandUnits(line: ParsedLine, places: Places): Unit[] {
   const units: Unit[] = [];
   for (const cmd of line.commands) {
-    const { paths, unknown } = pathsOf(cmd, places.home);
+    const { paths, unknown } = pathsOf(cmd, places);
     const hosts = hostsOf(cmd);
     const from = (k: number, wrapper: boolean): Unit => ({
       words: cmd.words.slice(k),

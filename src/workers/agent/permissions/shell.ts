@@ -1,8 +1,21 @@
-import { checkBudget } from './budget.js';
+import { posix } from 'node:path';
+import { checkBudget, LIMITS, noteCap } from './budget.js';
 import { resolveArg } from './glob.js';
+import { readOptions } from './options.js';
+import { noteLink } from './real.js';
 import { parseBash, type Node } from './parser.js';
-import { skipWrapperOptions, WRAPPERS } from './wrappers.js';
-import { expandWord, visitSubstitutions, type Word, type WordEnv } from './words.js';
+import { readCode } from './inline-code.js';
+import { runsNoArguments } from './known.js';
+import {
+  argumentCommand,
+  commandVariable,
+  gitEnvironment,
+  innerCommands,
+  variableCommand,
+  type Inner,
+} from './runners.js';
+import { SUB_RUNNERS, skipWrapperOptions, WRAPPERS } from './wrappers.js';
+import { ansiC, expandWord, visitSubstitutions, type Word, type WordEnv } from './words.js';
 
 /**
  * Finds every command a bash line would run, from the tree-sitter-bash parse tree, so the
@@ -64,6 +77,8 @@ export interface ParsedLine {
   unknown: string[];
   /** Why the line (or a text it carries) could not be read at all: too long, or too slow to parse. */
   unread: string | null;
+  /** What inline code of interpreters (`python3 -c`, `node -e`, …) in the line names. */
+  code: { kills: (number | 'parent' | 'all')[]; svcHome: boolean; protectedRefs: string[] };
 }
 
 export interface ShellOptions {
@@ -178,6 +193,28 @@ const CONTAINERS = new Set([
   'negated_command',
 ]);
 
+const LITERAL: Word = { text: '', dynamic: false, glob: false, assign: false, quoted: true };
+
+/** Programs the engine has rules about: an argument naming one starts a command (runners.ts). */
+const SIGNIFICANT = new Set([
+  ...['rm', 'rmdir', 'unlink', 'mv', 'cp', 'ln', 'install', 'chmod', 'chown', 'chgrp', 'dd'],
+  ...['truncate', 'shred', 'wipe', 'srm', 'kill', 'pkill', 'killall', 'killall5', 'shutdown'],
+  ...['reboot', 'poweroff', 'halt', 'init', 'telinit', 'systemctl', 'loginctl', 'mkswap'],
+  ...['mke2fs', 'fdisk', 'sfdisk', 'cfdisk', 'gdisk', 'sgdisk', 'parted', 'wipefs', 'blkdiscard'],
+  ...['cryptsetup', 'badblocks', 'nvme', 'hdparm', 'tee', 'find', 'xargs', 'sed', 'tar', 'svc'],
+  ...['curl', 'wget', 'ssh', 'scp', 'sftp', 'rsync', 'nc', 'ncat', 'netcat', 'socat', 'nmap'],
+  ...['telnet', 'ftp', 'sudo', 'su', 'doas', 'pkexec', 'crontab', 'mount', 'umount', 'useradd'],
+  ...['userdel', 'usermod', 'passwd', 'chpasswd', 'visudo', 'iptables', 'eval', 'exec', 'source'],
+  ...['gh', 'gpg', 'kubectl', 'aws', 'security', 'gcloud', 'az', 'heroku', 'op', 'vault', 'git'],
+  ...['pass', 'secret-tool', 'doctl', 'awk', 'make', 'env', 'timeout', 'nohup', 'setsid'],
+]);
+const significant = (name: string): boolean =>
+  SIGNIFICANT.has(name) ||
+  SHELLS.has(name) ||
+  INTERPRETERS.has(name) ||
+  Object.hasOwn(WRAPPERS, name) ||
+  name.startsWith('mkfs');
+
 export function basename(word: string): string {
   const trimmed = word.replace(/\/+$/, '');
   return trimmed.slice(trimmed.lastIndexOf('/') + 1);
@@ -206,6 +243,8 @@ interface Parsed {
   stdin: (string | null)[];
   /** A redirect reads a file into stdin. */
   stdinFile: boolean;
+  /** What a pipe feeds it, when known. */
+  input: string | null;
 }
 
 const cloneCtx = (c: Ctx): Ctx => ({
@@ -217,7 +256,10 @@ const cloneCtx = (c: Ctx): Ctx => ({
 
 function union(a: string[] | null, b: string[] | null): string[] | null {
   if (a === null || b === null) return null;
-  return [...new Set([...a, ...b])];
+  const all = [...new Set([...a, ...b])];
+  if (all.length <= LIMITS.cwds) return all;
+  noteCap(`more than ${LIMITS.cwds} folders the line may run in`);
+  return null;
 }
 
 class Walker {
@@ -227,9 +269,11 @@ class Walker {
     tooDeep: false,
     unknown: [],
     unread: null,
+    code: { kills: [], svcHome: false, protectedRefs: [] },
   };
   private readonly seen = new Set<number>();
   private level = 0;
+  private innerCount = 0;
 
   constructor(private readonly opts: { home: string; svcHome: string }) {}
 
@@ -299,6 +343,8 @@ class Walker {
       cwd: ctx.cwds?.length === 1 ? ctx.cwds[0]! : null,
       vars: ctx.vars,
       nested: (n) => this.substitution(n, ctx),
+      code: (text) => this.inner([{ kind: 'text', text }], ctx),
+      unknown: (what) => this.unknown(what),
     };
   }
 
@@ -367,7 +413,7 @@ class Walker {
           ? []
           : node.children;
       if (body.length === 0 && t === 'compound_statement') {
-        visitSubstitutions(node, this.wordEnv(ctx)); // ((arithmetic))
+        visitSubstitutions(node, this.wordEnv(ctx), true); // ((arithmetic))
         return;
       }
       return this.sequence(body, ctx);
@@ -399,8 +445,10 @@ class Walker {
       if (body) this.statement(body, cloneCtx(ctx), place);
       return;
     }
-    if (t === 'variable_assignment' || t === 'variable_assignments')
-      return this.assignments(node, ctx, true);
+    if (t === 'variable_assignment' || t === 'variable_assignments') {
+      this.assignments(node, ctx, true);
+      return;
+    }
     if (t === 'declaration_command' || t === 'unset_command') {
       for (const c of node.namedChildren) {
         if (!c) continue;
@@ -411,7 +459,7 @@ class Walker {
       return;
     }
     if (t === 'test_command') {
-      visitSubstitutions(node, this.wordEnv(ctx));
+      visitSubstitutions(node, this.wordEnv(ctx), true); // [[ x -eq 1 ]] evaluates x
       return;
     }
     if (
@@ -458,7 +506,8 @@ class Walker {
     for (const [k, v] of inner.vars) if (ctx.vars.get(k) !== v) ctx.vars.set(k, null);
   }
 
-  private assignments(node: Node, ctx: Ctx, standalone: boolean): void {
+  private assignments(node: Node, ctx: Ctx, standalone: boolean): Map<string, Word> {
+    const got = new Map<string, Word>();
     const list = node.type === 'variable_assignments' ? node.namedChildren : [node];
     for (const a of list) {
       if (!a) continue;
@@ -467,9 +516,16 @@ class Walker {
       const value = valueNode ? expandWord(valueNode, this.wordEnv(ctx)) : null;
       if (SHELL_CONTROL_VARS.has(name))
         this.unknown(`a change to ${name}, which changes what later words mean`);
+      this.environment(name, value, ctx);
+      if (value && !value.dynamic && value.text.length > LIMITS.value) {
+        noteCap(`a variable longer than ${LIMITS.value} characters`);
+        value.dynamic = true;
+      }
       if (standalone)
         ctx.vars.set(name, value === null ? '' : value.dynamic || value.glob ? null : value.text);
+      got.set(name, value ?? { ...LITERAL, text: '' });
     }
+    return got;
   }
 
   private pipeline(parts: Node[], ctx: Ctx, place: Place): void {
@@ -547,6 +603,7 @@ class Walker {
     const env = this.wordEnv(ctx);
     const words: Word[] = [];
     const assigns: string[] = [];
+    const prefix = new Map<string, Word>();
     const redirects: Redirect[] = [];
     const stdin: (string | null)[] = [];
     let stdinFile = false;
@@ -555,9 +612,9 @@ class Walker {
       if (!c) continue;
       if (c.type === 'variable_assignment') {
         assigns.push(c.text);
-        this.assignments(c, ctx, false);
+        for (const [k, v] of this.assignments(c, ctx, false)) prefix.set(k, v);
       } else if (c.type.endsWith('_redirect')) allRedirects.push(c);
-      else words.push(expandWord(c, env));
+      else words.push(...splitFields(expandWord(c, env)));
     }
     for (const r of allRedirects) {
       const got = this.redirect(r, env);
@@ -566,7 +623,12 @@ class Walker {
       if (got.body !== undefined) stdin.push(got.body);
       if (/^0?<$/.test(got.redirect.op)) stdinFile = true;
     }
-    const parsed = this.analyze(words, { redirects, assigns, stdin, stdinFile }, ctx, place);
+    const parsed = this.analyze(
+      words,
+      { redirects, assigns, stdin, stdinFile, env: prefix },
+      ctx,
+      place,
+    );
     return parsed;
   }
 
@@ -617,7 +679,14 @@ class Walker {
   /** Turns a simple command's words into a SimpleCommand, then follows what it runs. */
   private analyze(
     allWords: Word[],
-    r: { redirects: Redirect[]; assigns: string[]; stdin: (string | null)[]; stdinFile: boolean },
+    r: {
+      redirects: Redirect[];
+      assigns: string[];
+      stdin: (string | null)[];
+      stdinFile: boolean;
+      /** Prefix assignments (`X=1 cmd`) by name, as expanded words. */
+      env: ReadonlyMap<string, Word>;
+    },
     ctx: Ctx,
     place: Place,
   ): Parsed {
@@ -626,15 +695,40 @@ class Walker {
     let start = -1;
     let i = 0;
     let fed = false;
+    const given = new Map<string, Word>(r.env);
     while (i < words.length) {
       const w = words[i]!;
       const name = basename(w.text);
+      const runner = w.dynamic ? undefined : SUB_RUNNERS[name];
+      const sub = words[i + 1];
+      if (runner && sub && !sub.dynamic && runner.subs.includes(sub.text)) {
+        // `npm exec -- x`, `uv run x`: the manager and its subcommand are wrappers.
+        wrappers.push(i, i + 1);
+        const skipped = skipWrapperOptions(words, i + 2, runner.spec);
+        for (const s of skipped.scripts) this.text(s, { ...cloneCtx(ctx), depth: ctx.depth + 1 });
+        if (skipped.dynamicScript) this.unknown(`${name} running a computed command line`);
+        i = skipped.next;
+        continue;
+      }
       const spec = w.dynamic ? undefined : WRAPPERS[name];
       if (!spec) {
         start = i;
         break;
       }
       wrappers.push(i);
+      if (spec.assigns) {
+        // env takes any NAME=VALUE before the command (BASH_FUNC_x%%=… included), not only identifiers.
+        words = [...words];
+        for (let k = i + 1; k < words.length; k++) {
+          const x = words[k]!;
+          if (x.dynamic || x.text.startsWith('-')) continue;
+          const eq = x.text.indexOf('=');
+          if (eq <= 0) break;
+          words[k] = { ...x, assign: true };
+          this.environment(x.text.slice(0, eq), { ...x, text: x.text.slice(eq + 1) }, ctx);
+          given.set(x.text.slice(0, eq), { ...x, text: x.text.slice(eq + 1) });
+        }
+      }
       if (name === 'command') {
         // `command -v rm` only looks rm up; `command rm -rfv` runs rm.
         let k = i + 1;
@@ -686,7 +780,13 @@ class Walker {
     };
     checkBudget();
     this.out.commands.push(cmd);
-    const parsed: Parsed = { cmd, words, stdin: r.stdin, stdinFile: r.stdinFile };
+    const parsed: Parsed = {
+      cmd,
+      words,
+      stdin: r.stdin,
+      stdinFile: r.stdinFile,
+      input: place.pipeIn?.text ?? null,
+    };
     if (start < 0) {
       if (
         r.redirects.some((x) => x.op.replace(/^\d+/, '') === '<<' || x.op.endsWith('<<-')) &&
@@ -713,9 +813,98 @@ class Walker {
     }
     const args = words.slice(start + 1);
     this.carried(name, args, parsed, ctx, place);
+    const inner = innerCommands(name, args);
+    if (name === 'git') {
+      for (const [k, v] of ctx.vars)
+        if (!given.has(k) && v !== null) given.set(k, { ...LITERAL, text: v });
+      inner.push(...gitEnvironment(given));
+    }
+    if (
+      inner.length === 0 &&
+      !runsNoArguments(name) &&
+      !SHELLS.has(name) &&
+      !INTERPRETERS.has(name)
+    )
+      inner.push(...argumentCommand(args, significant, basename));
+    this.inner(inner, ctx);
     if (name === 'find') this.findExec(args, ctx);
+    if (name === 'ln' || name === 'cp') this.links(name, args, ctx);
     if (name === 'cd' || name === 'pushd' || name === 'popd') this.cd(name, args, ctx);
     return parsed;
+  }
+
+  /**
+   * `ln -s TARGET LINK` (and hard links, `cp -s`, `cp -l`) made in the line: later paths through
+   * LINK are judged by where it leads, since the file system cannot tell yet.
+   */
+  private links(name: string, args: Word[], ctx: Ctx): void {
+    const o = readOptions(
+      args.map((a) => a.text),
+      args.map((a) => a.dynamic),
+      { shortValue: 'tS', longValue: ['target-directory', 'suffix', 'backup'] },
+    );
+    const symbolic = o.flags.has('s') || o.flags.has('symbolic') || o.flags.has('symbolic-link');
+    if (name === 'cp' && !symbolic && !o.flags.has('l') && !o.flags.has('link')) return;
+    if (o.operands.some((x) => x.dynamic) || o.dynamicOption) {
+      this.unknown(`${name} making a link to or at a path only known when it runs`);
+      return;
+    }
+    const dir = o.values.get('t') ?? o.values.get('target-directory');
+    const ops = o.operands.map((x) => x.text);
+    const pairs: [string, string][] =
+      dir !== undefined
+        ? ops.map((t) => [t, `${dir}/${basename(t)}`])
+        : ops.length === 1
+          ? [[ops[0]!, basename(ops[0]!)]]
+          : ops
+              .slice(0, -1)
+              .map((t) => [t, ops.length > 2 ? `${ops.at(-1)}/${basename(t)}` : ops.at(-1)!]);
+    for (const base of ctx.cwds ?? []) {
+      for (const [target, link] of pairs) {
+        const at = resolveArg(link, base);
+        // A symbolic link's relative target is read from the link's folder; a hard link's from here.
+        const to = resolveArg(target, symbolic && !o.flags.has('r') ? posix.dirname(at) : base);
+        if (!noteLink(at, to)) noteCap('more links made in the line than the check follows');
+      }
+    }
+  }
+
+  /** Commands found inside another command's arguments or options, judged as commands. */
+  private inner(found: Inner[], ctx: Ctx): void {
+    for (const f of found) {
+      if (++this.innerCount > LIMITS.inner) {
+        noteCap(`more than ${LIMITS.inner} commands inside other commands`);
+        return;
+      }
+      if (f.kind === 'unknown') this.unknown(f.what);
+      else if (ctx.depth + 1 > MAX_DEPTH) this.out.tooDeep = true;
+      else if (f.kind === 'text') this.text(f.text, { ...cloneCtx(ctx), depth: ctx.depth + 1 });
+      else
+        this.analyze(
+          f.words,
+          { redirects: [], assigns: [], stdin: [], stdinFile: false, env: new Map() },
+          { ...cloneCtx(ctx), depth: ctx.depth + 1 },
+          { piped: false, background: false, pipeIn: null },
+        );
+    }
+  }
+
+  /**
+   * A variable handed to a command's environment (or exported): one a program runs as a command
+   * (GIT_SSH_COMMAND, EDITOR, LESSOPEN, …) is judged as that command, and an exported function
+   * (BASH_FUNC_name%%) as the function body it defines.
+   */
+  private environment(name: string, value: Word | null, ctx: Ctx): void {
+    const fn = /^BASH_FUNC_(.+?)(%%|\(\))?$/.exec(name);
+    if (fn) {
+      this.unknown(`an exported function (${name}), which changes what a name runs`);
+      if (value?.dynamic) return;
+      if (value) this.inner([{ kind: 'text', text: `__exported_function ${value.text}` }], ctx);
+      return;
+    }
+    if (!commandVariable(name) || value === null) return;
+    if (value.dynamic) this.unknown(`${name} only known when it runs`);
+    else this.inner([{ kind: 'text', text: variableCommand(value.text) }], ctx);
   }
 
   private cd(name: string, args: Word[], ctx: Ctx): void {
@@ -758,12 +947,9 @@ class Walker {
     }
     if (name === 'source' || name === '.') {
       const file = args[0];
-      if (
-        !file ||
-        file.dynamic ||
-        /^\/dev\/(stdin|fd\/)|^\/proc\/.*\/fd\//.test(file.text) ||
-        file.text === '-'
-      )
+      const fd = file && !file.dynamic ? fdOf(file.text) : null;
+      if (fd === 0 && place.pipeIn?.text != null) nested(place.pipeIn.text);
+      else if (!file || file.dynamic || fd !== null)
         this.unknown(`${name} of a script that is not a plain file`);
       return;
     }
@@ -824,11 +1010,16 @@ class Walker {
         continue;
       }
       if (!shell && a.text.startsWith('-')) {
-        // python -c / node -e / perl -e: the program is an argument; judged as the interpreter itself.
-        if (/^-[a-zA-Z]*[cemE]$|^--eval$|^--command$/.test(a.text) && a.text !== '-m') return;
         if (/^-[a-zA-Z]*m$/.test(a.text)) return; // python -m module
+        // python -c / node -e / perl -e / php -r: the program is an argument.
+        const eq = /^--(eval|print|command)=(.*)$/s.exec(a.text);
+        if (eq) return this.code({ ...a, text: eq[2]! }, ctx);
+        if (/^-[a-zA-Z]*[ceEpr]$|^--?(eval|print|command|Command)$/.test(a.text))
+          return this.code(args[k + 1], ctx);
         continue;
       }
+      if (!shell && (name === 'deno' || name === 'bun') && a.text === 'eval')
+        return this.code(args[k + 1], ctx);
       break;
     }
     if (shell && inline) {
@@ -837,12 +1028,13 @@ class Walker {
       return;
     }
     const operand = args[k];
-    if (operand && operand.text !== '-') {
+    // /dev/stdin however spelled (/dev/fd/0, /proc/self/fd/0, //dev/./stdin) is stdin.
+    if (operand && operand.text !== '-' && (operand.dynamic || fdOf(operand.text) !== 0)) {
       if (operand.dynamic && /^[<>]\(/.test(operand.text))
         this.unknown(`${name} running a process substitution`);
       else if (operand.dynamic)
         this.unknown(`${name} running a script whose name is only known when it runs`);
-      else if (/^\/dev\/(stdin|fd\/)|^\/proc\/.*\/fd\//.test(operand.text))
+      else if (fdOf(operand.text) !== null)
         this.unknown(`${name} reading its script from ${operand.text}`);
       return; // a script file: judged as running that program
     }
@@ -851,11 +1043,33 @@ class Walker {
     if (place.pipeIn) sources.push(place.pipeIn.text);
     if (p.stdinFile) sources.push(null);
     if (sources.length === 0) return; // interactive, nothing fed
-    if (!shell || sources.some((s) => s === null)) {
+    if (sources.some((s) => s === null)) {
       this.unknown(`${name} fed its ${shell ? 'commands' : 'program'} through stdin`);
       return;
     }
-    for (const s of sources) nested(s!);
+    for (const s of sources) {
+      if (shell) nested(s!);
+      else this.code({ ...LITERAL, text: s! }, ctx);
+    }
+  }
+
+  /** Inline code of an interpreter: its strings, kills and references are judged (inline-code.ts). */
+  private code(w: Word | undefined, ctx: Ctx): void {
+    if (!w) return;
+    if (w.dynamic) return this.unknown('inline code only known when it runs');
+    const found = readCode(w.text, {
+      home: this.opts.home,
+      svcHome: this.opts.svcHome,
+      significant,
+    });
+    const c = this.out.code;
+    c.kills.push(...found.kills);
+    c.svcHome ||= found.svcHome;
+    for (const r of found.protectedRefs) if (!c.protectedRefs.includes(r)) c.protectedRefs.push(r);
+    this.inner(
+      found.commands.map((text) => ({ kind: 'text', text })),
+      ctx,
+    );
   }
 
   /** `find … -exec cmd args ;` runs cmd, with `{}` only known when it runs. */
@@ -872,7 +1086,7 @@ class Walker {
       else {
         const parsed = this.analyze(
           words,
-          { redirects: [], assigns: [], stdin: [], stdinFile: false },
+          { redirects: [], assigns: [], stdin: [], stdinFile: false, env: new Map() },
           { ...cloneCtx(ctx), depth: ctx.depth + 1 },
           { piped: false, background: false, pipeIn: null },
         );
@@ -880,6 +1094,22 @@ class Walker {
       }
     }
   }
+}
+
+/** The words bash's field splitting makes of one expanded word (bounded). */
+function splitFields(w: Word): Word[] {
+  if (!w.fields) return [w];
+  if (w.fields.length > LIMITS.fields) {
+    noteCap(`a word that splits into more than ${LIMITS.fields} words`);
+    return [{ ...w, dynamic: true, fields: undefined }];
+  }
+  return w.fields.map((text, k) => ({
+    text,
+    dynamic: false,
+    glob: w.glob && /[*?[]/.test(text),
+    assign: k === 0 && w.assign,
+    quoted: true,
+  }));
 }
 
 function isWordNode(n: Node): boolean {
@@ -903,20 +1133,113 @@ function fieldOf(parent: Node, child: Node): string | null {
   return null;
 }
 
-/** What a command prints when that is known from its words: echo/printf of literals, cat of a literal here-document. */
+/** The file descriptor a path names (/dev/stdin, /dev/fd/N, /proc/self/fd/N), however spelled; else null. */
+function fdOf(path: string): number | null {
+  const p = posix.normalize(path);
+  if (p === '/dev/stdin') return 0;
+  const m = /^\/(?:dev|proc\/(?:self|thread-self|\d+))\/fd\/(\d+)$/.exec(p);
+  return m ? Number(m[1]) : null;
+}
+
+/** The value of echo -e / printf %b escapes. */
+function echoEscapes(s: string): { text: string; stop: boolean } {
+  let stop = false;
+  const text = s.replace(
+    /\\(0[0-7]{0,3}|x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|c|.)/gs,
+    (_m, e: string) => {
+      if (stop) return '';
+      if (e === 'c') {
+        stop = true;
+        return '';
+      }
+      if (e[0] === '0') return String.fromCharCode(parseInt(e.slice(1) || '0', 8) & 0xff);
+      return ansiC(`\\${e}`);
+    },
+  );
+  return { text, stop };
+}
+
+/** What `printf FORMAT ARGS…` prints (bash's builtin, for the conversions a payload would use), or null. */
+function printfText(args: string[]): string | null {
+  if (args[0] === '--') args = args.slice(1);
+  const [format, ...rest] = args;
+  if (format === undefined || format.startsWith('-v')) return null;
+  const fmt = format.replace(/\\([0-7]{1,3})/g, (_m, o: string) =>
+    String.fromCharCode(parseInt(o, 8) & 0xff),
+  );
+  let out = '';
+  let k = 0;
+  for (let round = 0; round < 64; round++) {
+    let used = false;
+    let bad = false;
+    const once = fmt.replace(
+      /%([-+ #0]*\d*(?:\.\d+)?)([sbcdiuxXoq%])|\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|.)/gs,
+      (m, _flags, conv: string | undefined, esc: string | undefined) => {
+        if (esc !== undefined) return ansiC(`\\${esc}`);
+        if (conv === '%') return '%';
+        used = true;
+        const a = rest[k++] ?? '';
+        if (conv === 's' || conv === 'q') return a;
+        if (conv === 'b') return echoEscapes(a).text;
+        if (conv === 'c') return a.slice(0, 1);
+        const n = Number(a || 0);
+        if (!Number.isFinite(n)) bad = true;
+        return conv === 'x'
+          ? n.toString(16)
+          : conv === 'X'
+            ? n.toString(16).toUpperCase()
+            : conv === 'o'
+              ? n.toString(8)
+              : String(Math.trunc(n));
+      },
+    );
+    if (bad) return null;
+    out += once;
+    if (!used || k >= rest.length) break;
+  }
+  return out;
+}
+
+/**
+ * What a command prints when that is known: echo and printf of literals (their escapes read as
+ * bash reads them), cat of a literal here-document or of its known input, and the decoders a
+ * payload hides behind (`base64 -d`, `xxd -r -p`, `rev`) over a known input.
+ */
 function printed(p: Parsed): string | null {
   const { cmd, words } = p;
   if (cmd.start < 0 || cmd.wrappers.length > 0) return null;
   const args = words.slice(cmd.start + 1);
   if (args.some((w) => w.dynamic)) return null;
-  if (cmd.name === 'echo' || cmd.name === 'printf') {
-    const texts = args
-      .map((w) => w.text)
-      .filter((t, k) => !(cmd.name === 'echo' && k === 0 && /^-[neE]+$/.test(t)));
-    const text = texts.join(' ');
-    return cmd.name === 'printf' ? text.replace(/\\n/g, '\n') : text;
+  const texts = args.map((w) => w.text);
+  const input = p.stdin.length === 1 ? p.stdin[0]! : p.stdin.length === 0 ? p.input : null;
+  if (cmd.name === 'echo') {
+    let k = 0;
+    let escapes = false;
+    for (; k < texts.length && /^-[neE]+$/.test(texts[k]!); k++)
+      escapes = /e[^E]*$/.test(texts[k]!);
+    const text = texts.slice(k).join(' ');
+    return escapes ? echoEscapes(text).text : text;
   }
-  if (cmd.name === 'cat' && args.length === 0 && p.stdin.length === 1) return p.stdin[0] ?? null;
+  if (cmd.name === 'printf') return printfText(texts);
+  if (input === null || input === undefined) return null;
+  const flags = texts.filter((t) => t.startsWith('-')).join(' ');
+  const files = texts.filter((t) => !t.startsWith('-'));
+  if (cmd.name === 'cat' && files.length === 0) return input;
+  if (
+    cmd.name === 'base64' &&
+    /(^|\s)(-[a-zA-Z]*[dD]|--decode)\b/.test(flags) &&
+    files.length === 0
+  )
+    return Buffer.from(input.replace(/\s+/g, ''), 'base64').toString('latin1');
+  if (cmd.name === 'xxd' && /r/.test(flags) && /p/.test(flags) && files.length === 0) {
+    const hex = input.replace(/[^0-9a-fA-F]/g, '');
+    return Buffer.from(hex.length % 2 ? hex.slice(0, -1) : hex, 'hex').toString('latin1');
+  }
+  if (cmd.name === 'rev' && files.length === 0)
+    return input
+      .split('\n')
+      .map((l) => [...l].reverse().join(''))
+      .join('\n');
   return null;
 }
 

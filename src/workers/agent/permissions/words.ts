@@ -16,6 +16,8 @@ export interface Word {
   assign: boolean;
   /** Some part was quoted or escaped. */
   quoted: boolean;
+  /** The words bash's field splitting makes of it (an unquoted `$c` holding `rm -rf`), when more than one. */
+  fields?: string[];
 }
 
 export interface WordEnv {
@@ -27,22 +29,47 @@ export interface WordEnv {
   vars: ReadonlyMap<string, string | null>;
   /** A command or process substitution inside the word: its commands run too. */
   nested: (node: Node) => void;
+  /** A text bash runs as commands when it expands the word (`${x@P}`, `$((x))` with x=`a[$(…)]`). */
+  code: (text: string) => void;
+  unknown: (what: string) => void;
 }
 
 const SUBSTITUTIONS = new Set(['command_substitution', 'process_substitution']);
 
-/** Hands every substitution under `node` (not inside another one) to env.nested; iterative, so depth cannot overflow. */
-export function visitSubstitutions(node: Node, env: WordEnv): void {
-  const stack: Node[] = [node];
+/** Nodes whose variables bash evaluates as arithmetic (where `a[$(cmd)]` in a value runs cmd). */
+const ARITHMETIC = new Set(['arithmetic_expansion', 'subscript']);
+
+/**
+ * A variable evaluated as arithmetic: bash reads its value as an expression, recursively, and an
+ * array subscript in it (`a[$(cmd)]`) runs cmd. A value the line set that holds a substitution is
+ * handed to env.code.
+ */
+function arithmeticVariable(name: string, env: WordEnv): void {
+  let value = env.vars.get(name);
+  for (let hops = 0; hops < 8 && value && /^[A-Za-z_]\w*$/.test(value); hops++)
+    value = env.vars.get(value);
+  if (value && /\$\(|`|[<>]\(/.test(value)) env.code(`: ${value}`);
+}
+
+/**
+ * Hands every substitution under `node` (not inside another one) to env.nested; iterative, so
+ * depth cannot overflow. With `arithmetic` (or inside `$((…))` and subscripts) the variables it
+ * names are evaluated as bash would.
+ */
+export function visitSubstitutions(node: Node, env: WordEnv, arithmetic = false): void {
+  const stack: [Node, boolean][] = [[node, arithmetic || ARITHMETIC.has(node.type)]];
   while (stack.length > 0) {
-    const n = stack.pop()!;
+    const [n, arith] = stack.pop()!;
     if (SUBSTITUTIONS.has(n.type)) {
       env.nested(n);
       continue;
     }
+    if (arith && (n.type === 'variable_name' || n.type === 'word') && /^[A-Za-z_]\w*$/.test(n.text))
+      arithmeticVariable(n.text, env);
+    const inner = arith || ARITHMETIC.has(n.type);
     for (let i = n.childCount - 1; i >= 0; i--) {
       const c = n.child(i);
-      if (c) stack.push(c);
+      if (c) stack.push([c, inner]);
     }
   }
 }
@@ -104,6 +131,8 @@ interface Acc {
   quoted: boolean;
   /** The unquoted characters as written, for brace and tilde checks. */
   bare: string;
+  /** Where in `text` field splitting cuts (blank runs of unquoted expansions), as [start, end). */
+  breaks: [number, number][];
 }
 
 function unquoted(raw: string, acc: Acc): void {
@@ -176,16 +205,24 @@ function part(node: Node, env: WordEnv, acc: Acc, inString: boolean): void {
       const name = node.text.slice(1);
       const value = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? variable(name, env) : null;
       if (value === null) acc.dynamic = true;
+      else if (!inString) split(value, acc);
       acc.text += value ?? node.text;
       acc.bare += '_';
       return;
     }
     case 'expansion': {
-      const value = braced(node.text, env);
+      const prompt = /^\$\{([A-Za-z_]\w*)@P\}$/.exec(node.text);
+      if (prompt) {
+        // Prompt expansion runs the $(…) in the value.
+        const v = variable(prompt[1]!, env);
+        if (v === null) env.unknown('a prompt expansion (@P) of a value only known when it runs');
+        else if (/\$\(|`/.test(v)) env.code(`: ${v}`);
+      }
+      const value = prompt ? null : braced(node.text, env);
       if (value === null) {
         acc.dynamic = true;
         visitSubstitutions(node, env);
-      }
+      } else if (!inString) split(value, acc);
       acc.text += value ?? node.text;
       acc.bare += '_';
       return;
@@ -202,20 +239,54 @@ function part(node: Node, env: WordEnv, acc: Acc, inString: boolean): void {
   }
 }
 
+/** An unquoted expansion's value is split on blanks (default IFS) and globbed: record where. */
+function split(value: string, acc: Acc): void {
+  if (/[*?[]/.test(value)) acc.glob = true;
+  for (const m of value.matchAll(/[ \t\n]+/g))
+    acc.breaks.push([acc.text.length + m.index, acc.text.length + m.index + m[0].length]);
+}
+
+function fields(text: string, breaks: [number, number][]): string[] {
+  const out: string[] = [];
+  let from = 0;
+  for (const [a, b] of breaks) {
+    out.push(text.slice(from, a));
+    from = b;
+  }
+  out.push(text.slice(from));
+  return out.filter((f) => f.length > 0);
+}
+
 /** Expands one argument node (a word, string, concatenation, expansion, …). */
 export function expandWord(node: Node, env: WordEnv): Word {
-  const acc: Acc = { text: '', dynamic: false, glob: false, quoted: false, bare: '' };
+  const acc: Acc = { text: '', dynamic: false, glob: false, quoted: false, bare: '', breaks: [] };
   part(node, env, acc, false);
   const raw = node.text;
   const assign = /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(raw);
   // Brace expansion makes several words of one; which ones is the shell's business.
   if (/\{[^{}]*(,|\.\.)[^{}]*\}/.test(acc.bare)) acc.dynamic = true;
+  const parts = acc.breaks.length > 0 && !acc.dynamic ? fields(acc.text, acc.breaks) : null;
   if (!acc.dynamic && acc.bare.startsWith('~')) {
     const tilde = /^~([^/]*)/.exec(acc.text)![1]!;
-    if (tilde === '') acc.text = env.home + acc.text.slice(1);
-    else if (tilde === '+' && env.cwd !== null) acc.text = env.cwd + acc.text.slice(2);
-    else acc.dynamic = true;
+    const shift = (t: string) =>
+      tilde === ''
+        ? env.home + t.slice(1)
+        : tilde === '+' && env.cwd !== null
+          ? env.cwd + t.slice(2)
+          : t;
+    if (tilde === '' || (tilde === '+' && env.cwd !== null)) {
+      acc.text = shift(acc.text);
+      if (parts) parts[0] = shift(parts[0]!);
+    } else acc.dynamic = true;
   }
   if (acc.dynamic) acc.text = raw;
-  return { text: acc.text, dynamic: acc.dynamic, glob: acc.glob, assign, quoted: acc.quoted };
+  const word: Word = {
+    text: acc.text,
+    dynamic: acc.dynamic,
+    glob: acc.glob,
+    assign,
+    quoted: acc.quoted,
+  };
+  if (parts && !acc.dynamic && parts.length !== 1) word.fields = parts;
+  return word;
 }

@@ -5,7 +5,7 @@ import type { Word } from './words.js';
  * take a value, so the value is not mistaken for the command word (a flag wrongly thought to take
  * a value could hide the real command; one wrongly thought not to only over-reports).
  */
-interface WrapperSpec {
+export interface WrapperSpec {
   /** Short option letters that take a value (`-u bob` or `-ubob`). */
   short?: string;
   /** Long options that take a value as the next word when not written `--opt=value`. */
@@ -83,6 +83,56 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   unbuffer: {},
   caffeinate: { short: 'tw' },
   busybox: {},
+  // Tracers, namespaces and other runners in front of a command.
+  strace: {
+    short: 'eopsuEabISPXO',
+    long: ['--output', '--signal', '--trace', '--attach', '--user', '--env', '--string-limit'],
+  },
+  ltrace: { short: 'eopsuaADFlnwx', long: ['--output', '--library'] },
+  unshare: {
+    short: 'SGRwl',
+    long: ['--setuid', '--setgid', '--root', '--wd', '--map-user', '--map-group', '--propagation'],
+  },
+  nsenter: { short: 'tSGe', long: ['--target', '--setuid', '--setgid'] },
+  fakeroot: { short: 'lsib', long: ['--lib', '--faked', '--fd-base'] },
+  setarch: { positionals: 1 },
+  linux32: {},
+  linux64: {},
+  chrt: { positionals: 1 },
+  prlimit: { short: 'p', long: ['--pid', '--output'] },
+  numactl: {
+    short: 'iNmCpP',
+    long: ['--interleave', '--cpunodebind', '--membind', '--physcpubind', '--preferred'],
+  },
+  'systemd-run': {
+    short: 'upEMH',
+    long: [
+      '--unit',
+      '--property',
+      '--setenv',
+      '--uid',
+      '--gid',
+      '--nice',
+      '--working-directory',
+      '--description',
+      '--slice',
+      '--machine',
+      '--host',
+      '--service-type',
+      '--on-active',
+      '--on-boot',
+      '--on-startup',
+      '--on-unit-active',
+      '--on-unit-inactive',
+      '--on-calendar',
+      '--timer-property',
+      '--path-property',
+      '--socket-property',
+    ],
+  },
+  toybox: {},
+  bunx: { short: 'p', long: ['--package'] },
+  uvx: { long: ['--from', '--with', '--python', '--index', '--index-url'] },
   // Package runners: `npx tsc` runs tsc (from the project, or fetched first).
   npx: {
     short: 'p',
@@ -90,6 +140,57 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
     scriptShort: 'c',
     scriptLong: ['--call'],
   },
+};
+
+/**
+ * Package and environment managers whose subcommand runs a command: `npm exec -- x`, `uv run x`,
+ * `bundle exec x`. The manager and its subcommand are wrappers in front of the command.
+ */
+export const SUB_RUNNERS: Record<string, { subs: string[]; spec: WrapperSpec }> = {
+  npm: {
+    subs: ['exec', 'x'],
+    spec: {
+      short: 'pw',
+      long: ['--package', '--workspace'],
+      scriptShort: 'c',
+      scriptLong: ['--call'],
+    },
+  },
+  pnpm: { subs: ['exec', 'dlx'], spec: { short: 'Cc', long: ['--package', '--filter'] } },
+  yarn: { subs: ['exec', 'dlx'], spec: { short: 'p', long: ['--package'] } },
+  bun: { subs: ['x'], spec: { short: 'p', long: ['--package'] } },
+  uv: {
+    subs: ['run'],
+    spec: {
+      short: 'p',
+      long: [
+        '--with',
+        '--python',
+        '--package',
+        '--extra',
+        '--group',
+        '--env-file',
+        '--directory',
+        '--project',
+        '--index',
+        '--index-url',
+        '--from',
+        '--with-requirements',
+      ],
+    },
+  },
+  poetry: { subs: ['run'], spec: { short: 'PC', long: ['--directory', '--project'] } },
+  pipenv: { subs: ['run'], spec: {} },
+  pdm: { subs: ['run'], spec: { short: 'p', long: ['--project'] } },
+  hatch: { subs: ['run'], spec: { short: 'e', long: ['--env'] } },
+  conda: { subs: ['run'], spec: { short: 'np', long: ['--name', '--prefix', '--cwd'] } },
+  mamba: { subs: ['run'], spec: { short: 'np', long: ['--name', '--prefix', '--cwd'] } },
+  bundle: { subs: ['exec'], spec: { long: ['--gemfile'] } },
+  mise: { subs: ['exec', 'x'], spec: { short: 'C', long: ['--cd'] } },
+  asdf: { subs: ['exec'], spec: {} },
+  direnv: { subs: ['exec'], spec: { positionals: 1 } },
+  pipx: { subs: ['run'], spec: { long: ['--spec', '--python', '--index-url'] } },
+  dotnet: { subs: ['exec'], spec: {} },
 };
 
 /** Skips a wrapper's options; returns where its command word is and any command-line values. */
