@@ -40,6 +40,16 @@ export async function startTurn(
       );
     }
   }
+  const servers = deps.config().mcp.servers;
+  for (const [i, r] of (message.resources ?? []).entries()) {
+    const s = Object.hasOwn(servers, r.server) ? servers[r.server] : undefined;
+    if (!s?.enabled)
+      throw new ApiError(
+        'invalid_request',
+        `The resource ${r.uri} names the MCP server "${r.server}", which ${s ? 'is disabled' : 'is not configured'}; GET /api/mcp/servers lists them.`,
+        [{ path: `resources.${i}.server`, message: s ? 'disabled server' : 'unknown server' }],
+      );
+  }
   const early: HubEvent[] = [];
   const mine: HubEvent[] = [];
   let turnId: string | undefined;

@@ -16,12 +16,13 @@ import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import {
   PNG_BASE64,
+  README_TEXT,
   startMcpHttpServer,
   startMcpSseServer,
   type McpHttpFixture,
 } from '../fixtures/mcp-server.js';
 import { api as rawApi, type ApiResult } from '../helpers/api.js';
-import { waitFor } from '../helpers/server.js';
+import { runCli, waitFor } from '../helpers/server.js';
 import {
   connectWs,
   ofTurn,
@@ -384,10 +385,299 @@ test('results: images reach a vision model as images, isError is a failed result
     const links = await callTool(chat, 'mcp__remote__links', {});
     assert.is(
       links.output,
-      '[link: report file:///tmp/report.txt]\n[resource memo://one]\nmemo text',
+      '[resource link: readme (text/plain) fixture://readme on the MCP server "remote"; read it with mcp_read_resource {"server":"remote","uri":"fixture://readme"}]\n[resource memo://one]\nmemo text',
     );
   } finally {
     chat.ws.close();
+  }
+});
+
+test('resources, templates and prompts per server: listed, read, filled in; refusals say why', async () => {
+  for (const name of ['local', 'remote']) {
+    const label = name === 'local' ? 'stdio' : 'http';
+    const res = await api('GET', `/api/mcp/servers/${name}/resources`);
+    assert.is(res.status, 200, JSON.stringify(res.body));
+    assert.equal(
+      res.body.resources.map((r: any) => [r.uri, r.name, r.mime_type]),
+      [
+        ['fixture://readme', 'readme', 'text/plain'],
+        ['fixture://pixel.png', 'pixel', 'image/png'],
+      ],
+    );
+    assert.is(res.body.resources[0].title, 'Readme');
+    assert.equal(
+      res.body.templates.map((t: any) => [t.uri_template, t.name]),
+      [['fixture://notes/{id}', 'note']],
+    );
+    const read = await api(
+      'GET',
+      `/api/mcp/servers/${name}/resources/read?uri=${encodeURIComponent('fixture://readme')}`,
+    );
+    assert.is(read.status, 200, JSON.stringify(read.body));
+    assert.equal(read.body.contents, [
+      {
+        uri: 'fixture://readme',
+        mime_type: 'text/plain',
+        text: README_TEXT,
+        size: README_TEXT.length,
+        truncated: false,
+      },
+    ]);
+    const note = await api(
+      'GET',
+      `/api/mcp/servers/${name}/resources/read?uri=${encodeURIComponent('fixture://notes/42')}`,
+    );
+    assert.is(note.body.contents[0].text, `${label} note 42`, 'a URI filled from a template');
+    const prompts = await api('GET', `/api/mcp/servers/${name}/prompts`);
+    assert.is(prompts.status, 200, JSON.stringify(prompts.body));
+    assert.equal(prompts.body.prompts, [
+      {
+        name: 'review',
+        title: 'Review',
+        description: 'Asks for a review of a topic.',
+        arguments: [{ name: 'topic', description: null, required: true }],
+      },
+    ]);
+    const got = await api('POST', `/api/mcp/servers/${name}/prompts/review/get`, {
+      arguments: { topic: 'the plan' },
+    });
+    assert.is(got.status, 200, JSON.stringify(got.body));
+    assert.is(got.body.text, 'Please review the plan carefully.');
+    assert.equal(got.body.messages, [{ role: 'user', text: 'Please review the plan carefully.' }]);
+  }
+  const pixel = await api('GET', '/api/mcp/servers/local/resources/read?uri=fixture://pixel.png');
+  assert.equal(
+    [pixel.body.contents[0].mime_type, pixel.body.contents[0].blob],
+    ['image/png', PNG_BASE64],
+  );
+
+  const missing = await api('GET', '/api/mcp/servers/local/resources/read?uri=fixture://nope');
+  assert.is(missing.status, 404, JSON.stringify(missing.body));
+  assert.match(missing.body.error.message, /fixture:\/\/nope/);
+  const noUri = await api('GET', '/api/mcp/servers/local/resources/read');
+  assert.is(noUri.status, 400, JSON.stringify(noUri.body));
+  assert.match(noUri.body.error.message, /uri/);
+  const noArg = await api('POST', '/api/mcp/servers/local/prompts/review/get', {});
+  assert.is(noArg.status, 400, JSON.stringify(noArg.body));
+  assert.match(noArg.body.error.message, /topic/);
+  const noPrompt = await api('POST', '/api/mcp/servers/local/prompts/nope/get');
+  assert.is(noPrompt.status, 404, JSON.stringify(noPrompt.body));
+  const badArgs = await api('POST', '/api/mcp/servers/local/prompts/review/get', {
+    arguments: { topic: 7 },
+  });
+  assert.is(badArgs.status, 400);
+  const noServer = await api('GET', '/api/mcp/servers/nope/prompts');
+  assert.is(noServer.status, 404);
+  assert.match(noServer.body.error.message, /GET \/api\/mcp\/servers/);
+  const ghost = await api('GET', '/api/mcp/servers/constructor/resources');
+  assert.is(ghost.status, 404, 'a name of Object.prototype is no server');
+
+  const doc = (await api('GET', '/api/openapi.json')).body;
+  for (const path of [
+    '/api/mcp/servers/{name}/resources',
+    '/api/mcp/servers/{name}/resources/read',
+    '/api/mcp/servers/{name}/prompts',
+    '/api/mcp/servers/{name}/prompts/{prompt}/get',
+  ])
+    assert.ok(doc.paths[path], `${path} is in the OpenAPI document`);
+  assert.ok(
+    doc.paths['/api/mcp/servers/{name}/resources/read'].get.parameters.some(
+      (p: any) => p.name === 'uri' && p.in === 'query',
+    ),
+  );
+});
+
+/** Scripts the model: each tool call in a step of its own, then a text reply. */
+function enqueueSteps(...calls: Array<[string, Record<string, unknown>]>): string[] {
+  const ids = calls.map(() => `mcall${++nextCall}`);
+  rig.fake.enqueue(
+    ...calls.map(
+      ([name, args], i): FakeReply => ({
+        parts: [{ toolCall: { id: ids[i]!, name, arguments: [JSON.stringify(args)] } }],
+        stop: 'tool_use',
+      }),
+    ),
+    textReply('done'),
+  );
+  return ids;
+}
+
+test('a linked resource reaches the model: mcp_read_resource reads it, judged as the server’s (mcp__<server>__*), asking by default', async () => {
+  setRules('mcp__remote__*:\n  - allow: {}\n');
+  const chat = await newChat('interactive');
+  try {
+    const [linkId, readId] = enqueueSteps(
+      ['mcp__remote__links', {}],
+      ['mcp_read_resource', { server: 'remote', uri: 'fixture://readme' }],
+    );
+    const turnId = await startTurn(chat);
+    assert.is((await endOf(chat, turnId)).type, 'turn.completed');
+    assert.not.ok(
+      ofTurn(chat.ws.events, turnId).some((e) => e.type === 'approval.requested'),
+      'the rule for the server’s tools covers reading its resources',
+    );
+    assert.match(
+      toolMessageSent(linkId!)?.message.content,
+      /read it with mcp_read_resource \{"server":"remote","uri":"fixture:\/\/readme"\}/,
+    );
+    const sent = toolMessageSent(readId!)?.message.content;
+    assert.is(
+      sent,
+      `[resource fixture://readme (text/plain, ${README_TEXT.length} bytes) from the MCP server "remote"]\n${README_TEXT}`,
+      'the resource text reached the next request',
+    );
+
+    // A server no rule names: the read asks, naming what a rule would say; denied, nothing is read.
+    const [askId] = enqueueSteps([
+      'mcp_read_resource',
+      { server: 'local', uri: 'fixture://readme' },
+    ]);
+    const askTurn = await startTurn(chat);
+    const ask = await chat.ws.waitEvent(
+      (e) => e.type === 'approval.requested' && e.data.call_id === askId,
+      'the approval of the read',
+      30_000,
+    );
+    assert.is(ask.data.tool, 'mcp_read_resource');
+    assert.match(ask.data.reason, /mcp__local__resources\/read/);
+    await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, {
+      decision: 'deny',
+    });
+    assert.is((await endOf(chat, askTurn)).type, 'turn.completed');
+    assert.not.ok(String(toolMessageSent(askId!)?.message.content).includes(README_TEXT));
+    assert.equal(
+      auditLines()
+        .filter((l) => l.session_id === chat.id && l.tool === 'mcp_read_resource')
+        .map((l) => [l.decision, l.input.server]),
+      [
+        ['allow', 'remote'],
+        ['ask', 'local'],
+        ['denied_by_user', 'local'],
+      ],
+    );
+
+    // A server that is not one with resources is not a choice the tool takes.
+    const [badId] = enqueueSteps(['mcp_read_resource', { server: 'nope', uri: 'x://y' }]);
+    const badTurn = await startTurn(chat);
+    await endOf(chat, badTurn);
+    assert.match(toolMessageSent(badId!)?.message.content, /Invalid arguments.*server/);
+  } finally {
+    chat.ws.close();
+    setRules('mcp__*:\n  - allow: {}\n'); // as the tests after this one expect
+  }
+});
+
+test('resources attached to a message are read and reach the model with it; a bad one is refused', async () => {
+  const chat = await newChat('interactive');
+  try {
+    rig.fake.enqueue(textReply('read it'));
+    const before = rig.fake.requests.length;
+    const res = await api('POST', `/api/chat/${chat.id}/turn`, {
+      message: 'summarize the attached',
+      resources: [
+        { server: 'local', uri: 'fixture://readme' },
+        { server: 'remote', uri: 'fixture://pixel.png' },
+      ],
+    });
+    assert.is(res.status, 200, JSON.stringify(res.body));
+    assert.is(res.body.status, 'completed');
+    const sent = rig.fake.requests[before]?.body as any;
+    const body = JSON.stringify(sent);
+    const user = sent.messages.at(-1);
+    assert.is(user.role, 'user');
+    assert.match(user.content, /^summarize the attached\n\[resource fixture:\/\/readme/);
+    assert.ok(user.content.includes(README_TEXT), 'the text resource is inline');
+    assert.match(
+      user.content,
+      /\[resource fixture:\/\/pixel\.png \(image\/png, \d+ bytes\) from the MCP server "remote"\]: binary, not shown/,
+    );
+    assert.not.ok(body.includes(PNG_BASE64), 'a blob is described, not sent');
+    const stored = res.body.messages.find((m: any) => m.role === 'user');
+    assert.equal(
+      stored.content.resources.map((r: any) => [r.server, r.uri]),
+      [
+        ['local', 'fixture://readme'],
+        ['remote', 'fixture://pixel.png'],
+      ],
+    );
+
+    const unknown = await api('POST', `/api/chat/${chat.id}/turn`, {
+      message: 'x',
+      resources: [{ server: 'nope', uri: 'fixture://readme' }],
+    });
+    assert.is(unknown.status, 400, JSON.stringify(unknown.body));
+    assert.match(unknown.body.error.message, /"nope", which is not configured/);
+    const gone = await api('POST', `/api/chat/${chat.id}/turn`, {
+      message: 'x',
+      resources: [{ server: 'local', uri: 'fixture://gone' }],
+    });
+    assert.is(gone.body.status, 'failed', JSON.stringify(gone.body));
+    assert.match(
+      gone.body.error.message,
+      /fixture:\/\/gone could not be read from the MCP server "local"/,
+    );
+  } finally {
+    chat.ws.close();
+  }
+});
+
+test('a server that fails to start: the tail of its stderr (env values masked) shows in its status, its events and svc logs', async () => {
+  const add = await api('POST', '/api/mcp/servers', {
+    name: 'broken',
+    command: process.execPath,
+    args: [fixture, 'stdio'],
+    env: {
+      FIXTURE_TOKEN: STDIO_SECRET,
+      FIXTURE_STDERR_LINES: '60',
+      FIXTURE_STDERR: 'fatal: the token {token} was refused',
+      FIXTURE_EXIT_AT_START: '1',
+    },
+  });
+  assert.is(add.status, 201, JSON.stringify(add.body));
+  try {
+    const failed = await waitFor(
+      async () => {
+        const s = await serverOf('broken');
+        return s.status === 'error' && s.stderr_tail ? s : undefined;
+      },
+      30_000,
+      'the broken server to fail',
+    );
+    assert.match(
+      failed.error,
+      /exited with code 1: fatal: the token \[redacted\] was refused/,
+      failed.error,
+    );
+    const lines = failed.stderr_tail.split('\n');
+    assert.is(lines.length, 40, 'the last 40 lines');
+    assert.is(lines[0], 'stderr line 22');
+    assert.is(lines[39], 'fatal: the token [redacted] was refused');
+    const event = await mcpWs.waitEvent(
+      (e) => e.type === 'mcp.status' && e.data.name === 'broken' && e.data.stderr_tail,
+      'an mcp.status event with the tail',
+    );
+    assert.is(event.data.stderr_tail, failed.stderr_tail);
+    const listed = (await api('GET', '/api/mcp/servers')).body.servers.find(
+      (s: any) => s.name === 'broken',
+    );
+    assert.is(listed.stderr_tail, failed.stderr_tail);
+    const logs = await waitFor(
+      async () => {
+        const r = await runCli(['logs'], { SVC_HOME: rig.server.home }, 30_000);
+        return r.stdout.includes('[broken stderr] fatal') ? r.stdout : undefined;
+      },
+      30_000,
+      'the stderr lines in svc logs',
+    );
+    assert.match(logs, /mcp: \[broken stderr\] stderr line 60\n/);
+    assert.match(logs, /mcp: \[broken stderr\] fatal: the token \[redacted\] was refused/);
+    assert.is(
+      logs.split('\n').filter((l) => l.includes('[broken stderr] stderr line 60')).length,
+      1,
+      'a server failing the same way on each retry logs its stderr once',
+    );
+  } finally {
+    await api('DELETE', '/api/mcp/servers/broken');
   }
 });
 

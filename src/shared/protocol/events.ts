@@ -154,6 +154,8 @@ export const mcpStatusSummarySchema = z.object({
   transport: z.enum(['stdio', 'streamable_http', 'sse']).nullable(),
   needs_auth: z.boolean(),
   tool_count: z.number().int(),
+  /** The last lines a failed stdio server wrote to stderr (masked), or null. */
+  stderr_tail: z.string().nullable(),
 });
 
 export const pairingSchema = z.object({

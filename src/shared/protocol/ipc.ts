@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
 import { budgetsObjectSchema } from '../config/budgets.js';
-import { mcpEventDefs, mcpRequestDefs } from './mcp.js';
+import { mcpEventDefs, mcpRequestDefs, mcpResourceRef } from './mcp.js';
 import { cronEventDefs, cronRequestDefs } from './cron.js';
 import { channelsDeliverDefs } from './channels-deliver.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
@@ -121,10 +121,17 @@ export const modelPatchSchema = z
 
 const ack = z.object({});
 
-/** What a user sends in a turn: text and names of files uploaded with POST /api/upload. */
+/** The MCP resources a person attaches to a message, at most. */
+export const MAX_ATTACHED_RESOURCES = 10;
+
+/**
+ * What a user sends in a turn: text, names of files uploaded with POST /api/upload, and MCP
+ * resources ({server, uri}) whose contents are read and given to the model with the text.
+ */
 export const turnMessageSchema = z.object({
   text: z.string().max(200_000),
   attachments: z.array(z.string().min(1).max(255)).max(20).default([]),
+  resources: z.array(mcpResourceRef).max(MAX_ATTACHED_RESOURCES).optional(),
 });
 export type TurnMessage = z.infer<typeof turnMessageSchema>;
 export const approvalDecision = z.enum(['allow_once', 'allow_session', 'deny']);

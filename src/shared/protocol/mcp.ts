@@ -20,6 +20,11 @@ export const mcpStatusSchema = z.object({
   tools: z.array(mcpToolSchema),
   /** The server wants the user to sign in (OAuth); the connection waits for it. */
   needs_auth: z.boolean(),
+  /**
+   * The last lines the server process wrote to stderr before it failed (stdio only; its env
+   * values masked), or null: a server that fails to start says why here.
+   */
+  stderr_tail: z.string().nullable(),
 });
 export type McpStatus = z.infer<typeof mcpStatusSchema>;
 
@@ -29,6 +34,66 @@ export const mcpContentSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('image'), mime: z.string(), data: z.string() }),
 ]);
 export type McpContent = z.infer<typeof mcpContentSchema>;
+
+/** A resource a server offers (resources/list). */
+export const mcpResourceSchema = z.object({
+  uri: z.string(),
+  name: z.string(),
+  title: z.string().nullable(),
+  description: z.string().nullable(),
+  mime_type: z.string().nullable(),
+  size: z.number().nullable(),
+});
+export type McpResource = z.infer<typeof mcpResourceSchema>;
+
+/** A family of resources by URI template (resources/templates/list), e.g. `file:///{path}`. */
+export const mcpResourceTemplateSchema = z.object({
+  uri_template: z.string(),
+  name: z.string(),
+  title: z.string().nullable(),
+  description: z.string().nullable(),
+  mime_type: z.string().nullable(),
+});
+
+/** A prompt a server offers (prompts/list), with the arguments it takes. */
+export const mcpPromptSchema = z.object({
+  name: z.string(),
+  title: z.string().nullable(),
+  description: z.string().nullable(),
+  arguments: z.array(
+    z.object({ name: z.string(), description: z.string().nullable(), required: z.boolean() }),
+  ),
+});
+export type McpPrompt = z.infer<typeof mcpPromptSchema>;
+
+/**
+ * One part of a read resource (resources/read): text, or a binary blob in base64. A part larger
+ * than the worker passes on is cut (text) or left out (blob, `blob` null), and says so.
+ */
+export const mcpResourceContentSchema = z.object({
+  uri: z.string(),
+  mime_type: z.string().nullable(),
+  text: z.string().optional(),
+  blob: z.string().nullable().optional(),
+  /** Bytes of the whole part as the server sent it. */
+  size: z.number().int(),
+  truncated: z.boolean(),
+});
+export type McpResourceContent = z.infer<typeof mcpResourceContentSchema>;
+
+/** A prompt filled in (prompts/get): its messages as text (other parts described in words). */
+export const mcpPromptResultSchema = z.object({
+  description: z.string().nullable(),
+  messages: z.array(z.object({ role: z.enum(['user', 'assistant']), text: z.string() })),
+});
+export type McpPromptResult = z.infer<typeof mcpPromptResultSchema>;
+
+/** What a resource read names: the server and the URI (a linked one, or one filled from a template). */
+export const mcpResourceRef = z.object({
+  server: mcpNameSchema,
+  uri: z.string().min(1).max(8192),
+});
+export type McpResourceRef = z.infer<typeof mcpResourceRef>;
 
 const ack = z.object({});
 const rawServer = z.record(z.string(), z.unknown());
@@ -68,11 +133,45 @@ export const mcpRequestDefs = {
   /** gateway → mcp worker. */
   'mcp.status': { payload: z.object({}), result: z.object({ servers: z.array(mcpStatusSchema) }) },
   'mcp.reconnect': { payload: z.object({ name: mcpNameSchema }), result: mcpStatusSchema },
+  /** gateway → mcp worker: a server's resources and resource templates. */
+  'mcp.resources': {
+    payload: z.object({ name: mcpNameSchema }),
+    result: z.object({
+      resources: z.array(mcpResourceSchema),
+      templates: z.array(mcpResourceTemplateSchema),
+    }),
+  },
+  /** gateway → mcp worker: a server's prompts. */
+  'mcp.prompts': {
+    payload: z.object({ name: mcpNameSchema }),
+    result: z.object({ prompts: z.array(mcpPromptSchema) }),
+  },
+  /** gateway → mcp worker: one prompt filled in with its arguments. */
+  'mcp.prompt.get': {
+    payload: z.object({
+      name: mcpNameSchema,
+      prompt: z.string().min(1).max(256),
+      arguments: z.record(z.string().max(256), z.string().max(65_536)),
+    }),
+    result: mcpPromptResultSchema,
+  },
+  /** gateway or agent → mcp worker: reads one resource (the API, an attached resource, mcp_read_resource). */
+  'mcp.resource.read': {
+    payload: mcpResourceRef,
+    result: z.object({ contents: z.array(mcpResourceContentSchema) }),
+  },
   /** agent → mcp worker: the tools of every connected server (after each server's allow-list). */
   'mcp.tools': {
     payload: z.object({}),
     result: z.object({
-      servers: z.array(z.object({ name: z.string(), tools: z.array(mcpToolSchema) })),
+      servers: z.array(
+        z.object({
+          name: z.string(),
+          tools: z.array(mcpToolSchema),
+          /** The server offers resources (the agent may read what it links). */
+          resources: z.boolean().optional(),
+        }),
+      ),
     }),
   },
   'mcp.call': {

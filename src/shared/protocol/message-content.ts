@@ -13,9 +13,17 @@ export const attachmentSchema = z.object({
 });
 export type Attachment = z.infer<typeof attachmentSchema>;
 
+/** An MCP resource attached to a user message: what the model was given of it (text capped, binary described). */
+export const attachedResourceSchema = z.object({
+  server: z.string(),
+  uri: z.string(),
+  text: z.string(),
+});
+
 export const userContent = z.object({
   text: z.string(),
   attachments: z.array(attachmentSchema).optional(),
+  resources: z.array(attachedResourceSchema).optional(),
   /** Set on a continuation turn that works toward the session's goal. */
   continuation: z.boolean().optional(),
 });

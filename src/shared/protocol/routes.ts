@@ -103,6 +103,11 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   // The agent asks, through the supervisor, for the mcp worker's direct socket (and a one-time token).
   'mcp.direct': { to: 'mcp', from: ['agent'], ms: 3000 },
   'mcp.status': { to: 'mcp', from: gw, ms: 5000 },
+  // Leeway over a server's own timeout (timeout_seconds, 60 s by default) for the hops.
+  'mcp.resources': { to: 'mcp', from: gw, ms: 70_000 },
+  'mcp.prompts': { to: 'mcp', from: gw, ms: 70_000 },
+  'mcp.prompt.get': { to: 'mcp', from: gw, ms: 70_000 },
+  'mcp.resource.read': { to: 'mcp', from: ['gateway', 'agent'], ms: 70_000 },
   'mcp.reconnect': { to: 'mcp', from: gw, ms: 60_000 },
   'mcp.oauth.start': { to: 'mcp', from: gw, ms: 60_000 },
   'mcp.oauth.finish': { to: 'mcp', from: gw, ms: 60_000 },

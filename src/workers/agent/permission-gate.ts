@@ -93,9 +93,10 @@ export class RulesGate implements PermissionGate {
       sandboxed: status?.state === 'on' && subject.outside === undefined,
     };
     const rules = this.currentRules();
-    let decision = judge(tool.name, subject, ctx.workingDir, rules, env);
+    const judgedAs = subject.as ?? tool.name;
+    let decision = judge(judgedAs, subject, ctx.workingDir, rules, env);
     for (const more of subject.also ?? []) {
-      const d = judge(tool.name, more, ctx.workingDir, rules, env);
+      const d = judge(judgedAs, more, ctx.workingDir, rules, env);
       if (RANK[d.verdict] > RANK[decision.verdict]) decision = d;
     }
     // The notice of an unsandboxed session goes with an approval, whatever the tool.
@@ -122,7 +123,7 @@ export class RulesGate implements PermissionGate {
       });
     if (verdict === 'allow') {
       // Built-in tools run unaudited when allowed (they are many and known); MCP tools are outside code.
-      if (tool.name.startsWith('mcp__')) audit('allow', decision.reason);
+      if (judgedAs.startsWith('mcp__')) audit('allow', decision.reason);
       return { allowed: true };
     }
     if (verdict === 'deny') {

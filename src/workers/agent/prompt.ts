@@ -155,6 +155,8 @@ function toProviderMessage(m: StoredMessage, vision: boolean): Message | undefin
       // Files the model cannot see go in as a path its tools can read.
       else notes.push(`[Attached file: ${a.name} (${a.mime}, ${a.size} bytes) at ${a.path}]`);
     }
+    // Attached MCP resources: what was read of them when the message was sent.
+    for (const r of c.data.resources ?? []) notes.push(r.text);
     const text = [c.data.text, ...notes].filter(Boolean).join('\n');
     if (parts.length === 0) return { role: 'user', content: text };
     return { role: 'user', content: [...parts, { type: 'text', text }] };

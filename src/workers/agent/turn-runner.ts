@@ -38,6 +38,9 @@ import { startRun } from '../../shared/workflows/start.js';
 import type { Session } from '../../shared/store/sessions.js';
 import { usableSkills } from '../../shared/skills/catalog.js';
 import { mcpTools } from './tools/remote/mcp.js';
+import { attachedText } from './tools/remote/mcp-resources.js';
+import { untilAborted } from './tools/remote/mcp-result.js';
+import type { McpResourceRef } from '../../shared/protocol/mcp.js';
 import { browserTools } from './tools/remote/browser.js';
 import { McpChannel } from './tools/remote/mcp-channel.js';
 import { titleChat } from './titling.js';
@@ -262,6 +265,25 @@ export class TurnRunner {
     );
   }
 
+  /** The MCP resources a person attached, read now: a failed read fails the turn before it stores anything. */
+  private async readAttached(refs: McpResourceRef[], signal: AbortSignal) {
+    const out = [];
+    for (const ref of refs) {
+      try {
+        const endpoint = await this.mcp.endpoint();
+        const r = await untilAborted(endpoint.request('mcp.resource.read', ref), signal);
+        out.push({ ...ref, text: attachedText(ref, r.contents) });
+      } catch (err) {
+        if (signal.aborted) throw err;
+        throw new TurnFailure(
+          'invalid_request',
+          `The attached resource ${ref.uri} could not be read from the MCP server "${ref.server}": ${(err as Error).message}`,
+        );
+      }
+    }
+    return out;
+  }
+
   /** What records and limits a turn's model calls: its session, origin, cron task and channel. */
   private meterFor(req: TurnRequest): Meter {
     const session = getSession(this.db, req.session_id);
@@ -306,11 +328,13 @@ export class TurnRunner {
         );
       return { name, mime: u.mime, size: u.size, path: u.path };
     });
+    const resources = await this.readAttached(req.message.resources ?? [], signal);
     const userMessage = appendMessage(this.db, session.id, {
       role: 'user',
       content: {
         text: req.message.text,
         ...(attachments.length ? { attachments } : {}),
+        ...(resources.length ? { resources } : {}),
         ...(req.origin === 'goal' ? { continuation: true } : {}),
       },
     });

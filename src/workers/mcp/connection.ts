@@ -11,8 +11,11 @@ import type { McpServer } from '../../shared/config/mcp.js';
 import { log, scrub } from '../../shared/log.js';
 import type { McpContent, McpStatus, McpTool } from '../../shared/protocol/mcp.js';
 import { version } from '../../shared/version.js';
+import { IpcCallError } from '../../shared/protocol/endpoint.js';
+import { callError } from './catalog.js';
 import { NeedsSignIn, OAuthStore, SvcOAuthProvider } from './oauth.js';
 import { mapToolResult } from './results.js';
+import { stderrTail } from './stderr-tail.js';
 import { GroupStdioTransport } from './stdio-transport.js';
 
 const CONNECT_TIMEOUT_MS = 30_000;
@@ -36,6 +39,10 @@ export class Connection {
   private connectedAt: string | null = null;
   private kind: McpStatus['transport'] = null;
   private tools: McpTool[] = [];
+  /** The end of a failed server's stderr, kept until it connects again. */
+  private stderr: string | null = null;
+  /** The tail last written to the log, so a server failing the same way on each retry logs it once. */
+  private loggedStderr: string | null = null;
   private client: Client | undefined;
   private stdio: GroupStdioTransport | undefined;
   private attempt = 0;
@@ -78,7 +85,38 @@ export class Connection {
       transport: this.kind,
       tools: this.tools,
       needs_auth: this.needsAuth,
+      stderr_tail: this.stderr,
     };
+  }
+
+  /** The server offers resources (the agent may read the ones its results link). */
+  offersResources(): boolean {
+    return this.state === 'connected' && !!this.client?.getServerCapabilities()?.resources;
+  }
+
+  /**
+   * Runs `fn` with the connected client and the server's timeout; a refusal or failure becomes an
+   * error the API can answer (`what` names the request in it).
+   */
+  async use<T>(what: string, fn: (client: Client, opts: { timeout: number }) => Promise<T>) {
+    const client = this.client;
+    if (!client || this.state !== 'connected')
+      throw new IpcCallError(
+        'conflict',
+        `The MCP server "${this.name}" is not connected${this.error ? `: ${this.error}` : ''}; GET /api/mcp/servers/${this.name} shows its status.`,
+      );
+    try {
+      return await fn(client, { timeout: this.server.timeout_seconds * 1000 });
+    } catch (err) {
+      if (isAuthError(err)) {
+        this.waitForSignIn();
+        throw new IpcCallError(
+          'conflict',
+          `The MCP server "${this.name}" asks you to sign in again (OAuth): use Sign in on the MCP page.`,
+        );
+      }
+      throw callError(err, what, this.name);
+    }
   }
 
   get pgid(): number | undefined {
@@ -123,7 +161,7 @@ export class Connection {
         timeout,
         resetTimeoutOnProgress: false,
       });
-      return mapToolResult(raw);
+      return mapToolResult(raw, this.name);
     } catch (err) {
       if (signal.aborted) return fail('The call was cancelled.');
       if (isAuthError(err)) {
@@ -159,6 +197,7 @@ export class Connection {
       this.client = opened.client;
       this.kind = opened.kind;
       opened.client.onclose = () => {
+        if (gen === this.generation && !this.closed) this.keepStderr();
         if (gen === this.generation && !this.closed)
           this.lost(
             this.stdio?.exit
@@ -170,6 +209,8 @@ export class Connection {
       if (gen !== this.generation) return;
       this.state = 'connected';
       this.error = null;
+      this.stderr = null;
+      this.loggedStderr = null;
       this.connectedAt = new Date().toISOString();
       this.attempt = 0;
       log.info('MCP server connected', {
@@ -182,6 +223,7 @@ export class Connection {
       if (gen !== this.generation || this.closed) return;
       if (isAuthError(err)) return this.waitForSignIn();
       const exit = this.stdio?.exit;
+      this.keepStderr();
       await this.disconnect(false);
       this.lost(
         `${scrub((err as Error).message)}${exit ? ` (the server process ${exit}${this.stderrNote()})` : ''}`,
@@ -189,9 +231,21 @@ export class Connection {
     }
   }
 
+  /** The last line the server wrote to stderr, for the one-line error. */
   private stderrNote(): string {
-    const tail = this.stdio?.stderrTail.split('\n').filter(Boolean).pop();
-    return tail ? `: ${scrub(tail).slice(0, 300)}` : '';
+    const last = this.stderr?.split('\n').pop();
+    return last ? `: ${last.slice(0, 300)}` : '';
+  }
+
+  /** Keeps the end of what a failing server wrote to stderr (masked); the log gets it once. */
+  private keepStderr(): void {
+    const kept = this.stdio?.stderrKept;
+    if (!kept) return;
+    this.stderr = stderrTail(kept.text, this.server.env ?? {}, kept.cut);
+    if (this.stderr === null || this.stderr === this.loggedStderr) return;
+    this.loggedStderr = this.stderr;
+    log.warn(`MCP server "${this.name}" wrote to stderr before it failed:`, { server: this.name });
+    for (const line of this.stderr.split('\n')) log.warn(`[${this.name} stderr] ${line}`);
   }
 
   /** Needs the user: no retry until they sign in (which reconnects) or press reconnect. */

@@ -5,6 +5,7 @@ import { log } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
 import { ipcPublish } from '../../shared/ws-publish.js';
 import { IpcCallError, type Endpoint } from '../../shared/protocol/endpoint.js';
+import { getPrompt, listPrompts, listResources, readResource } from './catalog.js';
 import { DirectChannels } from './direct.js';
 import { Manager } from './manager.js';
 
@@ -29,6 +30,7 @@ const manager = new Manager(
         transport: s.transport,
         needs_auth: s.needs_auth,
         tool_count: s.tools.length,
+        stderr_tail: s.stderr_tail,
       }),
     groups: (pgids) => endpoint.emit('child.groups', { pgids }),
   },
@@ -48,19 +50,43 @@ endpoint.onEvent((event) => {
   if (event.type === 'config.changed') apply(event.payload.config);
 });
 endpoint.handle('mcp.status', () => ({ servers: manager.statuses() }));
-endpoint.handle('mcp.reconnect', async ({ name }) => {
+const connection = (name: string) => {
   const conn = manager.get(name);
   if (!conn) throw new IpcCallError('not_found', `There is no MCP server "${name}".`);
-  return conn.reconnect();
-});
+  return conn;
+};
+endpoint.handle('mcp.reconnect', ({ name }) => connection(name).reconnect());
+endpoint.handle('mcp.resources', ({ name }) =>
+  connection(name).use('the resource list', listResources),
+);
+endpoint.handle('mcp.prompts', async ({ name }) => ({
+  prompts: await connection(name).use('the prompt list', listPrompts),
+}));
+endpoint.handle('mcp.prompt.get', ({ name, prompt, arguments: args }) =>
+  connection(name).use(`the prompt "${prompt}"`, (c, o) => getPrompt(c, prompt, args, o)),
+);
 
 /** What an agent asks of this worker: through the supervisor, or on a direct channel. */
 function serveAgent(ep: Endpoint): void {
   ep.handle('mcp.tools', () => ({
     servers: manager
       .statuses()
-      .flatMap((s) => (s.status === 'connected' ? [{ name: s.name, tools: s.tools }] : [])),
+      .flatMap((s) =>
+        s.status === 'connected'
+          ? [{ name: s.name, tools: s.tools, resources: manager.get(s.name)?.offersResources() }]
+          : [],
+      ),
   }));
+  ep.handle('mcp.resource.read', async ({ server, uri }) => {
+    calls++;
+    try {
+      return {
+        contents: await connection(server).use(`reading ${uri}`, (c, o) => readResource(c, uri, o)),
+      };
+    } finally {
+      calls--;
+    }
+  });
   ep.handle('mcp.call', async ({ call_id, server, tool, arguments: args }) => {
     calls++;
     try {

@@ -45,6 +45,7 @@ export class Manager {
           transport: null,
           tools: [],
           needs_auth: false,
+          stderr_tail: null,
         });
     }
     for (const [name, server] of Object.entries(servers)) {

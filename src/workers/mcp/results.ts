@@ -6,9 +6,13 @@ const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp
 /**
  * A tool result as the agent takes it: text stays text, images stay images (the agent decides
  * whether its model can see them), and everything else (audio, embedded resources, links,
- * structured content) becomes text that says what it is.
+ * structured content) becomes text that says what it is. A linked resource names its server and
+ * the call that reads it (mcp_read_resource), so the model can open it.
  */
-export function mapToolResult(raw: unknown): { content: McpContent[]; is_error: boolean } {
+export function mapToolResult(
+  raw: unknown,
+  server: string,
+): { content: McpContent[]; is_error: boolean } {
   const parsed = CallToolResultSchema.safeParse(raw);
   if (!parsed.success)
     return {
@@ -54,16 +58,23 @@ export function mapToolResult(raw: unknown): { content: McpContent[]; is_error: 
         break;
       }
       case 'resource_link':
-        content.push({
-          type: 'text',
-          text: `[link: ${c.name}${c.description ? ` (${c.description})` : ''} ${c.uri}]`,
-        });
+        content.push({ type: 'text', text: linkText(server, c) });
         break;
     }
   }
   if (content.length === 0 && r.structuredContent !== undefined)
     content.push({ type: 'text', text: JSON.stringify(r.structuredContent) });
   return { content, is_error: r.isError === true };
+}
+
+/** A resource link as the model reads it: what it is, where, and the exact call that opens it. */
+export function linkText(
+  server: string,
+  link: { name: string; uri: string; description?: string; mimeType?: string },
+): string {
+  const about = [link.description, link.mimeType].filter(Boolean).join(', ');
+  const call = JSON.stringify({ server, uri: link.uri });
+  return `[resource link: ${link.name}${about ? ` (${about})` : ''} ${link.uri} on the MCP server "${server}"; read it with mcp_read_resource ${call}]`;
 }
 
 function approxBytes(base64: string): number {

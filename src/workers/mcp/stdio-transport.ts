@@ -4,7 +4,8 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
-const STDERR_TAIL = 2048;
+/** What of the server's stderr is kept (its last lines are shown when it fails). */
+const STDERR_KEPT = 16_384;
 const CLOSE_GRACE_MS = 2000;
 
 export interface StdioParams {
@@ -28,6 +29,8 @@ export class GroupStdioTransport implements Transport {
   private group: number | undefined;
   private readonly buffer = new ReadBuffer();
   private stderr = '';
+  /** The kept stderr lost its start. */
+  private stderrCut = false;
   /** How the process ended, in words, once it has. */
   exit: string | null = null;
 
@@ -38,9 +41,9 @@ export class GroupStdioTransport implements Transport {
     return this.group;
   }
 
-  /** The last lines the server wrote to stderr (its own words on why it failed). */
-  get stderrTail(): string {
-    return this.stderr.trim();
+  /** The last of what the server wrote to stderr (its own words on why it failed), unmasked. */
+  get stderrKept(): { text: string; cut: boolean } {
+    return { text: this.stderr, cut: this.stderrCut };
   }
 
   start(): Promise<void> {
@@ -82,7 +85,9 @@ export class GroupStdioTransport implements Transport {
         }
       });
       proc.stderr?.on('data', (chunk: Buffer) => {
-        this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
+        const all = this.stderr + chunk.toString('utf8');
+        if (all.length > STDERR_KEPT) this.stderrCut = true;
+        this.stderr = all.slice(-STDERR_KEPT);
       });
     });
   }

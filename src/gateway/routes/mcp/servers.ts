@@ -12,6 +12,7 @@ import type { McpStatus } from '../../../shared/protocol/mcp.js';
 import { getTrashItem, trashView } from '../../../shared/store/trash.js';
 import type { Deps } from '../../deps.js';
 import { route, type Route } from '../../route.js';
+import { mcpCatalogRoutes } from './catalog.js';
 
 const nameQuery = z.strictObject({ name: mcpNameSchema });
 const createBody = z
@@ -59,6 +60,8 @@ export function mcpRoutes(deps: Deps): Route[] {
       : [],
     /** Waits for the user to sign in (OAuth): POST /api/mcp/servers/{name}/oauth/start. */
     needs_auth: s.enabled ? (status?.needs_auth ?? false) : false,
+    /** What a failed stdio server last wrote to stderr (its env values masked), or null. */
+    stderr_tail: s.enabled ? (status?.stderr_tail ?? null) : null,
   });
   const one = async (name: string) => view(name, serverOr404(name), (await live()).get(name));
   const list = async () => {
@@ -106,6 +109,7 @@ export function mcpRoutes(deps: Deps): Route[] {
   };
 
   return [
+    ...mcpCatalogRoutes(deps, serverOr404),
     route({
       method: 'GET',
       path: '/api/mcp/servers',

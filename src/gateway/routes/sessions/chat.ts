@@ -2,9 +2,11 @@ import { z } from 'zod';
 import { turnUsage } from '../../../shared/store/usage.js';
 import {
   approvalDecision,
+  MAX_ATTACHED_RESOURCES,
   type ApprovalDecision,
   type TurnMessage,
 } from '../../../shared/protocol/ipc.js';
+import { mcpResourceRef } from '../../../shared/protocol/mcp.js';
 import { ApiError } from '../../../shared/errors.js';
 import { listMessages, type Message } from '../../../shared/store/messages.js';
 import { getTurnRow, nextTurnFirstSeq, type TurnRow } from '../../../shared/store/turns.js';
@@ -19,6 +21,11 @@ import { checkSettings, settingsShape } from './sessions.js';
 const turnFields = {
   message: z.string().min(1, 'the message must not be empty').max(200_000),
   attachments: z.array(z.string().min(1).max(255)).max(20, 'at most 20 attachments').default([]),
+  /** MCP resources to read and give the model with the message (GET /api/mcp/servers/{name}/resources). */
+  resources: z
+    .array(z.strictObject(mcpResourceRef.shape))
+    .max(MAX_ATTACHED_RESOURCES, `at most ${MAX_ATTACHED_RESOURCES} resources`)
+    .optional(),
 };
 const turnBody = z.strictObject(turnFields);
 const chatBody = z
@@ -26,6 +33,7 @@ const chatBody = z
     ...settingsShape,
     message: turnFields.message,
     attachments: turnFields.attachments,
+    resources: turnFields.resources,
   })
   .partial();
 const waitQuery = z.object({
@@ -86,7 +94,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       body: chatBody,
       query: waitQuery,
       handler: async ({ body, query, req, responder }) => {
-        const { message, attachments, ...settings } = body;
+        const { message, attachments, resources, ...settings } = body;
         const session = createSession(deps.db, checkSettings(deps, settings));
         deps.publish('sessions', 'session.created', session);
         if (message === undefined)
@@ -95,7 +103,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
           req,
           responder,
           session.id,
-          { text: message, attachments: attachments ?? [] },
+          { text: message, attachments: attachments ?? [], ...(resources ? { resources } : {}) },
           query.wait === 'true',
           true,
         );
@@ -114,7 +122,11 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
           req,
           responder,
           params.id ?? '',
-          { text: body.message, attachments: body.attachments },
+          {
+            text: body.message,
+            attachments: body.attachments,
+            ...(body.resources ? { resources: body.resources } : {}),
+          },
           query.wait === 'true',
         );
       },

@@ -37,6 +37,8 @@ export interface ToolSubject {
   url?: string;
   /** The call asks to run outside the OS sandbox, for this reason. */
   outside?: string;
+  /** The tool name the permission rules judge this call by, when not its own (mcp_read_resource: the server's). */
+  as?: string;
   /** More places the same call reaches (each page a replayed recording opens): each is judged too, and the strictest answer stands. */
   also?: Array<Pick<ToolSubject, 'path' | 'url'>>;
 }

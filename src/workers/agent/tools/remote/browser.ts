@@ -12,7 +12,7 @@ import { stringify } from 'yaml';
 import type { Config } from '../../../../shared/config/schema.js';
 import type { Endpoint } from '../../../../shared/protocol/endpoint.js';
 import type { BrowserActResult } from '../../../../shared/protocol/browser.js';
-import { saveImage, untilAborted } from './mcp.js';
+import { saveImage, untilAborted } from './mcp-result.js';
 import {
   defineTool,
   type Tool,
