@@ -159,15 +159,33 @@ test("svc's processes are invisible and cannot be killed: the test process itsel
   assert.ok(count > 0 && count < 10, r.output);
 });
 
-test('network off: a connection to a loopback server fails and the server sees nothing; with network on it works', async () => {
+test('network off: a connection to a loopback server fails and the server sees nothing; with network on the proxy refuses loopback until local_hosts names it', async () => {
   const srv = await counter('hello');
   const off = await run(`curl -sS -m 5 http://127.0.0.1:${srv.port}/off`, ctx({ network: 'off' }));
   assert.match(off.output, /Failed to connect|Couldn't connect/);
   assert.match(off.output, /\[exit code 7\]/);
+  const on = await run(
+    `curl -sS -f -m 5 http://127.0.0.1:${srv.port}/on; curl -sS -m 5 --noproxy '*' http://127.0.0.1:${srv.port}/direct; echo " direct=$?"`,
+    ctx({ network: 'on' }),
+  );
+  assert.match(on.output, /The requested URL returned error: 403/);
+  assert.match(
+    on.output,
+    `[svc sandbox proxy refused: 127.0.0.1:${srv.port} is not a public address (loopback)`,
+  );
+  assert.match(on.output, / direct=7\n/);
   assert.equal(srv.hits, []);
-  const on = await run(`curl -sS -m 5 http://127.0.0.1:${srv.port}/on`, ctx({ network: 'on' }));
-  assert.is(on.output, 'hello\n[exit code 0]');
-  assert.equal(srv.hits, ['/on']);
+  writeFileSync(paths.permissions, `sandbox:\n  local_hosts: ["127.0.0.1:${srv.port}"]\n`);
+  try {
+    const ruled = await run(
+      `curl -sS -m 5 http://127.0.0.1:${srv.port}/ruled`,
+      ctx({ network: 'on' }),
+    );
+    assert.is(ruled.output, 'hello\n[exit code 0]');
+    assert.equal(srv.hits, ['/ruled']);
+  } finally {
+    rmSync(paths.permissions, { force: true });
+  }
 });
 
 test('a host list reaches the allowed loopback host through the proxy, and neither another one nor anything directly', async () => {

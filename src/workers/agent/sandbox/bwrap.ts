@@ -18,10 +18,13 @@ export interface FsPlan {
   hide: string[];
 }
 
-export type NetPlan = { mode: 'on' } | { mode: 'off' } | { mode: 'proxy'; socket: string };
-
-/** Where the proxy's socket appears inside the sandbox. */
-export const INNER_PROXY_SOCKET = '/tmp/.svc-proxy.sock';
+/** What every Linux sandbox gets besides its files: its own network, a seccomp program. */
+export interface Walls {
+  /** The descriptor bubblewrap reads the seccomp program from. */
+  seccompFd: number;
+  /** Unix sockets outside that stay reachable (permissions.yml sandbox.sockets). */
+  sockets: string[];
+}
 
 /** Secret folders hidden in every sandbox (svc's own home is added by the caller). */
 export const SECRET_DIRS = [
@@ -97,7 +100,7 @@ export function hiddenHolder(p: string, hide: readonly string[]): string | undef
   return undefined;
 }
 
-export function bwrapArgs(fs: FsPlan, net: NetPlan, isRoot: boolean): string[] {
+export function bwrapArgs(fs: FsPlan, walls: Walls, isRoot: boolean): string[] {
   const args = [
     '--ro-bind',
     '/',
@@ -108,11 +111,15 @@ export function bwrapArgs(fs: FsPlan, net: NetPlan, isRoot: boolean): string[] {
     '/proc',
     '--unshare-pid',
     '--unshare-ipc',
+    // Always its own network namespace: loopback inside is the sandbox's own, so neither svc's
+    // API nor any local service is reachable except through the egress proxy.
+    '--unshare-net',
     '--die-with-parent',
+    '--seccomp',
+    String(walls.seccompFd),
   ];
   // As root, bwrap keeps capabilities; without them uid 0 cannot remount, unmount or read past modes.
   if (isRoot) args.push('--cap-drop', 'ALL');
-  if (net.mode !== 'on') args.push('--unshare-net');
   args.push('--bind', fs.tmp, '/tmp');
   const seen = new Set<string>();
   for (const w of [...fs.write, fs.cwd]) {
@@ -121,6 +128,7 @@ export function bwrapArgs(fs: FsPlan, net: NetPlan, isRoot: boolean): string[] {
     seen.add(r);
     args.push('--bind', r, r);
   }
+  const hidden: string[] = [];
   for (const h of fs.hide) {
     const r = real(h);
     if (r === undefined || r === '/') continue;
@@ -130,10 +138,18 @@ export function bwrapArgs(fs: FsPlan, net: NetPlan, isRoot: boolean): string[] {
     } catch {
       continue;
     }
-    if (dir) args.push('--tmpfs', r, '--remount-ro', r);
-    else args.push('--ro-bind', '/dev/null', r);
+    if (dir) {
+      args.push('--tmpfs', r);
+      hidden.push(r);
+    } else args.push('--ro-bind', '/dev/null', r);
   }
-  if (net.mode === 'proxy') args.push('--ro-bind', net.socket, INNER_PROXY_SOCKET);
+  // Listed sockets show through a hidden folder (an agent socket in the runtime folder), so
+  // they are bound before the hidden folders turn read-only.
+  for (const sock of walls.sockets) {
+    const r = real(sock);
+    if (r !== undefined) args.push('--bind', r, r);
+  }
+  for (const r of hidden) args.push('--remount-ro', r);
   args.push('--setenv', 'TMPDIR', '/tmp', '--chdir', real(fs.cwd) ?? fs.cwd, '--');
   return args;
 }

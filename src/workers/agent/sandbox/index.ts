@@ -1,29 +1,18 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { codePath, startedByPath } from '../../../shared/code-root.js';
+import type { ChildProcess } from 'node:child_process';
 import type { TurnOrigin } from '../../../shared/protocol/ipc.js';
 import type { NetworkSetting } from '../../../shared/sandbox/network.js';
-import {
-  bwrapPath,
-  SANDBOX_EXEC,
-  sandboxStatus,
-  type SandboxStatus,
-} from '../../../shared/sandbox/status.js';
+import { SANDBOX_EXEC, sandboxStatus, type SandboxStatus } from '../../../shared/sandbox/status.js';
 import { getSession } from '../../../shared/store/sessions.js';
 import type { ToolContext } from '../tools/registry.js';
-import {
-  bwrapArgs,
-  cacheDirs,
-  hiddenHolder,
-  HOST_SOCKETS,
-  INNER_PROXY_SOCKET,
-  SECRET_DIRS,
-  type FsPlan,
-} from './bwrap.js';
+import { cacheDirs, hiddenHolder, HOST_SOCKETS, SECRET_DIRS, type FsPlan } from './bwrap.js';
+import { runtimeDirs, sandboxEnv } from './env.js';
+import { linuxLaunch } from './linux.js';
 import { loadSandboxRules } from './policy.js';
-import { startProxy, type NetworkProxy } from './proxy.js';
+import { createProxy, type EgressProxy } from './proxy.js';
+import { proxyEnv } from './proxy-env.js';
 import { seatbeltArgs } from './seatbelt.js';
 
 export { sandboxStatus, type SandboxStatus } from '../../../shared/sandbox/status.js';
@@ -38,11 +27,17 @@ export interface SandboxOptions {
 export const UNATTENDED: ReadonlySet<TurnOrigin> = new Set(['cron', 'channel']);
 
 export type Launch =
-  /** Run as `prefix… shell -c command` with `env`; `close` when it has ended. */
+  /**
+   * Run as `prefix… shell -c command` with `env`, descriptors 3… as `stdio` says, `attach` once
+   * started; `close` when it has ended. `refusals`: what the egress proxy refused meanwhile.
+   */
   | {
       kind: 'sandboxed';
       prefix: string[];
       env: Record<string, string>;
+      stdio?: Array<'ipc' | 'pipe'>;
+      attach?: (child: ChildProcess) => void;
+      refusals: () => string[];
       close: () => void;
       network: NetworkSetting;
     }
@@ -50,9 +45,7 @@ export type Launch =
   | { kind: 'plain'; outside: boolean; status: SandboxStatus }
   | { kind: 'refused'; reason: string };
 
-const bridgeScript = codePath(startedByPath.sandboxBridge);
-
-/** This user's sandbox folders: private temps per session and proxy sockets (0700). */
+/** This user's sandbox folders: a private temp per session (0700). */
 function sandboxRoot(): string {
   const root = join(tmpdir(), `svc-sandbox-${process.getuid?.() ?? 'user'}`);
   mkdirSync(root, { recursive: true, mode: 0o700 });
@@ -116,7 +109,13 @@ export async function prepareLaunch(
       kind: 'refused',
       reason: `Not run: the sandbox section of permissions.yml has a problem, so no command runs until it is fixed: ${problem}`,
     };
-  const hide = [svcHome, ...SECRET_DIRS.map((d) => join(home, d)), ...HOST_SOCKETS, ...rules.hide];
+  const hide = [
+    svcHome,
+    ...SECRET_DIRS.map((d) => join(home, d)),
+    ...HOST_SOCKETS,
+    ...runtimeDirs(),
+    ...rules.hide,
+  ];
   const holder = hiddenHolder(cwd, hide);
   if (holder)
     return {
@@ -130,50 +129,38 @@ export async function prepareLaunch(
     hide,
   };
   const network = sessionNetwork(ctx, rules.network);
-  let proxy: NetworkProxy | undefined;
-  const close = () => proxy?.close();
+  const inner = sandboxEnv(env, rules.sockets);
+  if (process.platform !== 'darwin') {
+    const l = linuxLaunch(fs, network, rules, inner);
+    if (typeof l === 'string')
+      return { kind: 'refused', reason: `Not run: the sandbox could not be prepared: ${l}` };
+    return { kind: 'sandboxed', ...l, network };
+  }
+  let proxy: EgressProxy | undefined;
   try {
-    if (process.platform === 'darwin') {
-      if (Array.isArray(network)) proxy = await startProxy(network, { loopback: true });
-      const port = proxy ? Number(proxy.address.split(':')[1]) : 0;
-      const net =
-        network === 'on'
-          ? { mode: 'on' as const }
-          : proxy
-            ? { mode: 'proxy' as const, port }
-            : { mode: 'off' as const };
-      const proxied = proxy ? proxyEnv(`http://${proxy.address}`) : {};
-      return {
-        kind: 'sandboxed',
-        prefix: [SANDBOX_EXEC, ...seatbeltArgs(fs, net)],
-        env: { ...env, ...proxied, TMPDIR: fs.tmp },
-        close,
-        network,
-      };
-    }
-    const isRoot = process.getuid?.() === 0;
-    if (Array.isArray(network)) {
-      proxy = await startProxy(network, {
-        socket: join(sandboxRoot(), `proxy-${randomBytes(6).toString('hex')}.sock`),
+    // macOS has no network namespaces: the profile lets the command reach only the proxy's ports.
+    if (network !== 'off')
+      proxy = createProxy({
+        hosts: network === 'on' ? 'any' : network,
+        local: rules.localHosts,
       });
-      const args = bwrapArgs(fs, { mode: 'proxy', socket: proxy.address }, isRoot);
-      return {
-        kind: 'sandboxed',
-        prefix: [bwrapPath(), ...args, process.execPath, bridgeScript, INNER_PROXY_SOCKET],
-        env,
-        close,
-        network,
-      };
-    }
+    const ports = proxy ? await proxy.listen() : undefined;
+    const net = ports
+      ? { mode: 'proxy' as const, ports: [ports.http, ports.socks] }
+      : { mode: 'off' as const };
+    const proxied = ports
+      ? proxyEnv(`http://127.0.0.1:${ports.http}`, `socks5h://127.0.0.1:${ports.socks}`)
+      : {};
     return {
       kind: 'sandboxed',
-      prefix: [bwrapPath(), ...bwrapArgs(fs, { mode: network }, isRoot)],
-      env,
-      close,
+      prefix: [SANDBOX_EXEC, ...seatbeltArgs(fs, net)],
+      env: { ...inner, ...proxied, TMPDIR: fs.tmp },
+      refusals: () => proxy?.refusals() ?? [],
+      close: () => proxy?.close(),
       network,
     };
   } catch (err) {
-    close();
+    proxy?.close();
     return {
       kind: 'refused',
       reason: `Not run: the sandbox could not be prepared: ${(err as Error).message}`,
@@ -181,32 +168,30 @@ export async function prepareLaunch(
   }
 }
 
-function proxyEnv(url: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const k of [
-    'HTTP_PROXY',
-    'HTTPS_PROXY',
-    'http_proxy',
-    'https_proxy',
-    'npm_config_proxy',
-    'npm_config_https_proxy',
-  ])
-    out[k] = url;
-  return out;
-}
-
-/** Messages that usually mean a command ran into the sandbox's walls. */
-const WALLS: Array<[RegExp, string, 'fs' | 'net']> = [
-  [/Read-only file system/i, 'it tried to write outside the writable folders', 'fs'],
-  [
-    /Could not resolve host|Temporary failure in name resolution|getaddrinfo E(AI_AGAIN|NOTFOUND)|Network is unreachable|ENETUNREACH/i,
-    "the session's network is off or limited to a host list",
-    'net',
-  ],
+/** Messages that usually mean a command ran into the sandbox's walls, and what each means. */
+const WALLS: Array<[RegExp, (network: NetworkSetting) => string]> = [
+  [/Read-only file system/i, () => 'it tried to write outside the writable folders'],
   [
     /svc sandbox: \S+ is not on this session's network list/,
-    "the host is not on the session's network list",
-    'net',
+    () => "the host is not on the session's network list",
+  ],
+  [
+    /svc sandbox: \S+( \(\S+\))? is not a public address/,
+    () =>
+      "svc's proxy refuses loopback, private and this machine's addresses unless permissions.yml names the host and port (sandbox.local_hosts), which only the user can add",
+  ],
+  [/svc sandbox proxy refused/, () => "svc's proxy refused a connection (see the note above)"],
+  [
+    /(socket|connect|agent|bus)[^\n]{0,80}(Operation not permitted|EPERM)|(Operation not permitted|EPERM)[^\n]{0,40}(socket|connect)/i,
+    () =>
+      'unix sockets outside the sandbox are out of reach (permissions.yml sandbox.sockets lists the ones to keep)',
+  ],
+  [
+    /Could not resolve host|Temporary failure in name resolution|getaddrinfo E(AI_AGAIN|NOTFOUND)|Network is unreachable|ENETUNREACH/i,
+    (network) =>
+      network === 'on'
+        ? "the sandbox reaches the network only through svc's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point at it); this program did not use it"
+        : "the session's network is off or limited to a host list",
   ],
 ];
 
@@ -216,9 +201,16 @@ export function wallHint(
   origin: TurnOrigin | undefined,
   network: NetworkSetting,
 ): string | undefined {
-  const hit = WALLS.find(([re, , kind]) => re.test(output) && (kind === 'fs' || network !== 'on'));
+  const hit = WALLS.find(([re]) => re.test(output));
   if (!hit) return undefined;
+  const why = hit[1](network);
   if (origin !== undefined && UNATTENDED.has(origin))
-    return `[this may have hit the sandbox (${hit[1]}); ${origin} turns cannot step outside it.]`;
-  return `[this may have hit the sandbox (${hit[1]}). If it really needs more, call terminal again with outside_sandbox: "<what it must reach and why>"; the user is asked first.]`;
+    return `[this may have hit the sandbox (${why}); ${origin} turns cannot step outside it.]`;
+  return `[this may have hit the sandbox (${why}). If it really needs more, call terminal again with outside_sandbox: "<what it must reach and why>"; the user is asked first.]`;
+}
+
+/** The proxy's refusals as a note for the result (a SOCKS client or a quiet program shows none). */
+export function refusalNote(refusals: readonly string[]): string | undefined {
+  if (refusals.length === 0) return undefined;
+  return `[svc sandbox proxy refused: ${refusals.map((r) => r.replace(/^svc sandbox: /, '')).join(' | ')}]`;
 }

@@ -2,7 +2,11 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { networkSchema, type NetworkSetting } from '../../../shared/sandbox/network.js';
+import {
+  hostPattern,
+  networkSchema,
+  type NetworkSetting,
+} from '../../../shared/sandbox/network.js';
 
 /**
  * The `sandbox:` section of permissions.yml (the rest of the file is the permission engine's):
@@ -11,19 +15,39 @@ import { networkSchema, type NetworkSetting } from '../../../shared/sandbox/netw
  *     network: off                  # for sessions that set none: on (default), off, or a host list
  *     hide: ["~/private", "$HOME/.kube"]   # unreadable inside, besides the built-in secret folders
  *     write: ["~/shared-builds"]    # writable inside, besides the working folder, temp and caches
+ *     local_hosts: ["127.0.0.1:3000"]   # loopback/private/own addresses the proxy may reach
+ *     sockets: ["/run/postgresql/.s.PGSQL.5432"]   # unix sockets outside that stay reachable
  *
  * Paths may start with ~, $HOME or $SVC_HOME and must be absolute after that.
  */
 
 const pathList = z.array(z.string().min(1).max(4096)).max(100).default([]);
+const localHost = hostPattern.refine(
+  (h) => !h.startsWith('*.') && /:\d{1,5}$/.test(h),
+  'name one host with its port (127.0.0.1:3000, localhost:5432, [::1]:8080)',
+);
 const section = z.strictObject({
   network: networkSchema.optional(),
   hide: pathList,
   write: pathList,
+  local_hosts: z.array(localHost).max(100).default([]),
+  sockets: pathList,
 });
-export type SandboxRules = { network: NetworkSetting | undefined; hide: string[]; write: string[] };
+export type SandboxRules = {
+  network: NetworkSetting | undefined;
+  hide: string[];
+  write: string[];
+  localHosts: string[];
+  sockets: string[];
+};
 
-const none: SandboxRules = { network: undefined, hide: [], write: [] };
+const none: SandboxRules = {
+  network: undefined,
+  hide: [],
+  write: [],
+  localHosts: [],
+  sockets: [],
+};
 
 export function expandPath(p: string, home: string, svcHome: string): string | undefined {
   let out = p;
@@ -82,7 +106,17 @@ export function loadSandboxRules(
   if (typeof hide === 'string') return { rules: none, problem: hide };
   const write = expand(parsed.data.write, 'write');
   if (typeof write === 'string') return { rules: none, problem: write };
-  return { rules: { network: parsed.data.network, hide, write } };
+  const sockets = expand(parsed.data.sockets, 'sockets');
+  if (typeof sockets === 'string') return { rules: none, problem: sockets };
+  return {
+    rules: {
+      network: parsed.data.network,
+      hide,
+      write,
+      localHosts: parsed.data.local_hosts,
+      sockets,
+    },
+  };
 }
 
 /** Whether `host:port` is on the list: exact names, `*.suffix`, and an optional port on each entry. */

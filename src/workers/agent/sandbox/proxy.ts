@@ -1,21 +1,21 @@
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect, type Socket } from 'node:net';
-import { hostAllowed } from './policy.js';
+import { connect, createServer as createNetServer, type Socket } from 'node:net';
+import { decide, type EgressPolicy, type Lookup, type Verdict } from './egress.js';
+import { handshake, REP, reply } from './socks.js';
 
 /**
- * The only way out of a sandbox whose network is a host list: an HTTP proxy (CONNECT for TLS,
- * absolute-form requests for plain HTTP) that lets through only the listed hosts. It listens on a
- * unix socket that is bound into the sandbox (on Linux the sandbox has no network of its own), or
- * on a loopback port where the OS sandbox filters by address (macOS).
+ * The only way out of a sandbox: an HTTP proxy (CONNECT for TLS and anything else over TCP,
+ * absolute-form requests for plain HTTP) and a SOCKS5 side, both deciding each target by
+ * `decide` (egress.ts) and connecting to the address it checked. On Linux the connections arrive
+ * as sockets handed over by the bridge inside the sandbox (`handle`); on macOS the proxy listens
+ * on loopback ports (`listen`), which the Seatbelt profile alone lets the command reach.
  */
-export interface NetworkProxy {
-  /** The unix socket path, or `127.0.0.1:<port>`. */
-  address: string;
+export interface EgressProxy {
+  handle: (socket: Socket, side: 'http' | 'socks') => void;
+  listen: () => Promise<{ http: number; socks: number }>;
+  /** What it refused, for the tool's result (a SOCKS client cannot show a reason). */
+  refusals: () => string[];
   close: () => void;
-}
-
-function refusal(host: string, port: number): string {
-  return `svc sandbox: ${host}:${port} is not on this session's network list; ask the user to add it (session settings, network).`;
 }
 
 function splitHostPort(
@@ -30,12 +30,24 @@ function splitHostPort(
   return port > 0 && port < 65536 ? { host: m[1]!, port } : undefined;
 }
 
-export function startProxy(
-  hosts: readonly string[],
-  listenOn: { socket: string } | { loopback: true },
-): Promise<NetworkProxy> {
+const MAX_REFUSALS = 20;
+
+export function createProxy(policy: EgressPolicy, lookup?: Lookup): EgressProxy {
   const sockets = new Set<Socket>();
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const refused: string[] = [];
+  const track = (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => s.destroy());
+  };
+  const judge = async (host: string, port: number): Promise<Verdict> => {
+    const v = await decide(policy, host, port, lookup);
+    if (!v.ok && refused.length < MAX_REFUSALS && !refused.includes(v.message))
+      refused.push(v.message);
+    return v;
+  };
+
+  const http = createServer((req: IncomingMessage, res: ServerResponse) => {
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -45,90 +57,150 @@ export function startProxy(
         .end('svc sandbox proxy: send absolute http:// URLs, or CONNECT for https.\n');
       return;
     }
-    const port = url.port ? Number(url.port) : 80;
-    const host = url.hostname.replace(/^\[|\]$/g, '');
     if (url.protocol !== 'http:') {
       res
         .writeHead(400, { 'content-type': 'text/plain' })
         .end('svc sandbox proxy: only http:// URLs here; https goes through CONNECT.\n');
       return;
     }
-    if (!hostAllowed(hosts, host, port)) {
-      res.writeHead(403, { 'content-type': 'text/plain' }).end(`${refusal(host, port)}\n`);
-      return;
-    }
-    const headers = { ...req.headers };
-    delete headers['proxy-connection'];
-    delete headers['proxy-authorization'];
-    const upstream = request(
-      { host, port, method: req.method, path: `${url.pathname}${url.search}`, headers },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      },
-    );
-    upstream.on('error', (err) => {
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
-      res.end(`svc sandbox proxy: ${host}:${port}: ${err.message}\n`);
+    const port = url.port ? Number(url.port) : 80;
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    void judge(host, port).then((v) => {
+      if (!v.ok) {
+        res.writeHead(403, { 'content-type': 'text/plain' }).end(`${v.message}\n`);
+        return;
+      }
+      const headers = { ...req.headers };
+      delete headers['proxy-connection'];
+      delete headers['proxy-authorization'];
+      // To the address that was checked; the Host header keeps the name.
+      const upstream = request(
+        {
+          host: v.address,
+          port,
+          method: req.method,
+          path: `${url.pathname}${url.search}`,
+          headers,
+        },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      upstream.on('error', (err) => {
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(`svc sandbox proxy: ${host}:${port}: ${err.message}\n`);
+      });
+      req.pipe(upstream);
     });
-    req.pipe(upstream);
   });
-  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => client.destroy());
-    const target = splitHostPort(req.url ?? '', 443);
-    if (!target) {
-      client.end(
-        'HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n\r\nsvc sandbox proxy: CONNECT needs host:port.\n',
-      );
-      return;
-    }
-    if (!hostAllowed(hosts, target.host, target.port)) {
-      client.end(
-        `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${refusal(target.host, target.port)}\n`,
-      );
-      return;
-    }
-    const up = connect(target.port, target.host);
-    sockets.add(up);
-    up.on('close', () => sockets.delete(up));
+
+  /** Connects to the checked address; `ok`/`fail` speak the client's protocol. */
+  const tunnel = (
+    client: Socket,
+    address: string,
+    port: number,
+    head: Buffer,
+    ok: () => void,
+    fail: (err: NodeJS.ErrnoException) => void,
+  ) => {
+    const up = connect(port, address);
+    track(up);
     up.once('connect', () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      ok();
       if (head.length > 0) up.write(head);
       up.pipe(client);
       client.pipe(up);
     });
-    up.on('error', (err) => {
-      if (client.writable && up.connecting)
-        client.end(
-          `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n\r\nsvc sandbox proxy: ${target.host}:${target.port}: ${err.message}\n`,
-        );
+    up.once('error', (err) => {
+      if (client.writable && up.connecting) fail(err);
       else client.destroy();
     });
     client.on('close', () => up.destroy());
+  };
+
+  http.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    track(client);
+    const target = splitHostPort(req.url ?? '', 443);
+    const deny = (status: string, text: string) =>
+      client.end(
+        `HTTP/1.1 ${status}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${text}\n`,
+      );
+    if (!target) return deny('400 Bad Request', 'svc sandbox proxy: CONNECT needs host:port.');
+    void judge(target.host, target.port).then((v) => {
+      if (!v.ok) return deny('403 Forbidden', v.message);
+      tunnel(
+        client,
+        v.address,
+        target.port,
+        head,
+        () => client.write('HTTP/1.1 200 Connection Established\r\n\r\n'),
+        (err) =>
+          deny(
+            '502 Bad Gateway',
+            `svc sandbox proxy: ${target.host}:${target.port}: ${err.message}`,
+          ),
+      );
+    });
   });
-  server.on('clientError', (_err, socket) => socket.destroy());
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const done = () => {
-      const a = server.address();
-      const address =
-        'socket' in listenOn
-          ? listenOn.socket
-          : typeof a === 'object' && a
-            ? `127.0.0.1:${a.port}`
-            : '';
-      resolve({
-        address,
-        close: () => {
-          server.close();
-          server.closeAllConnections();
-          for (const s of sockets) s.destroy();
-        },
+  http.on('clientError', (_err, socket) => socket.destroy());
+
+  const socks = (client: Socket) => {
+    track(client);
+    handshake(client, (r) => {
+      if (!r.ok) return;
+      void judge(r.host, r.port).then((v) => {
+        if (!v.ok) return void client.end(reply(REP.notAllowed));
+        tunnel(
+          client,
+          v.address,
+          r.port,
+          r.rest,
+          () => client.write(reply(REP.ok)),
+          (err) =>
+            client.end(
+              reply(
+                err.code === 'ECONNREFUSED'
+                  ? REP.refused
+                  : err.code === 'ENETUNREACH'
+                    ? REP.networkUnreachable
+                    : err.code === 'EHOSTUNREACH'
+                      ? REP.hostUnreachable
+                      : REP.failure,
+              ),
+            ),
+        );
       });
-    };
-    if ('socket' in listenOn) server.listen(listenOn.socket, done);
-    else server.listen(0, '127.0.0.1', done);
-  });
+    });
+  };
+  const socksServer = createNetServer(socks);
+
+  const handle = (socket: Socket, side: 'http' | 'socks') => {
+    if (side === 'socks') socks(socket);
+    else {
+      track(socket);
+      http.emit('connection', socket);
+    }
+  };
+
+  return {
+    handle,
+    refusals: () => [...refused],
+    listen: async () => {
+      const on = (s: {
+        listen: (p: number, h: string, cb: () => void) => unknown;
+        address: () => unknown;
+      }) =>
+        new Promise<number>((resolve) =>
+          s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port)),
+        );
+      return { http: await on(http), socks: await on(socksServer) };
+    },
+    close: () => {
+      http.close();
+      http.closeAllConnections();
+      socksServer.close();
+      for (const s of sockets) s.destroy();
+    },
+  };
 }

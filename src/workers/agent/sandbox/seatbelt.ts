@@ -4,7 +4,7 @@ import type { FsPlan } from './bwrap.js';
  * macOS: the same plan as a `sandbox-exec` (Seatbelt) profile. Not exercised by the tests (they
  * run on Linux); it follows the profile language Apple's own tools and other agents use.
  */
-export type SeatbeltNet = { mode: 'on' } | { mode: 'off' } | { mode: 'proxy'; port: number };
+export type SeatbeltNet = { mode: 'off' } | { mode: 'proxy'; ports: number[] };
 
 const quote = (p: string): string => `"${p.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
@@ -25,7 +25,7 @@ export function seatbeltProfile(fs: FsPlan, net: SeatbeltNet): string {
     lines.push(
       '(deny network*)',
       '(allow network* (local unix))',
-      `(allow network-outbound (remote ip "localhost:${net.port}"))`,
+      ...net.ports.map((p) => `(allow network-outbound (remote ip "localhost:${p}"))`),
     );
   return lines.join('\n');
 }

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { OutputLog, outputFile } from './output-log.js';
 import { spawnShell, type ShellExit, type ShellRun } from './shell-process.js';
@@ -33,6 +34,8 @@ export function startBackground(opts: {
   env: Record<string, string>;
   svcHome: string;
   prefix?: readonly string[];
+  extraStdio?: ReadonlyArray<'ipc' | 'pipe'>;
+  attach?: (child: ChildProcess) => void;
   onEnd?: () => void;
 }): BackgroundProc {
   const id = `bg_${randomBytes(4).toString('hex')}`;
@@ -43,6 +46,8 @@ export function startBackground(opts: {
     env: opts.env,
     log,
     prefix: opts.prefix,
+    extraStdio: opts.extraStdio,
+    attach: opts.attach,
     contained: opts.prefix !== undefined,
   });
   const proc: BackgroundProc = {

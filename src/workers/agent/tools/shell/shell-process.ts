@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { execa } from 'execa';
 import type { OutputLog } from './output-log.js';
@@ -71,6 +72,10 @@ export function spawnShell(opts: {
   onChunk?: (stream: StreamName, chunk: string) => void;
   /** A launcher the shell runs under (the sandbox: `bwrap … --`); its process leads the group. */
   prefix?: readonly string[];
+  /** The launcher's descriptors 3… (the sandbox's bridge channel, its seccomp program). */
+  extraStdio?: ReadonlyArray<'ipc' | 'pipe'>;
+  /** Called once the launcher has started, to feed those descriptors. */
+  attach?: (child: ChildProcess) => void;
   /**
    * The launcher ends everything the command started when the command ends (bwrap's own pid
    * namespace): what is still in the group is only the launcher's teardown, not a leftover.
@@ -82,9 +87,7 @@ export function spawnShell(opts: {
     cwd: opts.cwd,
     env: opts.env,
     extendEnv: false,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
+    stdio: ['ignore', 'pipe', 'pipe', ...(opts.extraStdio ?? [])],
     detached: true,
     buffer: false,
     reject: false,
@@ -92,6 +95,7 @@ export function spawnShell(opts: {
     encoding: 'utf8',
   });
   const pid = sub.pid;
+  if (pid !== undefined) opts.attach?.(sub);
   let running = pid !== undefined;
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {

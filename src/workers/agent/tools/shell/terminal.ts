@@ -10,7 +10,13 @@ import {
 } from './background.js';
 import { LiveOutput } from './live-output.js';
 import { OutputLog, outputFile, RESULT_CAP } from './output-log.js';
-import { prepareLaunch, wallHint, type Launch, type SandboxOptions } from '../../sandbox/index.js';
+import {
+  prepareLaunch,
+  refusalNote,
+  wallHint,
+  type Launch,
+  type SandboxOptions,
+} from '../../sandbox/index.js';
 import { defineTool, type Tool, type ToolContext } from '../registry.js';
 import { commandEnv, spawnShell, type ShellExit } from './shell-process.js';
 
@@ -118,6 +124,8 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
           env,
           svcHome: ctx.paths.home,
           prefix,
+          extraStdio: sandboxed?.stdio,
+          attach: sandboxed?.attach,
           onEnd: close,
         });
         if (p.run.pid === undefined) {
@@ -141,6 +149,8 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
         log,
         onChunk: live.push,
         prefix,
+        extraStdio: sandboxed?.stdio,
+        attach: sandboxed?.attach,
         contained: sandboxed !== undefined,
       });
       let ended: 'timeout' | 'interrupted' | undefined;
@@ -179,9 +189,12 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
         );
       if (launch?.kind === 'plain' && launch.outside)
         parts.push('[ran outside the sandbox, as approved]');
+      // A refusal the program already printed (an HTTP client shows the proxy's 403) is not repeated.
+      const refused = refusalNote((sandboxed?.refusals() ?? []).filter((r) => !text.includes(r)));
+      if (refused) parts.push(refused);
       const hint =
         sandboxed && exit.exitCode !== 0 && !ended
-          ? wallHint(text, ctx.origin, sandboxed.network)
+          ? wallHint(`${text}\n${refused ?? ''}`, ctx.origin, sandboxed.network)
           : undefined;
       if (hint) parts.push(hint);
       return { output: parts.join('\n'), isError: ended !== undefined };

@@ -1,0 +1,86 @@
+import type { ChildProcess } from 'node:child_process';
+import { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
+import { codePath, startedByPath } from '../../../shared/code-root.js';
+import type { NetworkSetting } from '../../../shared/sandbox/network.js';
+import { bwrapPath } from '../../../shared/sandbox/status.js';
+import { bwrapArgs, type FsPlan } from './bwrap.js';
+import { createProxy } from './proxy.js';
+import { seccompProgram } from './seccomp.js';
+
+const bridgeScript = codePath(startedByPath.sandboxBridge);
+
+/** How a command starts in bubblewrap: the launcher, its extra descriptors and their feeding. */
+export interface LinuxLaunch {
+  prefix: string[];
+  /** The environment bwrap itself gets (the command's arrives through the bridge when there is one). */
+  env: Record<string, string>;
+  /** Descriptors 3… of the launcher: the bridge's channel, the seccomp program's pipe. */
+  stdio: Array<'ipc' | 'pipe'>;
+  /** Feeds them once the launcher has started. */
+  attach: (child: ChildProcess) => void;
+  refusals: () => string[];
+  close: () => void;
+}
+
+function feed(child: ChildProcess, fd: number, bytes: Buffer): void {
+  const pipe = child.stdio[fd] as Writable | null | undefined;
+  pipe?.on('error', () => {});
+  pipe?.end(bytes);
+}
+
+/**
+ * Every command gets its own network namespace. With the network off nothing else is needed;
+ * otherwise the bridge runs first inside and the egress proxy here decides each connection.
+ */
+export function linuxLaunch(
+  fs: FsPlan,
+  network: NetworkSetting,
+  rules: { localHosts: string[]; sockets: string[] },
+  env: Record<string, string>,
+): LinuxLaunch | string {
+  const program = seccompProgram(rules.sockets.length > 0);
+  if (!program) return `no seccomp program is written for this machine (${process.arch})`;
+  const isRoot = process.getuid?.() === 0;
+  const bwrap = bwrapPath();
+  if (network === 'off') {
+    return {
+      prefix: [bwrap, ...bwrapArgs(fs, { seccompFd: 3, sockets: rules.sockets }, isRoot)],
+      env,
+      stdio: ['pipe'],
+      attach: (child) => feed(child, 3, program),
+      refusals: () => [],
+      close: () => {},
+    };
+  }
+  const proxy = createProxy({
+    hosts: network === 'on' ? 'any' : network,
+    local: rules.localHosts,
+  });
+  return {
+    prefix: [
+      bwrap,
+      ...bwrapArgs(fs, { seccompFd: 4, sockets: rules.sockets }, isRoot),
+      process.execPath,
+      bridgeScript,
+    ],
+    // The bridge (node) starts clean: the user's NODE_OPTIONS must not run in it.
+    env: {},
+    stdio: ['ipc', 'pipe'],
+    attach: (child) => {
+      feed(child, 4, program);
+      child.on('message', (m: unknown, handle: unknown) => {
+        const side = (m as { side?: unknown } | null)?.side;
+        if (!(handle instanceof Socket)) return;
+        if (side === 'http' || side === 'socks') proxy.handle(handle, side);
+        else handle.destroy();
+      });
+      child.on('error', () => {});
+      child.send({ t: 'start', env: { ...env, TMPDIR: '/tmp' } }, (err) => {
+        if (err) child.kill('SIGKILL');
+      });
+    },
+    refusals: proxy.refusals,
+    close: proxy.close,
+  };
+}
