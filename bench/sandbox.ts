@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolvePaths } from '../src/shared/paths.js';
 import { bwrapPath, probeArgs, sandboxStatus } from '../src/shared/sandbox/status.js';
+import { prepareLaunch } from '../src/workers/agent/sandbox/index.js';
 import type { ToolContext } from '../src/workers/agent/tools/registry.js';
+import { OutputLog } from '../src/workers/agent/tools/shell/output-log.js';
+import { spawnShell } from '../src/workers/agent/tools/shell/shell-process.js';
 import { terminalTool } from '../src/workers/agent/tools/shell/terminal.js';
 import { emit, envInt, machine, median, note, round } from './lib.js';
 
@@ -14,8 +17,11 @@ import { emit, envInt, machine, median, note, round } from './lib.js';
  * network per session) and without it, interleaved so machine load hits both alike.
  *
  *   plain      terminal tool, no sandbox (the baseline, as before issue 21)
- *   sandboxed  terminal tool in the sandbox, network on
- *   net_off    terminal tool in the sandbox, network off (one more namespace)
+ *   sandboxed  terminal tool in the sandbox, network on: since issue 38 its own network
+ *              namespace, the seccomp program, the relay (a node process) and the proxy
+ *   net_off    terminal tool in the sandbox, network off (namespace and seccomp, no relay)
+ *   old_on     network on as before issue 38: the same mounts in the host's network, no
+ *              seccomp, no relay (the launch the tool made then, started the same way)
  *
  * and, to show where the time goes, bare spawns without the tool around them:
  *
@@ -67,7 +73,33 @@ function spawnMs(file: string, args: string[]): Promise<number> {
   });
 }
 
+/** The launch of network `on` before issue 38: today's off launch without its namespace and filter. */
+async function oldOn(): Promise<number> {
+  const t0 = performance.now();
+  const launch = await prepareLaunch({ enabled: () => true }, ctx(offPaths), work, {}, undefined);
+  if (launch.kind !== 'sandboxed') throw new Error(`old_on: ${launch.kind}`);
+  const prefix = launch.prefix.filter(
+    (a, i, all) => a !== '--unshare-net' && a !== '--seccomp' && all[i - 1] !== '--seccomp',
+  );
+  const log = new OutputLog(() => join(home, 'old-on.log'));
+  const run = spawnShell({
+    command: 'true',
+    cwd: work,
+    env: launch.env,
+    log,
+    prefix,
+    contained: true,
+  });
+  const exit = await run.done;
+  log.close();
+  launch.close();
+  const ms = performance.now() - t0;
+  if (exit.exitCode !== 0) throw new Error(`old_on: exit ${exit.exitCode}`);
+  return ms;
+}
+
 async function once(kind: Kind): Promise<number> {
+  if (kind === 'old_on') return oldOn();
   if (kind === 'raw_bash') return spawnMs('/bin/bash', ['-c', 'true']);
   if (kind === 'raw_bwrap') return spawnMs(bwrapPath(), probeArgs(process.getuid?.() === 0));
   const t0 = performance.now();
@@ -81,12 +113,13 @@ async function once(kind: Kind): Promise<number> {
   return ms;
 }
 
-const kinds = ['plain', 'sandboxed', 'net_off', 'raw_bash', 'raw_bwrap'] as const;
+const kinds = ['plain', 'sandboxed', 'net_off', 'old_on', 'raw_bash', 'raw_bwrap'] as const;
 type Kind = (typeof kinds)[number];
 const times: Record<Kind, number[]> = {
   plain: [],
   sandboxed: [],
   net_off: [],
+  old_on: [],
   raw_bash: [],
   raw_bwrap: [],
 };
@@ -110,6 +143,7 @@ for (const k of kinds)
     max_ms: round(Math.max(...times[k])),
   });
 const added = median(times.sandboxed) - median(times.plain);
+const overOld = median(times.sandboxed) - median(times.old_on);
 const addedOff = median(times.net_off) - median(times.plain);
 emit({
   kind: 'ratios',
@@ -119,6 +153,9 @@ emit({
   sandboxed_over_plain_p50: round(median(times.sandboxed) / median(times.plain)),
   added_p50_ms: round(added),
   added_p50_ms_network_off: round(addedOff),
+  on_over_old_on_p50: round(median(times.sandboxed) / median(times.old_on)),
+  on_added_over_old_on_p50_ms: round(overOld),
+  off_added_over_old_on_p50_ms: round(median(times.net_off) - median(times.old_on)),
   raw_bwrap_over_bash_p50_ms: round(median(times.raw_bwrap) - median(times.raw_bash)),
   goal_added_p50_ms: GOAL_MS,
   pass: added <= GOAL_MS,

@@ -9,7 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { connect, createServer as createNetServer } from 'node:net';
+import { connect, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -29,7 +29,7 @@ let rig: TurnRig;
 let root = '';
 /** svc's HOME (so its commands' too): a throwaway one, holding the secrets planted below. */
 let home = '';
-const servers: Server[] = [];
+const servers: Array<Server | NetServer> = [];
 const isRoot = process.getuid?.() === 0;
 const AWS_SECRET = `aws-secret-${randomBytes(8).toString('hex')}`;
 
@@ -67,11 +67,15 @@ const reachable = (path: string) =>
 let desktopSock: FakeSocket;
 let ruleSock: FakeSocket;
 let runSock: FakeSocket | undefined;
+/** svc's runtime folder (XDG_RUNTIME_DIR), where a session's agent and bus sockets live. */
+let runtime = '';
 
 test.before(async () => {
   // Outside /tmp: inside the sandbox /tmp is a private folder, and the walls are under test here.
   root = mkdtempSync('/var/tmp/svc-sandbox-e2e-');
   home = join(root, 'home');
+  runtime = join(root, 'run-user');
+  mkdirSync(runtime, { mode: 0o700 });
   mkdirSync(join(home, '.aws'), { recursive: true });
   writeFileSync(
     join(home, '.aws', 'credentials'),
@@ -97,7 +101,14 @@ test.before(async () => {
   }
   rig = await startRig({
     models: { oa: { protocol: 'openai' } },
-    env: { HOME: home },
+    env: {
+      HOME: home,
+      XDG_RUNTIME_DIR: runtime,
+      SSH_AUTH_SOCK: join(runtime, 'agent.sock'),
+      DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(runtime, 'bus')}`,
+      DISPLAY: ':42',
+      WAYLAND_DISPLAY: 'wayland-42',
+    },
     ...(wrap ? { wrap } : {}),
   });
 });
@@ -461,6 +472,150 @@ test('strict never steps outside; a denied ask leaves the file unwritten; a term
     rmSync(rules, { force: true });
     strict.ws.close();
     auto.ws.close();
+  }
+});
+
+/** A loopback HTTP server that records what reached it. */
+async function loopbackServer(): Promise<{ port: number; hits: string[] }> {
+  const hits: string[] = [];
+  const srv = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    res.end(`reached ${req.url}`);
+  });
+  servers.push(srv);
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  return { port: (srv.address() as { port: number }).port, hits };
+}
+
+/** Runs `command` in one turn of `chat` (through write_file + terminal when it is a script). */
+async function runInTurn(chat: Chat, command: string, script?: [string, string]): Promise<string> {
+  const steps: Array<Array<{ name: string; args: Record<string, unknown> }>> = [];
+  if (script)
+    steps.push([
+      { name: 'write_file', args: { path: join(chat.work, script[0]), content: script[1] } },
+    ]);
+  steps.push([{ name: 'terminal', args: { command } }]);
+  const ids = enqueue(steps);
+  const turnId = await startTurn(chat);
+  const first = await firstOf(chat, ids[0]!);
+  assert.is(first.type, 'turn.tool_result', `asked instead: ${JSON.stringify(first.data)}`);
+  const out = String((await resultOf(chat, ids.at(-1)!)).data.output);
+  await endOf(chat, turnId);
+  return out;
+}
+
+test("a sandboxed script cannot reach svc's API: its session stays interactive", async () => {
+  const chat = await newChat({ permission_mode: 'interactive' });
+  try {
+    const target = `http://127.0.0.1:${rig.port}/api/sessions/${chat.id}`;
+    const body = JSON.stringify({ permission_mode: 'auto' });
+    // Directly (Node 20's fetch ignores the proxy variables), then through the proxy by hand.
+    const script = `
+      const http = require('http');
+      const direct = fetch(${JSON.stringify(target)}, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: ${JSON.stringify(body)} })
+        .then((r) => 'direct status ' + r.status, (e) => 'direct failed ' + (e.cause?.code ?? e.message));
+      const proxy = new URL(process.env.HTTP_PROXY || 'http://none');
+      const viaProxy = !process.env.HTTP_PROXY ? 'no proxy' : new Promise((resolve) => {
+        const req = http.request({ host: proxy.hostname, port: proxy.port, method: 'PATCH', path: ${JSON.stringify(target)}, headers: { 'content-type': 'application/json' } }, (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve('proxy status ' + res.statusCode + ' ' + text.trim()));
+        });
+        req.on('error', (e) => resolve('proxy failed ' + e.code));
+        req.end(${JSON.stringify(body)});
+      });
+      Promise.all([direct, viaProxy]).then((lines) => console.log(lines.join('\\n')));
+    `;
+    const out = await runInTurn(chat, 'node mode.js', ['mode.js', script]);
+    assert.match(out, /^direct failed ECONNREFUSED\n/, out);
+    assert.match(
+      out,
+      `proxy status 403 svc sandbox: 127.0.0.1:${rig.port} is not a public address (loopback)`,
+    );
+    const after = await api(rig.port, 'GET', `/api/sessions/${chat.id}`);
+    assert.is(after.body.permission_mode, 'interactive');
+  } finally {
+    chat.ws.close();
+  }
+});
+
+test('network on: a loopback service is out of reach until permissions.yml names it; then HTTP and SOCKS5 reach it, and SOCKS5 still refuses svc', async () => {
+  const dev = await loopbackServer();
+  const chat = await newChat({ permission_mode: 'auto' });
+  const rules = join(rig.server.home, 'permissions.yml');
+  try {
+    const before = await runInTurn(
+      chat,
+      `curl -sS -f -m 10 http://127.0.0.1:${dev.port}/a; echo " a=$?"; curl -sS -f -m 10 http://[::1]:${dev.port}/v6; echo " v6=$?"`,
+    );
+    assert.match(before, / a=22\n/, before);
+    assert.match(before, / v6=22\n/);
+    assert.match(
+      before,
+      `[svc sandbox proxy refused: 127.0.0.1:${dev.port} is not a public address (loopback)`,
+    );
+    assert.match(before, 'local_hosts: ["127.0.0.1:' + dev.port + '"]');
+    assert.equal(dev.hits, []);
+
+    writeFileSync(rules, `sandbox:\n  local_hosts: ["127.0.0.1:${dev.port}"]\n`);
+    const after = await runInTurn(
+      chat,
+      [
+        `curl -sS -m 10 http://127.0.0.1:${dev.port}/b; echo " b=$?"`,
+        `curl -sS -m 10 -x "$ALL_PROXY" http://127.0.0.1:${dev.port}/socks; echo " socks=$?"`,
+        `curl -sS -m 10 -x "$ALL_PROXY" http://127.0.0.1:${rig.port}/api/health; echo " svc=$?"`,
+      ].join('; '),
+    );
+    assert.match(after, /^reached \/b b=0\n/, after);
+    assert.match(after, /reached \/socks socks=0\n/);
+    assert.match(after, / svc=(7|97)\n/);
+    assert.match(
+      after,
+      `[svc sandbox proxy refused: 127.0.0.1:${rig.port} is not a public address (loopback)`,
+    );
+    assert.equal(dev.hits, ['/b', '/socks']);
+  } finally {
+    rmSync(rules, { force: true });
+    chat.ws.close();
+  }
+});
+
+test('no unix socket outside is reachable, the socket variables are gone and the runtime folder is empty; a listed socket stays reachable', async () => {
+  const listen = async (path: string, answer: string) => {
+    const srv = createNetServer((c) => c.end(`${answer}\n`));
+    servers.push(srv);
+    await new Promise<void>((r) => srv.listen(path, () => r()));
+  };
+  const agentSock = join(runtime, 'agent.sock');
+  const listed = join(root, 'db.sock');
+  await listen(agentSock, 'agent');
+  await listen(listed, 'db');
+  const chat = await newChat({ permission_mode: 'auto' });
+  const rules = join(rig.server.home, 'permissions.yml');
+  const probe = [
+    'exec 2>&1',
+    'env | grep -E \'^(SSH_AUTH_SOCK|DBUS_SESSION_BUS_ADDRESS|DISPLAY|WAYLAND_DISPLAY|XDG_RUNTIME_DIR)=\' ; echo "vars=$?"',
+    `echo "runtime=$(ls -A ${runtime} | wc -l)"`,
+    `for f in /proc/$$/fd/*; do echo "fd \${f##*/} $(readlink $f)"; done | grep socket: | cut -d' ' -f2 | tr '\\n' ' '; echo`,
+    ...[agentSock, listed].map(
+      (p) =>
+        `node -e "require('net').connect('${p}').on('data', (d) => console.log('${p}', String(d).trim())).on('error', (e) => console.log('${p}', e.code))"`,
+    ),
+  ].join('\n');
+  try {
+    const out = await runInTurn(chat, 'sh probe.sh', ['probe.sh', probe]);
+    assert.match(out, /^vars=1\nruntime=0\n1 2 \n/, out);
+    assert.match(out, `${agentSock} EPERM\n`);
+    assert.match(out, `${listed} EPERM\n`);
+
+    writeFileSync(rules, `sandbox:\n  sockets: ["${listed}"]\n`);
+    const open = await runInTurn(chat, 'sh probe.sh');
+    assert.match(open, /^vars=1\nruntime=0\n/, open);
+    assert.match(open, `${agentSock} ENOENT\n`);
+    assert.match(open, `${listed} db\n`);
+  } finally {
+    rmSync(rules, { force: true });
+    chat.ws.close();
   }
 });
 

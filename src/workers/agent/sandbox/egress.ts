@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { blockedAddressReason } from '../tools/web/net-guard.js';
 import { hostAllowed } from './policy.js';
 
 /**
@@ -22,53 +23,10 @@ export type Verdict =
   | { ok: true; address: string }
   | { ok: false; message: string; reason: 'not_listed' | 'local' | 'unresolved' };
 
-const ranges: Array<[string, string, number, 'ipv4' | 'ipv6']> = [
-  ['unspecified', '0.0.0.0', 8, 'ipv4'],
-  ['private', '10.0.0.0', 8, 'ipv4'],
-  ['shared (CGNAT)', '100.64.0.0', 10, 'ipv4'],
-  ['loopback', '127.0.0.0', 8, 'ipv4'],
-  ['link-local', '169.254.0.0', 16, 'ipv4'],
-  ['private', '172.16.0.0', 12, 'ipv4'],
-  ['reserved', '192.0.0.0', 24, 'ipv4'],
-  ['reserved', '192.0.2.0', 24, 'ipv4'],
-  ['private', '192.168.0.0', 16, 'ipv4'],
-  ['reserved', '198.18.0.0', 15, 'ipv4'],
-  ['reserved', '198.51.100.0', 24, 'ipv4'],
-  ['reserved', '203.0.113.0', 24, 'ipv4'],
-  ['multicast', '224.0.0.0', 4, 'ipv4'],
-  ['reserved', '240.0.0.0', 4, 'ipv4'],
-  ['unspecified', '::', 128, 'ipv6'],
-  ['loopback', '::1', 128, 'ipv6'],
-  // IPv4-compatible, NAT64, Teredo and 6to4 carry an IPv4 address inside: refused whole.
-  ['reserved', '::', 96, 'ipv6'],
-  ['reserved', '64:ff9b::', 96, 'ipv6'],
-  ['reserved', '64:ff9b:1::', 48, 'ipv6'],
-  ['reserved', '100::', 64, 'ipv6'],
-  ['reserved', '2001::', 32, 'ipv6'],
-  ['reserved', '2001:db8::', 32, 'ipv6'],
-  ['reserved', '2002::', 16, 'ipv6'],
-  ['unique-local', 'fc00::', 7, 'ipv6'],
-  ['link-local', 'fe80::', 10, 'ipv6'],
-  ['site-local', 'fec0::', 10, 'ipv6'],
-  ['multicast', 'ff00::', 8, 'ipv6'],
-];
-const lists = ranges.map(([label, net, bits, family]) => {
-  const list = new BlockList();
-  list.addSubnet(net, bits, family);
-  return { label, list, family };
-});
-
-/** An IPv4-mapped IPv6 address (::ffff:127.0.0.1, ::ffff:7f00:1) as the IPv4 address it is. */
+/** An IPv4-mapped IPv6 address (::ffff:127.0.0.1) as the IPv4 address it is, for comparing. */
 function unmap(ip: string): string {
-  const m = /^::ffff:(?:0:)?(.+)$/i.exec(ip);
-  if (!m) return ip;
-  const rest = m[1]!;
-  if (isIP(rest) === 4) return rest;
-  const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(rest);
-  if (!hex) return ip;
-  const hi = Number.parseInt(hex[1]!, 16);
-  const lo = Number.parseInt(hex[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  return m ? m[1]! : ip;
 }
 
 /** This machine's own addresses (any interface): a service bound to 0.0.0.0 answers on each. */
@@ -84,17 +42,11 @@ export function addressClass(
   ip: string,
   own: ReadonlySet<string> = ownAddresses(),
 ): string | undefined {
-  const plain = unmap(
-    ip
-      .toLowerCase()
-      .replace(/^\[|\]$/g, '')
-      .replace(/%.*$/, ''),
-  );
-  const family = isIP(plain);
-  if (family === 0) return 'not an address';
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  for (const r of lists) if (r.family === type && r.list.check(plain, type)) return r.label;
-  if (own.has(plain)) return "this machine's own";
+  const plain = ip.toLowerCase().replace(/^\[|\]$/g, '');
+  // web_fetch's table: this machine, private networks, link-local, IPv6 forms embedding them.
+  const why = blockedAddressReason(plain);
+  if (why !== null) return why;
+  if (own.has(unmap(plain.replace(/%.*$/, '')))) return "this machine's own";
   return undefined;
 }
 
