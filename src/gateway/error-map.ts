@@ -17,7 +17,7 @@ export function apiErrorOf(err: unknown, retryAfterS = 5): ApiError {
         'Retry-After': String(retryAfterS),
       });
     // Errors another process raised for the client (conflict, not_found, …) keep their code.
-    if (err.code in errorStatus && err.code !== 'internal')
+    if (Object.hasOwn(errorStatus, err.code) && err.code !== 'internal')
       return new ApiError(err.code as ErrorCode, err.message);
     const code = err.code === 'timeout' ? 'timeout' : 'unavailable';
     return new ApiError(

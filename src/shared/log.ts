@@ -12,7 +12,7 @@ const sinks: ((line: string) => void)[] = [];
 let toConsole = true;
 let role = 'svc';
 let threshold: Level = (process.env.SVC_LOG_LEVEL as Level | undefined) ?? 'info';
-if (!(threshold in order)) threshold = 'info';
+if (!Object.hasOwn(order, threshold)) threshold = 'info';
 // A console that went away (`svc serve | head`, a closed terminal, a dead parent) fails each write
 // with EPIPE as an 'error' event; unhandled, it is an uncaught exception whose log line is written
 // to the same console, round and round at full CPU. The files under logs/ keep every line.

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Config, ModelEntry } from './config/schema.js';
 import type { Paths } from './paths.js';
 import type { MetaStore } from './store/meta.js';
+import { own } from './own.js';
 
 /**
  * First-run onboarding, as a small state machine derived from what exists:
@@ -81,7 +82,7 @@ export interface OnboardingStatus {
 
 export function onboardingStatus(config: Config, meta: MetaStore, paths: Paths): OnboardingStatus {
   const id = config.slots.default ?? null;
-  const entry = id ? config.models[id] : undefined;
+  const entry = id ? own(config.models, id) : undefined;
   const parsed = modelTest.safeParse(safeJson(meta.get(TEST_KEY)));
   const test =
     parsed.success && entry && parsed.data.fingerprint === modelFingerprint(entry)

@@ -27,7 +27,7 @@ export function handleConfigEdits(
   };
 
   endpoint.handle('config.models.create', ({ id, entry }) => {
-    if (id in current().models)
+    if (Object.hasOwn(current().models, id))
       throw new IpcCallError(
         'conflict',
         `A model entry "${id}" exists already; PATCH it, or choose another id.`,
@@ -40,7 +40,7 @@ export function handleConfigEdits(
   });
 
   endpoint.handle('config.models.update', ({ id, patch }) => {
-    if (!(id in current().models))
+    if (!Object.hasOwn(current().models, id))
       throw new IpcCallError('not_found', `There is no model entry "${id}".`);
     return apply((doc) => {
       for (const [key, value] of Object.entries(patch)) {
@@ -53,7 +53,7 @@ export function handleConfigEdits(
 
   endpoint.handle('config.models.delete', ({ id }) => {
     const config = current();
-    if (!(id in config.models))
+    if (!Object.hasOwn(config.models, id))
       throw new IpcCallError('not_found', `There is no model entry "${id}".`);
     const slots = (['default', 'lite'] as const).filter((s) => config.slots[s] === id);
     if (slots.length > 0) {
@@ -74,7 +74,7 @@ export function handleConfigEdits(
   );
 
   endpoint.handle('config.slots.set', ({ slot, model_id }) => {
-    if (model_id !== null && !(model_id in current().models))
+    if (model_id !== null && !Object.hasOwn(current().models, model_id))
       throw new IpcCallError(
         'not_found',
         `There is no model entry "${model_id}" to put in the ${slot} slot.`,

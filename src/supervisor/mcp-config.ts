@@ -19,6 +19,7 @@ import {
   type TrashKinds,
 } from '../shared/store/trash.js';
 import { editConfig } from './config-writer.js';
+import { own } from '../shared/own.js';
 
 /** The trash kind of an MCP server; its place is config.yml, so only the supervisor restores it. */
 export const MCP_TRASH_KIND = 'mcp_server';
@@ -95,7 +96,7 @@ export function handleMcpConfigEdits(ctx: Ctx): TrashKinds {
   });
 
   endpoint.handle('config.mcp.delete', ({ name }) => {
-    const server = current().mcp.servers[name];
+    const server = own(current().mcp.servers, name);
     if (!server) throw new IpcCallError('not_found', `There is no MCP server "${name}".`);
     let config: Config | undefined;
     const item = ctx.db

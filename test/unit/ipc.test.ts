@@ -251,6 +251,42 @@ test('a child that said it was ready before the supervisor adopted it still answ
   }
 });
 
+test('a request whose payload does not parse is refused at once, not left to its deadline', async () => {
+  // Two endpoints over an in-memory link that copies like process IPC (JSON).
+  type Listener = (raw: unknown) => void;
+  const ears: { gateway?: Listener; supervisor?: Listener } = {};
+  const link = (from: 'gateway' | 'supervisor', to: 'gateway' | 'supervisor') => ({
+    send: (m: unknown) => queueMicrotask(() => ears[to]?.(JSON.parse(JSON.stringify(m)))),
+    onMessage: (l: Listener) => {
+      ears[from] = l;
+    },
+  });
+  const gateway = new Endpoint(link('gateway', 'supervisor'), 'gateway', 'supervisor');
+  const supervisor = new Endpoint(
+    link('supervisor', 'gateway'),
+    'supervisor',
+    'gateway',
+    'gateway',
+  );
+  let handled = false;
+  supervisor.handle('config.models.delete', () => {
+    handled = true;
+    return {};
+  });
+  const started = Date.now();
+  try {
+    await gateway.request('config.models.delete', { id: '__proto__' });
+    assert.unreachable('the request was refused');
+  } catch (err) {
+    assert.instance(err, IpcCallError);
+    assert.is((err as IpcCallError).code, 'invalid_request');
+    assert.match((err as Error).message, /payload\.id/);
+  }
+  assert.ok(Date.now() - started < 1000, `answered in ${Date.now() - started} ms`);
+  assert.not.ok(handled, 'the handler never saw it');
+  assert.is(supervisor.dropped, 1);
+});
+
 test.after(async () => {
   await Promise.all([...children.values()].map((c) => c.stop(2000)));
   rmSync(dir, { recursive: true, force: true });

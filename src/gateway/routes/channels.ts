@@ -10,6 +10,7 @@ import {
   secretFields,
   type PlatformName,
 } from '../../shared/config/channels.js';
+import { maskSecrets } from '../../shared/config/secrets.js';
 import { ApiError, invalidInput } from '../../shared/errors.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
 import type { ChannelStatus } from '../../shared/protocol/channels.js';
@@ -104,11 +105,8 @@ export function channelRoutes(deps: Deps): Route[] {
       return new Map();
     }
   };
-  const masked = (p: PlatformName, entry: Record<string, unknown>) => {
-    const out: Record<string, unknown> = { ...entry };
-    for (const f of secretFields(p)) if (typeof out[f] === 'string') out[f] = maskSecret(out[f]);
-    return out;
-  };
+  const masked = (p: PlatformName, entry: Record<string, unknown>) =>
+    maskSecrets(platformSchemas[p], entry);
   const view = (p: PlatformName, status: ChannelStatus | undefined) => {
     const e = entryOf(p)!;
     const { enabled, ...fields } = e;

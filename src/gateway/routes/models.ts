@@ -5,12 +5,14 @@ import {
   type Config,
   type ModelEntry,
 } from '../../shared/config/schema.js';
+import { unmaskSecrets } from '../../shared/config/secrets.js';
 import { ApiError } from '../../shared/errors.js';
 import { recordModelTest } from '../../shared/onboarding.js';
 import { modelPatchSchema } from '../../shared/protocol/ipc.js';
 import { findProvider, providerCatalog } from '../../shared/providers/catalog.js';
 import { publicConfig, publicModel, resolveModel } from '../../shared/providers/resolve.js';
 import { MetaStore } from '../../shared/store/meta.js';
+import { own } from '../../shared/own.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
@@ -21,7 +23,7 @@ const slotBody = z.object({ model_id: modelIdSchema.nullable() }).strict();
 export function modelRoutes(deps: Deps): Route[] {
   const meta = new MetaStore(deps.db);
   const entryOr404 = (id: string): ModelEntry => {
-    const entry = deps.config().models[id];
+    const entry = own(deps.config().models, id);
     if (!entry)
       throw new ApiError(
         'not_found',
@@ -103,8 +105,10 @@ export function modelRoutes(deps: Deps): Route[] {
       summary:
         'Changes any fields of a model entry; null removes an optional field (api_key: null forgets the key).',
       body: modelPatchSchema,
-      handler: async ({ params, body }) => {
+      handler: async ({ params, body: given }) => {
         const current = entryOr404(params.id ?? '');
+        // An api_key sent back masked (as a form or a client that echoes it may) keeps the key.
+        const body = unmaskSecrets(modelEntrySchema, current, given);
         const merged = {
           ...current,
           ...Object.fromEntries(Object.entries(body).map(([k, v]) => [k, v ?? undefined])),
@@ -167,7 +171,7 @@ export function modelRoutes(deps: Deps): Route[] {
 
 function slotView(config: Config, slot: 'default' | 'lite') {
   const id = config.slots[slot] ?? null;
-  const entry = id ? config.models[id] : undefined;
+  const entry = id ? own(config.models, id) : undefined;
   return { slot, model_id: id, model: id && entry ? publicModel(id, entry, config) : null };
 }
 
@@ -204,6 +208,6 @@ function freeId(config: Config, model: string): string {
       .slice(0, 56) || 'model';
   const safe = base === 'default' || base === 'lite' ? `${base}-model` : base;
   let id = safe;
-  for (let n = 2; id in config.models; n++) id = `${safe}-${n}`;
+  for (let n = 2; Object.hasOwn(config.models, id); n++) id = `${safe}-${n}`;
   return id;
 }

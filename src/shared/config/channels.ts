@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { platformLabels } from './platform-labels.js';
+import { isSecret, secret } from './secret-marker.js';
+
+export { maskSecret } from './secret-marker.js';
 
 /**
  * Messaging channels under `channels` in config.yml: one record per platform, each with `enabled`
@@ -41,7 +44,8 @@ export const telegramConfigSchema = z.strictObject({
     .regex(
       /^\d{3,20}:[A-Za-z0-9_-]{20,100}$/,
       'a bot token looks like 123456789:AAH… (from @BotFather)',
-    ),
+    )
+    .apply(secret),
   base_url: httpUrl('base_url').default('https://api.telegram.org'),
   parse_mode: z.enum(['HTML', 'plain']).default('HTML'),
   allowed_users: userList.default([]),
@@ -65,13 +69,15 @@ export const slackConfigSchema = z.strictObject({
     .regex(
       /^xapp-[A-Za-z0-9-]{10,250}$/,
       "app_token is the app-level token, xapp-… (the app's Basic Information → App-Level Tokens, with the connections:write scope)",
-    ),
+    )
+    .apply(secret),
   bot_token: z
     .string()
     .regex(
       /^xoxb-[A-Za-z0-9-]{10,250}$/,
       "bot_token is the Bot User OAuth Token, xoxb-… (the app's OAuth & Permissions page, after installing it)",
-    ),
+    )
+    .apply(secret),
   api_base_url: httpUrl('api_base_url').default('https://slack.com/api/'),
   allowed_users: userList.default([]),
 });
@@ -86,7 +92,8 @@ export const discordConfigSchema = z.strictObject({
     .regex(
       /^[A-Za-z0-9_-]{18,40}\.[A-Za-z0-9_-]{4,10}\.[A-Za-z0-9_-]{20,80}$/,
       'a Discord bot token is three parts joined by dots (Developer Portal → your application → Bot → Reset Token); the application id or public key is not it',
-    ),
+    )
+    .apply(secret),
   /** The REST API root (the version is added): Discord's, or a local test server. */
   api_base_url: httpUrl('api_base_url')
     .refine(
@@ -322,25 +329,11 @@ export const platformInfo: Record<
   },
 };
 
-/** Fields whose values the API never answers. */
+/** Fields whose values the API never answers: those the platform's schema marks secret. */
 export function secretFields(platform: PlatformName): string[] {
-  return platformInfo[platform].fields.filter((f) => f.secret).map((f) => f.name);
-}
-
-/** A secret as the API shows it: enough to recognise, never enough to use. */
-export function maskSecret(value: string): string {
-  return value.length <= 8 ? '********' : `********${value.slice(-4)}`;
-}
-
-/** The secret values of every configured channel (for log scrubbing): every field platformInfo marks secret. */
-export function channelSecretValues(channels: ChannelsConfig): string[] {
-  const out: string[] = [];
-  for (const p of platformNames) {
-    const entry = channels[p] as Record<string, unknown> | undefined;
-    for (const f of secretFields(p))
-      if (typeof entry?.[f] === 'string' && entry[f]) out.push(entry[f]);
-  }
-  return out;
+  return Object.entries(platformSchemas[platform].shape)
+    .filter(([, s]) => isSecret(s))
+    .map(([name]) => name);
 }
 
 /** Whether any platform is enabled (the channels worker runs only then). */

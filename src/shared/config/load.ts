@@ -12,6 +12,9 @@ function describeIssue(file: string, issue: z.core.$ZodIssue): string {
     const where = issue.path.length > 0 ? ` under ${issue.path.join('.')}` : '';
     return `${file}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}${where}`;
   }
+  // A record's key refused by its schema: say why (the key's own message), not only "Invalid key".
+  if (issue.code === 'invalid_key' && issue.issues[0])
+    return `${file}: ${key}: ${issue.issues[0].message}`;
   return `${file}: ${key}: ${issue.message}`;
 }
 

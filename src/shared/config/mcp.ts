@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { isPrototypeKey } from '../own.js';
+import { secret } from './secret-marker.js';
 
 /**
  * MCP servers under `mcp.servers` in config.yml. A server is local (a command svc starts and talks
@@ -12,7 +14,11 @@ export const mcpNameSchema = z
   .refine(
     (n) => !n.includes('__'),
     'a server name must not contain "__" (it separates server and tool in mcp__<server>__<tool>)',
-  );
+  )
+  .refine((n) => !isPrototypeKey(n), {
+    error: (i) =>
+      `"${String(i.input)}" is a name JavaScript objects reserve; choose another server name`,
+  });
 
 const varName = z
   .string()
@@ -27,12 +33,12 @@ const headerName = z
 const fields = {
   command: z.string().min(1).max(4096).optional(),
   args: z.array(z.string().max(4096)).max(200).optional(),
-  env: z.record(varName, z.string().max(16_384)).optional(),
+  env: z.record(varName, z.string().max(16_384)).apply(secret).optional(),
   cwd: z.string().min(1).max(4096).optional(),
   url: z
     .url({ protocol: /^https?$/, error: 'url must be an http:// or https:// address' })
     .optional(),
-  headers: z.record(headerName, z.string().max(16_384)).optional(),
+  headers: z.record(headerName, z.string().max(16_384)).apply(secret).optional(),
   /** `oauth`: sign in with the server's OAuth flow (remote servers only). */
   auth: z.enum(['oauth']).optional(),
   enabled: z.boolean().default(true),
@@ -119,14 +125,6 @@ export function patchMcpServer(current: McpServerInput, patch: McpPatch): Record
   if (patch.url !== undefined) for (const k of ['command', 'args', 'env', 'cwd']) delete next[k];
   if (patch.command !== undefined) for (const k of ['url', 'headers', 'auth']) delete next[k];
   return next;
-}
-
-/** The secret values of every configured server (for log scrubbing). */
-export function mcpSecretValues(servers: Record<string, McpServer>): string[] {
-  return Object.values(servers).flatMap((s) => [
-    ...Object.values(s.env ?? {}),
-    ...Object.values(s.headers ?? {}),
-  ]);
 }
 
 /** A server as the API shows it: every field, except that env and headers give only their names. */

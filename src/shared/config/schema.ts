@@ -3,6 +3,8 @@ import { mcpConfigSchema } from './mcp.js';
 import { channelsConfigSchema } from './channels.js';
 import { browserConfigSchema } from './browser.js';
 import { budgetsSchema } from './budgets.js';
+import { isPrototypeKey } from '../own.js';
+import { secret } from './secret-marker.js';
 
 const MiB = 1024 * 1024;
 
@@ -27,7 +29,7 @@ export const modelEntrySchema = z
     /** Only for providers that speak either protocol (custom); others use the catalog's. */
     protocol: z.enum(['openai', 'anthropic']).optional(),
     base_url: z.url({ protocol: /^https?$/ }).optional(),
-    api_key: z.string().min(1).max(4096).optional(),
+    api_key: z.string().min(1).max(4096).apply(secret).optional(),
     context_window: z.number().int().min(1024).max(10_000_000).optional(),
     max_output_tokens: z.number().int().min(1).max(1_000_000).optional(),
     /** Whether the model takes images; the catalog knows its suggested models, this says it for others. */
@@ -47,7 +49,11 @@ export const modelIdSchema = z
   .refine(
     (id) => id !== 'default' && id !== 'lite',
     '"default" and "lite" are the names of the two slots, not model ids',
-  );
+  )
+  .refine((id) => !isPrototypeKey(id), {
+    error: (i) =>
+      `"${String(i.input)}" is a name JavaScript objects reserve; choose another model id`,
+  });
 
 /** config.yml. Strict, so a misspelt key is reported instead of silently ignored. */
 export const configSchema = z
@@ -57,6 +63,7 @@ export const configSchema = z
       .string()
       .min(16, 'the access key must be at least 16 characters')
       .regex(/^\S+$/, 'the access key must not contain spaces')
+      .apply(secret)
       .optional(),
     cors: z.array(z.string()).default([]),
     limits: z
@@ -180,7 +187,7 @@ export const configSchema = z
   .superRefine((c, ctx) => {
     for (const slot of ['default', 'lite'] as const) {
       const id = c.slots[slot];
-      if (id !== undefined && !(id in c.models))
+      if (id !== undefined && !Object.hasOwn(c.models, id))
         ctx.addIssue({
           code: 'custom',
           path: ['slots', slot],

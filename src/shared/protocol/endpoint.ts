@@ -3,6 +3,7 @@ import { log } from '../log.js';
 import {
   ipcMessage,
   requestDefs,
+  requestIdOf,
   type EventPayload,
   type EventType,
   type IpcError,
@@ -156,10 +157,20 @@ export class Endpoint {
     if (!parsed.success) {
       this.dropped++;
       const issue = parsed.error.issues[0];
-      log.warn('dropped a malformed IPC message', {
-        peer: this.peerName,
-        problem: issue ? `${issue.path.join('.') || '(message)'}: ${issue.message}` : 'invalid',
-      });
+      const problem = issue
+        ? `${issue.path.join('.') || '(message)'}: ${issue.message}`
+        : 'invalid';
+      log.warn('dropped a malformed IPC message', { peer: this.peerName, problem });
+      // A request with a sound envelope is refused at once: its caller would otherwise wait out
+      // its deadline (a name from a URL that a payload schema refuses was a 504 after 10 s).
+      const id = requestIdOf(raw);
+      if (id !== null)
+        this.safeSend({
+          kind: 'res',
+          re: id,
+          ok: false,
+          error: { code: 'invalid_request', message: `the request is malformed: ${problem}` },
+        });
       return;
     }
     const msg = parsed.data as IpcMessage;

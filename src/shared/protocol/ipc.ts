@@ -422,6 +422,12 @@ const eventEnvelope = z.object({
 });
 
 /** Every IPC message: the envelope by `kind`, then the payload by its request or event type. */
+/** The id of a request whose envelope is sound (its payload may not be), so it can be refused instead of left waiting. */
+export function requestIdOf(raw: unknown): string | null {
+  const r = requestEnvelope.safeParse(raw);
+  return r.success ? r.data.id : null;
+}
+
 export const ipcMessage = z
   .discriminatedUnion('kind', [requestEnvelope, responseSchema, eventEnvelope])
   .transform((msg, ctx) => {

@@ -1,4 +1,5 @@
 import { publicMcpServer } from '../config/mcp.js';
+import { maskedConfig } from '../config/secrets.js';
 import type { Config, ModelEntry } from '../config/schema.js';
 import { findProvider, type ProviderProtocol } from './catalog.js';
 import { pricesOf } from './prices.js';
@@ -45,13 +46,16 @@ export function publicModel(id: string, entry: ModelEntry, config: Config) {
   };
 }
 
-/** The effective configuration with every secret replaced by whether it is set. */
+/**
+ * The effective configuration: every secret the schema marks is masked (channels, and any section
+ * to come), and the key, model keys and MCP env/headers are shown only as set or by their names.
+ */
 export function publicConfig(config: Config) {
-  const { access_key, models, ...rest } = config;
+  const { access_key, models: _, ...rest } = maskedConfig(config);
   return {
     ...rest,
     access_key_in_config: access_key !== undefined,
-    models: Object.entries(models).map(([id, e]) => publicModel(id, e, config)),
+    models: Object.entries(config.models).map(([id, e]) => publicModel(id, e, config)),
     mcp: {
       servers: Object.entries(config.mcp.servers).map(([name, s]) => publicMcpServer(name, s)),
     },

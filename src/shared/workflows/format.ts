@@ -1,5 +1,6 @@
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
+import { own } from '../own.js';
 
 /**
  * A workflow is a YAML file: a description, typed inputs, and steps. A step is an agent prompt
@@ -128,7 +129,7 @@ export const workflowSchema = z
               path,
               message: `unknown placeholder ${m[0]}; use {{inputs.<name>}} or {{steps.<id>.output}}`,
             });
-          else if (k[1] !== undefined && !(k[1] in wf.inputs))
+          else if (k[1] !== undefined && !Object.hasOwn(wf.inputs, k[1]))
             ctx.addIssue({
               code: 'custom',
               path,
@@ -264,7 +265,9 @@ export function render(
     const k = KNOWN.exec(inner);
     if (!k) return whole;
     return quote(
-      k[1] !== undefined ? String(values.inputs[k[1]] ?? '') : (values.outputs[k[2]!] ?? ''),
+      k[1] !== undefined
+        ? String(own(values.inputs, k[1]) ?? '')
+        : (own(values.outputs, k[2]!) ?? ''),
     );
   });
 }

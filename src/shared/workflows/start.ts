@@ -20,7 +20,7 @@ export function resolveInputs(
 ): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
   for (const key of Object.keys(given)) {
-    if (!(key in wf.inputs))
+    if (!Object.hasOwn(wf.inputs, key))
       throw new ApiError(
         'invalid_request',
         `The workflow "${name}" has no input "${key}"; its inputs are: ${Object.keys(wf.inputs).join(', ') || 'none'}.`,
@@ -28,7 +28,7 @@ export function resolveInputs(
       );
   }
   for (const [key, spec] of Object.entries(wf.inputs)) {
-    const v = given[key] ?? spec.default;
+    const v = (Object.hasOwn(given, key) ? given[key] : undefined) ?? spec.default;
     if (v === undefined) {
       if (spec.required)
         throw new ApiError(

@@ -48,6 +48,7 @@ import { BudgetExceeded, Meter } from './metering.js';
 import { cronTaskOfSession, type UsageOrigin } from '../../shared/store/usage.js';
 import type { BudgetRefusal } from '../../shared/usage/budgets.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
+import { own } from '../../shared/own.js';
 
 type TurnRequest = PayloadOf<'agent.turn'>;
 
@@ -230,7 +231,7 @@ export class TurnRunner {
   /** A chat still called "New session" is titled by the lite model after the turn, without holding the turn up. */
   private titleLater(req: TurnRequest, reply: string): void {
     const config = this.config();
-    const entry = config.slots.lite ? config.models[config.slots.lite] : undefined;
+    const entry = config.slots.lite ? own(config.models, config.slots.lite) : undefined;
     if (!entry) return;
     let lite: { provider: Provider; model: string };
     try {
@@ -311,7 +312,7 @@ export class TurnRunner {
     if (req.workflow_run_id)
       return this.workflowTurn(req, req.workflow_run_id, session, signal, publish, meter);
     const modelId = session.model_id ?? config.slots.default;
-    const entry = modelId ? config.models[modelId] : undefined;
+    const entry = modelId ? own(config.models, modelId) : undefined;
     if (!modelId || !entry)
       throw new TurnFailure(
         'no_model',
@@ -359,7 +360,7 @@ export class TurnRunner {
       this.gate,
     );
     const system = this.systemFor(session, registry, () => goal);
-    const lite = config.slots.lite ? config.models[config.slots.lite] : undefined;
+    const lite = config.slots.lite ? own(config.models, config.slots.lite) : undefined;
     const summarizing = lite
       ? { modelId: config.slots.lite ?? null, entry: lite }
       : { modelId, entry };
@@ -454,7 +455,7 @@ export class TurnRunner {
             (slot === 'default'
               ? config.slots.default
               : (session.model_id ?? config.slots.default));
-          const entry = id ? config.models[id] : undefined;
+          const entry = id ? own(config.models, id) : undefined;
           if (!entry)
             throw new TurnFailure(
               'no_model',

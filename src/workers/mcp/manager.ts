@@ -7,6 +7,7 @@ import type { McpContent, McpStatus } from '../../shared/protocol/mcp.js';
 import { Connection } from './connection.js';
 import { SignInFlows } from './sign-in-flows.js';
 import { killGroup } from './stdio-transport.js';
+import { own } from '../../shared/own.js';
 
 export interface ManagerEvents {
   status: (status: McpStatus) => void;
@@ -32,7 +33,7 @@ export class Manager {
 
   apply(servers: Record<string, McpServer>): void {
     for (const [name, conn] of this.connections) {
-      const next = servers[name];
+      const next = own(servers, name);
       if (next && isDeepStrictEqual(next, conn.server)) continue;
       this.connections.delete(name);
       void conn.close().then(() => this.reportGroups());

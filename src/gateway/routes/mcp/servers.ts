@@ -7,6 +7,7 @@ import {
   publicMcpServer,
   type McpServer,
 } from '../../../shared/config/mcp.js';
+import { unmaskSecrets } from '../../../shared/config/secrets.js';
 import { ApiError, invalidInput } from '../../../shared/errors.js';
 import type { McpStatus } from '../../../shared/protocol/mcp.js';
 import { getTrashItem, trashView } from '../../../shared/store/trash.js';
@@ -92,8 +93,11 @@ export function mcpRoutes(deps: Deps): Route[] {
     changed([n.data]);
     return { status: 201, body: await one(n.data) };
   };
-  const update = async (name: string, patch: z.infer<typeof mcpPatchSchema>) => {
-    checkServer(patchMcpServer(serverOr404(name), patch), '');
+  const update = async (name: string, given: z.infer<typeof mcpPatchSchema>) => {
+    const current = serverOr404(name);
+    // env or header values sent back masked keep what they stand for.
+    const patch = unmaskSecrets(mcpServerSchema, current, given);
+    checkServer(patchMcpServer(current, patch), '');
     await deps.endpoint.request('config.mcp.update', { name, patch });
     changed([name]);
     return { body: await one(name) };

@@ -314,16 +314,18 @@ function streamSse(
     watch.stop();
   };
   responder.onAbort(close);
-  const sendEvent = (e: HubEvent) =>
+  const sendEvent = (e: HubEvent & { turn_id?: string }) =>
     responder.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
   // Shaped like every other event; its seq is where the topic stood when the turn was taken, so
-  // the turn's own events follow it in order.
+  // the turn's own events follow it in order. The top-level turn_id is the shape release 0.1.0
+  // documented (fields are added, never moved: test/fixtures/contract pins each release's).
   const first = watch.events[0];
   sendEvent({
     topic,
     type: 'turn.accepted',
     seq: first ? first.seq - 1 : hub.seqOf(topic),
     data: { session_id: sessionId, turn_id: watch.turnId },
+    turn_id: watch.turnId,
   });
   watch.follow(sendEvent);
   void watch.ended.then(() => {

@@ -4,6 +4,7 @@ import type { McpChannel } from './mcp-channel.js';
 import { readResourceTool } from './mcp-resources.js';
 import { toResult, untilAborted } from './mcp-result.js';
 import type { Tool } from '../registry.js';
+import { own } from '../../../../shared/own.js';
 
 /** The tool name other MCP clients use too, so permission rules written for them carry over. */
 export function mcpToolName(server: string, tool: string): string {
@@ -26,7 +27,7 @@ export async function mcpTools(channel: McpChannel, config: Config): Promise<Too
     return [];
   }
   const tools = listed.servers.flatMap((s) => {
-    const timeoutMs = (config.mcp.servers[s.name]?.timeout_seconds ?? 60) * 1000;
+    const timeoutMs = (own(config.mcp.servers, s.name)?.timeout_seconds ?? 60) * 1000;
     return s.tools
       .filter((t) => /^[A-Za-z0-9_-]{1,128}$/.test(mcpToolName(s.name, t.name))) // providers refuse other tool names
       .map((t): Tool => mcpTool(channel, s.name, t.name, t.description, t.input_schema, timeoutMs));
