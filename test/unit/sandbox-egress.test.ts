@@ -65,6 +65,8 @@ test('addressClass: loopback, private, link-local, CGNAT, unique-local, multicas
     ['203.0.114.7', "this machine's own"],
     ['::ffff:203.0.114.7', "this machine's own"],
     ['93.184.215.14', undefined],
+    ['203.0.113.80', undefined],
+    ['198.18.0.7', undefined],
     ['172.32.0.1', undefined],
     ['100.128.0.1', undefined],
     ['2606:4700::1111', undefined],

@@ -206,6 +206,74 @@ test('a host list reaches the allowed loopback host through the proxy, and neith
   assert.equal(other.hits, []);
 });
 
+/** A static file server on loopback (what a dumb-HTTP git remote and a tarball URL need). */
+async function staticServer(dir: string): Promise<{ port: number; hits: string[] }> {
+  const hits: string[] = [];
+  const s = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    const file = join(dir, decodeURIComponent((req.url ?? '/').split('?')[0]!));
+    if (!file.startsWith(dir) || !existsSync(file)) return void res.writeHead(404).end();
+    res.end(readFileSync(file));
+  });
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  return { port: (s.address() as { port: number }).port, hits };
+}
+
+test('network on: git clone and npm install reach a server that local_hosts names, through the proxy (the namespace has no other way out)', async () => {
+  const served = join(base, 'served');
+  mkdirSync(served);
+  const git = (args: string[], cwd: string) => {
+    const r = spawnSync('git', args, {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, HOME: home },
+    });
+    assert.is(r.status, 0, r.stderr);
+  };
+  const src = join(base, 'src-repo');
+  mkdirSync(src);
+  git(['init', '-q', '-b', 'main'], src);
+  writeFileSync(join(src, 'hello.txt'), 'cloned through the proxy\n');
+  git(['add', '.'], src);
+  git(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'one'], src);
+  git(['clone', '-q', '--bare', src, join(served, 'repo.git')], base);
+  git(['update-server-info'], join(served, 'repo.git'));
+  const pkg = join(base, 'pkg-src', 'package');
+  mkdirSync(pkg, { recursive: true });
+  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'tiny-dep', version: '1.0.0' }));
+  writeFileSync(join(pkg, 'index.js'), 'module.exports = 42;\n');
+  const tar = spawnSync('tar', [
+    '-czf',
+    join(served, 'tiny-dep-1.0.0.tgz'),
+    '-C',
+    join(pkg, '..'),
+    'package',
+  ]);
+  assert.is(tar.status, 0);
+  const srv = await staticServer(served);
+  const url = `http://127.0.0.1:${srv.port}`;
+  mkdirSync(join(work, 'app'));
+  writeFileSync(
+    join(work, 'app', 'package.json'),
+    JSON.stringify({ name: 'app', version: '1.0.0', private: true }),
+  );
+  const command = `git clone -q ${url}/repo.git cloned && cat cloned/hello.txt && cd app && npm install --no-audit --no-fund --loglevel=error ${url}/tiny-dep-1.0.0.tgz && node -p "require('tiny-dep')"`;
+  const refused = await run(command, ctx({ network: 'on' }), { timeout_seconds: 300 });
+  assert.match(refused.output, 'is not a public address (loopback)');
+  assert.equal(srv.hits, []);
+  rmSync(join(work, 'cloned'), { recursive: true, force: true });
+  writeFileSync(paths.permissions, `sandbox:\n  local_hosts: ["127.0.0.1:${srv.port}"]\n`);
+  try {
+    const r = await run(command, ctx({ network: 'on' }), { timeout_seconds: 300 });
+    assert.match(r.output, /^cloned through the proxy\n[\s\S]*42\n\[exit code 0\]/, r.output);
+    assert.ok(srv.hits.some((h) => h.startsWith('/repo.git/')));
+    assert.ok(srv.hits.includes('/tiny-dep-1.0.0.tgz'));
+  } finally {
+    rmSync(paths.permissions, { force: true });
+  }
+});
+
 test('npm test runs in a small project folder', async () => {
   const project = join(work, 'pkg');
   mkdirSync(project);

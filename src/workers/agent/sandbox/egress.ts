@@ -45,7 +45,9 @@ export function addressClass(
   const plain = ip.toLowerCase().replace(/^\[|\]$/g, '');
   // web_fetch's table: this machine, private networks, link-local, IPv6 forms embedding them.
   const why = blockedAddressReason(plain);
-  if (why !== null) return why;
+  // Documentation and benchmarking ranges hold nothing of this machine or its LAN (fake-IP DNS
+  // of proxy tools and some sandboxes' registries answer there): not local, so let through.
+  if (why !== null && !/(^| )(documentation|benchmarking)$/.test(why)) return why;
   if (own.has(unmap(plain.replace(/%.*$/, '')))) return "this machine's own";
   return undefined;
 }
