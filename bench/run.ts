@@ -16,6 +16,8 @@ all.push('cron'); // scheduled tasks: bench/cron.ts
 all.push('mcp');
 // issue 22: long sessions and a full trash (bench/longs.ts).
 all.push('longs');
+// issue 38: the permission engine's decision time on the attack corpus against ordinary lines.
+all.push('permissions');
 /** Run only when named (they need Chromium): `node dist/bench/run.js web-stream`. */
 const byName = ['web-stream'];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : all;

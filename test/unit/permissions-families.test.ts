@@ -83,7 +83,7 @@ test('a line that would make the check follow too much work stops at the budget 
   const parsed = parseShell(CD_CHAIN, { home: HOME, cwd: CWD });
   assert.is(parsed.commands.at(-1)!.cwds, null);
   // Under the bounds, the same shapes are followed exactly.
-  assert.is(term(`${'cd a || cd b; '.repeat(2)}ls`).verdict, 'allow');
+  assert.is(term('cd a || cd b; ls').verdict, 'allow');
   assert.is(term(`a=x; ${'a=$a$a; '.repeat(6)}echo "$a"`).verdict, 'allow');
 });
 

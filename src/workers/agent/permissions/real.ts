@@ -15,7 +15,11 @@ export function resetRealBudget(): void {
   calls = 0;
   exceeded = false;
   pending.clear();
+  known.clear();
 }
+
+/** Paths already resolved in this check (the rules and the hard limits ask about the same ones). */
+const known = new Map<string, string>();
 
 /** Records a link the line makes, so later paths through it are judged by where it leads. */
 export function noteLink(link: string, target: string): boolean {
@@ -51,6 +55,14 @@ export function realBudgetExceeded(): boolean {
  */
 export function realish(named: string): string {
   const p = throughPending(named);
+  const hit = known.get(p);
+  if (hit !== undefined) return hit;
+  const real = resolveReal(p);
+  known.set(p, real);
+  return real;
+}
+
+function resolveReal(p: string): string {
   if (++calls > BUDGET) {
     exceeded = true;
     return p;
