@@ -4,6 +4,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { addressClass, decide, type EgressPolicy } from '../../src/workers/agent/sandbox/egress.js';
+import { refusalNote, wallHint } from '../../src/workers/agent/sandbox/index.js';
 import { createProxy } from '../../src/workers/agent/sandbox/proxy.js';
 import {
   ARCHES,
@@ -163,6 +164,35 @@ test('decide: a name that does not resolve is refused with the resolver error', 
     reason: 'unresolved',
     message: 'svc sandbox: cannot resolve nowhere.invalid (ENOTFOUND)',
   });
+});
+
+test('wallHint recognises the proxy refusals, a refused unix socket and a program that ignored the proxy', () => {
+  const local = wallHint(
+    'svc sandbox: localhost:3000 (127.0.0.1) is not a public address (loopback); …',
+    undefined,
+    'on',
+  );
+  assert.match(local ?? '', "svc's proxy refuses loopback, private and this machine's addresses");
+  assert.match(local ?? '', 'sandbox.local_hosts');
+  const note = refusalNote(['svc sandbox: 127.0.0.1:22 is not a public address (loopback); …']);
+  assert.is(
+    note,
+    '[svc sandbox proxy refused: 127.0.0.1:22 is not a public address (loopback); …]',
+  );
+  assert.match(wallHint(note!, 'cron', 'on') ?? '', 'cron turns cannot step outside it');
+  assert.match(
+    wallHint('Error connecting to agent: Operation not permitted', undefined, 'on') ?? '',
+    'unix sockets outside the sandbox are out of reach',
+  );
+  assert.match(
+    wallHint('curl: (6) Could not resolve host: example.com', undefined, 'on') ?? '',
+    "only through svc's proxy",
+  );
+  assert.match(
+    wallHint('curl: (6) Could not resolve host: example.com', undefined, 'off') ?? '',
+    "the session's network is off",
+  );
+  assert.is(wallHint('all fine', undefined, 'on'), undefined);
 });
 
 test('socks parse: greeting and CONNECT with IPv4, domain and IPv6; other commands and methods refused', () => {

@@ -69,11 +69,14 @@ export function linuxLaunch(
     stdio: ['ipc', 'pipe'],
     attach: (child) => {
       feed(child, 4, program);
+      // Whatever runs inside could drive the bridge: only a connected socket tagged with a side
+      // reaches the proxy (under the same rules as any connection); any other handle is closed.
       child.on('message', (m: unknown, handle: unknown) => {
         const side = (m as { side?: unknown } | null)?.side;
-        if (!(handle instanceof Socket)) return;
-        if (side === 'http' || side === 'socks') proxy.handle(handle, side);
-        else handle.destroy();
+        if (handle instanceof Socket && (side === 'http' || side === 'socks'))
+          proxy.handle(handle, side);
+        else if (handle instanceof Socket) handle.destroy();
+        else (handle as { close?: () => void } | undefined)?.close?.();
       });
       child.on('error', () => {});
       child.send({ t: 'start', env: { ...env, TMPDIR: '/tmp' } }, (err) => {

@@ -85,7 +85,7 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
       `Times out after timeout_seconds (default ${DEFAULT_TIMEOUT_S}, max ${MAX_TIMEOUT_S}), and then it and everything it started are stopped. ` +
       `Output over ${RESULT_CAP} characters is saved to a file and you get its head and tail. ` +
       'Processes a command leaves running are stopped when it ends; for servers and long jobs use background: true. ' +
-      "Commands run in a sandbox where the OS allows one: they can write only the working folder, a private /tmp and package caches, cannot see svc's home or key folders, and get the session's network (on, off, or a host list through a proxy).",
+      "Commands run in a sandbox where the OS allows one: they can write only the working folder, a private /tmp and package caches, cannot see svc's home or key folders, and get the session's network: on (public hosts through svc's proxy: HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; loopback, private addresses and unix sockets outside are out of reach unless the user's rules name them), off, or a host list through the same proxy.",
     args: terminalArgs,
     subject: ({ command, outside_sandbox }) => ({
       command,
