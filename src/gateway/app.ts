@@ -13,6 +13,7 @@ import { WsHub } from './ws.js';
 import { apiErrorOf } from './error-map.js';
 import { ConnectionCap } from './conn-cap.js';
 import type { WsState } from '../shared/protocol/ipc.js';
+import { MAX_URL_BYTES, uriTooLong } from './url-limit.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -109,6 +110,7 @@ export class Gateway {
     try {
       const full = this.cap.request(this.inflight + this.ws.count);
       if (full) r.error(full, true);
+      else if (req.urlLength > MAX_URL_BYTES) r.error(uriTooLong(), true);
       else this.dispatch(res, req, r);
     } catch (err) {
       this.fail(r, err);

@@ -12,7 +12,9 @@ export const errorStatus = {
   conflict: 409,
   turn_in_progress: 409,
   too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   /** The disk svc writes to is full (SQLITE_FULL, ENOSPC). */
   insufficient_storage: 507,
   internal: 500,

@@ -211,6 +211,22 @@ test('a non-JSON content type is refused with 415', async () => {
   assertError(form, 415, 'unsupported_media_type');
 });
 
+test('a URL over 8 KiB is answered 414 uri_too_long, up to the 64 kB the issue sent; one at the limit is served', async () => {
+  const get = (url: string) =>
+    raw(
+      server.port,
+      [`GET ${url} HTTP/1.1`, `Host: 127.0.0.1:${server.port}`, 'Connection: close'],
+      [],
+    );
+  const prefix = '/api/sessions?q=';
+  const at = await get(prefix + 'a'.repeat(8192 - prefix.length));
+  assert.is(at.status, 200, at.text);
+  for (const n of [8193 - prefix.length, 20_000, 64 * 1024]) {
+    const body = assertError(await get(prefix + 'a'.repeat(n)), 414, 'uri_too_long');
+    assert.match(body.error.message, /longer than 8192 bytes/);
+  }
+});
+
 test('after all of that the server still answers and the gateway never restarted', async () => {
   const health = await http({ port: server.port, path: '/api/health' });
   assert.is(health.status, 200);

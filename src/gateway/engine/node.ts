@@ -8,7 +8,12 @@ import {
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { isLoopbackText } from '../../shared/net/addr.js';
+import { ApiError } from '../../shared/errors.js';
+import { headOverflow, MAX_URL_BYTES } from '../url-limit.js';
 import type { EngineResponse, EngineSocket, HttpEngine, RequestInfo, WsHandlers } from './types.js';
+
+/** node:http's bound on a request head: room for a URL at the limit and ordinary headers. */
+const MAX_HEAD_BYTES = MAX_URL_BYTES + 16_384;
 
 /** Node's http server (since 22.12) can share its port with the next gateway, as uWS does. */
 export const nodeReusePort = (() => {
@@ -26,10 +31,12 @@ class NodeRequest implements RequestInfo {
   readonly headers: Record<string, string> = {};
   private readonly rawQuery: string;
   private parsedQuery: URLSearchParams | undefined;
+  readonly urlLength: number;
 
   constructor(private readonly req: IncomingMessage) {
     this.method = req.method ?? '';
     const url = req.url ?? '/';
+    this.urlLength = url.length;
     const q = url.indexOf('?');
     this.path = q < 0 ? url : url.slice(0, q);
     this.rawQuery = q < 0 ? '' : url.slice(q + 1);
@@ -173,8 +180,10 @@ export class NodeEngine implements HttpEngine {
 
   constructor() {
     // Node's request timeout (300 s) would cut a long upload off; headers still have to arrive in 60 s.
-    this.server = createServer({ requestTimeout: 0, keepAliveTimeout: 10_000 }, (req, res) =>
-      this.handler?.(new NodeResponse(req, res), new NodeRequest(req)),
+    // A head past maxHeaderSize never reaches the handler: clientError answers it (414 or 431).
+    this.server = createServer(
+      { requestTimeout: 0, keepAliveTimeout: 10_000, maxHeaderSize: MAX_HEAD_BYTES },
+      (req, res) => this.handler?.(new NodeResponse(req, res), new NodeRequest(req)),
     );
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = (req.url ?? '').split('?')[0];
@@ -188,11 +197,13 @@ export class NodeEngine implements HttpEngine {
     });
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
       if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-      const body = JSON.stringify({
-        error: { code: 'invalid_request', message: 'The request is not valid HTTP/1.1.' },
-      });
+      const e =
+        err.code === 'HPE_HEADER_OVERFLOW'
+          ? headOverflow((err as { rawPacket?: Buffer }).rawPacket)
+          : new ApiError('invalid_request', 'The request is not valid HTTP/1.1.');
+      const body = JSON.stringify(e.toBody());
       socket.end(
-        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
     });
   }

@@ -7,6 +7,8 @@ export interface RequestInfo {
   method: string;
   path: string;
   query: URLSearchParams;
+  /** Bytes of the request target (path, `?` and query) as it came. */
+  readonly urlLength: number;
   /** Lower-case names; a repeated header's values joined with ", " (both engines alike). */
   headers: Record<string, string>;
   /** The socket's peer address as text (for logs). */

@@ -12,6 +12,7 @@ class UwsRequest implements RequestInfo {
   private readonly rawQuery: string;
   private parsedQuery: URLSearchParams | undefined;
   private peerBytes: Uint8Array | undefined;
+  readonly urlLength: number;
 
   constructor(
     private readonly res: UWS.HttpResponse,
@@ -20,6 +21,7 @@ class UwsRequest implements RequestInfo {
     this.method = req.getCaseSensitiveMethod(); // HTTP methods are case-sensitive: "get" is not GET
     this.path = req.getUrl();
     this.rawQuery = req.getQuery() ?? '';
+    this.urlLength = this.path.length + (this.rawQuery ? this.rawQuery.length + 1 : 0);
     const headers = this.headers;
     req.forEach((k, v) => {
       headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
