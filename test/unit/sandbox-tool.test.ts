@@ -9,6 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -42,7 +43,7 @@ const KEY_TEXT = 'PRIVATE-KEY-material-that-must-not-leak';
 const realHome = process.env.HOME;
 const realBwrap = process.env.SVC_SANDBOX_BWRAP;
 let db: Db;
-const servers: Server[] = [];
+const servers: Array<Server | NetServer> = [];
 
 const registry = new ToolRegistry(terminalTools({ sandbox: { enabled: () => true } }));
 const registryOff = new ToolRegistry(terminalTools({ sandbox: { enabled: () => false } }));
@@ -271,6 +272,35 @@ test('network on: git clone and npm install reach a server that local_hosts name
     assert.ok(srv.hits.includes('/tiny-dep-1.0.0.tgz'));
   } finally {
     rmSync(paths.permissions, { force: true });
+  }
+});
+
+test('a socket listed in sandbox.sockets inside the runtime folder shows through it, alone, with the variable naming it', async () => {
+  const runtime = join(base, 'xdg');
+  mkdirSync(runtime, { mode: 0o700 });
+  writeFileSync(join(runtime, 'other'), 'not for the sandbox');
+  const sock = join(runtime, 'agent.sock');
+  const agent = createNetServer((c) => c.end('agent-ok\n'));
+  servers.push(agent);
+  await new Promise<void>((r) => agent.listen(sock, () => r()));
+  const saved = { xdg: process.env.XDG_RUNTIME_DIR, ssh: process.env.SSH_AUTH_SOCK };
+  process.env.XDG_RUNTIME_DIR = runtime;
+  process.env.SSH_AUTH_SOCK = sock;
+  const probe = `ls -A ${runtime}; echo "SSH_AUTH_SOCK=$SSH_AUTH_SOCK XDG=$XDG_RUNTIME_DIR"; node -e "require('net').connect(process.env.SSH_AUTH_SOCK || '${sock}').on('data', (d) => console.log(String(d).trim())).on('error', (e) => console.log(e.code))"`;
+  try {
+    const closed = await run(probe);
+    assert.is(closed.output, `SSH_AUTH_SOCK= XDG=\nEPERM\n[exit code 0]`);
+    writeFileSync(paths.permissions, `sandbox:\n  sockets: ["${sock}"]\n`);
+    const open = await run(`${probe}; touch ${runtime}/planted 2>&1 | grep -c Read-only`);
+    assert.is(open.output, `agent.sock\nSSH_AUTH_SOCK=${sock} XDG=\nagent-ok\n1\n[exit code 0]`);
+  } finally {
+    rmSync(paths.permissions, { force: true });
+    for (const [k, v] of [
+      ['XDG_RUNTIME_DIR', saved.xdg],
+      ['SSH_AUTH_SOCK', saved.ssh],
+    ] as const)
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
   }
 });
 
