@@ -333,9 +333,12 @@ class Context {
     readonly params: Record<string, string>,
     readonly query: unknown,
     readonly responder: Responder,
-    private readonly decision: { local: boolean },
+    private readonly decision: { local: boolean; via: string },
   ) {}
   get local(): boolean {
     return this.decision.local;
+  }
+  get keyed(): boolean {
+    return this.decision.via === 'key';
   }
 }

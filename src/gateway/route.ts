@@ -25,6 +25,8 @@ export interface RouteContext<B, Q = unknown, P extends string = string> {
   responder: Responder;
   /** True for a loopback request with a local Host and no forwarding header. */
   local: boolean;
+  /** The request presented the access key (not merely loopback trust): a person's client. */
+  keyed: boolean;
 }
 
 /** One API route: where it lives, what body it takes, and what it answers. */

@@ -18,7 +18,15 @@ import type { EngineSocket, HttpEngine, RequestInfo } from './engine/types.js';
 
 interface Conn {
   local: boolean;
+  /** The upgrade presented the access key: this socket may answer approvals. */
+  keyed: boolean;
   topics: Set<string>;
+}
+
+/** Who sent a command: a local socket, and whether it presented the access key. */
+export interface Caller {
+  local: boolean;
+  keyed: boolean;
 }
 
 export const topicSchema = z
@@ -119,10 +127,8 @@ export class WsHub {
   private readonly batcher = new DeltaBatcher(BATCH_MS, (topic, type, data) =>
     this.emit(topic, type, data),
   );
-  /** Runs client commands (turn, interrupt); answers the frame to send back. */
-  onCommand:
-    | ((frame: CommandFrame, local: boolean) => Promise<Record<string, unknown>>)
-    | undefined;
+  /** Runs client commands (turn, interrupt, approve); answers the frame to send back. */
+  onCommand: ((frame: CommandFrame, who: Caller) => Promise<Record<string, unknown>>) | undefined;
 
   constructor(
     engine: HttpEngine,
@@ -148,7 +154,10 @@ export class WsHub {
         const full = decision.ok ? opts.cap?.upgrade(this.sockets.size) : undefined;
         if (full) return { ok: false, error: full };
         return decision.ok
-          ? { ok: true, data: { local: decision.local, topics: new Set() } }
+          ? {
+              ok: true,
+              data: { local: decision.local, keyed: decision.via === 'key', topics: new Set() },
+            }
           : decision;
       },
       open: (ws) => {
@@ -376,7 +385,7 @@ export class WsHub {
     const conn = ws.data;
     if (parsed.type === 'ping') return void ws.send(JSON.stringify({ type: 'pong' }));
     if (parsed.type === 'turn' || parsed.type === 'interrupt' || parsed.type === 'approve')
-      return this.command(ws, parsed, conn.local);
+      return this.command(ws, parsed, conn);
     if (parsed.type === 'unsubscribe') {
       for (const t of parsed.topics) {
         this.unsubscribe(ws, t);
@@ -402,7 +411,7 @@ export class WsHub {
     });
   }
 
-  private command(ws: EngineSocket<Conn>, frame: CommandFrame, local: boolean): void {
+  private command(ws: EngineSocket<Conn>, frame: CommandFrame, who: Caller): void {
     const send = (reply: Record<string, unknown>) => {
       if (this.sockets.has(ws))
         ws.cork(() =>
@@ -419,7 +428,7 @@ export class WsHub {
         type: 'error',
         error: { code: 'unavailable', message: 'The server is not ready for commands yet.' },
       });
-    this.onCommand(frame, local).then(send, (err: unknown) => {
+    this.onCommand(frame, { local: who.local, keyed: who.keyed }).then(send, (err: unknown) => {
       const e = apiErrorOf(err);
       send({ type: 'error', error: { code: e.code, message: e.message } });
     });

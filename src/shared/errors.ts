@@ -6,6 +6,8 @@ export const errorStatus = {
   unauthorized: 401,
   forbidden_origin: 403,
   forbidden_host: 403,
+  /** A request that answers for the person (an approval) or widens the agent's rights came without the key. */
+  key_required: 403,
   not_found: 404,
   no_such_route: 404,
   method_not_allowed: 405,

@@ -14,7 +14,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
-import { runCli, waitFor } from '../helpers/server.js';
+import { runCli, SLACK, waitFor } from '../helpers/server.js';
 import {
   connectWs,
   ofTurn,
@@ -69,7 +69,8 @@ async function newChat(mode: 'interactive' | 'auto' | 'strict'): Promise<Chat> {
   });
   assert.is(res.status, 201, JSON.stringify(res.body));
   assert.is(res.body.permission_mode, mode);
-  const ws = await connectWs(rig.port, [`session:${res.body.id}`]);
+  // The person's client: its socket presented the key, so it may answer approvals.
+  const ws = await connectWs(rig.port, [`session:${res.body.id}`], undefined, rig.server.key());
   return { id: res.body.id, work, ws };
 }
 
@@ -136,9 +137,15 @@ async function runNoAsk(
     15_000,
   );
   if (first.type === 'approval.requested') {
-    await api(rig.port, 'POST', `/api/sessions/${chat.id}/approvals/${first.data.approval_id}`, {
-      decision: 'deny',
-    });
+    await api(
+      rig.port,
+      'POST',
+      `/api/sessions/${chat.id}/approvals/${first.data.approval_id}`,
+      {
+        decision: 'deny',
+      },
+      { key: rig.server.key() },
+    );
     await endOf(chat, turnId);
     rig.fake.reset();
     assert.unreachable(
@@ -158,7 +165,13 @@ async function runNoAsk(
 }
 
 const answer = (chat: Chat, approvalId: string, decision: string) =>
-  api(rig.port, 'POST', `/api/sessions/${chat.id}/approvals/${approvalId}`, { decision });
+  api(
+    rig.port,
+    'POST',
+    `/api/sessions/${chat.id}/approvals/${approvalId}`,
+    { decision },
+    { key: rig.server.key() },
+  );
 
 async function answerWs(chat: Chat, approvalId: string, decision: string): Promise<any> {
   const requestId = `r${++nextCall}`;
@@ -246,6 +259,36 @@ test('interactive: curl asks over /ws; allow_once over HTTP runs it; the same ca
         reason: ap1.data.reason,
       },
     ]);
+    // Loopback trust is not enough to answer: a program on this machine (one the agent started)
+    // must not answer for the person, over HTTP or /ws.
+    const keyless = await api(
+      rig.port,
+      'POST',
+      `/api/sessions/${chat.id}/approvals/${ap1.data.approval_id}`,
+      { decision: 'allow_once' },
+    );
+    assert.is(keyless.status, 403, JSON.stringify(keyless.body));
+    assert.is(keyless.body.error.code, 'key_required');
+    assert.match(keyless.body.error.message, /^Answering an approval needs the access key/);
+    const plainWs = await connectWs(rig.port, [`session:${chat.id}`]);
+    try {
+      plainWs.send({
+        type: 'approve',
+        session_id: chat.id,
+        approval_id: ap1.data.approval_id,
+        decision: 'allow_once',
+        request_id: 'keyless',
+      });
+      const refused = await plainWs.waitFrame((f) => f.request_id === 'keyless', 'the refusal');
+      assert.equal([refused.type, refused.error.code], ['error', 'key_required']);
+    } finally {
+      plainWs.close();
+    }
+    assert.is(
+      (await api(rig.port, 'GET', `/api/sessions/${chat.id}/approvals`)).body.items.length,
+      1,
+      'still waiting',
+    );
     const ok1 = await answer(chat, ap1.data.approval_id, 'allow_once');
     assert.is(ok1.status, 200, JSON.stringify(ok1.body));
     assert.equal(ok1.body, { approval_id: ap1.data.approval_id, decision: 'allow_once' });
@@ -408,9 +451,33 @@ test('interrupt withdraws a pending approval (over /ws and over HTTP); answering
 test('auto mode runs ask-class steps without asking (and logs no ask)', async () => {
   const chat = await newChat('interactive');
   try {
-    const patched = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, {
+    // Raising the mode needs the key even on loopback; lowering it (strict, below) does not.
+    const keyless = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, {
       permission_mode: 'auto',
     });
+    assert.is(keyless.status, 403, JSON.stringify(keyless.body));
+    assert.equal(
+      [keyless.body.error.code, keyless.body.error.message.split(':')[0]],
+      [
+        'key_required',
+        'Widening permission_mode of a session needs the access key, even from this machine',
+      ],
+    );
+    for (const change of [{ network: 'on' }, { working_dir: root }])
+      assert.is(
+        (await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, change)).status,
+        403,
+        JSON.stringify(change),
+      );
+    const kept = (await api(rig.port, 'GET', `/api/sessions/${chat.id}`)).body;
+    assert.equal([kept.permission_mode, kept.working_dir], ['interactive', chat.work]);
+    const patched = await api(
+      rig.port,
+      'PATCH',
+      `/api/sessions/${chat.id}`,
+      { permission_mode: 'auto' },
+      { key: rig.server.key() },
+    );
     assert.is(patched.status, 200, JSON.stringify(patched.body));
     assert.is(patched.body.permission_mode, 'auto');
     const m = unique();
@@ -602,6 +669,81 @@ test('a broken permissions.yml keeps the last good rules, in a worker started af
     expectAudit(chat, ['deny', 'deny', 'deny']);
   } finally {
     rmSync(rules, { force: true });
+    chat.ws.close();
+  }
+});
+
+/**
+ * A watcher a command left running outside the sandbox (approved once): it polls this session's
+ * approvals over loopback without the key and answers each with allow_once.
+ */
+const watcherScript = (port: number, sessionId: string, log: string, until: number) => `
+import { appendFileSync } from 'node:fs';
+const base = 'http://127.0.0.1:${port}/api/sessions/${sessionId}/approvals';
+while (Date.now() < ${until}) {
+  const items = await fetch(base).then((r) => r.json()).then((b) => b.items ?? [], (e) => {
+    appendFileSync(${JSON.stringify(log)}, 'poll failed: ' + e.message + '\\n');
+    return [];
+  });
+  for (const a of items) {
+    const r = await fetch(base + '/' + a.approval_id, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ decision: 'allow_once' }),
+    });
+    const body = await r.json();
+    appendFileSync(${JSON.stringify(log)}, a.approval_id + ' ' + r.status + ' ' + (body.error?.code ?? 'ok') + '\\n');
+    process.exit(0);
+  }
+  await new Promise((r) => setTimeout(r, 50));
+}
+`;
+
+test('a command approved once to run outside cannot answer the next approval without the key: it stays pending', async () => {
+  const chat = await newChat('interactive');
+  try {
+    const log = join(chat.work, 'watch.log');
+    const until = Date.now() + 120_000 * SLACK;
+    writeFileSync(join(chat.work, 'watch.mjs'), watcherScript(rig.port, chat.id, log, until));
+    const outside = join(root, 'watched', 'planted.txt');
+    const [c1, c2] = enqueue([
+      [
+        {
+          name: 'terminal',
+          args: {
+            command: `${process.execPath} watch.mjs`,
+            background: true,
+            outside_sandbox: 'watch the build',
+          },
+        },
+      ],
+      [{ name: 'write_file', args: { path: outside, content: 'planted' } }],
+    ]);
+    const turnId = await startTurn(chat);
+    const ap1 = await approvalFor(chat, c1!);
+    assert.is((await answer(chat, ap1.data.approval_id, 'allow_once')).status, 200);
+    assert.match((await resultOf(chat, c1!)).data.output, /^Started in the background/);
+    const ap2 = await approvalFor(chat, c2!);
+    const tried = await waitFor(
+      () => (existsSync(log) ? readFileSync(log, 'utf8') : undefined),
+      30_000,
+      'the watcher to try to answer',
+    );
+    assert.is(tried, `${ap2.data.approval_id} 403 key_required\n`);
+    const waiting = await api(rig.port, 'GET', `/api/sessions/${chat.id}/approvals`);
+    assert.equal(
+      waiting.body.items.map((a: { approval_id: string }) => a.approval_id),
+      [ap2.data.approval_id],
+      'the approval is still waiting for the person',
+    );
+    assert.not.ok(
+      chat.ws.events.some((e) => e.type === 'turn.tool_result' && e.data.call_id === c2),
+    );
+    assert.is((await answer(chat, ap2.data.approval_id, 'deny')).status, 200);
+    await endOf(chat, turnId);
+    assert.not.ok(existsSync(outside), 'nothing was written');
+    expectAudit(chat, ['ask', 'allow_once', 'ask', 'denied_by_user']);
+  } finally {
     chat.ws.close();
   }
 });

@@ -29,8 +29,12 @@ if (browserMissing) {
   let site: Awaited<ReturnType<typeof startTestSite>>;
   let n = 0;
 
-  const api = (method: string, path: string, body?: unknown): Promise<ApiResult> =>
-    rawApi(rig.port, method, path, body);
+  const api = (
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: { key?: string } = {},
+  ): Promise<ApiResult> => rawApi(rig.port, method, path, body, opts);
   const setRules = (yaml: string) => writeFileSync(join(rig.server.home, 'permissions.yml'), yaml);
   const ALLOW_LOCAL =
     'browser:\n  - allow: { host: "127.0.0.1" }\nbrowser_replay:\n  - allow: { host: "127.0.0.1" }\n';
@@ -129,9 +133,14 @@ if (browserMissing) {
       );
       assert.is(ask.data.tool, 'browser');
       assert.match(ask.data.reason, /private network/);
-      await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, {
-        decision: 'deny',
-      });
+      await api(
+        'POST',
+        `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`,
+        {
+          decision: 'deny',
+        },
+        { key: rig.server.key() },
+      );
       assert.is((await endOf(chat, turnId)).type, 'turn.completed');
       const r = (await resultOf(chat, id)).data;
       assert.is(r.is_error, true);
@@ -162,9 +171,14 @@ if (browserMissing) {
         60_000,
       );
       assert.match(ask.data.reason, /file: URL/);
-      await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, {
-        decision: 'deny',
-      });
+      await api(
+        'POST',
+        `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`,
+        {
+          decision: 'deny',
+        },
+        { key: rig.server.key() },
+      );
       await endOf(chat, turnId);
     } finally {
       chat.ws.close();

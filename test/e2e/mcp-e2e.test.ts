@@ -52,8 +52,13 @@ const logFile = () => join(dir, 'stdio.log');
 /** Every response body, to check that no secret was ever answered. */
 const answered: string[] = [];
 
-async function api(method: string, path: string, body?: unknown): Promise<ApiResult> {
-  const r = await rawApi(rig.port, method, path, body);
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { key?: string } = {},
+): Promise<ApiResult> {
+  const r = await rawApi(rig.port, method, path, body, opts);
   answered.push(JSON.stringify(r.body ?? null));
   return r;
 }
@@ -260,9 +265,14 @@ test('an MCP tool asks by default; allowed once, the call reaches the server and
     );
     assert.is(ask.data.tool, 'mcp__local__echo');
     assert.match(ask.data.reason, /asks first/);
-    await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, {
-      decision: 'allow_once',
-    });
+    await api(
+      'POST',
+      `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`,
+      {
+        decision: 'allow_once',
+      },
+      { key: rig.server.key() },
+    );
     assert.is((await endOf(chat, turnId)).type, 'turn.completed');
     const result = await resultOf(chat, id);
     assert.equal([result.data.output, result.data.is_error], ['stdio echo: hello', false]);
@@ -280,9 +290,14 @@ test('an MCP tool asks by default; allowed once, the call reaches the server and
       'the second approval',
       30_000,
     );
-    await api('POST', `/api/sessions/${chat.id}/approvals/${ask2.data.approval_id}`, {
-      decision: 'deny',
-    });
+    await api(
+      'POST',
+      `/api/sessions/${chat.id}/approvals/${ask2.data.approval_id}`,
+      {
+        decision: 'deny',
+      },
+      { key: rig.server.key() },
+    );
     assert.is((await endOf(chat, denyTurn)).type, 'turn.completed');
     const denied = await resultOf(chat, denyId);
     assert.is(denied.data.is_error, true);

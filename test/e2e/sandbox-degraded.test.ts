@@ -92,18 +92,30 @@ test('the first approval of a session carries the notice, the next one does not;
     assert.match(first.data.sandbox_notice, UNAVAILABLE);
     const pending = await api(rig.port, 'GET', `/api/sessions/${id}/approvals`);
     assert.match(pending.body.items[0].sandbox_notice, UNAVAILABLE);
-    await api(rig.port, 'POST', `/api/sessions/${id}/approvals/${first.data.approval_id}`, {
-      decision: 'allow_once',
-    });
+    await api(
+      rig.port,
+      'POST',
+      `/api/sessions/${id}/approvals/${first.data.approval_id}`,
+      {
+        decision: 'allow_once',
+      },
+      { key: rig.server.key() },
+    );
     const second = await ws.waitEvent(
       (e) => e.type === 'approval.requested' && e.data.call_id === 'deg2',
       'the second approval',
       15_000,
     );
     assert.is(second.data.sandbox_notice, undefined, 'said once per session');
-    await api(rig.port, 'POST', `/api/sessions/${id}/approvals/${second.data.approval_id}`, {
-      decision: 'allow_once',
-    });
+    await api(
+      rig.port,
+      'POST',
+      `/api/sessions/${id}/approvals/${second.data.approval_id}`,
+      {
+        decision: 'allow_once',
+      },
+      { key: rig.server.key() },
+    );
     const end = await ws.waitEvent(
       (e) => e.type === 'turn.completed' || e.type === 'turn.failed',
       'the end of the turn',

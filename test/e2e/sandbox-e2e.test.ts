@@ -196,9 +196,13 @@ test('the network is a session setting: set, read back, checked with a message a
   const chat = await newChat({ network: 'off' });
   try {
     assert.is((await api(rig.port, 'GET', `/api/sessions/${chat.id}`)).body.network, 'off');
-    const hosts = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, {
-      network: ['Registry.npmjs.org', '*.github.com', '127.0.0.1:8080'],
-    });
+    const hosts = await api(
+      rig.port,
+      'PATCH',
+      `/api/sessions/${chat.id}`,
+      { network: ['Registry.npmjs.org', '*.github.com', '127.0.0.1:8080'] },
+      { key: rig.server.key() },
+    );
     assert.is(hosts.status, 200, JSON.stringify(hosts.body));
     assert.equal(hosts.body.network, ['registry.npmjs.org', '*.github.com', '127.0.0.1:8080']);
     assert.equal((await api(rig.port, 'GET', `/api/sessions/${chat.id}`)).body.network, [
@@ -218,7 +222,13 @@ test('the network is a session setting: set, read back, checked with a message a
     });
     assert.is(badHost.status, 400);
     assert.match(badHost.body.error.message, /a host is a name or address/);
-    const reset = await api(rig.port, 'PATCH', `/api/sessions/${chat.id}`, { network: null });
+    const reset = await api(
+      rig.port,
+      'PATCH',
+      `/api/sessions/${chat.id}`,
+      { network: null },
+      { key: rig.server.key() },
+    );
     assert.is(reset.body.network, null);
   } finally {
     chat.ws.close();
@@ -418,6 +428,7 @@ test('stepping outside asks even in auto mode, shows why, and runs outside once 
         'POST',
         `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`,
         { decision: 'allow_once' },
+        { key: rig.server.key() },
       );
       assert.is(ok.status, 200, JSON.stringify(ok.body));
       const r = await resultOf(chat, c!);
@@ -452,9 +463,15 @@ test('strict never steps outside; a denied ask leaves the file unwritten; a term
     const t2 = await startTurn(auto);
     const ask = await firstOf(auto, c2!);
     assert.is(ask.type, 'approval.requested');
-    await api(rig.port, 'POST', `/api/sessions/${auto.id}/approvals/${ask.data.approval_id}`, {
-      decision: 'deny',
-    });
+    await api(
+      rig.port,
+      'POST',
+      `/api/sessions/${auto.id}/approvals/${ask.data.approval_id}`,
+      {
+        decision: 'deny',
+      },
+      { key: rig.server.key() },
+    );
     assert.match((await resultOf(auto, c2!)).data.output, /^permission_denied: the user declined/);
     await endOf(auto, t2);
     assert.not.ok(existsSync(f2));

@@ -128,7 +128,14 @@ test('PATCH changes each field; GET shows the change', async () => {
   ];
   let last = s.updated_at;
   for (const [field, value] of changes) {
-    const r = await api(port, 'PATCH', `/api/sessions/${s.id}`, { [field]: value });
+    // The person's client: raising the mode and moving the folder out need the key.
+    const r = await api(
+      port,
+      'PATCH',
+      `/api/sessions/${s.id}`,
+      { [field]: value },
+      { key: server.key() },
+    );
     assert.is(r.status, 200, `${field}: ${JSON.stringify(r.body)}`);
     assert.is(r.body[field], value, field);
     assert.ok(r.body.updated_at >= last);

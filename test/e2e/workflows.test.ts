@@ -308,9 +308,15 @@ test('shell steps go through the permission engine: an asking command waits for 
     'an approval request',
   );
   assert.is(pending.tool, 'terminal');
-  const ans = await api(rig.port, 'POST', `/api/sessions/${sid}/approvals/${pending.approval_id}`, {
-    decision: 'deny',
-  });
+  const ans = await api(
+    rig.port,
+    'POST',
+    `/api/sessions/${sid}/approvals/${pending.approval_id}`,
+    {
+      decision: 'deny',
+    },
+    { key: rig.server.key() },
+  );
   assert.is(ans.status, 200);
   const end = await ended(start.body.run_id);
   assert.is(end.type, 'workflow.run_failed');
@@ -337,9 +343,15 @@ test("a tool step goes through the permission engine: a write into svc's folder 
   assert.not.ok(existsSync(target), 'nothing is written before the approval');
   assert.is(
     (
-      await api(rig.port, 'POST', `/api/sessions/${sid}/approvals/${pending.approval_id}`, {
-        decision: 'allow_once',
-      })
+      await api(
+        rig.port,
+        'POST',
+        `/api/sessions/${sid}/approvals/${pending.approval_id}`,
+        {
+          decision: 'allow_once',
+        },
+        { key: rig.server.key() },
+      )
     ).status,
     200,
   );

@@ -137,13 +137,16 @@ export interface WsClient {
   close: () => void;
 }
 
-/** Connects to /ws, subscribes to `topics` (with `since` when given) and resolves once subscribed. */
+/** Connects to /ws, subscribes to `topics` (with `since` when given) and resolves once subscribed; with `key`, a socket that may answer approvals. */
 export async function connectWs(
   port: number,
   topics: string[],
   since?: Record<string, number>,
+  key?: string,
 ): Promise<WsClient> {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
+  const ws = new WebSocket(
+    `ws://127.0.0.1:${port}/ws${key ? `?access_key=${encodeURIComponent(key)}` : ''}`,
+  );
   const frames: any[] = [];
   const events: WsEvent[] = [];
   const waiters = new Set<() => void>();

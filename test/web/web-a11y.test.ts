@@ -443,9 +443,15 @@ if (reason) {
     assert.equal(failures, []);
     const waiting = (await api(rig.port, 'GET', `/api/sessions/${asking}/approvals`)).body.items;
     for (const a of waiting)
-      await api(rig.port, 'POST', `/api/sessions/${asking}/approvals/${a.approval_id}`, {
-        decision: 'deny',
-      });
+      await api(
+        rig.port,
+        'POST',
+        `/api/sessions/${asking}/approvals/${a.approval_id}`,
+        {
+          decision: 'deny',
+        },
+        { key: rig.server.key() },
+      );
   });
 }
 

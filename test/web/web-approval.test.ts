@@ -70,9 +70,15 @@ async function probeAsk(r: TurnRig, path: string): Promise<string | undefined> {
       15_000,
     );
     if (first.type === 'approval.requested') {
-      await api(r.port, 'POST', `/api/sessions/${id}/approvals/${first.data.approval_id}`, {
-        decision: 'deny',
-      });
+      await api(
+        r.port,
+        'POST',
+        `/api/sessions/${id}/approvals/${first.data.approval_id}`,
+        {
+          decision: 'deny',
+        },
+        { key: r.server.key() },
+      );
       await ws.waitEvent(
         (e) => e.type === 'turn.completed' || e.type === 'turn.failed',
         'the probe turn to end',
@@ -154,7 +160,19 @@ if (browserMissing) {
     assert.match(text, /write_file/);
     assert.match(text, /approval/i, `the reason is shown: ${text}`);
     assert.match(text, /once\.txt/, 'the input is shown');
+    // On loopback the page needs no key, but answering does: the dialog asks for it once, and a
+    // wrong one changes nothing (the call keeps waiting).
     await dialog.getByRole('button', { name: 'Allow once' }).click();
+    const unlock = dialog.getByTestId('key-unlock');
+    await unlock.waitFor();
+    assert.match(await unlock.innerText(), /needs the access key, even on this machine/);
+    await unlock.getByTestId('key-unlock-input').fill('0'.repeat(64));
+    await unlock.getByRole('button', { name: 'Unlock' }).click();
+    await unlock.getByText('That key was not accepted').waitFor();
+    const waiting = await api(rig!.port, 'GET', `/api/sessions/${sessionId}/approvals`);
+    assert.is(waiting.body.items.length, 1, 'still waiting');
+    await unlock.getByTestId('key-unlock-input').fill(rig!.server.key());
+    await unlock.getByRole('button', { name: 'Unlock' }).click();
     await dialog.waitFor({ state: 'detached' });
     await p.page
       .locator('[data-testid=tool-card][data-tool=write_file][data-status=done]')

@@ -197,6 +197,7 @@ if (browserMissing) {
       'POST',
       `/api/sessions/${sessionId}/approvals/${approval.approval_id}`,
       { decision: 'allow_once' },
+      { key: rig.server.key() },
     );
     assert.is(ok.status, 200, JSON.stringify(ok.body));
     await waitFor(

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import { describe } from '../lib/api';
+import { describe, needsKey } from '../lib/api';
 import type { Approval } from '../lib/types';
+import { KeyUnlock } from './KeyUnlock';
 import { Modal } from './Modal';
 
 type Decision = 'allow_once' | 'allow_session' | 'deny';
@@ -30,14 +31,18 @@ export function ApprovalDialog({
 }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
+  /** The answer the person chose while the server still wants the key (and whether a key was refused). */
+  const [keyFor, setKeyFor] = useState<{ decision: Decision; rejected: boolean } | null>(null);
 
-  const answer = async (d: Decision) => {
+  const answer = async (d: Decision, afterKey = false) => {
     setBusy(true);
     setError('');
     try {
       await onAnswer(d);
+      setKeyFor(null);
     } catch (err) {
-      setError(describe(err));
+      if (needsKey(err)) setKeyFor({ decision: d, rejected: afterKey });
+      else setError(describe(err));
     } finally {
       setBusy(false);
     }
@@ -69,6 +74,13 @@ export function ApprovalDialog({
         <p class="error" role="alert">
           {error}
         </p>
+      )}
+      {keyFor && (
+        <KeyUnlock
+          what="Answering an approval"
+          rejected={keyFor.rejected}
+          onUnlocked={() => answer(keyFor.decision, true)}
+        />
       )}
       <div class="actions">
         <button type="button" class="primary" disabled={busy} onClick={() => answer('allow_once')}>

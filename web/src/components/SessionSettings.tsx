@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, get, path } from '../lib/api';
+import { api, describe, get, needsKey, path } from '../lib/api';
 import type { ModelEntry, Session } from '../lib/types';
+import { KeyUnlock } from './KeyUnlock';
 
 const efforts = ['off', 'low', 'medium', 'high', 'xhigh', 'max'];
 const modes: Array<[string, string]> = [
@@ -39,7 +40,13 @@ export function SessionSettings({
   });
   const [f, setF] = useState(initial);
   const [models, setModels] = useState<ModelEntry[]>([]);
-  const [state, setState] = useState<{ busy?: boolean; error?: string; saved?: boolean }>({});
+  const [state, setState] = useState<{
+    busy?: boolean;
+    error?: string;
+    saved?: boolean;
+    /** The server wants the key for this change (it widens the agent's rights); rejected after a key was given. */
+    key?: { rejected: boolean };
+  }>({});
 
   useEffect(() => setF(initial()), [session.id, session.updated_at]);
   useEffect(() => {
@@ -66,8 +73,7 @@ export function SessionSettings({
   const dirty = Object.keys(changes()).length > 0;
   useEffect(() => onDirty?.(dirty), [dirty]);
 
-  const save = async (e: Event) => {
-    e.preventDefault();
+  const store = async (afterKey: boolean) => {
     const patch = changes();
     if (Object.keys(patch).length === 0) return setState({ saved: true });
     setState({ busy: true });
@@ -75,8 +81,12 @@ export function SessionSettings({
       onSaved(await api<Session>('PATCH', path`/api/sessions/${session.id}`, patch));
       setState({ saved: true });
     } catch (err) {
-      setState({ error: describe(err) });
+      setState(needsKey(err) ? { key: { rejected: afterKey } } : { error: describe(err) });
     }
+  };
+  const save = (e: Event) => {
+    e.preventDefault();
+    void store(false);
   };
 
   const set = (k: string, v: unknown) => {
@@ -180,6 +190,13 @@ export function SessionSettings({
         <p class="error small" role="alert">
           {state.error}
         </p>
+      )}
+      {state.key && (
+        <KeyUnlock
+          what="Letting this chat's agent do more"
+          rejected={state.key.rejected}
+          onUnlocked={() => store(true)}
+        />
       )}
       <div class="actions">
         <button type="submit" class="primary" disabled={state.busy}>

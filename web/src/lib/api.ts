@@ -113,6 +113,26 @@ export async function upload(files: File[]): Promise<Uploaded[]> {
   return (await postForm<{ files: Uploaded[] }>('/api/upload', form)).files;
 }
 
+/** The server refused because the call answers for the person or widens the agent's rights: the key is needed, even on this machine. */
+export const needsKey = (err: unknown): boolean =>
+  err instanceof ApiError && err.code === 'key_required';
+
+/**
+ * Trades the access key for the HttpOnly cookie (the same `/?access_key=` exchange the key prompt
+ * uses) without leaving the page; whether it was right shows in the next call.
+ */
+export async function unlock(key: string): Promise<void> {
+  try {
+    await fetch(`/?access_key=${encodeURIComponent(key)}`, {
+      credentials: 'same-origin',
+      redirect: 'manual',
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'network', 'The server cannot be reached right now.');
+  }
+}
+
 /** A message a person can act on, for any thrown value. */
 export function describe(err: unknown): string {
   if (err instanceof ApiError) return err.message;

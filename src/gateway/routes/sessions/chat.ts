@@ -12,6 +12,7 @@ import { listMessages, type Message } from '../../../shared/store/messages.js';
 import { getTurnRow, nextTurnFirstSeq, type TurnRow } from '../../../shared/store/turns.js';
 import { createSession, requireSession } from '../../../shared/store/sessions.js';
 import type { Deps } from '../../deps.js';
+import { requireKey } from '../../person.js';
 import type { Reply, RequestInfo, Responder } from '../../http.js';
 import { route, type Route } from '../../route.js';
 import { startTurn, TERMINAL, type TurnWatch } from '../../turns.js';
@@ -167,7 +168,8 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
         'Answers a tool call waiting for approval: allow_once, allow_session (this session, same tool and command or path), or deny.',
       work: false,
       body: z.strictObject({ decision: approvalDecision }),
-      handler: async ({ params, body }) => {
+      handler: async ({ params, body, keyed }) => {
+        requireKey(keyed, 'Answering an approval');
         requireSession(deps.db, params.id ?? '');
         await answerApproval(deps, params.id ?? '', params.approval_id ?? '', body.decision);
         return { body: { approval_id: params.approval_id, decision: body.decision } };
@@ -190,9 +192,10 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
 
 /** The /ws commands: a turn (answered when it starts) and an interrupt. */
 export function chatCommands(deps: Deps, hub: WsHub): NonNullable<WsHub['onCommand']> {
-  return async (frame) => {
+  return async (frame, who) => {
     requireSession(deps.db, frame.session_id);
     if (frame.type === 'approve') {
+      requireKey(who.keyed, 'Answering an approval');
       await answerApproval(deps, frame.session_id, frame.approval_id, frame.decision);
       return {
         type: 'approval.answered',

@@ -24,6 +24,7 @@ import {
 } from '../../../shared/store/sessions.js';
 import { trashView } from '../../../shared/store/trash.js';
 import type { Deps } from '../../deps.js';
+import { keyRequired, wideningFields } from '../../person.js';
 import { route, type Route } from '../../route.js';
 
 export const settingsShape = {
@@ -155,11 +156,15 @@ export function sessionRoutes(deps: Deps): Route[] {
       method: 'PATCH',
       path: '/api/sessions/:id',
       summary:
-        'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null), network (sandbox: on, off, or a host list; null follows permissions.yml).',
+        'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null), network (sandbox: on, off, or a host list; null follows permissions.yml). A change that lets the agent do more (a more permissive mode, a wider network, a folder outside the current one) needs the access key even on loopback: 403 key_required without it.',
       body: patchBody,
-      handler: ({ params, body }) => {
-        requireSession(deps.db, params.id);
-        const s = updateSession(deps.db, params.id, checkSettings(deps, body));
+      handler: ({ params, body, keyed }) => {
+        const before = requireSession(deps.db, params.id);
+        const change = checkSettings(deps, body);
+        const wider = wideningFields(before, change);
+        if (wider.length > 0 && !keyed)
+          throw keyRequired(`Widening ${wider.join(', ')} of a session`);
+        const s = updateSession(deps.db, params.id, change);
         if (!s) throw sessionNotFound(params.id);
         announce(s);
         return { body: s };
