@@ -5,7 +5,13 @@ import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import { startFakeTelegram, type FakeTelegram, type TgUser } from '../fixtures/fake-telegram.js';
 import { api } from '../helpers/api.js';
-import { browserUnavailable, finishOnboarding, launch, newPage } from '../helpers/browser.js';
+import {
+  browserUnavailable,
+  finishOnboarding,
+  launch,
+  newPage,
+  signIn,
+} from '../helpers/browser.js';
 import { runCli, waitFor } from '../helpers/server.js';
 import { connectWs, messagesOf, startRig, status, type TurnRig } from '../helpers/turns.js';
 import { skipFile } from '../helpers/skip.js';
@@ -220,6 +226,7 @@ if (browserMissing) {
     const browser = await launch();
     const p = await newPage(browser);
     try {
+      await signIn(p.page, rig.server.base, rig.server.key());
       await p.page.goto(`${rig.server.base}/#/status`);
       const msg = p.page.getByTestId('sandbox-message');
       await msg.waitFor();

@@ -76,6 +76,14 @@ export async function newPage(
   return { context, page, errors, close: () => context.close() };
 }
 
+/**
+ * Signs the page's browser in the way a person does once (the address `svc key show` prints): the
+ * key becomes the cookie, which answering approvals needs even on loopback.
+ */
+export async function signIn(page: Page, base: string, key: string): Promise<void> {
+  await page.goto(`${base}/?access_key=${encodeURIComponent(key)}`);
+}
+
 /** The visible text of the transcript's assistant messages (committed and live). */
 export async function assistantTexts(page: Page): Promise<string[]> {
   return page.locator('[data-testid="assistant-message"] .md').allInnerTexts();

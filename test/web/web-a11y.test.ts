@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { textReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
 import { active, axe, focusKept } from '../helpers/a11y.js';
-import { browserUnavailable, launch, newPage, type PageRig } from '../helpers/browser.js';
+import { browserUnavailable, launch, newPage, signIn, type PageRig } from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 import { skipFile } from '../helpers/skip.js';
@@ -61,6 +61,7 @@ if (reason) {
     rig = await startRig({ models: { oa: { protocol: 'openai' } } });
     browser = await launch();
     p = await newPage(browser);
+    await signIn(p.page, rig.server.base, rig.server.key());
     // A chat with something of everything: Markdown, code, a tool card, reasoning, a long reply.
     sample = (await api(rig.port, 'POST', '/api/sessions', { title: 'Sample' })).body.id;
     rig.fake.enqueue(

@@ -9,6 +9,7 @@ import {
   finishOnboarding,
   launch,
   newPage,
+  signIn,
   type PageRig,
 } from '../helpers/browser.js';
 import { removeHome, startServer, waitFor } from '../helpers/server.js';
@@ -34,6 +35,7 @@ if (reason) {
     await finishOnboarding(rig.port, 'oa');
     browser = await launch();
     p = await newPage(browser);
+    await signIn(p.page, rig.server.base, rig.server.key());
   });
 
   test.after(async () => {
