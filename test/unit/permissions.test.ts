@@ -456,6 +456,17 @@ test('tool defaults: reads and planning allow, writes allow in the working folde
     assert.is(call({ tool, path: '.env.example' }).verdict, 'allow');
     assert.is(call({ tool, path: '~/.bashrc', cwd: HOME }).verdict, 'ask');
     assert.is(call({ tool, path: '.git/hooks/pre-commit' }).verdict, 'ask');
+    for (const planted of [
+      '.git/config',
+      'sub/.git/config',
+      '.git/modules/lib/hooks/post-checkout',
+      '.git/modules/lib/config',
+      '.git',
+      '.husky/pre-commit',
+    ])
+      assert.is(call({ tool, path: planted }).verdict, 'ask', `${tool} ${planted}`);
+    assert.is(call({ tool, path: '.gitignore' }).verdict, 'allow');
+    assert.is(call({ tool, path: 'src/git/config.ts' }).verdict, 'allow');
   }
   assert.is(call({ tool: 'read_file', path: '~/.ssh/id_ed25519' }).verdict, 'deny');
   assert.is(call({ tool: 'read_file', path: '~/.ssh/id_ed25519.pub' }).verdict, 'allow');

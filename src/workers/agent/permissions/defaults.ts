@@ -111,6 +111,15 @@ const AUTORUN = [
   '~/.config/autostart/**',
   '~/Library/LaunchAgents/**',
   '**/.git/hooks/**',
+  // A repository's config can name hooks, an fsmonitor or aliases that run on the next git
+  // command; a `.git` file can point git at another folder. Read-only in the sandbox too.
+  '**/.git/config',
+  '**/.git/config.worktree',
+  '**/.git/modules/**/hooks/**',
+  '**/.git/modules/**/config',
+  '**/.git/worktrees/*/config.worktree',
+  '**/.git',
+  '**/.husky/**',
 ];
 
 const NETWORK = [

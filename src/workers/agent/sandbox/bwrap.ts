@@ -16,6 +16,8 @@ export interface FsPlan {
   write: string[];
   /** Unreadable: svc's home, key folders, what the rules name. */
   hide: string[];
+  /** Git folders bound onto themselves, and hooks and config read-only over themselves (git-guard.ts). */
+  git?: { pin: string[]; readOnly: string[] };
 }
 
 /** What every Linux sandbox gets besides its files: its own network, a seccomp program. */
@@ -128,6 +130,8 @@ export function bwrapArgs(fs: FsPlan, walls: Walls, isRoot: boolean): string[] {
     seen.add(r);
     args.push('--bind', r, r);
   }
+  for (const p of fs.git?.pin ?? []) args.push('--bind', p, p);
+  for (const p of fs.git?.readOnly ?? []) args.push('--ro-bind', p, p);
   const hidden: string[] = [];
   for (const h of fs.hide) {
     const r = real(h);

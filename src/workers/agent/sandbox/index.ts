@@ -10,6 +10,7 @@ import type { ToolContext } from '../tools/registry.js';
 import { cacheDirs, hiddenHolder, HOST_SOCKETS, SECRET_DIRS, type FsPlan } from './bwrap.js';
 import { runtimeDirs, sandboxEnv } from './env.js';
 import { linuxLaunch } from './linux.js';
+import { gitGuard } from './git-guard.js';
 import { loadSandboxRules } from './policy.js';
 import { createProxy, type EgressProxy } from './proxy.js';
 import { proxyEnv } from './proxy-env.js';
@@ -127,6 +128,7 @@ export async function prepareLaunch(
     tmp: privateTmp(ctx.sessionId),
     write: [...cacheDirs(home), ...rules.write],
     hide,
+    git: gitGuard(cwd, [cwd, ...rules.write]),
   };
   const network = sessionNetwork(ctx, rules.network);
   const inner = sandboxEnv(env, rules.sockets);
