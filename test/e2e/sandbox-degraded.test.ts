@@ -157,6 +157,63 @@ const REFUSED = (origin: string) =>
     `^Refused: sandbox unavailable: ${missing} is missing or not executable; fix: .*\\. ${origin} turns run commands only inside the sandbox\\.$`,
   );
 
+test('without a sandbox an unknown command asks, and what the check cannot see through asks even in auto (issue 38)', async () => {
+  const work = join(root, 'work-auto');
+  mkdirSync(work);
+  const ask = async (mode: 'interactive' | 'auto', command: string, callId: string) => {
+    const id = (
+      await api(rig.port, 'POST', '/api/sessions', { working_dir: work, permission_mode: mode })
+    ).body.id as string;
+    const ws = await connectWs(rig.port, [`session:${id}`]);
+    try {
+      rig.fake.enqueue(
+        {
+          parts: [
+            {
+              toolCall: { id: callId, name: 'terminal', arguments: [JSON.stringify({ command })] },
+            },
+          ],
+          stop: 'tool_use',
+        },
+        textReply('done'),
+      );
+      const started = await api(rig.port, 'POST', `/api/chat/${id}/turn?wait=false`, {
+        message: 'go',
+        attachments: [],
+      });
+      assert.is(started.status, 202);
+      const first = await ws.waitEvent(
+        (e) =>
+          (e.type === 'approval.requested' && e.data.call_id === callId) ||
+          e.type === 'turn.completed' ||
+          e.type === 'turn.failed',
+        `an approval or the end of the turn for ${command}`,
+        15_000,
+      );
+      if (first.type === 'approval.requested') {
+        await api(rig.port, 'POST', `/api/sessions/${id}/approvals/${first.data.approval_id}`, {
+          decision: 'deny',
+        });
+        await ws.waitEvent((e) => e.type === 'turn.completed', 'the end of the turn', 15_000);
+        return first.data.reason as string;
+      }
+      return null;
+    } finally {
+      ws.close();
+    }
+  };
+  // An unknown program: an ordinary ask in interactive (with a sandbox it would just run).
+  const unknown = await ask('interactive', 'frobnicate --all', 'u1');
+  assert.match(unknown ?? 'ran unasked', /not a command svc knows/);
+  // The same in auto runs: auto lets ordinary asks through.
+  assert.is(await ask('auto', 'frobnicate --all', 'u2'), null);
+  // A shell fed text the check cannot see: in auto it still asks, because no sandbox bounds it.
+  const blind = await ask('auto', 'cat notes.txt | bash', 'u3');
+  assert.match(blind ?? 'ran unasked in auto', /cannot see through.*without a sandbox/s);
+  // The known build and read commands run unasked.
+  assert.is(await ask('interactive', 'ls -la && git status --short || true', 'u4'), null);
+});
+
 test('a real cron run refuses to run a command without the sandbox, and its session says why', async () => {
   const work = join(root, 'cron-work');
   mkdirSync(work);
