@@ -51,6 +51,7 @@ export class Gateway {
     this.cors = new Set(config.cors.map(normalizeOrigin));
     this.ws = new WsHub(engine, {
       frameLimit: config.limits.ws_frame_bytes,
+      idleTopicMs: () => this.config.limits.ws_idle_topic_seconds * 1000,
       resume,
       cap,
       authorize: (info) =>

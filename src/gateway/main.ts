@@ -24,8 +24,18 @@ process.on('message', (m: unknown, handle: unknown) => {
   )
     inherited = handle;
 });
-const endpoint = startChild('gateway');
 let gateway: Gateway | undefined;
+const endpoint = startChild('gateway', undefined, (): Record<string, number> => {
+  const s = gateway?.ws.stats();
+  return s
+    ? {
+        ws_topics: s.topics,
+        ws_kept_events: s.events,
+        ws_kept_bytes: s.bytes,
+        ws_topics_forgotten: s.forgotten,
+      }
+    : {};
+});
 let config: Config | undefined;
 
 endpoint.handle('child.start', async (start) => {

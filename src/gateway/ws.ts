@@ -74,8 +74,14 @@ const clientFrame = z.discriminatedUnion('type', [
 const RING = 1024;
 /** …and at most this many bytes of frames (a topic of long tool results would otherwise keep megabytes). */
 export const RING_BYTES = 256 * 1024;
-/** A topic nobody listens to and nothing was published on for this long is forgotten (its history and seq). */
-export const IDLE_TOPIC_MS = 10 * 60_000;
+/**
+ * A topic nobody listens to and nothing was published on for this long is forgotten (its history
+ * and seq), unless config says otherwise (limits.ws_idle_topic_seconds).
+ */
+export const IDLE_TOPIC_MS = 5 * 60_000;
+/** Idle topics are looked for at most this often, and at least once a minute. */
+const SWEEP_MIN_MS = 1000;
+const SWEEP_MAX_MS = 60_000;
 /**
  * Streaming deltas of one turn are merged into at most one frame per topic per this interval. The
  * first delta on a quiet topic goes out at once (leading edge); the ones that follow within the
@@ -119,6 +125,14 @@ export class WsHub {
   /** Per topic: the bytes of its kept frames and when it last had an event. */
   private readonly ringBytes = new Map<string, number>();
   private readonly lastEventAt = new Map<string, number>();
+  /**
+   * Above every seq a forgotten topic had: a topic's numbering starts again from here, so a
+   * `since` from before it was forgotten is never taken for a point in the new numbering.
+   */
+  private floor = 0;
+  /** Topics forgotten since this hub started (idle, or deleted). */
+  private forgotten = 0;
+  private readonly idleMs: () => number;
   private readonly sweeper: ReturnType<typeof setInterval>;
   private readonly sockets = new Set<EngineSocket<Conn>>();
   private readonly subscribers = new Map<string, Set<EngineSocket<Conn>>>();
@@ -137,15 +151,21 @@ export class WsHub {
       authorize: (req: RequestInfo) => AuthDecision;
       resume?: WsState;
       cap?: ConnectionCap;
+      /** How long a topic nobody follows keeps its history after its last event. */
+      idleTopicMs?: () => number;
     },
   ) {
     this.epoch = opts.resume?.epoch ?? randomUUID();
+    this.floor = opts.resume?.floor ?? 0;
+    this.idleMs = opts.idleTopicMs ?? (() => IDLE_TOPIC_MS);
     for (const t of opts.resume?.topics ?? []) {
       this.seqs.set(t.topic, t.seq);
       this.lastEventAt.set(t.topic, Date.now());
       for (const f of t.frames.slice(-RING)) this.keep(t.topic, f);
     }
-    this.sweeper = setInterval(() => this.evictIdle(), Math.min(IDLE_TOPIC_MS, 60_000));
+    // Unref'd: the sweep never keeps the process alive.
+    const every = Math.min(SWEEP_MAX_MS, Math.max(SWEEP_MIN_MS, this.idleMs() / 4));
+    this.sweeper = setInterval(() => this.evictIdle(), every);
     this.sweeper.unref();
     engine.ws<Conn>({
       maxPayload: opts.frameLimit,
@@ -215,9 +235,9 @@ export class WsHub {
     };
   }
 
-  /** The last seq given on a topic (0 before its first event). */
+  /** The last seq given on a topic (the floor before its first event, 0 at first). */
   seqOf(topic: string): number {
-    return this.seqs.get(topic) ?? 0;
+    return this.seqs.get(topic) ?? this.floor;
   }
 
   /** Topic subscriptions over all WebSockets. */
@@ -257,7 +277,7 @@ export class WsHub {
         budget -= ring[--from]!.frame.length;
       topics.push({ topic, seq, frames: ring.slice(from) });
     }
-    return { epoch: this.epoch, topics };
+    return { epoch: this.epoch, topics, floor: this.floor };
   }
 
   /** The restart was abandoned: this hub numbers its events again. */
@@ -267,7 +287,7 @@ export class WsHub {
 
   private emit(topic: string, type: string, data: unknown): void {
     if (this.forward) return this.forward(topic, type, data);
-    const seq = (this.seqs.get(topic) ?? 0) + 1;
+    const seq = this.seqOf(topic) + 1;
     this.seqs.set(topic, seq);
     let event: HubEvent = { topic, type, seq, data };
     let frame = JSON.stringify(event);
@@ -326,16 +346,19 @@ export class WsHub {
     this.ringBytes.delete(topic);
     if ((this.subscribers.get(topic)?.size ?? 0) > 0 || this.listeners.has(topic)) return;
     this.subscribers.delete(topic);
+    this.floor = Math.max(this.floor, this.seqs.get(topic) ?? 0);
     this.seqs.delete(topic);
     this.lastEventAt.delete(topic);
+    this.forgotten++;
   }
 
-  /** Forgets topics idle for IDLE_TOPIC_MS that nobody listens to. */
+  /** Forgets topics idle for the idle time (5 min by default) that nobody follows. */
   evictIdle(now = Date.now()): number {
+    const idle = this.idleMs();
     let n = 0;
     for (const [topic, at] of this.lastEventAt) {
       if (
-        now - at < IDLE_TOPIC_MS ||
+        now - at < idle ||
         (this.subscribers.get(topic)?.size ?? 0) > 0 ||
         this.listeners.has(topic)
       )
@@ -346,13 +369,16 @@ export class WsHub {
     return n;
   }
 
-  /** What the hub keeps (for tests and the benchmark): topics, kept events and their bytes. */
-  stats(): { topics: number; events: number; bytes: number } {
+  /**
+   * What the hub keeps (`svc status --json`, tests, the benchmark): topics, kept events and their
+   * bytes, and how many topics it forgot.
+   */
+  stats(): { topics: number; events: number; bytes: number; forgotten: number } {
     let events = 0;
     let bytes = 0;
     for (const r of this.rings.values()) events += r.length;
     for (const b of this.ringBytes.values()) bytes += b;
-    return { topics: this.seqs.size, events, bytes };
+    return { topics: this.seqs.size, events, bytes, forgotten: this.forgotten };
   }
 
   /** Stops feeding a socket a topic and tells it why; it resubscribes (with `since`) or reloads. */
@@ -360,7 +386,7 @@ export class WsHub {
     this.unsubscribe(ws, topic);
     ws.data.topics.delete(topic);
     ws.cork(() =>
-      ws.send(JSON.stringify({ type: 'resync', topic, seq: this.seqs.get(topic) ?? 0, reason })),
+      ws.send(JSON.stringify({ type: 'resync', topic, seq: this.seqOf(topic), reason })),
     );
   }
 
@@ -403,7 +429,7 @@ export class WsHub {
         if (!set) this.subscribers.set(t, (set = new Set()));
         set.add(ws);
         conn.topics.add(t);
-        seq[t] = this.seqs.get(t) ?? 0;
+        seq[t] = this.seqOf(t);
       }
       ws.send(
         JSON.stringify({ type: 'subscribed', topics: parsed.topics, seq, epoch: this.epoch }),
@@ -436,7 +462,8 @@ export class WsHub {
 
   private replay(ws: EngineSocket<Conn>, topic: string, since: number): void {
     const ring = this.rings.get(topic) ?? [];
-    const current = this.seqs.get(topic) ?? 0;
+    const current = this.seqOf(topic);
+    // A forgotten topic keeps nothing and stands at the floor: a `since` below it is told to resync.
     const oldest = ring[0]?.seq ?? current + 1;
     if (since > current || since < oldest - 1) {
       ws.send(

@@ -7,7 +7,12 @@ import { log, setLogRole } from './log.js';
  * supervisor's stats and echo requests, and exit the moment the supervisor is gone so that no
  * child outlives it.
  */
-export function startChild(role: ChildRole, inflightTurns: () => number = () => 0): Endpoint {
+export function startChild(
+  role: ChildRole,
+  inflightTurns: () => number = () => 0,
+  /** Figures of what the process keeps, for `svc status --json` (the gateway's /ws history). */
+  counters?: () => Record<string, number>,
+): Endpoint {
   setLogRole(role);
   const endpoint = new Endpoint(parentLink(), role, 'supervisor');
   process.on('disconnect', () => {
@@ -18,6 +23,8 @@ export function startChild(role: ChildRole, inflightTurns: () => number = () => 
     rss_bytes: process.memoryUsage.rss(),
     cpu_seconds: cpuSeconds(),
     inflight_turns: inflightTurns(),
+    heap_used_bytes: process.memoryUsage().heapUsed,
+    ...(counters ? { counters: counters() } : {}),
   }));
   endpoint.handle('child.ping', () => ({}));
   endpoint.handle('worker.echo', (p) => ({ text: p.text, role, pid: process.pid }));

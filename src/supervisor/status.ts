@@ -19,6 +19,8 @@ export async function childStatus(c: Child, exits: ExitLog): Promise<ProcessStat
     rss_bytes: stats?.rss_bytes ?? null,
     cpu_seconds: stats?.cpu_seconds ?? null,
     inflight_turns: stats?.inflight_turns ?? 0,
+    heap_used_bytes: stats?.heap_used_bytes ?? null,
+    ...(stats?.counters ? { counters: stats.counters } : {}),
     last_exit: exits.lastExit(c.role) ?? null,
   };
 }
@@ -39,6 +41,7 @@ export function supervisorStatus(state: Status['state'], startedAt: Date): Proce
     rss_bytes: process.memoryUsage.rss(),
     cpu_seconds: cpuSeconds(),
     inflight_turns: 0,
+    heap_used_bytes: process.memoryUsage().heapUsed,
     last_exit: null,
   };
 }

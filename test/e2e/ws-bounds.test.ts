@@ -122,7 +122,12 @@ test(`a topic's history is bounded by bytes; resuming past it gets resync, withi
 });
 
 test('a deleted session leaves nothing behind: 100 session topics, each deleted, keep no history or numbering', async () => {
-  const before = hub.stats();
+  const kept = () => {
+    const { forgotten: _, ...rest } = hub.stats();
+    return rest;
+  };
+  const before = kept();
+  const forgotten = hub.stats().forgotten;
   for (let i = 0; i < 100; i++) {
     const topic = `session:s_gone${i}` as const;
     hub.publish(topic, 'turn.started', {
@@ -137,7 +142,8 @@ test('a deleted session leaves nothing behind: 100 session topics, each deleted,
     });
     hub.publish(topic, 'session.deleted', { id: topic.slice(8), trash_id: 't_x' });
   }
-  assert.equal(hub.stats(), before, 'back where it was');
+  assert.equal(kept(), before, 'back where it was');
+  assert.is(hub.stats().forgotten, forgotten + 100, 'each counted as forgotten');
 
   const c = await client(port);
   try {
@@ -157,6 +163,7 @@ test('a subscriber of a deleted session keeps the numbering: the restore that fo
   try {
     c.send({ type: 'subscribe', topics: ['session:s_kept'] });
     await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
+    const base = hub.seqOf('session:s_kept'); // a new topic numbers on from the hub's floor
     hub.publish('session:s_kept', 'session.updated', session('s_kept'));
     hub.publish('session:s_kept', 'session.deleted', { id: 's_kept', trash_id: 't_x' });
     hub.publish('session:s_kept', 'session.restored', session('s_kept'));
@@ -168,9 +175,9 @@ test('a subscriber of a deleted session keeps the numbering: the restore that fo
     assert.equal(
       c.frames.filter((f) => f.topic === 'session:s_kept').map((f) => [f.type, f.seq]),
       [
-        ['session.updated', 1],
-        ['session.deleted', 2],
-        ['session.restored', 3],
+        ['session.updated', base + 1],
+        ['session.deleted', base + 2],
+        ['session.restored', base + 3],
       ],
     );
   } finally {
@@ -184,6 +191,8 @@ test('idle topics nobody is on are evicted; a subscribed or listened topic stays
   try {
     c.send({ type: 'subscribe', topics: ['skills'] });
     await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
+    const skills = hub.seqOf('skills');
+    const workflows = hub.seqOf('workflows');
     hub.publish('skills', 'skill.deleted', { name: 'x', trash_id: 't_x' });
     hub.publish('workflows', 'workflow.step_started', {
       turn_id: 'u_1',
@@ -197,14 +206,74 @@ test('idle topics nobody is on are evicted; a subscribed or listened topic stays
     hub.publish('session:s_idle', 'goal.cleared', { session_id: 's_idle' });
     const evicted = hub.evictIdle(Date.now() + IDLE_TOPIC_MS + 1);
     assert.ok(evicted >= 2, `evicted ${evicted}`);
-    assert.is(hub.seqOf('mcp'), 0, 'an idle unwatched topic is forgotten');
-    assert.is(hub.seqOf('session:s_idle'), 0);
-    assert.is(hub.seqOf('skills'), 1, 'a subscribed topic stays');
-    assert.is(hub.seqOf('workflows'), 1, 'a listened topic stays');
+    const fresh = hub.seqOf('session:s_never');
+    assert.is(
+      hub.seqOf('mcp'),
+      fresh,
+      'an idle unwatched topic is forgotten (it stands where a new one starts)',
+    );
+    assert.is(hub.seqOf('session:s_idle'), fresh);
+    assert.is(hub.seqOf('skills'), skills + 1, 'a subscribed topic stays');
+    assert.is(hub.seqOf('workflows'), workflows + 1, 'a listened topic stays');
     assert.is(hub.evictIdle(Date.now()), 0, 'nothing is idle right after an event');
   } finally {
     stop();
     c.close();
+  }
+});
+
+test('a topic forgotten while idle and then busy again: a client resuming from before it was forgotten gets every new event or a resync, never a gap', async () => {
+  const topic = 'session:s_again';
+  const goal = (i: number) => hub.publish(topic, 'goal.cleared', { session_id: `s_${i}` });
+  for (let i = 0; i < 3; i++) goal(i);
+  const seen = hub.seqOf(topic); // where a client that then went away stood
+  assert.ok(hub.evictIdle(Date.now() + 24 * 3600_000) >= 1, 'forgotten while nobody followed it');
+  assert.is(
+    hub.seqOf(topic),
+    hub.seqOf('session:s_never_used'),
+    'an idle topic nobody follows is forgotten (history and numbering)',
+  );
+  for (let i = 0; i < 5; i++) goal(10 + i); // the chat is used again while the client is away
+  const c = await client(port);
+  try {
+    c.send({ type: 'subscribe', topics: [topic], since: { [topic]: seen } });
+    await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
+    const resync = c.frames.some((f) => f.type === 'resync' && f.topic === topic);
+    const replayed = c.frames.filter((f) => f.topic === topic && f.type === 'goal.cleared');
+    assert.ok(
+      resync || replayed.length === 5,
+      `resync, or all 5 new events (got ${replayed.length}: ${JSON.stringify(replayed.map((f) => f.seq))})`,
+    );
+    assert.ok(
+      replayed.every((f) => (f.seq ?? 0) > seen),
+      'the new numbering is above the old',
+    );
+  } finally {
+    c.close();
+  }
+});
+
+test('a hub with a short idle time forgets an unfollowed topic on its own timer; a followed one stays', async () => {
+  const e2 = await createEngine(engineName);
+  const h2 = new WsHub(e2, {
+    frameLimit: 1 << 20,
+    authorize: () => ({ ok: true, via: 'local', local: true }),
+    idleTopicMs: () => 300,
+  });
+  const p2 = await e2.listen('127.0.0.1', 0);
+  const c = await client(p2);
+  try {
+    c.send({ type: 'subscribe', topics: ['session:s_watched'] });
+    await waitFor(() => c.frames.some((f) => f.type === 'subscribed'), 5000, 'subscribed');
+    h2.publish('session:s_watched', 'goal.cleared', { session_id: 's_watched' });
+    h2.publish('session:s_alone', 'goal.cleared', { session_id: 's_alone' });
+    await waitFor(() => h2.stats().forgotten === 1, 10_000, 'the sweep to forget the idle topic');
+    assert.is(h2.stats().topics, 1, 'the followed topic stays');
+    assert.is(h2.seqOf('session:s_watched'), 1);
+  } finally {
+    c.close();
+    h2.closeAll(1001, 'test over');
+    e2.stopListening();
   }
 });
 

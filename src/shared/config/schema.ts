@@ -83,6 +83,11 @@ export const configSchema = z
           .int()
           .positive()
           .default(4 * MiB),
+        /**
+         * A /ws topic nobody follows and with no event for this long lets its kept history go
+         * (a client resuming from further back is told to resync).
+         */
+        ws_idle_topic_seconds: z.number().min(1).max(86_400).default(300),
       })
       .strict()
       .prefault({}),

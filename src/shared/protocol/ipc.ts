@@ -59,6 +59,10 @@ const processStatus = z.object({
   /** CPU time used since the process started (user + system); absent when it did not answer. */
   cpu_seconds: z.number().nullable().optional(),
   inflight_turns: z.number().int(),
+  /** V8 heap in use (garbage included); absent when it did not answer. */
+  heap_used_bytes: z.number().int().nullable().optional(),
+  /** What the process keeps, by name (the gateway: /ws topics and kept events); absent when none. */
+  counters: z.record(z.string(), z.number()).optional(),
   last_exit: z.string().nullable(),
   /** For a child that is down: when its next start is tried (null while one is starting). */
   next_try_at: z.string().nullable().optional(),
@@ -100,6 +104,8 @@ export const wsStateSchema = z.object({
       frames: z.array(z.object({ seq: z.number().int().min(1), frame: z.string() })),
     }),
   ),
+  /** Where a forgotten topic's numbering starts again (above every seq it ever gave). */
+  floor: z.number().int().min(0).optional(),
 });
 export type WsState = z.infer<typeof wsStateSchema>;
 
@@ -183,6 +189,8 @@ export const requestDefs = {
       rss_bytes: z.number().int(),
       cpu_seconds: z.number().optional(),
       inflight_turns: z.number().int(),
+      heap_used_bytes: z.number().int().optional(),
+      counters: z.record(z.string(), z.number()).optional(),
     }),
   },
   /** supervisor → every child, each second: liveness (a child that stops answering is killed and replaced). */
