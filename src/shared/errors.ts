@@ -92,7 +92,7 @@ export function invalidInput(
   const first = details[0];
   return new ApiError(
     'invalid_request',
-    `Invalid ${opts.what ?? 'request body'}: ${first ? `${first.path || '(body)'}: ${first.message}` : 'does not match the schema'}.`,
+    `Invalid ${opts.what ?? 'request body'}: ${first ? `${first.path || '(body)'}: ${first.message.replace(/\.+$/, '')}` : 'does not match the schema'}.`,
     details,
   );
 }

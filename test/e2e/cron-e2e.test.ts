@@ -276,6 +276,40 @@ test("DST: a daily task fires at its wall time on both sides of a change; svc re
   const bad = await api(rig.port, 'GET', '/api/cron/preview?schedule=nope');
   assert.is(bad.status, 400);
   assert.match(bad.body.error.message, 'schedule');
+  // A bad expression is one plain sentence that says what a schedule is, as the form does.
+  for (const [schedule, says] of [
+    [
+      '* * *',
+      /"\* \* \*" has 3 fields; a schedule has 5 fields \(minute hour day month weekday\), 6 with seconds first/,
+    ],
+    ['1 2 3 4 5 6 7', /has 7 fields/],
+    ['61 * * * *', /minute: 61/],
+    ['@weird', /not a nickname/],
+  ] as const) {
+    const r = await api(
+      rig.port,
+      'GET',
+      `/api/cron/preview?schedule=${encodeURIComponent(schedule)}`,
+    );
+    const message = String(r.body.error.message);
+    assert.is(r.status, 400);
+    assert.match(message, /^Not a schedule: /);
+    assert.match(message, says);
+    assert.not.match(message, /query parameter|seven|\.\./, message);
+    assert.is(
+      message.split(/\.(\s|$)/).filter((x) => x.trim()).length,
+      1,
+      `one sentence: ${message}`,
+    );
+    const post = await api(rig.port, 'POST', '/api/tasks', {
+      kind: 'cron',
+      name: 'Bad',
+      schedule,
+      prompt: 'p',
+    });
+    assert.is(post.status, 400);
+    assert.not.match(String(post.body.error.message), /seven|\.\./, post.body.error.message);
+  }
   await api(rig.port, 'PATCH', `/api/tasks/${t.id}`, { enabled: false });
 
   // A live fire in that zone: a daily time given as Berlin's wall clock fires at that instant.

@@ -31,14 +31,28 @@ export function isTimezone(tz: string): boolean {
   }
 }
 
-/** The problem with a cron line in words, or undefined when croner accepts it. */
+/** What a schedule may be, as the form says it too. */
+export const SCHEDULE_FORMS =
+  '5 fields (minute hour day month weekday), 6 with seconds first, or a nickname such as @hourly or @daily';
+
+/**
+ * The problem with a cron line as one clause without a full stop (callers end the sentence), or
+ * undefined when croner accepts it. The field count is said here: croner's own message names
+ * "five, six, or seven" parts where svc takes five or six.
+ */
 export function scheduleProblem(schedule: string): string | undefined {
-  if (schedule.trim() === '') return 'the schedule must not be empty';
+  const s = schedule.trim();
+  if (s === '') return `the schedule is empty; give ${SCHEDULE_FORMS}`;
   try {
-    new Cron(schedule.trim(), OPTIONS);
+    new Cron(s, OPTIONS);
     return undefined;
   } catch (err) {
-    return (err as Error).message.replace(/^CronPattern: /, '');
+    const parts = s.split(/\s+/).length;
+    if (s.startsWith('@'))
+      return `"${s}" is not a nickname; use @yearly, @monthly, @weekly, @daily or @hourly`;
+    if (parts !== 5 && parts !== 6)
+      return `"${s}" has ${parts} field${parts === 1 ? '' : 's'}; a schedule has ${SCHEDULE_FORMS}`;
+    return `"${s}": ${(err as Error).message.replace(/^CronPattern: /, '').replace(/\.+$/, '')}`;
   }
 }
 

@@ -111,7 +111,8 @@ export function SchedulesView() {
         Tasks that run a prompt on a schedule, each run in a session of its own. An approval nobody
         answers is denied after its timeout.
       </p>
-      {error && (
+      {/* The schedule's problem shows once, under the field (the preview says it as typed). */}
+      {error && !(previewError && /schedule/.test(error)) && (
         <p class="error" role="alert">
           {error}
         </p>
@@ -325,8 +326,8 @@ function TaskForm({
         Name <input required maxLength={200} {...field('name')} />
       </label>
       <label class="field">
-        Cron expression (minute hour day month weekday; six fields start with seconds; or @hourly,
-        @daily) <input required {...field('schedule')} />
+        Cron expression: 5 fields (minute hour day month weekday), 6 with seconds first, or @hourly,
+        @daily <input required {...field('schedule')} />
       </label>
       <label class="field">
         Time zone <input required {...field('timezone')} />

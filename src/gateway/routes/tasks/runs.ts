@@ -52,7 +52,7 @@ const cronFields = {
       if (problem)
         ctx.addIssue({
           code: 'custom',
-          message: `not a cron expression (5 fields, 6 with seconds first, or a nickname such as @hourly): ${problem}`,
+          message: problem,
         });
     }),
   timezone: z
@@ -92,7 +92,8 @@ const patchCron = z
     `send at least one of: ${Object.keys(cronFields).join(', ')}`,
   );
 const previewQuery = z.object({
-  schedule: cronFields.schedule,
+  // Checked by the handler: the form shows its answer as typed, so it says one plain sentence.
+  schedule: z.string().max(200, 'the schedule is at most 200 characters'),
   timezone: cronFields.timezone.optional(),
   from: z.iso
     .datetime({ offset: true, message: 'from is an ISO 8601 time, e.g. 2026-03-27T12:00:00Z' })
@@ -334,6 +335,11 @@ export function cronRoutes(deps: Deps): Route[] {
         "The next fire times of a schedule: query schedule, timezone (default the machine's), from (ISO time, default now), count (1-20, default 5). Answers {description (in words), timezone, next: [{at (UTC), local (wall time in the zone)}]}.",
       query: previewQuery,
       handler: ({ query }) => {
+        const problem = scheduleProblem(query.schedule);
+        if (problem)
+          throw new ApiError('invalid_request', `Not a schedule: ${problem}.`, [
+            { path: 'schedule', message: problem },
+          ]);
         const tz = query.timezone ?? machineTimezone();
         const from = query.from ? new Date(query.from) : new Date();
         return {
