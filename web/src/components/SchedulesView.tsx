@@ -111,8 +111,7 @@ export function SchedulesView() {
         Tasks that run a prompt on a schedule, each run in a session of its own. An approval nobody
         answers is denied after its timeout.
       </p>
-      {/* The schedule's problem shows once, under the field (the preview says it as typed). */}
-      {error && !(previewError && /schedule/.test(error)) && (
+      {error && (
         <p class="error" role="alert">
           {error}
         </p>
@@ -373,7 +372,8 @@ function TaskForm({
           Run once at start if a time was missed
         </label>
       </div>
-      {error && (
+      {/* The schedule's problem shows once, under the field (the preview says it as typed). */}
+      {error && !(previewError && /schedule/.test(error)) && (
         <p class="error" role="alert">
           {error}
         </p>
