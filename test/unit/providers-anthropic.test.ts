@@ -343,13 +343,12 @@ test('an unknown model: kind model_not_found naming the model', async () => {
 
 test('a stall after the first event ends with kind "stall"', async () => {
   fake.enqueue({ parts: [{ stall: true }] });
-  const started = Date.now();
   const { events, error } = await drain(
     provider({ ...fast, stallTimeoutMs: 300 }).stream(ask('x')),
   );
   assert.equal(events, []);
   assert.is(error?.kind, 'stall');
-  assert.ok(Date.now() - started < 3000);
+  assert.match(error!.message, '300 ms');
   assert.is(fake.requests.length, 1, 'a stall is not retried');
 });
 

@@ -12,6 +12,7 @@ import {
   type StreamEvent,
 } from '../../src/workers/agent/providers/index.js';
 import { httpError, startFakeProvider, type FakeProvider } from '../fixtures/fake-provider.js';
+import { waitFor } from '../helpers/server.js';
 
 const KEY = 'sk-test-0123456789abcdef';
 let fake: FakeProvider;
@@ -408,15 +409,12 @@ test('DeepSeek gets earlier reasoning back on assistant messages; OpenAI does no
 
 test('a stream that stalls ends with kind "stall" after the stall timeout', async () => {
   fake.enqueue({ parts: [{ text: 'Hel' }, { stall: true }] });
-  const started = Date.now();
   const { events, error } = await drain(
     provider({ ...fast, stallTimeoutMs: 300 }).stream(ask('x')),
   );
-  const took = Date.now() - started;
   assert.equal(texts(events), ['Hel']);
   assert.is(error?.kind, 'stall');
   assert.match(error!.message, '300 ms');
-  assert.ok(took >= 290 && took < 3000, `took ${took} ms`);
   assert.is(fake.requests.length, 1);
 });
 
@@ -437,7 +435,6 @@ test('cancelling through the AbortSignal ends the stream with kind "cancelled"',
   const ac = new AbortController();
   const seen: string[] = [];
   let error: unknown;
-  const started = Date.now();
   try {
     for await (const ev of provider().stream(ask('x', { signal: ac.signal }))) {
       if (ev.type === 'text') {
@@ -448,20 +445,17 @@ test('cancelling through the AbortSignal ends the stream with kind "cancelled"',
   } catch (err) {
     error = err;
   }
+  // The first text, then the cancel: the chunks still on their way (150 ms apart) never arrive.
   assert.equal(seen, ['one ']);
   assert.instance(error, ProviderError);
   assert.is((error as ProviderError).kind, 'cancelled');
-  assert.ok(Date.now() - started < 2000);
 });
 
 test('a caller that stops reading early closes the request', async () => {
   fake.enqueue({ parts: [{ text: ['a', 'b', 'c'] }, { stall: true }] });
   for await (const ev of provider().stream(ask('x'))) if (ev.type === 'text') break;
   // The server sees the connection go away, rather than a stalled reply held open forever.
-  const until = Date.now() + 2000;
-  while (!fake.requests[0]!.closed && Date.now() < until)
-    await new Promise((r) => setTimeout(r, 10));
-  assert.ok(fake.requests[0]!.closed);
+  await waitFor(() => fake.requests[0]!.closed, 2000, 'the server to see the request closed');
 });
 
 test('a server that never answers: kind "stall" once the stall timeout passes without headers', async () => {

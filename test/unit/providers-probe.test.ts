@@ -1,3 +1,4 @@
+import { Agent, type Dispatcher } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { probeModel } from '../../src/workers/agent/providers/index.js';
@@ -31,7 +32,7 @@ test('success: ok with a latency, after one minimal request', async () => {
     fake.reset();
     const r = await probeModel(entry(protocol), 'known-model');
     assert.equal(Object.keys(r).sort(), ['latency_ms', 'ok']);
-    assert.ok(r.ok && r.latency_ms >= 0 && r.latency_ms < 5000);
+    assert.ok(r.ok && Number.isInteger(r.latency_ms) && r.latency_ms >= 0);
     assert.is(fake.requests.length, 1);
     const body = fake.requests[0]!.body!;
     const maxTokens = body.max_tokens as number;
@@ -72,25 +73,36 @@ test('an unknown model: unknown_model, naming it', async () => {
   }
 });
 
-test('an unreachable host: unreachable, quickly', async () => {
+/** An undici Agent that counts the requests sent through it: each attempt, retries included. */
+class CountingAgent extends Agent {
+  sent = 0;
+  override dispatch(o: Dispatcher.DispatchOptions, h: Dispatcher.DispatchHandler): boolean {
+    this.sent++;
+    return super.dispatch(o, h);
+  }
+}
+
+test('an unreachable host: unreachable, after one attempt (no retries in a probe)', async () => {
   const closed = await startFakeProvider();
   const url = closed.url;
   await closed.close();
-  const started = Date.now();
-  const r = await probeModel({ protocol: 'anthropic', baseUrl: url, apiKey: KEY }, 'known-model');
+  const dispatcher = new CountingAgent();
+  const r = await probeModel({ protocol: 'anthropic', baseUrl: url, apiKey: KEY }, 'known-model', {
+    dispatcher,
+  });
+  await dispatcher.close();
   assert.equal(r.ok ? 'ok' : r.reason, 'unreachable');
-  assert.ok(Date.now() - started < 2000, 'no retries in a probe');
+  assert.is(dispatcher.sent, 1, 'one attempt');
 });
 
 test('a provider that does not answer in time: unreachable, within the probe timeout', async () => {
   fake.enqueue({ parts: [{ stall: true }] });
-  const started = Date.now();
+  // The stall never ends: only the probe's own deadline answers this.
   const r = await probeModel(entry('openai'), 'known-model', { timeoutMs: 400 });
   assert.equal(r.ok ? 'ok' : [r.reason, r.message], [
     'unreachable',
     `127.0.0.1:${fake.port} did not answer within 400 ms.`,
   ]);
-  assert.ok(Date.now() - started < 10_000, 'the stalled answer did not hold the probe');
 });
 
 test('a base URL that is not a URL: unreachable, saying why', async () => {

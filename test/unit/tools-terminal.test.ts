@@ -148,7 +148,6 @@ test('the command sees neither the access key nor a provider key', async () => {
 test('a timeout kills the whole process group, grandchildren included, and keeps the partial output', async () => {
   const child = join(work, 'child.pid');
   const grandchild = join(work, 'grandchild.pid');
-  const started = Date.now();
   const r = await call(
     'terminal',
     {
@@ -157,12 +156,11 @@ test('a timeout kills the whole process group, grandchildren included, and keeps
     },
     context().ctx,
   );
-  const took = Date.now() - started;
+  // Ended by the timeout, not by `wait` (the grandchild sleeps 100 s): no "never", and both gone.
   assert.ok(r.isError);
   assert.match(r.output, 'before');
   assert.not.match(r.output, 'never');
   assert.match(r.output, 'timed out after 1 s');
-  assert.ok(took < 5000, `took ${took} ms`);
   const pids = [Number(readFileSync(child, 'utf8')), Number(readFileSync(grandchild, 'utf8'))];
   assert.ok(pids.every((p) => p > 0));
   await waitFor(() => pids.every(gone), 3000, 'child and grandchild to be gone');
@@ -177,7 +175,6 @@ test('a timeout longer than 600 s is refused with a pointer to background mode',
 test('an aborted turn stops the command and what it started', async () => {
   const pidFile = join(work, 'aborted.pid');
   const ac = new AbortController();
-  const started = Date.now();
   const pending = call(
     'terminal',
     { command: `sleep 100 & echo $! > ${pidFile}; wait` },
@@ -186,7 +183,6 @@ test('an aborted turn stops the command and what it started', async () => {
   const pid = await readPid(pidFile);
   ac.abort(new Error('interrupted'));
   const r = await pending;
-  assert.ok(Date.now() - started < 5000);
   assert.ok(r.isError);
   assert.match(r.output, 'interrupted');
   await waitFor(() => gone(pid), 3000, 'sleep to be gone');
@@ -194,13 +190,11 @@ test('an aborted turn stops the command and what it started', async () => {
 
 test('processes a command leaves behind are stopped when it ends', async () => {
   const pidFile = join(work, 'left.pid');
-  const started = Date.now();
   const r = await call(
     'terminal',
     { command: `sleep 100 > /dev/null 2>&1 & echo $! > ${pidFile}; echo done` },
     context().ctx,
   );
-  assert.ok(Date.now() - started < 5000);
   assert.not.ok(r.isError);
   assert.match(r.output, 'done');
   assert.match(r.output, 'left processes running; they were stopped');
@@ -238,7 +232,6 @@ test('multi-byte characters survive chunk boundaries, in the result and in the f
 test('background: starts at once, output can be read so far and from an offset, stop kills it', async () => {
   const pidFile = join(work, 'bg.pid');
   const { ctx } = context();
-  const started = Date.now();
   const r = await call(
     'terminal',
     {
@@ -247,7 +240,6 @@ test('background: starts at once, output can be read so far and from an offset, 
     },
     ctx,
   );
-  assert.ok(Date.now() - started < 50_000, 'it did not wait for the 100 s sleep');
   assert.not.ok(r.isError, r.output);
   const id = /(bg_[0-9a-f]+)/.exec(r.output)![1]!;
   const first = await waitFor(
@@ -259,6 +251,7 @@ test('background: starts at once, output can be read so far and from an offset, 
     'two',
   );
   const state = JSON.parse(first.output.split('\n')[0]!);
+  // Still running after the call answered: it did not wait for the 100 s sleep.
   assert.is(state.status, 'running');
   assert.is(state.exit_code, null);
   assert.ok(first.output.endsWith('one\ntwo\n'), first.output);
