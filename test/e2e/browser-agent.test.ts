@@ -265,7 +265,8 @@ if (browserMissing) {
         30_000,
         'the waiting action to stop in the browser worker',
       );
-      assert.ok(Date.now() - started < 60_000, 'long before the wait would have ended');
+      // The action's own wait is 120 s: only the interrupt ends it sooner (however loaded the machine).
+      assert.ok(Date.now() - started < 120_000, 'ended by the interrupt, not by the 120 s wait');
       const next = await call(chat, 'browser', { action: 'snapshot' });
       assert.is(next.is_error, false, next.output);
     } finally {

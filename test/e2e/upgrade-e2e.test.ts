@@ -14,7 +14,15 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { api } from '../helpers/api.js';
-import { http, removeHome, repoRoot, runCli, startServer, tmpHome } from '../helpers/server.js';
+import {
+  http,
+  removeHome,
+  repoRoot,
+  runCli,
+  SLACK,
+  startServer,
+  tmpHome,
+} from '../helpers/server.js';
 import { startReleaseServer, type ReleaseServer } from '../fixtures/release-server.js';
 
 /*
@@ -121,7 +129,7 @@ async function until<T>(
   probe: () => Promise<T | undefined>,
   ms = 60_000,
 ): Promise<T> {
-  const end = Date.now() + ms;
+  const end = Date.now() + ms * SLACK;
   while (Date.now() < end) {
     const got = await probe().catch(() => undefined);
     if (got !== undefined) return got;

@@ -83,6 +83,7 @@ class RawClient {
 }
 
 const LAG = 'session:s_lag';
+const MARK = 'session:s_mark';
 
 test(`a client that stops reading is told to resync, and gets nothing more on that topic (${engineName} engine)`, async () => {
   const engine = await createEngine(engineName);
@@ -146,7 +147,22 @@ test(`a client that stops reading is told to resync, and gets nothing more on th
     'what arrived before the resync has no gap',
   );
   assert.is(slow.frames[resyncAt]!.topic, LAG);
-  await new Promise((r) => setTimeout(r, 200));
+
+  // Nothing more on the topic after the resync. One more event on it (the fast client gets it),
+  // then one on a topic the slow client subscribes to now: frames on a socket keep their order,
+  // so once that marker is in, anything the hub sent the slow client on LAG would be in too.
+  hub.publish(LAG, 'turn.text_delta', { turn_id: 'after-resync', delta: 'late' });
+  await waitFor(() => fastGot() === total + 1, 20_000, 'the event after the resync (fast client)');
+  const acks = () => slow.frames.filter((f) => f.type === 'subscribed').length;
+  const acked = acks();
+  slow.send({ type: 'subscribe', topics: [MARK] });
+  await waitFor(() => acks() > acked, 5000, `the slow client subscribed to ${MARK}`);
+  hub.publish(MARK, 'turn.text_delta', { turn_id: 'marker', delta: 'marker' });
+  await waitFor(
+    () => slow.frames.some((f) => f.topic === MARK),
+    20_000,
+    'the marker (slow client)',
+  );
   assert.is(
     slow.frames.slice(resyncAt + 1).filter((f) => f.topic === LAG).length,
     0,
@@ -155,7 +171,7 @@ test(`a client that stops reading is told to resync, and gets nothing more on th
   const fastSeqs = fast.frames.filter((f) => f.topic === LAG).map((f) => f.seq);
   assert.equal(
     fastSeqs,
-    Array.from({ length: total }, (_, i) => i + 1),
+    Array.from({ length: total + 1 }, (_, i) => i + 1),
     'the fast client was not held back and missed nothing',
   );
 

@@ -24,9 +24,10 @@ export const CHROMIUM_ARGS = [
 /**
  * Playwright's bound on each step (a click waiting for its element, a launch): 15 s on a quiet
  * machine, stretched by SLACK like every other wait, since a fixed 30 s ran out once on a
- * loaded one. A passing step never waits for it.
+ * loaded one. A passing step never waits for it. Tests leave it alone; a step that needs more
+ * than one (an upgrade's download) asks for a multiple of it.
  */
-const STEP_MS = 15_000 * SLACK;
+export const STEP_MS = 15_000 * SLACK;
 
 export function browserUnavailable(): string | undefined {
   return existsSync(CHROMIUM)

@@ -64,14 +64,14 @@ if (browserMissing) {
     await page
       .getByTestId('verify-result')
       .getByText(/nothing listens on|did not answer|no answer/)
-      .waitFor({ timeout: 30_000 });
+      .waitFor();
     await page.getByLabel('DevTools port').fill(String(chrome.port));
     await page.getByRole('button', { name: 'Verify' }).click();
     await page
       .getByTestId('verify-result')
       .getByText(/Connected to .*saved as the browser to use/)
-      .waitFor({ timeout: 30_000 });
-    await conn.getByText('connected', { exact: true }).waitFor({ timeout: 30_000 });
+      .waitFor();
+    await conn.getByText('connected', { exact: true }).waitFor();
     assert.match(await conn.innerText(), new RegExp(`at 127\\.0\\.0\\.1:${chrome.port}`));
   });
 
@@ -119,7 +119,7 @@ if (browserMissing) {
       .getByText(
         'Replay the browser recording "greet" with the browser_replay tool, params {"who":"Ada"}',
       )
-      .waitFor({ timeout: 30_000 });
+      .waitFor();
   });
 
   test('Delete moves the recording to the trash', async () => {

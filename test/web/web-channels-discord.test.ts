@@ -70,9 +70,7 @@ if (browserMissing) {
     await card().locator('input[name="bot_token"]').fill(TOKEN);
     await card().locator('input[name="allowed_users"]').fill('100000000000000042');
     await card().getByRole('button', { name: 'Connect' }).click();
-    await card()
-      .locator('[data-testid="channel-state"]', { hasText: 'running' })
-      .waitFor({ timeout: 30_000 });
+    await card().locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor();
     assert.match(await card().innerText(), /@svc_test_bot/);
     assert.not.ok((await page.content()).includes(TOKEN), 'the token is never on the page');
   });
@@ -81,7 +79,7 @@ if (browserMissing) {
     const bob = { id: '100000000000000077', username: 'bob' };
     dc.userSaysDM(bob, 'hi');
     const row = card().locator('[data-testid="pairing"]');
-    await row.waitFor({ timeout: 20_000 });
+    await row.waitFor();
     assert.match(await row.innerText(), /bob/);
     await row.getByRole('button', { name: 'Approve' }).click();
     await row.waitFor({ state: 'detached' });

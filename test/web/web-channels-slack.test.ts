@@ -63,9 +63,7 @@ if (browserMissing) {
     await card().locator('input[name="api_base_url"]').fill(slack.apiUrl);
     await card().locator('input[name="allowed_users"]').fill(ALICE.id);
     await card().getByRole('button', { name: 'Connect' }).click();
-    await card()
-      .locator('[data-testid="channel-state"]', { hasText: 'running' })
-      .waitFor({ timeout: 30_000 });
+    await card().locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor();
     assert.match(await card().innerText(), /@svc \(Fake Workspace\)/);
     const html = await page.content();
     assert.not.ok(
@@ -77,7 +75,7 @@ if (browserMissing) {
   test("a stranger's pairing request appears live and is approved", async () => {
     slack.dm(BOB, 'hi');
     const row = card().locator('[data-testid="pairing"]');
-    await row.waitFor({ timeout: 20_000 });
+    await row.waitFor();
     assert.match(await row.innerText(), /Bob/);
     await row.getByRole('button', { name: 'Approve' }).click();
     await row.waitFor({ state: 'detached' });

@@ -79,9 +79,7 @@ if (browserMissing) {
     await tgCard.locator('input[name="base_url"]').fill(tg.url);
     await tgCard.locator('input[name="allowed_users"]').fill('4242');
     await tgCard.getByRole('button', { name: 'Connect' }).click();
-    await tgCard
-      .locator('[data-testid="channel-state"]', { hasText: 'running' })
-      .waitFor({ timeout: 30_000 });
+    await tgCard.locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor();
     assert.match(await tgCard.innerText(), /@svc_test_bot/);
     assert.not.ok((await page.content()).includes(TOKEN), 'the token is never on the page');
   });
@@ -90,7 +88,7 @@ if (browserMissing) {
     const { page } = p;
     tg.userSays({ id: 777, first_name: 'Bob' }, 'hi');
     const row = card('telegram').locator('[data-testid="pairing"]');
-    await row.waitFor({ timeout: 20_000 });
+    await row.waitFor();
     assert.match(await row.innerText(), /Bob/);
     await row.getByRole('button', { name: 'Approve' }).click();
     await row.waitFor({ state: 'detached' });
@@ -109,9 +107,7 @@ if (browserMissing) {
     const wxCard = card('messenger');
     await wxCard.locator('input[name="base_url"]').fill(wx.url);
     await wxCard.getByRole('button', { name: 'Connect' }).click();
-    await wxCard
-      .locator('[data-testid="channel-state"]', { hasText: 'needs login' })
-      .waitFor({ timeout: 20_000 });
+    await wxCard.locator('[data-testid="channel-state"]', { hasText: 'needs login' }).waitFor();
     await wxCard.getByRole('button', { name: 'Log in with a QR code' }).click();
     const img = wxCard.getByRole('img', { name: 'WeChat login QR code' });
     await img.waitFor();
@@ -125,29 +121,23 @@ if (browserMissing) {
     );
     assert.ok(natural > 0, 'the PNG decodes');
     wx.scan(wx.codes.at(-1)!);
-    await wxCard
-      .getByText('Scanned: confirm the login on your phone.')
-      .waitFor({ timeout: 20_000 });
+    await wxCard.getByText('Scanned: confirm the login on your phone.').waitFor();
     wx.confirm(wx.codes.at(-1)!, 'wxid_web');
-    await wxCard.getByText('Logged in as wxid_web.').waitFor({ timeout: 20_000 });
-    await wxCard
-      .locator('[data-testid="channel-state"]', { hasText: 'running' })
-      .waitFor({ timeout: 20_000 });
+    await wxCard.getByText('Logged in as wxid_web.').waitFor();
+    await wxCard.locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor();
   });
 
   test("WhatsApp: its own QR panel shows the socket's code, follows the link, then it runs", async () => {
     const waCard = card('whatsapp');
     await waCard.locator('input[name="allowed_users"]').fill('4915111111111');
     await waCard.getByRole('button', { name: 'Connect' }).click();
-    await waCard
-      .locator('[data-testid="channel-state"]', { hasText: 'needs login' })
-      .waitFor({ timeout: 30_000 });
+    await waCard.locator('[data-testid="channel-state"]', { hasText: 'needs login' }).waitFor();
     await waCard.getByRole('button', { name: 'Log in with a QR code' }).click();
     const login = await waitFor(() => wa.sockets[0], 30_000, 'the login socket');
     const QR = '2@d2ViQ2hhbm5lbHM=,a2V5,aWQ=,YWR2';
     login.qr(QR);
     const img = waCard.getByRole('img', { name: 'WhatsApp login QR code' });
-    await img.waitFor({ timeout: 30_000 });
+    await img.waitFor();
     assert.is(await img.getAttribute('data-url'), QR);
     assert.ok(
       (await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)) > 0,
@@ -156,20 +146,16 @@ if (browserMissing) {
     // The WeChat panel still says it is logged in: each platform has its own flow.
     await card('messenger').getByText('Logged in as wxid_web.').waitFor();
     login.emit('creds.update', { me: { id: '4915000000000:3@s.whatsapp.net', name: 'svc' } });
-    await waCard
-      .getByText('Scanned: confirm the login on your phone.')
-      .waitFor({ timeout: 20_000 });
+    await waCard.getByText('Scanned: confirm the login on your phone.').waitFor();
     login.close(515, 'Stream Errored (restart required)');
     (await waitFor(() => wa.sockets[1], 30_000, 'the restarted socket')).open(
       '4915000000000:3@s.whatsapp.net',
     );
-    await waCard.getByText('Logged in as 4915000000000.').waitFor({ timeout: 20_000 });
+    await waCard.getByText('Logged in as 4915000000000.').waitFor();
     (await waitFor(() => wa.sockets[2], 30_000, "the adapter's socket")).open(
       '4915000000000:3@s.whatsapp.net',
     );
-    await waCard
-      .locator('[data-testid="channel-state"]', { hasText: 'running' })
-      .waitFor({ timeout: 30_000 });
+    await waCard.locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor();
   });
 
   test('disconnect Telegram: it goes to the trash', async () => {

@@ -362,10 +362,7 @@ if (reason) {
       textReply(reply.slice(0, 5000), reply.slice(5000)),
     );
     await send('Count far and tell me at length');
-    await page
-      .getByTestId('assistant-message')
-      .filter({ hasText: 'REPLY-END' })
-      .waitFor({ timeout: 30_000 });
+    await page.getByTestId('assistant-message').filter({ hasText: 'REPLY-END' }).waitFor();
     await idle();
     const id = currentId();
     const messages = await messagesOf(rig.port, id);

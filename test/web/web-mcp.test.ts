@@ -65,9 +65,7 @@ if (browserMissing) {
     await page.getByLabel(/Environment/).fill(`FIXTURE_TOKEN=${SECRET}`);
     await page.getByRole('button', { name: 'Add' }).click();
     const card = page.locator('[data-testid="mcp-server"][data-name="local"]');
-    await card
-      .locator('[data-testid="mcp-status"]', { hasText: 'connected' })
-      .waitFor({ timeout: 30_000 });
+    await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor();
     assert.match(await card.innerText(), /secrets set: FIXTURE_TOKEN/);
     assert.not.ok((await page.content()).includes(SECRET), 'the secret is never on the page');
     await card.getByText('7 tools').click();
@@ -95,9 +93,7 @@ if (browserMissing) {
     await card.getByRole('button', { name: 'Disable' }).click();
     await card.locator('[data-testid="mcp-status"]', { hasText: 'disabled' }).waitFor();
     await card.getByRole('button', { name: 'Enable' }).click();
-    await card
-      .locator('[data-testid="mcp-status"]', { hasText: 'connected' })
-      .waitFor({ timeout: 30_000 });
+    await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor();
     await card.getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No MCP server yet').waitFor();
     const trash = await api(rig.port, 'GET', '/api/trash');
@@ -113,13 +109,9 @@ if (browserMissing) {
       201,
     );
     const card = page.locator('[data-testid="mcp-server"][data-name="secure"]');
-    await card
-      .locator('[data-testid="mcp-error"]', { hasText: 'use Sign in' })
-      .waitFor({ timeout: 30_000 });
+    await card.locator('[data-testid="mcp-error"]', { hasText: 'use Sign in' }).waitFor();
     await card.getByRole('button', { name: 'Sign in' }).click();
-    await card
-      .locator('[data-testid="mcp-status"]', { hasText: 'connected' })
-      .waitFor({ timeout: 30_000 });
+    await card.locator('[data-testid="mcp-status"]', { hasText: 'connected' }).waitFor();
     assert.is(new URL(page.url()).hash, '#/mcp', 'back on the MCP page');
     assert.is(await card.getByRole('button', { name: 'Sign in' }).count(), 0);
     assert.equal([oauth.counts.authorizations, oauth.counts.codeExchanges], [1, 1]);

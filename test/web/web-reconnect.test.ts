@@ -144,9 +144,7 @@ if (reason) {
       'the restart to finish',
     );
     await page.locator('.shell[data-conn=online]').waitFor();
-    await page
-      .locator('[data-testid=conn-banner][data-state=ok]')
-      .waitFor({ state: 'attached', timeout: 15_000 });
+    await page.locator('[data-testid=conn-banner][data-state=ok]').waitFor({ state: 'attached' });
     const resubscribe = await waitFor(
       () => sent.at(-1)!.find((f) => f.type === 'subscribe'),
       5000,

@@ -90,7 +90,7 @@ if (browserMissing) {
     await card().getByRole('button', { name: 'Run now' }).click();
     await card().getByText('Run history').click();
     const run = card().locator('[data-testid="run"][data-status="completed"]');
-    await run.waitFor({ timeout: 30_000 });
+    await run.waitFor();
     assert.match(await run.innerText(), /manual/);
     await run.getByRole('link', { name: 'Open session' }).click();
     await waitFor(

@@ -8,6 +8,7 @@ import { startReleaseServer, type ReleaseServer } from '../fixtures/release-serv
 import { api } from '../helpers/api.js';
 import {
   browserUnavailable,
+  STEP_MS,
   finishOnboarding,
   launch,
   newPage,
@@ -15,6 +16,7 @@ import {
 } from '../helpers/browser.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 import { skipFile } from '../helpers/skip.js';
+import { waitFor } from '../helpers/server.js';
 
 /*
  * The version badge in headless Chromium against the real server, whose automatic check reads a
@@ -74,12 +76,11 @@ if (browserMissing) {
     const { page } = p;
     const running = (await api(rig.port, 'GET', '/api/version')).body.version as string;
     // the check runs shortly after start; the page then reads it on load
-    const deadline = Date.now() + 30_000;
-    while (
-      (await api(rig.port, 'GET', '/api/version')).body.checked_at === null &&
-      Date.now() < deadline
-    )
-      await new Promise((r) => setTimeout(r, 150));
+    await waitFor(
+      async () => (await api(rig.port, 'GET', '/api/version')).body.checked_at !== null,
+      30_000,
+      'the update check',
+    );
     await page.goto(`${rig.server.base}/#/chat`);
     const badge = page.getByRole('button', {
       name: `v${running}, the svc version; update available: 9.9.9`,
@@ -96,7 +97,8 @@ if (browserMissing) {
     );
     await pop.getByRole('button', { name: 'Upgrade to 9.9.9' }).click();
     const failed = pop.locator('.upgrade-steps li[data-stage="failed"]');
-    await failed.waitFor({ timeout: 60_000 });
+    // The upgrade fetches and checks a release first: a few steps' worth.
+    await failed.waitFor({ timeout: 4 * STEP_MS });
     const text = await failed.innerText();
     assert.match(text, 'does not match checksums.txt');
     assert.match(text, `expected: ${'a'.repeat(64)}`);

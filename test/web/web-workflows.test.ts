@@ -252,7 +252,7 @@ if (browserMissing) {
     await card('fails')
       .getByTestId('workflow-status')
       .filter({ hasText: 'The run failed at step bad' })
-      .waitFor({ timeout: 20_000 });
+      .waitFor();
     assert.match(
       await card('fails').getByTestId('workflow-status').innerText(),
       /the tool call failed: .*no-such-skill/,
@@ -275,7 +275,7 @@ if (browserMissing) {
     await card('fails')
       .getByTestId('workflow-status')
       .filter({ hasText: 'The run failed at step bad' })
-      .waitFor({ timeout: 20_000 });
+      .waitFor();
     await page.reload();
     await card('progress')
       .getByTestId('workflow-status')
