@@ -18,6 +18,8 @@ all.push('mcp');
 all.push('longs');
 // issue 38: the permission engine's decision time on the attack corpus against ordinary lines.
 all.push('permissions');
+// issue 33: what recording usage and checking budgets cost a model call and a turn.
+all.push('usage');
 /** Run only when named (they need Chromium): `node dist/bench/run.js web-stream`. */
 const byName = ['web-stream'];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : all;

@@ -425,6 +425,35 @@ export const migrations: Migration[] = [
       ) STRICT`);
     },
   },
+  {
+    version: 20,
+    name: 'usage_totals',
+    up: (db) => {
+      // What each budget scope spent per period, kept as records are written, so the check
+      // before every model call reads one row instead of summing a growing history. Keys: `all`
+      // (periods: a UTC day YYYY-MM-DD and a month YYYY-MM), `session:<id>` (period `life`),
+      // `cron_task:<id>` and `channel:<platform>` (UTC days). Tokens as budgets count them
+      // (reported, else the estimate unless the call failed); usd over priced calls.
+      db.exec(`CREATE TABLE usage_totals (
+        key TEXT NOT NULL,
+        period TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        usd REAL NOT NULL,
+        PRIMARY KEY (key, period)
+      ) STRICT, WITHOUT ROWID`);
+      const counted = `COALESCE(input_tokens + cached_input_tokens + cache_write_tokens + output_tokens,
+        CASE WHEN status = 'error' THEN 0 ELSE estimated_tokens END)`;
+      const fill = (key: string, period: string, where = '') =>
+        db.exec(`INSERT INTO usage_totals (key, period, tokens, usd)
+          SELECT ${key}, ${period}, SUM(${counted}), TOTAL(cost_usd) FROM usage_records ${where}
+          GROUP BY 1, 2`);
+      fill("'all'", 'substr(at, 1, 10)');
+      fill("'all'", 'substr(at, 1, 7)');
+      fill("'session:' || session_id", "'life'", 'WHERE session_id IS NOT NULL');
+      fill("'cron_task:' || cron_task", 'substr(at, 1, 10)', 'WHERE cron_task IS NOT NULL');
+      fill("'channel:' || channel", 'substr(at, 1, 10)', 'WHERE channel IS NOT NULL');
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

@@ -74,16 +74,36 @@ export function insertUsage(db: Db, r: UsageRecordInput): string {
     r.cost_usd,
     Math.round(r.latency_ms),
   );
+  addToTotals(db, r);
   return id;
 }
 
-/**
- * The tokens a row counts against a budget: what the provider reported, else the call's
- * pre-call estimate (a call whose usage is unknown still spent something), except a call that
- * failed without a report (most never reached the model).
- */
-const COUNTED_TOKENS = `COALESCE(input_tokens + cached_input_tokens + cache_write_tokens + output_tokens,
-  CASE WHEN status = 'error' THEN 0 ELSE estimated_tokens END)`;
+/** The tokens a record counts against a budget (as COUNTED_TOKENS reads them). */
+function countedTokens(r: UsageRecordInput): number {
+  if (r.tokens)
+    return r.tokens.input + r.tokens.cachedInput + r.tokens.cacheWrite + r.tokens.output;
+  return r.status === 'error' ? 0 : r.estimated_tokens;
+}
+
+/** Keeps usage_totals (what budgets read) in step with the record, in its transaction. */
+function addToTotals(db: Db, r: UsageRecordInput): void {
+  const day = r.at.slice(0, 10);
+  const keys: Array<[string, string]> = [
+    ['all', day],
+    ['all', r.at.slice(0, 7)],
+  ];
+  if (r.session_id) keys.push([`session:${r.session_id}`, 'life']);
+  if (r.cron_task) keys.push([`cron_task:${r.cron_task}`, day]);
+  if (r.channel) keys.push([`channel:${r.channel}`, day]);
+  const tokens = countedTokens(r);
+  const usd = r.cost_usd ?? 0;
+  const upsert = stmt(
+    db,
+    `INSERT INTO usage_totals (key, period, tokens, usd) VALUES (?, ?, ?, ?)
+     ON CONFLICT (key, period) DO UPDATE SET tokens = tokens + excluded.tokens, usd = usd + excluded.usd`,
+  );
+  for (const [key, period] of keys) upsert.run(key, period, tokens, usd);
+}
 
 export type SpendScope =
   | { kind: 'all' }
@@ -96,17 +116,18 @@ export interface Spent {
   usd: number;
 }
 
-const scopeColumn = { session: 'session_id', cron_task: 'cron_task', channel: 'channel' } as const;
-
-/** What a scope spent since `from` (ISO; '' for all time). */
-export function spentSince(db: Db, scope: SpendScope, from: string): Spent {
-  const where = scope.kind === 'all' ? '' : ` AND ${scopeColumn[scope.kind]} = ?`;
-  const args: string[] = [from, ...(scope.kind === 'all' ? [] : [scope.id])];
-  const r = stmt<string[], { tokens: number | null; usd: number }>(
+/**
+ * What a scope spent in a period (`YYYY-MM-DD`, `YYYY-MM`, or `life` for a session), counted as
+ * budgets count: reported tokens, else the call's pre-call estimate (a call whose usage is unknown
+ * still spent something) unless it failed without a report (most never reached the model).
+ */
+export function spentIn(db: Db, scope: SpendScope, period: string): Spent {
+  const key = scope.kind === 'all' ? 'all' : `${scope.kind}:${scope.id}`;
+  const r = stmt<[string, string], Spent>(
     db,
-    `SELECT SUM(${COUNTED_TOKENS}) AS tokens, TOTAL(cost_usd) AS usd FROM usage_records WHERE at >= ?${where}`,
-  ).get(...args);
-  return { tokens: r?.tokens ?? 0, usd: r?.usd ?? 0 };
+    'SELECT tokens, usd FROM usage_totals WHERE key = ? AND period = ?',
+  ).get(key, period);
+  return r ?? { tokens: 0, usd: 0 };
 }
 
 /** Records that a warning for this limit and period went out; false when one already had. */

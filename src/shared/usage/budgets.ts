@@ -1,6 +1,6 @@
 import type { BudgetScope, Budgets } from '../config/budgets.js';
 import type { Db } from '../store/db.js';
-import { claimWarning, spentSince, type SpendScope } from '../store/usage.js';
+import { claimWarning, spentIn, type SpendScope } from '../store/usage.js';
 
 /**
  * Budgets against what was recorded: which limits apply to a call, how much of each is spent,
@@ -93,7 +93,7 @@ export function limitStates(
   for (const w of wanted) {
     const limit = budgets[w.scope];
     if (!limit) continue;
-    const spent = spentSince(db, w.spend, w.period.from);
+    const spent = spentIn(db, w.spend, w.period.period);
     const base = {
       scope: w.scope,
       key: w.key,

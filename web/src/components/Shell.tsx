@@ -10,6 +10,7 @@ import { ChannelsView } from './ChannelsView';
 import { SettingsView } from './SettingsView';
 import { SkillsView } from './SkillsView';
 import { StatusView } from './StatusView';
+import { UsageView } from './UsageView';
 import { WorkflowsView } from './WorkflowsView';
 import { BrowserView } from './BrowserView';
 import { VersionBadge } from './VersionBadge';
@@ -23,6 +24,7 @@ const views = [
   ['schedules', 'Schedules'],
   ['channels', 'Channels'],
   ['browser', 'Browser'],
+  ['usage', 'Usage'],
   ['status', 'Status'],
 ] as const;
 
@@ -75,6 +77,7 @@ export function Shell() {
         {view === 'schedules' && <SchedulesView />}
         {view === 'channels' && <ChannelsView />}
         {view === 'browser' && <BrowserView />}
+        {view === 'usage' && <UsageView />}
       </main>
     </div>
   );
