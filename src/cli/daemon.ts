@@ -25,6 +25,8 @@ export async function startDaemon(
   // serve.log keeps only what the daemon prints outside its log (its start line, a crash trace)
   if (sizeOf(paths.serveLog) > DEFAULT_LOG_FILE_BYTES)
     rotateLogFile(paths.serveLog, DEFAULT_LOG_FILES_KEPT);
+  // Where this run's lines start: a failure prints those, never an earlier run's.
+  const runStart = sizeOf(paths.serveLog);
   const out = openSync(paths.serveLog, 'a', 0o600);
   const child = spawn(
     process.execPath,
@@ -43,7 +45,7 @@ export async function startDaemon(
   while (Date.now() < until) {
     if (exited !== null)
       throw new Error(
-        `svc did not start (exit code ${exited}); see ${paths.serveLog}:\n${tail(paths.serveLog)}`,
+        `svc did not start (exit code ${exited}); see ${paths.serveLog}:\n${linesSince(paths.serveLog, runStart)}`,
       );
     const status = await askControl(paths.controlSocket, { cmd: 'status' }, 1000).then(
       (s) => statusSchema.safeParse(s),
@@ -96,9 +98,16 @@ export function alive(pid: number): boolean {
   }
 }
 
-function tail(file: string): string {
+/** The last lines a file gained past `offset` (this run's part of an appended log). */
+function linesSince(file: string, offset: number, max = 20): string {
   try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-5).join('\n');
+    return readFileSync(file)
+      .subarray(offset)
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(-max)
+      .join('\n');
   } catch {
     return '';
   }

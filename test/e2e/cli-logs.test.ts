@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -10,6 +10,7 @@ import {
   startServer,
   stopProcess,
   svcBin,
+  tmpHome,
   waitFor,
   type RunningServer,
 } from '../helpers/server.js';
@@ -164,6 +165,28 @@ test('the files rotate by size and keep the configured number', async () => {
     rows.map((l) => l.time),
     [...rows.map((l) => l.time)].sort(),
   );
+});
+
+test("svc serve -d that fails prints only its own lines of logs/serve.log, not an earlier run's", async () => {
+  const home = tmpHome();
+  try {
+    mkdirSync(join(home, 'logs'), { recursive: true, mode: 0o700 });
+    writeFileSync(
+      join(home, 'logs', 'serve.log'),
+      Array.from({ length: 30 }, (_, i) => `an earlier run, line ${i}: port already in use`).join(
+        '\n',
+      ) + '\n',
+      { mode: 0o600 },
+    );
+    writeFileSync(join(home, 'config.yml'), 'agnet:\n  max_workers: 2\n', { mode: 0o600 });
+    const r = await runCli(['serve', '-d', '--addr', '127.0.0.1:0'], { SVC_HOME: home }, 30_000);
+    assert.is.not(r.code, 0);
+    const said = r.stdout + r.stderr;
+    assert.match(said, /agnet/, `the config problem is shown: ${said}`);
+    assert.not.match(said, /an earlier run/, said);
+  } finally {
+    removeHome(home);
+  }
 });
 
 test.run();
