@@ -36,7 +36,9 @@ const KNOWN = new Set([
   // changing files of the project
   ...['mkdir', 'touch', 'cp', 'mv', 'rm', 'rmdir', 'ln', 'chmod', 'install', 'mktemp', 'patch'],
   ...['tar', 'zip', 'unzip', 'gzip', 'gunzip', 'zcat', 'xz', 'unxz', 'bzip2', 'bunzip2', 'zstd'],
-  ...['split', 'csplit', 'truncate', 'kill'],
+  ...['split', 'csplit', 'truncate', 'kill', 'pkill', 'killall'],
+  // editors and terminal tools (what they are told to run is judged itself: runners.ts)
+  ...['vim', 'vi', 'nvim', 'nano', 'emacs', 'watch', 'tmux', 'screen', 'ssh-keygen'],
   // version control and project tools
   ...['git', 'npm', 'pnpm', 'yarn', 'corepack', 'nvm', 'node', 'nodejs', 'deno', 'bun', 'tsc'],
   ...['tsx', 'ts-node', 'vitest', 'jest', 'mocha', 'ava', 'uvu', 'eslint', 'prettier', 'biome'],

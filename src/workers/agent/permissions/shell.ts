@@ -15,7 +15,14 @@ import {
   type Inner,
 } from './runners.js';
 import { SUB_RUNNERS, skipWrapperOptions, WRAPPERS } from './wrappers.js';
-import { ansiC, expandWord, visitSubstitutions, type Word, type WordEnv } from './words.js';
+import {
+  ansiC,
+  arithmeticVariable,
+  expandWord,
+  visitSubstitutions,
+  type Word,
+  type WordEnv,
+} from './words.js';
 
 /**
  * Finds every command a bash line would run, from the tree-sitter-bash parse tree, so the
@@ -952,6 +959,12 @@ class Walker {
       else if (!file || file.dynamic || fd !== null)
         this.unknown(`${name} of a script that is not a plain file`);
       return;
+    }
+    if (name === 'let' || (name === 'declare' && texts.some((t) => /^-[a-zA-Z]*i/.test(t)))) {
+      // let and declare -i evaluate their words as arithmetic, variables' values included.
+      const env = this.wordEnv(ctx);
+      for (const t of texts)
+        for (const id of t.match(/[A-Za-z_]\w*/g) ?? []) arithmeticVariable(id, env);
     }
     if (name === 'alias' && args.some((a) => a.text.includes('=')))
       return this.unknown('an alias defined in the line');

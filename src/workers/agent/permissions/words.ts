@@ -44,7 +44,7 @@ const ARITHMETIC = new Set(['arithmetic_expansion', 'subscript']);
  * array subscript in it (`a[$(cmd)]`) runs cmd. A value the line set that holds a substitution is
  * handed to env.code.
  */
-function arithmeticVariable(name: string, env: WordEnv): void {
+export function arithmeticVariable(name: string, env: WordEnv): void {
   let value = env.vars.get(name);
   for (let hops = 0; hops < 8 && value && /^[A-Za-z_]\w*$/.test(value); hops++)
     value = env.vars.get(value);
