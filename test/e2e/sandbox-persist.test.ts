@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -41,12 +49,16 @@ async function newChat(work: string): Promise<Chat> {
 }
 
 let calls = 0;
-/** Runs one terminal command in a turn; answers its result as the model got it. */
-async function run(chat: Chat, command: string): Promise<string> {
+/** Runs one tool call (a terminal command by default) in a turn; answers its result as the model got it. */
+async function run(
+  chat: Chat,
+  command: string,
+  tool: { name: string; args: Record<string, unknown> } = { name: 'terminal', args: { command } },
+): Promise<string> {
   const id = `p${++calls}`;
   rig.fake.enqueue(
     {
-      parts: [{ toolCall: { id, name: 'terminal', arguments: [JSON.stringify({ command })] } }],
+      parts: [{ toolCall: { id, name: tool.name, arguments: [JSON.stringify(tool.args)] } }],
       stop: 'tool_use',
     },
     textReply('done'),
@@ -65,6 +77,10 @@ async function run(chat: Chat, command: string): Promise<string> {
     (e) => e.data?.turn_id === started.body.turn_id && e.type === 'turn.completed',
     'the end of the turn',
     30_000,
+  );
+  assert.not.ok(
+    chat.ws.events.some((e) => e.type === 'approval.requested'),
+    'nothing asked (stepping outside would)',
   );
   return String(result.data.output);
 }
@@ -126,6 +142,69 @@ test('a sandboxed script cannot plant git hooks or config, nor swap .git; add, c
     assert.not.match(config, /fsmonitor|hooksPath/);
     assert.is(git(work, 'log', '--format=%s', 'y').trim(), 'x');
     assert.is(git(work, 'branch', '--show-current').trim(), 'y');
+  } finally {
+    chat.ws.close();
+  }
+});
+
+/** The README's example skill, with its script, put in $SVC_HOME/skills by hand. */
+function skill(name: string, files: Record<string, string>): string {
+  const dir = join(rig.server.home, 'skills', name);
+  mkdirSync(join(dir, 'scripts'), { recursive: true });
+  writeFileSync(
+    join(dir, 'SKILL.md'),
+    `---\nname: ${name}\ndescription: Reports the weather in a fixed format. Use when the user asks for the weather.\n---\nWhen asked for the weather, run \`scripts/fetch.sh <city>\` and answer in the format of\n\`templates/report.md\`.\n`,
+  );
+  for (const [f, text] of Object.entries(files)) {
+    mkdirSync(join(dir, f, '..'), { recursive: true });
+    writeFileSync(join(dir, f), text, { mode: 0o755 });
+  }
+  return dir;
+}
+
+test("an enabled skill's script runs inside the sandbox from its stable path, read-only; disabled and leaking skills and the rest of svc's home stay hidden", async () => {
+  const fetch = '#!/bin/sh\necho "weather in $1: sunny"\n';
+  skill('weather-report', { 'scripts/fetch.sh': fetch, 'templates/report.md': '# {city}\n' });
+  skill('secret-skill', { 'scripts/fetch.sh': fetch });
+  const leaky = skill('leaky', {});
+  symlinkSync('/etc/hostname', join(leaky, 'notes'));
+  const off = await api(rig.port, 'PATCH', '/api/skills/secret-skill/toggle', { enabled: false });
+  assert.is(off.status, 200, JSON.stringify(off.body));
+  const work = join(root, 'skills-work');
+  mkdirSync(work);
+  writeFileSync(
+    join(work, 'check.sh'),
+    [
+      'try() { if sh -c "$1" 2>/dev/null; then echo "$2: written"; else echo "$2: refused"; fi; }',
+      'try \'echo "echo planted" > /tmp/svc-skills/weather-report/scripts/fetch.sh\' script',
+      "try 'touch /tmp/svc-skills/weather-report/new' new-file",
+      "try 'rm -rf /tmp/svc-skills/weather-report' remove",
+      "echo \"skills: $(ls /tmp/svc-skills | tr '\\n' ' ')\"",
+      `echo "home: $(ls -A ${rig.server.home} | tr '\\n' ' ')"`,
+      '',
+    ].join('\n'),
+  );
+  const chat = await newChat(work);
+  try {
+    const loaded = await run(chat, '', { name: 'skill', args: { name: 'weather-report' } });
+    assert.match(loaded, '/tmp/svc-skills/weather-report (read-only)');
+    // The script, as its SKILL.md says, from the folder the skill tool named.
+    const ran = await run(chat, '/tmp/svc-skills/weather-report/scripts/fetch.sh Paris');
+    assert.is(ran, 'weather in Paris: sunny\n[exit code 0]');
+    const walls = (await run(chat, 'sh check.sh')).split('\n');
+    assert.equal(walls.slice(0, 3), ['script: refused', 'new-file: refused', 'remove: refused']);
+    const shown = walls[3]!.replace('skills: ', '').trim().split(' ');
+    assert.ok(shown.includes('weather-report'), walls[3]);
+    assert.not.ok(shown.includes('secret-skill'), `a disabled skill is not shown: ${walls[3]}`);
+    assert.not.ok(shown.includes('leaky'), `a skill with a link out is not shown: ${walls[3]}`);
+    assert.is(walls[4], 'home: ', "nothing of svc's home is visible");
+    assert.is(
+      readFileSync(
+        join(rig.server.home, 'skills', 'weather-report', 'scripts', 'fetch.sh'),
+        'utf8',
+      ),
+      fetch,
+    );
   } finally {
     chat.ws.close();
   }

@@ -9,6 +9,7 @@ import type { Message as StoredMessage } from '../../shared/store/messages.js';
 import type { Goal } from '../../shared/store/goals.js';
 import { readFileSync } from 'node:fs';
 import type { ImagePart, Message, TextPart } from './providers/index.js';
+import { SKILLS_MOUNT } from './sandbox/skills-mount.js';
 
 function readImage(path: string, mime: string): ImagePart | undefined {
   try {
@@ -70,7 +71,7 @@ function skillsSection(skills: Array<{ name: string; description: string }>): st
   });
   if (skills.length > SKILLS_LISTED)
     lines.push(`- (${skills.length - SKILLS_LISTED} more skills not listed)`);
-  return `# Skills\nInstructions for tasks you may be asked to do. When a task matches a skill, load it first with the skill tool (name), then follow it.\n${lines.join('\n')}`;
+  return `# Skills\nInstructions for tasks you may be asked to do. When a task matches a skill, load it first with the skill tool (name), then follow it. In terminal commands a skill's folder is ${SKILLS_MOUNT}/<name> (read-only), where its scripts run.\n${lines.join('\n')}`;
 }
 
 /**

@@ -18,6 +18,8 @@ export interface FsPlan {
   hide: string[];
   /** Git folders bound onto themselves, and hooks and config read-only over themselves (git-guard.ts). */
   git?: { pin: string[]; readOnly: string[] };
+  /** Shown read-only at `dest` (under /tmp) whatever hides `src`: the enabled skills (skills-mount.ts). */
+  reveal?: Array<{ src: string; dest: string }>;
 }
 
 /** What every Linux sandbox gets besides its files: its own network, a seccomp program. */
@@ -154,6 +156,7 @@ export function bwrapArgs(fs: FsPlan, walls: Walls, isRoot: boolean): string[] {
     if (r !== undefined) args.push('--bind', r, r);
   }
   for (const r of hidden) args.push('--remount-ro', r);
+  for (const r of fs.reveal ?? []) args.push('--ro-bind', r.src, r.dest);
   args.push('--setenv', 'TMPDIR', '/tmp', '--chdir', real(fs.cwd) ?? fs.cwd, '--');
   return args;
 }

@@ -5,12 +5,14 @@ import type { ChildProcess } from 'node:child_process';
 import type { TurnOrigin } from '../../../shared/protocol/ipc.js';
 import type { NetworkSetting } from '../../../shared/sandbox/network.js';
 import { SANDBOX_EXEC, sandboxStatus, type SandboxStatus } from '../../../shared/sandbox/status.js';
+import { usableSkills } from '../../../shared/skills/catalog.js';
 import { getSession } from '../../../shared/store/sessions.js';
 import type { ToolContext } from '../tools/registry.js';
 import { cacheDirs, hiddenHolder, HOST_SOCKETS, SECRET_DIRS, type FsPlan } from './bwrap.js';
 import { runtimeDirs, sandboxEnv } from './env.js';
 import { linuxLaunch } from './linux.js';
 import { gitGuard } from './git-guard.js';
+import { skillReveals } from './skills-mount.js';
 import { loadSandboxRules } from './policy.js';
 import { createProxy, type EgressProxy } from './proxy.js';
 import { proxyEnv } from './proxy-env.js';
@@ -123,12 +125,14 @@ export async function prepareLaunch(
       kind: 'refused',
       reason: `Not run: the working folder ${cwd} is inside ${holder}, which the sandbox hides. Use another working folder.`,
     };
+  const tmp = privateTmp(ctx.sessionId);
   const fs: FsPlan = {
     cwd,
-    tmp: privateTmp(ctx.sessionId),
+    tmp,
     write: [...cacheDirs(home), ...rules.write],
     hide,
     git: gitGuard(cwd, [cwd, ...rules.write]),
+    reveal: skillReveals(usableSkills(ctx.db, ctx.paths), tmp),
   };
   const network = sessionNetwork(ctx, rules.network);
   const inner = sandboxEnv(env, rules.sockets);

@@ -2,6 +2,7 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import { z } from 'zod';
 import { skillBody, skillFiles, usableSkills } from '../../../../shared/skills/catalog.js';
+import { skillMountPath } from '../../sandbox/skills-mount.js';
 import { defineTool } from '../registry.js';
 
 /** A file of a skill read through this tool is cut here. */
@@ -40,8 +41,9 @@ export const skillTool = defineTool({
       const list = others.length
         ? `\n\n## Files of this skill (read one with the skill tool and \`file\`)\n${others.map((f) => `- ${f}`).join('\n')}`
         : '';
+      const where = `\n\n## Its folder\nIn terminal commands this skill's folder is ${skillMountPath(skill.name)} (read-only): run its scripts from there, e.g. \`${skillMountPath(skill.name)}/scripts/…\`. Paths in the instructions above are relative to it.`;
       return {
-        output: `# Skill: ${skill.name}\n${skill.description}\n\n${skillBody(skill).trim()}${list}`,
+        output: `# Skill: ${skill.name}\n${skill.description}\n\n${skillBody(skill).trim()}${list}${where}`,
       };
     }
     let real: string;
