@@ -165,7 +165,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       method: 'POST',
       path: '/api/sessions/:id/approvals/:approval_id',
       summary:
-        'Answers a tool call waiting for approval: allow_once, allow_session (this session, same tool and command or path), or deny.',
+        'Answers a tool call waiting for approval: allow_once, allow_session (this session, same tool and command or path), or deny. Needs the access key even on loopback (403 key_required without it): a program on this machine must not answer for the person.',
       work: false,
       body: z.strictObject({ decision: approvalDecision }),
       handler: async ({ params, body, keyed }) => {
