@@ -1,3 +1,4 @@
+import { withoutNpm } from '../shared/npm-env.js';
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import {
@@ -34,7 +35,7 @@ export async function startDaemon(
     {
       detached: true,
       stdio: ['ignore', out, out],
-      env: { ...process.env, SVC_DAEMONIZED: '1' },
+      env: { ...withoutNpm(process.env), SVC_DAEMONIZED: '1' },
     },
   );
   closeSync(out);

@@ -6,6 +6,7 @@ import { version } from '../shared/version.js';
 import { listFlag, normalizeArgv, stringFlag, UsageError } from './argv.js';
 import { unknownAction, unknownCommand, unknownOption } from './suggest.js';
 import { loadServeEnv } from '../shared/config/serve-env.js';
+import { stripNpm } from '../shared/npm-env.js';
 import { forkChild } from '../supervisor/spawn-child.js';
 
 /** Every failure the CLI reports is one line on stderr and a non-zero exit. */
@@ -33,6 +34,8 @@ const actions: Record<string, readonly string[]> = {
   backup: ['create', 'verify', 'restore'],
 };
 
+// Run through npx or npm run: npm's variables and PATH entries are not passed on (npm-env.ts).
+stripNpm();
 const argv = normalizeArgv(process.argv);
 const command = argv[2];
 if (command !== undefined && !command.startsWith('-') && !commands.has(command))

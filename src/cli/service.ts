@@ -1,3 +1,4 @@
+import { cleanPath } from '../shared/npm-env.js';
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -25,7 +26,7 @@ export function thisInstall(paths: Paths, addr: string): ServiceSpec {
     bin: join(packageRoot, 'bin', 'svc.js'),
     home: paths.home,
     addr,
-    path: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    path: cleanPath(process.env.PATH ?? '') || '/usr/local/bin:/usr/bin:/bin',
   };
 }
 

@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { codePath } from '../shared/code-root.js';
+import { withoutNpm } from '../shared/npm-env.js';
 import { roleSpecs, type ChildRoleName } from './roles.js';
 
 export type { ChildRoleName } from './roles.js';
@@ -11,7 +12,7 @@ export type { ChildRoleName } from './roles.js';
 
 /** The environment a child gets: ours, its role, and never the access key (commands inherit it). */
 export function childEnv(role: ChildRoleName, home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, SVC_HOME: home, SVC_ROLE: role };
+  const env: NodeJS.ProcessEnv = { ...withoutNpm(process.env), SVC_HOME: home, SVC_ROLE: role };
   delete env.SVC_ACCESS_KEY;
   return env;
 }

@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import plist from 'plist';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { removeHome, runCli, svcBin, tmpHome } from '../helpers/server.js';
+import {
+  removeHome,
+  runCli,
+  startServer,
+  svcBin,
+  tmpHome,
+  type RunningServer,
+} from '../helpers/server.js';
 
 /*
  * `svc service` through the real CLI. This machine runs no service manager, so the files are
@@ -201,6 +208,51 @@ test('with a (stand-in) systemctl: install reloads, enables and starts; status a
       'systemctl --user daemon-reload',
     ]);
   } finally {
+    removeHome(join(s.home, '..'));
+  }
+});
+
+test("run through npx: the unit and every process svc starts carry none of npm's variables or PATH entries", async () => {
+  const s = setup();
+  const npx = join(s.home, '..', '.npm', '_npx', '1a2b3c', 'node_modules', '.bin');
+  const gyp = '/usr/lib/node_modules/npm/node_modules/@npmcli/run-script/lib/node-gyp-bin';
+  const npmEnv = {
+    npm_config_cache: join(s.home, '..', '.npm'),
+    npm_lifecycle_event: 'npx',
+    npm_execpath: '/usr/lib/node_modules/npm/bin/npm-cli.js',
+    PATH: [npx, gyp, s.bin].join(':'),
+  };
+  let server: RunningServer | undefined;
+  try {
+    const r = await runCli(['service', 'install', '--print', '--manager', 'systemd'], {
+      ...s.env,
+      ...npmEnv,
+    });
+    assert.is(r.code, 0, r.stderr);
+    assert.match(r.stdout, `Environment=PATH=${s.bin}\n`);
+    assert.not.match(r.stdout, /npm|_npx|node-gyp/);
+    server = await startServer({
+      home: s.home,
+      env: { ...npmEnv, PATH: `${npmEnv.PATH}:${process.env.PATH}` },
+    });
+    const status = JSON.parse((await runCli(['status', '--json'], { SVC_HOME: s.home })).stdout);
+    // Its children (the supervisor is the process npx started: its cleaned env is what it passes on).
+    const pids = (status.processes as { role: string; pid: number }[])
+      .filter((p) => p.role !== 'supervisor')
+      .map((p) => p.pid);
+    assert.ok(pids.length > 0);
+    for (const pid of pids) {
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      assert.equal(
+        environ.filter((v) => /^npm_/i.test(v)),
+        [],
+        `pid ${pid}`,
+      );
+      const path = environ.find((v) => v.startsWith('PATH=')) ?? '';
+      assert.not.match(path, /_npx|node-gyp-bin/, `pid ${pid}: ${path}`);
+    }
+  } finally {
+    await server?.stop();
     removeHome(join(s.home, '..'));
   }
 });
