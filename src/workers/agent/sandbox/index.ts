@@ -132,7 +132,7 @@ export async function prepareLaunch(
     write: [...cacheDirs(home), ...rules.write],
     hide,
     git: gitGuard(cwd, [cwd, ...rules.write]),
-    reveal: skillReveals(usableSkills(ctx.db, ctx.paths), tmp),
+    reveal: skillReveals(() => usableSkills(ctx.db, ctx.paths), tmp),
   };
   const network = sessionNetwork(ctx, rules.network);
   const inner = sandboxEnv(env, rules.sockets);

@@ -82,8 +82,21 @@ function realFolder(p: string): void {
  * /tmp, which commands can write: each is made a real folder first, so a link planted there
  * cannot send the mount elsewhere.
  */
-export function skillReveals(skills: Array<{ name: string; dir: string }>, tmp: string): Reveal[] {
+export function skillReveals(
+  list: () => Array<{ name: string; dir: string }>,
+  tmp: string,
+): Reveal[] {
   const out: Reveal[] = [];
+  let skills: Array<{ name: string; dir: string }>;
+  try {
+    skills = list();
+  } catch (err) {
+    // The skills could not be listed (a busy store): the command runs, without them.
+    log.warn('the skills could not be listed for a sandboxed command', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+    return out;
+  }
   try {
     realFolder(join(tmp, 'svc-skills'));
   } catch {
