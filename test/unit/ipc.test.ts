@@ -275,16 +275,14 @@ test('a request whose payload does not parse is refused at once, not left to its
     handled = true;
     return {};
   });
-  const started = Date.now();
-  try {
-    await gateway.request('config.models.delete', { id: '__proto__' });
-    assert.unreachable('the request was refused');
-  } catch (err) {
-    assert.instance(err, IpcCallError);
-    assert.is((err as IpcCallError).code, 'invalid_request');
-    assert.match((err as Error).message, /payload\.id/);
-  }
-  assert.ok(Date.now() - started < 1000, `answered in ${Date.now() - started} ms`);
+  const err = await rejection(
+    gateway.request('config.models.delete', { id: '__proto__' }),
+    'the request is refused',
+  );
+  // Answered with the refusal (not left to run into its deadline: that would be code 'timeout').
+  assert.instance(err, IpcCallError);
+  assert.is((err as IpcCallError).code, 'invalid_request');
+  assert.match((err as Error).message, /payload\.id/);
   assert.not.ok(handled, 'the handler never saw it');
   assert.is(supervisor.dropped, 1);
 });
