@@ -191,9 +191,14 @@ test('without a sandbox an unknown command asks, and what the check cannot see t
         15_000,
       );
       if (first.type === 'approval.requested') {
-        await api(rig.port, 'POST', `/api/sessions/${id}/approvals/${first.data.approval_id}`, {
-          decision: 'deny',
-        });
+        const answered = await api(
+          rig.port,
+          'POST',
+          `/api/sessions/${id}/approvals/${first.data.approval_id}`,
+          { decision: 'deny' },
+          { key: rig.server.key() },
+        );
+        assert.is(answered.status, 200, JSON.stringify(answered.body));
         await ws.waitEvent((e) => e.type === 'turn.completed', 'the end of the turn', 15_000);
         return first.data.reason as string;
       }
