@@ -6,6 +6,7 @@ import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startMcpOAuthServer, type McpOAuthFixture } from '../fixtures/mcp-oauth-server.js';
+import { active } from '../helpers/a11y.js';
 import { api } from '../helpers/api.js';
 import {
   browserUnavailable,
@@ -70,6 +71,50 @@ if (browserMissing) {
     assert.not.ok((await page.content()).includes(SECRET), 'the secret is never on the page');
     await card.getByText('7 tools').click();
     await card.getByText('Answers the text it is given.').waitFor();
+  });
+
+  test('a connected server lists its resources and prompts; the composer starts a message from a prompt', async () => {
+    const { page } = p;
+    const card = page.locator('[data-testid="mcp-server"][data-name="local"]');
+    await card.getByText('Resources and prompts').click();
+    const resources = card.getByTestId('mcp-resources');
+    await resources.getByText('fixture://readme').waitFor();
+    assert.match(
+      await resources.innerText(),
+      /Readme fixture:\/\/readme text\/plain · What the fixture is\./,
+    );
+    assert.match(await resources.innerText(), /fixture:\/\/notes\/\{id\} template/);
+    assert.match(
+      await card.getByTestId('mcp-prompts').innerText(),
+      /Review Asks for a review of a topic\. \(topic\)/,
+    );
+
+    const id = (await api(rig.port, 'POST', '/api/sessions', {})).body.id;
+    await page.goto(`${rig.server.base}/#/chat/${id}`);
+    const box = page.getByTestId('composer-input');
+    await box.waitFor();
+    await box.fill('Context first.');
+    await page.getByRole('button', { name: 'Start from an MCP prompt' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Start from an MCP prompt' });
+    await dialog
+      .getByLabel('Prompt')
+      .selectOption({ label: 'local: Review — Asks for a review of a topic.' });
+    await dialog.getByLabel('topic (required)').fill('the release notes');
+    await dialog.getByRole('button', { name: 'Use prompt' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    assert.is(
+      await box.inputValue(),
+      'Context first.\n\nPlease review the release notes carefully.',
+    );
+    assert.match(await active(page), /composer-input/, 'the box has focus, with the text');
+    assert.equal(
+      await api(rig.port, 'GET', `/api/sessions/${id}/messages`).then((r) => r.body.items),
+      [],
+      'nothing was sent',
+    );
+    assert.equal(p.errors, []);
+    await page.goto(`${rig.server.base}/#/mcp`);
+    await card.waitFor();
   });
 
   test('a pasted import with a bad entry shows the error and adds nothing', async () => {

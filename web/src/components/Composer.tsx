@@ -3,6 +3,7 @@ import { describe, upload, type Uploaded } from '../lib/api';
 import { bytes } from '../lib/format';
 import { takeHomeFocus } from '../lib/focus';
 import { Icon } from './Icon';
+import { McpPromptPicker } from './McpPromptPicker';
 
 interface Restore {
   text: string;
@@ -31,6 +32,7 @@ export function Composer({
   const [uploading, setUploading] = useState(0);
   const [error, setError] = useState('');
   const [sending, setSending] = useState(false);
+  const [prompts, setPrompts] = useState(false);
   const picker = useRef<HTMLInputElement>(null);
   const area = useRef<HTMLTextAreaElement>(null);
 
@@ -95,94 +97,118 @@ export function Composer({
   };
 
   return (
-    <form
-      class="composer"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void send();
-      }}
-    >
-      {(files.length > 0 || uploading > 0) && (
-        <div class="chips">
-          {files.map((f) => (
-            <span key={f.name} class="chip" data-testid="attachment-chip">
-              <Icon name="file" /> {f.original_name}{' '}
-              <span class="muted small">{bytes(f.size)}</span>
-              <button
-                type="button"
-                class="icon"
-                aria-label={`Remove ${f.original_name}`}
-                onClick={() => setFiles((l) => l.filter((x) => x.name !== f.name))}
-              >
-                <Icon name="close" />
-              </button>
-            </span>
-          ))}
-          {uploading > 0 && <span class="chip muted">Uploading {uploading}…</span>}
-        </div>
-      )}
-      {error && (
-        <p class="error small" role="alert" data-testid="composer-error">
-          {error}
-        </p>
-      )}
-      <div class="composer-row">
-        <button
-          type="button"
-          class="icon attach"
-          aria-label="Attach files"
-          title="Attach files"
-          onClick={() => picker.current?.click()}
-        >
-          <Icon name="clip" />
-        </button>
-        <input
-          ref={picker}
-          type="file"
-          multiple
-          hidden
-          onChange={(e) => void add(e.currentTarget.files)}
-          data-testid="file-input"
-        />
-        <textarea
-          ref={area}
-          rows={1}
-          value={text}
-          placeholder={running ? 'Working… (Stop interrupts)' : 'Message'}
-          title="Enter sends; Shift+Enter starts a new line"
-          aria-label="Message"
-          data-focus-home
-          data-testid="composer-input"
-          onInput={(e) => {
-            setText(e.currentTarget.value);
-            const el = e.currentTarget;
-            el.style.height = 'auto';
-            el.style.height = `${Math.min(el.scrollHeight, 240)}px`;
-          }}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-              e.preventDefault();
-              void send();
-            }
-          }}
-          onPaste={(e) => {
-            const pasted = e.clipboardData?.files;
-            if (pasted && pasted.length > 0) {
-              e.preventDefault();
-              void add(pasted);
-            }
+    <>
+      {/* Outside the composer's form: the picker's own form must not submit the message. */}
+      {prompts && (
+        <McpPromptPicker
+          onClose={() => setPrompts(false)}
+          onPick={(t) => {
+            setPrompts(false);
+            setText((cur) => (cur.trim() ? `${cur}\n\n${t}` : t));
+            // After the dialog has given focus back to its opener: the text is in the box.
+            setTimeout(() => area.current?.focus(), 0);
           }}
         />
-        {running && onInterrupt ? (
-          <button type="button" class="danger" onClick={stop} data-testid="interrupt">
-            Stop
-          </button>
-        ) : (
-          <button type="submit" class="primary" disabled={!canSend} data-testid="send">
-            Send
-          </button>
+      )}
+      <form
+        class="composer"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void send();
+        }}
+      >
+        {(files.length > 0 || uploading > 0) && (
+          <div class="chips">
+            {files.map((f) => (
+              <span key={f.name} class="chip" data-testid="attachment-chip">
+                <Icon name="file" /> {f.original_name}{' '}
+                <span class="muted small">{bytes(f.size)}</span>
+                <button
+                  type="button"
+                  class="icon"
+                  aria-label={`Remove ${f.original_name}`}
+                  onClick={() => setFiles((l) => l.filter((x) => x.name !== f.name))}
+                >
+                  <Icon name="close" />
+                </button>
+              </span>
+            ))}
+            {uploading > 0 && <span class="chip muted">Uploading {uploading}…</span>}
+          </div>
         )}
-      </div>
-    </form>
+        {error && (
+          <p class="error small" role="alert" data-testid="composer-error">
+            {error}
+          </p>
+        )}
+        <div class="composer-row">
+          <button
+            type="button"
+            class="icon attach"
+            aria-label="Attach files"
+            title="Attach files"
+            onClick={() => picker.current?.click()}
+          >
+            <Icon name="clip" />
+          </button>
+          <button
+            type="button"
+            class="icon attach"
+            aria-label="Start from an MCP prompt"
+            title="Start from an MCP prompt"
+            data-testid="mcp-prompt-button"
+            onClick={() => setPrompts(true)}
+          >
+            <Icon name="prompt" />
+          </button>
+          <input
+            ref={picker}
+            type="file"
+            multiple
+            hidden
+            onChange={(e) => void add(e.currentTarget.files)}
+            data-testid="file-input"
+          />
+          <textarea
+            ref={area}
+            rows={1}
+            value={text}
+            placeholder={running ? 'Working… (Stop interrupts)' : 'Message'}
+            title="Enter sends; Shift+Enter starts a new line"
+            aria-label="Message"
+            data-focus-home
+            data-testid="composer-input"
+            onInput={(e) => {
+              setText(e.currentTarget.value);
+              const el = e.currentTarget;
+              el.style.height = 'auto';
+              el.style.height = `${Math.min(el.scrollHeight, 240)}px`;
+            }}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                void send();
+              }
+            }}
+            onPaste={(e) => {
+              const pasted = e.clipboardData?.files;
+              if (pasted && pasted.length > 0) {
+                e.preventDefault();
+                void add(pasted);
+              }
+            }}
+          />
+          {running && onInterrupt ? (
+            <button type="button" class="danger" onClick={stop} data-testid="interrupt">
+              Stop
+            </button>
+          ) : (
+            <button type="submit" class="primary" disabled={!canSend} data-testid="send">
+              Send
+            </button>
+          )}
+        </div>
+      </form>
+    </>
   );
 }

@@ -7,6 +7,7 @@ const paths: Record<string, string> = {
   check: 'M5 12.5l4.5 4.5L19 7.5',
   alert: 'M12 4l9 16H3L12 4zM12 10v4M12 17.5v.5',
   spin: 'M12 3a9 9 0 1 0 9 9',
+  prompt: 'M4 5h16v11H9l-5 4V5zM8 9h8M8 12h5',
   file: 'M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8l-5-5zM14 3v5h5',
 };
 

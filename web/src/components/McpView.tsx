@@ -4,6 +4,7 @@ import { when } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import { action } from '../lib/action';
+import { McpOffers, serverPath } from './McpOffers';
 
 interface McpServerView {
   name: string;
@@ -22,14 +23,9 @@ interface McpServerView {
   tools: Array<{ name: string; description: string }>;
   /** The server waits for the user to sign in (OAuth). */
   needs_auth: boolean;
+  /** The last lines a failed local server wrote to stderr (secrets masked). */
+  stderr_tail?: string | null;
 }
-
-const NAME = /^[A-Za-z0-9_-]{1,64}$/;
-/** A server's API path; names are checked before they go into one. */
-const serverPath = (name: string, rest = '') => {
-  if (!NAME.test(name)) throw new Error(`"${name}" is not a valid server name.`);
-  return `/api/mcp/servers/${encodeURIComponent(name)}${rest}`;
-};
 
 /** `KEY=VALUE` (env) or `Name: value` (headers) lines into an object; blank lines are skipped. */
 function pairs(text: string, sep: '=' | ':'): Record<string, string> | undefined {
@@ -148,6 +144,13 @@ export function McpView() {
                 {s.error}
               </p>
             )}
+            {s.stderr_tail && (
+              <details data-testid="mcp-stderr">
+                <summary>What it wrote to stderr (last lines)</summary>
+                <pre class="small">{s.stderr_tail}</pre>
+              </details>
+            )}
+            {s.status === 'connected' && <McpOffers name={s.name} />}
             {s.tools.length > 0 && (
               <details>
                 <summary>

@@ -1,0 +1,116 @@
+import { useState } from 'preact/hooks';
+import { describe, get } from '../lib/api';
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** A server's API path; names are checked before they go into one. */
+export const serverPath = (name: string, rest = '') => {
+  if (!NAME.test(name)) throw new Error(`"${name}" is not a valid server name.`);
+  return `/api/mcp/servers/${encodeURIComponent(name)}${rest}`;
+};
+
+interface Resource {
+  uri: string;
+  name: string;
+  title: string | null;
+  description: string | null;
+  mime_type: string | null;
+}
+interface Template {
+  uri_template: string;
+  name: string;
+  description: string | null;
+}
+export interface Prompt {
+  name: string;
+  title: string | null;
+  description: string | null;
+  arguments: Array<{ name: string; description: string | null; required: boolean }>;
+}
+interface Offers {
+  resources: Resource[];
+  templates: Template[];
+  prompts: Prompt[];
+}
+
+/** A server's prompts (GET …/prompts), for the MCP page and the composer's picker. */
+export const promptsOf = (name: string) =>
+  get<{ prompts: Prompt[] }>(serverPath(name, '/prompts')).then((r) => r.prompts);
+
+/**
+ * What a connected server offers besides tools: its resources, resource templates and prompts,
+ * asked of the server when the person opens the list (not on every status change).
+ */
+export function McpOffers({ name }: { name: string }) {
+  const [offers, setOffers] = useState<Offers | undefined>();
+  const [error, setError] = useState('');
+  const load = async () => {
+    if (offers) return;
+    try {
+      const [r, prompts] = await Promise.all([
+        get<{ resources: Resource[]; templates: Template[] }>(serverPath(name, '/resources')),
+        promptsOf(name),
+      ]);
+      setOffers({ resources: r.resources, templates: r.templates, prompts });
+    } catch (err) {
+      setError(describe(err));
+    }
+  };
+  return (
+    <details data-testid="mcp-offers" onToggle={(e) => e.currentTarget.open && void load()}>
+      <summary>Resources and prompts</summary>
+      {error && (
+        <p class="error small" role="alert">
+          {error}
+        </p>
+      )}
+      {!offers && !error && <p class="muted small">Loading…</p>}
+      {offers && (
+        <div class="stack">
+          {offers.resources.length + offers.templates.length + offers.prompts.length === 0 && (
+            <p class="muted small">This server offers no resources or prompts.</p>
+          )}
+          {offers.resources.length > 0 && (
+            <section aria-label={`Resources of ${name}`}>
+              <h3 class="small">Resources</h3>
+              <ul class="plain" data-testid="mcp-resources">
+                {offers.resources.map((r) => (
+                  <li key={r.uri}>
+                    <strong>{r.title ?? r.name}</strong> <code class="small">{r.uri}</code>{' '}
+                    <span class="muted small">
+                      {[r.mime_type, r.description].filter(Boolean).join(' · ')}
+                    </span>
+                  </li>
+                ))}
+                {offers.templates.map((t) => (
+                  <li key={t.uri_template}>
+                    <strong>{t.name}</strong> <code class="small">{t.uri_template}</code>{' '}
+                    <span class="muted small">
+                      template{t.description ? ` · ${t.description}` : ''}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+          {offers.prompts.length > 0 && (
+            <section aria-label={`Prompts of ${name}`}>
+              <h3 class="small">Prompts (the chat's Prompts button uses them)</h3>
+              <ul class="plain" data-testid="mcp-prompts">
+                {offers.prompts.map((p) => (
+                  <li key={p.name}>
+                    <strong>{p.title ?? p.name}</strong>{' '}
+                    <span class="muted small">
+                      {p.description ?? ''}
+                      {p.arguments.length > 0 &&
+                        ` (${p.arguments.map((a) => (a.required ? a.name : `${a.name}?`)).join(', ')})`}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+        </div>
+      )}
+    </details>
+  );
+}

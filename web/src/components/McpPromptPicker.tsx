@@ -1,0 +1,139 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { describe, get, post } from '../lib/api';
+import { Modal } from './Modal';
+import { promptsOf, serverPath, type Prompt } from './McpOffers';
+
+interface Choice {
+  server: string;
+  prompt: Prompt;
+}
+
+/**
+ * Starts a message from a prompt an MCP server offers: pick one of every connected server's
+ * prompts, fill in its arguments, and the server's text goes into the message box (not sent).
+ */
+export function McpPromptPicker({
+  onPick,
+  onClose,
+}: {
+  onPick: (text: string) => void;
+  onClose: () => void;
+}) {
+  const [choices, setChoices] = useState<Choice[] | undefined>();
+  const [chosen, setChosen] = useState<Choice | undefined>();
+  const [args, setArgs] = useState<Record<string, string>>({});
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const list = useRef<HTMLSelectElement>(null);
+
+  useEffect(() => {
+    void (async () => {
+      try {
+        const { servers } = await get<{ servers: Array<{ name: string; status: string }> }>(
+          '/api/mcp/servers',
+        );
+        const connected = servers.filter((s) => s.status === 'connected').map((s) => s.name);
+        // A server whose prompts cannot be listed is left out; the others still offer theirs.
+        const lists = await Promise.allSettled(connected.map((n) => promptsOf(n)));
+        setChoices(
+          lists.flatMap((r, i) =>
+            r.status === 'fulfilled'
+              ? r.value.map((prompt) => ({ server: connected[i]!, prompt }))
+              : [],
+          ),
+        );
+      } catch (err) {
+        setError(describe(err));
+        setChoices([]);
+      }
+    })();
+  }, []);
+
+  const use = async (e: Event) => {
+    e.preventDefault();
+    if (!chosen) return;
+    setBusy(true);
+    setError('');
+    try {
+      const r = await post<{ text: string }>(
+        serverPath(chosen.server, `/prompts/${encodeURIComponent(chosen.prompt.name)}/get`),
+        { arguments: Object.fromEntries(Object.entries(args).filter(([, v]) => v !== '')) },
+      );
+      onPick(r.text);
+    } catch (err) {
+      setError(describe(err));
+      setBusy(false);
+    }
+  };
+
+  const key = (c: Choice) => `${c.server}/${c.prompt.name}`;
+  return (
+    <Modal
+      labelledBy="mcp-prompt-title"
+      describedBy="mcp-prompt-desc"
+      onClose={() => !busy && onClose()}
+      initialFocus={list}
+      testId="mcp-prompt-picker"
+    >
+      <form class="stack" onSubmit={use}>
+        <h2 id="mcp-prompt-title">Start from an MCP prompt</h2>
+        <p id="mcp-prompt-desc" class="muted">
+          The prompt's text goes into the message box; you can edit it before sending.
+        </p>
+        {!choices && <p class="muted">Loading…</p>}
+        {choices?.length === 0 && !error && (
+          <p class="muted">No connected MCP server offers prompts.</p>
+        )}
+        {choices && choices.length > 0 && (
+          <label class="field">
+            Prompt
+            <select
+              ref={list}
+              required
+              value={chosen ? key(chosen) : ''}
+              onChange={(e) => {
+                setChosen(choices.find((c) => key(c) === e.currentTarget.value));
+                setArgs({});
+              }}
+            >
+              <option value="" disabled>
+                Choose a prompt
+              </option>
+              {choices.map((c) => (
+                <option key={key(c)} value={key(c)}>
+                  {c.server}: {c.prompt.title ?? c.prompt.name}
+                  {c.prompt.description ? ` — ${c.prompt.description}` : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        {chosen?.prompt.arguments.map((a) => (
+          <label key={a.name} class="field">
+            {a.name}
+            {a.required ? ' (required)' : ''}
+            <input
+              required={a.required}
+              value={args[a.name] ?? ''}
+              onInput={(e) => setArgs({ ...args, [a.name]: e.currentTarget.value })}
+            />
+            {a.description && <span class="muted small">{a.description}</span>}
+          </label>
+        ))}
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy || !chosen}>
+            Use prompt
+          </button>
+          <button type="button" disabled={busy} onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
