@@ -14,6 +14,14 @@ export interface AgentPoolHost {
 }
 
 /**
+ * How long a new worker's start may take to reach it. It is held until the worker has loaded and
+ * says ready; one whose deadline passed meanwhile (a loaded machine, a slow disk) is dropped by the
+ * worker, which then refused every turn ("the agent worker has not started yet") until it retired.
+ * Nothing waits on this start, so the bound only has to outlast any load.
+ */
+const START_MS = 10 * 60_000;
+
+/**
  * The agent workers: grown on demand up to `agent.max_workers`, the least busy one picked for
  * each piece of work, and idle ones retired so an idle svc is back to two processes.
  */
@@ -70,7 +78,7 @@ export class AgentPool {
     agent.state = 'running';
     this.members.push(agent);
     void agent.endpoint
-      .request('child.start', { config: this.host.config() }, { to: 'agent' })
+      .request('child.start', { config: this.host.config() }, { to: 'agent', timeoutMs: START_MS })
       .catch(() => undefined);
     return agent;
   }
