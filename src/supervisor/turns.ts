@@ -41,6 +41,16 @@ interface Running {
   passedOn: Promise<void>;
 }
 
+/** One line in `svc logs` per failed turn, whoever ended it (the worker, or svc when the worker died). */
+function logTurnFailed(topic: string, turnId: string, reason: unknown, message: unknown): void {
+  log.warn('a turn failed', {
+    session: topic.slice('session:'.length),
+    turn: turnId,
+    reason: String(reason ?? 'unknown'),
+    message: String(message ?? ''),
+  });
+}
+
 const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
 const streamEvent = z.object({
   topic: z.string(),
@@ -172,6 +182,10 @@ export class TurnDispatcher {
     const parsed = streamEvent.safeParse(e);
     if (!parsed.success || !parsed.data.topic.startsWith('session:')) return;
     if (TERMINAL.has(parsed.data.type)) this.passed(parsed.data.data.turn_id);
+    if (parsed.data.type === 'turn.failed') {
+      const d = parsed.data.data as { reason?: unknown; message?: unknown };
+      logTurnFailed(parsed.data.topic, parsed.data.data.turn_id, d.reason, d.message);
+    }
     const r = this.running.get(parsed.data.topic.slice('session:'.length));
     if (!r || r.turnId !== parsed.data.data.turn_id) return;
     if (parsed.data.type === 'turn.text_delta') r.streamed += parsed.data.data.delta ?? '';
@@ -373,6 +387,7 @@ export class TurnDispatcher {
       });
     }
     if (endedHere) {
+      if (o.status === 'failed') logTurnFailed(topic, r.turnId, o.reason, o.message);
       if (o.status === 'failed')
         this.deps.publish(topic, 'turn.failed', {
           turn_id: r.turnId,

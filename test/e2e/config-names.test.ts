@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { api } from '../helpers/api.js';
-import { removeHome, runCli, SLACK, tmpHome } from '../helpers/server.js';
+import { httpError } from '../fixtures/fake-provider.js';
+import { http, removeHome, runCli, SLACK, tmpHome, waitFor } from '../helpers/server.js';
 import { connectWs, KEY, startRig, type TurnRig } from '../helpers/turns.js';
 
 /**
@@ -106,8 +107,9 @@ test('GET /api/config and every other GET route answer no channel, model or MCP 
       );
     assert.ok(paths.length > 30, `${paths.length} GET routes`);
     for (const path of [...paths, '/api/channels/slack', '/api/mcp/servers/remote']) {
-      const r = await api(rig.port, 'GET', path);
-      assert.equal(leaks(JSON.stringify(r.body ?? '')), [], `GET ${path} leaks`);
+      // As text: not every route answers JSON (/api/metrics).
+      const r = await http({ port: rig.port, path });
+      assert.equal(leaks(r.text), [], `GET ${path} leaks`);
     }
     // Disconnecting moves the configuration to the trash: its listing masks too.
     assert.is((await api(rig.port, 'DELETE', '/api/channels/discord')).status, 200);
@@ -133,6 +135,25 @@ test('a config answer sent back (masked) keeps the real secrets', async () => {
   for (const v of [SECRETS.telegram, SECRETS.slackApp, SECRETS.slackBot, KEY])
     assert.ok(yml.includes(v), 'the saved secret is the real one');
   assert.not.ok(yml.includes('********'), 'no mask was saved');
+});
+
+test('a failed turn is one line in svc logs: reason and ids, never the key', async () => {
+  rig.fake.enqueue(httpError(401));
+  const turn = await api(rig.port, 'POST', '/api/chat', { message: 'hello?' });
+  assert.is(turn.body.status, 'failed', JSON.stringify(turn.body));
+  const line = await waitFor(
+    async () => {
+      const r = await runCli(['logs', '--process', 'supervisor'], { SVC_HOME: rig.server.home });
+      return r.stdout
+        .split('\n')
+        .find((l) => l.includes('a turn failed') && l.includes(turn.body.session_id));
+    },
+    10_000,
+    'the failed turn in svc logs',
+  );
+  assert.match(line, turn.body.turn_id);
+  assert.match(line, /reason=\S+/);
+  assert.not.match(line, KEY);
 });
 
 // ---- names that are keys of Object.prototype ----

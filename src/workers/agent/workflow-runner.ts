@@ -1,3 +1,4 @@
+import { log } from '../../shared/log.js';
 import {
   messageSummary,
   toolCallData,
@@ -202,6 +203,13 @@ export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<Lo
         output: null,
       });
     }
+    log.warn(`a workflow run ${interrupted ? 'was interrupted' : 'failed'}`, {
+      workflow: run.workflow,
+      run: run.id,
+      session: t.session.id,
+      step: stepId,
+      error: message,
+    });
     setRunStatus(t.db, run.id, interrupted ? 'interrupted' : 'failed', {
       error: message,
       ...(stepId ? { failed_step: stepId } : {}),

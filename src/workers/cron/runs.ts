@@ -302,6 +302,14 @@ export class Runs {
     if (!finishRun(db, runId, status, { error, reply: status === 'completed' ? reply : null }))
       return;
     const run = getRun(db, runId)!;
+    // One line in `svc logs` per run that did not complete.
+    if (status !== 'completed')
+      log.warn(`a scheduled run ${status === 'failed' ? 'failed' : 'was interrupted'}`, {
+        task: run.task_id,
+        run: run.id,
+        session: run.session_id,
+        error: error ?? 'no reason was given',
+      });
     this.announceRun(`task.run_${status}`, run);
     const task = getCronTask(db, run.task_id);
     const done = task ? this.notifier.result(task, run) : Promise.resolve();
