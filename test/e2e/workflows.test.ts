@@ -276,7 +276,7 @@ steps:
 test('a failing shell step fails the run with the step and the reason; later steps do not run', async () => {
   write(
     'fails',
-    'description: fails in the middle\nsteps:\n  - id: ok\n    run: echo fine\n  - id: bad\n    needs: [ok]\n    run: exit 3\n  - id: never\n    needs: [bad]\n    run: echo never\n',
+    'description: fails in the middle\nsteps:\n  - id: ok\n    run: echo fine\n  - id: bad\n    needs: [ok]\n    run: echo first-line; echo last-words; ls /tmp/svc-no-such-dir-31; exit 3\n  - id: never\n    needs: [bad]\n    run: echo never\n',
   );
   const start = await api(rig.port, 'POST', '/api/workflows/fails/run', {});
   assert.is(start.status, 202, JSON.stringify(start.body));
@@ -289,6 +289,10 @@ test('a failing shell step fails the run with the step and the reason; later ste
   assert.is(run.status, 'failed');
   assert.is(run.failed_step, 'bad');
   assert.is(run.steps.bad.status, 'failed');
+  // The failed step keeps its last lines; the one after it is skipped, not pending.
+  assert.match(run.steps.bad.output, /last-words/);
+  assert.is(run.steps.never.status, 'skipped');
+  assert.match(end.data.message, /under \/tmp: in the sandbox \/tmp is private/);
 });
 
 test('shell steps go through the permission engine: an asking command waits for approval, a deny fails the step', async () => {

@@ -6,7 +6,8 @@ export const runStatus = z.enum(['queued', 'running', 'completed', 'failed', 'in
 export type RunStatus = z.infer<typeof runStatus>;
 
 const stepState = z.object({
-  status: z.enum(['running', 'completed', 'failed']),
+  /** skipped: a step after a failed one, which will not run. */
+  status: z.enum(['running', 'completed', 'failed', 'skipped']),
   started_at: z.string(),
   ended_at: z.string().nullable(),
   /** The first characters of the step's output (the full output is in the session). */

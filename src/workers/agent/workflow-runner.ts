@@ -79,6 +79,8 @@ class StepFailed extends Error {
   constructor(
     readonly step: string,
     message: string,
+    /** The last lines the step printed, kept on the step so the failure shows its cause. */
+    readonly output: string | null = null,
   ) {
     super(message);
   }
@@ -165,7 +167,11 @@ export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<Lo
         // The terminal tool ends its output with "[exit code N]": only 0 lets the run go on.
         const m = /\n?\[exit code (\d+)\]$/.exec(r.output);
         if (r.isError || !m || m[1] !== '0')
-          throw new StepFailed(step.id, `the command failed: ${lastLine(r.output)}`);
+          throw new StepFailed(
+            step.id,
+            `the command failed: ${lastLine(r.output)}${privateTmpNote(args.command)}`,
+            lastLines(r.output),
+          );
         output = r.output.slice(0, m.index);
       } else {
         const r = await toolStep(t, step, step.tool!, renderDeep(step.args ?? {}, values));
@@ -200,8 +206,18 @@ export async function runWorkflowTurn(t: WorkflowTurn, text: string): Promise<Lo
         status: 'failed',
         started_at: prev?.started_at ?? new Date().toISOString(),
         ended_at: new Date().toISOString(),
-        output: null,
+        output: err instanceof StepFailed ? err.output : null,
       });
+      // The steps that will not run now say so instead of staying pending.
+      const states = getRun(t.db, run.id)?.steps ?? {};
+      for (const s of wf.steps)
+        if (!Object.hasOwn(states, s.id) && s.id !== stepId)
+          setStepState(t.db, run.id, s.id, {
+            status: 'skipped',
+            started_at: new Date().toISOString(),
+            ended_at: new Date().toISOString(),
+            output: null,
+          });
     }
     log.warn(`a workflow run ${interrupted ? 'was interrupted' : 'failed'}`, {
       workflow: run.workflow,
@@ -317,6 +333,24 @@ async function toolStep(
     toolResultData({ id: callId, name: tool }, result.output, result.isError === true, toolMessage),
   );
   return { output: result.output, isError: result.isError === true };
+}
+
+/** The last lines of a step's output (its exit code line dropped), at most 2 KB. */
+function lastLines(s: string, n = 10): string {
+  return s
+    .replace(/\n?\[exit code \d+\]$/, '')
+    .trimEnd()
+    .split('\n')
+    .slice(-n)
+    .join('\n')
+    .slice(-2048);
+}
+
+/** A command that names a path under /tmp: inside the sandbox /tmp is the command's own. */
+function privateTmpNote(command: string): string {
+  return /(^|[\s'"=])\/tmp\//.test(command)
+    ? ' (the command names a path under /tmp: in the sandbox /tmp is private to the command, so files there on this machine are not visible; use a folder outside /tmp)'
+    : '';
 }
 
 function lastLine(s: string): string {

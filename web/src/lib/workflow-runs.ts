@@ -7,7 +7,7 @@ import type { LiveEvent } from './live';
  */
 
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted';
-export type StepStatus = 'pending' | 'running' | 'completed' | 'failed';
+export type StepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
 
 export interface StepState {
   status: Exclude<StepStatus, 'pending'>;
@@ -42,7 +42,13 @@ const runRank: Record<RunStatus, number> = {
   failed: 2,
   interrupted: 2,
 };
-const stepRank: Record<StepStatus, number> = { pending: 0, running: 1, completed: 2, failed: 2 };
+const stepRank: Record<StepStatus, number> = {
+  pending: 0,
+  running: 1,
+  completed: 2,
+  failed: 2,
+  skipped: 2,
+};
 
 export const isOver = (s: RunStatus) => runRank[s] === 2;
 
