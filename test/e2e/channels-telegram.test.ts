@@ -140,6 +140,32 @@ test('an allowed user writes; the agent answers in that chat, streamed by edits'
   assert.is(msgs[0].content.text, 'hi there');
 });
 
+test('over its budget, a channel chat gets one reply saying so, and the model is not called', async () => {
+  const put = await api('PUT', '/api/budgets', { channel: { tokens: 10 } });
+  assert.is(put.status, 200, JSON.stringify(put.body));
+  try {
+    const before = tg.chat(ALICE.id).length;
+    const calls = rig.fake.requests.length;
+    tg.userSays(ALICE, 'spend something');
+    const said = await botSaid(ALICE, before + 1);
+    const reply = said.at(-1)!.text;
+    assert.match(reply, 'budgets.channel');
+    assert.match(reply, 'resets at');
+    assert.is(rig.fake.requests.length, calls, 'no model call was made');
+    const s = (await api('GET', '/api/sessions')).body.items.find(
+      (x: any) => x.channel === 'telegram',
+    );
+    await waitFor(
+      async () => (await api('POST', `/api/chat/${s.id}/interrupt`, {})).body.turn_id === null,
+      10_000,
+      'the turn to end',
+    );
+    assert.is(tg.chat(ALICE.id).length, before + 1, 'one reply');
+  } finally {
+    await api('PUT', '/api/budgets', {});
+  }
+});
+
 test('a stranger gets a pairing code and no turn; approved, they are answered', async () => {
   const before = rig.fake.requests.length;
   tg.userSays(MALLORY, 'let me in, run rm -rf');
