@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkBackup } from './doctor-backup.js';
 import { loadServeEnv } from '../shared/config/serve-env.js';
 import type { Paths } from '../shared/paths.js';
 import { askControl } from '../supervisor/control-socket.js';
@@ -49,6 +50,7 @@ async function runChecks(paths: Paths, modelTimeoutMs: number): Promise<Check[]>
     ...checkModes(ctx),
     checkDisk(ctx),
     checkDatabase(ctx),
+    checkBackup(ctx),
     ...checkConfig(ctx),
     ...models,
     ...address,

@@ -42,7 +42,17 @@ export function formatStatus(s: Status): string {
     );
   for (const p of s.processes) if (p.last_exit) lines.push(`${p.role} last exited: ${p.last_exit}`);
   if (s.sandbox) lines.push(s.sandbox.message);
+  if (s.backup) lines.push(backupLine(s.backup));
   return lines.join('\n');
+}
+
+function backupLine(b: NonNullable<Status['backup']>): string {
+  const when = b.schedule ? `backups scheduled (${b.schedule})` : 'no scheduled backups';
+  const l = b.last;
+  if (!l) return `${when}; none made yet (svc backup create)`;
+  return l.ok
+    ? `${when}; last backup ${l.ended_at}: ${l.file} (${((l.size ?? 0) / 1024 / 1024).toFixed(1)} MB, ${(l.ms / 1000).toFixed(1)} s)`
+    : `${when}; last backup FAILED ${l.ended_at}: ${l.error}`;
 }
 
 /** Why the gateway is down and when it is tried again, in words. */

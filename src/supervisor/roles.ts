@@ -65,11 +65,11 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
     wantsConfig: true,
     followsSessions: true,
   },
-  /** Schedules: only while an enabled cron task exists (or a run of one is going). */
+  /** Schedules: only while an enabled cron task exists (or a run of one is going) or backups are scheduled. */
   cron: {
     entry: 'workers/cron/main.js',
     count: 'one',
-    wanted: (_c, store) => store.cronWork(),
+    wanted: (c, store) => store.cronWork() || c.backup.schedule !== undefined,
     restart: 'backoff',
     wantsConfig: true,
     onDemand: true,

@@ -10,6 +10,7 @@ import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { MetaStore } from '../shared/store/meta.js';
 import { failOrphanTurns } from '../shared/store/turns.js';
 import { cronWorkNeeded } from '../shared/store/cron.js';
+import { lastBackup } from '../shared/store/backups.js';
 import { enforceTrashRetention } from '../shared/store/trash.js';
 import { sandboxStatus } from '../shared/sandbox/status.js';
 import { version } from '../shared/version.js';
@@ -22,6 +23,7 @@ import { handleConfigEdits } from './config-service.js';
 import { handleMcpConfigEdits } from './mcp-config.js';
 import { handleChannelConfigEdits } from './channels-config.js';
 import { handleBrowserConfigEdits } from './browser-config.js';
+import { handleBackupConfigEdits } from './backup-config.js';
 import { handleTrashRestore } from './trash-restore.js';
 import { Services } from './services.js';
 import { serveControl } from './control-socket.js';
@@ -257,6 +259,10 @@ export class Supervisor {
       last_restart_error: this.lastRestartError,
       processes,
       sandbox: await sandboxStatus(this.settings.config.sandbox.enabled),
+      backup: {
+        schedule: this.settings.config.backup.schedule ?? null,
+        last: lastBackup(this.db) ?? null,
+      },
     };
   }
 
@@ -419,6 +425,7 @@ export class Supervisor {
       ...handleChannelConfigEdits(editCtx),
     });
     handleBrowserConfigEdits(editCtx);
+    handleBackupConfigEdits(editCtx);
     child.endpoint.handle('turn.start', (p) => this.turns.start(p));
     child.endpoint.handle('turn.interrupt', (p) =>
       this.turns.interrupt(p.session_id, p.wait === true),

@@ -318,6 +318,93 @@ test('restore refuses a non-empty home, a running one, and a backup of a newer s
   }
 });
 
+test('scheduled backups keep the newest N, report the last result everywhere, and download', async () => {
+  const port = rig.port;
+  const dir = join(scratch(), 'scheduled');
+  const bad = await api(port, 'PUT', '/api/backups/settings', { schedule: 'every night' });
+  assert.is(bad.status, 400, JSON.stringify(bad.body));
+  assert.match(JSON.stringify(bad.body), 'schedule');
+  const set = await api(port, 'PUT', '/api/backups/settings', {
+    schedule: '* * * * * *',
+    keep: 2,
+    dir,
+    uploads: false,
+  });
+  assert.is(set.status, 200, JSON.stringify(set.body));
+  assert.is(set.body.dir, dir);
+  const seen = new Set<string>();
+  await waitFor(
+    async () => {
+      const last = (await api(port, 'GET', '/api/backups')).body.last;
+      if (last?.trigger === 'schedule' && last.ok) seen.add(last.file);
+      return seen.size >= 3;
+    },
+    60_000,
+    'three scheduled backups',
+  );
+  assert.is((await api(port, 'PUT', '/api/backups/settings', { schedule: null })).status, 200);
+  const list = await waitFor(
+    async () => {
+      const b = (await api(port, 'GET', '/api/backups')).body;
+      // a backup that fired as the schedule went may still finish; its pruning follows it
+      return b.items.length <= 2 && b.schedule === null ? b : undefined;
+    },
+    30_000,
+    'the schedule to stop and keep two',
+  );
+  assert.ok(list.items.length >= 1);
+  for (const item of list.items) assert.match(item.name, BACKUP_NAME);
+
+  const status = await runCli(['status', '--json'], { SVC_HOME: rig.server.home });
+  const s = JSON.parse(status.stdout);
+  assert.is(s.backup.last.ok, true, status.stdout);
+  const doctor = await runCli(
+    ['doctor', '--json', '--timeout', '5'],
+    { SVC_HOME: rig.server.home },
+    60_000,
+  );
+  const check = JSON.parse(doctor.stdout).checks.find((c: any) => c.id === 'backup');
+  assert.is(check?.status, 'ok', JSON.stringify(check));
+
+  const name = list.items[0].name as string;
+  const got = await http({ port, path: `/api/backups/${name}` });
+  assert.is(got.status, 200);
+  assert.is(got.headers['content-type'], 'application/zip');
+  assert.is(
+    got.text.length > 0 && Buffer.from(got.text, 'latin1').length,
+    readFileSync(join(dir, name)).length,
+  );
+  for (const path of [
+    '/api/backups/nope.zip',
+    '/api/backups/..%2Fconfig.yml',
+    '/api/backups/svc-backup-20000101-000000.zip',
+  ])
+    assert.is((await http({ port, path })).status, 404, path);
+
+  // Asked for through the API; then one that cannot be made is reported as failed.
+  const made = await api(port, 'POST', '/api/backups');
+  assert.is(made.status, 201, JSON.stringify(made.body));
+  assert.ok(existsSync(join(dir, made.body.name)));
+  const broken = await api(port, 'PUT', '/api/backups/settings', {
+    dir,
+    encrypt: true,
+    passphrase_file: join(dir, 'no-such-file'),
+  });
+  assert.is(broken.status, 200, JSON.stringify(broken.body));
+  const failed = await api(port, 'POST', '/api/backups');
+  assert.is(failed.status, 503, JSON.stringify(failed.body));
+  assert.match(failed.body.error.message, 'no-such-file');
+  const warned = await runCli(
+    ['doctor', '--json', '--timeout', '5'],
+    { SVC_HOME: rig.server.home },
+    60_000,
+  );
+  const w = JSON.parse(warned.stdout).checks.find((c: any) => c.id === 'backup');
+  assert.is(w?.status, 'warn', JSON.stringify(w));
+  assert.match(w.message, 'failed');
+  assert.is((await api(port, 'PUT', '/api/backups/settings', {})).status, 200);
+});
+
 test('usage mistakes are one line and exit 2', async () => {
   for (const args of [['restore'], ['verify'], ['frob'], ['create', '--encrypt']]) {
     const r = await backupCli(args);

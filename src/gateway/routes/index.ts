@@ -22,6 +22,7 @@ import { browserRecordingRoutes } from './browser/recordings.js';
 import { versionRoutes } from './version.js';
 import { usageRoutes } from './usage.js';
 import { metricsRoutes } from './metrics.js';
+import { backupRoutes } from './backups.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
@@ -41,7 +42,7 @@ export function allRoutes(deps: Deps): Route[] {
   routes.push(...mcpRoutes(deps), ...mcpOAuthRoutes(deps));
   routes.push(...channelRoutes(deps));
   routes.push(...browserRoutes(deps), ...browserRecordingRoutes(deps));
-  routes.push(...versionRoutes(deps));
+  routes.push(...versionRoutes(deps), ...backupRoutes(deps));
   routes.push(...usageRoutes(deps), ...metricsRoutes(deps));
   routes.push(
     route({

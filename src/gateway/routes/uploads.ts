@@ -1,7 +1,6 @@
-import { open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApiError, messageOf } from '../../shared/errors.js';
-import { log } from '../../shared/log.js';
+import { ApiError } from '../../shared/errors.js';
 import { servedType } from '../../shared/mime.js';
 import {
   detectMime,
@@ -15,13 +14,12 @@ import { isoNow } from '../../shared/store/util.js';
 import { insertUpload, resolveUpload, type Upload } from '../../shared/store/uploads.js';
 import type { Deps } from '../deps.js';
 import type { BodyStream } from '../body-stream.js';
-import { DRAIN_BYTES, DRAIN_MS, type Reply, type Responder } from '../http.js';
+import { DRAIN_BYTES, DRAIN_MS, type Reply } from '../http.js';
 import { multipartBoundary, parseMultipart, type Part } from '../multipart.js';
 import { route, type Route } from '../route.js';
+import { sendFile } from '../send-file.js';
 
 const MAX_FILES = 100;
-/** Files up to this size are read whole and sent in one go; bigger ones are streamed from disk. */
-const STREAM_ABOVE = 8 * 1024 * 1024;
 /** Temp files older than this are leftovers of a crashed gateway (never of a live upload). */
 const STALE_TMP_MS = 24 * 3600_000;
 
@@ -109,21 +107,7 @@ export function uploadRoutes(deps: Deps): Route[] {
           'Content-Security-Policy': 'sandbox',
           'Cache-Control': 'private, no-cache',
         };
-        const fh = await open(file.path, 'r');
-        let size: number;
-        try {
-          size = (await fh.stat()).size;
-          if (size <= STREAM_ABOVE) {
-            const bytes = await fh.readFile();
-            await fh.close();
-            return { body: bytes, headers };
-          }
-        } catch (err) {
-          await fh.close().catch(() => {});
-          throw err;
-        }
-        streamFile(responder, fh, size, headers, req.method === 'HEAD');
-        return undefined;
+        return sendFile(responder, file.path, headers, req.method === 'HEAD');
       },
     }),
   ];
@@ -249,50 +233,6 @@ function contentDisposition(name: string): string {
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
   );
   return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
-}
-
-/** Sends a big file from disk with its length, pausing the read while the socket is full. */
-function streamFile(
-  r: Responder,
-  fh: FileHandle,
-  size: number,
-  headers: Record<string, string>,
-  head: boolean,
-): void {
-  if (!r.begin(200, headers)) return void fh.close();
-  const res = r.res;
-  if (head) {
-    res.cork(() => res.endWithoutBody(size, false));
-    return void fh.close();
-  }
-  const stream = fh.createReadStream({ highWaterMark: 256 * 1024 }); // closes fh when done
-  let finished = false;
-  let sent = 0;
-  const stop = () => {
-    finished = true;
-    stream.destroy();
-  };
-  r.onAbort(stop);
-  stream.on('data', (data) => {
-    const chunk = data as Buffer;
-    if (finished || r.aborted) return stop();
-    sent += chunk.length;
-    if (sent > size) return cut('the file grew while it was sent');
-    const ok = res.writeSized(chunk, size);
-    if (sent === size) return stop();
-    if (ok) return;
-    stream.pause();
-    res.onDrain(() => stream.resume());
-  });
-  // The file shrank or could not be read: the promised length cannot be met, so drop the connection.
-  const cut = (why: string) => {
-    if (finished || r.aborted) return;
-    stop();
-    log.warn('upload download cut short', { error: why });
-    res.destroy();
-  };
-  stream.on('end', () => cut('the file ended early'));
-  stream.on('error', (err) => cut(messageOf(err)));
 }
 
 /** Removes temp files a crashed gateway left behind; a live upload's temp file is never that old. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { backupConfigSchema } from './backup.js';
 import { mcpConfigSchema } from './mcp.js';
 import { channelsConfigSchema } from './channels.js';
 import { browserConfigSchema } from './browser.js';
@@ -173,6 +174,8 @@ export const configSchema = z
     browser: browserConfigSchema,
     /** Spending limits, checked before every model call (see config/budgets.ts). */
     budgets: budgetsSchema,
+    /** Scheduled backups: schedule, dir, keep, encryption (see config/backup.ts). */
+    backup: backupConfigSchema,
     /** Where releases come from (SVC_RELEASES_URL wins) and whether svc looks for a newer one. */
     upgrade: z
       .object({

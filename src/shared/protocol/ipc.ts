@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
 import { budgetsObjectSchema } from '../config/budgets.js';
 import { mcpEventDefs, mcpRequestDefs, mcpResourceRef } from './mcp.js';
+import { BackupResult, backupRequestDefs } from './backup.js';
 import { cronEventDefs, cronRequestDefs } from './cron.js';
 import { channelsDeliverDefs } from './channels-deliver.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
@@ -85,6 +86,8 @@ export const statusSchema = z.object({
   processes: z.array(processStatus),
   /** Whether terminal commands run in the OS sandbox, and if not why and the fix. */
   sandbox: sandboxStatusSchema.optional(),
+  /** Scheduled backups and the last backup made (scheduled or asked for). */
+  backup: z.object({ schedule: z.string().nullable(), last: BackupResult.nullable() }).optional(),
 });
 export type Status = z.infer<typeof statusSchema>;
 
@@ -348,6 +351,7 @@ export const requestDefs = {
   },
   ...mcpRequestDefs,
   ...cronRequestDefs,
+  ...backupRequestDefs,
   /** Messaging channels (gateway → supervisor → channels worker); channels.deliver also from cron. */
   ...channelsRequestDefs,
   ...channelsDeliverDefs,

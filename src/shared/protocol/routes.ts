@@ -114,6 +114,8 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
 
   // Schedules and channels.
   'cron.run': { to: 'cron', from: gw, ms: 60_000 },
+  /** A large home takes minutes to archive; the answer comes when the archive is whole. */
+  'backup.create': { to: 'cron', from: gw, ms: 30 * 60_000 },
   'channels.status': { to: 'channels', from: gw, ms: 5000 },
   'channels.send': { to: 'channels', from: gw, ms: 60_000 },
   'channels.send_file': { to: 'channels', from: gw, ms: 120_000 },
@@ -128,6 +130,7 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   'browser.status': { to: 'browser', from: gw, ms: 45_000 },
   'browser.verify': { to: 'browser', from: gw },
   'config.browser.set': { to: 'supervisor', from: gw },
+  'config.backup.set': { to: 'supervisor', from: gw },
   // Leeway over the longest action (a 30 s navigation, a 120 s wait).
   'browser.act': { to: 'browser', from: ['agent'], ms: 150_000 },
   'browser.cancel': { to: 'browser', from: ['agent'], ms: 5000 },

@@ -13,6 +13,7 @@ import {
   type CronTask,
 } from '../../shared/store/cron.js';
 import { openDb, type Db } from '../../shared/store/db.js';
+import { BackupSchedule } from './backups.js';
 import { Runs } from './runs.js';
 import { Scheduler } from './scheduler.js';
 
@@ -23,9 +24,14 @@ import { Scheduler } from './scheduler.js';
  */
 const paths = resolvePaths();
 let runs: Runs | undefined;
-const endpoint = startChild('cron', () => runs?.count ?? 0);
 let db: Db | undefined;
 let config: Config | undefined;
+const backups = new BackupSchedule(
+  paths.home,
+  () => db,
+  () => config?.backup,
+);
+const endpoint = startChild('cron', () => (runs?.count ?? 0) + backups.busy);
 
 const scheduler = new Scheduler((id, at) => void fire(id, at, 'schedule'));
 
@@ -75,12 +81,18 @@ endpoint.handle('child.start', (start) => {
   const tasks = listCronTasks(db).filter((t) => t.enabled);
   for (const t of tasks) scheduler.apply(t.id, t);
   for (const t of tasks) catchUp(t, now);
-  log.info('cron worker started', { tasks: tasks.length });
+  backups.apply();
+  log.info('cron worker started', {
+    tasks: tasks.length,
+    backups: config.backup.schedule ?? 'off',
+  });
   return {};
 });
 endpoint.onEvent((event) => {
-  if (event.type === 'config.changed') config = event.payload.config;
-  else if (event.type === 'turn.ended') runs?.turnEnded(event.payload);
+  if (event.type === 'config.changed') {
+    config = event.payload.config;
+    backups.apply();
+  } else if (event.type === 'turn.ended') runs?.turnEnded(event.payload);
   else if (event.type === 'cron.approval') runs?.approval(event.payload);
 });
 endpoint.handle('cron.reload', ({ id }) => {
@@ -115,8 +127,18 @@ endpoint.handle('cron.run', async ({ id }) => {
   return r;
 });
 
+endpoint.handle('backup.create', async () => {
+  try {
+    return await backups.run('manual');
+  } catch (err) {
+    if (err instanceof IpcCallError) throw err;
+    throw new IpcCallError('unavailable', `The backup failed: ${(err as Error).message}`);
+  }
+});
+
 process.on('SIGTERM', () => {
   scheduler.stopAll();
+  backups.stop();
   process.exit(0);
 });
 process.on('SIGINT', () => {});
