@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { api } from '../helpers/api.js';
-import { removeHome, runCli, startServer, svcBin, tmpHome, waitFor } from '../helpers/server.js';
+import {
+  http,
+  removeHome,
+  runCli,
+  startServer,
+  svcBin,
+  tmpHome,
+  waitFor,
+} from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 import { BACKUP_NAME } from '../../src/shared/backup/manifest.js';
 import { Database } from '../../src/shared/store/sqlite.js';
@@ -37,6 +45,12 @@ test.before(async () => {
   );
   mkdirSync(join(home, 'uploads'), { recursive: true });
   writeFileSync(join(home, 'uploads', 'photo.bin'), Buffer.alloc(300_000, 7));
+  // An agent worker up before the timed part: a cold start on a loaded machine is not what this file tests.
+  await waitFor(
+    async () => (await api(rig.port, 'POST', '/api/chat', { message: 'warm up' })).status === 200,
+    60_000,
+    'a first turn to be answered',
+  );
 });
 test.after(async () => {
   await rig?.stop();
@@ -74,9 +88,11 @@ test('a backup taken while four turns stream and a cron task runs restores to th
   }
   rig.fake.enqueue({ parts: [{ text: 'cron half ' }, { gate }, { text: 'cron done' }] });
   const base = rig.fake.requests.length;
+  // One after another, each until its model call is under way: workers start one at a time.
   for (const [i, id] of sessions.entries()) {
     const t = await api(port, 'POST', `/api/chat/${id}/turn?wait=false`, { message: `go ${i}` });
     assert.is(t.status, 202, JSON.stringify(t.body));
+    await rig.fake.waitForRequests(base + i + 1, 30_000);
   }
   const task = await api(port, 'POST', '/api/tasks', {
     kind: 'cron',
@@ -342,7 +358,9 @@ test('scheduled backups keep the newest N, report the last result everywhere, an
     60_000,
     'three scheduled backups',
   );
-  assert.is((await api(port, 'PUT', '/api/backups/settings', { schedule: null })).status, 200);
+  // The section is replaced whole: what is not sent goes back to its default.
+  const stop = await api(port, 'PUT', '/api/backups/settings', { schedule: null, dir, keep: 2 });
+  assert.is(stop.status, 200, JSON.stringify(stop.body));
   const list = await waitFor(
     async () => {
       const b = (await api(port, 'GET', '/api/backups')).body;

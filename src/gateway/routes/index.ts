@@ -7,6 +7,7 @@ import { modelRoutes } from './models.js';
 import { onboardRoutes } from './onboard.js';
 import { goalRoutes } from './sessions/goal.js';
 import { sessionRoutes } from './sessions/sessions.js';
+import { sessionTransferRoutes } from './sessions/transfer.js';
 import { trashRoutes } from './trash.js';
 import { uploadRoutes } from './uploads.js';
 import { systemRoutes } from './system.js';
@@ -33,6 +34,7 @@ export function allRoutes(deps: Deps): Route[] {
     ...modelRoutes(deps),
     ...onboardRoutes(deps),
     ...sessionRoutes(deps),
+    ...sessionTransferRoutes(deps),
     ...goalRoutes(deps),
     ...trashRoutes(deps),
     ...uploadRoutes(deps),
