@@ -175,7 +175,7 @@ export async function importDocument(
         model_id: model && knownModel(model) ? model : null,
         ...(doc.session.reasoning_effort ? { reasoning_effort: doc.session.reasoning_effort } : {}),
       });
-      doc.messages.forEach((m, i) =>
+      for (const [i, m] of doc.messages.entries())
         insertMessageRow(db, {
           id: newId('m'),
           session_id: s.id,
@@ -183,8 +183,7 @@ export async function importDocument(
           role: m.role,
           content: JSON.stringify(repoint(m.content) ?? null),
           created_at: m.created_at,
-        }),
-      );
+        });
       db.prepare('UPDATE sessions SET message_count = ? WHERE id = ?').run(
         doc.messages.length,
         s.id,
