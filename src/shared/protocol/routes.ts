@@ -25,8 +25,12 @@ const HOP_MS = 5000;
  * from them, so the gateway's wait always covers the supervisor's (written once, here).
  */
 export const innerWaits = {
-  /** An agent worker takes a turn (it checks the session and resolves attachments first). */
-  agentTakesTurn: 15_000,
+  /**
+   * An agent worker takes a turn (it checks the session and resolves attachments first). A turn
+   * that grows the pool waits for the new worker's cold start too: 14 s measured at load 29 on
+   * 2 cores, where 15 s answered 504 to turns a moment later workers would have taken.
+   */
+  agentTakesTurn: 45_000,
   /** An agent worker acknowledges an interrupt; past it the worker is taken for hung and killed. */
   interruptAck: 4000,
   /** A stopped turn (or a killed worker's) is over and its end event passed on. */
