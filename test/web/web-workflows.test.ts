@@ -79,6 +79,11 @@ if (browserMissing) {
     writeFileSync(join(dir, 'progress.yml'), PROGRESS);
     writeFileSync(join(dir, 'broken.yml'), BROKEN);
     writeFileSync(join(dir, 'fails.yml'), FAILS);
+    // The fetch step reaches the fake on loopback, which the sandbox's proxy opens only when named.
+    writeFileSync(
+      join(rig.server.home, 'permissions.yml'),
+      `sandbox:\n  local_hosts: ["127.0.0.1:${rig.fake.port}"]\n`,
+    );
     browser = await launch();
     p = await newPage(browser);
     await p.page.goto(`${rig.server.base}/#/chat`);
