@@ -47,7 +47,10 @@ test.before(async () => {
   writeFileSync(join(home, 'uploads', 'photo.bin'), Buffer.alloc(300_000, 7));
   // An agent worker up before the timed part: a cold start on a loaded machine is not what this file tests.
   await waitFor(
-    async () => (await api(rig.port, 'POST', '/api/chat', { message: 'warm up' })).status === 200,
+    async () => {
+      const r = await api(rig.port, 'POST', '/api/chat', { message: 'warm up' });
+      return r.status < 300 && r.body?.status === 'completed';
+    },
     60_000,
     'a first turn to be answered',
   );
