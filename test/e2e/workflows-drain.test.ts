@@ -120,7 +120,9 @@ test('a run still going past the drain bound ends with its reason; no later step
     assert.is(run.status, 'interrupted', JSON.stringify(run));
     assert.match(run.error, /restarted before the run finished/);
     assert.is(run.failed_step, 'stuck');
-    assert.is(run.steps.after, undefined, 'the step after it never started');
+    // A step after a failed one is marked skipped (it never ran: no output).
+    assert.is(run.steps.after?.status ?? 'skipped', 'skipped', 'the step after it never started');
+    assert.is(run.steps.after?.output ?? null, null, 'the step after it never ran');
     assert.is(rig.fake.requests.length, 1, 'the model was not asked again');
   } finally {
     ws.close();

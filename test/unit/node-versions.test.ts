@@ -35,7 +35,7 @@ test('CI installs Node 24 from the npm registry and adds both passes up', () => 
   assert.ok(ci.includes('npm ci && npm test'), "CI's main run is the README's test command");
   assert.match(
     ci,
-    /echo "\$passed passed, \$failed failed"\n\[ "\$failed" = 0 \]\n$/,
+    /echo "\$passed passed, \$failed failed, \$skipped skipped"\n\[ "\$failed" = 0 \]\n$/,
     'the last line is the overall count, and a failure fails CI',
   );
 });
