@@ -552,6 +552,8 @@ function ensurePrivateDir(dir: string): void {
 function underServiceManager(): boolean {
   if (process.platform === 'darwin') return process.env.XPC_SERVICE_NAME === 'dev.svc.serve';
   if (!process.env.INVOCATION_ID) return false;
+  // systemd 248+ names the unit's main process; older ones are told by the parent's name.
+  if (process.env.SYSTEMD_EXEC_PID === String(process.pid)) return true;
   try {
     return readFileSync(`/proc/${process.ppid}/comm`, 'utf8').trim() === 'systemd';
   } catch {
