@@ -164,6 +164,8 @@ let skipped = 0;
 const skipList: string[] = [];
 let ran = 0;
 const started = Date.now();
+/** Each file's wall time, for the list of the slowest at the end (where CI's time goes). */
+const durations: Array<{ name: string; seconds: number }> = [];
 for (const pass of passes) {
   const engine = pass.env.SVC_HTTP_ENGINE ?? first;
   process.stdout.write(
@@ -173,9 +175,14 @@ for (const pass of passes) {
   const queue = [...pass.files].sort((a, b) => weight(b) - weight(a));
   const worker = async () => {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      const t0 = Date.now();
       const r = await runFile(file, pass.env);
+      const seconds = (Date.now() - t0) / 1000;
+      durations.push({ name: `${relative(root, file)}${pass.label}`, seconds });
       // Each file's output in one piece, never interleaved with another's.
-      process.stdout.write(`\n# ${relative(root, file)}${pass.label}\n${r.log}`);
+      process.stdout.write(
+        `\n# ${relative(root, file)}${pass.label} (${seconds.toFixed(1)} s)\n${r.log}`,
+      );
       passed += r.passed;
       failed += r.failed;
       skipped += r.skipped;
@@ -192,7 +199,11 @@ for (const pass of passes) {
   await Promise.all(Array.from({ length: JOBS }, worker));
 }
 process.stdout.write(
-  `\n${ran} test file runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+  `\n${ran} test file runs in ${((Date.now() - started) / 1000).toFixed(1)} s; the slowest:\n${durations
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, 12)
+    .map((d) => `  ${d.seconds.toFixed(1)} s  ${d.name}`)
+    .join('\n')}\n`,
 );
 if (skipList.length > 0) {
   process.stdout.write(
