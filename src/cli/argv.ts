@@ -1,5 +1,5 @@
 /**
- * The Go-style single-dash long flags the spec uses (`-addr :8088`) read as `--addr`; mri would
+ * The Go-style single-dash long flags (`-addr :8088`, as in the help) read as `--addr`; mri would
  * otherwise split them into single letters.
  */
 const longFlags = [

@@ -74,7 +74,7 @@ export function parseCookies(header: string | undefined): Map<string, string> {
   return out;
 }
 
-/** Every key the request presents, from the places the spec allows for this path. */
+/** Every key the request presents: headers and cookie, and `?access_key=` on /ws only. */
 export function presentedKeys(input: Pick<AuthInput, 'headers' | 'path' | 'queryKey'>): string[] {
   const keys: string[] = [];
   const authz = input.headers['authorization'];
@@ -144,8 +144,8 @@ class Allowed {
 }
 
 /**
- * The decision of DESIGN §4: a foreign Origin is refused; then a public route, a valid key, or a
- * local request is allowed; anything else needs the key.
+ * The decision (docs/security.md): a foreign Origin is refused; then a public route, a valid key,
+ * or a local request is allowed; anything else needs the key.
  */
 export function decide(
   input: AuthInput,

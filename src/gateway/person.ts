@@ -6,9 +6,9 @@ import type { NetworkSetting } from '../shared/sandbox/network.js';
 import type { PermissionMode } from '../shared/store/sessions.js';
 
 /*
- * What only the person may do: answer an approval, or widen what a session's agent may do. Loopback
- * trust (spec §5) is not enough for these: any program on this machine reaches loopback, the ones
- * the agent started among them. The access key, presented by the client (header, cookie, or
+ * What only the person may do: answer an approval, or widen what a session's agent may do.
+ * Loopback trust (docs/security.md#who-needs-the-key) is not enough for these: any program on this
+ * machine reaches loopback, the ones the agent started among them. The access key, presented by the client (header, cookie, or
  * `?access_key=` on /ws), is the proof that a person's client sends the request.
  */
 

@@ -4,7 +4,7 @@ import { ApiError } from '../shared/errors.js';
  * The longest request target (path and query) svc serves; a longer one is answered 414
  * `uri_too_long` on both engines. Below uWebSockets.js's own bounds where it can answer at all:
  * v20.30 takes a request head only whole in one read (up to 512 KB) or, when it comes in pieces,
- * up to 4 KB, and closes the connection without a word past either (README, error codes).
+ * up to 4 KB, and closes the connection without a word past either (docs/api.md#errors).
  */
 export const MAX_URL_BYTES = 8192;
 

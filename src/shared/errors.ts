@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 
-/** The error codes of the HTTP API (DESIGN §3), with the status each one answers. */
+/** The error codes of the HTTP API (docs/api.md#errors), with the status each one answers. */
 export const errorStatus = {
   invalid_request: 400,
   unauthorized: 401,

@@ -1,4 +1,4 @@
-/** The Node.js majors the test suite runs on (README, `engines.node` and CI say the same). */
+/** The Node.js majors the test suite runs on (docs/running.md, engines.node and CI agree). */
 export const TESTED_NODE_MAJORS = [20, 22, 24] as const;
 
 /** One line for `svc serve` to print on a Node major nobody tested; undefined on a tested one. */

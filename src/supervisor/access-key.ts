@@ -12,7 +12,7 @@ export function checkKeyShape(key: string, where: string): string {
 }
 
 /**
- * Resolves the access key in the spec's order: `--access-key` → `SVC_ACCESS_KEY` → `access_key`
+ * Resolves the access key, first found wins: `--access-key` → `SVC_ACCESS_KEY` → `access_key`
  * in config.yml → `$SVC_HOME/access_key`, generated (256 bits, 64 hex) and written 0600 on first start.
  */
 export function resolveAccessKey(opts: {

@@ -12,7 +12,7 @@ import {
 } from '../helpers/server.js';
 
 /*
- * The security model (DESIGN §4, spec §5) seen from a client of one real `svc serve`. Every
+ * The security model (docs/security.md) seen from a client of one real `svc serve`. Every
  * request here comes from 127.0.0.1; a `Host` that is not local (or a forwarding header) is what
  * makes it "not local", exactly as a DNS-rebinding page or a reverse proxy on this machine would.
  * test/e2e/netns.test.ts repeats the key checks from a real non-loopback address.

@@ -6,7 +6,7 @@ import { http, removeHome, runCli, startServer, tmpHome } from '../helpers/serve
 
 /*
  * `svc key show | rotate` through the real CLI. Whether a key works is judged the way a remote
- * client meets it: a forwarding header withdraws the loopback exemption (DESIGN §4), so the
+ * client meets it: a forwarding header withdraws the loopback exemption (docs/security.md), so the
  * request below is one the key decides.
  */
 

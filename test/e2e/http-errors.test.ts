@@ -25,7 +25,7 @@ const gatewayOf = (status: any) =>
     (p) => p.role === 'gateway',
   );
 
-/** Asserts the JSON error shape of DESIGN §3: {"error":{"code","message"[,"details"]}} and nothing else. */
+/** Asserts the JSON error shape of docs/api.md#errors: {"error":{"code","message"[,"details"]}} and nothing else. */
 function assertError(
   res: { status: number; headers: Record<string, unknown>; text: string },
   status: number,

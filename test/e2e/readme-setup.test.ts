@@ -3,50 +3,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { api } from '../helpers/api.js';
 import { repoRoot } from '../helpers/server.js';
-import { KEY, startRig, type TurnRig } from '../helpers/turns.js';
 import { testUnless } from '../helpers/skip.js';
 
 /**
- * What a new user copies: the README's first curl example that adds a model names its base_url
- * and works against a server that speaks the OpenAI protocol elsewhere; and every dependency with
- * an install script is decided in allowScripts, so `npm ci` does not warn.
+ * `npm ci` as the README says: every dependency with an install script is decided in
+ * allowScripts, so npm does not warn. (The README's first chat itself runs in
+ * test/e2e/docs-examples.test.ts.)
  */
-
-const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-
-/** The JSON body of the README's first `curl … /api/config/models` line. */
-function firstModelExample(): Record<string, unknown> {
-  const line = readme
-    .split('\n')
-    .find((l) => l.startsWith('curl') && l.includes('/api/config/models'));
-  assert.ok(line, 'the README adds a model with curl');
-  const body = /-d '(\{.*?\})'/.exec(line)?.[1];
-  assert.ok(body, `a JSON body in: ${line}`);
-  return JSON.parse(body) as Record<string, unknown>;
-}
-
-test("the README's first model example names base_url, and that body, pointed at an OpenAI-compatible server, works", async () => {
-  const example = firstModelExample();
-  assert.type(example.base_url, 'string', 'base_url is in the example');
-  assert.ok(URL.canParse(example.base_url as string));
-  let rig: TurnRig | undefined;
-  try {
-    rig = await startRig({ models: {} });
-    // The same body, with the address and key of a local OpenAI-compatible server (the fake).
-    const created = await api(rig.port, 'POST', '/api/config/models', {
-      ...example,
-      base_url: rig.fake.baseUrl('openai'),
-      api_key: KEY,
-    });
-    assert.is(created.status, 201, JSON.stringify(created.body));
-    const probe = await api(rig.port, 'POST', '/api/config/test', { model_id: example.id });
-    assert.is(probe.body.ok, true, JSON.stringify(probe.body));
-  } finally {
-    await rig?.stop();
-  }
-});
 
 test('every package with an install script in the lock file is allowed or denied in allowScripts', () => {
   const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {

@@ -147,7 +147,7 @@ test('a sandboxed script cannot plant git hooks or config, nor swap .git; add, c
   }
 });
 
-/** The README's example skill, with its script, put in $SVC_HOME/skills by hand. */
+/** docs/skills-and-workflows.md's example skill, with its script, put in $SVC_HOME/skills by hand. */
 function skill(name: string, files: Record<string, string>): string {
   const dir = join(rig.server.home, 'skills', name);
   mkdirSync(join(dir, 'scripts'), { recursive: true });

@@ -101,11 +101,11 @@ export async function finishOnboarding(port: number, modelId: string): Promise<v
 }
 
 /**
- * Where a screenshot goes: docs/<name> when SVC_WEB_SCREENSHOTS=1 (to refresh the README's
+ * Where a screenshot goes: docs/images/<name> when SVC_WEB_SCREENSHOTS=1 (to refresh the docs'
  * pictures), else a temp file, so a test run leaves the work tree as it was.
  */
 export function screenshotPath(name: string): string {
   return process.env.SVC_WEB_SCREENSHOTS === '1'
-    ? join(repoRoot, 'docs', name)
+    ? join(repoRoot, 'docs', 'images', name)
     : join(tmpdir(), `svc-web-${name}`);
 }

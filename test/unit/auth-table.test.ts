@@ -15,7 +15,7 @@ import {
 import { ipv6Bytes, isLoopbackBytes, isLoopbackText } from '../../src/shared/net/addr.js';
 
 /*
- * A table test of the auth decision (DESIGN §4, spec §5). The expected outcome of every row is
+ * A table test of the auth decision (docs/security.md). The expected outcome of every row is
  * computed here from the written rules, independently of the code under test:
  *   a present Origin that is neither local, allowlisted nor the Host's own origin → 403 forbidden_origin (checked first);
  *   public route → allow; valid key → allow; local request → allow; else 401 unauthorized.
@@ -137,7 +137,7 @@ const forwarding: FwdCase[] = [
   ]),
 ];
 
-test('the forwarding headers are exactly the six DESIGN §4 names', () => {
+test('the forwarding headers are exactly the six names of docs/security.md', () => {
   assert.equal([...forwardingHeaders].sort(), [
     'forwarded',
     'via',

@@ -4,7 +4,7 @@ import { apiErrorOf } from '../../src/gateway/error-map.js';
 import { ApiError } from '../../src/shared/errors.js';
 import { IpcCallError } from '../../src/shared/protocol/endpoint.js';
 
-/** One mapping from any failure to the spec's error shape, used by HTTP, SSE and /ws alike. */
+/** One mapping from any failure to the error shape of docs/api.md#errors, used by HTTP, SSE and /ws alike. */
 
 test('an ApiError is answered as it is', () => {
   const e = new ApiError('not_found', 'No session s_1.');

