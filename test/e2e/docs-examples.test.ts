@@ -4,15 +4,16 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startMcpHttpServer, type McpHttpFixture } from '../fixtures/mcp-server.js';
-import { docFiles, examplesIn, type Example } from '../helpers/docs.js';
+import { docFiles, examplesIn, RUNNABLE, type Example } from '../helpers/docs.js';
 import { SLACK, svcBin } from '../helpers/server.js';
 import { skipFile } from '../helpers/skip.js';
 import { KEY, startRig, type TurnRig } from '../helpers/turns.js';
 
 /**
- * Every shell example the docs mark `<!-- test -->` runs as written against one real `svc
- * serve`, in the order a reader meets them (README first, then docs/), with the fake provider
- * standing in for the model and a real MCP server for the one the MCP page adds. Only addresses
+ * Every shell example the docs mark `<!-- test -->` (and JavaScript one, `<!-- test: node -->`)
+ * runs as written against one real `svc serve`, in the order a reader meets them (README first,
+ * then docs/), with the fake provider standing in for the model and a real MCP server for the one
+ * the MCP page adds. Only addresses
  * and keys are put in (the table below); `curl` fails on any HTTP error, so an example that
  * answers 4xx fails here. The README's first chat adds the model `main` the later examples use.
  */
@@ -22,7 +23,7 @@ const missing = ['curl', 'jq', 'git'].filter((c) => !have(c));
 
 const examples: Example[] = docFiles()
   .flatMap(examplesIn)
-  .filter((e) => e.kind === 'sh');
+  .filter((e) => RUNNABLE.has(e.kind));
 
 /**
  * Run in bash before each example: `svc` and `npx svc` are this checkout's, and curl stops at an
@@ -58,7 +59,13 @@ function substitutions(): Array<[string, string]> {
 async function run(e: Example): Promise<void> {
   let code = e.code;
   for (const [from, to] of substitutions()) code = code.split(from).join(to);
-  const child = spawn('bash', ['-euo', 'pipefail', '-c', PRELUDE + code], {
+  // Node 20 has WebSocket behind a flag; 22 and later have it on.
+  const ws = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-websocket'] : [];
+  const [cmd, args] =
+    e.kind === 'node'
+      ? [process.execPath, [...ws, '--input-type=module', '-e', code]]
+      : ['bash', ['-euo', 'pipefail', '-c', PRELUDE + code]];
+  const child = spawn(cmd, args, {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

@@ -5,9 +5,9 @@ import { repoRoot } from './server.js';
 /**
  * The documentation as the docs tests read it: README.md, then docs/ (pages in name order, then
  * its folders), then CONTRIBUTING.md, and the examples marked to be checked. A marker is an HTML
- * comment on the line before a fenced block: `<!-- test -->` runs a shell example against a real
- * server (test/e2e/docs-examples), `<!-- test: config.yml -->` and the other kinds parse the block
- * with svc's own schema (test/unit/docs-links).
+ * comment on the line before a fenced block: `<!-- test -->` runs a shell example and `<!-- test:
+ * node -->` a JavaScript one against a real server (test/e2e/docs-examples); `<!-- test:
+ * config.yml -->` and the other kinds parse the block with svc's own schema (test/unit/docs-links).
  */
 
 export interface DocFile {
@@ -30,11 +30,14 @@ export function docFiles(): DocFile[] {
   }));
 }
 
+/** Kinds of example run against a real server (test/e2e/docs-examples); the others are parsed. */
+export const RUNNABLE: ReadonlySet<string> = new Set(['sh', 'node']);
+
 export interface Example {
   file: string;
   /** 1-based line of the block's first line of code. */
   line: number;
-  /** `sh` for a runnable shell example, else the kind of file the block is. */
+  /** `sh` (a shell example) or `node` (an ES module) to run; else the kind of file the block is. */
   kind: string;
   code: string;
 }

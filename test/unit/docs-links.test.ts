@@ -9,7 +9,7 @@ import { parseSkillMd } from '../../src/shared/skills/format.js';
 import { parseWorkflow } from '../../src/shared/workflows/format.js';
 import { parseRules } from '../../src/workers/agent/permissions/rules.js';
 import { loadSandboxRules } from '../../src/workers/agent/sandbox/policy.js';
-import { docFiles, examplesIn, sourceFiles, type DocFile } from '../helpers/docs.js';
+import { docFiles, examplesIn, RUNNABLE, sourceFiles, type DocFile } from '../helpers/docs.js';
 import { repoRoot } from '../helpers/server.js';
 
 /*
@@ -145,7 +145,7 @@ const checks: Record<string, (code: string) => string | undefined> = {
 };
 
 test('every file example marked for a test parses with svc’s own schema', () => {
-  const examples = docs.flatMap(examplesIn).filter((e) => e.kind !== 'sh');
+  const examples = docs.flatMap(examplesIn).filter((e) => !RUNNABLE.has(e.kind));
   const kinds = new Set(examples.map((e) => e.kind));
   for (const k of Object.keys(checks)) assert.ok(kinds.has(k), `an example of kind ${k}`);
   const bad: string[] = [];
@@ -157,6 +157,11 @@ test('every file example marked for a test parses with svc’s own schema', () =
     if (problem) bad.push(`${e.file}:${e.line} (${e.kind}): ${problem}`);
   }
   assert.equal(bad, []);
+});
+
+test('the README stays a page a newcomer reads: at most 250 lines', () => {
+  const lines = docs.find((d) => d.path === 'README.md')!.text.split('\n').length;
+  assert.ok(lines <= 250, `README.md has ${lines} lines`);
 });
 
 test('the example check refuses what svc would refuse', () => {
