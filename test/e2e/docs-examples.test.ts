@@ -1,11 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startMcpHttpServer, type McpHttpFixture } from '../fixtures/mcp-server.js';
 import { docFiles, examplesIn, RUNNABLE, type Example } from '../helpers/docs.js';
-import { SLACK, svcBin } from '../helpers/server.js';
+import { repoRoot, SLACK, svcBin } from '../helpers/server.js';
 import { skipFile } from '../helpers/skip.js';
 import { KEY, startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -26,12 +26,17 @@ const examples: Example[] = docFiles()
   .filter((e) => RUNNABLE.has(e.kind));
 
 /**
- * Run in bash before each example: `svc` and `npx svc` are this checkout's, and curl stops at an
- * HTTP error and prints it (`--fail-with-body`) instead of passing it on.
+ * Run in bash before each example: `svc` and `npx svc` are this checkout's, `npx <tool>` is the
+ * checkout's dev dependency (never a download), and curl stops at an HTTP error and prints it
+ * (`--fail-with-body`) instead of passing it on.
  */
 const PRELUDE = `
 svc() { node "$SVC_BIN" "$@"; }
-npx() { if [ "$1" = svc ]; then shift; node "$SVC_BIN" "$@"; else command npx "$@"; fi; }
+npx() {
+  if [ "$1" = svc ]; then shift; node "$SVC_BIN" "$@"
+  elif [ -x "$REPO/node_modules/.bin/$1" ]; then local b="$1"; shift; "$REPO/node_modules/.bin/$b" "$@"
+  else echo "npx $1: not a dependency of svc (the examples download nothing)" >&2; return 1; fi
+}
 curl() { command curl -sS --fail-with-body --max-time "$CURL_MAX_TIME" "$@"; }
 `;
 
@@ -55,6 +60,18 @@ function substitutions(): Array<[string, string]> {
   ];
 }
 
+/**
+ * A TypeScript example is written beside what the examples before it made (the generated API
+ * types), type-checked strictly with the checkout's tsc, then run.
+ */
+function compileAndRun(e: Example, code: string): string {
+  const name = `example-${e.line}`;
+  writeFileSync(join(cwd!, `${name}.ts`), code);
+  const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+  const flags = '--strict --target es2022 --module nodenext --moduleResolution nodenext';
+  return `node ${tsc} ${flags} --skipLibCheck --outDir out ${name}.ts && node out/${name}.js`;
+}
+
 /** Runs one example in bash; the fake provider and the MCP server answer from this process meanwhile. */
 async function run(e: Example): Promise<void> {
   let code = e.code;
@@ -64,7 +81,9 @@ async function run(e: Example): Promise<void> {
   const [cmd, args] =
     e.kind === 'node'
       ? [process.execPath, [...ws, '--input-type=module', '-e', code]]
-      : ['bash', ['-euo', 'pipefail', '-c', PRELUDE + code]];
+      : e.kind === 'ts'
+        ? ['bash', ['-euo', 'pipefail', '-c', compileAndRun(e, code)]]
+        : ['bash', ['-euo', 'pipefail', '-c', PRELUDE + code]];
   const child = spawn(cmd, args, {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,6 +91,7 @@ async function run(e: Example): Promise<void> {
       ...process.env,
       SVC_HOME: rig!.server.home,
       SVC_BIN: svcBin,
+      REPO: repoRoot,
       CURL_MAX_TIME: String(30 * SLACK),
     },
   });
@@ -98,6 +118,9 @@ if (missing.length > 0) {
     mcp = await startMcpHttpServer();
     rig = await startRig({ models: {} });
     cwd = mkdtempSync(join('/var/tmp', 'svc-docs-examples-'));
+    // A TypeScript example imports the API client from the checkout's dependencies, as an ES module.
+    symlinkSync(join(repoRoot, 'node_modules'), join(cwd, 'node_modules'));
+    writeFileSync(join(cwd, 'package.json'), '{"type":"module"}\n');
   });
   test.after(async () => {
     await rig?.stop();

@@ -5,9 +5,10 @@ import { repoRoot } from './server.js';
 /**
  * The documentation as the docs tests read it: README.md, then docs/ (pages in name order, then
  * its folders), then CONTRIBUTING.md, and the examples marked to be checked. A marker is an HTML
- * comment on the line before a fenced block: `<!-- test -->` runs a shell example and `<!-- test:
- * node -->` a JavaScript one against a real server (test/e2e/docs-examples); `<!-- test:
- * config.yml -->` and the other kinds parse the block with svc's own schema (test/unit/docs-links).
+ * comment on the line before a fenced block: `<!-- test -->` runs a shell example, `<!-- test:
+ * node -->` a JavaScript one and `<!-- test: ts -->` a TypeScript one against a real server
+ * (test/e2e/docs-examples); `<!-- test: config.yml -->` and the other kinds parse the block with
+ * svc's own schema (test/unit/docs-links).
  */
 
 export interface DocFile {
@@ -31,13 +32,13 @@ export function docFiles(): DocFile[] {
 }
 
 /** Kinds of example run against a real server (test/e2e/docs-examples); the others are parsed. */
-export const RUNNABLE: ReadonlySet<string> = new Set(['sh', 'node']);
+export const RUNNABLE: ReadonlySet<string> = new Set(['sh', 'node', 'ts']);
 
 export interface Example {
   file: string;
   /** 1-based line of the block's first line of code. */
   line: number;
-  /** `sh` (a shell example) or `node` (an ES module) to run; else the kind of file the block is. */
+  /** `sh`, `node` (an ES module) or `ts` (compiled with tsc, then run); else a kind of file. */
   kind: string;
   code: string;
 }
