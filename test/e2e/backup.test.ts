@@ -185,9 +185,12 @@ test('a backup killed at any point never leaves a file that looks finished', asy
       env: { ...process.env, SVC_HOME: rig.server.home },
       stdio: 'ignore',
     });
+    // Listened for from the start: on a quiet machine a backup can finish before the kill, and
+    // an 'exit' already emitted would be waited for forever.
+    const exited = new Promise((r) => child.once('exit', r));
     await new Promise((r) => setTimeout(r, after)); // a point in its run, not a wait for a condition
     child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    await exited;
     for (const name of readdirSync(to))
       if (BACKUP_NAME.test(name)) {
         // it finished before the kill: then it must be whole
