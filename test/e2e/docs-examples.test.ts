@@ -10,12 +10,12 @@ import { skipFile } from '../helpers/skip.js';
 import { KEY, startRig, type TurnRig } from '../helpers/turns.js';
 
 /**
- * Every shell example the docs mark `<!-- test -->` (and JavaScript one, `<!-- test: node -->`)
- * runs as written against one real `svc serve`, in the order a reader meets them (README first,
- * then docs/), with the fake provider standing in for the model and a real MCP server for the one
- * the MCP page adds. Only addresses
- * and keys are put in (the table below); `curl` fails on any HTTP error, so an example that
- * answers 4xx fails here. The README's first chat adds the model `main` the later examples use.
+ * Every example the docs mark to run (`<!-- test -->` shell, `<!-- test: node -->` JavaScript,
+ * `<!-- test: ts -->` TypeScript) runs as written against one real `svc serve`, in the order a
+ * reader meets them (README first, then docs/), with the fake provider standing in for the model
+ * and a real MCP server for the one the MCP page adds. Only addresses and keys are put in (the
+ * table below); `curl` fails on any HTTP error, so an example that answers 4xx fails here. The
+ * README's first chat adds the model `main` the later examples use.
  */
 
 const have = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
