@@ -1,4 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { test } from 'uvu';
@@ -162,6 +170,16 @@ test('every file example marked for a test parses with svc’s own schema', () =
 test('the README stays a page a newcomer reads: at most 250 lines', () => {
   const lines = docs.find((d) => d.path === 'README.md')!.text.split('\n').length;
   assert.ok(lines <= 250, `README.md has ${lines} lines`);
+});
+
+test('the pictures in docs/images are small enough for a page (under 200 KB each)', () => {
+  const dir = join(repoRoot, 'docs', 'images');
+  const sizes = readdirSync(dir).map((n) => [n, statSync(join(dir, n)).size] as const);
+  assert.ok(sizes.length > 0);
+  assert.equal(
+    sizes.filter(([, size]) => size >= 200 * 1024),
+    [],
+  );
 });
 
 test('the example check refuses what svc would refuse', () => {
