@@ -43,6 +43,10 @@ export function formatStatus(s: Status): string {
   for (const p of s.processes) if (p.last_exit) lines.push(`${p.role} last exited: ${p.last_exit}`);
   if (s.sandbox) lines.push(s.sandbox.message);
   if (s.backup) lines.push(backupLine(s.backup));
+  if (s.search?.state === 'building')
+    lines.push(
+      `search index: building, ${s.search.percent}% (${s.search.done} of ${s.search.total} earlier items); searches meanwhile miss the rest`,
+    );
   return lines.join('\n');
 }
 

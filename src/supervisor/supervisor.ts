@@ -7,6 +7,8 @@ import { formatHostPort, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
 import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js';
 import { openAndMigrate, type Db } from '../shared/store/db.js';
+import { indexState } from '../shared/store/search.js';
+import { fillSearchIndex } from './search-fill.js';
 import { MetaStore } from '../shared/store/meta.js';
 import { failOrphanTurns } from '../shared/store/turns.js';
 import { cronWorkNeeded } from '../shared/store/cron.js';
@@ -84,6 +86,7 @@ export class Supervisor {
   private lastRestartError: string | null = null;
   private restartInFlight: Promise<void> | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
+  private searchFill: { stop: () => void } | undefined;
   private readonly agents = new AgentPool({
     spawn: () => this.spawn('agent'),
     config: () => this.settings.config,
@@ -187,6 +190,7 @@ export class Supervisor {
     });
     this.agents.start();
     this.enforceRetention();
+    this.searchFill = fillSearchIndex(db);
     this.retentionTimer = setInterval(() => this.enforceRetention(), DAY_MS);
     this.retentionTimer.unref();
 
@@ -221,6 +225,7 @@ export class Supervisor {
     this.state = 'stopping';
     this.gateway.stop();
     if (this.retentionTimer) clearInterval(this.retentionTimer);
+    this.searchFill?.stop();
     this.liveness.stop();
     this.versionCheck.stop();
     await Promise.all([
@@ -263,6 +268,7 @@ export class Supervisor {
         schedule: this.settings.config.backup.schedule ?? null,
         last: lastBackup(this.db) ?? null,
       },
+      search: indexState(this.db),
     };
   }
 

@@ -24,6 +24,7 @@ import { versionRoutes } from './version.js';
 import { usageRoutes } from './usage.js';
 import { metricsRoutes } from './metrics.js';
 import { backupRoutes } from './backups.js';
+import { searchRoutes } from './search.js';
 
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
@@ -46,6 +47,7 @@ export function allRoutes(deps: Deps): Route[] {
   routes.push(...browserRoutes(deps), ...browserRecordingRoutes(deps));
   routes.push(...versionRoutes(deps), ...backupRoutes(deps));
   routes.push(...usageRoutes(deps), ...metricsRoutes(deps));
+  routes.push(...searchRoutes(deps));
   routes.push(
     route({
       method: 'GET',

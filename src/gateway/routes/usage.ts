@@ -1,29 +1,13 @@
 import { z } from 'zod';
 import { budgetsObjectSchema, type Budgets } from '../../shared/config/budgets.js';
 import { ApiError } from '../../shared/errors.js';
+import { instant } from '../../shared/instant.js';
 import { decodeCursor, encodeCursor } from '../../shared/store/util.js';
 import { usageByGroup, usageGroups, usageTotals } from '../../shared/store/usage.js';
 import { limitStates, type LimitState } from '../../shared/usage/budgets.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 import { badCursor, pageQuery } from './sessions/sessions.js';
-
-/** A time bound: a date (YYYY-MM-DD, midnight UTC) or an ISO date-time. */
-const instant = (name: string) =>
-  z
-    .string()
-    .regex(
-      /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/,
-      `${name} must be a date (2026-11-01) or an ISO date-time (2026-11-01T12:00:00Z)`,
-    )
-    .transform((v, ctx) => {
-      const t = Date.parse(v.length === 10 ? `${v}T00:00:00Z` : v);
-      if (Number.isNaN(t)) {
-        ctx.addIssue({ code: 'custom', message: `${name} is not a real date` });
-        return z.NEVER;
-      }
-      return new Date(t).toISOString();
-    });
 
 const usageQuery = pageQuery.extend({
   from: instant('from').optional(),

@@ -6,6 +6,7 @@ import { BackupResult, backupRequestDefs } from './backup.js';
 import { cronEventDefs, cronRequestDefs } from './cron.js';
 import { channelsDeliverDefs } from './channels-deliver.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
+import { indexStateSchema } from '../store/search.js';
 import { channelsRequestDefs } from './channels.js';
 import { browserRequestDefs } from './browser.js';
 import { versionInfoSchema } from './version.js';
@@ -88,6 +89,8 @@ export const statusSchema = z.object({
   sandbox: sandboxStatusSchema.optional(),
   /** Scheduled backups and the last backup made (scheduled or asked for). */
   backup: z.object({ schedule: z.string().nullable(), last: BackupResult.nullable() }).optional(),
+  /** The search index: ready, or still indexing what was written before it existed. */
+  search: indexStateSchema.optional(),
 });
 export type Status = z.infer<typeof statusSchema>;
 

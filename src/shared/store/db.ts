@@ -1,5 +1,6 @@
 import { Database, type SqliteDatabase } from './sqlite.js';
 import { migrate } from './migrations.js';
+import { registerSearchFunctions } from '../search/text.js';
 
 export type Db = SqliteDatabase;
 
@@ -13,6 +14,7 @@ export function openDb(file: string, opts: { readonly?: boolean } = {}): Db {
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   db.pragma('synchronous = NORMAL');
+  registerSearchFunctions(db);
   return db;
 }
 

@@ -454,6 +454,106 @@ export const migrations: Migration[] = [
       fill("'channel:' || channel", 'substr(at, 1, 10)', 'WHERE channel IS NOT NULL');
     },
   },
+  // --- search (issue 36) ---
+  {
+    version: 21,
+    name: 'search_index',
+    up: (db) => {
+      // One row per searchable thing (a message's words, its tool calls or output, a session's
+      // title, a goal, an artifact's name, later files): what a result shows and is filtered by.
+      // Its text is what svc_search_text kept (scrubbed, capped); search_fts indexes it without
+      // a second copy (external content).
+      db.exec(`CREATE TABLE search_docs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        ref TEXT NOT NULL,
+        session_id TEXT,
+        role TEXT,
+        origin TEXT,
+        created_at TEXT NOT NULL,
+        title TEXT NOT NULL DEFAULT '',
+        body TEXT NOT NULL DEFAULT '',
+        stamp TEXT,
+        UNIQUE (ref, kind)
+      ) STRICT`);
+      db.exec(`CREATE VIRTUAL TABLE search_fts USING fts5(title, body, content='search_docs',
+        content_rowid='id', tokenize='unicode61 remove_diacritics 2')`);
+      // A word in a title weighs twice one in a body.
+      db.exec("INSERT INTO search_fts (search_fts, rank) VALUES ('rank', 'bm25(2.0, 1.0)')");
+      db.exec(`CREATE TRIGGER search_docs_add AFTER INSERT ON search_docs
+        BEGIN INSERT INTO search_fts (rowid, title, body) VALUES (new.id, new.title, new.body); END`);
+      db.exec(`CREATE TRIGGER search_docs_drop AFTER DELETE ON search_docs
+        BEGIN INSERT INTO search_fts (search_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body); END`);
+      db.exec(`CREATE TRIGGER search_docs_text AFTER UPDATE OF title, body ON search_docs
+        BEGIN
+          INSERT INTO search_fts (search_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
+          INSERT INTO search_fts (rowid, title, body) VALUES (new.id, new.title, new.body);
+        END`);
+      // The tables' own triggers keep the index in each write's transaction, whoever writes.
+      // The origin of a message is its session's newest turn's by then (none, e.g. an import: NULL).
+      // `LIMIT 1` keeps SQLite from inlining the subquery (which would call the function twice).
+      const origin = `(SELECT origin FROM turns WHERE session_id = new.session_id
+        AND started_at <= new.created_at ORDER BY started_at DESC LIMIT 1)`;
+      const addPart = (part: 'message' | 'tool') => `INSERT INTO search_docs
+          (kind, ref, session_id, role, origin, created_at, body)
+        SELECT '${part}', new.id, new.session_id, new.role, ${origin}, new.created_at, b
+        FROM (SELECT svc_search_text('${part}', new.role, new.content) AS b LIMIT 1) WHERE b IS NOT NULL;`;
+      db.exec(`CREATE TRIGGER messages_search_add AFTER INSERT ON messages
+        WHEN new.role IN ('user', 'assistant', 'tool')
+        BEGIN ${addPart('message')} ${addPart('tool')} END`);
+      db.exec(`CREATE TRIGGER messages_search_drop AFTER DELETE ON messages
+        BEGIN DELETE FROM search_docs WHERE ref = old.id AND kind IN ('message', 'tool'); END`);
+      db.exec(`CREATE TRIGGER messages_search_move AFTER UPDATE OF session_id ON messages
+        BEGIN UPDATE search_docs SET session_id = new.session_id WHERE ref = new.id AND kind IN ('message', 'tool'); END`);
+      // A session's title; a trashed session stays indexed and its results are hidden by the
+      // search (sessions.trash_id), so a restore brings them back without re-indexing anything.
+      db.exec(`CREATE TRIGGER sessions_search_add AFTER INSERT ON sessions
+        BEGIN INSERT INTO search_docs (kind, ref, session_id, created_at, title)
+          VALUES ('session', new.id, new.id, new.created_at, coalesce(svc_search_text('plain', NULL, new.title), '')); END`);
+      db.exec(`CREATE TRIGGER sessions_search_title AFTER UPDATE OF title ON sessions
+        WHEN old.title IS NOT new.title
+        BEGIN UPDATE search_docs SET title = coalesce(svc_search_text('plain', NULL, new.title), '')
+          WHERE ref = new.id AND kind = 'session'; END`);
+      db.exec(`CREATE TRIGGER sessions_search_drop AFTER DELETE ON sessions
+        BEGIN DELETE FROM search_docs WHERE ref = old.id AND kind = 'session'; END`);
+      db.exec(`CREATE TRIGGER goals_search_add AFTER INSERT ON goals
+        BEGIN INSERT INTO search_docs (kind, ref, session_id, created_at, body)
+          VALUES ('goal', new.session_id, new.session_id, new.created_at, coalesce(svc_search_text('plain', NULL, new.objective), '')); END`);
+      db.exec(`CREATE TRIGGER goals_search_edit AFTER UPDATE OF objective, session_id ON goals
+        WHEN old.objective IS NOT new.objective OR old.session_id IS NOT new.session_id
+        BEGIN UPDATE search_docs SET ref = new.session_id, session_id = new.session_id,
+          body = coalesce(svc_search_text('plain', NULL, new.objective), '')
+          WHERE ref = old.session_id AND kind = 'goal'; END`);
+      db.exec(`CREATE TRIGGER goals_search_drop AFTER DELETE ON goals
+        BEGIN DELETE FROM search_docs WHERE ref = old.session_id AND kind = 'goal'; END`);
+      db.exec(`CREATE TRIGGER artifacts_search_add AFTER INSERT ON artifacts
+        BEGIN INSERT INTO search_docs (kind, ref, session_id, created_at, title)
+          VALUES ('artifact', new.id, new.session_id, new.created_at, coalesce(svc_search_text('plain', NULL, new.path), '')); END`);
+      db.exec(`CREATE TRIGGER artifacts_search_edit AFTER UPDATE OF path, session_id ON artifacts
+        WHEN old.path IS NOT new.path OR old.session_id IS NOT new.session_id
+        BEGIN UPDATE search_docs SET session_id = new.session_id,
+          title = coalesce(svc_search_text('plain', NULL, new.path), '')
+          WHERE ref = new.id AND kind = 'artifact'; END`);
+      db.exec(`CREATE TRIGGER artifacts_search_drop AFTER DELETE ON artifacts
+        BEGIN DELETE FROM search_docs WHERE ref = old.id AND kind = 'artifact'; END`);
+      // Rows from before the index: the supervisor indexes them in the background, in batches up
+      // to each table's newest rowid now (later rows come through the triggers).
+      const upto = (t: string) =>
+        (db.prepare(`SELECT coalesce(max(rowid), 0) AS n FROM ${t}`).get() as { n: number }).n;
+      const count = (t: string) =>
+        (db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n;
+      const tables = ['sessions', 'goals', 'artifacts', 'messages'] as const;
+      const state = {
+        tables: Object.fromEntries(tables.map((t) => [t, { next: 0, upto: upto(t) }])),
+        total: tables.reduce((s, t) => s + count(t), 0),
+        done: 0,
+      };
+      if (state.total > 0)
+        db.prepare(
+          "INSERT INTO meta (key, value, updated_at) VALUES ('search_backfill', ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        ).run(JSON.stringify(state), new Date().toISOString());
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { turnOrigin } from '../../shared/protocol/ipc.js';
+import { searchAll, searchRequest, type SearchRequest } from '../../shared/search/run.js';
+import { searchKinds } from '../../shared/store/search.js';
+import type { Deps } from '../deps.js';
+import { route, type Route } from '../route.js';
+import { instant } from '../../shared/instant.js';
+
+const kinds = searchRequest.shape.kinds;
+
+/** The query string's form of a search: the same fields, as text. */
+const searchQuery = z.object({
+  q: z.string({ error: 'q is required: the words to look for' }),
+  session: z.string().optional(),
+  origin: z
+    .enum(turnOrigin.options, { error: `origin must be one of ${turnOrigin.options.join(', ')}` })
+    .optional(),
+  role: searchRequest.shape.role,
+  kind: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      const r = kinds.safeParse(v.split(',').map((k) => k.trim()));
+      if (!r.success) {
+        ctx.addIssue({ code: 'custom', message: r.error.issues[0]?.message ?? 'bad kind' });
+        return z.NEVER;
+      }
+      return r.data;
+    }),
+  from: instant('from').optional(),
+  to: instant('to').optional(),
+  limit: z
+    .string()
+    .regex(/^\d{1,3}$/, 'limit must be a whole number from 1 to 50')
+    .transform(Number)
+    .optional(),
+  cursor: z.string().optional(),
+});
+
+const SUMMARY = `Finds what was said and written: user and assistant messages, tool calls and their
+outputs (the first 4,000 characters), session titles, goals and artifact names, in every chat that
+is not in the trash. q is what a person types: words (all must appear), "exact phrases", -word or
+-"phrase" to exclude, word* for a prefix; anything else (symbols, operators) is read as plain
+words. Filters: session (an id), origin (${turnOrigin.options.join(', ')}), role (user, assistant,
+tool), kind (comma-separated: ${searchKinds.join(', ')}), from and to (dates or ISO
+times, [from, to)). Ranked by relevance (BM25), newest first among equals; limit 1-50 (default 20)
+per page, next_cursor for the next. Each item has a bounded snippet with highlights ([start, end)
+offsets into it). While an upgraded home's earlier chats are still being indexed, index.state is
+"building" and notice says so. Secrets svc scrubs from its logs are not indexed.`.replace(
+  /\s+/g,
+  ' ',
+);
+
+/** GET /api/search (and POST, for a query too long for a URL). */
+export function searchRoutes(deps: Deps): Route[] {
+  const run = (req: SearchRequest) => ({ body: searchAll(deps.db, req) });
+  return [
+    route({
+      method: 'GET',
+      path: '/api/search',
+      summary: SUMMARY,
+      query: searchQuery,
+      handler: ({ query: q }) =>
+        run({
+          q: q.q,
+          ...(q.session === undefined ? {} : { session: q.session }),
+          ...(q.origin === undefined ? {} : { origin: q.origin }),
+          ...(q.role === undefined ? {} : { role: q.role }),
+          ...(q.kind === undefined ? {} : { kinds: q.kind }),
+          ...(q.from === undefined ? {} : { from: q.from }),
+          ...(q.to === undefined ? {} : { to: q.to }),
+          ...(q.limit === undefined ? {} : { limit: q.limit }),
+          ...(q.cursor === undefined ? {} : { cursor: q.cursor }),
+        }),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/search',
+      summary:
+        'The same search as GET /api/search, its fields in a JSON body (kinds as an array): for a query too long for a URL.',
+      work: false,
+      body: searchRequest,
+      handler: ({ body }) => run(body),
+    }),
+  ];
+}

@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { ApiError } from '../errors.js';
+import { instant } from '../instant.js';
+import { turnOrigin } from '../protocol/ipc.js';
+import type { Db } from '../store/db.js';
+import {
+  indexState,
+  searchIndex,
+  searchKinds,
+  type IndexState,
+  type SearchHit,
+} from '../store/search.js';
+import { decodeCursor, encodeCursor } from '../store/util.js';
+import { parseSearchQuery } from './query.js';
+
+/** Pages past this many results are refused: a narrower query finds it sooner. */
+export const MAX_OFFSET = 1000;
+export const DEFAULT_LIMIT = 20;
+
+/** One search, as the API (GET's query or POST's body) and the agent's tool ask for it. */
+export const searchRequest = z.object({
+  q: z.string({ error: 'q is required: the words to look for' }),
+  session: z.string().max(200).optional(),
+  origin: z
+    .enum(turnOrigin.options, { error: `origin must be one of ${turnOrigin.options.join(', ')}` })
+    .optional(),
+  role: z
+    .enum(['user', 'assistant', 'tool'], { error: 'role must be one of user, assistant, tool' })
+    .optional(),
+  kinds: z
+    .array(z.enum(searchKinds, { error: `kind must be among ${searchKinds.join(', ')}` }))
+    .min(1, `kind must name at least one of ${searchKinds.join(', ')}`)
+    .optional(),
+  from: instant('from').optional(),
+  to: instant('to').optional(),
+  limit: z
+    .number()
+    .int()
+    .min(1, 'limit must be a whole number from 1 to 50')
+    .max(50, 'limit must be a whole number from 1 to 50')
+    .optional(),
+  cursor: z.string().optional(),
+});
+export type SearchRequest = z.input<typeof searchRequest>;
+
+export interface SearchAnswer {
+  query: { terms: string[]; excluded: string[] };
+  items: SearchHit[];
+  next_cursor: string | null;
+  index: IndexState;
+  /** Said when the results may be incomplete (the index is still being built). */
+  notice?: string;
+}
+
+function invalid(field: string, message: string): ApiError {
+  return new ApiError('invalid_request', message, [{ path: field, message }]);
+}
+
+/** Runs one search; a question it cannot answer is a 400 that says what to change, never a 500. */
+export function searchAll(db: Db, raw: SearchRequest): SearchAnswer {
+  const req = searchRequest.parse(raw);
+  const parsed = parseSearchQuery(req.q);
+  if (!parsed.ok) throw invalid('q', parsed.message);
+  if (req.from !== undefined && req.to !== undefined && req.from >= req.to)
+    throw invalid('from', 'from must be earlier than to.');
+  let offset = 0;
+  if (req.cursor !== undefined) {
+    const c = decodeCursor(req.cursor);
+    const o = z.object({ o: z.number().int().min(0).max(MAX_OFFSET) }).safeParse(c);
+    if (!o.success)
+      throw invalid(
+        'cursor',
+        'cursor is not one this search gave out; start again without it (or narrow the query: pages end after 1,000 results).',
+      );
+    offset = o.data.o;
+  }
+  const limit = req.limit ?? DEFAULT_LIMIT;
+  let hits: SearchHit[];
+  try {
+    hits = searchIndex(
+      db,
+      parsed.query.fts,
+      {
+        ...(req.session === undefined ? {} : { session_id: req.session }),
+        ...(req.origin === undefined ? {} : { origin: req.origin }),
+        ...(req.role === undefined ? {} : { role: req.role }),
+        ...(req.kinds === undefined ? {} : { kinds: req.kinds }),
+        ...(req.from === undefined ? {} : { from: req.from }),
+        ...(req.to === undefined ? {} : { to: req.to }),
+      },
+      { limit: limit + 1, offset },
+    );
+  } catch (err) {
+    // The parser quotes every term, so FTS5 should never refuse one; if it does, the person can
+    // still act on the answer.
+    if (err instanceof Error && /fts5|syntax error|no such column/i.test(err.message))
+      throw invalid('q', 'q could not be read as a search; try plain words.');
+    throw err;
+  }
+  const more = hits.length > limit && offset + limit < MAX_OFFSET;
+  const index = indexState(db);
+  return {
+    query: { terms: parsed.query.terms, excluded: parsed.query.excluded },
+    items: hits.slice(0, limit),
+    next_cursor: more ? encodeCursor({ o: offset + limit }) : null,
+    index,
+    ...(index.state === 'building'
+      ? {
+          notice: `The search index is still being built: ${index.percent}% of the chats from before it existed are in (${index.done} of ${index.total}), so older results may be missing.`,
+        }
+      : {}),
+  };
+}

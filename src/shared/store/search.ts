@@ -1,0 +1,272 @@
+import { z } from 'zod';
+import type { Db } from './db.js';
+import { stmt } from './util.js';
+
+/**
+ * The full-text index (migration 21): search_docs rows kept by triggers on every write, found
+ * through search_fts. This module reads it, and fills it in the background for rows written
+ * before it existed.
+ */
+
+export const searchKinds = ['message', 'tool', 'session', 'goal', 'artifact'] as const;
+export type SearchKind = (typeof searchKinds)[number];
+
+export interface SearchFilters {
+  session_id?: string;
+  origin?: string;
+  role?: string;
+  kinds?: readonly SearchKind[];
+  /** ISO times: created_at in [from, to). */
+  from?: string;
+  to?: string;
+}
+
+export interface SearchHit {
+  kind: SearchKind;
+  /** The message, session, artifact (or, for a goal, session) the hit is. */
+  ref: string;
+  session_id: string | null;
+  session_title: string | null;
+  /** For message and tool hits: the message's place in its transcript. */
+  seq: number | null;
+  role: string | null;
+  origin: string | null;
+  created_at: string;
+  /** BM25 (lower is better), the order of results before recency breaks ties. */
+  score: number;
+  /** A bounded excerpt around the matched words; `highlights` are [start, end) offsets into it. */
+  snippet: string;
+  highlights: Array<[number, number]>;
+}
+
+export const SNIPPET_TOKENS = 20;
+export const SNIPPET_MAX_CHARS = 320;
+
+interface CandidateRow {
+  id: number;
+  kind: SearchKind;
+  ref: string;
+  session_id: string | null;
+  role: string | null;
+  origin: string | null;
+  created_at: string;
+  score: number;
+}
+
+/**
+ * Hits for an FTS5 query (built by parseSearchQuery, never raw user text), best first: BM25, then
+ * newest. Items of trashed sessions are left out (they stay indexed, so a restore brings them back).
+ */
+export function searchIndex(
+  db: Db,
+  fts: string,
+  filters: SearchFilters,
+  page: { limit: number; offset: number },
+): SearchHit[] {
+  const where: string[] = [];
+  const args: Record<string, string | number> = { q: fts, limit: page.limit, offset: page.offset };
+  if (filters.session_id !== undefined) {
+    where.push('d.session_id = @session');
+    args.session = filters.session_id;
+  }
+  if (filters.origin !== undefined) {
+    where.push('d.origin = @origin');
+    args.origin = filters.origin;
+  }
+  if (filters.role !== undefined) {
+    where.push('d.role = @role');
+    args.role = filters.role;
+  }
+  if (filters.kinds !== undefined && filters.kinds.length < searchKinds.length) {
+    // From the closed list above, so safe to spell out.
+    where.push(`d.kind IN (${filters.kinds.map((k) => `'${k}'`).join(', ')})`);
+  }
+  if (filters.from !== undefined) {
+    where.push('d.created_at >= @from');
+    args.from = filters.from;
+  }
+  if (filters.to !== undefined) {
+    where.push('d.created_at < @to');
+    args.to = filters.to;
+  }
+  const rows = stmt<[Record<string, string | number>], CandidateRow>(
+    db,
+    `SELECT d.id, d.kind, d.ref, d.session_id, d.role, d.origin, d.created_at,
+       search_fts.rank AS score
+     FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid
+     LEFT JOIN sessions s ON s.id = d.session_id
+     WHERE search_fts MATCH @q
+       AND (d.session_id IS NULL OR (s.id IS NOT NULL AND s.trash_id IS NULL))
+       ${where.map((w) => `AND ${w}`).join(' ')}
+     ORDER BY search_fts.rank, d.created_at DESC, d.id DESC
+     LIMIT @limit OFFSET @offset`,
+  ).all(args);
+  return rows.map((r) => {
+    const extra = stmt<
+      [string, number],
+      { snip: string; title: string | null; seq: number | null }
+    >(
+      db,
+      `SELECT snippet(search_fts, -1, char(1), char(2), '…', ${SNIPPET_TOKENS}) AS snip,
+         (SELECT title FROM sessions WHERE id = d.session_id) AS title,
+         (SELECT seq FROM messages WHERE id = d.ref AND d.kind IN ('message', 'tool')) AS seq
+       FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid
+       WHERE search_fts MATCH ? AND search_fts.rowid = ?`,
+    ).get(fts, r.id);
+    const { snippet, highlights } = marked(extra?.snip ?? '');
+    return {
+      kind: r.kind,
+      ref: r.ref,
+      session_id: r.session_id,
+      session_title: extra?.title ?? null,
+      seq: extra?.seq ?? null,
+      role: r.role,
+      origin: r.origin,
+      created_at: r.created_at,
+      score: r.score,
+      snippet,
+      highlights,
+    };
+  });
+}
+
+/** Turns snippet()'s \x01…\x02 marks into plain text and offsets, cut to SNIPPET_MAX_CHARS. */
+export function marked(raw: string): { snippet: string; highlights: Array<[number, number]> } {
+  let snippet = '';
+  const highlights: Array<[number, number]> = [];
+  let open = -1;
+  for (const ch of raw) {
+    if (ch === '\x01') open = snippet.length;
+    else if (ch === '\x02') {
+      if (open >= 0 && snippet.length > open) highlights.push([open, snippet.length]);
+      open = -1;
+    } else snippet += ch;
+  }
+  if (snippet.length <= SNIPPET_MAX_CHARS) return { snippet, highlights };
+  // One very long token (a pasted blob) can make 20 tokens huge: keep the window around the first mark.
+  const first = highlights[0]?.[0] ?? 0;
+  const start = Math.max(0, Math.min(first - 80, snippet.length - SNIPPET_MAX_CHARS));
+  const end = start + SNIPPET_MAX_CHARS;
+  return {
+    snippet: `${start > 0 ? '…' : ''}${snippet.slice(start, end)}…`,
+    highlights: highlights
+      .filter(([a, b]) => a >= start && b <= end)
+      .map(([a, b]) => [a - start + (start > 0 ? 1 : 0), b - start + (start > 0 ? 1 : 0)]),
+  };
+}
+
+// ---- the background fill of rows from before the index ----
+
+const TABLES = ['sessions', 'goals', 'artifacts', 'messages'] as const;
+type Table = (typeof TABLES)[number];
+
+const backfillSchema = z.object({
+  tables: z.record(z.string(), z.object({ next: z.number(), upto: z.number() })),
+  total: z.number(),
+  done: z.number(),
+});
+type Backfill = z.infer<typeof backfillSchema>;
+
+export const indexStateSchema = z.discriminatedUnion('state', [
+  z.object({ state: z.literal('ready') }),
+  z.object({
+    state: z.literal('building'),
+    done: z.number().int(),
+    total: z.number().int(),
+    percent: z.number().int(),
+  }),
+]);
+export type IndexState = z.infer<typeof indexStateSchema>;
+
+function readBackfill(db: Db): Backfill | undefined {
+  const raw = stmt<[], { value: string }>(
+    db,
+    "SELECT value FROM meta WHERE key = 'search_backfill'",
+  ).get()?.value;
+  if (raw === undefined) return undefined;
+  try {
+    return backfillSchema.parse(JSON.parse(raw));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether every row written before the index existed is in it yet, and how far the fill is. */
+export function indexState(db: Db): IndexState {
+  const b = readBackfill(db);
+  if (!b) return { state: 'ready' };
+  const done = Math.min(b.done, b.total);
+  return {
+    state: 'building',
+    done,
+    total: b.total,
+    percent: b.total > 0 ? Math.floor((done * 100) / b.total) : 100,
+  };
+}
+
+/** Each table's rows as the triggers index them; `@from`/`@upto`/`@n` pick one batch by rowid. */
+const FILL: Record<Table, string[]> = {
+  sessions: [
+    `INSERT OR IGNORE INTO search_docs (kind, ref, session_id, created_at, title)
+     SELECT 'session', id, id, created_at, coalesce(svc_search_text('plain', NULL, title), '')
+     FROM sessions WHERE rowid > @from AND rowid <= @upto ORDER BY rowid LIMIT @n`,
+  ],
+  goals: [
+    `INSERT OR IGNORE INTO search_docs (kind, ref, session_id, created_at, body)
+     SELECT 'goal', session_id, session_id, created_at, coalesce(svc_search_text('plain', NULL, objective), '')
+     FROM goals WHERE rowid > @from AND rowid <= @upto ORDER BY rowid LIMIT @n`,
+  ],
+  artifacts: [
+    `INSERT OR IGNORE INTO search_docs (kind, ref, session_id, created_at, title)
+     SELECT 'artifact', id, session_id, created_at, coalesce(svc_search_text('plain', NULL, path), '')
+     FROM artifacts WHERE rowid > @from AND rowid <= @upto ORDER BY rowid LIMIT @n`,
+  ],
+  messages: (['message', 'tool'] as const).map(
+    (
+      part,
+    ) => `INSERT OR IGNORE INTO search_docs (kind, ref, session_id, role, origin, created_at, body)
+     SELECT '${part}', id, session_id, role,
+       (SELECT origin FROM turns t WHERE t.session_id = m.session_id
+         AND t.started_at <= m.created_at ORDER BY t.started_at DESC LIMIT 1),
+       created_at, b
+     FROM (SELECT id, session_id, role, created_at, svc_search_text('${part}', role, content) AS b
+       FROM messages WHERE rowid > @from AND rowid <= @upto AND role IN ('user', 'assistant', 'tool')
+       ORDER BY rowid LIMIT @n) m
+     WHERE b IS NOT NULL`,
+  ),
+};
+
+/**
+ * Indexes the next batch of rows from before the index (one short transaction), moving the mark
+ * on; false once everything is in (the mark is then gone and the index reads as ready).
+ */
+export function backfillBatch(db: Db, batch = 250): boolean {
+  return db
+    .transaction(() => {
+      const b = readBackfill(db);
+      if (!b) return false;
+      const table = TABLES.find((t) => {
+        const s = b.tables[t];
+        return s !== undefined && s.next < s.upto;
+      });
+      if (table === undefined) {
+        stmt(db, "DELETE FROM meta WHERE key = 'search_backfill'").run();
+        return false;
+      }
+      const s = b.tables[table]!;
+      const span = stmt<[number, number, number], { last: number | null; n: number }>(
+        db,
+        `SELECT max(rowid) AS last, count(*) AS n FROM (SELECT rowid FROM ${table}
+         WHERE rowid > ? AND rowid <= ? ORDER BY rowid LIMIT ?)`,
+      ).get(s.next, s.upto, batch)!;
+      for (const sql of FILL[table]) stmt(db, sql).run({ from: s.next, upto: s.upto, n: batch });
+      s.next = span.last ?? s.upto;
+      b.done += span.n;
+      stmt(db, "UPDATE meta SET value = ?, updated_at = ? WHERE key = 'search_backfill'").run(
+        JSON.stringify(b),
+        new Date().toISOString(),
+      );
+      return true;
+    })
+    .immediate();
+}
