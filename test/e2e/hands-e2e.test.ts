@@ -206,6 +206,7 @@ test('GET /api/tools lists every built-in tool with an object schema', async () 
     'memory_search',
     'restart_server',
     'current_time',
+    'search_history',
     'update_goal',
     'skill',
     'run_workflow',

@@ -34,6 +34,7 @@ const searchQuery = z.object({
     .string()
     .regex(/^\d{1,3}$/, 'limit must be a whole number from 1 to 50')
     .transform(Number)
+    .pipe(searchRequest.shape.limit.unwrap())
     .optional(),
   cursor: z.string().optional(),
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
+import { ApiError, invalidInput } from '../errors.js';
 import { instant } from '../instant.js';
 import { turnOrigin } from '../protocol/ipc.js';
 import type { Db } from '../store/db.js';
@@ -57,8 +57,15 @@ function invalid(field: string, message: string): ApiError {
 }
 
 /** Runs one search; a question it cannot answer is a 400 that says what to change, never a 500. */
-export function searchAll(db: Db, raw: SearchRequest): SearchAnswer {
-  const req = searchRequest.parse(raw);
+export function searchAll(
+  db: Db,
+  raw: SearchRequest,
+  /** The agent's tool leaves out the session it runs in. */
+  opts: { excludeSession?: string } = {},
+): SearchAnswer {
+  const parsedReq = searchRequest.safeParse(raw);
+  if (!parsedReq.success) throw invalidInput(parsedReq.error, { what: 'search' });
+  const req = parsedReq.data;
   const parsed = parseSearchQuery(req.q);
   if (!parsed.ok) throw invalid('q', parsed.message);
   if (req.from !== undefined && req.to !== undefined && req.from >= req.to)
@@ -87,6 +94,7 @@ export function searchAll(db: Db, raw: SearchRequest): SearchAnswer {
         ...(req.kinds === undefined ? {} : { kinds: req.kinds }),
         ...(req.from === undefined ? {} : { from: req.from }),
         ...(req.to === undefined ? {} : { to: req.to }),
+        ...(opts.excludeSession === undefined ? {} : { exclude_session_id: opts.excludeSession }),
       },
       { limit: limit + 1, offset },
     );

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { scrubSecrets } from '../audit.js';
 import type { Db } from './db.js';
 import { stmt } from './util.js';
 
@@ -13,6 +14,7 @@ export type SearchKind = (typeof searchKinds)[number];
 
 export interface SearchFilters {
   session_id?: string;
+  exclude_session_id?: string;
   origin?: string;
   role?: string;
   kinds?: readonly SearchKind[];
@@ -69,6 +71,10 @@ export function searchIndex(
     where.push('d.session_id = @session');
     args.session = filters.session_id;
   }
+  if (filters.exclude_session_id !== undefined) {
+    where.push('d.session_id IS NOT @not_session');
+    args.not_session = filters.exclude_session_id;
+  }
   if (filters.origin !== undefined) {
     where.push('d.origin = @origin');
     args.origin = filters.origin;
@@ -118,7 +124,8 @@ export function searchIndex(
       kind: r.kind,
       ref: r.ref,
       session_id: r.session_id,
-      session_title: extra?.title ?? null,
+      // A title made from a first message can hold what the index left out.
+      session_title: extra?.title == null ? null : scrubSecrets(extra.title),
       seq: extra?.seq ?? null,
       role: r.role,
       origin: r.origin,

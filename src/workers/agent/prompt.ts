@@ -49,6 +49,10 @@ export function systemPrompt(opts: {
     parts.push(
       `# Tools\nYou can use: ${opts.tools.join(', ')}. Risky steps may need the user's approval; if one is refused, say so and suggest another way.`,
     );
+  if (opts.tools?.includes('search_history'))
+    parts.push(
+      '# Earlier conversations\nYou see only this session. When the user refers to something from another chat ("the config we fixed", "what I told you about…", "like last time") or asks what was said before, call search_history before answering or saying you do not know, and cite the session and date of what you use.',
+    );
   if (opts.skills?.length) parts.push(skillsSection(opts.skills));
   if (opts.goal && opts.goal.status === 'active') {
     parts.push(

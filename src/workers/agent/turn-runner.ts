@@ -28,6 +28,7 @@ import { systemPrompt } from './prompt.js';
 import { createProvider, ProviderError, type Provider } from './providers/index.js';
 import { RestartInterrupt } from './restart-interrupt.js';
 import { clockTool } from './tools/session/clock.js';
+import { searchHistoryTool } from './tools/session/search-history.js';
 import { goalTool } from './tools/session/goal.js';
 import { builtinTools } from './tools/index.js';
 import { hostTools } from './tools/host-tools.js';
@@ -111,6 +112,7 @@ export class TurnRunner {
         },
       }),
       clockTool,
+      searchHistoryTool,
       skillTool,
       runWorkflowTool((name, inputs) =>
         startRun(this.db, this.paths, name, inputs, (p) => this.endpoint.request('turn.start', p)),

@@ -39,6 +39,7 @@ const FALLBACK: Record<string, Verdict> = {
   memory_write: 'allow',
   memory_search: 'allow',
   current_time: 'allow',
+  search_history: 'allow', // reads svc's own index of earlier chats, secrets left out
   update_goal: 'allow',
   skill: 'allow', // reads enabled skills only, inside their own folders
   run_workflow: 'allow', // each step of the run asks for itself
