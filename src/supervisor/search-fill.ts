@@ -1,46 +1,58 @@
 import { log } from '../shared/log.js';
 import type { Db } from '../shared/store/db.js';
-import { backfillBatch, indexState } from '../shared/store/search.js';
+import { backfillBatch, drainQueue, indexState, queueWaiting } from '../shared/store/search.js';
 
 /** Work at most this long in one go, then let the supervisor's other work run. */
 const SLICE_MS = 20;
 const PAUSE_MS = 5;
+/** How often the queue of new messages is looked at when there is nothing else to do. */
+const POLL_MS = 1000;
 const RETRY_MS = 5_000;
 
 /**
- * Indexes, in the background, what was written before the search index existed (a home from an
- * earlier release): short batches, each its own transaction, so start-up and turns never wait for
- * it. Progress shows in `svc status`; searches meanwhile say the index is still being built.
+ * Keeps the search index filled in the background, in short batches (each its own transaction)
+ * so start-up and turns never wait for it: first what was written before the index existed (a
+ * home from an earlier release; progress in `svc status`), then, within a second, the messages
+ * each turn queued (a search indexes those itself first, so this only keeps that step short).
  */
 export function fillSearchIndex(db: Db): { stop: () => void } {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const first = indexState(db);
-  if (first.state === 'ready') return { stop: () => undefined };
-  log.info('indexing earlier chats for search in the background', {
-    items: first.total,
-  });
+  let backfilling = first.state === 'building';
+  if (first.state === 'building')
+    log.info('indexing earlier chats for search in the background', { items: first.total });
   const started = Date.now();
   const tick = () => {
     if (stopped) return;
     const until = performance.now() + SLICE_MS;
+    let more = false;
     try {
       while (performance.now() < until) {
-        if (!backfillBatch(db)) {
+        if (backfilling) {
+          if (backfillBatch(db)) {
+            more = true;
+            continue;
+          }
+          backfilling = false;
           log.info('search index ready', { seconds: Math.round((Date.now() - started) / 1000) });
-          return;
         }
+        more = queueWaiting(db) && drainQueue(db) > 0;
+        if (!more) break;
       }
     } catch (err) {
-      log.warn('indexing earlier chats failed for now; trying again', {
+      log.warn('the search index could not be filled for now; trying again', {
         error: (err as Error).message,
       });
       timer = setTimeout(tick, RETRY_MS);
+      timer.unref();
       return;
     }
-    timer = setTimeout(tick, PAUSE_MS);
+    timer = setTimeout(tick, more ? PAUSE_MS : POLL_MS);
+    timer.unref();
   };
   timer = setTimeout(tick, 0);
+  timer.unref();
   return {
     stop: () => {
       stopped = true;

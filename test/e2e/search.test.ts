@@ -73,6 +73,26 @@ test('the index follows a turn: messages, tool calls and outputs, the title; sec
   chat = r.body.session_id;
   const stored = await messagesOf(rig.port, chat);
   userMsg = stored[0].id;
+  // Before any search: the supervisor takes the queued messages into the index on its own.
+  const db = openDb(join(rig.server.home, 'svc.db'), { readonly: true });
+  try {
+    await waitFor(
+      () => (db.prepare('SELECT count(*) AS n FROM search_queue').get() as { n: number }).n === 0,
+      5000,
+      'the supervisor to index the turn',
+    );
+    assert.is(
+      (
+        db.prepare('SELECT count(*) AS n FROM search_docs WHERE session_id = ?').get(chat) as {
+          n: number;
+        }
+      ).n,
+      5,
+      'four messages (one with a tool call) and the title',
+    );
+  } finally {
+    db.close();
+  }
 
   // (The title, made from the first line when the turn ends, is checked below.)
   const hits = (await search('quokka', '&kind=message')).items;

@@ -8,7 +8,7 @@ import { parseSearchQuery } from '../../src/shared/search/query.js';
 import { openDb, type Db } from '../../src/shared/store/db.js';
 import { appendMessage } from '../../src/shared/store/messages.js';
 import { migrate, migrations } from '../../src/shared/store/migrations.js';
-import { backfillBatch, indexState } from '../../src/shared/store/search.js';
+import { backfillBatch, drainQueue, indexState } from '../../src/shared/store/search.js';
 import { createSession, updateSession } from '../../src/shared/store/sessions.js';
 import { formatStatus } from '../../src/cli/status.js';
 import { ApiError } from '../../src/shared/errors.js';
@@ -120,7 +120,15 @@ test('messages, titles and goals are found; secrets are not indexed; edits and d
     role: 'tool',
     content: { tool_call_id: 'c1', name: 'read_file', output: 'worker_processes auto;' },
   });
+  // A message's own transaction only queues it; the next search indexes it first.
+  const queued = () => db.prepare('SELECT count(*) AS n FROM search_queue').get();
+  assert.equal(queued(), { n: 3 });
   assert.equal(refs(db, 'nginx'), [s.id, m2.id]);
+  assert.equal(queued(), { n: 0 });
+  const gone = appendMessage(db, s.id, { role: 'user', content: { text: 'ephemeral' } });
+  db.prepare('DELETE FROM messages WHERE id = ?').run(gone.id);
+  assert.equal(queued(), { n: 0 }, 'a message deleted while queued leaves the queue');
+  assert.equal(drainQueue(db), 0);
   assert.equal(refs(db, 'upstream timing'), [m1.id]);
   assert.equal(refs(db, 'worker_processes'), [m3.id]);
   assert.equal(refs(db, 'worker_processes', { kinds: ['message'] }), []);

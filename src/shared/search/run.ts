@@ -4,7 +4,10 @@ import { instant } from '../instant.js';
 import { turnOrigin } from '../protocol/ipc.js';
 import type { Db } from '../store/db.js';
 import {
+  CANDIDATES,
+  drainQueue,
   indexState,
+  queueWaiting,
   searchIndex,
   searchKinds,
   type IndexState,
@@ -48,12 +51,33 @@ export interface SearchAnswer {
   items: SearchHit[];
   next_cursor: string | null;
   index: IndexState;
+  /** Set when the words matched more than CANDIDATES items: only the newest were ranked. */
+  ranked: { among_newest: number | null };
   /** Said when the results may be incomplete (the index is still being built). */
   notice?: string;
 }
 
 function invalid(field: string, message: string): ApiError {
   return new ApiError('invalid_request', message, [{ path: field, message }]);
+}
+
+/** At most this many queued messages are indexed before a search (a burst larger than that is rare: the supervisor keeps up). */
+const CATCH_UP = 5000;
+
+/** Indexes queued messages; true when some still wait (more than CATCH_UP). */
+function catchUp(db: Db): boolean {
+  try {
+    let done = 0;
+    while (done < CATCH_UP) {
+      const n = drainQueue(db);
+      if (n === 0) return false;
+      done += n;
+    }
+    return queueWaiting(db);
+  } catch {
+    // Busy past the timeout (or a read-only store): search what is in, and say the rest waits.
+    return true;
+  }
 }
 
 /** Runs one search; a question it cannot answer is a 400 that says what to change, never a 500. */
@@ -82,9 +106,12 @@ export function searchAll(
     offset = o.data.o;
   }
   const limit = req.limit ?? DEFAULT_LIMIT;
+  // Messages committed since the last fill go in first, so a search never misses one.
+  const waiting = catchUp(db);
   let hits: SearchHit[];
+  let capped = false;
   try {
-    hits = searchIndex(
+    ({ hits, capped } = searchIndex(
       db,
       parsed.query.fts,
       {
@@ -97,7 +124,7 @@ export function searchAll(
         ...(opts.excludeSession === undefined ? {} : { exclude_session_id: opts.excludeSession }),
       },
       { limit: limit + 1, offset },
-    );
+    ));
   } catch (err) {
     // The parser quotes every term, so FTS5 should never refuse one; if it does, the person can
     // still act on the answer.
@@ -107,15 +134,23 @@ export function searchAll(
   }
   const more = hits.length > limit && offset + limit < MAX_OFFSET;
   const index = indexState(db);
+  const notices: string[] = [];
+  if (index.state === 'building')
+    notices.push(
+      `The search index is still being built: ${index.percent}% of the chats from before it existed are in (${index.done} of ${index.total}), so older results may be missing.`,
+    );
+  if (waiting)
+    notices.push('The newest messages are still being indexed; search again in a moment.');
+  if (capped)
+    notices.push(
+      `These words match very many items: the newest ${CANDIDATES} matches were ranked; add a word or a filter to reach older ones.`,
+    );
   return {
     query: { terms: parsed.query.terms, excluded: parsed.query.excluded },
     items: hits.slice(0, limit),
     next_cursor: more ? encodeCursor({ o: offset + limit }) : null,
     index,
-    ...(index.state === 'building'
-      ? {
-          notice: `The search index is still being built: ${index.percent}% of the chats from before it existed are in (${index.done} of ${index.total}), so older results may be missing.`,
-        }
-      : {}),
+    ranked: { among_newest: capped ? CANDIDATES : null },
+    ...(notices.length > 0 ? { notice: notices.join(' ') } : {}),
   };
 }

@@ -554,6 +554,27 @@ export const migrations: Migration[] = [
         ).run(JSON.stringify(state), new Date().toISOString());
     },
   },
+  {
+    version: 22,
+    name: 'search_queue',
+    up: (db) => {
+      // FTS5 writes a segment at every commit (≈ 0.3 ms), several times a turn's own writes: a new
+      // message now only leaves its rowid here, in its own transaction, and its words go into the
+      // index in batches: before every search (so a search never misses a committed message) and
+      // from the supervisor within a second. Deletes, titles, trash and restore stay immediate.
+      db.exec('CREATE TABLE search_queue (msg INTEGER PRIMARY KEY) STRICT');
+      db.exec('DROP TRIGGER messages_search_add');
+      db.exec(`CREATE TRIGGER messages_search_add AFTER INSERT ON messages
+        WHEN new.role IN ('user', 'assistant', 'tool')
+        BEGIN INSERT OR IGNORE INTO search_queue (msg) VALUES (new.rowid); END`);
+      db.exec('DROP TRIGGER messages_search_drop');
+      db.exec(`CREATE TRIGGER messages_search_drop AFTER DELETE ON messages
+        BEGIN
+          DELETE FROM search_queue WHERE msg = old.rowid;
+          DELETE FROM search_docs WHERE ref = old.id AND kind IN ('message', 'tool');
+        END`);
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

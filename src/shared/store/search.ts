@@ -44,7 +44,15 @@ export interface SearchHit {
 export const SNIPPET_TOKENS = 20;
 export const SNIPPET_MAX_CHARS = 320;
 
+/**
+ * A word in most messages matches hundreds of thousands of them, and ranking them all costs
+ * seconds: the newest this many matches (after the filters) are ranked, which keeps a search
+ * under 50 ms at a million messages. Rarer words (nearly every real search) are ranked whole.
+ */
+export const CANDIDATES = 5000;
+
 interface CandidateRow {
+  matched: number;
   id: number;
   kind: SearchKind;
   ref: string;
@@ -64,7 +72,7 @@ export function searchIndex(
   fts: string,
   filters: SearchFilters,
   page: { limit: number; offset: number },
-): SearchHit[] {
+): { hits: SearchHit[]; capped: boolean } {
   const where: string[] = [];
   const args: Record<string, string | number> = { q: fts, limit: page.limit, offset: page.offset };
   if (filters.session_id !== undefined) {
@@ -97,17 +105,20 @@ export function searchIndex(
   }
   const rows = stmt<[Record<string, string | number>], CandidateRow>(
     db,
-    `SELECT d.id, d.kind, d.ref, d.session_id, d.role, d.origin, d.created_at,
-       search_fts.rank AS score
-     FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid
-     LEFT JOIN sessions s ON s.id = d.session_id
-     WHERE search_fts MATCH @q
-       AND (d.session_id IS NULL OR (s.id IS NOT NULL AND s.trash_id IS NULL))
-       ${where.map((w) => `AND ${w}`).join(' ')}
-     ORDER BY search_fts.rank, d.created_at DESC, d.id DESC
+    `SELECT *, count(*) OVER () AS matched FROM (
+       SELECT d.id, d.kind, d.ref, d.session_id, d.role, d.origin, d.created_at,
+         search_fts.rank AS score
+       FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid
+       LEFT JOIN sessions s ON s.id = d.session_id
+       WHERE search_fts MATCH @q
+         AND (d.session_id IS NULL OR (s.id IS NOT NULL AND s.trash_id IS NULL))
+         ${where.map((w) => `AND ${w}`).join(' ')}
+       ORDER BY search_fts.rowid DESC LIMIT ${CANDIDATES})
+     ORDER BY score, created_at DESC, id DESC
      LIMIT @limit OFFSET @offset`,
   ).all(args);
-  return rows.map((r) => {
+  const matched = rows[0]?.matched ?? 0;
+  const hits = rows.map((r) => {
     const extra = stmt<
       [string, number],
       { snip: string; title: string | null; seq: number | null }
@@ -135,6 +146,7 @@ export function searchIndex(
       highlights,
     };
   });
+  return { hits, capped: matched >= CANDIDATES };
 }
 
 /** Turns snippet()'s \x01…\x02 marks into plain text and offsets, cut to SNIPPET_MAX_CHARS. */
@@ -211,6 +223,48 @@ export function indexState(db: Db): IndexState {
   };
 }
 
+/** Messages picked by `where` (over messages' rowid), as both of their parts (words, tool calls). */
+function messageFill(where: string, tail = ''): string[] {
+  return (['message', 'tool'] as const).map(
+    (
+      part,
+    ) => `INSERT OR IGNORE INTO search_docs (kind, ref, session_id, role, origin, created_at, body)
+     SELECT '${part}', id, session_id, role,
+       (SELECT origin FROM turns t WHERE t.session_id = m.session_id
+         AND t.started_at <= m.created_at ORDER BY t.started_at DESC LIMIT 1),
+       created_at, b
+     FROM (SELECT id, session_id, role, created_at, svc_search_text('${part}', role, content) AS b
+       FROM messages WHERE ${where} AND role IN ('user', 'assistant', 'tool') ${tail}) m
+     WHERE b IS NOT NULL`,
+  );
+}
+
+const QUEUE_FILL = messageFill('rowid IN (SELECT msg FROM search_queue WHERE msg <= @last)');
+
+/**
+ * Indexes up to `batch` queued messages (written since the index existed) in one transaction;
+ * the number it took (0: none were waiting).
+ */
+export function drainQueue(db: Db, batch = 500): number {
+  return db
+    .transaction(() => {
+      const span = stmt<[number], { last: number | null; n: number }>(
+        db,
+        'SELECT max(msg) AS last, count(*) AS n FROM (SELECT msg FROM search_queue ORDER BY msg LIMIT ?)',
+      ).get(batch)!;
+      if (span.last === null) return 0;
+      for (const sql of QUEUE_FILL) stmt(db, sql).run({ last: span.last });
+      stmt(db, 'DELETE FROM search_queue WHERE msg <= ?').run(span.last);
+      return span.n;
+    })
+    .immediate();
+}
+
+/** Whether messages wait for the index (a cheap read: the queue's first row). */
+export function queueWaiting(db: Db): boolean {
+  return stmt(db, 'SELECT 1 FROM search_queue LIMIT 1').get() !== undefined;
+}
+
 /** Each table's rows as the triggers index them; `@from`/`@upto`/`@n` pick one batch by rowid. */
 const FILL: Record<Table, string[]> = {
   sessions: [
@@ -228,19 +282,7 @@ const FILL: Record<Table, string[]> = {
      SELECT 'artifact', id, session_id, created_at, coalesce(svc_search_text('plain', NULL, path), '')
      FROM artifacts WHERE rowid > @from AND rowid <= @upto ORDER BY rowid LIMIT @n`,
   ],
-  messages: (['message', 'tool'] as const).map(
-    (
-      part,
-    ) => `INSERT OR IGNORE INTO search_docs (kind, ref, session_id, role, origin, created_at, body)
-     SELECT '${part}', id, session_id, role,
-       (SELECT origin FROM turns t WHERE t.session_id = m.session_id
-         AND t.started_at <= m.created_at ORDER BY t.started_at DESC LIMIT 1),
-       created_at, b
-     FROM (SELECT id, session_id, role, created_at, svc_search_text('${part}', role, content) AS b
-       FROM messages WHERE rowid > @from AND rowid <= @upto AND role IN ('user', 'assistant', 'tool')
-       ORDER BY rowid LIMIT @n) m
-     WHERE b IS NOT NULL`,
-  ),
+  messages: messageFill('rowid > @from AND rowid <= @upto', 'ORDER BY rowid LIMIT @n'),
 };
 
 /**
