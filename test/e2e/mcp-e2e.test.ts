@@ -555,9 +555,13 @@ test('a linked resource reaches the model: mcp_read_resource reads it, judged as
     );
     assert.is(ask.data.tool, 'mcp_read_resource');
     assert.match(ask.data.reason, /mcp__local__resources\/read/);
-    await api('POST', `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`, {
-      decision: 'deny',
-    });
+    const denied = await api(
+      'POST',
+      `/api/sessions/${chat.id}/approvals/${ask.data.approval_id}`,
+      { decision: 'deny' },
+      { key: rig.server.key() }, // answering an approval needs the key, even on loopback
+    );
+    assert.is(denied.status, 200, JSON.stringify(denied.body));
     assert.is((await endOf(chat, askTurn)).type, 'turn.completed');
     assert.not.ok(String(toolMessageSent(askId!)?.message.content).includes(README_TEXT));
     assert.equal(
