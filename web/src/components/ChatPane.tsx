@@ -12,7 +12,16 @@ import { Transcript } from './Transcript';
 import { Icon } from './Icon';
 
 /** One open chat: its header, transcript, approvals, composer, and its side panel. */
-export function ChatPane({ id, onShowList }: { id: string; onShowList: () => void }) {
+export function ChatPane({
+  id,
+  focus,
+  onShowList,
+}: {
+  id: string;
+  /** A message to scroll to and mark (opened from a search result). */
+  focus?: string | undefined;
+  onShowList: () => void;
+}) {
   const chat = useMemo(() => new ChatSession(id), [id]);
   const s = useStore(chat.state);
   const [side, setSide] = useState(false);
@@ -89,7 +98,7 @@ export function ChatPane({ id, onShowList }: { id: string; onShowList: () => voi
           <p class="error">{s.error}</p>
         </div>
       ) : (
-        <Transcript key={id} s={s} />
+        <Transcript key={id} s={s} focus={focus} />
       )}
       {s.approvals[0] && (
         <ApprovalDialog

@@ -10,7 +10,7 @@ import { SessionList } from './SessionList';
  * inert (out of the tab order); an open one makes the chat inert, takes focus, and Escape closes
  * it. An address whose chat id is not a session id opens nothing and asks the server nothing.
  */
-export function ChatView({ id }: { id: string | undefined }) {
+export function ChatView({ id, focus }: { id: string | undefined; focus?: string | undefined }) {
   const [listOpen, setListOpen] = useState(false);
   const phone = useMedia(PHONE);
   const list = useRef<HTMLElement>(null);
@@ -52,7 +52,7 @@ export function ChatView({ id }: { id: string | undefined }) {
             </div>
           </div>
         ) : id ? (
-          <ChatPane key={id} id={id} onShowList={showList} />
+          <ChatPane key={id} id={id} focus={focus} onShowList={showList} />
         ) : (
           <NewChat onShowList={showList} />
         )}

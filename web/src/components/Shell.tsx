@@ -14,6 +14,8 @@ import { UsageView } from './UsageView';
 import { WorkflowsView } from './WorkflowsView';
 import { BrowserView } from './BrowserView';
 import { VersionBadge } from './VersionBadge';
+import { SearchBox } from './SearchBox';
+import { SearchView } from './SearchView';
 
 const views = [
   ['chat', 'Chat'],
@@ -35,7 +37,8 @@ const views = [
 export function Shell() {
   const r = useStore(route);
   const conn = useStore(live.state);
-  const view = views.some(([v]) => v === r.view) ? r.view : 'chat';
+  const view =
+    r.view === 'search' && r.arg ? 'search' : views.some(([v]) => v === r.view) ? r.view : 'chat';
   return (
     <div class="shell" data-conn={conn}>
       <a
@@ -64,11 +67,13 @@ export function Shell() {
             </a>
           ))}
         </nav>
+        <SearchBox />
         <VersionBadge />
       </header>
       <ConnectionBanner />
       <main id="main" class={`view-${view}`} tabIndex={-1}>
-        {view === 'chat' && <ChatView id={r.arg} />}
+        {view === 'chat' && <ChatView id={r.arg} focus={r.sub} />}
+        {view === 'search' && <SearchView q={r.arg ?? ''} />}
         {view === 'settings' && <SettingsView tab={r.arg} />}
         {view === 'status' && <StatusView />}
         {view === 'mcp' && <McpView />}

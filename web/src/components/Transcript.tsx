@@ -125,14 +125,15 @@ const Chunk = pure(function Chunk({
     if (pairedTools.has(m.id)) continue;
     const current = turnSeq !== undefined && m.seq > turnSeq;
     items.push(
-      <MessageItem
-        key={m.id}
-        m={m}
-        results={paired.get(m.id)}
-        tools={current ? tools : undefined}
-        waiting={current ? waiting : undefined}
-        showReasoning={showReasoning}
-      />,
+      <div key={m.id} class="msg-item" data-message-id={m.id}>
+        <MessageItem
+          m={m}
+          results={paired.get(m.id)}
+          tools={current ? tools : undefined}
+          waiting={current ? waiting : undefined}
+          showReasoning={showReasoning}
+        />
+      </div>,
     );
   }
   return <div class="chunk">{items}</div>;
@@ -165,25 +166,59 @@ function whenIdle(fn: () => void): () => void {
  * and the committed box is apart from the live reply, so a streamed frame costs about the same in
  * a long chat as in a short one.
  */
-export function Transcript({ s }: { s: ChatState }) {
+export function Transcript({ s, focus }: { s: ChatState; focus?: string | undefined }) {
   const box = useRef<HTMLDivElement>(null);
-  const stick = useRef(true);
+  const stick = useRef(!focus);
   /** How many of the newest chunks are drawn so far. */
   const [drawn, setDrawn] = useState(FIRST_CHUNKS);
+  const { paired, pairedTools } = useMemo(() => pair(s.messages), [s.messages]);
+  /** The message a search result opened, once it is found and marked. */
+  const shown = useRef<string | undefined>(undefined);
+  const chunks = Math.ceil(s.messages.length / CHUNK);
+
+  // A search result opens the chat at its message: its chunk is drawn, then it is scrolled to
+  // the middle, marked, and focused (so a screen reader reads it). A tool output folded into its
+  // call's card is shown as that card.
+  const target = useMemo(() => {
+    if (!focus) return undefined;
+    const at = s.messages.findIndex((m) => m.id === focus);
+    if (at < 0) return undefined;
+    if (!pairedTools.has(focus)) return { id: focus, at };
+    for (let i = at - 1; i >= 0; i--)
+      if ([...(paired.get(s.messages[i]!.id)?.values() ?? [])].some((t) => t.id === focus))
+        return { id: s.messages[i]!.id, at: i };
+    return undefined;
+  }, [focus, s.messages, paired, pairedTools]);
+  useEffect(() => {
+    if (target) setDrawn((d) => Math.max(d, chunks - Math.floor(target.at / CHUNK)));
+  }, [target, chunks]);
+  useLayoutEffect(() => {
+    if (!target || shown.current === focus) return;
+    const el = box.current?.querySelector<HTMLElement>(
+      `[data-message-id="${CSS.escape(target.id)}"]`,
+    );
+    if (!el) return;
+    shown.current = focus;
+    stick.current = false;
+    for (const old of box.current?.querySelectorAll('.msg-item.found') ?? [])
+      old.classList.remove('found');
+    el.classList.add('found');
+    el.tabIndex = -1;
+    el.scrollIntoView({ block: 'center' });
+    el.focus({ preventScroll: true });
+  });
 
   useLayoutEffect(() => {
     const el = box.current;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   });
 
-  const chunks = Math.ceil(s.messages.length / CHUNK);
   useEffect(() => {
     if (drawn >= chunks) return;
     return whenIdle(() => setDrawn((d) => d + 1));
   }, [drawn, chunks]);
   const first = Math.max(0, chunks - drawn);
 
-  const { paired, pairedTools } = useMemo(() => pair(s.messages), [s.messages]);
   const waiting = useMemo(() => new Set(s.approvals.map((a) => a.call_id ?? '')), [s.approvals]);
   const showReasoning = s.session?.show_reasoning !== false;
 

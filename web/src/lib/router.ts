@@ -4,6 +4,8 @@ import { Store } from './store';
 export interface Route {
   view: string;
   arg: string | undefined;
+  /** A third part: the message a chat opens at (#/chat/<id>/<message id>, from a search). */
+  sub?: string | undefined;
 }
 
 function read(): Route {
@@ -12,7 +14,7 @@ function read(): Route {
     .split('/')
     .filter(Boolean)
     .map(decodeURIComponent);
-  return { view: parts[0] ?? 'chat', arg: parts[1] };
+  return { view: parts[0] ?? 'chat', arg: parts[1], sub: parts[2] };
 }
 
 export const route = new Store<Route>(read());
