@@ -123,7 +123,6 @@ export const discordConfigSchema = z.strictObject({
     .default([]),
 });
 export type DiscordConfig = z.infer<typeof discordConfigSchema>;
-// --- end discord ---
 // whatsapp: WhatsApp Web (multi-device) through Baileys; logged in by a QR code, its session keys
 // kept 0600 under $SVC_HOME/channels/whatsapp (never in config.yml). allowed_users: phone numbers.
 export const whatsappConfigSchema = z.strictObject({
@@ -312,8 +311,7 @@ export const platformInfo: Record<
       },
     ],
   },
-  // --- end discord ---
-  // whatsapp
+    // whatsapp
   whatsapp: {
     label: platformLabels.whatsapp,
     login: 'qr',

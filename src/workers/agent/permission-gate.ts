@@ -14,6 +14,7 @@ import {
   loadRules,
   loadShellParser,
   parseRules,
+  RANK,
   type Decision,
   type EvalEnv,
   type RuleSet,
@@ -243,7 +244,6 @@ export class RulesGate implements PermissionGate {
 
 const LAST_GOOD_RULES = 'permissions_last_good';
 
-const RANK = { allow: 0, ask: 1, deny: 2 } as const;
 const READERS = new Set(['read_file', 'grep']);
 
 /**

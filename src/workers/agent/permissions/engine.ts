@@ -52,7 +52,8 @@ export interface Decision {
 
 export type PermissionMode = 'interactive' | 'auto' | 'strict';
 
-const RANK: Record<Verdict, number> = { allow: 0, ask: 1, deny: 2 };
+/** How strict a verdict is: where several rules or checks decide, the strictest stands. */
+export const RANK: Readonly<Record<Verdict, number>> = { allow: 0, ask: 1, deny: 2 };
 
 function strongest(rules: readonly Rule[], unit: Unit, places: Places): Rule | null {
   let best: Rule | null = null;

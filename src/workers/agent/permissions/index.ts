@@ -3,6 +3,7 @@ export {
   applyMode,
   evaluate,
   insistOnAsk,
+  RANK,
   type Decision,
   type EvalEnv,
   type EvalInput,
