@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { syncFileDocs } from '../../src/shared/search/files.js';
 import { searchAll } from '../../src/shared/search/run.js';
+import { resolvePaths } from '../../src/shared/paths.js';
 import { parseSearchQuery } from '../../src/shared/search/query.js';
 import { openDb, type Db } from '../../src/shared/store/db.js';
 import { appendMessage } from '../../src/shared/store/messages.js';
@@ -151,6 +153,30 @@ test('messages, titles and goals are found; secrets are not indexed; edits and d
   db.prepare('DELETE FROM sessions WHERE id = ?').run(s.id);
   assert.equal(refs(db, 'proxy_read_timeout'), [], 'a purged session leaves nothing behind');
   assert.equal(db.prepare('SELECT count(*) AS n FROM search_docs').get(), { n: 0 });
+  db.close();
+});
+
+test('memory notes, skills and workflows follow the files, whoever edits them', () => {
+  const home = join(dir, 'home');
+  const paths = resolvePaths({ SVC_HOME: home });
+  mkdirSync(paths.memoryDir, { recursive: true });
+  const db = openDb(join(dir, 'files.db'));
+  migrate(db);
+  const note = join(paths.memoryDir, 'garden.md');
+  writeFileSync(note, '# Garden\nThe tomatoes go in the greenhouse in May.\n');
+  const find = (q: string) =>
+    searchAll(db, { q }, { paths }).items.map((h) => `${h.kind}:${h.name}`);
+  assert.equal(find('tomatoes greenhouse'), ['memory:garden']);
+  assert.equal(find('repo-digest'), ['workflow:repo-digest'], 'a built-in workflow by its name');
+  assert.ok(find('schedule').includes('skill:schedule-work'), 'a built-in skill');
+  writeFileSync(note, '# Garden\nThe peppers go in the greenhouse in June.\n');
+  utimesSync(note, new Date(), new Date(Date.now() + 10_000));
+  syncFileDocs(db, paths, true);
+  assert.equal(find('tomatoes'), []);
+  assert.equal(find('peppers'), ['memory:garden']);
+  rmSync(note);
+  syncFileDocs(db, paths, true);
+  assert.equal(find('peppers'), []);
   db.close();
 });
 

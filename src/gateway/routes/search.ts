@@ -41,7 +41,7 @@ const searchQuery = z.object({
 
 const SUMMARY = `Finds what was said and written: user and assistant messages, tool calls and their
 outputs (the first 4,000 characters), session titles, goals and artifact names, in every chat that
-is not in the trash. q is what a person types: words (all must appear), "exact phrases", -word or
+is not in the trash, and memory notes, skill and workflow descriptions. q is what a person types: words (all must appear), "exact phrases", -word or
 -"phrase" to exclude, word* for a prefix; anything else (symbols, operators) is read as plain
 words. Filters: session (an id), origin (${turnOrigin.options.join(', ')}), role (user, assistant,
 tool), kind (comma-separated: ${searchKinds.join(', ')}), from and to (dates or ISO
@@ -55,7 +55,7 @@ offsets into it). While an upgraded home's earlier chats are still being indexed
 
 /** GET /api/search (and POST, for a query too long for a URL). */
 export function searchRoutes(deps: Deps): Route[] {
-  const run = (req: SearchRequest) => ({ body: searchAll(deps.db, req) });
+  const run = (req: SearchRequest) => ({ body: searchAll(deps.db, req, { paths: deps.paths }) });
   return [
     route({
       method: 'GET',

@@ -14,7 +14,9 @@ import {
   type SearchHit,
 } from '../store/search.js';
 import { decodeCursor, encodeCursor } from '../store/util.js';
+import { syncFileDocs } from './files.js';
 import { parseSearchQuery } from './query.js';
+import type { Paths } from '../paths.js';
 
 /** Pages past this many results are refused: a narrower query finds it sooner. */
 export const MAX_OFFSET = 1000;
@@ -84,8 +86,12 @@ function catchUp(db: Db): boolean {
 export function searchAll(
   db: Db,
   raw: SearchRequest,
-  /** The agent's tool leaves out the session it runs in. */
-  opts: { excludeSession?: string } = {},
+  opts: {
+    /** The agent's tool leaves out the session it runs in. */
+    excludeSession?: string;
+    /** Where memory notes, skills and workflows are: given, the index catches up with them first. */
+    paths?: Paths;
+  } = {},
 ): SearchAnswer {
   const parsedReq = searchRequest.safeParse(raw);
   if (!parsedReq.success) throw invalidInput(parsedReq.error, { what: 'search' });
@@ -108,6 +114,13 @@ export function searchAll(
   const limit = req.limit ?? DEFAULT_LIMIT;
   // Messages committed since the last fill go in first, so a search never misses one.
   const waiting = catchUp(db);
+  if (opts.paths) {
+    try {
+      syncFileDocs(db, opts.paths);
+    } catch {
+      // A busy store or an unreadable folder: search what is in.
+    }
+  }
   let hits: SearchHit[];
   let capped = false;
   try {

@@ -9,7 +9,16 @@ import { stmt } from './util.js';
  * before it existed.
  */
 
-export const searchKinds = ['message', 'tool', 'session', 'goal', 'artifact'] as const;
+export const searchKinds = [
+  'message',
+  'tool',
+  'session',
+  'goal',
+  'artifact',
+  'memory',
+  'skill',
+  'workflow',
+] as const;
 export type SearchKind = (typeof searchKinds)[number];
 
 export interface SearchFilters {
@@ -29,6 +38,8 @@ export interface SearchHit {
   ref: string;
   session_id: string | null;
   session_title: string | null;
+  /** For an artifact, memory note, skill or workflow: its path or name. */
+  name: string | null;
   /** For message and tool hits: the message's place in its transcript. */
   seq: number | null;
   role: string | null;
@@ -121,10 +132,11 @@ export function searchIndex(
   const hits = rows.map((r) => {
     const extra = stmt<
       [string, number],
-      { snip: string; title: string | null; seq: number | null }
+      { snip: string; title: string | null; seq: number | null; name: string }
     >(
       db,
       `SELECT snippet(search_fts, -1, char(1), char(2), '…', ${SNIPPET_TOKENS}) AS snip,
+         d.title AS name,
          (SELECT title FROM sessions WHERE id = d.session_id) AS title,
          (SELECT seq FROM messages WHERE id = d.ref AND d.kind IN ('message', 'tool')) AS seq
        FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid
@@ -137,6 +149,7 @@ export function searchIndex(
       session_id: r.session_id,
       // A title made from a first message can hold what the index left out.
       session_title: extra?.title == null ? null : scrubSecrets(extra.title),
+      name: r.kind === 'session' || r.kind === 'goal' ? null : (extra?.name ?? null),
       seq: extra?.seq ?? null,
       role: r.role,
       origin: r.origin,

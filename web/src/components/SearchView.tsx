@@ -3,10 +3,11 @@ import { describe, get } from '../lib/api';
 import { when } from '../lib/format';
 
 interface Hit {
-  kind: 'message' | 'tool' | 'session' | 'goal' | 'artifact';
+  kind: 'message' | 'tool' | 'session' | 'goal' | 'artifact' | 'memory' | 'skill' | 'workflow';
   ref: string;
   session_id: string | null;
   session_title: string | null;
+  name: string | null;
   role: string | null;
   created_at: string;
   snippet: string;
@@ -25,6 +26,16 @@ const KIND: Record<Hit['kind'], string> = {
   session: 'chat title',
   goal: 'goal',
   artifact: 'file',
+  memory: 'memory note',
+  skill: 'skill',
+  workflow: 'workflow',
+};
+
+/** Where the things outside chats are shown. */
+const PLACE: Partial<Record<Hit['kind'], string>> = {
+  memory: '#/settings/profile',
+  skill: '#/skills',
+  workflow: '#/workflows',
 };
 
 /** The snippet with its matches in <mark> (text nodes only: nothing from a chat is read as HTML). */
@@ -41,7 +52,7 @@ function Snippet({ h }: { h: Hit }) {
 }
 
 function target(h: Hit): string {
-  if (!h.session_id) return '#/chat';
+  if (!h.session_id) return PLACE[h.kind] ?? '#/chat';
   const base = `#/chat/${encodeURIComponent(h.session_id)}`;
   return h.kind === 'message' || h.kind === 'tool' ? `${base}/${encodeURIComponent(h.ref)}` : base;
 }
@@ -104,7 +115,9 @@ export function SearchView({ q }: { q: string }) {
         {items.map((h) => (
           <li key={`${h.kind}:${h.ref}`}>
             <a href={target(h)} data-testid="search-result">
-              <span class="title">{h.session_title ?? 'Untitled chat'}</span>
+              <span class="title">
+                {h.session_id ? (h.session_title ?? 'Untitled chat') : (h.name ?? KIND[h.kind])}
+              </span>
               <span class="meta muted small">
                 {when(h.created_at)} · {h.role ? `${h.role} ${KIND[h.kind]}` : KIND[h.kind]}
               </span>

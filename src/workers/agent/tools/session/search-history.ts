@@ -15,12 +15,14 @@ function cite(h: SearchHit): string {
     at = b;
   }
   text += h.snippet.slice(at);
-  const where = [
-    `session ${h.session_id ?? '-'}`,
-    h.session_title ? `"${h.session_title.slice(0, 80)}"` : '',
-    h.created_at.slice(0, 10),
-    h.kind === 'message' || h.kind === 'tool' ? `message ${h.ref} (${h.role})` : h.kind,
-  ].filter(Boolean);
+  const where = h.session_id
+    ? [
+        `session ${h.session_id}`,
+        h.session_title ? `"${h.session_title.slice(0, 80)}"` : '',
+        h.created_at.slice(0, 10),
+        h.kind === 'message' || h.kind === 'tool' ? `message ${h.ref} (${h.role})` : h.kind,
+      ].filter(Boolean)
+    : [`${h.kind} ${h.name ?? ''}`.trim()];
   return `[${where.join(', ')}] ${text.replace(/\s+/g, ' ')}`;
 }
 
@@ -31,7 +33,7 @@ function cite(h: SearchHit): string {
 export const searchHistoryTool = defineTool({
   name: 'search_history',
   description:
-    'Searches every earlier conversation with the user (all sessions not in the trash): their messages, your replies, tool calls and outputs, session titles, goals and file names. Query syntax: words (all must appear), "exact phrase", -word to exclude, word* for a prefix. Answers up to 10 short excerpts, each cited with its session id and title, date and message id; the current session is left out unless include_current is true.',
+    'Searches every earlier conversation with the user (all sessions not in the trash): their messages, your replies, tool calls and outputs, session titles, goals and file names; also memory notes, skills and workflows. Query syntax: words (all must appear), "exact phrase", -word to exclude, word* for a prefix. Answers up to 10 short excerpts, each cited with its session id and title, date and message id; the current session is left out unless include_current is true.',
   args: z
     .object({
       query: z
@@ -39,11 +41,7 @@ export const searchHistoryTool = defineTool({
         .min(1)
         .max(500)
         .describe('Distinctive words the conversation would contain'),
-      kind: z
-        .array(z.enum(searchKinds))
-        .min(1)
-        .optional()
-        .describe('Only these kinds of item (message, tool, session, goal, artifact)'),
+      kind: z.array(z.enum(searchKinds)).min(1).optional().describe('Only these kinds of item'),
       from: z.string().optional().describe('Only items from this date on (YYYY-MM-DD)'),
       to: z.string().optional().describe('Only items before this date (YYYY-MM-DD)'),
       include_current: z.boolean().optional(),
@@ -61,7 +59,10 @@ export const searchHistoryTool = defineTool({
           ...(args.from ? { from: args.from } : {}),
           ...(args.to ? { to: args.to } : {}),
         },
-        args.include_current === true ? {} : { excludeSession: ctx.sessionId },
+        {
+          paths: ctx.paths,
+          ...(args.include_current === true ? {} : { excludeSession: ctx.sessionId }),
+        },
       );
     } catch (err) {
       if (err instanceof ApiError) return { output: err.message, isError: true };
