@@ -1,11 +1,16 @@
 import { log } from '../shared/log.js';
 import type { Db } from '../shared/store/db.js';
-import { backfillBatch, drainQueue, indexState, queueWaiting } from '../shared/store/search.js';
+import {
+  backfillBatch,
+  indexNewMessages,
+  indexState,
+  newMessagesWaiting,
+} from '../shared/store/search.js';
 
 /** Work at most this long in one go, then let the supervisor's other work run. */
 const SLICE_MS = 20;
 const PAUSE_MS = 5;
-/** How often the queue of new messages is looked at when there is nothing else to do. */
+/** How often new messages are looked for when there is nothing else to do. */
 const POLL_MS = 1000;
 const RETRY_MS = 5_000;
 
@@ -13,7 +18,7 @@ const RETRY_MS = 5_000;
  * Keeps the search index filled in the background, in short batches (each its own transaction)
  * so start-up and turns never wait for it: first what was written before the index existed (a
  * home from an earlier release; progress in `svc status`), then, within a second, the messages
- * each turn queued (a search indexes those itself first, so this only keeps that step short).
+ * turns wrote (a search indexes those itself first, so this only keeps that step short).
  */
 export function fillSearchIndex(db: Db): { stop: () => void } {
   let timer: NodeJS.Timeout | undefined;
@@ -37,7 +42,7 @@ export function fillSearchIndex(db: Db): { stop: () => void } {
           backfilling = false;
           log.info('search index ready', { seconds: Math.round((Date.now() - started) / 1000) });
         }
-        more = queueWaiting(db) && drainQueue(db) > 0;
+        more = newMessagesWaiting(db) && indexNewMessages(db) > 0;
         if (!more) break;
       }
     } catch (err) {

@@ -9,6 +9,7 @@ import { openDb } from '../../src/shared/store/db.js';
 import { appendMessage } from '../../src/shared/store/messages.js';
 import { migrate, migrations } from '../../src/shared/store/migrations.js';
 import { createSession } from '../../src/shared/store/sessions.js';
+import { newMessagesWaiting } from '../../src/shared/store/search.js';
 
 /**
  * Search over every chat (issue 36), through a real `svc serve`: the index follows each write,
@@ -73,14 +74,10 @@ test('the index follows a turn: messages, tool calls and outputs, the title; sec
   chat = r.body.session_id;
   const stored = await messagesOf(rig.port, chat);
   userMsg = stored[0].id;
-  // Before any search: the supervisor takes the queued messages into the index on its own.
+  // Before any search: the supervisor takes the new messages into the index on its own.
   const db = openDb(join(rig.server.home, 'svc.db'), { readonly: true });
   try {
-    await waitFor(
-      () => (db.prepare('SELECT count(*) AS n FROM search_queue').get() as { n: number }).n === 0,
-      5000,
-      'the supervisor to index the turn',
-    );
+    await waitFor(() => !newMessagesWaiting(db), 5000, 'the supervisor to index the turn');
     assert.is(
       (
         db.prepare('SELECT count(*) AS n FROM search_docs WHERE session_id = ?').get(chat) as {

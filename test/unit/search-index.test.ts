@@ -10,7 +10,12 @@ import { parseSearchQuery } from '../../src/shared/search/query.js';
 import { openDb, type Db } from '../../src/shared/store/db.js';
 import { appendMessage } from '../../src/shared/store/messages.js';
 import { migrate, migrations } from '../../src/shared/store/migrations.js';
-import { backfillBatch, drainQueue, indexState } from '../../src/shared/store/search.js';
+import {
+  backfillBatch,
+  indexNewMessages,
+  indexState,
+  newMessagesWaiting,
+} from '../../src/shared/store/search.js';
 import { createSession, updateSession } from '../../src/shared/store/sessions.js';
 import { formatStatus } from '../../src/cli/status.js';
 import { ApiError } from '../../src/shared/errors.js';
@@ -122,15 +127,25 @@ test('messages, titles and goals are found; secrets are not indexed; edits and d
     role: 'tool',
     content: { tool_call_id: 'c1', name: 'read_file', output: 'worker_processes auto;' },
   });
-  // A message's own transaction only queues it; the next search indexes it first.
-  const queued = () => db.prepare('SELECT count(*) AS n FROM search_queue').get();
-  assert.equal(queued(), { n: 3 });
+  // A message's own transaction writes nothing for the index; the next search indexes it first.
+  assert.equal(db.prepare('SELECT count(*) AS n FROM search_docs').get(), { n: 1 }, 'the title');
+  assert.ok(newMessagesWaiting(db));
   assert.equal(refs(db, 'nginx'), [s.id, m2.id]);
-  assert.equal(queued(), { n: 0 });
+  assert.not.ok(newMessagesWaiting(db));
+  // The newest message deleted after it was indexed: SQLite gives the next one its rowid, and
+  // the mark came down so that one is indexed too.
   const gone = appendMessage(db, s.id, { role: 'user', content: { text: 'ephemeral' } });
+  assert.equal(refs(db, 'ephemeral'), [gone.id]);
+  const rowid = (id: string) =>
+    (db.prepare('SELECT rowid AS r FROM messages WHERE id = ?').get(id) as { r: number }).r;
+  const was = rowid(gone.id);
   db.prepare('DELETE FROM messages WHERE id = ?').run(gone.id);
-  assert.equal(queued(), { n: 0 }, 'a message deleted while queued leaves the queue');
-  assert.equal(drainQueue(db), 0);
+  assert.equal(refs(db, 'ephemeral'), []);
+  const next = appendMessage(db, s.id, { role: 'user', content: { text: 'reborn' } });
+  assert.is(rowid(next.id), was, 'the same rowid again');
+  assert.equal(refs(db, 'reborn'), [next.id]);
+  db.prepare('DELETE FROM messages WHERE id = ?').run(next.id);
+  assert.is(indexNewMessages(db), 0);
   assert.equal(refs(db, 'upstream timing'), [m1.id]);
   assert.equal(refs(db, 'worker_processes'), [m3.id]);
   assert.equal(refs(db, 'worker_processes', { kinds: ['message'] }), []);

@@ -311,7 +311,7 @@ export const platformInfo: Record<
       },
     ],
   },
-    // whatsapp
+  // whatsapp
   whatsapp: {
     label: platformLabels.whatsapp,
     login: 'qr',

@@ -5,9 +5,9 @@ import { turnOrigin } from '../protocol/ipc.js';
 import type { Db } from '../store/db.js';
 import {
   CANDIDATES,
-  drainQueue,
+  indexNewMessages,
   indexState,
-  queueWaiting,
+  newMessagesWaiting,
   searchIndex,
   searchKinds,
   type IndexState,
@@ -63,19 +63,19 @@ function invalid(field: string, message: string): ApiError {
   return new ApiError('invalid_request', message, [{ path: field, message }]);
 }
 
-/** At most this many queued messages are indexed before a search (a burst larger than that is rare: the supervisor keeps up). */
+/** At most this many new messages are indexed before a search (a burst larger than that is rare: the supervisor keeps up). */
 const CATCH_UP = 5000;
 
-/** Indexes queued messages; true when some still wait (more than CATCH_UP). */
+/** Indexes messages written since the index last looked; true when some still wait (more than CATCH_UP). */
 function catchUp(db: Db): boolean {
   try {
     let done = 0;
     while (done < CATCH_UP) {
-      const n = drainQueue(db);
+      const n = indexNewMessages(db);
       if (n === 0) return false;
       done += n;
     }
-    return queueWaiting(db);
+    return newMessagesWaiting(db);
   } catch {
     // Busy past the timeout (or a read-only store): search what is in, and say the rest waits.
     return true;

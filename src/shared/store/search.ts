@@ -252,30 +252,38 @@ function messageFill(where: string, tail = ''): string[] {
   );
 }
 
-const QUEUE_FILL = messageFill('rowid IN (SELECT msg FROM search_queue WHERE msg <= @last)');
+const NEW_FILL = messageFill('rowid > @from AND rowid <= @last');
 
 /**
- * Indexes up to `batch` queued messages (written since the index existed) in one transaction;
- * the number it took (0: none were waiting).
+ * Indexes up to `batch` messages written since the index last looked (above the mark), in one
+ * transaction; the number it took (0: none were waiting).
  */
-export function drainQueue(db: Db, batch = 500): number {
+export function indexNewMessages(db: Db, batch = 500): number {
   return db
     .transaction(() => {
-      const span = stmt<[number], { last: number | null; n: number }>(
+      const from = stmt<[], { msg: number }>(db, 'SELECT msg FROM search_mark WHERE id = 1').get()
+        ?.msg;
+      if (from === undefined) return 0;
+      const span = stmt<[number, number], { last: number | null; n: number }>(
         db,
-        'SELECT max(msg) AS last, count(*) AS n FROM (SELECT msg FROM search_queue ORDER BY msg LIMIT ?)',
-      ).get(batch)!;
+        'SELECT max(rowid) AS last, count(*) AS n FROM (SELECT rowid FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?)',
+      ).get(from, batch)!;
       if (span.last === null) return 0;
-      for (const sql of QUEUE_FILL) stmt(db, sql).run({ last: span.last });
-      stmt(db, 'DELETE FROM search_queue WHERE msg <= ?').run(span.last);
+      for (const sql of NEW_FILL) stmt(db, sql).run({ from, last: span.last });
+      stmt(db, 'UPDATE search_mark SET msg = ? WHERE id = 1').run(span.last);
       return span.n;
     })
     .immediate();
 }
 
-/** Whether messages wait for the index (a cheap read: the queue's first row). */
-export function queueWaiting(db: Db): boolean {
-  return stmt(db, 'SELECT 1 FROM search_queue LIMIT 1').get() !== undefined;
+/** Whether messages wait for the index: two lookups, at the ends of two b-trees. */
+export function newMessagesWaiting(db: Db): boolean {
+  return (
+    stmt(
+      db,
+      'SELECT 1 WHERE (SELECT coalesce(max(rowid), 0) FROM messages) > (SELECT msg FROM search_mark WHERE id = 1)',
+    ).get() !== undefined
+  );
 }
 
 /** Each table's rows as the triggers index them; `@from`/`@upto`/`@n` pick one batch by rowid. */
