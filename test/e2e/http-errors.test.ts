@@ -221,8 +221,23 @@ test('a URL over 8 KiB is answered 414 uri_too_long, up to the 64 kB the issue s
   const prefix = '/api/sessions?q=';
   const at = await get(prefix + 'a'.repeat(8192 - prefix.length));
   assert.is(at.status, 200, at.text);
+  // uWebSockets.js (v20.30) takes a head past 4 KB only when one read brings it whole, and resets
+  // the connection without a word when it comes in pieces (README, error codes); on a loaded
+  // machine a 20 kB head sometimes does. So on uWS a reset is tried again, a few times; node:http
+  // reads in pieces and must answer every time.
+  const uws = /engine: uWebSockets\.js/.test(server.output());
+  const answer = async (url: string) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await get(url);
+      } catch (err) {
+        if (!uws || attempt === 5 || (err as NodeJS.ErrnoException).code !== 'ECONNRESET')
+          throw err;
+      }
+    }
+  };
   for (const n of [8193 - prefix.length, 20_000, 64 * 1024]) {
-    const body = assertError(await get(prefix + 'a'.repeat(n)), 414, 'uri_too_long');
+    const body = assertError(await answer(prefix + 'a'.repeat(n)), 414, 'uri_too_long');
     assert.match(body.error.message, /longer than 8192 bytes/);
   }
 });
