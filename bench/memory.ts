@@ -21,6 +21,7 @@ import {
   tracked,
   waitForLine,
 } from './lib.js';
+import { runEveryRole } from './memory-roles.js';
 
 /**
  * Idle memory: resident memory (VmRSS from /proc/<pid>/status) of every svc process (the
@@ -59,7 +60,7 @@ async function bareRss(code: string, idleMs: number): Promise<{ rss: number; pss
   return { rss, pss };
 }
 
-export async function runMemory(): Promise<{ ok: boolean }> {
+export async function runMemory(): Promise<{ ok: boolean; ratios: Record<string, unknown> }> {
   const runs = Math.max(1, envInt('BENCH_MEM_RUNS', 3));
   const idleMs = envInt('BENCH_IDLE_MS', 2000);
   emit({
@@ -149,15 +150,8 @@ export async function runMemory(): Promise<{ ok: boolean }> {
       rmSync(home, { recursive: true, force: true });
     }
   }
-  if (totals.length === 0) {
-    emit({
-      bench: 'memory',
-      kind: 'ratios',
-      error: 'no successful run',
-      measurements_clean: false,
-    });
-    return { ok: false };
-  }
+  if (totals.length === 0)
+    return { ok: false, ratios: { error: 'no successful run', measurements_clean: false } };
   const tot = median(totals);
   const bareMed = median(bare);
   const procCount = median(counts);
@@ -172,9 +166,7 @@ export async function runMemory(): Promise<{ ok: boolean }> {
     baseline_bare_node_rss_mib: mib(bareMed),
     baseline_bare_node_http_rss_mib: mib(median(bareHttp)),
   });
-  emit({
-    bench: 'memory',
-    kind: 'ratios',
+  const ratios = {
     'svc_total/bare_node': round(tot / bareMed, 2),
     'svc_per_process/bare_node': round(tot / procCount / bareMed, 2),
     svc_over_bare_nodes_mib: mib(tot - procCount * bareMed),
@@ -183,13 +175,38 @@ export async function runMemory(): Promise<{ ok: boolean }> {
     pass: { total_rss: tot <= TARGET_BYTES },
     all_targets_met: tot <= TARGET_BYTES,
     measurements_clean: ok,
-  });
-  return { ok };
+  };
+  return { ok, ratios };
+}
+
+/**
+ * BENCH_MEM_SCENARIOS (default "idle,every_role"): the idle figure above, and every role running
+ * (bench/memory-roles.ts). One ratios line gathers both.
+ */
+async function main(): Promise<boolean> {
+  const chosen = (process.env.BENCH_MEM_SCENARIOS ?? 'idle,every_role').split(',');
+  const out: Record<string, unknown> = { bench: 'memory', kind: 'ratios' };
+  let ok = true;
+  let met = true;
+  if (chosen.includes('idle')) {
+    const r = await runMemory();
+    ok &&= r.ok;
+    met &&= r.ratios.all_targets_met === true;
+    out.idle = r.ratios;
+  }
+  if (chosen.includes('every_role')) {
+    const r = await runEveryRole();
+    ok &&= r.ok;
+    met &&= r.ratios.all_targets_met === true;
+    out.every_role = r.ratios;
+  }
+  emit({ ...out, all_targets_met: met, measurements_clean: ok });
+  return ok;
 }
 
 if (isMain(import.meta.url)) {
-  runMemory().then(
-    (r) => process.exit(r.ok ? 0 : 1),
+  main().then(
+    (ok) => process.exit(ok ? 0 : 1),
     (err: Error) => {
       note(err.stack ?? err.message);
       process.exit(2);
