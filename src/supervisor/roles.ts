@@ -35,6 +35,9 @@ export interface RoleSpec {
   v8Flags?: readonly string[];
 }
 
+/** V8 flags of the workers; bench/RESULTS.md (issue 37) has what each one saves. */
+const WORKER_V8_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
+
 export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
   gateway: {
     entry: 'gateway/main.js',
@@ -55,6 +58,12 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
     wanted: () => true,
     restart: 'on_demand',
     wantsConfig: true,
+    /**
+     * WASM (the bash grammar, RE2) compiled by Liftoff alone: TurboFan's tier-up of the grammar
+     * left about 30 MB of compiler memory in malloc arenas that never went back; the parse is as
+     * fast (bench/RESULTS.md, issue 37).
+     */
+    v8Flags: [...WORKER_V8_FLAGS, '--liftoff-only'],
   },
   /** Messaging-platform adapters; only while a channel is enabled. */
   channels: {
@@ -63,6 +72,7 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
     wanted: (c) => Object.values(c.channels).some((p) => p?.enabled === true),
     restart: 'backoff',
     wantsConfig: true,
+    v8Flags: WORKER_V8_FLAGS,
     followsSessions: true,
   },
   /** Schedules: only while an enabled cron task exists (or a run of one is going) or backups are scheduled. */
@@ -72,6 +82,7 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
     wanted: (c, store) => store.cronWork() || c.backup.schedule !== undefined,
     restart: 'backoff',
     wantsConfig: true,
+    v8Flags: WORKER_V8_FLAGS,
     onDemand: true,
   },
   /** MCP clients, shared by every agent worker; only while an enabled server is configured. */
@@ -81,6 +92,7 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
     wanted: (c) => Object.values(c.mcp.servers).some((s) => s.enabled),
     restart: 'backoff',
     wantsConfig: true,
+    v8Flags: WORKER_V8_FLAGS,
   },
   /**
    * The CDP connection (and a Chromium of its own under `launch: auto`), shared by every agent

@@ -5,14 +5,8 @@ import { writeFileAtomic } from '../../shared/atomic-write.js';
 import { redact } from '../../shared/log.js';
 import type { Paths } from '../../shared/paths.js';
 import type { Adapter } from './adapter.js';
-import { fetchQr, qrStatus } from './ilink.js';
 import { LoginExpired, type QrFlow, type QrPlatform } from './login.js';
-import {
-  ContextTokens,
-  credentialsSchema,
-  MessengerAdapter,
-  type MessengerCredentials,
-} from './messenger.js';
+import { ContextTokens, credentialsSchema, type MessengerCredentials } from './messenger-state.js';
 
 /** The platform allows this many fresh codes in one login before it gives up. */
 const MAX_CODES = 3;
@@ -74,6 +68,7 @@ export class MessengerQr implements QrPlatform {
     const config = this.config()?.channels.messenger;
     if (!creds || !config)
       return { needsLogin: 'not logged in: scan the QR code (POST /api/channels/messenger/login)' };
+    const { MessengerAdapter } = await import('./messenger.js');
     return new MessengerAdapter(creds, config, this.contexts);
   }
 
@@ -85,6 +80,7 @@ export class MessengerQr implements QrPlatform {
     const base = this.config()?.channels.messenger?.base_url;
     if (!base) throw new Error('WeChat is not configured');
     const { signal } = flow;
+    const { fetchQr, qrStatus } = await import('./ilink.js');
     let host = base;
     const newCode = async () => {
       const qr = await fetchQr(base, signal);

@@ -1,6 +1,4 @@
-import { writeFileAtomic } from '../../shared/atomic-write.js';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import type { MessengerConfig } from '../../shared/config/channels.js';
@@ -8,6 +6,7 @@ import { log } from '../../shared/log.js';
 import type { Adapter, AdapterEvents, InboundFile } from './adapter.js';
 import { PlatformError } from './adapter.js';
 import { markdownToPlain, splitText } from './format.js';
+import type { ContextTokens, MessengerCredentials } from './messenger-state.js';
 import {
   cdnUpload,
   IlinkClient,
@@ -29,16 +28,6 @@ import {
   type CdnMedia,
 } from './ilink-media.js';
 
-/** What the QR login leaves behind (0600 under $SVC_HOME/channels); never in a response. */
-export const credentialsSchema = z.object({
-  token: z.string().min(1),
-  base_url: z.string(),
-  account_id: z.string(),
-  user_id: z.string(),
-  saved_at: z.string(),
-});
-export type MessengerCredentials = z.infer<typeof credentialsSchema>;
-
 /** A file is encrypted in memory before its upload: this much at most. */
 const MAX_SEND_BYTES = 100 * 1024 * 1024;
 /** The protocol wants this much time between two sends to a user. */
@@ -51,32 +40,6 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     const t = setTimeout(resolve, ms);
     signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
   });
-
-/**
- * Context tokens: every outbound message must carry the user's latest one, which only arrives on
- * their messages. Written through to a 0600 file so a restarted worker (or a cron delivery) can
- * still reach a user who wrote before.
- */
-export class ContextTokens {
-  private readonly map: Record<string, string>;
-  constructor(private readonly file: string) {
-    let m: Record<string, string> = {};
-    try {
-      m = z.record(z.string(), z.string()).parse(JSON.parse(readFileSync(file, 'utf8')));
-    } catch {
-      // none yet
-    }
-    this.map = m;
-  }
-  get(user: string): string | undefined {
-    return this.map[user];
-  }
-  set(user: string, token: string): void {
-    if (this.map[user] === token) return;
-    this.map[user] = token;
-    writeFileAtomic(this.file, JSON.stringify(this.map));
-  }
-}
 
 /** Where a file sent to the bot is and its key, carried in InboundFile.ref until it is fetched. */
 const fileRefSchema = z.object({ url: z.string(), key: z.string() });
