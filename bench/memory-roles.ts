@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeProvider, type FakeProvider } from '../test/fixtures/fake-provider.js';
@@ -65,6 +65,10 @@ interface Row {
   role: string;
   pid: number;
   rss_mib: number;
+  /** Shared pages (the node binary's) split between the processes that share them. */
+  pss_mib: number | null;
+  /** Pages of this process alone (what stopping it would free). */
+  uss_mib: number | null;
   heap_mib: number | null;
   rss_x_bare: number;
   heap_x_bare: number | null;
@@ -74,6 +78,7 @@ interface Table {
   rows: Row[];
   total_rss_mib: number;
   total_rss_mb: number;
+  total_pss_mib: number;
   bare_rss_mib: number;
   bare_heap_mib: number;
 }
@@ -98,6 +103,20 @@ async function bareNode(ms: number): Promise<{ rss: number; heap: number }> {
   return { rss, heap };
 }
 
+/** PSS and USS (private clean + dirty) from /proc/<pid>/smaps_rollup, in MiB. */
+function rollup(pid: number): { pss: number; uss: number } | undefined {
+  try {
+    const txt = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(txt)?.[1] ?? NaN);
+    return {
+      pss: mib(kb('Pss') * 1024),
+      uss: mib((kb('Private_Clean') + kb('Private_Dirty')) * 1024),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The table: svc's own processes (the supervisor and the children `svc status` names; not the MCP server it started). */
 async function measure(svc: Svc, settleMs: number, label: string): Promise<Table> {
   note(`${label}: settling ${settleMs} ms beside a bare node process`);
@@ -106,6 +125,7 @@ async function measure(svc: Svc, settleMs: number, label: string): Promise<Table
   const pids = (await svc.status()).processes.filter((p) => p.pid > 0).map((p) => p.pid);
   const [bare] = await Promise.all([bareNode(settleMs), sleep(settleMs)]);
   const rssOf = new Map(pids.map((pid) => [pid, statusBytes(pid, 'VmRSS') ?? 0]));
+  const pssOf = new Map(pids.map((pid) => [pid, rollup(pid)]));
   const st = await svc.status();
   const procs = (
     st.processes as Array<{ role: string; pid: number; heap_used_bytes?: number | null }>
@@ -117,6 +137,8 @@ async function measure(svc: Svc, settleMs: number, label: string): Promise<Table
       role: p.role,
       pid: p.pid,
       rss_mib: mib(rss),
+      pss_mib: pssOf.get(p.pid)?.pss ?? null,
+      uss_mib: pssOf.get(p.pid)?.uss ?? null,
       heap_mib: heap === null ? null : mib(heap),
       rss_x_bare: round(rss / bare.rss, 2),
       heap_x_bare: heap === null ? null : round(heap / bare.heap, 2),
@@ -125,6 +147,10 @@ async function measure(svc: Svc, settleMs: number, label: string): Promise<Table
   const total = rows.reduce((s, r) => s + r.rss_mib * 1048576, 0);
   const table = {
     rows,
+    total_pss_mib: round(
+      rows.reduce((s, r) => s + (r.pss_mib ?? 0), 0),
+      1,
+    ),
     total_rss_mib: mib(total),
     total_rss_mb: round(total / 1e6, 1),
     bare_rss_mib: mib(bare.rss),
@@ -137,14 +163,14 @@ async function measure(svc: Svc, settleMs: number, label: string): Promise<Table
 
 function printTable(label: string, t: Table): void {
   const lines = [
-    `| ${label} | RSS MiB | × bare | heap MiB | × bare |`,
-    '|---|---|---|---|---|',
+    `| ${label} | RSS MiB | × bare | PSS | USS | heap MiB | × bare |`,
+    '|---|---|---|---|---|---|---|',
     ...t.rows.map(
       (r) =>
-        `| ${r.role} | ${r.rss_mib} | ${r.rss_x_bare} | ${r.heap_mib ?? '?'} | ${r.heap_x_bare ?? '?'} |`,
+        `| ${r.role} | ${r.rss_mib} | ${r.rss_x_bare} | ${r.pss_mib ?? '?'} | ${r.uss_mib ?? '?'} | ${r.heap_mib ?? '?'} | ${r.heap_x_bare ?? '?'} |`,
     ),
-    `| bare node | ${t.bare_rss_mib} | 1 | ${t.bare_heap_mib} | 1 |`,
-    `| **total** | ${t.total_rss_mib} (${t.total_rss_mb} MB) | | | |`,
+    `| bare node | ${t.bare_rss_mib} | 1 | | | ${t.bare_heap_mib} | 1 |`,
+    `| **total** | ${t.total_rss_mib} (${t.total_rss_mb} MB) | | ${t.total_pss_mib} | | | |`,
   ];
   note(`\n${lines.join('\n')}`);
 }

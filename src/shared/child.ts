@@ -1,5 +1,6 @@
 import { Endpoint, parentLink } from './protocol/endpoint.js';
 import type { ChildRole } from './protocol/ipc.js';
+import { collectWhenIdle } from './idle-gc.js';
 import { log, setLogRole } from './log.js';
 
 /**
@@ -29,6 +30,7 @@ export function startChild(
   endpoint.handle('child.ping', () => ({}));
   endpoint.handle('worker.echo', (p) => ({ text: p.text, role, pid: process.pid }));
   endpoint.emit('child.ready', { role, pid: process.pid });
+  collectWhenIdle(() => inflightTurns() > 0);
   return endpoint;
 }
 

@@ -35,8 +35,12 @@ export interface RoleSpec {
   v8Flags?: readonly string[];
 }
 
-/** V8 flags of the workers; bench/RESULTS.md (issue 37) has what each one saves. */
-const WORKER_V8_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
+/**
+ * V8 flags of the workers (bench/RESULTS.md, issue 37, has what each one saves): a 1 MB young
+ * generation (the default grows to 16 MB under a burst of turns and keeps it), and `gc` for
+ * shared/idle-gc.ts, which collects once a worker goes quiet.
+ */
+const WORKER_V8_FLAGS: readonly string[] = ['--max-semi-space-size=1', '--expose-gc'];
 
 export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
   gateway: {
@@ -50,7 +54,7 @@ export const roleSpecs: Readonly<Record<ChildRoleName, RoleSpec>> = {
      * about 7 MB less resident at idle. A request allocates little (the gateway's request path is
      * allocation-free), so scavenges stay rare; bench/RESULTS.md has the throughput beside it.
      */
-    v8Flags: ['--max-semi-space-size=1'],
+    v8Flags: ['--max-semi-space-size=1', '--expose-gc'], // --expose-gc: shared/idle-gc.ts
   },
   agent: {
     entry: 'workers/agent/main.js',
