@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { codePath, startedByPath } from '../../../../shared/code-root.js';
 import {
   globResultSchema,
@@ -18,8 +18,11 @@ import {
  */
 let pool: Piscina<SearchTask, unknown> | undefined;
 
-function searchPool(): Piscina<SearchTask, unknown> {
-  pool ??= new Piscina<SearchTask, unknown>({
+/** piscina itself loads with the first search too (1.4 MB resident otherwise kept by every agent). */
+async function searchPool(): Promise<Piscina<SearchTask, unknown>> {
+  if (pool) return pool;
+  const { Piscina: Pool } = await import('piscina');
+  pool ??= new Pool<SearchTask, unknown>({
     filename: pathToFileURL(codePath(startedByPath.searchWorker)).href,
     minThreads: 0,
     maxThreads: 2,
@@ -33,14 +36,18 @@ export async function runGlob(
   task: Omit<GlobTask, 'op'>,
   signal: AbortSignal,
 ): Promise<GlobResult> {
-  return globResultSchema.parse(await searchPool().run({ op: 'glob', ...task }, { signal }));
+  return globResultSchema.parse(
+    await (await searchPool()).run({ op: 'glob', ...task }, { signal }),
+  );
 }
 
 export async function runGrep(
   task: Omit<GrepTask, 'op'>,
   signal: AbortSignal,
 ): Promise<GrepResult> {
-  return grepResultSchema.parse(await searchPool().run({ op: 'grep', ...task }, { signal }));
+  return grepResultSchema.parse(
+    await (await searchPool()).run({ op: 'grep', ...task }, { signal }),
+  );
 }
 
 /** Stops the pool's threads (tests, shutdown); the next search starts a new pool. */

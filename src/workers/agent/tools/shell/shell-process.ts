@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { execa } from 'execa';
+import type { execa as Execa } from 'execa';
 import type { OutputLog } from './output-log.js';
 import {
   groupAlive,
@@ -63,7 +63,17 @@ export function commandEnv(
   return env;
 }
 
-/** Runs `command` through the shell as its own process group, with stdin closed. */
+let execa: typeof Execa | undefined;
+
+/**
+ * Loads execa, once, with a worker's first command: a worker that runs none does not keep it
+ * (about 6 MB resident; issue 37). The terminal tool awaits this before it spawns.
+ */
+export async function loadShell(): Promise<void> {
+  execa ??= (await import('execa')).execa;
+}
+
+/** Runs `command` through the shell as its own process group, with stdin closed (after loadShell()). */
 export function spawnShell(opts: {
   command: string;
   cwd: string;
@@ -83,6 +93,7 @@ export function spawnShell(opts: {
   contained?: boolean;
 }): ShellRun {
   const argv = [...(opts.prefix ?? []), shell, '-c', opts.command];
+  if (!execa) throw new Error('spawnShell before loadShell');
   const sub = execa(argv[0]!, argv.slice(1), {
     cwd: opts.cwd,
     env: opts.env,

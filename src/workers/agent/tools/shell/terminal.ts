@@ -18,7 +18,7 @@ import {
   type SandboxOptions,
 } from '../../sandbox/index.js';
 import { defineTool, type Tool, type ToolContext } from '../registry.js';
-import { commandEnv, spawnShell, type ShellExit } from './shell-process.js';
+import { commandEnv, loadShell, spawnShell, type ShellExit } from './shell-process.js';
 
 export const DEFAULT_TIMEOUT_S = 120;
 export const MAX_TIMEOUT_S = 600;
@@ -92,6 +92,7 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
       ...(outside_sandbox !== undefined ? { outside: outside_sandbox } : {}),
     }),
     run: async ({ command, timeout_seconds, background, outside_sandbox }, ctx) => {
+      await loadShell();
       const cwd = workDir(ctx);
       if (!cwd)
         return {
