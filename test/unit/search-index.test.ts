@@ -7,6 +7,7 @@ import { syncFileDocs } from '../../src/shared/search/files.js';
 import { searchAll } from '../../src/shared/search/run.js';
 import { resolvePaths } from '../../src/shared/paths.js';
 import { parseSearchQuery } from '../../src/shared/search/query.js';
+import { makeSnippet, queryTerms } from '../../src/shared/search/snippet.js';
 import { openDb, type Db } from '../../src/shared/store/db.js';
 import { appendMessage } from '../../src/shared/store/messages.js';
 import { migrate, migrations } from '../../src/shared/store/migrations.js';
@@ -87,6 +88,30 @@ const HOSTILE = [
   `${'-a '.repeat(10)}b`,
 ];
 
+test('excerpts: the window with the most matches, marks as the index compares words', () => {
+  const terms = queryTerms([
+    { words: ['cafe'], prefix: false },
+    { words: ['ngin'], prefix: true },
+  ]);
+  const filler = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
+  const { snippet, highlights } = makeSnippet(
+    `${filler} Café\n\n  near the NGINX box ${filler}`,
+    terms,
+  );
+  assert.equal(
+    highlights.map(([a, b]) => snippet.slice(a, b)),
+    ['Café', 'NGINX'],
+  );
+  assert.ok(snippet.startsWith('…') && snippet.endsWith('…'), snippet);
+  assert.ok(snippet.length <= 322);
+  const blob = makeSnippet(`${'x'.repeat(5000)} cafe`, terms);
+  assert.ok(blob.snippet.length <= 322, 'one huge token is cut');
+  assert.equal(
+    blob.highlights.map(([a, b]) => blob.snippet.slice(a, b)),
+    ['cafe'],
+  );
+});
+
 test('hostile queries answer results or a 400, never anything else', () => {
   const db = openDb(join(dir, 'hostile.db'));
   migrate(db);
@@ -158,7 +183,7 @@ test('messages, titles and goals are found; secrets are not indexed; edits and d
   assert.is(hit.seq, 1);
   const [a, b] = hit.highlights[0]!;
   assert.is(hit.snippet.slice(a, b), 'upstream');
-  assert.ok(hit.snippet.includes('[redacted]'), hit.snippet);
+  assert.ok(hit.snippet.includes('[redacted'), hit.snippet);
 
   updateSession(db, s.id, { title: 'Apache migration' });
   assert.equal(refs(db, 'nginx', { kinds: ['session'] }), []);

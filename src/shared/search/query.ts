@@ -14,6 +14,8 @@ export interface ParsedQuery {
   /** The words and phrases looked for (what a person sees echoed back). */
   terms: string[];
   excluded: string[];
+  /** The words looked for, as typed (for highlighting them in excerpts). */
+  wanted: Array<{ words: string[]; prefix: boolean }>;
 }
 
 export type ParseResult = { ok: true; query: ParsedQuery } | { ok: false; message: string };
@@ -100,6 +102,11 @@ export function parseSearchQuery(input: string): ParseResult {
   const shown = (t: Item) => `${t.words.join(' ')}${t.prefix ? '*' : ''}`;
   return {
     ok: true,
-    query: { fts, terms: wanted.map(shown), excluded: unwanted.map(shown) },
+    query: {
+      fts,
+      terms: wanted.map(shown),
+      excluded: unwanted.map(shown),
+      wanted: wanted.map((t) => ({ words: t.words, prefix: t.prefix })),
+    },
   };
 }

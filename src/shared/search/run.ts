@@ -16,6 +16,7 @@ import {
 import { decodeCursor, encodeCursor } from '../store/util.js';
 import { syncFileDocs } from './files.js';
 import { parseSearchQuery } from './query.js';
+import { queryTerms } from './snippet.js';
 import type { Paths } from '../paths.js';
 
 /** Pages past this many results are refused: a narrower query finds it sooner. */
@@ -127,6 +128,7 @@ export function searchAll(
     ({ hits, capped } = searchIndex(
       db,
       parsed.query.fts,
+      queryTerms(parsed.query.wanted),
       {
         ...(req.session === undefined ? {} : { session_id: req.session }),
         ...(req.origin === undefined ? {} : { origin: req.origin }),

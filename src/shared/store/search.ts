@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { scrubSecrets } from '../audit.js';
+import { makeSnippet, type Term } from '../search/snippet.js';
 import type { Db } from './db.js';
 import { stmt } from './util.js';
 
@@ -52,9 +53,6 @@ export interface SearchHit {
   highlights: Array<[number, number]>;
 }
 
-export const SNIPPET_TOKENS = 20;
-export const SNIPPET_MAX_CHARS = 320;
-
 /**
  * A word in most messages matches hundreds of thousands of them, and ranking them all costs
  * seconds: the newest this many matches (after the filters) are ranked, which keeps a search
@@ -81,6 +79,8 @@ interface CandidateRow {
 export function searchIndex(
   db: Db,
   fts: string,
+  /** The words looked for, to mark in each excerpt. */
+  terms: Term[],
   filters: SearchFilters,
   page: { limit: number; offset: number },
 ): { hits: SearchHit[]; capped: boolean } {
@@ -131,25 +131,25 @@ export function searchIndex(
   const matched = rows[0]?.matched ?? 0;
   const hits = rows.map((r) => {
     const extra = stmt<
-      [string, number],
-      { snip: string; title: string | null; seq: number | null; name: string }
+      [number],
+      { title: string; body: string; stitle: string | null; seq: number | null }
     >(
       db,
-      `SELECT snippet(search_fts, -1, char(1), char(2), '…', ${SNIPPET_TOKENS}) AS snip,
-         d.title AS name,
-         (SELECT title FROM sessions WHERE id = d.session_id) AS title,
+      `SELECT d.title, d.body,
+         (SELECT title FROM sessions WHERE id = d.session_id) AS stitle,
          (SELECT seq FROM messages WHERE id = d.ref AND d.kind IN ('message', 'tool')) AS seq
-       FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid
-       WHERE search_fts MATCH ? AND search_fts.rowid = ?`,
-    ).get(fts, r.id);
-    const { snippet, highlights } = marked(extra?.snip ?? '');
+       FROM search_docs d WHERE d.id = ?`,
+    ).get(r.id);
+    const fromBody = makeSnippet(extra?.body ?? '', terms);
+    const { snippet, highlights } =
+      fromBody.highlights.length > 0 || !extra?.title ? fromBody : makeSnippet(extra.title, terms);
     return {
       kind: r.kind,
       ref: r.ref,
       session_id: r.session_id,
       // A title made from a first message can hold what the index left out.
-      session_title: extra?.title == null ? null : scrubSecrets(extra.title),
-      name: r.kind === 'session' || r.kind === 'goal' ? null : (extra?.name ?? null),
+      session_title: extra?.stitle == null ? null : scrubSecrets(extra.stitle),
+      name: r.kind === 'session' || r.kind === 'goal' ? null : (extra?.title ?? null),
       seq: extra?.seq ?? null,
       role: r.role,
       origin: r.origin,
@@ -160,31 +160,6 @@ export function searchIndex(
     };
   });
   return { hits, capped: matched >= CANDIDATES };
-}
-
-/** Turns snippet()'s \x01…\x02 marks into plain text and offsets, cut to SNIPPET_MAX_CHARS. */
-export function marked(raw: string): { snippet: string; highlights: Array<[number, number]> } {
-  let snippet = '';
-  const highlights: Array<[number, number]> = [];
-  let open = -1;
-  for (const ch of raw) {
-    if (ch === '\x01') open = snippet.length;
-    else if (ch === '\x02') {
-      if (open >= 0 && snippet.length > open) highlights.push([open, snippet.length]);
-      open = -1;
-    } else snippet += ch;
-  }
-  if (snippet.length <= SNIPPET_MAX_CHARS) return { snippet, highlights };
-  // One very long token (a pasted blob) can make 20 tokens huge: keep the window around the first mark.
-  const first = highlights[0]?.[0] ?? 0;
-  const start = Math.max(0, Math.min(first - 80, snippet.length - SNIPPET_MAX_CHARS));
-  const end = start + SNIPPET_MAX_CHARS;
-  return {
-    snippet: `${start > 0 ? '…' : ''}${snippet.slice(start, end)}…`,
-    highlights: highlights
-      .filter(([a, b]) => a >= start && b <= end)
-      .map(([a, b]) => [a - start + (start > 0 ? 1 : 0), b - start + (start > 0 ? 1 : 0)]),
-  };
 }
 
 // ---- the background fill of rows from before the index ----
