@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { turnOrigin } from '../../shared/protocol/ipc.js';
 import { searchAll, searchRequest, type SearchRequest } from '../../shared/search/run.js';
-import { searchKinds } from '../../shared/store/search.js';
+import { CANDIDATES, searchKinds } from '../../shared/store/search.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 import { instant } from '../../shared/instant.js';
@@ -45,7 +45,8 @@ is not in the trash, and memory notes, skill and workflow descriptions. q is wha
 -"phrase" to exclude, word* for a prefix; anything else (symbols, operators) is read as plain
 words. Filters: session (an id), origin (${turnOrigin.options.join(', ')}), role (user, assistant,
 tool), kind (comma-separated: ${searchKinds.join(', ')}), from and to (dates or ISO
-times, [from, to)). Ranked by relevance (BM25), newest first among equals; limit 1-50 (default 20)
+times, [from, to)). Ranked by relevance (BM25), newest first among equals; when the words match
+more than ${CANDIDATES} items, the newest ${CANDIDATES} are ranked (ranked.among_newest and notice say so); limit 1-50 (default 20)
 per page, next_cursor for the next. Each item has a bounded snippet with highlights ([start, end)
 offsets into it). While an upgraded home's earlier chats are still being indexed, index.state is
 "building" and notice says so. Secrets svc scrubs from its logs are not indexed.`.replace(

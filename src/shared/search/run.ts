@@ -70,6 +70,8 @@ const CATCH_UP = 5000;
 /** Indexes messages written since the index last looked; true when some still wait (more than CATCH_UP). */
 function catchUp(db: Db): boolean {
   try {
+    // A read first: most searches find nothing new, and need no write lock.
+    if (!newMessagesWaiting(db)) return false;
     let done = 0;
     while (done < CATCH_UP) {
       const n = indexNewMessages(db);
