@@ -143,4 +143,37 @@ test('a masked value sent back stands for the real one; a new value is taken', (
   assert.is(unmaskSecrets(modelEntrySchema, current, { api_key: 'sk-new' }).api_key, 'sk-new');
 });
 
+test('credentials inside any URL are masked, scrubbed and kept when sent back masked', () => {
+  const pass = 'url-password-0123456789';
+  const token = 'query-token-abcdef123456';
+  const user = 'ghp_lone-user-token-987654';
+  const withUrls = configSchema.parse({
+    models: {
+      m: { provider: 'custom', model: 'x', base_url: `https://u:${pass}@llm.example/v1` },
+    },
+    mcp: { servers: { remote: { url: `https://${user}@mcp.example/mcp?api_key=${token}&x=1` } } },
+    browser: { cdp_url: `ws://127.0.0.1:9222/devtools?token=${token}` },
+  });
+  const shown = JSON.stringify(maskedConfig(withUrls));
+  for (const v of [pass, token, user]) assert.not.ok(shown.includes(v), `${v} is not shown`);
+  const masked = maskedConfig(withUrls);
+  assert.is(masked.models.m?.base_url, `https://u:********${pass.slice(-4)}@llm.example/v1`);
+  assert.match(
+    masked.mcp.servers.remote?.url ?? '',
+    /^https:\/\/\*{8}.+@mcp\.example\/mcp\?api_key=\*{8}.+&x=1$/,
+  );
+  // what is not a credential stays readable: host, path, other parameters
+  assert.match(masked.browser.cdp_url ?? '', /^ws:\/\/127\.0\.0\.1:9222\/devtools\?token=/);
+  for (const v of [pass, token, user])
+    assert.ok(configSecretValues(withUrls).includes(v), `the log scrubber knows ${v}`);
+  // A form that sends the masked URL back keeps the real one; a changed URL is taken as sent.
+  const current = withUrls.models.m!;
+  const back = unmaskSecrets(modelEntrySchema, current, { base_url: masked.models.m!.base_url });
+  assert.is(back.base_url, current.base_url);
+  const changed = unmaskSecrets(modelEntrySchema, current, { base_url: 'https://other/v1' });
+  assert.is(changed.base_url, 'https://other/v1');
+  // a plain URL is untouched
+  assert.is(maskedConfig(config).models.m?.base_url, 'http://h');
+});
+
 test.run();

@@ -92,10 +92,57 @@ function setAt(value: unknown, path: Path, next: unknown): void {
   (parent as Record<string | number, unknown>)[path[path.length - 1]!] = next;
 }
 
+/** Query parameters that carry a credential in a URL (`?token=…`, `&api_key=…`). */
+const CREDENTIAL_PARAM = /token|key|secret|passw|auth|sig|credential/i;
+
+/**
+ * The credentials a URL carries: the password of its userinfo (or a lone user name, which is
+ * how tokens ride in `https://TOKEN@host`) and credential-named query parameters. Any string in
+ * config is read so, not only fields marked secret: a `cdp_url`, an MCP server's `url` or a
+ * model's `base_url` take them, and a new URL field cannot forget it.
+ */
+export function urlCredentials(value: string): string[] {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return [];
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return [];
+  }
+  const found: string[] = [];
+  if (u.password) found.push(decodeURIComponent(u.password));
+  else if (u.username) found.push(decodeURIComponent(u.username));
+  for (const [k, v] of u.searchParams) if (v && CREDENTIAL_PARAM.test(k)) found.push(v);
+  return found;
+}
+
+/** `value` with each credential of its URL masked; other strings as they are. */
+function maskUrl(value: string): string {
+  if (urlCredentials(value).length === 0) return value;
+  const u = new URL(value);
+  if (u.password) u.password = maskSecret(decodeURIComponent(u.password));
+  else if (u.username) u.username = maskSecret(decodeURIComponent(u.username));
+  for (const [k, v] of [...u.searchParams])
+    if (v && CREDENTIAL_PARAM.test(k)) u.searchParams.set(k, maskSecret(v));
+  return u.toString();
+}
+
+/** Every string in `value` and where it sits. */
+function allStrings(value: unknown): Path[] {
+  const out: Path[] = [];
+  stringLeaves(value, [], out);
+  return out;
+}
+
 /** A copy of `value` with every secret the schema marks masked (enough to recognise, not to use). */
 export function maskSecrets<T>(schema: z.ZodType, value: T): T {
   const copy = structuredClone(value);
-  for (const p of secretPaths(schema, copy)) setAt(copy, p, maskSecret(getAt(copy, p) as string));
+  const marked = secretPaths(schema, copy);
+  for (const p of marked) setAt(copy, p, maskSecret(getAt(copy, p) as string));
+  const done = new Set(marked.map((p) => JSON.stringify(p)));
+  for (const p of allStrings(copy))
+    if (!done.has(JSON.stringify(p)) && p.length > 0)
+      setAt(copy, p, maskUrl(getAt(copy, p) as string));
   return copy;
 }
 
@@ -109,14 +156,19 @@ export function unmaskSecrets<T>(schema: z.ZodType, current: unknown, incoming: 
     const cur = getAt(current, p);
     if (typeof cur === 'string' && getAt(copy, p) === maskSecret(cur)) setAt(copy, p, cur);
   }
+  for (const p of allStrings(copy)) {
+    const cur = getAt(current, p);
+    if (typeof cur === 'string' && cur !== getAt(copy, p) && getAt(copy, p) === maskUrl(cur))
+      setAt(copy, p, cur);
+  }
   return copy;
 }
 
 /** Every secret value a config holds. */
 export function configSecretValues(config: Config): string[] {
-  return secretPaths(configSchema, config)
-    .map((p) => getAt(config, p))
-    .filter((v): v is string => typeof v === 'string' && v.length > 0);
+  const marked = secretPaths(configSchema, config).map((p) => getAt(config, p));
+  const inUrls = allStrings(config).flatMap((p) => urlCredentials(getAt(config, p) as string));
+  return [...marked, ...inUrls].filter((v): v is string => typeof v === 'string' && v.length > 0);
 }
 
 /** The effective configuration with every secret masked: what any answer carrying config parts starts from. */
