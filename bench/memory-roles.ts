@@ -371,12 +371,6 @@ export async function runEveryRole(): Promise<{ ok: boolean; ratios: Record<stri
   try {
     const dailyId = await setUp(svc, fake, tg);
     const before = await measure(svc, settle, 'after one turn');
-    // A diagnostic: BENCH_HOLD_MS keeps svc up after the first table (to read /proc, take heap snapshots).
-    const hold = envInt('BENCH_HOLD_MS', 0);
-    if (hold > 0) {
-      note(`holding svc (home ${home}, port ${svc.port}) for ${hold} ms`);
-      await sleep(hold);
-    }
     const passBefore = judge(before);
     let after: Table | undefined;
     let long: Record<string, unknown> | undefined;
@@ -384,6 +378,12 @@ export async function runEveryRole(): Promise<{ ok: boolean; ratios: Record<stri
       long = await longRun(svc, tg, dailyId);
       emit({ bench: 'memory', scenario: 'every_role', kind: 'long_run', ...long });
       after = await measure(svc, settle, 'after the long run');
+    }
+    // A diagnostic: BENCH_HOLD_MS keeps svc up after the last table (to read /proc, take heap snapshots).
+    const hold = envInt('BENCH_HOLD_MS', 0);
+    if (hold > 0) {
+      note(`holding svc (home ${home}, port ${svc.port}) for ${hold} ms`);
+      await sleep(hold);
     }
     const passAfter = after ? judge(after) : {};
     const ratios = {
