@@ -9,6 +9,7 @@ import {
 import type { Paths } from '../shared/paths.js';
 import { statusSchema } from '../shared/protocol/ipc.js';
 import { askControl } from '../supervisor/control-socket.js';
+import { withSupervisorFlags } from '../supervisor/roles.js';
 
 const READY_TIMEOUT_MS = 20_000;
 
@@ -31,7 +32,7 @@ export async function startDaemon(
   const out = openSync(paths.serveLog, 'a', 0o600);
   const child = spawn(
     process.execPath,
-    [...process.execArgv, process.argv[1] ?? 'svc', 'serve', ...args],
+    [...withSupervisorFlags(process.execArgv), process.argv[1] ?? 'svc', 'serve', ...args],
     {
       detached: true,
       stdio: ['ignore', out, out],

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import plist from 'plist';
+import { SUPERVISOR_V8_FLAGS } from '../supervisor/roles.js';
 
 /** The service definitions `svc service install` writes: a systemd user unit or a launchd agent. */
 
@@ -36,7 +37,7 @@ export function serviceFile(manager: Manager, env: NodeJS.ProcessEnv = process.e
 }
 
 export function serveArgs(spec: ServiceSpec): string[] {
-  return [spec.node, spec.bin, 'serve', '--addr', spec.addr];
+  return [spec.node, ...SUPERVISOR_V8_FLAGS, spec.bin, 'serve', '--addr', spec.addr];
 }
 
 export function renderService(manager: Manager, spec: ServiceSpec): string {

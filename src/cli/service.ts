@@ -239,6 +239,11 @@ function readText(file: string): string | undefined {
   }
 }
 
+/** The script Node runs: the first word after Node that is not one of its flags. */
+function binOf(words: readonly string[]): string | null {
+  return words.slice(1).find((w) => !w.startsWith('-')) ?? null;
+}
+
 /** ExecStart and SVC_HOME back out of a unit this command wrote (quoted words, escapes undone). */
 function readUnit(text: string) {
   const value = (key: string) =>
@@ -256,7 +261,7 @@ function readUnit(text: string) {
   const addrAt = exec.indexOf('--addr');
   return {
     node: exec[0] ?? null,
-    bin: exec[1] ?? null,
+    bin: binOf(exec),
     home,
     addr: addrAt >= 0 ? (exec[addrAt + 1] ?? null) : null,
   };
@@ -278,7 +283,7 @@ function readPlist(text: string) {
   const addrAt = args.indexOf('--addr');
   return {
     node: args[0] ?? null,
-    bin: args[1] ?? null,
+    bin: binOf(args),
     home: parsed.EnvironmentVariables.SVC_HOME ?? null,
     addr: addrAt >= 0 ? (args[addrAt + 1] ?? null) : null,
   };

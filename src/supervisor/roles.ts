@@ -36,6 +36,20 @@ export interface RoleSpec {
 }
 
 /**
+ * V8 flags of the supervisor where svc writes its command line (`svc serve -d`, the service files):
+ * it routes every turn's events, and V8's default young generation grows to 16 MB and stays
+ * (9-11 MiB more resident after one turn with every role running; bench/RESULTS.md, issue 37).
+ * A foreground `svc serve` runs with what Node was given: V8 reads the flag only at start.
+ */
+export const SUPERVISOR_V8_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
+
+/** `execArgv` with the supervisor's flags added where not given already. */
+export function withSupervisorFlags(execArgv: readonly string[]): string[] {
+  const given = (f: string) => execArgv.some((a) => a.split('=')[0] === f.split('=')[0]);
+  return [...SUPERVISOR_V8_FLAGS.filter((f) => !given(f)), ...execArgv];
+}
+
+/**
  * V8 flags of the workers (bench/RESULTS.md, issue 37, has what each one saves): a 1 MB young
  * generation (the default grows to 16 MB under a burst of turns and keeps it), and `gc` for
  * shared/idle-gc.ts, which collects once a worker goes quiet.

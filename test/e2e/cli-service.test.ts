@@ -58,7 +58,11 @@ test('--print shows the systemd unit for this Node, this install, SVC_HOME and t
       s.env,
     );
     assert.is(r.code, 0, r.stderr);
-    assert.match(r.stdout, `ExecStart=${process.execPath} ${svcBin} serve --addr :8088\n`);
+    assert.match(
+      r.stdout,
+      `ExecStart=${process.execPath} --max-semi-space-size=1 ${svcBin} serve --addr :8088\n`,
+      "the supervisor's 1 MB young generation (issue 37)",
+    );
     assert.match(r.stdout, `Environment="SVC_HOME=${s.home}"\n`, 'a path with a space is quoted');
     assert.match(r.stdout, `Environment=PATH=${s.bin}\n`);
     assert.match(r.stdout, /^Restart=on-failure$/m);
@@ -81,6 +85,7 @@ test('--print --manager launchd shows a plist that launchd can read', async () =
     assert.is(doc.Label, 'dev.svc.serve');
     assert.equal(doc.ProgramArguments, [
       process.execPath,
+      '--max-semi-space-size=1',
       svcBin,
       'serve',
       '--addr',

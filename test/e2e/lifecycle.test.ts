@@ -360,6 +360,13 @@ test('svc serve -d runs in the background; status shows it; --stop stops it; a s
     const gateway = gatewayOf(status);
     assert.ok(gateway, 'processes include a gateway');
     pids = (status.processes as Proc[]).map((p) => p.pid).filter((p) => p > 0);
+    const supervisor = (status.processes as Proc[]).find((p) => p.role === 'supervisor');
+    assert.ok(
+      readFileSync(`/proc/${supervisor!.pid}/cmdline`, 'utf8')
+        .split('\0')
+        .includes('--max-semi-space-size=1'),
+      "the daemon's supervisor runs with a 1 MB young generation (issue 37)",
+    );
     const port = Number(/:(\d+)$/.exec(status.addr)![1]);
     assert.is((await health(port)).status, 200, 'the background server answers');
 
