@@ -405,7 +405,14 @@ if (reason) {
         '#/settings/tools',
         (page) => page.locator('[data-testid=tool-info]').first().waitFor(),
       ],
-      ['status', '#/status', (page) => page.locator('[data-testid=process-row]').first().waitFor()],
+      [
+        'status',
+        '#/status',
+        async (page) => {
+          await page.locator('[data-testid=process-row]').first().waitFor();
+          await page.getByTestId('backup-schedule').waitFor();
+        },
+      ],
     ];
     const failures: string[] = [];
     let runs = 0;

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { unzipSync } from 'fflate';
 import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -12,10 +14,13 @@ import {
 } from '../helpers/browser.js';
 import { skipFile } from '../helpers/skip.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
+import { waitFor } from '../helpers/server.js';
 
 /*
  * The Usage page (issue 33): a chart per day drawn by uPlot, the same numbers in a table, the
- * budgets with what they spent, and the top sessions with their cost, after real turns.
+ * budgets with what they spent, and the top sessions with their cost, after real turns. Also the
+ * chat's cost in its header, and (issue 35) a chat's export and import and the Status page's
+ * backups, on the same server.
  */
 
 const browserMissing = browserUnavailable();
@@ -76,6 +81,122 @@ if (browserMissing) {
     await page.reload();
     await page.getByTestId('usage-chart').locator('canvas').waitFor();
     assert.equal(await axe(page, 'usage (dark, phone)'), []);
+    assert.equal(p.errors, [], 'no errors in the page');
+  });
+
+  test("a chat's header shows what it cost so far, and follows a new turn", async () => {
+    const { page } = p;
+    await page.setViewportSize({ width: 1200, height: 800 });
+    await page.goto(`${rig.server.base}/#/chat/${session}`);
+    const chip = page.getByTestId('chat-spend');
+    await waitFor(async () => (await chip.innerText()) === '$0.28', 10_000, 'the cost chip');
+    assert.match((await chip.getAttribute('aria-label')) ?? '', 'Cost so far: $0.28');
+    // 50k in, 5k out: $0.10 + $0.04 more.
+    rig.fake.enqueue({
+      parts: [{ text: 'Another answer' }],
+      usage: { input: 50_000, output: 5_000 },
+    });
+    const input = page.getByTestId('composer-input');
+    await input.fill('again');
+    await input.press('Enter');
+    await page.getByTestId('transcript').getByText('Another answer').waitFor();
+    await waitFor(async () => (await chip.innerText()) === '$0.42', 10_000, 'the new cost');
+  });
+
+  test('a chat exports as Markdown and JSON from its panel; the JSON imports as a new chat', async () => {
+    const { page } = p;
+    await page.goto(`${rig.server.base}/#/chat/${session}`);
+    await page.getByTestId('session-settings-toggle').click();
+    const [md] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download as Markdown' }).click(),
+    ]);
+    assert.match(md.suggestedFilename(), /\.md$/);
+    const text = readFileSync(await md.path(), 'utf8');
+    for (const part of ['hi', 'Costly answer', 'again', 'Another answer'])
+      assert.match(text, part, `the Markdown has "${part}"`);
+    const [json] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download as JSON' }).click(),
+    ]);
+    const file = await json.path();
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    assert.ok(Array.isArray(doc.messages), 'a JSON document with the messages');
+
+    // A file that is not JSON, then JSON that is not an export: a sentence each, no new chat.
+    const before = await page.getByTestId('session-item').count();
+    const picker = page.getByTestId('import-file');
+    await picker.setInputFiles({
+      name: 'notes.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from('not json at all'),
+    });
+    const err = page.getByTestId('import-error');
+    assert.match(
+      await err.innerText(),
+      'Could not import "notes.json": "notes.json" is not a chat',
+    );
+    await picker.setInputFiles({
+      name: 'other.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from('{"hello": 1}'),
+    });
+    await waitFor(
+      async () => (await err.innerText()).startsWith('Could not import "other.json": '),
+      10_000,
+      'the server refusing a document that is not an export',
+    );
+    assert.is(await page.getByTestId('session-item').count(), before);
+
+    await picker.setInputFiles(file);
+    await page.waitForURL((u) => /#\/chat\/s_/.test(u.hash) && !u.hash.includes(session));
+    const imported = new URL(page.url()).hash.replace('#/chat/', '');
+    await page.getByTestId('transcript').getByText('Another answer').waitFor();
+    const users = await page.getByTestId('user-message').allInnerTexts();
+    assert.equal(
+      users.map((u) => u.trim()),
+      ['hi', 'again'],
+    );
+    assert.is(await page.getByTestId('import-error').count(), 0);
+    assert.is(
+      await page.locator(`[data-testid=session-item][data-id="${imported}"]`).count(),
+      1,
+      'the imported chat is in the list',
+    );
+    assert.equal(p.errors, [], 'no errors in the page');
+  });
+
+  test('the Status page shows the backups, makes one now, and downloads the newest', async () => {
+    const { page } = p;
+    await page.goto(`${rig.server.base}/#/status`);
+    const box = page.getByTestId('backup-status');
+    await waitFor(
+      async () => (await box.getByTestId('backup-last').count()) > 0,
+      10_000,
+      'the backup state',
+    );
+    assert.is(await box.getByTestId('backup-schedule').innerText(), 'not scheduled');
+    assert.is(await box.getByTestId('backup-last').innerText(), 'none yet');
+    assert.is(await box.getByTestId('backup-download').count(), 0);
+    await box.getByRole('button', { name: 'Back up now' }).click();
+    const result = box.getByTestId('backup-result');
+    await waitFor(async () => (await result.innerText()) !== '', 30_000, 'the backup to finish');
+    const said = await result.innerText();
+    assert.match(said, /^Backed up \d+ files to svc-backup-\d{8}-\d{6}\.zip \(/);
+    const listed = (await api(rig.port, 'GET', '/api/backups')).body;
+    assert.is(listed.last.ok, true);
+    await waitFor(
+      async () => (await box.getByTestId('backup-last').innerText()).includes(': ok, '),
+      10_000,
+      'the last backup shown',
+    );
+    const link = box.getByTestId('backup-download');
+    assert.match(await link.innerText(), listed.items[0].name);
+    const [zip] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    assert.is(zip.suggestedFilename(), listed.items[0].name);
+    const entries = unzipSync(new Uint8Array(readFileSync(await zip.path())));
+    assert.ok('manifest.json' in entries && 'svc.db' in entries, 'a whole backup archive');
+    assert.equal(await axe(page, 'status with backups'), []);
     assert.equal(p.errors, [], 'no errors in the page');
   });
 

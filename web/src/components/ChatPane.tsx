@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { describe } from '../lib/api';
-import { ChatSession, takeQueuedMessage } from '../lib/chat';
-import { tokens } from '../lib/format';
+import { ChatSession, type Spend, takeQueuedMessage } from '../lib/chat';
+import { tokens, usd } from '../lib/format';
 import { useStore } from '../lib/store';
 import { goalUsage } from '../lib/types';
 import { toast } from '../lib/toast';
@@ -10,6 +10,29 @@ import { ChatSide } from './ChatSide';
 import { Composer } from './Composer';
 import { Transcript } from './Transcript';
 import { Icon } from './Icon';
+
+/** What the chat cost so far; tokens when no call had a price. */
+function SpendChip({ spend }: { spend: Spend }) {
+  const all = spend.input_tokens + spend.output_tokens;
+  const priced = spend.calls - spend.unknown_calls - spend.unpriced_calls;
+  const shown = priced > 0 ? usd(spend.cost_usd) : `${tokens(all)} tokens`;
+  const notes = [
+    `${tokens(spend.input_tokens)} in, ${tokens(spend.output_tokens)} out over ${spend.calls} model call${spend.calls === 1 ? '' : 's'}`,
+    spend.unpriced_calls > 0 ? `${spend.unpriced_calls} without a known price` : '',
+    spend.unknown_calls > 0 ? `${spend.unknown_calls} whose provider reported no usage` : '',
+  ].filter(Boolean);
+  return (
+    <span
+      class="chip spend"
+      role="note"
+      aria-label={`Cost so far: ${shown}; ${notes.join('; ')}`}
+      title={`Cost so far: ${notes.join('; ')}`}
+      data-testid="chat-spend"
+    >
+      {shown}
+    </span>
+  );
+}
 
 /** One open chat: its header, transcript, approvals, composer, and its side panel. */
 export function ChatPane({
@@ -76,6 +99,7 @@ export function ChatPane({
           </button>
         )}
         {running && <span class="chip running">working…</span>}
+        {s.spend && s.spend.calls > 0 && <SpendChip spend={s.spend} />}
         <button
           type="button"
           class="ghost"

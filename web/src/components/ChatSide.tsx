@@ -2,13 +2,14 @@ import { useRef, useState } from 'preact/hooks';
 import type { ChatSession, ChatState } from '../lib/chat';
 import { PHONE, useMedia } from '../lib/focus';
 import { ArtifactList } from './ArtifactList';
+import { ChatExport } from './ChatExport';
 import { GoalPanel } from './GoalPanel';
 import { Icon } from './Icon';
 import { Modal } from './Modal';
 import { SessionSettings } from './SessionSettings';
 
 /**
- * The panel beside a chat: its settings, its goal, and the files it made. Docked on a wide
+ * The panel beside a chat: its settings, its goal, the files it made, and its export. Docked on a wide
  * screen (the chat stays usable beside it), modal on a phone. Closing it with an unsaved change
  * asks first instead of dropping the change.
  */
@@ -72,6 +73,7 @@ export function ChatSide({
         onChange={(g) => chat.setGoal(g)}
       />
       <ArtifactList sessionId={s.id} />
+      <ChatExport sessionId={s.id} />
     </Modal>
   );
 }

@@ -1,5 +1,5 @@
 import type { Ref } from 'preact';
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { wantHomeFocus } from '../lib/focus';
 import { api, describe, post, path } from '../lib/api';
 import { platformLabel } from '../../../src/shared/config/platform-labels';
@@ -30,6 +30,44 @@ export function SessionList({
 }) {
   const list = useStore(sessions);
   const [busy, setBusy] = useState(false);
+  const [importError, setImportError] = useState('');
+  const file = useRef<HTMLInputElement>(null);
+
+  /** A chat exported as JSON (here or on another svc) becomes a new chat, which opens. */
+  const importChat = async (f: File | undefined) => {
+    if (!f) return;
+    setImportError('');
+    setBusy(true);
+    try {
+      let doc: unknown;
+      try {
+        doc = JSON.parse(await f.text());
+      } catch {
+        throw new Error(
+          `"${f.name}" is not a chat exported as JSON (Session → Export → Download as JSON makes one).`,
+        );
+      }
+      const r = await post<{ session: Session; missing_attachments: string[] }>(
+        '/api/sessions/import',
+        doc,
+      );
+      upsertSession(r.session);
+      const missing = r.missing_attachments.length;
+      toast(
+        `Imported "${r.session.title}".${
+          missing ? ` ${missing} attachment${missing > 1 ? 's were' : ' was'} not in the file.` : ''
+        }`,
+      );
+      onPick();
+      wantHomeFocus();
+      go(`chat/${r.session.id}`);
+    } catch (err) {
+      setImportError(`Could not import "${f.name}": ${describe(err)}`);
+    } finally {
+      setBusy(false);
+      if (file.current) file.current.value = '';
+    }
+  };
 
   const create = async () => {
     setBusy(true);
@@ -86,6 +124,29 @@ export function SessionList({
       <button type="button" class="primary block" onClick={create} disabled={busy}>
         + New chat
       </button>
+      <button
+        type="button"
+        class="ghost block"
+        onClick={() => file.current?.click()}
+        disabled={busy}
+        data-testid="import-chat"
+      >
+        Import chat
+      </button>
+      <input
+        ref={file}
+        type="file"
+        accept=".json,application/json"
+        hidden
+        aria-label="Chat file to import (JSON)"
+        data-testid="import-file"
+        onChange={(e) => void importChat(e.currentTarget.files?.[0])}
+      />
+      {importError && (
+        <p class="error" role="alert" data-testid="import-error">
+          {importError}
+        </p>
+      )}
       {list.error && <p class="error">{list.error}</p>}
       {list.loaded && list.items.length === 0 && <p class="muted small">No chats yet.</p>}
       <ul>

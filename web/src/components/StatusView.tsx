@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { describe, get, post } from '../lib/api';
+import { BackupStatus } from './BackupStatus';
 import { bytes, duration } from '../lib/format';
 import { live } from '../lib/live';
 import { serverState } from '../lib/server';
@@ -165,6 +166,7 @@ export function StatusView() {
           Restart server
         </button>
       </div>
+      <BackupStatus />
     </div>
   );
 }

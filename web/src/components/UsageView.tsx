@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { describe, get } from '../lib/api';
-import { tokens, when } from '../lib/format';
+import { tokens, usd, when } from '../lib/format';
 
 interface Totals {
   key: string;
@@ -37,7 +37,6 @@ interface UsagePage {
 const DAYS = 30;
 const allTokens = (t: Omit<Totals, 'key'>) =>
   t.input_tokens + t.cached_input_tokens + t.cache_write_tokens + t.output_tokens;
-const usd = (n: number) => `$${n >= 0.01 || n === 0 ? n.toFixed(2) : n.toPrecision(2)}`;
 const amount = (unit: 'usd' | 'tokens', n: number) => (unit === 'usd' ? usd(n) : tokens(n));
 
 /**

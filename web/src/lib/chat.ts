@@ -48,9 +48,23 @@ export interface ChatState {
   restore: { text: string; attachments: string[] } | undefined;
   /** The last thing to tell a screen reader (a reply done, a turn failed), politely. */
   announce: string;
+  /** What the chat's model calls used and cost so far (refreshed when a turn ends). */
+  spend: Spend | undefined;
+}
+
+/** A session's or turn's spending, as GET /api/sessions/{id} carries it (`spend`). */
+export interface Spend {
+  calls: number;
+  unknown_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  unpriced_calls: number;
 }
 
 const OUTPUT_KEEP = 200_000;
+
+type SessionWithExtras = Session & { goal?: Goal | null; spend?: Spend };
 
 /**
  * One open chat: its transcript from the REST API, and the live turn from the session's topic.
@@ -87,6 +101,7 @@ export class ChatSession {
       sending: undefined,
       restore: undefined,
       announce: '',
+      spend: undefined,
     };
     this.state = new Store(this.draft);
   }
@@ -127,7 +142,7 @@ export class ChatSession {
     try {
       // The session comes with its goal (null when none): no goal request, so no 404 in the console.
       const [session, messages, waiting] = await Promise.all([
-        get<Session & { goal?: Goal | null }>(path`/api/sessions/${this.id}`),
+        get<SessionWithExtras>(path`/api/sessions/${this.id}`),
         this.allMessages(),
         get<{ items: Approval[] }>(path`/api/sessions/${this.id}/approvals`).catch(() => ({
           items: [] as Approval[],
@@ -137,8 +152,9 @@ export class ChatSession {
       const events = this.buffer ?? [];
       this.buffer = undefined;
       this.update((s) => {
-        const { goal: embedded, ...rest } = session;
+        const { goal: embedded, spend, ...rest } = session;
         s.session = rest;
+        s.spend = spend;
         s.messages = messages;
         s.goal = embedded ?? null;
         // A page opened while a tool call waits shows the dialog at once, not only on live events.
@@ -160,6 +176,12 @@ export class ChatSession {
         s.error = gone ? undefined : describe(err);
       }, true);
     }
+  }
+
+  /** A turn ended: what the chat cost so far (a failed fetch keeps the last known figure). */
+  private async refreshSpend(): Promise<void> {
+    const r = await get<SessionWithExtras>(path`/api/sessions/${this.id}`).catch(() => undefined);
+    if (r?.spend) this.update((s) => void (s.spend = r.spend), true);
   }
 
   private async allMessages(): Promise<Message[]> {
@@ -339,6 +361,7 @@ export class ChatSession {
                 ? 'Stopped.'
                 : '';
         }, true);
+        void this.refreshSpend();
         break;
       }
       case 'goal.updated': {

@@ -38,3 +38,7 @@ export function tokens(n: number | null | undefined): string {
   if (n == null) return '–';
   return n >= 10_000 ? `${(n / 1000).toFixed(n >= 100_000 ? 0 : 1)}k` : String(n);
 }
+
+/** Dollars as people read them: cents, or two significant digits below a cent. */
+export const usd = (n: number): string =>
+  `$${n >= 0.01 || n === 0 ? n.toFixed(2) : n.toPrecision(2)}`;
