@@ -1,5 +1,5 @@
 import { isMap, type Document } from 'yaml';
-import type { Config } from '../shared/config/schema.js';
+import { slotNames, type Config } from '../shared/config/schema.js';
 import { IpcCallError, type Endpoint } from '../shared/protocol/endpoint.js';
 import { editConfig } from './config-writer.js';
 import { ConfigError } from '../shared/config/load.js';
@@ -55,7 +55,7 @@ export function handleConfigEdits(
     const config = current();
     if (!Object.hasOwn(config.models, id))
       throw new IpcCallError('not_found', `There is no model entry "${id}".`);
-    const slots = (['default', 'lite'] as const).filter((s) => config.slots[s] === id);
+    const slots = slotNames.filter((s) => config.slots[s] === id);
     if (slots.length > 0) {
       throw new IpcCallError(
         'conflict',

@@ -9,6 +9,7 @@ import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js
 import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { indexState } from '../shared/store/search.js';
 import { fillSearchIndex } from './search-fill.js';
+import { fillEmbeddings } from './search-embed.js';
 import { MetaStore } from '../shared/store/meta.js';
 import { failOrphanTurns } from '../shared/store/turns.js';
 import { cronWorkNeeded } from '../shared/store/cron.js';
@@ -87,6 +88,7 @@ export class Supervisor {
   private restartInFlight: Promise<void> | undefined;
   private retentionTimer: NodeJS.Timeout | undefined;
   private searchFill: { stop: () => void } | undefined;
+  private embedFill: { stop: () => void } | undefined;
   private readonly agents = new AgentPool({
     spawn: () => this.spawn('agent'),
     config: () => this.settings.config,
@@ -191,6 +193,7 @@ export class Supervisor {
     this.agents.start();
     this.enforceRetention();
     this.searchFill = fillSearchIndex(db);
+    this.embedFill = fillEmbeddings(db, () => this.settings.config);
     this.retentionTimer = setInterval(() => this.enforceRetention(), DAY_MS);
     this.retentionTimer.unref();
 
@@ -226,6 +229,7 @@ export class Supervisor {
     this.gateway.stop();
     if (this.retentionTimer) clearInterval(this.retentionTimer);
     this.searchFill?.stop();
+    this.embedFill?.stop();
     this.liveness.stop();
     this.versionCheck.stop();
     await Promise.all([

@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -338,6 +340,142 @@ test('the OpenAPI document describes the search', async () => {
     ['q', 'session', 'origin', 'role', 'kind', 'from', 'to', 'limit', 'cursor'],
   );
   assert.ok(doc.paths['/api/search'].post.requestBody);
+});
+
+// ---- search by meaning (issue 36.5), against a stand-in /v1/embeddings served here ----
+
+/** Words the stand-in model takes for the same thing: "automobile" lands where "car" does. */
+const SAME: Record<string, string> = { automobile: 'car', automobiles: 'car' };
+const DIMS = 256;
+const embedded: string[] = [];
+let embedServer: Server | undefined;
+
+/** A deterministic vector: one axis per word (by a hash of it), so texts sharing no word are orthogonal. */
+function hashVector(text: string): number[] {
+  const v = new Array<number>(DIMS).fill(0);
+  for (const raw of text.toLowerCase().match(/[a-z]+/g) ?? []) {
+    const w = SAME[raw] ?? raw;
+    let h = 2166136261;
+    for (const ch of w) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+    v[h % DIMS]! += 1;
+  }
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}
+
+async function startEmbeddings(): Promise<number> {
+  embedServer = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const input = (JSON.parse(body) as { input: string[] }).input;
+      embedded.push(...input);
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          data: input.map((t, index) => ({ index, embedding: hashVector(t) })),
+          usage: { prompt_tokens: input.join(' ').split(/\s+/).length },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => embedServer!.listen(0, '127.0.0.1', r));
+  return (embedServer.address() as AddressInfo).port;
+}
+test.after(() => {
+  embedServer?.close();
+});
+
+const say = async (words: string) => {
+  rig.fake.enqueue(textReply('Noted.'));
+  const r = await api(rig.port, 'POST', '/api/chat', { message: words });
+  assert.is(r.status, 201, JSON.stringify(r.body));
+  await waitFor(async () => (await messagesOf(rig.port, r.body.session_id)).length >= 2, 10_000);
+  return (await messagesOf(rig.port, r.body.session_id))[0].id as string;
+};
+let automobileMsg = '';
+let bicycleMsg = '';
+
+test('without an embeddings model, search ranks by words and nothing is sent anywhere', async () => {
+  const port = await startEmbeddings();
+  automobileMsg = await say('I washed the automobile on Sunday');
+  bicycleMsg = await say('I oiled the bicycle chain on Sunday');
+  const r = await search('car');
+  assert.is((r as any).ranking, 'text');
+  assert.equal(r.items, []);
+  assert.is((r as any).ranking, 'text');
+  // The stand-in is up, but no model entry names it: nothing may reach it, no vector table exists.
+  const db = openDb(join(rig.server.home, 'svc.db'), { readonly: true });
+  try {
+    const vec = db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'search_vec%'").all();
+    assert.equal(vec, []);
+  } finally {
+    db.close();
+  }
+  assert.equal(embedded, []);
+  const m = await api(rig.port, 'POST', '/api/config/models', {
+    id: 'emb',
+    provider: 'custom',
+    protocol: 'openai',
+    base_url: `http://127.0.0.1:${port}/v1`,
+    model: 'hash-embed',
+  });
+  assert.is(m.status, 201, JSON.stringify(m.body));
+  assert.equal(embedded, [], 'a model entry alone sends nothing: only the slot does');
+});
+
+test('with slots.embeddings, messages are embedded in the background and "car" finds the automobile', async () => {
+  const slot = await api(rig.port, 'PUT', '/api/config/models/embeddings', { model_id: 'emb' });
+  assert.is(slot.status, 200, JSON.stringify(slot.body));
+  await waitFor(
+    () => embedded.includes('I oiled the bicycle chain on Sunday'),
+    10_000,
+    'the supervisor to embed the chats',
+  );
+  const r = await waitFor(
+    async () => {
+      const a = await search('car');
+      return a.items.length > 0 ? a : undefined;
+    },
+    10_000,
+    'a search by meaning to find the automobile',
+  );
+  assert.is((r as any).ranking, 'text+semantic');
+  const found = r.items.map((h) => h.ref);
+  assert.ok(found.includes(automobileMsg), JSON.stringify(r.items));
+  assert.not.ok(found.includes(bicycleMsg), 'a message sharing no meaning is not found');
+  assert.is(r.items[0].kind, 'message');
+  // Both lists fused: the word match and the meaning match of "Sunday automobile" come first.
+  const both = await search('Sunday');
+  assert.is((both as any).ranking, 'text+semantic');
+  assert.ok(both.items.some((h) => h.ref === bicycleMsg));
+  // The embedding calls are model calls: recorded in usage, where budgets count them.
+  const db = openDb(join(rig.server.home, 'svc.db'), { readonly: true });
+  try {
+    const n = db
+      .prepare(
+        "SELECT count(*) AS n FROM usage_records WHERE origin = 'embedding' AND status = 'ok'",
+      )
+      .get() as { n: number };
+    assert.ok(n.n >= 2, `usage records of embedding calls: ${n.n}`);
+  } finally {
+    db.close();
+  }
+});
+
+test('a budget the embeddings would cross stops them; search answers by words and says why', async () => {
+  const b = await api(rig.port, 'PUT', '/api/budgets', { daily: { tokens: 1 } });
+  assert.is(b.status, 200, JSON.stringify(b.body));
+  const before = embedded.length;
+  const r = await search('car');
+  assert.is((r as any).ranking, 'text');
+  assert.match(r.notice ?? '', /Ranked by words only/);
+  assert.is(embedded.length, before, 'no embedding request past the budget');
+  const c = await api(rig.port, 'PUT', '/api/budgets', {});
+  assert.is(c.status, 200, JSON.stringify(c.body));
+  const off = await api(rig.port, 'PUT', '/api/config/models/embeddings', { model_id: null });
+  assert.is(off.status, 200, JSON.stringify(off.body));
+  assert.is((await search('car')).items.length, 0);
 });
 
 test.run();

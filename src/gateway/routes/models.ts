@@ -2,7 +2,9 @@ import { z } from 'zod';
 import {
   modelEntrySchema,
   modelIdSchema,
+  slotNames,
   type Config,
+  type SlotName,
   type ModelEntry,
 } from '../../shared/config/schema.js';
 import { unmaskSecrets } from '../../shared/config/secrets.js';
@@ -16,7 +18,7 @@ import { own } from '../../shared/own.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
-const slotSchema = z.enum(['default', 'lite']);
+const slotSchema = z.enum(slotNames);
 const slotBody = z.object({ model_id: modelIdSchema.nullable() }).strict();
 
 /** Providers, the effective config, model entries, the two slots, and the provider test. */
@@ -169,7 +171,7 @@ export function modelRoutes(deps: Deps): Route[] {
   ];
 }
 
-function slotView(config: Config, slot: 'default' | 'lite') {
+function slotView(config: Config, slot: SlotName) {
   const id = config.slots[slot] ?? null;
   const entry = id ? own(config.models, id) : undefined;
   return { slot, model_id: id, model: id && entry ? publicModel(id, entry, config) : null };

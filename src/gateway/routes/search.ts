@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { turnOrigin } from '../../shared/protocol/ipc.js';
-import { searchAll, searchRequest, type SearchRequest } from '../../shared/search/run.js';
+import { searchRequest, type SearchRequest } from '../../shared/search/run.js';
+import { SEMANTIC_K, searchRanked } from '../../shared/search/semantic.js';
 import { CANDIDATES, searchKinds } from '../../shared/store/search.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
@@ -49,14 +50,20 @@ times, [from, to)). Ranked by relevance (BM25), newest first among equals; when 
 more than ${CANDIDATES} items, the newest ${CANDIDATES} are ranked (ranked.among_newest and notice say so); limit 1-50 (default 20)
 per page, next_cursor for the next. Each item has a bounded snippet with highlights ([start, end)
 offsets into it). While an upgraded home's earlier chats are still being indexed, index.state is
-"building" and notice says so. Secrets svc scrubs from its logs are not indexed.`.replace(
+"building" and notice says so. Secrets svc scrubs from its logs are not indexed. When
+slots.embeddings names a model (an OpenAI-compatible /v1/embeddings endpoint), messages are also
+found by meaning (the ${SEMANTIC_K} nearest, at least search.min_similarity alike) and both
+rankings are fused by reciprocal rank: ranking says which ordered the items ("text" or
+"text+semantic"; score is then BM25 for word matches and 0 for items found by meaning alone).`.replace(
   /\s+/g,
   ' ',
 );
 
 /** GET /api/search (and POST, for a query too long for a URL). */
 export function searchRoutes(deps: Deps): Route[] {
-  const run = (req: SearchRequest) => ({ body: searchAll(deps.db, req, { paths: deps.paths }) });
+  const run = async (req: SearchRequest) => ({
+    body: await searchRanked(deps.db, req, { config: deps.config(), paths: deps.paths }),
+  });
   return [
     route({
       method: 'GET',

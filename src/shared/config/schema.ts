@@ -22,6 +22,13 @@ export const pricesSchema = z
 
 const GiB = 1024 * MiB;
 
+/**
+ * The slots that name a model entry: `default` and `lite` for chats and side jobs; `embeddings`
+ * (optional) for semantic search, an OpenAI-compatible /v1/embeddings endpoint.
+ */
+export const slotNames = ['default', 'lite', 'embeddings'] as const;
+export type SlotName = (typeof slotNames)[number];
+
 /** A model entry: which provider, which model, and how to reach it. `api_key` is write-only over the API. */
 export const modelEntrySchema = z
   .object({
@@ -48,8 +55,8 @@ export const modelIdSchema = z
     'a model id is 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit',
   )
   .refine(
-    (id) => id !== 'default' && id !== 'lite',
-    '"default" and "lite" are the names of the two slots, not model ids',
+    (id) => !(slotNames as readonly string[]).includes(id),
+    '"default", "lite" and "embeddings" are the names of the slots, not model ids',
   )
   .refine((id) => !isPrototypeKey(id), {
     error: (i) =>
@@ -119,7 +126,12 @@ export const configSchema = z
       .prefault({}),
     models: z.record(modelIdSchema, modelEntrySchema).default({}),
     slots: z
-      .object({ default: modelIdSchema.optional(), lite: modelIdSchema.optional() })
+      .object({
+        default: modelIdSchema.optional(),
+        lite: modelIdSchema.optional(),
+        /** Set: messages are embedded in the background and search ranks by both (search/semantic.ts). */
+        embeddings: modelIdSchema.optional(),
+      })
       .strict()
       .prefault({}),
     trash: z
@@ -172,6 +184,11 @@ export const configSchema = z
     channels: channelsConfigSchema,
     /** The browser the agent drives over CDP: cdp_url, port or launch: auto (see config/browser.ts). */
     browser: browserConfigSchema,
+    /** Search by meaning (with slots.embeddings): neighbours less similar than this are left out. */
+    search: z
+      .object({ min_similarity: z.number().min(-1).max(1).default(0.3) })
+      .strict()
+      .prefault({}),
     /** Spending limits, checked before every model call (see config/budgets.ts). */
     budgets: budgetsSchema,
     /** Scheduled backups: schedule, dir, keep, encryption (see config/backup.ts). */
@@ -193,7 +210,7 @@ export const configSchema = z
   })
   .strict()
   .superRefine((c, ctx) => {
-    for (const slot of ['default', 'lite'] as const) {
+    for (const slot of slotNames) {
       const id = c.slots[slot];
       if (id !== undefined && !Object.hasOwn(c.models, id))
         ctx.addIssue({
@@ -202,6 +219,14 @@ export const configSchema = z
           message: `names model "${id}", which is not under models`,
         });
     }
+    const emb = c.slots.embeddings === undefined ? undefined : c.models[c.slots.embeddings];
+    if (emb?.protocol === 'anthropic')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['slots', 'embeddings'],
+        message:
+          'names a model spoken to with the anthropic protocol; embeddings need an OpenAI-compatible /v1/embeddings endpoint',
+      });
   });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { configSchema, modelEntrySchema, modelIdSchema } from '../config/schema.js';
+import { configSchema, modelEntrySchema, modelIdSchema, slotNames } from '../config/schema.js';
 import { budgetsObjectSchema } from '../config/budgets.js';
 import { mcpEventDefs, mcpRequestDefs, mcpResourceRef } from './mcp.js';
 import { BackupResult, backupRequestDefs } from './backup.js';
@@ -250,7 +250,7 @@ export const requestDefs = {
     result: ack,
   },
   'config.slots.set': {
-    payload: z.object({ slot: z.enum(['default', 'lite']), model_id: modelIdSchema.nullable() }),
+    payload: z.object({ slot: z.enum(slotNames), model_id: modelIdSchema.nullable() }),
     result: ack,
   },
   /** gateway → agent: the smallest real request to a provider, for POST /api/config/test. */

@@ -1,6 +1,6 @@
 import { publicMcpServer } from '../config/mcp.js';
 import { maskedConfig } from '../config/secrets.js';
-import type { Config, ModelEntry } from '../config/schema.js';
+import { slotNames, type Config, type ModelEntry } from '../config/schema.js';
 import { findProvider, type ProviderProtocol } from './catalog.js';
 import { pricesOf } from './prices.js';
 
@@ -42,7 +42,7 @@ export function publicModel(id: string, entry: ModelEntry, config: Config) {
     max_output_tokens: entry.max_output_tokens ?? null,
     vision: takesImages(entry),
     ...priceView(entry),
-    slots: (['default', 'lite'] as const).filter((s) => config.slots[s] === id),
+    slots: slotNames.filter((s) => config.slots[s] === id),
   };
 }
 

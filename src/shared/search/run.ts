@@ -94,8 +94,13 @@ export function searchAll(
     excludeSession?: string;
     /** Where memory notes, skills and workflows are: given, the index catches up with them first. */
     paths?: Paths;
+    /**
+     * For fusion with the semantic side: the best `window` text hits from the first (all of them,
+     * unpaged); the answer's `page` says which slice the request asked for.
+     */
+    window?: (page: { offset: number; limit: number }) => number;
   } = {},
-): SearchAnswer {
+): SearchAnswer & { page: { offset: number; limit: number } } {
   const parsedReq = searchRequest.safeParse(raw);
   if (!parsedReq.success) throw invalidInput(parsedReq.error, { what: 'search' });
   const req = parsedReq.data;
@@ -140,7 +145,9 @@ export function searchAll(
         ...(req.to === undefined ? {} : { to: req.to }),
         ...(opts.excludeSession === undefined ? {} : { exclude_session_id: opts.excludeSession }),
       },
-      { limit: limit + 1, offset },
+      opts.window === undefined
+        ? { limit: limit + 1, offset }
+        : { limit: opts.window({ offset, limit }), offset: 0 },
     ));
   } catch (err) {
     // The parser quotes every term, so FTS5 should never refuse one; if it does, the person can
@@ -164,8 +171,9 @@ export function searchAll(
     );
   return {
     query: { terms: parsed.query.terms, excluded: parsed.query.excluded },
-    items: hits.slice(0, limit),
+    items: opts.window === undefined ? hits.slice(0, limit) : hits,
     next_cursor: more ? encodeCursor({ o: offset + limit }) : null,
+    page: { offset, limit },
     index,
     ranked: { among_newest: capped ? CANDIDATES : null },
     ...(notices.length > 0 ? { notice: notices.join(' ') } : {}),

@@ -85,8 +85,30 @@ export function searchIndex(
   filters: SearchFilters,
   page: { limit: number; offset: number },
 ): { hits: SearchHit[]; capped: boolean } {
-  const where: string[] = [];
   const args: Record<string, string | number> = { q: fts, limit: page.limit, offset: page.offset };
+  const where = filterClauses(filters, args);
+  const rows = stmt<[Record<string, string | number>], CandidateRow>(
+    db,
+    `SELECT *, count(*) OVER () AS matched FROM (
+       SELECT d.id, d.kind, d.ref, d.session_id, d.role, d.origin, d.created_at,
+         search_fts.rank AS score
+       FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid
+       LEFT JOIN sessions s ON s.id = d.session_id
+       WHERE search_fts MATCH @q
+         AND (d.session_id IS NULL OR (s.id IS NOT NULL AND s.trash_id IS NULL))
+         ${where.map((w) => `AND ${w}`).join(' ')}
+       ORDER BY search_fts.rowid DESC LIMIT ${CANDIDATES})
+     ORDER BY score, created_at DESC, id DESC
+     LIMIT @limit OFFSET @offset`,
+  ).all(args);
+  const matched = rows[0]?.matched ?? 0;
+  const hits = toHits(db, rows, terms);
+  return { hits, capped: matched >= CANDIDATES };
+}
+
+/** The filters as SQL over search_docs `d`, their values put in `args`. */
+function filterClauses(filters: SearchFilters, args: Record<string, string | number>): string[] {
+  const where: string[] = [];
   if (filters.session_id !== undefined) {
     where.push('d.session_id = @session');
     args.session = filters.session_id;
@@ -115,22 +137,12 @@ export function searchIndex(
     where.push('d.created_at < @to');
     args.to = filters.to;
   }
-  const rows = stmt<[Record<string, string | number>], CandidateRow>(
-    db,
-    `SELECT *, count(*) OVER () AS matched FROM (
-       SELECT d.id, d.kind, d.ref, d.session_id, d.role, d.origin, d.created_at,
-         search_fts.rank AS score
-       FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid
-       LEFT JOIN sessions s ON s.id = d.session_id
-       WHERE search_fts MATCH @q
-         AND (d.session_id IS NULL OR (s.id IS NOT NULL AND s.trash_id IS NULL))
-         ${where.map((w) => `AND ${w}`).join(' ')}
-       ORDER BY search_fts.rowid DESC LIMIT ${CANDIDATES})
-     ORDER BY score, created_at DESC, id DESC
-     LIMIT @limit OFFSET @offset`,
-  ).all(args);
-  const matched = rows[0]?.matched ?? 0;
-  const hits = rows.map((r) => {
+  return where;
+}
+
+/** Result items for index rows: each with its bounded, marked excerpt. */
+function toHits(db: Db, rows: Omit<CandidateRow, 'matched'>[], terms: Term[]): SearchHit[] {
+  return rows.map((r) => {
     const extra = stmt<
       [number],
       { title: string; body: string; stitle: string | null; seq: number | null }
@@ -160,7 +172,34 @@ export function searchIndex(
       highlights,
     };
   });
-  return { hits, capped: matched >= CANDIDATES };
+}
+
+/**
+ * Message items (kind `message`) for these message ids, as the filters allow and in the given
+ * order; the semantic side of a search finds messages by meaning, not by their words.
+ */
+export function messageHits(
+  db: Db,
+  ids: string[],
+  terms: Term[],
+  filters: SearchFilters,
+): SearchHit[] {
+  if (ids.length === 0 || (filters.kinds !== undefined && !filters.kinds.includes('message')))
+    return [];
+  const args: Record<string, string | number> = {};
+  const where = filterClauses({ ...filters, kinds: undefined }, args);
+  for (const [i, id] of ids.entries()) args[`m${i}`] = id;
+  const rows = stmt<[Record<string, string | number>], Omit<CandidateRow, 'matched'>>(
+    db,
+    `SELECT d.id, d.kind, d.ref, d.session_id, d.role, d.origin, d.created_at, 0 AS score
+     FROM search_docs d LEFT JOIN sessions s ON s.id = d.session_id
+     WHERE d.kind = 'message' AND d.ref IN (${ids.map((_, i) => `@m${i}`).join(', ')})
+       AND (d.session_id IS NULL OR (s.id IS NOT NULL AND s.trash_id IS NULL))
+       ${where.map((w) => `AND ${w}`).join(' ')}`,
+  ).all(args);
+  const order = new Map(ids.map((id, i) => [id, i]));
+  rows.sort((a, b) => order.get(a.ref)! - order.get(b.ref)!);
+  return toHits(db, rows, terms);
 }
 
 // ---- the background fill of rows from before the index ----

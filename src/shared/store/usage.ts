@@ -10,6 +10,7 @@ export const usageOrigins = [
   'goal',
   'compaction',
   'titling',
+  'embedding',
 ] as const;
 export type UsageOrigin = (typeof usageOrigins)[number];
 
