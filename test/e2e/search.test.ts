@@ -463,19 +463,53 @@ test('with slots.embeddings, messages are embedded in the background and "car" f
   }
 });
 
+test('search_history finds by meaning too while the embeddings slot is set', async () => {
+  rig.fake.reset();
+  rig.fake.enqueue(
+    {
+      parts: [
+        {
+          toolCall: {
+            id: 's1',
+            name: 'search_history',
+            arguments: JSON.stringify({ query: 'car' }),
+          },
+        },
+      ],
+    },
+    textReply('You washed it on Sunday.'),
+  );
+  const asked = await api(rig.port, 'POST', '/api/chat', { message: 'When did I clean my car?' });
+  assert.is(asked.status, 201, JSON.stringify(asked.body));
+  const second = rig.fake.requests.filter((r) => r.answer === 'script')[1];
+  const msgs = (second?.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
+  const result = String(msgs.find((m) => m.role === 'tool')?.content ?? '');
+  assert.ok(result.includes(`message ${automobileMsg} (user)`), result);
+  assert.not.ok(result.includes(bicycleMsg), result);
+});
+
 test('a budget the embeddings would cross stops them; search answers by words and says why', async () => {
+  // The last chat embedded first, so no batch is under way when the limit comes.
+  await waitFor(() => embedded.includes('You washed it on Sunday.'), 10_000, 'the fill');
   const b = await api(rig.port, 'PUT', '/api/budgets', { daily: { tokens: 1 } });
   assert.is(b.status, 200, JSON.stringify(b.body));
   const before = embedded.length;
   const r = await search('car');
   assert.is((r as any).ranking, 'text');
   assert.match(r.notice ?? '', /Ranked by words only/);
-  assert.is(embedded.length, before, 'no embedding request past the budget');
+  assert.is(
+    embedded.length,
+    before,
+    `no embedding request past the budget: ${JSON.stringify(embedded.slice(before))}`,
+  );
   const c = await api(rig.port, 'PUT', '/api/budgets', {});
   assert.is(c.status, 200, JSON.stringify(c.body));
   const off = await api(rig.port, 'PUT', '/api/config/models/embeddings', { model_id: null });
   assert.is(off.status, 200, JSON.stringify(off.body));
-  assert.is((await search('car')).items.length, 0);
+  // Cleared: by words again ("car" is now in the question asked above, not in the automobile chat).
+  const after = await search('car');
+  assert.is((after as any).ranking, 'text');
+  assert.not.ok(after.items.some((h) => h.ref === automobileMsg));
 });
 
 test.run();

@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { mimeOf } from '../../shared/mime.js';
+import type { Config } from '../../shared/config/schema.js';
 import type { Paths } from '../../shared/paths.js';
 import type { TurnOrigin } from '../../shared/protocol/ipc.js';
 import type { AssistantContent } from '../../shared/protocol/message-content.js';
@@ -35,6 +36,8 @@ export interface LoopContext {
   sinceSeq?: number;
   /** Usage recording: a call's record is written in the transaction that commits its reply. */
   meter?: { writePending(): void; committed(): void; warnDue(): void };
+  /** The live config, handed to tools (search_history ranks by meaning when it names a model). */
+  config?: () => Config;
   /** Called before each model call with that call's system prompt and the live window; may shrink the history (compaction). */
   beforeStep?: (system: string, window: LiveWindow) => Promise<void>;
 }
@@ -136,6 +139,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
               db: ctx.db,
               paths: ctx.paths,
               emit: callEmit(ctx.publish, call.id),
+              ...(ctx.config ? { config: ctx.config } : {}),
             });
       for (const file of result.wrote ?? []) recordArtifact(ctx, file, call.id);
       const toolMessage = appendMessage(ctx.db, ctx.session.id, {

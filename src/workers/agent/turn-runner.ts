@@ -376,6 +376,7 @@ export class TurnRunner {
     };
     return runLoop({
       meter,
+      config: this.config,
       origin: req.origin,
       db: this.db,
       paths: this.paths,

@@ -1,3 +1,4 @@
+import type { Config } from '../../../shared/config/schema.js';
 import { z } from 'zod';
 import type { Paths } from '../../../shared/paths.js';
 import type { Attachment } from '../../../shared/protocol/message-content.js';
@@ -19,6 +20,8 @@ export interface ToolContext {
   origin?: TurnOrigin;
   /** Live progress for clients (e.g. terminal output), on the session topic with turn and call ids. */
   emit: CallEmit;
+  /** The live config, for tools that depend on it (search_history: the embeddings slot). */
+  config?: () => Config;
 }
 
 export interface ToolResult {

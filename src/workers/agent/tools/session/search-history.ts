@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../../../shared/errors.js';
-import { searchAll } from '../../../../shared/search/run.js';
+import { searchAll, type SearchRequest } from '../../../../shared/search/run.js';
+import { searchRanked } from '../../../../shared/search/semantic.js';
 import { searchKinds, type SearchHit } from '../../../../shared/store/search.js';
 import { defineTool } from '../registry.js';
 
@@ -47,23 +48,24 @@ export const searchHistoryTool = defineTool({
       include_current: z.boolean().optional(),
     })
     .strict(),
-  run: (args, ctx) => {
-    let answer: ReturnType<typeof searchAll>;
+  run: async (args, ctx) => {
+    let answer: Pick<ReturnType<typeof searchAll>, 'items' | 'notice'>;
+    const req: SearchRequest = {
+      q: args.query,
+      limit: MAX_RESULTS,
+      ...(args.kind ? { kinds: args.kind } : {}),
+      ...(args.from ? { from: args.from } : {}),
+      ...(args.to ? { to: args.to } : {}),
+    };
+    const opts = {
+      paths: ctx.paths,
+      ...(args.include_current === true ? {} : { excludeSession: ctx.sessionId }),
+    };
     try {
-      answer = searchAll(
-        ctx.db,
-        {
-          q: args.query,
-          limit: MAX_RESULTS,
-          ...(args.kind ? { kinds: args.kind } : {}),
-          ...(args.from ? { from: args.from } : {}),
-          ...(args.to ? { to: args.to } : {}),
-        },
-        {
-          paths: ctx.paths,
-          ...(args.include_current === true ? {} : { excludeSession: ctx.sessionId }),
-        },
-      );
+      // With the embeddings slot, by meaning too (as GET /api/search); without, by words alone.
+      answer = ctx.config
+        ? await searchRanked(ctx.db, req, { ...opts, config: ctx.config() })
+        : searchAll(ctx.db, req, opts);
     } catch (err) {
       if (err instanceof ApiError) return { output: err.message, isError: true };
       throw err;
