@@ -112,6 +112,22 @@ if (browserMissing) {
       [],
       'nothing was sent',
     );
+
+    // A resource attached to the message reaches the model with it; its chip goes once sent.
+    await page.getByRole('button', { name: 'Attach an MCP resource' }).click();
+    const pick = page.getByRole('dialog', { name: 'Attach an MCP resource' });
+    await pick.getByLabel('Resource').selectOption({ label: 'local: Readme (fixture://readme)' });
+    await pick.getByRole('button', { name: 'Attach' }).click();
+    await pick.waitFor({ state: 'detached' });
+    const chip = page.getByTestId('resource-chip');
+    assert.is((await chip.innerText()).trim(), 'local: Readme');
+    rig.fake.enqueue({ parts: [{ text: 'Read it.' }] });
+    const before = rig.fake.requests.length;
+    await page.getByTestId('send').click();
+    await page.getByTestId('assistant-message').getByText('Read it.').waitFor();
+    assert.is(await chip.count(), 0, 'the chip went with the message');
+    const sent = JSON.stringify(rig.fake.requests.slice(before).map((r) => r.body));
+    assert.match(sent, /The fixture readme: resources reach the model\./);
     assert.equal(p.errors, []);
     await page.goto(`${rig.server.base}/#/mcp`);
     await card.waitFor();

@@ -61,7 +61,7 @@ export function ChatPane({
     if (first) {
       void chat
         .whenLive(3000)
-        .then(() => chat.send(first.text, first.attachments))
+        .then(() => chat.send(first.text, first.attachments, first.resources))
         .catch((err) => {
           setRestore({ ...first, error: `The message was not sent: ${describe(err)}` });
           toast(`The message was not sent: ${describe(err)}`, { kind: 'error' });
@@ -135,7 +135,7 @@ export function ChatPane({
         <Composer
           running={running}
           restore={restore}
-          onSend={(text, files) => chat.send(text, files)}
+          onSend={(text, files, resources) => chat.send(text, files, resources)}
           onInterrupt={() => chat.interrupt()}
         />
       )}

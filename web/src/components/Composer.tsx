@@ -4,6 +4,8 @@ import { bytes } from '../lib/format';
 import { takeHomeFocus } from '../lib/focus';
 import { Icon } from './Icon';
 import { McpPromptPicker } from './McpPromptPicker';
+import { McpResourcePicker, type PickedResource } from './McpResourcePicker';
+import type { McpResourceRef } from '../lib/chat';
 
 interface Restore {
   text: string;
@@ -24,7 +26,7 @@ export function Composer({
 }: {
   running: boolean;
   restore?: Restore | undefined;
-  onSend: (text: string, attachments: string[]) => Promise<void>;
+  onSend: (text: string, attachments: string[], resources: McpResourceRef[]) => Promise<void>;
   onInterrupt?: () => Promise<void>;
 }) {
   const [text, setText] = useState('');
@@ -33,6 +35,8 @@ export function Composer({
   const [error, setError] = useState('');
   const [sending, setSending] = useState(false);
   const [prompts, setPrompts] = useState(false);
+  const [resources, setResources] = useState<PickedResource[]>([]);
+  const [resourcePicker, setResourcePicker] = useState(false);
   const picker = useRef<HTMLInputElement>(null);
   const area = useRef<HTMLTextAreaElement>(null);
 
@@ -56,9 +60,11 @@ export function Composer({
       await onSend(
         text,
         files.map((f) => f.name),
+        resources.map(({ server, uri }) => ({ server, uri })),
       );
       setText('');
       setFiles([]);
+      setResources([]);
       if (area.current) {
         area.current.style.height = '';
         area.current.focus();
@@ -110,6 +116,18 @@ export function Composer({
           }}
         />
       )}
+      {resourcePicker && (
+        <McpResourcePicker
+          onClose={() => setResourcePicker(false)}
+          onPick={(r) => {
+            setResourcePicker(false);
+            setResources((l) =>
+              l.some((x) => x.server === r.server && x.uri === r.uri) ? l : [...l, r],
+            );
+            setTimeout(() => area.current?.focus(), 0);
+          }}
+        />
+      )}
       <form
         class="composer"
         onSubmit={(e) => {
@@ -117,7 +135,7 @@ export function Composer({
           void send();
         }}
       >
-        {(files.length > 0 || uploading > 0) && (
+        {(files.length > 0 || uploading > 0 || resources.length > 0) && (
           <div class="chips">
             {files.map((f) => (
               <span key={f.name} class="chip" data-testid="attachment-chip">
@@ -128,6 +146,19 @@ export function Composer({
                   class="icon"
                   aria-label={`Remove ${f.original_name}`}
                   onClick={() => setFiles((l) => l.filter((x) => x.name !== f.name))}
+                >
+                  <Icon name="close" />
+                </button>
+              </span>
+            ))}
+            {resources.map((r) => (
+              <span key={`${r.server} ${r.uri}`} class="chip" data-testid="resource-chip">
+                <Icon name="prompt" /> {r.label}
+                <button
+                  type="button"
+                  class="icon"
+                  aria-label={`Remove ${r.label}`}
+                  onClick={() => setResources((l) => l.filter((x) => x !== r))}
                 >
                   <Icon name="close" />
                 </button>
@@ -160,6 +191,16 @@ export function Composer({
             onClick={() => setPrompts(true)}
           >
             <Icon name="prompt" />
+          </button>
+          <button
+            type="button"
+            class="icon attach"
+            aria-label="Attach an MCP resource"
+            title="Attach an MCP resource"
+            data-testid="mcp-resource-button"
+            onClick={() => setResourcePicker(true)}
+          >
+            <Icon name="file" />
           </button>
           <input
             ref={picker}

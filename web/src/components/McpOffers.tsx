@@ -8,7 +8,7 @@ export const serverPath = (name: string, rest = '') => {
   return `/api/mcp/servers/${encodeURIComponent(name)}${rest}`;
 };
 
-interface Resource {
+export interface Resource {
   uri: string;
   name: string;
   title: string | null;
@@ -31,6 +31,10 @@ interface Offers {
   templates: Template[];
   prompts: Prompt[];
 }
+
+/** A server's resources (GET …/resources), for the composer's picker. */
+export const resourcesOf = (name: string) =>
+  get<{ resources: Resource[] }>(serverPath(name, '/resources')).then((r) => r.resources);
 
 /** A server's prompts (GET …/prompts), for the MCP page and the composer's picker. */
 export const promptsOf = (name: string) =>

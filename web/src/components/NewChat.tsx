@@ -1,5 +1,5 @@
 import { post } from '../lib/api';
-import { queueFirstMessage } from '../lib/chat';
+import { type McpResourceRef, queueFirstMessage } from '../lib/chat';
 import { go } from '../lib/router';
 import { upsertSession } from '../lib/sessions';
 import type { Session } from '../lib/types';
@@ -8,11 +8,11 @@ import { Icon } from './Icon';
 
 /** No chat open: a composer that starts one with the first message. */
 export function NewChat({ onShowList }: { onShowList: () => void }) {
-  const start = async (text: string, attachments: string[]) => {
+  const start = async (text: string, attachments: string[], resources: McpResourceRef[]) => {
     const s = await post<Session>('/api/sessions', {});
     upsertSession(s);
     // The chat opens first and sends the message once it listens, so no event is missed.
-    queueFirstMessage(s.id, text, attachments);
+    queueFirstMessage(s.id, text, attachments, resources);
     go(`chat/${s.id}`);
   };
   return (

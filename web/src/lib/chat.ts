@@ -4,6 +4,12 @@ import { Store } from './store';
 import { type Approval, type Goal, type Message, messageOf, type Session } from './types';
 
 /** A tool call of the running step, before its assistant message is committed. */
+/** An MCP server's resource attached to a message: read by the agent worker, sent with it. */
+export interface McpResourceRef {
+  server: string;
+  uri: string;
+}
+
 export interface PendingCall {
   call_id: string;
   name: string;
@@ -439,8 +445,8 @@ export class ChatSession {
     }, true);
   }
 
-  /** Sends a turn; the server's events do the rest. */
-  async send(text: string, attachments: string[]): Promise<void> {
+  /** Sends a turn (with files and MCP resources attached); the server's events do the rest. */
+  async send(text: string, attachments: string[], resources: McpResourceRef[] = []): Promise<void> {
     this.update((s) => {
       s.sending = { text, attachments };
       s.ended = undefined;
@@ -450,7 +456,11 @@ export class ChatSession {
     const untitled =
       this.draft.messages.length === 0 && this.draft.session?.title === 'New session';
     try {
-      await api('POST', path`/api/chat/${this.id}/turn?wait=false`, { message: text, attachments });
+      await api('POST', path`/api/chat/${this.id}/turn?wait=false`, {
+        message: text,
+        attachments,
+        ...(resources.length > 0 ? { resources } : {}),
+      });
     } catch (err) {
       this.unrecorded = undefined;
       this.update((s) => void (s.sending = undefined), true);
@@ -495,14 +505,24 @@ export class ChatSession {
   }
 }
 
-const queued = new Map<string, { text: string; attachments: string[] }>();
+const queued = new Map<
+  string,
+  { text: string; attachments: string[]; resources?: McpResourceRef[] }
+>();
 
 /** A first message for a chat about to open: sent once the chat listens to its events. */
-export function queueFirstMessage(id: string, text: string, attachments: string[]): void {
-  queued.set(id, { text, attachments });
+export function queueFirstMessage(
+  id: string,
+  text: string,
+  attachments: string[],
+  resources: McpResourceRef[] = [],
+): void {
+  queued.set(id, { text, attachments, resources });
 }
 
-export function takeQueuedMessage(id: string): { text: string; attachments: string[] } | undefined {
+export function takeQueuedMessage(
+  id: string,
+): { text: string; attachments: string[]; resources?: McpResourceRef[] } | undefined {
   const q = queued.get(id);
   queued.delete(id);
   return q;
