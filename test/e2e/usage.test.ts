@@ -145,9 +145,19 @@ test('exact tokens and cost, both protocols, streamed (the turn) and not (titlin
   const byOrigin = await api(rig.port, 'GET', '/api/usage?group_by=origin');
   const origins = byOrigin.body.items.map((i: any) => i.key);
   assert.ok(origins.includes('chat') && origins.includes('titling'), origins.join());
-  // A turn's details carry its own spending (the turn, not the titling after it).
-  const turnId = (await api(rig.port, 'GET', `/api/sessions/${a}/messages`)).body.items.length;
-  assert.ok(turnId > 0);
+  // A turn's details carry its spending: its own call and the titling it caused.
+  const turns = await api(rig.port, 'GET', `/api/sessions/${a}/turns`);
+  assert.is(turns.status, 200, JSON.stringify(turns.body));
+  assert.is(turns.body.items.length, 1);
+  const [t] = turns.body.items;
+  assert.is(t.status, 'completed');
+  assert.is(t.first_seq, 1);
+  assert.is(t.spend.calls, 2);
+  assert.is(t.spend.input_tokens, oaTurn.input + anTitle.input);
+  assert.is(t.spend.output_tokens, oaTurn.output + anTitle.output);
+  close(t.spend.cost_usd, cost(oaTurn, OA) + cost(anTitle, AN), 'turn cost');
+  const one = await api(rig.port, 'GET', `/api/sessions/${a}/turns/${t.turn_id}`);
+  close(one.body.spend.cost_usd, t.spend.cost_usd, 'the same turn alone');
   // A deleted session keeps what it spent.
   assert.is((await api(rig.port, 'DELETE', `/api/sessions/${a}`)).status, 200);
   const after = await api(rig.port, 'GET', '/api/usage?group_by=session');
@@ -302,6 +312,31 @@ test('GET /api/usage validates its query and pages', async () => {
   assert.is(page2.status, 200);
   assert.is.not(page2.body.items[0].key, page1.body.items[0].key);
   assert.is((await api(rig.port, 'GET', '/api/usage?cursor=nope')).status, 400);
+  // A session's turns: newest first, paged; a bad cursor or an unknown session is a 4xx.
+  const id = await newChat(rig.port, { model_id: 'oa' });
+  for (const [text, input] of [
+    ['first', 100],
+    ['second', 300],
+  ] as const) {
+    rig.fake.enqueue({ parts: [{ text }], usage: { input, output: 10 } });
+    const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: text });
+    assert.is(r.body.status, 'completed', JSON.stringify(r.body));
+  }
+  const newest = await api(rig.port, 'GET', `/api/sessions/${id}/turns?limit=1`);
+  assert.is(newest.status, 200, JSON.stringify(newest.body));
+  assert.is(newest.body.items[0].spend.input_tokens, 300);
+  const older = await api(
+    rig.port,
+    'GET',
+    `/api/sessions/${id}/turns?limit=1&cursor=${newest.body.next_cursor}`,
+  );
+  assert.is(older.body.items[0].spend.input_tokens, 100);
+  assert.ok(older.body.items[0].first_seq < newest.body.items[0].first_seq);
+  assert.is(older.body.next_cursor, null);
+  assert.is((await api(rig.port, 'GET', `/api/sessions/${id}/turns?cursor=nope`)).status, 400);
+  assert.is((await api(rig.port, 'GET', `/api/sessions/${id}/turns?limit=0`)).status, 400);
+  const missing = await api(rig.port, 'GET', '/api/sessions/s_aaaaaaaaaaaaaaaaaaaaa/turns');
+  assert.is(missing.status, 404);
   const badBudget = await api(rig.port, 'PUT', '/api/budgets', { daily: {} });
   assert.is(badBudget.status, 400);
   const doc = await api(rig.port, 'GET', '/api/openapi.json');

@@ -8,6 +8,7 @@ import { onboardRoutes } from './onboard.js';
 import { goalRoutes } from './sessions/goal.js';
 import { sessionRoutes } from './sessions/sessions.js';
 import { sessionTransferRoutes } from './sessions/transfer.js';
+import { sessionTurnsRoutes } from './sessions/turns.js';
 import { trashRoutes } from './trash.js';
 import { uploadRoutes } from './uploads.js';
 import { systemRoutes } from './system.js';
@@ -36,6 +37,7 @@ export function allRoutes(deps: Deps): Route[] {
     ...onboardRoutes(deps),
     ...sessionRoutes(deps),
     ...sessionTransferRoutes(deps),
+    ...sessionTurnsRoutes(deps),
     ...goalRoutes(deps),
     ...trashRoutes(deps),
     ...uploadRoutes(deps),

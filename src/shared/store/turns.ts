@@ -81,3 +81,15 @@ export function failOrphanTurns(db: Db, reason: string): number {
     "UPDATE turns SET status = 'failed', ended_at = ?, error = ? WHERE status = 'running'",
   ).run(isoNow(), reason).changes;
 }
+
+/** A session's turns, newest first, `offset`/`limit` a page. */
+export function listTurns(
+  db: Db,
+  sessionId: string,
+  q: { offset: number; limit: number },
+): TurnRow[] {
+  return stmt<[string, number, number], TurnRow>(
+    db,
+    'SELECT * FROM turns WHERE session_id = ? ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?',
+  ).all(sessionId, q.limit, q.offset);
+}
