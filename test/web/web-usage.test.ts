@@ -101,6 +101,19 @@ if (browserMissing) {
     await input.press('Enter');
     await page.getByTestId('transcript').getByText('Another answer').waitFor();
     await waitFor(async () => (await chip.innerText()) === '$0.42', 10_000, 'the new cost');
+    // Each turn's details, under its reply: folded to its cost, open for its tokens.
+    const details = page.getByTestId('turn-details');
+    await waitFor(async () => (await details.count()) === 2, 10_000, 'both turns detailed');
+    assert.equal(
+      (await details.locator('summary').allInnerTexts()).map((t) => t.trim()),
+      ['Turn: $0.28 · 110k tokens', 'Turn: $0.14 · 55.0k tokens'],
+    );
+    const last = details.nth(1);
+    await last.locator('summary').focus();
+    await page.keyboard.press('Enter');
+    assert.match(await last.innerText(), '50.0k input tokens, 5000 output');
+    assert.match(await last.innerText(), '1 model call');
+    assert.match(await last.innerText(), 'Cost: $0.14');
   });
 
   test('a chat exports as Markdown and JSON from its panel; the JSON imports as a new chat', async () => {

@@ -1,10 +1,11 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { ChatState, ToolLive } from '../lib/chat';
+import type { ChatState, ToolLive, TurnInfo } from '../lib/chat';
 import { pure } from '../lib/pure';
 import type { Message, MessageOf } from '../lib/types';
 import { AssistantMessage } from './AssistantMessage';
 import { LiveReply } from './LiveReply';
 import { ToolCard } from './ToolCard';
+import { TurnDetails } from './TurnDetails';
 import { UserMessage } from './UserMessage';
 
 /**
@@ -34,6 +35,24 @@ function pair(messages: Message[]): {
     }
   }
   return { paired, pairedTools };
+}
+
+/**
+ * The ended turns by the id of their last message, where their details go. A user message starts
+ * a turn: one the list has no turn for (older than its page, or just sent) shows none.
+ */
+function turnEnds(messages: Message[], turns: ReadonlyMap<number, TurnInfo>) {
+  const ends = new Map<string, TurnInfo>();
+  let open: TurnInfo | undefined;
+  messages.forEach((m, i) => {
+    if (m.role === 'user') open = turns.get(m.seq);
+    const next = messages[i + 1];
+    if (open && open.status !== 'running' && (!next || next.role === 'user')) {
+      ends.set(m.id, open);
+      open = undefined;
+    }
+  });
+  return ends;
 }
 
 interface ItemProps {
@@ -101,6 +120,7 @@ interface ChunkProps {
   to: number;
   paired: Map<string, Map<string, MessageOf<'tool'>>>;
   pairedTools: Set<string>;
+  ends: Map<string, TurnInfo>;
   turnSeq: number | undefined;
   tools: Record<string, ToolLive>;
   waiting: Set<string>;
@@ -114,6 +134,7 @@ const Chunk = pure(function Chunk({
   to,
   paired,
   pairedTools,
+  ends,
   turnSeq,
   tools,
   waiting,
@@ -122,7 +143,11 @@ const Chunk = pure(function Chunk({
   const items = [];
   for (let i = from; i < to; i++) {
     const m = messages[i]!;
-    if (pairedTools.has(m.id)) continue;
+    const end = ends.get(m.id);
+    if (pairedTools.has(m.id)) {
+      if (end) items.push(<TurnDetails key={`t${m.id}`} t={end} />);
+      continue;
+    }
     const current = turnSeq !== undefined && m.seq > turnSeq;
     items.push(
       <div key={m.id} class="msg-item" data-message-id={m.id}>
@@ -135,6 +160,7 @@ const Chunk = pure(function Chunk({
         />
       </div>,
     );
+    if (end) items.push(<TurnDetails key={`t${m.id}`} t={end} />);
   }
   return <div class="chunk">{items}</div>;
 });
@@ -172,6 +198,16 @@ export function Transcript({ s, focus }: { s: ChatState; focus?: string | undefi
   /** How many of the newest chunks are drawn so far. */
   const [drawn, setDrawn] = useState(FIRST_CHUNKS);
   const { paired, pairedTools } = useMemo(() => pair(s.messages), [s.messages]);
+  // Kept the same map while its entries are (a new message mostly changes none), so the chunks
+  // drawn before it are not drawn again.
+  const lastEnds = useRef(new Map<string, TurnInfo>());
+  const ends = useMemo(() => {
+    const next = turnEnds(s.messages, s.turns);
+    const prev = lastEnds.current;
+    if (next.size === prev.size && [...next].every(([k, v]) => prev.get(k) === v)) return prev;
+    lastEnds.current = next;
+    return next;
+  }, [s.messages, s.turns]);
   /** The message a search result opened, once it is found and marked. */
   const shown = useRef<string | undefined>(undefined);
   const chunks = Math.ceil(s.messages.length / CHUNK);
@@ -251,6 +287,7 @@ export function Transcript({ s, focus }: { s: ChatState; focus?: string | undefi
                 to={Math.min(s.messages.length, (c + 1) * CHUNK)}
                 paired={paired}
                 pairedTools={pairedTools}
+                ends={ends}
                 turnSeq={s.turnSeq}
                 tools={s.tools}
                 waiting={waiting}

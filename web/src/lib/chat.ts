@@ -56,6 +56,18 @@ export interface ChatState {
   announce: string;
   /** What the chat's model calls used and cost so far (refreshed when a turn ends). */
   spend: Spend | undefined;
+  /** The newest turns by the seq of the message that started them: their details. */
+  turns: ReadonlyMap<number, TurnInfo>;
+}
+
+/** A turn as GET /api/sessions/{id}/turns lists it. */
+export interface TurnInfo {
+  turn_id: string;
+  status: 'running' | 'completed' | 'failed' | 'interrupted';
+  started_at: string;
+  ended_at: string | null;
+  first_seq: number | null;
+  spend: Spend & { cached_input_tokens: number; reasoning_tokens: number };
 }
 
 /** A session's or turn's spending, as GET /api/sessions/{id} carries it (`spend`). */
@@ -108,6 +120,7 @@ export class ChatSession {
       restore: undefined,
       announce: '',
       spend: undefined,
+      turns: new Map(),
     };
     this.state = new Store(this.draft);
   }
@@ -147,12 +160,13 @@ export class ChatSession {
     this.buffer ??= [];
     try {
       // The session comes with its goal (null when none): no goal request, so no 404 in the console.
-      const [session, messages, waiting] = await Promise.all([
+      const [session, messages, waiting, turns] = await Promise.all([
         get<SessionWithExtras>(path`/api/sessions/${this.id}`),
         this.allMessages(),
         get<{ items: Approval[] }>(path`/api/sessions/${this.id}/approvals`).catch(() => ({
           items: [] as Approval[],
         })),
+        this.loadTurns().catch(() => new Map<number, TurnInfo>()),
       ]);
       if (token !== this.loadToken) return;
       const events = this.buffer ?? [];
@@ -161,6 +175,7 @@ export class ChatSession {
         const { goal: embedded, spend, ...rest } = session;
         s.session = rest;
         s.spend = spend;
+        s.turns = turns;
         s.messages = messages;
         s.goal = embedded ?? null;
         // A page opened while a tool call waits shows the dialog at once, not only on live events.
@@ -184,10 +199,22 @@ export class ChatSession {
     }
   }
 
-  /** A turn ended: what the chat cost so far (a failed fetch keeps the last known figure). */
+  /** A turn ended: what the chat and its turns cost so far (a failed fetch keeps what was known). */
   private async refreshSpend(): Promise<void> {
-    const r = await get<SessionWithExtras>(path`/api/sessions/${this.id}`).catch(() => undefined);
-    if (r?.spend) this.update((s) => void (s.spend = r.spend), true);
+    const [r, turns] = await Promise.all([
+      get<SessionWithExtras>(path`/api/sessions/${this.id}`).catch(() => undefined),
+      this.loadTurns().catch(() => undefined),
+    ]);
+    this.update((s) => {
+      if (r?.spend) s.spend = r.spend;
+      if (turns) s.turns = turns;
+    }, true);
+  }
+
+  /** The newest 200 turns' details (older turns show none). */
+  private async loadTurns(): Promise<ReadonlyMap<number, TurnInfo>> {
+    const r = await get<{ items: TurnInfo[] }>(`${path`/api/sessions/${this.id}/turns`}?limit=200`);
+    return new Map(r.items.flatMap((t) => (t.first_seq === null ? [] : [[t.first_seq, t]])));
   }
 
   private async allMessages(): Promise<Message[]> {
