@@ -47,6 +47,10 @@ export function formatStatus(s: Status): string {
     lines.push(
       `search index: building, ${s.search.percent}% (${s.search.done} of ${s.search.total} earlier items); searches meanwhile miss the rest`,
     );
+  if (s.semantic)
+    lines.push(
+      `search by meaning: ${s.semantic.model_id}, ${s.semantic.waiting === 0 ? 'every message embedded' : `${s.semantic.waiting} messages waiting to be embedded`}`,
+    );
   return lines.join('\n');
 }
 

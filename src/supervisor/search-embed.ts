@@ -12,9 +12,25 @@ import {
   loadVectors,
   messagesAbove,
   nextToEmbed,
+  readEmbedMark,
   storeVectors,
   sweepVectors,
 } from '../shared/store/vectors.js';
+
+/** For `svc status`: the embeddings model and the messages it has yet to embed; null without the slot. */
+export function embeddingsState(
+  db: Db,
+  config: Config,
+): { model_id: string; waiting: number } | null {
+  const model = embeddingsModel(config);
+  if (!model) return null;
+  const m = readEmbedMark(db);
+  const mark = m && m.model === model.key ? m.mark : 0;
+  const waiting = (
+    db.prepare('SELECT count(*) AS n FROM messages WHERE rowid > ?').get(mark) as { n: number }
+  ).n;
+  return { model_id: model.id, waiting };
+}
 
 /** Messages per call: one request carries this many texts. */
 const BATCH = 32;

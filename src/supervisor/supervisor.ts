@@ -9,7 +9,7 @@ import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js
 import { openAndMigrate, type Db } from '../shared/store/db.js';
 import { indexState } from '../shared/store/search.js';
 import { fillSearchIndex } from './search-fill.js';
-import { fillEmbeddings } from './search-embed.js';
+import { embeddingsState, fillEmbeddings } from './search-embed.js';
 import { MetaStore } from '../shared/store/meta.js';
 import { failOrphanTurns } from '../shared/store/turns.js';
 import { cronWorkNeeded } from '../shared/store/cron.js';
@@ -273,6 +273,7 @@ export class Supervisor {
         last: lastBackup(this.db) ?? null,
       },
       search: indexState(this.db),
+      semantic: embeddingsState(this.db, this.settings.config),
     };
   }
 

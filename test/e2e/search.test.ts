@@ -449,6 +449,18 @@ test('with slots.embeddings, messages are embedded in the background and "car" f
   const both = await search('Sunday');
   assert.is((both as any).ranking, 'text+semantic');
   assert.ok(both.items.some((h) => h.ref === bicycleMsg));
+  // svc status names the model and what waits for it.
+  const st = await waitFor(
+    async () => {
+      const s = JSON.parse(
+        (await runCli(['status', '--json'], { SVC_HOME: rig.server.home })).stdout,
+      );
+      return s.semantic?.waiting === 0 ? s : undefined;
+    },
+    10_000,
+    'svc status to show every message embedded',
+  );
+  assert.equal(st.semantic, { model_id: 'emb', waiting: 0 });
   // The embedding calls are model calls: recorded in usage, where budgets count them.
   const db = openDb(join(rig.server.home, 'svc.db'), { readonly: true });
   try {

@@ -91,6 +91,11 @@ export const statusSchema = z.object({
   backup: z.object({ schedule: z.string().nullable(), last: BackupResult.nullable() }).optional(),
   /** The search index: ready, or still indexing what was written before it existed. */
   search: indexStateSchema.optional(),
+  /** Search by meaning: the embeddings slot's model and how many messages wait for it; null: no slot. */
+  semantic: z
+    .object({ model_id: z.string(), waiting: z.number().int().min(0) })
+    .nullable()
+    .optional(),
 });
 export type Status = z.infer<typeof statusSchema>;
 
