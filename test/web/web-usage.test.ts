@@ -155,7 +155,10 @@ if (browserMissing) {
       buffer: Buffer.from('{"hello": 1}'),
     });
     await waitFor(
-      async () => (await err.innerText()).startsWith('Could not import "other.json": '),
+      async () =>
+        (await err.innerText()).startsWith(
+          'Could not import "other.json": it is not a chat exported as JSON by svc (',
+        ),
       10_000,
       'the server refusing a document that is not an export',
     );

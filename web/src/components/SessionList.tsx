@@ -1,7 +1,7 @@
 import type { Ref } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { wantHomeFocus } from '../lib/focus';
-import { api, describe, post, path } from '../lib/api';
+import { ApiError, api, describe, post, path } from '../lib/api';
 import { platformLabel } from '../../../src/shared/config/platform-labels';
 import { when } from '../lib/format';
 import { go } from '../lib/router';
@@ -62,7 +62,13 @@ export function SessionList({
       wantHomeFocus();
       go(`chat/${r.session.id}`);
     } catch (err) {
-      setImportError(`Could not import "${f.name}": ${describe(err)}`);
+      // A 400 is the file's fault (the server's message names the field): say so first.
+      const notExport = err instanceof ApiError && err.status === 400;
+      setImportError(
+        `Could not import "${f.name}": ${
+          notExport ? 'it is not a chat exported as JSON by svc (' : ''
+        }${describe(err)}${notExport ? ')' : ''}`,
+      );
     } finally {
       setBusy(false);
       if (file.current) file.current.value = '';
