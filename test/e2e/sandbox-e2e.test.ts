@@ -533,7 +533,9 @@ test("a sandboxed script cannot reach svc's API: its session stays interactive",
         .then((r) => 'direct status ' + r.status, (e) => 'direct failed ' + (e.cause?.code ?? e.message));
       const proxy = new URL(process.env.HTTP_PROXY || 'http://none');
       const viaProxy = !process.env.HTTP_PROXY ? 'no proxy' : new Promise((resolve) => {
-        const req = http.request({ host: proxy.hostname, port: proxy.port, method: 'PATCH', path: ${JSON.stringify(target)}, headers: { 'content-type': 'application/json' } }, (res) => {
+        // Its own agent: from Node 24 the global one follows HTTP_PROXY itself (NODE_USE_ENV_PROXY)
+        // and refuses a request already written for a proxy.
+        const req = http.request({ agent: new http.Agent(), host: proxy.hostname, port: proxy.port, method: 'PATCH', path: ${JSON.stringify(target)}, headers: { 'content-type': 'application/json' } }, (res) => {
           let text = '';
           res.on('data', (d) => (text += d));
           res.on('end', () => resolve('proxy status ' + res.statusCode + ' ' + text.trim()));
@@ -543,7 +545,11 @@ test("a sandboxed script cannot reach svc's API: its session stays interactive",
       });
       Promise.all([direct, viaProxy]).then((lines) => console.log(lines.join('\\n')));
     `;
-    const out = await runInTurn(chat, 'node mode.js', ['mode.js', script]);
+    // Direct means direct: from Node 24 fetch follows HTTP_PROXY itself when NODE_USE_ENV_PROXY is set.
+    const out = await runInTurn(chat, 'env -u NODE_USE_ENV_PROXY node mode.js', [
+      'mode.js',
+      script,
+    ]);
     assert.match(out, /^direct failed ECONNREFUSED\n/, out);
     assert.match(
       out,
