@@ -119,7 +119,16 @@ test('QR login through the shared route: codes shown, scanned, restart, open; ke
   assert.equal(saved.body.fields.allowed_users, [ALICE]);
   await waitFor(async () => (await channel()).state === 'needs_login', 30_000, 'needs_login');
 
-  const started = await api('POST', '/api/channels/whatsapp/login', {});
+  // needs_login can show a moment before the adapter takes a login (the channels worker reports
+  // the state, then starts the adapter); svc answers 409 "try again in a moment" meanwhile.
+  const started = await waitFor(
+    async () => {
+      const r = await api('POST', '/api/channels/whatsapp/login', {});
+      return r.status === 409 && /not running yet/.test(r.body.error?.message) ? undefined : r;
+    },
+    30_000,
+    'the login to start',
+  );
   assert.is(started.status, 200, JSON.stringify(started.body));
   assert.is(started.body.platform, 'whatsapp');
   const s1 = await socket(0);
