@@ -41,6 +41,8 @@ function insertRows(sessionId: string, rows: Array<{ role: string; content: stri
   const ins = db.prepare(
     'INSERT INTO messages (id, session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
+  // IMMEDIATE, as svc's own writers do: svc (its search index fill) writes beside this, and a
+  // deferred transaction that read first cannot take the write lock after another commit.
   db.transaction(() => {
     let seq = (
       db
@@ -50,7 +52,7 @@ function insertRows(sessionId: string, rows: Array<{ role: string; content: stri
     for (const r of rows)
       ins.run(newId('m'), sessionId, ++seq, r.role, r.content, new Date().toISOString());
     db.prepare('UPDATE sessions SET message_count = ? WHERE id = ?').run(seq, sessionId);
-  })();
+  }).immediate();
 }
 
 test('a turn in a 20,000-message session reads only the live window: the summary and what follows it', async () => {

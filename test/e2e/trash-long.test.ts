@@ -49,7 +49,7 @@ function longSession(title: string, n: number): string {
         new Date().toISOString(),
       );
     db.prepare('UPDATE sessions SET message_count = ? WHERE id = ?').run(n, s.id);
-  })();
+  }).immediate(); // as svc's own writers do: svc may be writing beside this
   return s.id;
 }
 
@@ -239,7 +239,7 @@ test('retention deletes by bounded batches (1,200 expired items, a recent one st
   );
   db.transaction(() => {
     for (let i = 0; i < 1200; i++) ins.run(newId('t'), old);
-  })();
+  }).immediate();
   const keep = newId('t');
   ins.run(keep, new Date().toISOString());
   const r = enforceTrashRetention(db, paths, { retention_days: 14, max_bytes: 10 * 2 ** 30 });
