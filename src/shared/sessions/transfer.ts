@@ -189,7 +189,7 @@ export async function importDocument(
         s.id,
       );
       return getSession(db, s.id)!;
-    })();
+    }).immediate();
     return { session, missing };
   } catch (err) {
     for (const name of written) rmSync(join(paths.uploadsDir, name), { force: true });
