@@ -168,28 +168,32 @@ export async function importDocument(
       return content;
     };
     const model = doc.session.model_id;
-    const session = db.transaction(() => {
-      for (const row of rows) insertUpload(db, row);
-      const s = createSession(db, {
-        title: doc.session.title,
-        model_id: model && knownModel(model) ? model : null,
-        ...(doc.session.reasoning_effort ? { reasoning_effort: doc.session.reasoning_effort } : {}),
-      });
-      for (const [i, m] of doc.messages.entries())
-        insertMessageRow(db, {
-          id: newId('m'),
-          session_id: s.id,
-          seq: i + 1,
-          role: m.role,
-          content: JSON.stringify(repoint(m.content) ?? null),
-          created_at: m.created_at,
+    const session = db
+      .transaction(() => {
+        for (const row of rows) insertUpload(db, row);
+        const s = createSession(db, {
+          title: doc.session.title,
+          model_id: model && knownModel(model) ? model : null,
+          ...(doc.session.reasoning_effort
+            ? { reasoning_effort: doc.session.reasoning_effort }
+            : {}),
         });
-      db.prepare('UPDATE sessions SET message_count = ? WHERE id = ?').run(
-        doc.messages.length,
-        s.id,
-      );
-      return getSession(db, s.id)!;
-    }).immediate();
+        for (const [i, m] of doc.messages.entries())
+          insertMessageRow(db, {
+            id: newId('m'),
+            session_id: s.id,
+            seq: i + 1,
+            role: m.role,
+            content: JSON.stringify(repoint(m.content) ?? null),
+            created_at: m.created_at,
+          });
+        db.prepare('UPDATE sessions SET message_count = ? WHERE id = ?').run(
+          doc.messages.length,
+          s.id,
+        );
+        return getSession(db, s.id)!;
+      })
+      .immediate();
     return { session, missing };
   } catch (err) {
     for (const name of written) rmSync(join(paths.uploadsDir, name), { force: true });
