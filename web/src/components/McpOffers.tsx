@@ -32,6 +32,20 @@ interface Offers {
   prompts: Prompt[];
 }
 
+/** What every connected server offers of one kind (a server that cannot list it is left out). */
+export async function fromConnected<T>(
+  list: (server: string) => Promise<T[]>,
+): Promise<Array<{ server: string; item: T }>> {
+  const { servers } = await get<{ servers: Array<{ name: string; status: string }> }>(
+    '/api/mcp/servers',
+  );
+  const connected = servers.filter((s) => s.status === 'connected').map((s) => s.name);
+  const lists = await Promise.allSettled(connected.map((n) => list(n)));
+  return lists.flatMap((r, i) =>
+    r.status === 'fulfilled' ? r.value.map((item) => ({ server: connected[i]!, item })) : [],
+  );
+}
+
 /** A server's resources (GET …/resources), for the composer's picker. */
 export const resourcesOf = (name: string) =>
   get<{ resources: Resource[] }>(serverPath(name, '/resources')).then((r) => r.resources);

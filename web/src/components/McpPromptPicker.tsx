@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { describe, get, post } from '../lib/api';
+import { describe, post } from '../lib/api';
 import { Modal } from './Modal';
-import { promptsOf, serverPath, type Prompt } from './McpOffers';
+import { fromConnected, promptsOf, serverPath, type Prompt } from './McpOffers';
 
 interface Choice {
   server: string;
@@ -29,19 +29,8 @@ export function McpPromptPicker({
   useEffect(() => {
     void (async () => {
       try {
-        const { servers } = await get<{ servers: Array<{ name: string; status: string }> }>(
-          '/api/mcp/servers',
-        );
-        const connected = servers.filter((s) => s.status === 'connected').map((s) => s.name);
-        // A server whose prompts cannot be listed is left out; the others still offer theirs.
-        const lists = await Promise.allSettled(connected.map((n) => promptsOf(n)));
-        setChoices(
-          lists.flatMap((r, i) =>
-            r.status === 'fulfilled'
-              ? r.value.map((prompt) => ({ server: connected[i]!, prompt }))
-              : [],
-          ),
-        );
+        const found = await fromConnected(promptsOf);
+        setChoices(found.map(({ server, item }) => ({ server, prompt: item })));
       } catch (err) {
         setError(describe(err));
         setChoices([]);

@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { describe, get } from '../lib/api';
+import { describe } from '../lib/api';
 import type { McpResourceRef } from '../lib/chat';
 import { Modal } from './Modal';
-import { resourcesOf, type Resource } from './McpOffers';
+import { fromConnected, resourcesOf, type Resource } from './McpOffers';
 
 /** A resource chosen to go with the message, with the name the chip shows. */
 export interface PickedResource extends McpResourceRef {
@@ -33,19 +33,8 @@ export function McpResourcePicker({
   useEffect(() => {
     void (async () => {
       try {
-        const { servers } = await get<{ servers: Array<{ name: string; status: string }> }>(
-          '/api/mcp/servers',
-        );
-        const connected = servers.filter((s) => s.status === 'connected').map((s) => s.name);
-        // A server whose resources cannot be listed is left out; the others still offer theirs.
-        const lists = await Promise.allSettled(connected.map((n) => resourcesOf(n)));
-        setChoices(
-          lists.flatMap((r, i) =>
-            r.status === 'fulfilled'
-              ? r.value.map((resource) => ({ server: connected[i]!, resource }))
-              : [],
-          ),
-        );
+        const found = await fromConnected(resourcesOf);
+        setChoices(found.map(({ server, item }) => ({ server, resource: item })));
       } catch (err) {
         setError(describe(err));
         setChoices([]);
