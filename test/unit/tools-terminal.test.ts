@@ -12,6 +12,7 @@ import {
   type ToolContext,
   type ToolResult,
 } from '../../src/workers/agent/tools/registry.js';
+import { commandEnv } from '../../src/workers/agent/tools/shell/shell-process.js';
 import { terminalTools } from '../../src/workers/agent/tools/shell/terminal.js';
 import { waitFor } from '../helpers/server.js';
 
@@ -143,6 +144,19 @@ test('the command sees neither the access key nor a provider key', async () => {
     delete process.env.HARMLESS_VALUE;
     delete process.env.AUTH_HEADER;
   }
+});
+
+test("under an npm script, npm's description of svc's own launch stays out; a user's npm_ variable otherwise stays", () => {
+  const launched = {
+    PATH: '/usr/bin',
+    npm_lifecycle_event: 'start',
+    npm_config_cache: '/root/.npm',
+    npm_package_name: 'svc',
+    INIT_CWD: '/opt/svc',
+  };
+  assert.equal(commandEnv([], launched), { PATH: '/usr/bin' });
+  const shell = { PATH: '/usr/bin', npm_config_registry: 'https://npm.example.internal/' };
+  assert.equal(commandEnv([], shell), shell);
 });
 
 test('a timeout kills the whole process group, grandchildren included, and keeps the partial output', async () => {

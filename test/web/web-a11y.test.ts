@@ -293,7 +293,7 @@ if (reason) {
     }
     await page.goto(`${rig.server.base}/#/chat`);
     await page.getByTestId('composer-input').waitFor();
-    await page.getByRole('link', { name: 'Settings' }).focus();
+    await page.getByRole('link', { name: 'Settings', exact: true }).focus();
     await page.keyboard.press('Enter');
     const entry = page.locator('[data-testid=model-entry][data-id=oa]');
     await entry.waitFor();

@@ -51,7 +51,7 @@ if (browserMissing) {
 
   test('the nav leads to the Browser page; not connected, with the fix; Verify with the port connects and saves it', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'Browser' }).click();
+    await page.getByRole('link', { name: 'Browser', exact: true }).click();
     await page.getByRole('heading', { name: 'Browser', exact: true }).waitFor();
     const conn = page.getByTestId('browser-connection');
     await conn.getByText('not connected').waitFor();
@@ -124,7 +124,7 @@ if (browserMissing) {
 
   test('Delete moves the recording to the trash', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'Browser' }).click();
+    await page.getByRole('link', { name: 'Browser', exact: true }).click();
     const card = page.locator('[data-testid="recording"][data-name="greet"]');
     await card.getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No recording yet').waitFor();

@@ -51,7 +51,7 @@ if (browserMissing) {
 
   test('connect Discord from its fields; a malformed token is refused in words; it runs; the token is never on the page', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'Channels' }).click();
+    await page.getByRole('link', { name: 'Channels', exact: true }).click();
     await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
     await card().getByRole('heading', { name: 'Discord' }).waitFor();
     await card().getByText('Not connected.').waitFor();

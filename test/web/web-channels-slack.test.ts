@@ -54,7 +54,7 @@ if (browserMissing) {
 
   test('connect Slack from its fields; it runs; the tokens are never on the page', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'Channels' }).click();
+    await page.getByRole('link', { name: 'Channels', exact: true }).click();
     await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
     await card().getByText('Not connected.').waitFor();
     assert.match(await card().innerText(), /Slack/);

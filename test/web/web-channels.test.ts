@@ -71,7 +71,7 @@ if (browserMissing) {
 
   test('connect Telegram from its fields; it runs; the token is never on the page', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'Channels' }).click();
+    await page.getByRole('link', { name: 'Channels', exact: true }).click();
     await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
     const tgCard = card('telegram');
     await tgCard.getByText('Not connected.').waitFor();

@@ -57,7 +57,7 @@ if (browserMissing) {
 
   test('the nav leads to the MCP page; a local server added with the form connects and lists its tools', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'MCP' }).click();
+    await page.getByRole('link', { name: 'MCP', exact: true }).click();
     await page.getByRole('heading', { name: 'MCP servers' }).waitFor();
     await page.getByText('No MCP server yet').waitFor();
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('local');

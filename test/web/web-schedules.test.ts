@@ -48,7 +48,7 @@ if (browserMissing) {
 
   test('the nav leads to Schedules; a new task shows a readable preview with the next time, and a bad expression its error', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'Schedules' }).click();
+    await page.getByRole('link', { name: 'Schedules', exact: true }).click();
     await page.getByRole('heading', { name: 'Schedules' }).waitFor();
     await page.getByText('No scheduled task yet').waitFor();
     await page.getByRole('button', { name: 'New schedule' }).click();
@@ -103,7 +103,7 @@ if (browserMissing) {
 
   test('disable and enable; edit the schedule; delete to the trash', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'Schedules' }).click();
+    await page.getByRole('link', { name: 'Schedules', exact: true }).click();
     await card().getByRole('button', { name: 'Disable' }).click();
     await card().getByText('Not scheduled while disabled').waitFor();
     assert.is((await api(rig.port, 'GET', '/api/tasks?kind=cron')).body.items[0].enabled, false);

@@ -98,7 +98,7 @@ if (browserMissing) {
 
   test('the nav leads to Skills: built-ins with a switch and no Delete; an invalid skill shows its reason', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'Skills' }).click();
+    await page.getByRole('link', { name: 'Skills', exact: true }).click();
     await page.getByRole('heading', { name: 'Skills', exact: true }).waitFor();
     const builtin = card('svc-config');
     await builtin.waitFor();
@@ -288,7 +288,7 @@ if (browserMissing) {
     await focusKept(page, 'Delete');
     assert.is(await listed('weather'), undefined);
 
-    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('link', { name: 'Settings', exact: true }).click();
     await page.locator('.tabs a', { hasText: 'Trash' }).click();
     const row = page
       .locator('[data-testid="trash-item"]', { hasText: 'weather' })
@@ -298,7 +298,7 @@ if (browserMissing) {
     await row.first().getByRole('button', { name: 'Restore' }).click();
     await page.getByTestId('toast').filter({ hasText: 'Restored "weather".' }).waitFor();
 
-    await page.getByRole('link', { name: 'Skills' }).click();
+    await page.getByRole('link', { name: 'Skills', exact: true }).click();
     await card('weather').waitFor();
     assert.equal(onDisk('weather'), hashesOf(FILES));
     assert.is((await listed('weather')).valid, true);

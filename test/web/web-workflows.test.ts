@@ -97,7 +97,7 @@ if (browserMissing) {
 
   test('the nav leads to Workflows: built-ins and yours with their steps; an invalid file shows its line and field, with no Run', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'Workflows' }).click();
+    await page.getByRole('link', { name: 'Workflows', exact: true }).click();
     await page.getByRole('heading', { name: 'Workflows', exact: true }).waitFor();
     await card('progress').waitFor();
     for (const name of ['repo-digest', 'page-brief']) {
@@ -250,7 +250,7 @@ if (browserMissing) {
 
   test('a failing run shows the step and the reason; a workflow without inputs says so', async () => {
     const { page } = p;
-    await page.getByRole('link', { name: 'Workflows' }).click();
+    await page.getByRole('link', { name: 'Workflows', exact: true }).click();
     await card('fails').getByRole('button', { name: 'Run… fails' }).click();
     await dialog().getByText('This workflow takes no inputs.').waitFor();
     await dialog().getByRole('button', { name: 'Run', exact: true }).click();

@@ -45,8 +45,19 @@ const hiddenNames = new Set([
 ]);
 
 /**
- * The worker's environment minus svc's own plumbing and any variable holding a provider key
- * (equal to one, or containing one that is long enough not to match by chance).
+ * Under an npm script (`npm start`, `npm test`) npm exports its whole configuration and svc's own
+ * package as npm_* variables. They describe svc's launch, not the user's shell: npm_config_cache
+ * would point a sandboxed `npm install` at a read-only folder, npm_config_prefix at svc's. A
+ * command's npm reads the user's .npmrc itself.
+ */
+function npmLaunchVar(name: string, base: NodeJS.ProcessEnv): boolean {
+  return base.npm_lifecycle_event !== undefined && (name.startsWith('npm_') || name === 'INIT_CWD');
+}
+
+/**
+ * The worker's environment minus svc's own plumbing, what npm set when it launched svc, and any
+ * variable holding a provider key (equal to one, or containing one that is long enough not to
+ * match by chance).
  */
 export function commandEnv(
   secrets: readonly string[],
@@ -56,8 +67,8 @@ export function commandEnv(
   const long = secrets.filter((s) => s.length >= 12);
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
-    if (v === undefined || hiddenNames.has(k) || exact.has(v) || long.some((s) => v.includes(s)))
-      continue;
+    if (v === undefined || hiddenNames.has(k) || npmLaunchVar(k, base)) continue;
+    if (exact.has(v) || long.some((s) => v.includes(s))) continue;
     env[k] = v;
   }
   return env;
