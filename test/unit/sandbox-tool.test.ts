@@ -275,6 +275,37 @@ test('network on: git clone and npm install reach a server that local_hosts name
   }
 });
 
+test("network on: a server the session's background command runs is reached by its next commands, through the proxy and directly; another session's commands are refused", async () => {
+  const c = ctx({ network: 'on' });
+  const again = (): ToolContext => ({ ...c, callId: `call_${++calls}` });
+  const server = `node -e "require('http').createServer((q, s) => s.end('dev server here ' + q.url)).listen(4173, '127.0.0.1', () => console.log('listening'))"`;
+  const started = await run(server, again(), { background: true });
+  const id = /Started in the background as (\S+)/.exec(started.output)?.[1];
+  assert.ok(id, started.output);
+  try {
+    await waitFor(
+      async () =>
+        (await registry.call('terminal_output', JSON.stringify({ id }), again())).output.includes(
+          'listening',
+        ),
+      20_000,
+      'the dev server to listen',
+    );
+    const r = await run(
+      "curl -sS http://localhost:4173/proxied; echo; curl -sS --noproxy '*' http://127.0.0.1:4173/direct; echo; node -e \"fetch('http://127.0.0.1:4173/fetch').then((r) => r.text()).then(console.log)\"",
+      again(),
+    );
+    assert.match(r.output, 'dev server here /proxied');
+    assert.match(r.output, 'dev server here /direct');
+    assert.match(r.output, 'dev server here /fetch');
+    const other = await run('curl -sS http://localhost:4173/', ctx({ network: 'on' }));
+    assert.match(other.output, 'is not a public address (loopback)');
+    assert.not.match(other.output, 'dev server here');
+  } finally {
+    await registry.call('terminal_stop', JSON.stringify({ id }), again());
+  }
+});
+
 test('a socket listed in sandbox.sockets inside the runtime folder shows through it, alone, with the variable naming it', async () => {
   const runtime = join(base, 'xdg');
   mkdirSync(runtime, { mode: 0o700 });

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { openSync, readFileSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { proxyEnv } from './proxy-env.js';
 
 /**
@@ -13,6 +13,11 @@ import { proxyEnv } from './proxy-env.js';
  * NODE_OPTIONS never runs in it. Then the command runs, with the proxy variables pointing at the
  * port, and its exit status is passed on. It imports nothing else of svc, so the bundle
  * it starts from stays small.
+ *
+ * A session's commands reach each other's servers through their bridges (peers.ts): asked, the
+ * bridge lists the ports listening in its namespace and dials one of them, handing the connected
+ * socket out; and it listens on the ports of servers the session's other commands run (`forward`
+ * in the start message), so a client that ignores the proxy variables reaches them too.
  */
 
 const [program, ...args] = process.argv.slice(2);
@@ -31,14 +36,83 @@ function relay(side: 'http' | 'socks') {
     });
   });
 }
-const servers = [relay('http'), relay('socks')];
-const listen = (s: ReturnType<typeof relay>) =>
-  new Promise<number>((resolve) =>
-    s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port)),
-  );
+const servers: Server[] = [relay('http'), relay('socks')];
+const listen = (s: Server, port = 0, host = '127.0.0.1') =>
+  new Promise<number>((resolve) => {
+    s.once('error', () => resolve(0)); // taken: the command keeps its own way to the port
+    s.listen(port, host, () => resolve((s.address() as { port: number }).port));
+  });
+/** The bridge's own listeners, never offered to the other commands as servers. */
+const own = new Set<number>();
 
-async function start(env: Record<string, string>): Promise<void> {
-  const [http, socks] = await Promise.all(servers.map(listen));
+/** A session's other command serves on `port`: connections to it here go out to that command. */
+function forwarder(port: number): Server {
+  return createServer({ pauseOnConnect: true }, (socket) => {
+    send({ t: 'conn', side: 'peer', port }, socket, {}, (err) => {
+      if (err) socket.destroy();
+    });
+  });
+}
+
+/** TCP ports listening in this namespace (/proc/self/net is the namespace's view), ours left out. */
+function listening(): number[] {
+  const ports = new Set<number>();
+  for (const file of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue; // no IPv6 here
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[3] !== '0A') continue; // LISTEN
+      const port = Number.parseInt(f[1]?.split(':')[1] ?? '', 16);
+      if (port > 0 && !own.has(port)) ports.add(port);
+    }
+  }
+  return [...ports].sort((a, b) => a - b);
+}
+
+/** Connects to a server of this namespace; IPv4 loopback first, then IPv6. */
+function dial(port: number, hosts = ['127.0.0.1', '::1']): Promise<Socket | undefined> {
+  const [host, ...rest] = hosts;
+  if (host === undefined) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const s = connect({ port, host });
+    s.once('connect', () => {
+      s.pause();
+      resolve(s);
+    });
+    s.once('error', () => {
+      s.destroy();
+      resolve(dial(port, rest));
+    });
+  });
+}
+
+function answer(m: { t?: unknown; id?: unknown; port?: unknown }): void {
+  if (typeof m.id !== 'number') return;
+  const id = m.id;
+  if (m.t === 'ports') send({ t: 'answer', id, ports: listening() });
+  else if (m.t === 'dial' && typeof m.port === 'number')
+    void dial(m.port).then((s) => {
+      if (!s) return send({ t: 'answer', id, error: 'ECONNREFUSED' });
+      send({ t: 'answer', id }, s, {}, (err) => {
+        if (err) s.destroy();
+      });
+    });
+}
+
+async function start(env: Record<string, string>, forward: number[]): Promise<void> {
+  const [http, socks] = await Promise.all(servers.map((s) => listen(s)));
+  own.add(http!).add(socks!);
+  for (const port of forward)
+    for (const host of ['127.0.0.1', '::1']) {
+      const s = forwarder(port);
+      servers.push(s);
+      if ((await listen(s, port, host)) === port) own.add(port);
+    }
   const all = {
     ...env,
     ...proxyEnv(`http://127.0.0.1:${http}`, `socks5h://127.0.0.1:${socks}`),
@@ -61,14 +135,19 @@ async function start(env: Record<string, string>): Promise<void> {
   });
 }
 
-process.once('message', (m: unknown) => {
-  const env =
-    typeof m === 'object' && m !== null && (m as { t?: unknown }).t === 'start'
-      ? (m as { env?: unknown }).env
-      : undefined;
+let started = false;
+process.on('message', (m: unknown) => {
+  if (typeof m !== 'object' || m === null) return;
+  const msg = m as { t?: unknown; env?: unknown; forward?: unknown };
+  if (started) return answer(msg);
+  const env = msg.t === 'start' ? msg.env : undefined;
   if (typeof env !== 'object' || env === null) {
     process.stderr.write('svc sandbox bridge: no start message\n');
     process.exit(2);
   }
-  void start(env as Record<string, string>);
+  started = true;
+  const forward = Array.isArray(msg.forward)
+    ? msg.forward.filter((p): p is number => Number.isInteger(p) && p > 0 && p < 65536)
+    : [];
+  void start(env as Record<string, string>, forward);
 });

@@ -137,7 +137,7 @@ export async function prepareLaunch(
   const network = sessionNetwork(ctx, rules.network);
   const inner = sandboxEnv(env, rules.sockets);
   if (process.platform !== 'darwin') {
-    const l = linuxLaunch(fs, network, rules, inner);
+    const l = linuxLaunch(fs, network, rules, inner, ctx.sessionId);
     if (typeof l === 'string')
       return { kind: 'refused', reason: `Not run: the sandbox could not be prepared: ${l}` };
     return { kind: 'sandboxed', ...l, network };

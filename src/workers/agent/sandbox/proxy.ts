@@ -1,6 +1,7 @@
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { decide, type EgressPolicy, type Lookup, type Verdict } from './egress.js';
+import { isLoopbackName } from './peers.js';
 import { handshake, REP, reply } from './socks.js';
 
 /**
@@ -9,6 +10,8 @@ import { handshake, REP, reply } from './socks.js';
  * `decide` (egress.ts) and connecting to the address it checked. On Linux the connections arrive
  * as sockets handed over by the bridge inside the sandbox (`handle`); on macOS the proxy listens
  * on loopback ports (`listen`), which the Seatbelt profile alone lets the command reach.
+ * `peer` finds a server the session's own commands run (peers.ts) for a loopback name, before
+ * the policy is asked: it lives in a sandbox of the same session, not on this machine's loopback.
  */
 export interface EgressProxy {
   handle: (socket: Socket, side: 'http' | 'socks') => void;
@@ -32,7 +35,9 @@ function splitHostPort(
 
 const MAX_REFUSALS = 20;
 
-export function createProxy(policy: EgressPolicy, lookup?: Lookup): EgressProxy {
+export type PeerDial = (port: number) => Promise<Socket | undefined>;
+
+export function createProxy(policy: EgressPolicy, lookup?: Lookup, peer?: PeerDial): EgressProxy {
   const sockets = new Set<Socket>();
   const refused: string[] = [];
   const track = (s: Socket) => {
@@ -45,6 +50,16 @@ export function createProxy(policy: EgressPolicy, lookup?: Lookup): EgressProxy 
     if (!v.ok && refused.length < MAX_REFUSALS && !refused.includes(v.message))
       refused.push(v.message);
     return v;
+  };
+  /** Where a connection goes: the session's own server, the address checked, or a refusal. */
+  const route = async (
+    host: string,
+    port: number,
+  ): Promise<{ ok: true; to: string | Socket } | { ok: false; message: string }> => {
+    const own = peer && isLoopbackName(host) ? await peer(port) : undefined;
+    if (own) return { ok: true, to: own };
+    const v = await judge(host, port);
+    return v.ok ? { ok: true, to: v.address } : v;
   };
 
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -65,18 +80,20 @@ export function createProxy(policy: EgressPolicy, lookup?: Lookup): EgressProxy 
     }
     const port = url.port ? Number(url.port) : 80;
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    void judge(host, port).then((v) => {
-      if (!v.ok) {
-        res.writeHead(403, { 'content-type': 'text/plain' }).end(`${v.message}\n`);
+    void route(host, port).then((r) => {
+      if (!r.ok) {
+        res.writeHead(403, { 'content-type': 'text/plain' }).end(`${r.message}\n`);
         return;
       }
       const headers = { ...req.headers };
       delete headers['proxy-connection'];
       delete headers['proxy-authorization'];
+      const to = r.to;
+      if (typeof to !== 'string') track(to);
       // To the address that was checked; the Host header keeps the name.
       const upstream = request(
         {
-          host: v.address,
+          ...(typeof to === 'string' ? { host: to } : { createConnection: () => to }),
           port,
           method: req.method,
           path: `${url.pathname}${url.search}`,
@@ -95,23 +112,30 @@ export function createProxy(policy: EgressPolicy, lookup?: Lookup): EgressProxy 
     });
   });
 
+  const splice = (client: Socket, up: Socket, head: Buffer, ok: () => void) => {
+    ok();
+    if (head.length > 0) up.write(head);
+    up.pipe(client);
+    client.pipe(up);
+  };
+
   /** Connects to the checked address; `ok`/`fail` speak the client's protocol. */
   const tunnel = (
     client: Socket,
-    address: string,
+    address: string | Socket,
     port: number,
     head: Buffer,
     ok: () => void,
     fail: (err: NodeJS.ErrnoException) => void,
   ) => {
+    if (typeof address !== 'string') {
+      track(address);
+      client.on('close', () => address.destroy());
+      return splice(client, address, head, ok);
+    }
     const up = connect(port, address);
     track(up);
-    up.once('connect', () => {
-      ok();
-      if (head.length > 0) up.write(head);
-      up.pipe(client);
-      client.pipe(up);
-    });
+    up.once('connect', () => splice(client, up, head, ok));
     up.once('error', (err) => {
       if (client.writable && up.connecting) fail(err);
       else client.destroy();
@@ -127,11 +151,11 @@ export function createProxy(policy: EgressPolicy, lookup?: Lookup): EgressProxy 
         `HTTP/1.1 ${status}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${text}\n`,
       );
     if (!target) return deny('400 Bad Request', 'svc sandbox proxy: CONNECT needs host:port.');
-    void judge(target.host, target.port).then((v) => {
-      if (!v.ok) return deny('403 Forbidden', v.message);
+    void route(target.host, target.port).then((r) => {
+      if (!r.ok) return deny('403 Forbidden', r.message);
       tunnel(
         client,
-        v.address,
+        r.to,
         target.port,
         head,
         () => client.write('HTTP/1.1 200 Connection Established\r\n\r\n'),
@@ -149,11 +173,11 @@ export function createProxy(policy: EgressPolicy, lookup?: Lookup): EgressProxy 
     track(client);
     handshake(client, (r) => {
       if (!r.ok) return;
-      void judge(r.host, r.port).then((v) => {
-        if (!v.ok) return void client.end(reply(REP.notAllowed));
+      void route(r.host, r.port).then((to) => {
+        if (!to.ok) return void client.end(reply(REP.notAllowed));
         tunnel(
           client,
-          v.address,
+          to.to,
           r.port,
           r.rest,
           () => client.write(reply(REP.ok)),
