@@ -11,6 +11,7 @@ import { allRoutes } from './routes/index.js';
 import { chooseEngine, createEngine } from './engine/pick.js';
 import { ConnectionCap } from './conn-cap.js';
 import { connectionCaps, readNofile } from '../shared/fd-limit.js';
+import { configureTelemetry } from '../shared/telemetry/trace.js';
 
 /** The gateway process: takes its config and key from the supervisor, listens, serves. */
 /** The previous gateway's listening socket, when its engine could not share the port (see engine/node.ts). */
@@ -44,6 +45,7 @@ endpoint.handle('child.start', async (start) => {
   redact(start.access_key);
   redactConfigSecrets(start.config);
   config = start.config;
+  await configureTelemetry(start.config.telemetry, 'gateway');
   const engineName = chooseEngine();
   // The supervisor raised the soft limit before forking us (children inherit it); read what we got.
   const nofile = readNofile();
@@ -116,6 +118,7 @@ endpoint.onEvent((event) => {
     config = event.payload.config;
     redactConfigSecrets(config);
     gateway.updateConfig(event.payload.config);
+    void configureTelemetry(config.telemetry, 'gateway');
   } else if (event.type === 'ws.publish')
     gateway.ws.publishChecked(event.payload.topic, event.payload.type, event.payload.data);
 });

@@ -1,6 +1,7 @@
 import { ApiError } from '../shared/errors.js';
 import type { TurnMessage, TurnOrigin } from '../shared/protocol/ipc.js';
 import { resolveUpload } from '../shared/store/uploads.js';
+import { flushTraces, type Span, startSpan } from '../shared/telemetry/trace.js';
 import type { Deps } from './deps.js';
 import type { HubEvent, WsHub } from './ws.js';
 
@@ -61,28 +62,58 @@ export async function startTurn(
     new Promise<void>((resolve) => (begin = resolve)),
     ended.then(() => undefined),
   ]);
+  // The root of the turn's trace (telemetry.otlp configured): the supervisor's and the worker's
+  // spans go under it. It lasts until the turn's end event, whether or not a client still watches.
+  const span = startSpan('svc.turn', { 'svc.session_id': sessionId, 'svc.origin': origin });
+  let spanOpen = span.traceparent !== undefined;
+  let watching = true;
   const take = (e: HubEvent) => {
     if (!isTurnEvent(e, turnId)) return;
+    if (TERMINAL.has(e.type) && spanOpen) {
+      spanOpen = false;
+      endTurnSpan(span, e);
+      if (!watching) unlisten();
+    }
+    if (!watching) return;
     mine.push(e);
     follower?.(e);
     if (e.type === 'turn.started') begin();
     if (TERMINAL.has(e.type)) finish(e);
   };
-  const unlisten = hub.listen(`session:${sessionId}`, (e) =>
+  let listening = true;
+  const off = hub.listen(`session:${sessionId}`, (e) =>
     turnId === undefined ? early.push(e) : take(e),
   );
+  const unlisten = () => {
+    if (listening) off();
+    listening = false;
+  };
   // Whoever stops watching (a client that went away) lets a pending wait end too, so nothing leaks.
   const stop = () => {
-    unlisten();
+    watching = false;
+    if (!spanOpen) unlisten();
     finish({ topic: `session:${sessionId}`, type: 'watch.stopped', seq: 0, data: {} });
   };
   try {
-    turnId = (await deps.endpoint.request('turn.start', { session_id: sessionId, message, origin }))
-      .turn_id;
+    turnId = (
+      await deps.endpoint.request('turn.start', {
+        session_id: sessionId,
+        message,
+        origin,
+        ...(span.traceparent ? { traceparent: span.traceparent } : {}),
+      })
+    ).turn_id;
   } catch (err) {
+    if (spanOpen) {
+      spanOpen = false;
+      span.fail((err as Error).message);
+      span.end();
+      void flushTraces();
+    }
     stop();
     throw err;
   }
+  span.set({ 'svc.turn_id': turnId });
   for (const e of early.splice(0)) take(e);
   return {
     turnId,
@@ -103,4 +134,15 @@ function isTurnEvent(e: HubEvent, turnId: string | undefined): boolean {
     e.data !== null &&
     (e.data as { turn_id?: unknown }).turn_id === turnId
   );
+}
+
+/** The gateway's span of a turn ends with the turn's end event; the trace is sent at once. */
+function endTurnSpan(span: Span, e: HubEvent): void {
+  span.set({ 'svc.turn.status': e.type.slice('turn.'.length) });
+  if (e.type === 'turn.failed') {
+    const d = e.data as { reason?: unknown };
+    span.fail(typeof d.reason === 'string' ? d.reason : 'failed');
+  }
+  span.end();
+  void flushTraces();
 }

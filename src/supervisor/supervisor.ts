@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } f
 import type { Server } from 'node:net';
 import type { Config } from '../shared/config/schema.js';
 import { log, redact, setLogConsole, setLogLevel, setLogRole } from '../shared/log.js';
+import { configureTelemetry } from '../shared/telemetry/trace.js';
 import { formatHostPort, type ListenAddr } from '../shared/net/addr.js';
 import type { Paths } from '../shared/paths.js';
 import type { ChildRole, ProcessStatus, Status } from '../shared/protocol/ipc.js';
@@ -155,6 +156,8 @@ export class Supervisor {
     ensurePrivateDir(this.paths.home);
     this.settings = readSettings(this.paths, this.flags);
     this.applyLogSettings(this.settings.config);
+    // Loaded (when configured) before the gateway can hand over a turn to trace.
+    await configureTelemetry(this.settings.config.telemetry, 'supervisor');
     mkdirSync(this.paths.runDir, { recursive: true, mode: 0o700 });
     mkdirSync(this.paths.logsDir, { recursive: true, mode: 0o700 });
     this.logs = new LogSink(
@@ -533,6 +536,7 @@ export class Supervisor {
     config.cors = effectiveCors(config.cors, this.flags.cors); // --cors flags stay merged in
     this.settings = { ...this.settings, config };
     redactConfigSecrets(config);
+    void configureTelemetry(config.telemetry, 'supervisor');
     for (const c of this.children()) c.endpoint.emit('config.changed', { config });
     this.services.sync();
     this.versionCheck.sync();
@@ -543,6 +547,7 @@ export class Supervisor {
     redactConfigSecrets(config);
     if (!process.env.SVC_LOG_LEVEL) setLogLevel(config.log.level);
     this.logs?.setLimits(config.log);
+    void configureTelemetry(config.telemetry, 'supervisor');
   }
 }
 

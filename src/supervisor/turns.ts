@@ -21,6 +21,7 @@ import { failOpenRuns } from '../shared/workflows/runs.js';
 import { diskFullMessage, isDiskFull } from '../shared/disk-full.js';
 import { resolvePaths } from '../shared/paths.js';
 import type { Child } from './child-process.js';
+import { flushTraces, type Span, startSpan } from '../shared/telemetry/trace.js';
 
 interface Running {
   turnId: string;
@@ -39,6 +40,8 @@ interface Running {
    * worker says `turn.ended` before it publishes the end, so `done` can come first).
    */
   passedOn: Promise<void>;
+  /** The supervisor's span of the turn (a no-op when traces are off); ends with the turn. */
+  span: Span;
 }
 
 /** One line in `svc logs` per failed turn, whoever ended it (the worker, or svc when the worker died). */
@@ -111,15 +114,36 @@ export class TurnDispatcher {
     if (!agent)
       throw new IpcCallError('unavailable', 'No agent worker could be started; see the svc log.');
     const turnId = newId('turn');
+    // Under the gateway's span when it sent one; a turn svc starts itself (cron, goal) roots its own trace.
+    const span = startSpan(
+      'svc.turn.dispatch',
+      {
+        'svc.turn_id': turnId,
+        'svc.session_id': p.session_id,
+        'svc.origin': p.origin,
+        'svc.agent_pid': agent.pid,
+      },
+      p.traceparent,
+    );
     let finish = () => {};
     const done = new Promise<void>((resolve) => (finish = resolve));
     const passedOn = new Promise<void>((heard) => this.endHeard.set(turnId, { agent, heard }));
-    this.running.set(p.session_id, { turnId, agent, chain, streamed: '', done, finish, passedOn });
+    this.running.set(p.session_id, {
+      turnId,
+      agent,
+      chain,
+      streamed: '',
+      done,
+      finish,
+      passedOn,
+      span,
+    });
     try {
       startTurnRow(this.deps.db, { id: turnId, session_id: p.session_id, origin: p.origin });
     } catch (err) {
       this.running.delete(p.session_id);
       finish();
+      endSpan(span, 'failed', (err as Error).message);
       this.passed(turnId);
       if (isDiskFull(err))
         throw new IpcCallError('insufficient_storage', diskFullMessage(resolvePaths().home));
@@ -132,6 +156,7 @@ export class TurnDispatcher {
         message: p.message,
         origin: p.origin,
         ...(p.workflow_run_id ? { workflow_run_id: p.workflow_run_id } : {}),
+        ...(span.traceparent ? { traceparent: span.traceparent } : {}),
       });
     } catch (err) {
       // A worker that answered late may still run it: tell it to stop before the session is free again.
@@ -270,6 +295,7 @@ export class TurnDispatcher {
     if (!r || r.turnId !== e.turn_id) return;
     this.running.delete(e.session_id);
     r.finish();
+    endSpan(r.span, e.status);
     if (!e.continue || e.status !== 'completed') return;
     if (r.chain >= this.deps.maxContinuations()) {
       // Paused on record too, as for no_progress: the goal waits for the user to resume it.
@@ -351,6 +377,7 @@ export class TurnDispatcher {
   ): void {
     this.running.delete(sessionId);
     r.finish();
+    endSpan(r.span, o.status, o.reason);
     const topic = `session:${sessionId}` as const;
     let endedHere = true;
     try {
@@ -427,4 +454,13 @@ function bounded(p: Promise<void>, ms: number): Promise<void> {
     p,
     new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
   ]).finally(() => clearTimeout(timer));
+}
+
+/** Ends the supervisor's span of a turn and sends the trace's spans at once. */
+function endSpan(span: Span, status: string, failure?: string): void {
+  if (!span.traceparent) return;
+  span.set({ 'svc.turn.status': status });
+  if (status === 'failed') span.fail(failure ?? 'failed');
+  span.end();
+  void flushTraces();
 }

@@ -4,7 +4,19 @@ import type { FakeReply, FakeUsage } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
 import { createRequire } from 'node:module';
 import { http, waitFor } from '../helpers/server.js';
-import { connectWs, newChat, startRig, type TurnRig, type WsClient } from '../helpers/turns.js';
+import {
+  connectWs,
+  KEY,
+  newChat,
+  startRig,
+  type TurnRig,
+  type WsClient,
+} from '../helpers/turns.js';
+import {
+  type OtlpReceiver,
+  type ReceivedSpan,
+  startOtlpReceiver,
+} from '../fixtures/otlp-receiver.js';
 
 /**
  * What the agent spends: every model call is recorded with what the provider reported (both
@@ -15,13 +27,28 @@ import { connectWs, newChat, startRig, type TurnRig, type WsClient } from '../he
 
 let rig: TurnRig;
 let server: WsClient;
+let otlp: OtlpReceiver;
+/** A collector's credential in telemetry.otlp.headers: sent to the collector, shown nowhere. */
+const OTLP_SECRET = 'Bearer otlp-collector-secret-4242';
 test.before(async () => {
-  rig = await startRig({ config: 'agent:\n  max_continuations: 5\n' });
+  otlp = await startOtlpReceiver();
+  rig = await startRig({
+    config: [
+      'agent:',
+      '  max_continuations: 5',
+      'telemetry:',
+      '  otlp:',
+      `    endpoint: ${otlp.url}`,
+      `    headers: { Authorization: "${OTLP_SECRET}" }`,
+      '',
+    ].join('\n'),
+  });
   server = await connectWs(rig.port, ['server']);
 });
 test.after(async () => {
   server?.close();
   await rig?.stop();
+  await otlp?.close();
 });
 test.before.each(async () => {
   rig.fake.reset();
@@ -421,6 +448,97 @@ test('GET /api/metrics parses as Prometheus text and its counters move with the 
     headers: { ...remote, Authorization: `Bearer ${key}` },
   });
   assert.is(allowed.status, 200);
+});
+
+test('telemetry.otlp: a turn is one trace across gateway, supervisor and agent, parented over IPC', async () => {
+  const id = await newChat(rig.port, { model_id: 'oa' });
+  rig.fake.enqueue(
+    {
+      parts: [{ toolCall: { name: 'current_time', arguments: '{}' } }],
+      usage: { input: 120, output: 12 },
+    },
+    {
+      parts: [{ text: 'Noon.' }],
+      usage: { input: 150, cachedInput: 30, output: 9 },
+    },
+  );
+  const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'time?' });
+  assert.is(r.body.status, 'completed', JSON.stringify(r.body));
+  const turnId: string = r.body.turn_id;
+  // Each process sends its spans when the turn ends there: wait until all six arrived.
+  const spans = await waitFor(
+    () => {
+      const traces = new Set(
+        otlp.spans.filter((s) => s.attributes['svc.turn_id'] === turnId).map((s) => s.traceId),
+      );
+      if (traces.size !== 1) return undefined;
+      const trace = otlp.spans.filter((s) => s.traceId === [...traces][0]);
+      return trace.length >= 6 ? trace : undefined;
+    },
+    10_000,
+    "the turn's spans at the receiver",
+  );
+  const one = (name: string): ReceivedSpan => {
+    const found = spans.filter((s) => s.name === name);
+    assert.is(found.length, 1, `one ${name} span: ${spans.map((s) => s.name).join(', ')}`);
+    return found[0]!;
+  };
+  const root = one('svc.turn');
+  const dispatch = one('svc.turn.dispatch');
+  const run = one('svc.turn.run');
+  const chats = spans.filter((s) => s.name === 'chat fake');
+  const tool = one('execute_tool current_time');
+  assert.is(spans.length, 6, spans.map((s) => s.name).join(', '));
+  assert.is(chats.length, 2);
+  // Each process's span, under the one of the process that handed it the turn.
+  assert.is(root.resource['svc.role'], 'gateway');
+  assert.is(dispatch.resource['svc.role'], 'supervisor');
+  assert.is(run.resource['svc.role'], 'agent');
+  assert.is(root.parentSpanId, '', 'the gateway span is the root');
+  assert.is(dispatch.parentSpanId, root.spanId);
+  assert.is(run.parentSpanId, dispatch.spanId);
+  for (const s of [...chats, tool]) {
+    assert.is(s.parentSpanId, run.spanId, s.name);
+    assert.is(s.resource['svc.role'], 'agent');
+  }
+  for (const s of [root, dispatch, run]) {
+    assert.is(s.attributes['svc.turn_id'], turnId, s.name);
+    assert.is(s.attributes['svc.session_id'], id, s.name);
+    assert.is(s.attributes['svc.turn.status'], 'completed', s.name);
+  }
+  // What a model call and a tool call used, as the provider reported it and the usage API shows.
+  const [first, second] = chats.sort(
+    (a, b) =>
+      Number(a.attributes['gen_ai.usage.input_tokens']) -
+      Number(b.attributes['gen_ai.usage.input_tokens']),
+  );
+  for (const c of [first!, second!]) {
+    assert.is(c.attributes['gen_ai.request.model'], 'fake');
+    assert.is(c.attributes['gen_ai.provider.name'], 'custom');
+    assert.is(c.attributes['svc.model_id'], 'oa');
+    assert.is(c.attributes['svc.usage.origin'], 'chat');
+    assert.is(c.attributes['svc.call.status'], 'ok');
+  }
+  assert.is(first!.attributes['gen_ai.usage.input_tokens'], 120);
+  assert.is(first!.attributes['gen_ai.usage.output_tokens'], 12);
+  assert.is(second!.attributes['gen_ai.usage.input_tokens'], 150);
+  assert.is(second!.attributes['gen_ai.usage.cache_read.input_tokens'], 30);
+  assert.is(second!.attributes['gen_ai.usage.output_tokens'], 9);
+  close(Number(second!.attributes['svc.cost_usd']), (150 * 2 + 30 * 0.5 + 9 * 8) / 1e6, 'cost');
+  assert.is(tool.attributes['gen_ai.tool.name'], 'current_time');
+  assert.is(tool.attributes['svc.tool.verdict'], 'allowed');
+  assert.is(tool.attributes['svc.tool.is_error'], false);
+  // The collector's header reached it; no secret is in any span, and the API masks the header.
+  assert.is(otlp.headers[0]?.authorization, OTLP_SECRET);
+  for (const secret of [KEY, rig.server.key(), OTLP_SECRET])
+    assert.not.ok(
+      otlp.bodies.some((b) => b.includes(secret)),
+      `a secret (${secret.slice(0, 6)}…) in an exported span`,
+    );
+  const config = await api(rig.port, 'GET', '/api/config');
+  assert.is(config.status, 200);
+  assert.not.ok(JSON.stringify(config.body).includes(OTLP_SECRET));
+  assert.equal(Object.keys(config.body.telemetry.otlp.headers), ['Authorization']);
 });
 
 test.run();

@@ -4,6 +4,7 @@ import { mcpConfigSchema } from './mcp.js';
 import { channelsConfigSchema } from './channels.js';
 import { browserConfigSchema } from './browser.js';
 import { budgetsSchema } from './budgets.js';
+import { telemetryConfigSchema } from './telemetry.js';
 import { isPrototypeKey } from '../own.js';
 import { secret } from './secret-marker.js';
 
@@ -191,6 +192,8 @@ export const configSchema = z
       .prefault({}),
     /** Spending limits, checked before every model call (see config/budgets.ts). */
     budgets: budgetsSchema,
+    /** OpenTelemetry traces of turns, sent over OTLP/HTTP when an endpoint is set (config/telemetry.ts). */
+    telemetry: telemetryConfigSchema,
     /** Scheduled backups: schedule, dir, keep, encryption (see config/backup.ts). */
     backup: backupConfigSchema,
     /** Where releases come from (SVC_RELEASES_URL wins) and whether svc looks for a newer one. */

@@ -10,6 +10,7 @@ import { indexStateSchema } from '../store/search.js';
 import { channelsRequestDefs } from './channels.js';
 import { browserRequestDefs } from './browser.js';
 import { versionInfoSchema } from './version.js';
+import { traceparentSchema } from './trace-context.js';
 
 export {
   upgradeProgressSchema,
@@ -290,6 +291,8 @@ export const requestDefs = {
       message: turnMessageSchema,
       origin: turnOrigin,
       workflow_run_id: workflowRunId,
+      /** The caller's span (telemetry.otlp configured): the turn's spans go under it. */
+      traceparent: traceparentSchema.optional(),
     }),
     result: z.object({ turn_id: z.string() }),
   },
@@ -307,6 +310,8 @@ export const requestDefs = {
       message: turnMessageSchema,
       origin: turnOrigin,
       workflow_run_id: workflowRunId,
+      /** The supervisor's span of the turn: the worker's spans go under it. */
+      traceparent: traceparentSchema.optional(),
     }),
     result: z.object({ accepted: z.literal(true) }),
   },

@@ -13,6 +13,7 @@ import { TurnRunner } from './turn-runner.js';
 import { runningCount } from './tools/shell/background.js';
 import { onGroupsChange } from './tools/shell/process-group.js';
 import { toolOutputCap } from './tools/shell/output-log.js';
+import { configureTelemetry } from '../../shared/telemetry/trace.js';
 
 /**
  * An agent worker: runs turns and provider probes. It holds provider keys, so each one is
@@ -46,6 +47,8 @@ endpoint.handle('child.start', (start) => {
     current,
     new RulesGate(db, paths, approvals, { enabled: () => current().sandbox.enabled }, unattended),
   );
+  // Not awaited: a turn handed over at once waits for it itself (TurnRunner.run).
+  void configureTelemetry(config.telemetry, 'agent');
   return {};
 });
 endpoint.onEvent((event) => {
@@ -53,6 +56,7 @@ endpoint.onEvent((event) => {
   config = event.payload.config;
   redactConfigSecrets(config);
   toolOutputCap.bytes = config.agent.tool_output_max_bytes;
+  void configureTelemetry(config.telemetry, 'agent');
 });
 let retiring = false;
 endpoint.handle('agent.retire', () => {

@@ -15,6 +15,7 @@ import {
   type LimitState,
 } from '../../shared/usage/budgets.js';
 import type { ChatRequest, Completion, Provider, StreamEvent, Usage } from './providers/index.js';
+import { noSpan, type Span } from '../../shared/telemetry/trace.js';
 
 /** A model call that was not made: it could have crossed a budget. */
 export class BudgetExceeded extends Error {
@@ -33,6 +34,8 @@ export interface MeterContext {
   workflowRun: string | null;
   /** Sends a usage.warning event. */
   warn: (state: LimitState) => void;
+  /** The turn's span: each model call gets one under it, with what it used (no-op when traces are off). */
+  trace?: Span;
 }
 
 export interface MeteredModel {
@@ -97,6 +100,7 @@ export class Meter {
   ): AsyncGenerator<StreamEvent> {
     const estimate = this.check(model, req);
     const started = performance.now();
+    const span = this.span(model, req, true);
     let usage: Usage | null = null;
     let done = false;
     try {
@@ -107,7 +111,9 @@ export class Meter {
       }
     } finally {
       const status = done ? 'ok' : req.signal?.aborted ? 'interrupted' : 'error';
-      this.pending.push(this.row(model, true, status, usage, estimate, started));
+      const row = this.row(model, true, status, usage, estimate, started);
+      this.pending.push(row);
+      endCallSpan(span, row);
       if (!done) this.writeNow();
     }
   }
@@ -119,6 +125,7 @@ export class Meter {
   ): Promise<Completion> {
     const estimate = this.check(model, req);
     const started = performance.now();
+    const span = this.span(model, req, false);
     let status: UsageRecordInput['status'] = 'error';
     let usage: Usage | null = null;
     try {
@@ -130,9 +137,24 @@ export class Meter {
       if (req.signal?.aborted) status = 'interrupted';
       throw err;
     } finally {
-      this.pending.push(this.row(model, false, status, usage, estimate, started));
+      const row = this.row(model, false, status, usage, estimate, started);
+      this.pending.push(row);
+      endCallSpan(span, row);
       this.writeNow();
     }
+  }
+
+  /** A model call's span, named and keyed as OpenTelemetry's GenAI conventions say. */
+  private span(model: MeteredModel, req: ChatRequest, streamed: boolean): Span {
+    return (this.ctx.trace ?? noSpan).child(`chat ${model.entry.model}`, {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': model.entry.provider,
+      'gen_ai.request.model': model.entry.model,
+      'gen_ai.request.max_tokens': req.maxTokens,
+      'svc.model_id': model.modelId,
+      'svc.usage.origin': model.purpose ?? this.ctx.origin,
+      'svc.streamed': streamed,
+    });
   }
 
   private writeNow(): void {
@@ -189,6 +211,24 @@ export class Meter {
       latency_ms: performance.now() - started,
     };
   }
+}
+
+/** What a call used, on its span: tokens as the provider reported them (none when it reported none), and cost. */
+function endCallSpan(span: Span, row: UsageRecordInput): void {
+  if (!span.traceparent) return;
+  const t = row.tokens;
+  span.set({
+    'svc.call.status': row.status,
+    'svc.usage.unknown': t === null,
+    'gen_ai.usage.input_tokens': t?.input,
+    'gen_ai.usage.output_tokens': t?.output,
+    'gen_ai.usage.cache_read.input_tokens': t?.cachedInput,
+    'gen_ai.usage.cache_creation.input_tokens': t?.cacheWrite,
+    'svc.usage.reasoning_tokens': t?.reasoning,
+    'svc.cost_usd': row.cost_usd,
+  });
+  if (row.status !== 'ok') span.fail(row.status);
+  span.end();
 }
 
 function hasLimits(b: Config['budgets']): boolean {

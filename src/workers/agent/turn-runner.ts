@@ -50,6 +50,13 @@ import { cronTaskOfSession, type UsageOrigin } from '../../shared/store/usage.js
 import type { BudgetRefusal } from '../../shared/usage/budgets.js';
 import { allowAll, ToolRegistry, type PermissionGate, type Tool } from './tools/registry.js';
 import { own } from '../../shared/own.js';
+import {
+  flushTraces,
+  noSpan,
+  type Span,
+  startSpan,
+  telemetryReady,
+} from '../../shared/telemetry/trace.js';
 
 type TurnRequest = PayloadOf<'agent.turn'>;
 
@@ -157,9 +164,23 @@ export class TurnRunner {
     let carryOn = false;
     let final: () => void;
     let reply = '';
-    const meter = this.meterFor(req);
+    // Under the supervisor's span (traces configured): every model and tool call of the turn goes under this.
+    if (req.traceparent) await telemetryReady();
+    const span = req.traceparent
+      ? startSpan(
+          'svc.turn.run',
+          {
+            'svc.turn_id': req.turn_id,
+            'svc.session_id': req.session_id,
+            'svc.origin': req.origin,
+          },
+          req.traceparent,
+        )
+      : noSpan;
+    const meter = this.meterFor(req, span);
+    let failure = '';
     try {
-      const outcome = await this.turn(req, signal, publish, meter);
+      const outcome = await this.turn(req, signal, publish, meter, span);
       status = 'completed';
       reply = outcome.text;
       endTurnRow(this.db, req.turn_id, 'completed', {
@@ -199,6 +220,7 @@ export class TurnRunner {
         final = () => publish('turn.interrupted', { status: 'interrupted', ...restart });
       } else {
         const { reason, message, budget } = describe(err, this.paths.home);
+        failure = reason;
         record(req.turn_id, () =>
           endTurnRow(this.db, req.turn_id, 'failed', { reason, error: message }),
         );
@@ -227,6 +249,12 @@ export class TurnRunner {
     });
     final();
     this.batcher.flush(topic);
+    if (span.traceparent) {
+      span.set({ 'svc.turn.status': status });
+      if (failure) span.fail(failure);
+      span.end();
+      void flushTraces();
+    }
     if (status === 'completed' && !req.workflow_run_id) this.titleLater(req, reply);
   }
 
@@ -288,7 +316,7 @@ export class TurnRunner {
   }
 
   /** What records and limits a turn's model calls: its session, origin, cron task and channel. */
-  private meterFor(req: TurnRequest): Meter {
+  private meterFor(req: TurnRequest, trace?: Span): Meter {
     const session = getSession(this.db, req.session_id);
     const origin: UsageOrigin = req.origin === 'http' || req.origin === 'ws' ? 'chat' : req.origin;
     return new Meter({
@@ -303,16 +331,23 @@ export class TurnRunner {
       origin,
       workflowRun: req.workflow_run_id ?? null,
       warn: (state) => this.publish('server', 'usage.warning', state),
+      ...(trace ? { trace } : {}),
     });
   }
 
-  private async turn(req: TurnRequest, signal: AbortSignal, publish: TurnPublish, meter: Meter) {
+  private async turn(
+    req: TurnRequest,
+    signal: AbortSignal,
+    publish: TurnPublish,
+    meter: Meter,
+    span: Span,
+  ) {
     const config = this.config();
     const session = getSession(this.db, req.session_id);
     if (!session)
       throw new TurnFailure('not_found', `The session ${req.session_id} no longer exists.`);
     if (req.workflow_run_id)
-      return this.workflowTurn(req, req.workflow_run_id, session, signal, publish, meter);
+      return this.workflowTurn(req, req.workflow_run_id, session, signal, publish, meter, span);
     const modelId = session.model_id ?? config.slots.default;
     const entry = modelId ? own(config.models, modelId) : undefined;
     if (!modelId || !entry)
@@ -360,6 +395,7 @@ export class TurnRunner {
         await mcpTools(this.mcp, config),
       ),
       this.gate,
+      span,
     );
     const system = this.systemFor(session, registry, () => goal);
     const lite = config.slots.lite ? own(config.models, config.slots.lite) : undefined;
@@ -437,9 +473,10 @@ export class TurnRunner {
     signal: AbortSignal,
     publish: TurnPublish,
     meter: Meter,
+    span: Span,
   ) {
     const config = this.config();
-    const registry = new ToolRegistry(this.tools(), this.gate);
+    const registry = new ToolRegistry(this.tools(), this.gate, span);
     return runWorkflowTurn(
       {
         db: this.db,

@@ -6,6 +6,7 @@ import type { Db } from '../../../shared/store/db.js';
 import type { TurnOrigin } from '../../../shared/protocol/ipc.js';
 import type { ToolSpec } from '../providers/index.js';
 import type { CallEmit } from '../../../shared/ws-publish.js';
+import { noSpan, type Span } from '../../../shared/telemetry/trace.js';
 
 /** What a tool gets besides its arguments: where it runs, what it may use, and how to stop. */
 export interface ToolContext {
@@ -80,6 +81,8 @@ export class ToolRegistry {
   constructor(
     tools: Tool[],
     private readonly gate: PermissionGate = allowAll,
+    /** The turn's span: each call gets one under it (a no-op when traces are off). */
+    private readonly trace: Span = noSpan,
   ) {
     for (const t of tools) this.tools.set(t.name, t);
   }
@@ -102,6 +105,29 @@ export class ToolRegistry {
 
   /** Runs one call; a bad name, bad arguments or a refusal is an error result the model can act on. */
   async call(name: string, rawArgs: string, ctx: ToolContext): Promise<ToolResult> {
+    const span = this.trace.child(`execute_tool ${name}`, {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': name,
+      'gen_ai.tool.call.id': ctx.callId,
+    });
+    try {
+      const result = await this.run(name, rawArgs, ctx, span);
+      span.set({ 'svc.tool.is_error': result.isError === true });
+      return result;
+    } catch (err) {
+      span.fail(ctx.signal.aborted ? 'interrupted' : (err as Error).message);
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async run(
+    name: string,
+    rawArgs: string,
+    ctx: ToolContext,
+    span: Span,
+  ): Promise<ToolResult> {
     const tool = this.tools.get(name);
     if (!tool)
       return {
@@ -130,6 +156,7 @@ export class ToolRegistry {
       tool.subject?.(args.data, ctx) ?? {},
       ctx,
     );
+    span.set({ 'svc.tool.verdict': permit.allowed ? 'allowed' : 'denied' });
     if (!permit.allowed) return { output: `permission_denied: ${permit.reason}`, isError: true };
     try {
       return await tool.run(args.data, ctx);
