@@ -80,6 +80,7 @@ test('every config field named like a secret carries the secret mark (walks the 
     'channels.slack.app_token',
     'channels.slack.bot_token',
     'channels.discord.bot_token',
+    'telemetry.otlp.headers',
   ])
     assert.ok(marked.includes(p), `${p} is marked: ${marked.join(', ')}`);
 });
@@ -105,6 +106,7 @@ const SECRETS = {
   discord: `${'a'.repeat(24)}.abcdef.${'b'.repeat(27)}`,
   env: 'env-secret-value-42',
   header: 'Bearer header-secret-77',
+  otlp: 'otlp-collector-key-31',
 };
 
 const config = configSchema.parse({
@@ -120,6 +122,9 @@ const config = configSchema.parse({
     telegram: { bot_token: SECRETS.telegram },
     slack: { app_token: SECRETS.app, bot_token: SECRETS.bot },
     discord: { bot_token: SECRETS.discord },
+  },
+  telemetry: {
+    otlp: { endpoint: 'http://127.0.0.1:4318', headers: { 'x-api-key': SECRETS.otlp } },
   },
 });
 
