@@ -106,6 +106,38 @@ test('the protocol schema accepts well-formed messages and rejects malformed one
   });
 });
 
+test("a turn's trace context crosses IPC only as a well-formed W3C traceparent", () => {
+  const turn = (traceparent: unknown) =>
+    ipcMessage.safeParse({
+      kind: 'req',
+      id: 'a',
+      type: 'agent.turn',
+      to: 'agent',
+      deadline: Date.now() + 1000,
+      payload: {
+        turn_id: 't',
+        session_id: 's',
+        message: { text: 'hi' },
+        origin: 'http',
+        ...(traceparent === undefined ? {} : { traceparent }),
+      },
+    });
+  assert.ok(turn(undefined).success, 'optional: traces may be off');
+  assert.ok(turn('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01').success);
+  for (const bad of [
+    '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7', // no flags
+    '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', // unknown version
+    `00-${'0'.repeat(32)}-00f067aa0ba902b7-01`, // all-zero trace id
+    '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01', // upper case
+    '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\nx',
+    42,
+  ]) {
+    const r = turn(bad);
+    assert.not.ok(r.success, String(bad));
+    assert.equal(r.error?.issues[0]?.path, ['payload', 'traceparent']);
+  }
+});
+
 test('a request from one child reaches another through the supervisor and the answer comes back', async () => {
   const agent = spawn('agent');
   const gateway = spawn('gateway');
