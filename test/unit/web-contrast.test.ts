@@ -157,4 +157,41 @@ for (const [name, theme] of Object.entries(themes)) {
   });
 }
 
+/**
+ * Sizes that are not tokens, each for a reason: the visually-hidden pattern's -1px, the chat's
+ * room for the docked side panel (its width), and code at 0.88em of the text around it.
+ */
+const LITERAL_SIZES = new Set([
+  '.sr-only margin: -1px',
+  '.chat-pane.with-side padding-right: min(24rem, 100%)',
+  'code,\npre,\ntextarea.mono font-size: 0.88em',
+]);
+
+test('spacing, type sizes and corners come from the design tokens (docs/design-system.md)', () => {
+  const sized = /^(padding|margin|gap|row-gap|column-gap|font-size|border-radius)(-[a-z-]+)?$/;
+  const literal: string[] = [];
+  let checked = 0;
+  for (const r of all)
+    for (const [prop, value] of Object.entries(r.decls)) {
+      if (!sized.test(prop)) continue;
+      checked++;
+      const bare = value.replace(/var\(--[\w-]+\)|env\([^)]*\)/g, '');
+      if (/\d(rem|em|px)\b/.test(bare) && !LITERAL_SIZES.has(`${r.selector} ${prop}: ${value}`))
+        literal.push(
+          `${r.selector} { ${prop}: ${value} }: use a token (--space-*, --text-*, --radius-*)`,
+        );
+    }
+  assert.ok(checked > 150, `declarations checked: ${checked}`);
+  assert.equal(literal, []);
+});
+
+test('every token the stylesheet uses is defined', () => {
+  const defined = new Set([...lightBlock.matchAll(/(--[\w-]+)\s*:/g)].map((m) => m[1]));
+  const used = new Set([...css.matchAll(/var\((--[\w-]+)/g)].map((m) => m[1]!));
+  assert.equal(
+    [...used].filter((t) => !defined.has(t)),
+    [],
+  );
+});
+
 test.run();

@@ -328,6 +328,89 @@ if (reason) {
     await focusKept(page, 'Delete');
   });
 
+  test('design system: every page opens with one heading in one style (docs/design-system.md)', async () => {
+    const { page } = p;
+    const pages = [
+      '#/settings/models',
+      '#/settings/tools',
+      '#/mcp',
+      '#/skills',
+      '#/workflows',
+      '#/schedules',
+      '#/channels',
+      '#/browser',
+      '#/usage',
+      '#/search/time',
+      '#/status',
+    ];
+    const seen: string[] = [];
+    for (const hash of pages) {
+      await page.goto(`${rig.server.base}/${hash}`);
+      const h1 = page.locator('main h1');
+      await h1.first().waitFor();
+      assert.is(await h1.count(), 1, `${hash} has one page heading`);
+      // Its size and weight, and whether the page's h2s are smaller.
+      const style = (await page.evaluate(
+        `(() => { const h = document.querySelector('main h1'); const cs = getComputedStyle(h); const h2 = [...document.querySelectorAll('main h2')]; return cs.fontSize + ' ' + cs.fontWeight + ' ' + h2.every((x) => parseFloat(getComputedStyle(x).fontSize) < parseFloat(cs.fontSize)); })()`,
+      )) as string;
+      seen.push(`${hash}: ${style}`);
+    }
+    const styles = new Set(seen.map((x) => x.split(': ')[1]));
+    assert.is(styles.size, 1, `one heading style on every page:\n${seen.join('\n')}`);
+    assert.match([...styles][0]!, /^22\.5px 700 true$/, 'the --text-xl size, bold, above the h2s');
+    assert.is(
+      await page.locator('th', { hasText: 'Running turns' }).count(),
+      1,
+      'the Status column says the turns run now',
+    );
+  });
+
+  test('phone: the top bar is one line; its menu opens and closes by keyboard and gives focus back', async () => {
+    const phone = await newPage(browser, { viewport: { width: 390, height: 844 } });
+    try {
+      const { page: ph } = phone;
+      const bar = ph.locator('header.topbar');
+      await ph.goto(`${rig.server.base}/#/status`);
+      await ph.locator('[data-testid=process-row]').first().waitFor();
+      const height = async () => (await bar.boundingBox())!.height;
+      assert.ok((await height()) <= 56, `one line: the top bar is ${await height()}px tall`);
+      const links = ph.locator('nav[aria-label=Views] a');
+      assert.is(await links.count(), 10);
+      assert.not.ok(await links.first().isVisible(), 'the links wait behind the menu');
+      const button = ph.getByTestId('menu-button');
+      assert.is(await button.getAttribute('aria-expanded'), 'false');
+
+      await tabTo(ph, '[data-testid=menu-button]');
+      await ph.keyboard.press('Enter');
+      assert.is(await button.getAttribute('aria-expanded'), 'true');
+      await ph.keyboard.press('Tab');
+      assert.match(await active(ph), /^A Chat/, 'Tab goes from the button to the first view');
+      await ph.keyboard.press('Tab');
+      assert.match(await active(ph), /^A Settings/);
+      await ph.keyboard.press('Escape');
+      assert.is(await button.getAttribute('aria-expanded'), 'false');
+      assert.not.ok(await links.first().isVisible(), 'Escape closes the menu');
+      assert.match(await active(ph), /menu-button/, 'and gives focus back to its button');
+
+      await ph.keyboard.press('Enter');
+      await tabTo(ph, '#views-nav a', { text: 'Usage' });
+      await ph.keyboard.press('Enter');
+      await ph.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
+      assert.is(await button.getAttribute('aria-expanded'), 'false', 'choosing a view closes it');
+      assert.not.ok(await links.first().isVisible());
+      assert.match(await focusKept(ph, 'choosing a view'), /^MAIN/, 'focus goes to the new view');
+      assert.ok((await height()) <= 56, `still one line: ${await height()}px`);
+
+      await button.click();
+      await links.first().waitFor();
+      await ph.mouse.click(195, 820); // below the open list: a click outside closes it
+      await links.first().waitFor({ state: 'hidden' });
+      assert.equal(phone.errors, []);
+    } finally {
+      await phone.close();
+    }
+  });
+
   test('axe-core: no serious or critical violation on any view, light and dark, desktop and phone', async () => {
     // A chat with a call waiting for approval, so the dialog is checked too.
     const asking = (
@@ -430,6 +513,22 @@ if (reason) {
             runs++;
           }
           if (size === 'phone') {
+            // Pages whose own test files run no axe; and the open menu of views.
+            for (const [name, hash, heading] of [
+              ['mcp', '#/mcp', 'MCP servers'],
+              ['schedules', '#/schedules', 'Schedules'],
+              ['channels', '#/channels', 'Channels'],
+            ]) {
+              await rigPage.page.goto(`${rig.server.base}/${hash}`);
+              await rigPage.page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+              await rigPage.page.locator('.loading').waitFor({ state: 'detached' });
+              failures.push(...(await axe(rigPage.page, `${name} (${colorScheme}, ${size})`)));
+              runs++;
+            }
+            await rigPage.page.getByTestId('menu-button').click();
+            await rigPage.page.locator('#views-nav.open').waitFor();
+            failures.push(...(await axe(rigPage.page, `menu (${colorScheme}, ${size})`)));
+            runs++;
             await rigPage.page.goto(`${rig.server.base}/#/chat`);
             await rigPage.page.getByRole('button', { name: 'Show chats' }).click();
             await waitFor(
@@ -447,7 +546,7 @@ if (reason) {
         }
       }
     }
-    assert.is(runs, 42);
+    assert.is(runs, 50);
     assert.equal(failures, []);
     const waiting = (await api(rig.port, 'GET', `/api/sessions/${asking}/approvals`)).body.items;
     for (const a of waiting)

@@ -263,7 +263,7 @@ if (reason) {
     assert.is((await api(rig.port, 'GET', `/api/sessions/${id}`)).status, 200);
   });
 
-  test('phone: the model card keeps its description readable beside no button; the Status table keeps Memory and Turns', async () => {
+  test('phone: the model card keeps its description readable beside no button; the Status table keeps Memory and Running turns', async () => {
     const phone = await newPage(browser, { viewport: { width: 360, height: 740 } });
     try {
       const { page } = phone;
@@ -291,8 +291,8 @@ if (reason) {
       await page.goto(`${rig.server.base}/#/status`);
       const row = page.locator('[data-testid=process-row]', { hasText: 'gateway' });
       await row.waitFor();
-      for (const label of ['Memory', 'Turns']) {
-        const cell = row.locator(`td[data-label=${label}]`);
+      for (const label of ['Memory', 'Running turns']) {
+        const cell = row.locator(`td[data-label="${label}"]`);
         const box = (await cell.boundingBox())!;
         assert.ok(
           box && box.width > 0 && box.x >= 0 && box.x + box.width <= 360,

@@ -75,7 +75,7 @@ export function App() {
   }, []);
 
   if (needKey) return <AccessPrompt rejected={rejected} />;
-  if (phase === 'probing') return <main class="center-page muted">Loading…</main>;
+  if (phase === 'probing') return <main class="center-page loading">Loading…</main>;
   if (phase === 'unreachable') {
     return (
       <main class="center-page">

@@ -66,7 +66,7 @@ export function BackupStatus() {
   const newest = b?.items[0];
   return (
     <section class="card stack" aria-labelledby="backups-title" data-testid="backup-status">
-      <h3 id="backups-title">Backups</h3>
+      <h2 id="backups-title">Backups</h2>
       {error && <p class="error">{error}</p>}
       {b && (
         <dl class="facts">

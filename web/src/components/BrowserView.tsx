@@ -113,13 +113,13 @@ export function BrowserView() {
 
   return (
     <div class="page stack" data-testid="browser-view">
-      <h1>Browser</h1>
+      <h1 class="page-title">Browser</h1>
       <p class="muted">
         The agent drives a Chromium over the DevTools Protocol with its browser tool; pages on this
         machine, private networks and files ask first.
       </p>
       {error && (
-        <p class="error" role="alert">
+        <p class="error-state" role="alert">
           {error}
         </p>
       )}
@@ -136,9 +136,9 @@ export function BrowserView() {
             New recording
           </button>
         </div>
-        {!recordings && <p class="muted">Loading…</p>}
+        {!recordings && <p class="loading">Loading…</p>}
         {recordings?.length === 0 && (
-          <p class="muted">No recording yet. The agent replays one with browser_replay.</p>
+          <p class="empty-state">No recording yet. The agent replays one with browser_replay.</p>
         )}
         <ul class="plain stack" aria-label="Recordings">
           {recordings?.map((r) => (
@@ -209,7 +209,7 @@ function StatusCard({
   return (
     <section class="card stack" aria-labelledby="browser-status-title" data-testid="browser-status">
       <h2 id="browser-status-title">Connection</h2>
-      {!status && <p class="muted">Loading…</p>}
+      {!status && <p class="loading">Loading…</p>}
       {status && (
         <p role="status" data-testid="browser-connection">
           <span class={`chip status-${status.connected ? 'connected' : 'error'}`}>

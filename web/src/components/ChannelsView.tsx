@@ -117,17 +117,17 @@ export function ChannelsView() {
 
   return (
     <div class="page stack" data-testid="channels-view">
-      <h1>Channels</h1>
+      <h1 class="page-title">Channels</h1>
       <p class="muted">
         Talk to the agent from a messaging app. Only people you allow (or approve by pairing code)
         reach it.
       </p>
       {error && (
-        <p class="error" role="alert">
+        <p class="error-state" role="alert">
           {error}
         </p>
       )}
-      {!platforms && !error && <p class="muted">Loading…</p>}
+      {!platforms && !error && <p class="loading">Loading…</p>}
       {platforms?.map((p) => {
         const c = channels[p.platform];
         return (

@@ -81,7 +81,7 @@ export function McpOffers({ name }: { name: string }) {
           {error}
         </p>
       )}
-      {!offers && !error && <p class="muted small">Loading…</p>}
+      {!offers && !error && <p class="loading small">Loading…</p>}
       {offers && (
         <div class="stack">
           {offers.resources.length + offers.templates.length + offers.prompts.length === 0 && (

@@ -69,7 +69,7 @@ export function McpPromptPicker({
         <p id="mcp-prompt-desc" class="muted">
           The prompt's text goes into the message box; you can edit it before sending.
         </p>
-        {!choices && <p class="muted">Loading…</p>}
+        {!choices && <p class="loading">Loading…</p>}
         {choices?.length === 0 && !error && (
           <p class="muted">No connected MCP server offers prompts.</p>
         )}

@@ -67,7 +67,7 @@ export function McpResourcePicker({
         <p id="mcp-resource-desc" class="muted">
           The agent reads it when the message is sent and gets its contents with it.
         </p>
-        {!choices && <p class="muted">Loading…</p>}
+        {!choices && <p class="loading">Loading…</p>}
         {choices?.length === 0 && !error && (
           <p class="muted">No connected MCP server offers resources.</p>
         )}

@@ -77,18 +77,18 @@ export function McpView() {
 
   return (
     <div class="page stack" data-testid="mcp-view">
-      <h1>MCP servers</h1>
+      <h1 class="page-title">MCP servers</h1>
       <p class="muted">
         Tools of connected servers reach the agent as mcp__&lt;server&gt;__&lt;tool&gt; and ask
         before they run unless permissions.yml allows them.
       </p>
       {error && (
-        <p class="error" role="alert">
+        <p class="error-state" role="alert">
           {error}
         </p>
       )}
-      {!servers && !error && <p class="muted">Loading…</p>}
-      {servers?.length === 0 && <p class="muted">No MCP server yet: add one below.</p>}
+      {!servers && !error && <p class="loading">Loading…</p>}
+      {servers?.length === 0 && <p class="empty-state">No MCP server yet: add one below.</p>}
       <ul class="plain stack" aria-label="MCP servers">
         {servers?.map((s) => (
           <li key={s.name} class="card stack" data-testid="mcp-server" data-name={s.name}>

@@ -67,11 +67,11 @@ export function ModelsPanel() {
         The default slot runs every chat that does not pick a model; the lite slot does small jobs.
       </p>
       {error && (
-        <p class="error" role="alert">
+        <p class="error-state" role="alert">
           {error}
         </p>
       )}
-      {models?.length === 0 && <p class="muted">No model entry yet.</p>}
+      {models?.length === 0 && <p class="empty-state">No model entry yet.</p>}
       {models?.map((m) => {
         const t = tests[m.id];
         return (

@@ -118,7 +118,7 @@ export function Onboarding({
   return (
     <main class="onboarding" id="main" tabIndex={-1} data-testid="onboarding">
       <header>
-        <h1>Welcome to svc</h1>
+        <h1 class="page-title">Welcome to svc</h1>
         <p class="muted">
           A few steps and your agent is ready. Everything here can be changed later in Settings.
         </p>

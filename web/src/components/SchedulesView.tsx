@@ -106,18 +106,18 @@ export function SchedulesView() {
 
   return (
     <div class="page stack" data-testid="schedules-view">
-      <h1>Schedules</h1>
+      <h1 class="page-title">Schedules</h1>
       <p class="muted">
         Tasks that run a prompt on a schedule, each run in a session of its own. An approval nobody
         answers is denied after its timeout.
       </p>
       {error && (
-        <p class="error" role="alert">
+        <p class="error-state" role="alert">
           {error}
         </p>
       )}
-      {!tasks && !error && <p class="muted">Loading…</p>}
-      {tasks?.length === 0 && <p class="muted">No scheduled task yet: add one below.</p>}
+      {!tasks && !error && <p class="loading">Loading…</p>}
+      {tasks?.length === 0 && <p class="empty-state">No scheduled task yet: add one below.</p>}
       <ul class="plain stack" aria-label="Scheduled tasks">
         {tasks?.map((t) => (
           <li key={t.id} class="card stack" data-testid="schedule" data-name={t.name}>

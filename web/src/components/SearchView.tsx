@@ -104,7 +104,7 @@ export function SearchView({ q }: { q: string }) {
           : `${items.length}${next ? '+' : ''} result${items.length === 1 ? '' : 's'}.`;
   return (
     <div class="page search-view">
-      <h1 ref={heading} tabIndex={-1}>
+      <h1 class="page-title" ref={heading} tabIndex={-1}>
         Search: “{q}”
       </h1>
       <p role="status" data-testid="search-status" class={error ? 'error' : 'muted'}>

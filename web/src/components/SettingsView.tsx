@@ -14,6 +14,7 @@ export function SettingsView({ tab }: { tab: string | undefined }) {
   const current = tabs.some(([t]) => t === tab) ? tab : 'models';
   return (
     <div class="page settings">
+      <h1 class="page-title">Settings</h1>
       <nav class="tabs" aria-label="Settings">
         {tabs.map(([t, label]) => (
           <a

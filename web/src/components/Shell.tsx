@@ -1,3 +1,4 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { focusHome } from '../lib/focus';
 import { live } from '../lib/live';
 import { route } from '../lib/router';
@@ -16,6 +17,7 @@ import { BrowserView } from './BrowserView';
 import { VersionBadge } from './VersionBadge';
 import { SearchBox } from './SearchBox';
 import { SearchView } from './SearchView';
+import { Icon } from './Icon';
 
 const views = [
   ['chat', 'Chat'],
@@ -33,12 +35,14 @@ const views = [
 /**
  * The frame of the app: a skip link, the top bar with its views, the connection banner, and the
  * view in <main> (a view adds one entry to `views` and renders inside main, without its own).
+ * On a phone the views are behind a menu button (styles.css), so the top bar stays one line.
  */
 export function Shell() {
   const r = useStore(route);
   const conn = useStore(live.state);
   const view =
     r.view === 'search' && r.arg ? 'search' : views.some(([v]) => v === r.view) ? r.view : 'chat';
+  const menu = useMenu(`${r.view}/${r.arg ?? ''}`);
   return (
     <div class="shell" data-conn={conn}>
       <a
@@ -55,7 +59,29 @@ export function Shell() {
         <a class="brand" href="#/chat">
           svc
         </a>
-        <nav aria-label="Views">
+        <button
+          ref={menu.button}
+          type="button"
+          class="ghost menu-button"
+          aria-expanded={menu.open}
+          aria-controls="views-nav"
+          onClick={() => menu.setOpen(!menu.open)}
+          data-testid="menu-button"
+        >
+          <Icon name="menu" />
+          Menu
+        </button>
+        <nav
+          id="views-nav"
+          ref={menu.nav}
+          aria-label="Views"
+          class={menu.open ? 'open' : ''}
+          onFocusOut={(e) => {
+            const to = e.relatedTarget as Node | null;
+            if (to && !menu.nav.current?.contains(to) && !menu.button.current?.contains(to))
+              menu.setOpen(false);
+          }}
+        >
           {views.map(([v, label]) => (
             <a
               key={v}
@@ -86,4 +112,40 @@ export function Shell() {
       </main>
     </div>
   );
+}
+
+/**
+ * The phone's menu of views: Escape closes it and gives focus back to its button, a click or tab
+ * outside closes it, and choosing a view closes it and puts focus in the new view.
+ */
+function useMenu(where: string) {
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  const nav = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      setOpen(false);
+      button.current?.focus();
+    };
+    const onDown = (e: PointerEvent) => {
+      const t = e.target as Node;
+      if (!nav.current?.contains(t) && !button.current?.contains(t)) setOpen(false);
+    };
+    document.addEventListener('keydown', onKey);
+    document.addEventListener('pointerdown', onDown);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      document.removeEventListener('pointerdown', onDown);
+    };
+  }, [open]);
+  useEffect(() => {
+    if (!open) return;
+    // Children's effects ran first, so the new view (and its focus home) is in the page.
+    const chose = nav.current?.contains(document.activeElement) === true;
+    setOpen(false);
+    if (chose) focusHome();
+  }, [where]);
+  return { open, setOpen, button, nav };
 }

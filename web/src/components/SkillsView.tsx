@@ -66,18 +66,18 @@ export function SkillsView() {
 
   return (
     <div class="page stack" data-testid="skills-view">
-      <h1>Skills</h1>
+      <h1 class="page-title">Skills</h1>
       <p class="muted">
         What the agent knows how to do: each skill is a folder with a SKILL.md. The enabled, valid
         ones are listed to the model, which loads one when it needs it; a change is seen by the next
         turn.
       </p>
       {error && (
-        <p class="error" role="alert">
+        <p class="error-state" role="alert">
           {error}
         </p>
       )}
-      {!skills && !error && <p class="muted">Loading…</p>}
+      {!skills && !error && <p class="loading">Loading…</p>}
       <ul class="plain stack" aria-label="Skills">
         {skills?.map((s) => {
           const at = skillPath(s.name);

@@ -87,7 +87,7 @@ export function StatusView() {
         : (status?.state ?? '…');
   return (
     <div class="page" data-testid="status-view">
-      <h2>Status</h2>
+      <h1 class="page-title">Status</h1>
       <div class="cards">
         <div class="card stat">
           <span class="muted small">Server</span>
@@ -127,7 +127,7 @@ export function StatusView() {
       {status?.last_restart_error && (
         <p class="error">Last restart failed: {status.last_restart_error}</p>
       )}
-      {error && <p class="error">{error}</p>}
+      {error && <p class="error-state">{error}</p>}
       <div class="table-wrap" role="region" aria-label="Processes" tabIndex={0}>
         <table class="procs">
           <thead>
@@ -138,7 +138,7 @@ export function StatusView() {
               <th>Uptime</th>
               <th>Restarts</th>
               <th>Memory</th>
-              <th>Turns</th>
+              <th>Running turns</th>
             </tr>
           </thead>
           <tbody>
@@ -152,7 +152,7 @@ export function StatusView() {
                 <td data-label="Uptime">{duration(p.uptime_s)}</td>
                 <td data-label="Restarts">{p.restarts}</td>
                 <td data-label="Memory">{bytes(p.rss_bytes)}</td>
-                <td data-label="Turns">{p.inflight_turns}</td>
+                <td data-label="Running turns">{p.inflight_turns}</td>
               </tr>
             ))}
           </tbody>

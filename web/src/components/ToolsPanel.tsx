@@ -24,7 +24,7 @@ export function ToolsPanel() {
     <section class="stack" data-testid="tools-panel">
       <h2>Tools</h2>
       {error && <p class="error">{error}</p>}
-      {!tools && !error && <p class="muted">Loading…</p>}
+      {!tools && !error && <p class="loading">Loading…</p>}
       {tools?.map((t) => {
         const props = Object.entries(t.parameters?.properties ?? {});
         return (

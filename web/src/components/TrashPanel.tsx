@@ -99,11 +99,11 @@ export function TrashPanel() {
           : ''}
       </p>
       {error && (
-        <p class="error" role="alert">
+        <p class="error-state" role="alert">
           {error}
         </p>
       )}
-      {data?.items.length === 0 && <p class="muted">The trash is empty.</p>}
+      {data?.items.length === 0 && <p class="empty-state">The trash is empty.</p>}
       {data && data.items.length > 0 && (
         <>
           <ul class="plain list">

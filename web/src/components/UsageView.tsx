@@ -96,8 +96,8 @@ export function UsageView() {
 
   return (
     <div class="page" data-testid="usage-view">
-      <h2>Usage</h2>
-      {error && <p class="error">{error}</p>}
+      <h1 class="page-title">Usage</h1>
+      {error && <p class="error-state">{error}</p>}
       {days && (
         <div class="cards">
           <div class="card stat">
@@ -119,7 +119,7 @@ export function UsageView() {
       )}
       {days && days.budgets.states.length > 0 && (
         <section aria-labelledby="usage-budgets">
-          <h3 id="usage-budgets">Budgets</h3>
+          <h2 id="usage-budgets">Budgets</h2>
           <ul class="plain">
             {days.budgets.states.map((b) => (
               <li key={`${b.key}:${b.unit}`} data-testid="budget-state">

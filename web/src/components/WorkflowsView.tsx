@@ -120,18 +120,18 @@ export function WorkflowsView() {
 
   return (
     <div class="page stack" data-testid="workflows-view">
-      <h1>Workflows</h1>
+      <h1 class="page-title">Workflows</h1>
       <p class="muted">
         Steps the agent runs in order: agent prompts, shell commands and tool calls, passing outputs
         along. Add your own as YAML files in the workflows folder of svc's home.
       </p>
       {error && (
-        <p class="error" role="alert">
+        <p class="error-state" role="alert">
           {error}
         </p>
       )}
-      {!items && !error && <p class="muted">Loading…</p>}
-      {items?.length === 0 && <p class="muted">No workflow yet.</p>}
+      {!items && !error && <p class="loading">Loading…</p>}
+      {items?.length === 0 && <p class="empty-state">No workflow yet.</p>}
       <ul class="plain stack" aria-label="Workflows">
         {items?.map((w) => {
           const run = shown[w.name] ? runs[shown[w.name]!] : undefined;
