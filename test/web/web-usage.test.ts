@@ -13,7 +13,7 @@ import {
   type PageRig,
 } from '../helpers/browser.js';
 import { skipFile } from '../helpers/skip.js';
-import { startRig, type TurnRig } from '../helpers/turns.js';
+import { KEY, startRig, type TurnRig } from '../helpers/turns.js';
 import { waitFor } from '../helpers/server.js';
 
 /*
@@ -213,6 +213,101 @@ if (browserMissing) {
     const entries = unzipSync(new Uint8Array(readFileSync(await zip.path())));
     assert.ok('manifest.json' in entries && 'svc.db' in entries, 'a whole backup archive');
     assert.equal(await axe(page, 'status with backups'), []);
+    assert.equal(p.errors, [], 'no errors in the page');
+  });
+
+  /** A model entry's prices as the API answers them. */
+  async function pricesOf(id: string) {
+    const r = await api(rig.port, 'GET', '/api/config/models');
+    const m = (r.body.items as Array<Record<string, unknown>>).find((x) => x.id === id);
+    return m && { prices: m.prices, source: m.prices_source };
+  }
+
+  // Last: it changes oa's prices, which the tests above count with.
+  test("the model form sets prices per million tokens, showing svc's shipped price, and saves them", async () => {
+    const { page } = p;
+    await page.goto(`${rig.server.base}/#/settings/models`);
+    const row = page.locator('[data-testid=model-entry][data-id="oa"]');
+    await row.getByTestId('edit-model').click();
+    const form = row.getByTestId('model-form');
+    await form.getByText('Advanced').click();
+    const field = (name: string) => form.locator(`input[name=price_${name}]`);
+    // The entry's own prices fill the fields; svc ships none for a custom server's model.
+    assert.is(await field('input').inputValue(), '2');
+    assert.is(await field('cached_input').inputValue(), '');
+    assert.is(await field('output').inputValue(), '8');
+    assert.match(await form.getByTestId('shipped-prices').innerText(), 'svc ships no price');
+    // Only one of input and output, with no shipped price to take the other from: a sentence.
+    await field('input').fill('');
+    await field('output').fill('9');
+    await form.getByRole('button', { name: 'Save' }).click();
+    assert.match(
+      await form.getByRole('alert').innerText(),
+      'give both the input and the output price',
+    );
+    assert.equal(await pricesOf('oa'), { prices: { input: 2, output: 8 }, source: 'config' });
+    await field('input').fill('2.5');
+    await field('cached_input').fill('0.25');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await waitFor(
+      async () => (await pricesOf('oa'))?.source === 'config' && !(await form.count()),
+      10_000,
+      'the form saved and closed',
+    );
+    assert.equal(await pricesOf('oa'), {
+      prices: { input: 2.5, cached_input: 0.25, output: 9 },
+      source: 'config',
+    });
+
+    // A model svc ships a price for: shown, dated, as the placeholders; an empty field takes it.
+    await page.getByRole('button', { name: '+ Add a model' }).click();
+    const add = page.getByTestId('model-form');
+    await add.locator('select[name=provider]').selectOption('anthropic');
+    await add.locator('input[name=base_url]').fill(rig.fake.baseUrl('anthropic'));
+    await add.locator('input[name=model]').fill('claude-haiku-4-5');
+    await add.locator('input[name=api_key]').fill(KEY);
+    await add.getByText('Advanced').click();
+    const note = await add.getByTestId('shipped-prices').innerText();
+    assert.match(note, 'Shipped price for claude-haiku-4-5');
+    assert.match(note, /as listed on \d{4}-\d{2}-\d{2}/);
+    assert.match(note, 'input $1, cached input $0.1, output $5');
+    assert.is(await add.locator('input[name=price_input]').getAttribute('placeholder'), '1');
+    assert.is(await add.locator('input[name=price_output]').getAttribute('placeholder'), '5');
+    assert.equal(await axe(page, 'model form with prices'), []);
+    await add.locator('input[name=price_input]').fill('1.5');
+    await add.getByRole('button', { name: 'Add' }).click();
+    const saved = await waitFor(
+      async () => (await pricesOf('claude-haiku-4-5')) ?? undefined,
+      10_000,
+      'the new entry',
+    );
+    // Cache writes (not asked in the form) keep the shipped price too.
+    assert.equal(saved, {
+      prices: { input: 1.5, cached_input: 0.1, cache_write: 1.25, output: 5 },
+      source: 'config',
+    });
+
+    // Emptied: the entry's own prices go and the shipped ones apply again.
+    const haiku = page.locator('[data-testid=model-entry][data-id="claude-haiku-4-5"]');
+    await haiku.getByTestId('edit-model').click();
+    const edit = haiku.getByTestId('model-form');
+    await edit.getByText('Advanced').click();
+    assert.is(await edit.locator('input[name=price_input]').inputValue(), '1.5');
+    await edit.locator('input[name=price_input]').fill('');
+    await edit.locator('input[name=price_cached_input]').fill('');
+    await edit.locator('input[name=price_output]').fill('');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await waitFor(
+      async () => (await pricesOf('claude-haiku-4-5'))?.source === 'builtin',
+      10_000,
+      'the shipped price back',
+    );
+    assert.equal((await pricesOf('claude-haiku-4-5'))?.prices, {
+      input: 1,
+      cached_input: 0.1,
+      cache_write: 1.25,
+      output: 5,
+    });
     assert.equal(p.errors, [], 'no errors in the page');
   });
 

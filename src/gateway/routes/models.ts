@@ -12,6 +12,7 @@ import { ApiError } from '../../shared/errors.js';
 import { recordModelTest } from '../../shared/onboarding.js';
 import { modelPatchSchema } from '../../shared/protocol/ipc.js';
 import { findProvider, providerCatalog } from '../../shared/providers/catalog.js';
+import { builtinPrices, PRICES_TAKEN } from '../../shared/providers/prices.js';
 import { publicConfig, publicModel, resolveModel } from '../../shared/providers/resolve.js';
 import { MetaStore } from '../../shared/store/meta.js';
 import { own } from '../../shared/own.js';
@@ -69,8 +70,16 @@ export function modelRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/providers',
       summary:
-        'The providers a model entry can use: protocol, default address, key variable, suggested models.',
-      handler: () => ({ body: { items: providerCatalog } }),
+        "The providers a model entry can use: protocol, default address, key variable, suggested models, and svc's shipped prices of its well-known models (US dollars per million tokens, as listed on prices_taken).",
+      handler: () => ({
+        body: {
+          items: providerCatalog.map((p) => ({
+            ...p,
+            prices: builtinPrices(p.id),
+            prices_taken: PRICES_TAKEN,
+          })),
+        },
+      }),
     }),
     route({
       method: 'GET',

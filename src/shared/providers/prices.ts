@@ -59,6 +59,11 @@ export interface EffectivePrices {
   taken: string | null;
 }
 
+/** svc's shipped prices of one provider's models (model name → prices); empty when it has none. */
+export function builtinPrices(provider: string): Record<string, Prices> {
+  return Object.hasOwn(builtin, provider) ? { ...builtin[provider] } : {};
+}
+
 /** The prices a model entry is charged at, or null when none is known. */
 export function pricesOf(
   entry: Pick<ModelEntry, 'provider' | 'model' | 'prices'>,

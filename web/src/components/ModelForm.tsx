@@ -1,6 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useId, useState } from 'preact/hooks';
 import { api, describe, path } from '../lib/api';
-import type { ModelEntry, Provider } from '../lib/types';
+import type { ModelEntry, Prices, Provider } from '../lib/types';
 
 interface Props {
   providers: Provider[];
@@ -16,6 +16,61 @@ const num = (s: string): number | undefined => {
   return Number.isFinite(n) ? n : undefined;
 };
 
+/** A price field: empty is undefined (the shipped price, if any); anything else must be a number ≥ 0. */
+const dollars = (s: string, what: string): number | undefined => {
+  if (s.trim() === '') return undefined;
+  const n = Number(s);
+  if (!Number.isFinite(n) || n < 0)
+    throw new Error(`The ${what} price is US dollars per million tokens: a number, 0 or more.`);
+  return n;
+};
+
+const priceText = (n: number | undefined) => (n === undefined ? '' : String(n));
+
+/**
+ * The prices to save from the three fields: null when all are empty (the shipped price applies,
+ * or none); otherwise each empty field takes the shipped price, and cache writes (not asked here)
+ * keep what the entry had or the shipped price.
+ */
+function pricesToSave(
+  fields: { input: string; cached: string; output: string },
+  shipped: Prices | undefined,
+  own: Prices | null,
+): Prices | null {
+  const input = dollars(fields.input, 'input');
+  const cached = dollars(fields.cached, 'cached input');
+  const output = dollars(fields.output, 'output');
+  if (input === undefined && cached === undefined && output === undefined) return null;
+  const i = input ?? shipped?.input;
+  const o = output ?? shipped?.output;
+  if (i === undefined || o === undefined)
+    throw new Error(
+      'svc ships no price for this model: give both the input and the output price (or neither).',
+    );
+  const c = cached ?? shipped?.cached_input;
+  const w = own?.cache_write ?? shipped?.cache_write;
+  return {
+    input: i,
+    ...(c === undefined ? {} : { cached_input: c }),
+    ...(w === undefined ? {} : { cache_write: w }),
+    output: o,
+  };
+}
+
+/** What the form says of svc's shipped price for the model, or that it has none. */
+function shippedNote(model: string, shipped: Prices | undefined, taken: string | undefined) {
+  if (!shipped)
+    return 'svc ships no price for this model: without one, its calls are counted as unpriced and cost nothing in the sums.';
+  const cached =
+    shipped.cached_input === undefined ? '' : `, cached input $${shipped.cached_input}`;
+  return `Shipped price for ${model}${taken ? ` (as listed on ${taken})` : ''}: input $${shipped.input}${cached}, output $${shipped.output}. An empty field uses it.`;
+}
+
+const samePrices = (a: Prices | null, b: Prices | null) =>
+  JSON.stringify(a && sorted(a)) === JSON.stringify(b && sorted(b));
+const sorted = (p: Prices) =>
+  Object.fromEntries(Object.entries(p).sort(([x], [y]) => (x < y ? -1 : 1)));
+
 /** A model entry: provider from the catalog, model, key, and (where it applies) address and protocol. */
 export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: Props) {
   const initialProvider = entry?.provider ?? providers[0]?.id ?? 'custom';
@@ -30,6 +85,13 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
   const [maxOut, setMaxOut] = useState(
     entry?.max_output_tokens ? String(entry.max_output_tokens) : '',
   );
+  // The entry's own prices fill the fields; shipped ones only show as placeholders.
+  const ownPrices = entry?.prices_source === 'config' ? entry.prices : null;
+  const [priceIn, setPriceIn] = useState(priceText(ownPrices?.input));
+  const [priceCached, setPriceCached] = useState(priceText(ownPrices?.cached_input));
+  const [priceOut, setPriceOut] = useState(priceText(ownPrices?.output));
+  const shipped = p?.prices?.[model.trim()];
+  const noteId = useId();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
 
@@ -49,6 +111,11 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
     try {
       const url = baseUrl.trim();
       const defaultUrl = p?.base_url ?? '';
+      const prices = pricesToSave(
+        { input: priceIn, cached: priceCached, output: priceOut },
+        shipped,
+        ownPrices,
+      );
       let saved: ModelEntry;
       if (entry) {
         const patch: Record<string, unknown> = {};
@@ -60,6 +127,7 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
         if ((num(ctx) ?? null) !== entry.context_window) patch.context_window = num(ctx) ?? null;
         if ((num(maxOut) ?? null) !== entry.max_output_tokens)
           patch.max_output_tokens = num(maxOut) ?? null;
+        if (!samePrices(prices, ownPrices)) patch.prices = prices;
         saved =
           Object.keys(patch).length > 0
             ? await api<ModelEntry>('PATCH', path`/api/config/models/${entry.id}`, patch)
@@ -72,6 +140,7 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
         if (apiKey.trim()) body.api_key = apiKey.trim();
         if (num(ctx)) body.context_window = num(ctx);
         if (num(maxOut)) body.max_output_tokens = num(maxOut);
+        if (prices) body.prices = prices;
         saved = await api<ModelEntry>('POST', '/api/config/models', body);
       }
       setApiKey('');
@@ -205,6 +274,40 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
             onInput={(e) => setMaxOut(e.currentTarget.value)}
           />
         </label>
+        <fieldset class="stack prices" data-testid="model-prices">
+          <legend>Prices (US dollars per million tokens, optional)</legend>
+          <p class="muted small" id={noteId} data-testid="shipped-prices">
+            {shippedNote(model.trim(), shipped, p?.prices_taken)}
+          </p>
+          {(
+            [
+              ['price_input', 'Input', priceIn, setPriceIn, shipped?.input],
+              [
+                'price_cached_input',
+                'Cached input',
+                priceCached,
+                setPriceCached,
+                shipped?.cached_input,
+              ],
+              ['price_output', 'Output', priceOut, setPriceOut, shipped?.output],
+            ] as const
+          ).map(([name, label, value, set, fallback]) => (
+            <label key={name} class="field">
+              <span>{label}</span>
+              <input
+                type="number"
+                name={name}
+                min={0}
+                step="any"
+                inputMode="decimal"
+                value={value}
+                placeholder={fallback === undefined ? '' : String(fallback)}
+                aria-describedby={noteId}
+                onInput={(e) => set(e.currentTarget.value)}
+              />
+            </label>
+          ))}
+        </fieldset>
       </details>
       {error && (
         <p class="error small" role="alert">

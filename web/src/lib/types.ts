@@ -75,6 +75,18 @@ export interface ModelEntry {
   context_window: number | null;
   max_output_tokens: number | null;
   slots: string[];
+  /** What its calls are charged at: the entry's own prices (`config`), svc's shipped ones, or none. */
+  prices: Prices | null;
+  prices_source: 'config' | 'builtin' | null;
+  prices_taken: string | null;
+}
+
+/** US dollars per million tokens. */
+export interface Prices {
+  input: number;
+  cached_input?: number;
+  cache_write?: number;
+  output: number;
 }
 
 export interface Provider {
@@ -88,6 +100,9 @@ export interface Provider {
   protocol_choosable: boolean;
   models: { id: string; vision: boolean }[];
   website?: string;
+  /** svc's shipped prices of this provider's well-known models, by model name, as listed on prices_taken. */
+  prices?: Record<string, Prices>;
+  prices_taken?: string;
 }
 
 export interface OnboardStatus {
