@@ -96,6 +96,12 @@ test('export as JSON and import round-trips a chat with a tool call and an attac
   const att = msgs.find((m) => m.role === 'user').content.attachments[0];
   const name = att.path.split('/').pop();
   assert.is.not(name, file.name, 'stored as a new upload');
+  assert.is(att.name, name, 'the message names the upload here, so its link opens');
+  assert.is(att.original_name, 'grocery notes.txt', 'and keeps the name the person sent');
+  const sent = (await api(port, 'GET', `/api/sessions/${s.body.id}/messages`)).body.items.find(
+    (m: any) => m.role === 'user',
+  ).content.attachments[0];
+  assert.is(sent.original_name, 'grocery notes.txt', 'a new message records the name sent');
   const got = await http({ port, path: `/api/uploads/${encodeURIComponent(name)}` });
   assert.is(got.text, 'remember the milk');
   const listed = (await api(port, 'GET', '/api/sessions?limit=50')).body.items as any[];

@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openAndMigrate, openDb } from '../../src/shared/store/db.js';
+import { appendMessage, messageRowsAfter } from '../../src/shared/store/messages.js';
 import { MetaStore } from '../../src/shared/store/meta.js';
+import { createSession } from '../../src/shared/store/sessions.js';
+import { insertUpload } from '../../src/shared/store/uploads.js';
 import { migrate, migrations } from '../../src/shared/store/migrations.js';
 import { removeHome, runCli, startServer } from '../helpers/server.js';
 
@@ -63,6 +66,45 @@ test('a database from a newer svc is refused with a clear reason', () => {
     new Date().toISOString(),
   );
   assert.throws(() => migrate(db), /newer than this svc knows/);
+  db.close();
+});
+
+test('attachments recorded before their original names were kept get them on upgrade', () => {
+  const db = openDb(join(dir, 'names.db'));
+  migrate(
+    db,
+    migrations.filter((m) => m.version < 24),
+  );
+  const s = createSession(db, { title: 'Old chat' });
+  const known = '20261127-150805-w2l8fi_notes.txt';
+  insertUpload(db, {
+    name: known,
+    original_name: 'my notes.txt',
+    mime: 'text/plain',
+    size: 5,
+    sha256: '0'.repeat(64),
+    created_at: new Date().toISOString(),
+  });
+  const att = (name: string) => ({ name, mime: 'text/plain', size: 5, path: `/u/${name}` });
+  appendMessage(db, s.id, {
+    role: 'user',
+    content: {
+      text: 'files',
+      attachments: [att(known), att('20261126-010203-abc123_gone.pdf'), att('odd-name.txt')],
+    },
+  });
+  appendMessage(db, s.id, { role: 'assistant', content: { text: 'Seen "attachments".' } });
+  migrate(db);
+  const [user, reply] = messageRowsAfter(db, s.id, 0).map((r) => JSON.parse(r.content));
+  assert.equal(
+    user.attachments.map((a: { original_name: string }) => a.original_name),
+    ['my notes.txt', 'gone.pdf', 'odd-name.txt'],
+    'from the uploads table, else the stored name without its prefix',
+  );
+  assert.is(user.attachments[0].name, known, 'every field kept');
+  assert.is(user.attachments[0].path, `/u/${known}`);
+  assert.is(user.text, 'files');
+  assert.equal(reply, { text: 'Seen "attachments".' }, 'other messages untouched');
   db.close();
 });
 

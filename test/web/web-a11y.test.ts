@@ -206,7 +206,7 @@ if (reason) {
     await page.getByTestId('live-reply').locator('.md').filter({ hasText: 'w2' }).waitFor();
     await tabTo(page, '[data-testid=interrupt]');
     await page.keyboard.press('Enter');
-    await page.getByText('Interrupted.').waitFor();
+    await page.getByTestId('stopped').first().waitFor();
     assert.match(await focusKept(page, 'Stop'), /composer-input/);
 
     await tabTo(page, '[data-testid=session-settings-toggle]', { back: true });
@@ -496,6 +496,23 @@ if (reason) {
           await page.getByTestId('backup-schedule').waitFor();
         },
       ],
+      [
+        'restart dialog',
+        '#/status',
+        async (page) => {
+          await page.getByRole('button', { name: 'Restart server' }).click();
+          await page.getByTestId('restart-confirm').waitFor();
+        },
+      ],
+      [
+        'keyboard shortcuts',
+        `#/chat/${sample}`,
+        async (page) => {
+          await page.getByTestId('transcript').focus();
+          await page.keyboard.press('?');
+          await page.getByTestId('shortcuts').waitFor();
+        },
+      ],
     ];
     const failures: string[] = [];
     let runs = 0;
@@ -546,7 +563,7 @@ if (reason) {
         }
       }
     }
-    assert.is(runs, 50);
+    assert.is(runs, views.length * 4 + 2);
     assert.equal(failures, []);
     const waiting = (await api(rig.port, 'GET', `/api/sessions/${asking}/approvals`)).body.items;
     for (const a of waiting)

@@ -160,6 +160,14 @@ if (browserMissing) {
     assert.match(text, /write_file/);
     assert.match(text, /approval/i, `the reason is shown: ${text}`);
     assert.match(text, /once\.txt/, 'the input is shown');
+    // The card behind the dialog names the file and says it waits.
+    const waitingCard = p.page.locator('[data-testid=tool-card][data-tool=write_file]').last();
+    assert.is(await waitingCard.locator('.tool-label').innerText(), 'Wrote');
+    assert.is(await waitingCard.locator('.tool-subject').innerText(), file);
+    assert.is(
+      await waitingCard.getByTestId('tool-status').innerText(),
+      'waiting for your approval',
+    );
     // On loopback the page needs no key, but answering does: the dialog asks for it once, and a
     // wrong one changes nothing (the call keeps waiting).
     await dialog.getByRole('button', { name: 'Allow once' }).click();
@@ -182,10 +190,14 @@ if (browserMissing) {
     assert.is(readFileSync(file, 'utf8'), 'written once');
   });
 
-  test('deny: the call is refused, the model is told, the file is never written', async () => {
+  test('deny with Escape, as the dialog says: the call is refused, the model is told, the file is never written', async () => {
     const file = join(outDir, 'denied.txt');
     const dialog = await ask(file, 'must not exist', 'Understood, I will not.');
-    await dialog.getByRole('button', { name: 'Deny' }).click();
+    // The dialog says what Escape does, and Escape does it.
+    const hint = dialog.getByTestId('approval-escape');
+    assert.ok(await hint.isVisible(), 'the Escape hint is visible');
+    assert.is(await hint.innerText(), 'Esc denies this call.');
+    await p.page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
     const card = p.page.locator('[data-testid=tool-card][data-tool=write_file]').last();
     await card.and(p.page.locator('[data-status=error]')).waitFor();

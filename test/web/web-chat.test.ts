@@ -14,7 +14,7 @@ import {
   type PageRig,
 } from '../helpers/browser.js';
 import { waitFor } from '../helpers/server.js';
-import { messagesOf, startRig, type TurnRig } from '../helpers/turns.js';
+import { KEY, messagesOf, startRig, type TurnRig } from '../helpers/turns.js';
 import { skipFile } from '../helpers/skip.js';
 
 /*
@@ -93,6 +93,12 @@ if (reason) {
     const card = page.locator('[data-testid=tool-card][data-tool=current_time]');
     await card.and(page.locator('[data-status=done]')).waitFor();
     await idle();
+    assert.is(
+      (await card.getByTestId('tool-headline').innerText()).replace(/\s+/g, ' '),
+      'Checked the time UTC',
+      'the headline says what ran, not the tool name and JSON',
+    );
+    assert.is(await card.getAttribute('open'), '', 'a card of the turn just run is open');
     const output = await card.getByTestId('tool-output').innerText();
     assert.is(JSON.parse(output).time_zone, 'UTC', 'the card shows the tool result');
     await card.locator('summary', { hasText: 'Arguments' }).click();
@@ -111,6 +117,19 @@ if (reason) {
     assert.is(
       await page.getByTestId('user-message').innerText(),
       'What time is it?\nIn UTC please.',
+    );
+    // No lite model here: the server titles the chat by its first line, for every client.
+    await page
+      .getByTestId('chat-title')
+      .filter({ hasText: /^What time is it\?$/ })
+      .waitFor();
+    await page.locator('[data-testid=session-item]', { hasText: 'What time is it?' }).waitFor();
+    await waitFor(
+      async () =>
+        (await api(rig.port, 'GET', `/api/sessions/${currentId()}`)).body.title ===
+        'What time is it?',
+      10_000,
+      'the title on record',
     );
     await page.screenshot({ path: screenshotPath('chat.png') });
   });
@@ -134,9 +153,15 @@ if (reason) {
       /line3/,
       'output shows before the command ends',
     );
+    assert.is(
+      await card.locator('.tool-subject').innerText(),
+      `$ ${command}`,
+      'the card names the command while it runs',
+    );
     await card.and(page.locator('[data-status=done]')).waitFor();
     await idle();
     assert.match(await card.getByTestId('tool-output').innerText(), /line1[\s\S]*line3/);
+    assert.is(await card.getByTestId('tool-status').innerText(), 'exit 0');
     await page.getByTestId('assistant-message').filter({ hasText: 'Counted.' }).waitFor();
     // The fake provider numbers call ids per reply (both calls are call_fake0): each card keeps its own result.
     const clock = await page
@@ -145,6 +170,116 @@ if (reason) {
       .innerText();
     assert.match(clock, /time_zone/);
     assert.not.match(clock, /line1/);
+  });
+
+  test('a failed command says its exit status; after a reload, finished cards are folded and open on a click', async () => {
+    const { page } = p;
+    rig.fake.enqueue(
+      {
+        parts: [
+          {
+            toolCall: {
+              name: 'terminal',
+              arguments: [JSON.stringify({ command: 'echo oops; exit 3' })],
+            },
+          },
+        ],
+      },
+      textReply('It failed.'),
+    );
+    await send('Run the failing command');
+    const failed = page.locator('[data-testid=tool-card][data-tool=terminal][data-status=exited]');
+    await failed.waitFor();
+    await idle();
+    assert.is(await failed.getByTestId('tool-status').innerText(), 'exit 3');
+    assert.is(await failed.locator('.tool-subject').innerText(), '$ echo oops; exit 3');
+    assert.match(await failed.getByTestId('tool-output').innerText(), /oops/);
+
+    await page.reload();
+    const counted = page
+      .locator('[data-testid=tool-card][data-tool=terminal][data-status=done]')
+      .first();
+    await counted.waitFor();
+    assert.is(await counted.getAttribute('open'), null, 'an older finished card is folded');
+    assert.is(await counted.getByTestId('tool-output').isVisible(), false);
+    assert.match(await counted.locator('.tool-subject').innerText(), /^\$ for i in 1 2 3/);
+    assert.is(await counted.getByTestId('tool-status').innerText(), 'exit 0');
+    await counted.locator('summary.tool-head').click();
+    await counted.getByTestId('tool-output').filter({ hasText: 'line3' }).waitFor();
+    assert.is(await failed.getAttribute('open'), '', 'a failed one stays open, where it is seen');
+    await counted.locator('summary', { hasText: 'Arguments' }).click();
+    assert.match(await counted.locator('.tool-args pre').innerText(), /"command": "for i in/);
+  });
+
+  test('the header names the model that answers and switches it; a lite model titles a new chat after its first reply', async () => {
+    const { page } = p;
+    const added = await api(rig.port, 'POST', '/api/config/models', {
+      id: 'lt',
+      provider: 'custom',
+      protocol: 'anthropic',
+      base_url: rig.fake.baseUrl('anthropic'),
+      model: 'fake-lite',
+      api_key: KEY,
+    });
+    assert.is(added.status, 201, JSON.stringify(added.body));
+    await api(rig.port, 'PUT', '/api/config/models/lite', { model_id: 'lt' });
+    try {
+      await page.goto(rig.server.base + '/#/chat');
+      await page.getByTestId('composer-input').waitFor();
+      rig.fake.enqueue(
+        {
+          parts: [{ text: ['Paris', ', ', 'of ', 'course', '.', ''] }],
+          delayMs: 150,
+          match: { stream: true },
+        },
+        { ...textReply('"Capital of France."'), match: { stream: false } },
+      );
+      await send('What is the capital of France?\nJust the name.');
+      const title = page.getByTestId('chat-title');
+      // Until the title arrives, the header shows the first words.
+      await title.filter({ hasText: /^What is the capital of France\?$/ }).waitFor();
+      await title.filter({ hasText: /^Capital of France$/ }).waitFor({ timeout: 15_000 });
+      await page.locator('[data-testid=session-item]', { hasText: 'Capital of France' }).waitFor();
+      const id = currentId();
+      assert.is(
+        (await api(rig.port, 'GET', `/api/sessions/${id}`)).body.title,
+        'Capital of France',
+      );
+      await idle();
+
+      const picker = page.getByTestId('chat-model');
+      await waitFor(
+        async () =>
+          (await picker.locator('option:checked').textContent()) === 'oa · fake (default)',
+        10_000,
+        'the header to name the default model',
+      );
+      await picker.selectOption('lt');
+      await waitFor(
+        async () => (await api(rig.port, 'GET', `/api/sessions/${id}`)).body.model_id === 'lt',
+        10_000,
+        'the chat to use the lt entry',
+      );
+      rig.fake.enqueue({
+        ...textReply('From the lite entry.'),
+        match: { protocol: 'anthropic', stream: true },
+      });
+      await send('Again, please');
+      await page
+        .getByTestId('assistant-message')
+        .filter({ hasText: 'From the lite entry.' })
+        .waitFor();
+      await idle();
+      assert.is(rig.fake.requests.filter((r) => r.stream).at(-1)?.protocol, 'anthropic');
+      await page.reload();
+      await waitFor(
+        async () => (await page.getByTestId('chat-model').inputValue()) === 'lt',
+        10_000,
+        'the switch to hold after a reload',
+      );
+    } finally {
+      await api(rig.port, 'PUT', '/api/config/models/lite', { model_id: null });
+    }
   });
 
   test('model output never runs as HTML or script', async () => {
@@ -186,12 +321,20 @@ if (reason) {
     await idle();
     const mine = page.getByTestId('user-message').last();
     const link = mine.locator('a.attachment');
-    assert.match(await link.innerText(), /notes\.txt/);
+    assert.is(
+      await link.locator('span').first().innerText(),
+      'notes.txt',
+      'the file shows under the name it was sent with, not the stored one',
+    );
     assert.match((await link.getAttribute('href')) ?? '', /^\/api\/uploads\//);
     assert.is(await page.getByTestId('attachment-chip').count(), 0, 'the composer is cleared');
     const msgs = await messagesOf(rig.port, currentId());
     const user = msgs.filter((m) => m.role === 'user').at(-1);
     assert.is(user.content.attachments?.length, 1, JSON.stringify(user.content));
+    assert.is(user.content.attachments[0].original_name, 'notes.txt');
+    assert.match(user.content.attachments[0].name, /^\d{8}-\d{6}-[0-9a-z]{6}_notes\.txt$/);
+    await page.reload();
+    await mine.locator('a.attachment span', { hasText: /^notes\.txt$/ }).waitFor();
   });
 
   test('Stop interrupts a streaming reply and keeps what was said, once', async () => {
@@ -201,8 +344,11 @@ if (reason) {
     await send('Talk slowly');
     await page.getByTestId('live-reply').locator('.md').filter({ hasText: 'word2' }).waitFor();
     await page.getByTestId('interrupt').click();
-    await page.getByText('Interrupted.').waitFor();
+    await page.getByTestId('stopped').first().waitFor();
     await idle();
+    await page.getByTestId('assistant-message').last().getByTestId('stopped').waitFor();
+    assert.is(await page.getByTestId('stopped').count(), 1, 'one "stopped" mark');
+    assert.is(await page.getByText(/Interrupted|\(stopped\)/).count(), 0);
     const last = await page.getByTestId('assistant-message').last().locator('.md').innerText();
     assert.ok(last.startsWith('word0 word1 word2'), last);
     assert.ok(!last.includes('word59'), 'the reply was cut short');
@@ -340,7 +486,65 @@ if (reason) {
     assert.is(await page.getByTestId('server-state').innerText(), 'running');
     const version = (await api(rig.port, 'GET', '/api/version')).body.version;
     assert.is(await page.getByTestId('server-version').innerText(), version);
+
+    // Restart asks in the app's own dialog (never the browser's confirm()); Cancel changes nothing.
+    let native = 0;
+    const count = () => void native++;
+    page.on('dialog', count);
+    try {
+      const restarts = async () => (await api(rig.port, 'GET', '/api/status')).body.restarts ?? 0;
+      const before = await restarts();
+      await page.getByRole('button', { name: 'Restart server' }).click();
+      const ask = page.getByTestId('restart-confirm');
+      await ask.getByText('Restart the server?').waitFor();
+      assert.match(await ask.innerText(), /Running turns finish first/);
+      assert.match(await ask.innerText(), /Escape cancels\./);
+      assert.is(
+        await page.evaluate('document.activeElement?.textContent'),
+        'Cancel',
+        'focus starts on the safe choice',
+      );
+      await page.keyboard.press('Escape');
+      await ask.waitFor({ state: 'detached' });
+      assert.is(await restarts(), before, 'no restart');
+      await page.getByRole('button', { name: 'Restart server' }).click();
+      await ask.getByRole('button', { name: 'Restart', exact: true }).click();
+      await ask.waitFor({ state: 'detached' });
+      await waitFor(async () => (await restarts()) === before + 1, 30_000, 'the restart');
+      await page
+        .getByTestId('server-state')
+        .filter({ hasText: /^running$/ })
+        .waitFor();
+      assert.is(native, 0, 'no native dialog');
+    } finally {
+      page.off('dialog', count);
+    }
     assert.equal(p.errors, [], 'no errors in the page');
+  });
+
+  test('"?" lists the keyboard shortcuts (not while typing), and Escape closes the list', async () => {
+    const { page } = p;
+    await page.goto(rig.server.base + '/#/chat');
+    const input = page.getByTestId('composer-input');
+    await input.fill('Why');
+    await input.press('?');
+    assert.is(await input.inputValue(), 'Why?', 'a "?" typed in the message box is text');
+    assert.is(await page.getByTestId('shortcuts').count(), 0);
+    await input.fill('');
+    await page.locator('main#main').focus();
+    await page.keyboard.press('?');
+    const list = page.getByTestId('shortcuts');
+    await list.getByRole('heading', { name: 'Keyboard shortcuts' }).waitFor();
+    const text = await list.innerText();
+    for (const what of ['Search all chats', 'Send the message', 'deny the tool call'])
+      assert.match(text, what);
+    await page.keyboard.press('Escape');
+    await list.waitFor({ state: 'detached' });
+    assert.is(
+      await page.evaluate('document.activeElement?.id'),
+      'main',
+      'focus goes back where it was',
+    );
   });
 
   test('a reply and a tool output over 4 KB show whole, though /ws carried them cut', async () => {

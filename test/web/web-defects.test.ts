@@ -171,7 +171,7 @@ if (reason) {
     );
     if ((await asked.count()) > 0) await asked.getByRole('button', { name: 'Allow once' }).click();
     await card.and(page.locator('[data-status=exited]')).waitFor();
-    assert.is(await card.getByTestId('tool-status').innerText(), 'exit code 7');
+    assert.is(await card.getByTestId('tool-status').innerText(), 'exit 7');
     assert.is(await card.locator('.ic-check').count(), 0, 'no check mark');
     await idle(page);
   });

@@ -10,6 +10,8 @@ export const attachmentSchema = z.object({
   size: z.number().int(),
   /** Absolute path of the uploaded file, for the agent's tools. */
   path: z.string(),
+  /** The file's own name as the person sent it (`name` is the stored one, with a unique prefix). */
+  original_name: z.string().optional(),
 });
 export type Attachment = z.infer<typeof attachmentSchema>;
 

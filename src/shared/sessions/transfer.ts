@@ -160,10 +160,17 @@ export async function importDocument(
         unlinkSync(tmp);
       }
     }
+    // Each reference names the upload here (its link works) and keeps the name the person sent.
+    const sent = new Map(doc.attachments.map((a) => [a.upload, a.name]));
     const repoint = (content: unknown): unknown => {
       for (const ref of attachmentRefs(content)) {
-        const here = placed.get(uploadNameOf(ref.path));
-        if (here) ref.path = here;
+        const old = uploadNameOf(ref.path);
+        const here = placed.get(old);
+        if (!here) continue;
+        ref.path = here;
+        const r = ref as { path: string; name?: unknown; original_name?: unknown };
+        if (typeof r.name === 'string') r.name = uploadNameOf(here);
+        if (r.original_name === undefined && sent.has(old)) r.original_name = sent.get(old);
       }
       return content;
     };

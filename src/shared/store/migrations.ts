@@ -603,6 +603,41 @@ export const migrations: Migration[] = [
         END`);
     },
   },
+  {
+    version: 24,
+    name: 'attachment original names',
+    up: (db) => {
+      // A user message's attachments now carry the name the person sent (`original_name`); those
+      // recorded before take it from the uploads table, or, for a file no longer on record, from
+      // the stored name without its unique prefix (`20261127-150805-w2l8fi_notes.txt`).
+      const uploads = db.prepare('SELECT original_name FROM uploads WHERE name = ?');
+      const update = db.prepare('UPDATE messages SET content = ? WHERE rowid = ?');
+      const rows = db
+        .prepare(
+          `SELECT rowid AS id, content FROM messages WHERE role = 'user' AND content LIKE '%"attachments"%'`,
+        )
+        .all() as Array<{ id: number; content: string }>;
+      for (const row of rows) {
+        let content: { attachments?: unknown };
+        try {
+          content = JSON.parse(row.content) as { attachments?: unknown };
+        } catch {
+          continue;
+        }
+        if (!Array.isArray(content.attachments)) continue;
+        let changed = false;
+        for (const a of content.attachments as Array<Record<string, unknown>>) {
+          if (!a || typeof a !== 'object' || typeof a.name !== 'string' || a.original_name)
+            continue;
+          const known = uploads.get(a.name) as { original_name: string } | undefined;
+          a.original_name =
+            known?.original_name ?? /^\d{8}-\d{6}-[0-9a-z]{6}_(.+)$/.exec(a.name)?.[1] ?? a.name;
+          changed = true;
+        }
+        if (changed) update.run(JSON.stringify(content), row.id);
+      }
+    },
+  },
 ];
 
 /** Applies pending migrations in one transaction each; returns the versions it applied. */

@@ -32,24 +32,34 @@ function cleanTitle(answer: string): string {
 }
 
 /**
- * Names a chat still called "New session" after its first completed turn, for every client (the
- * API, channels, the Web UI): the lite model writes a short title, or, when it cannot, the first
- * line of the user's message is the title. Without a lite model nothing is asked (the Web UI names
- * its chats by their first line itself). A title the user set meanwhile is never replaced.
+ * Names a chat still called "New session" after its first turn, for every client (the API,
+ * channels, the Web UI): the lite model writes a short title, or, when there is none or it
+ * cannot, the first line of the user's message is the title. A title the user set meanwhile is
+ * never replaced.
  */
 export async function titleChat(opts: {
   db: Db;
   sessionId: string;
   userText: string;
   reply: string;
-  lite: { provider: Provider; model: string };
+  lite?: { provider: Provider; model: string };
   announce: (s: Session) => void;
 }): Promise<void> {
   if (getSession(opts.db, opts.sessionId)?.title !== sessionDefaults.title) return;
-  let title = '';
+  const title = (opts.lite && (await liteTitle(opts, opts.lite))) || firstLineTitle(opts.userText);
+  if (!title) return;
+  const s = titleIfUntitled(opts.db, opts.sessionId, title);
+  if (s) opts.announce(s);
+}
+
+/** The lite model's title for the chat; '' when it cannot give one. */
+async function liteTitle(
+  opts: { sessionId: string; userText: string; reply: string },
+  lite: { provider: Provider; model: string },
+): Promise<string> {
   try {
-    const answer = await opts.lite.provider.complete({
-      model: opts.lite.model,
+    const answer = await lite.provider.complete({
+      model: lite.model,
       maxTokens: TITLE_TOKENS,
       signal: AbortSignal.timeout(TITLE_TIMEOUT_MS),
       messages: [
@@ -64,15 +74,12 @@ export async function titleChat(opts: {
         },
       ],
     });
-    title = cleanTitle(answer.text);
+    return cleanTitle(answer.text);
   } catch (err) {
     log.warn('the lite model could not title a chat; it takes its first line', {
       session: opts.sessionId,
       error: (err as Error).message,
     });
+    return '';
   }
-  title ||= firstLineTitle(opts.userText);
-  if (!title) return;
-  const s = titleIfUntitled(opts.db, opts.sessionId, title);
-  if (s) opts.announce(s);
 }

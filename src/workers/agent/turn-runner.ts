@@ -255,27 +255,34 @@ export class TurnRunner {
       span.end();
       void flushTraces();
     }
-    if (status === 'completed' && !req.workflow_run_id) this.titleLater(req, reply);
+    if (status !== 'failed' && !req.workflow_run_id && req.origin !== 'goal')
+      this.titleLater(req, reply, status === 'completed');
   }
 
-  /** A chat still called "New session" is titled by the lite model after the turn, without holding the turn up. */
-  private titleLater(req: TurnRequest, reply: string): void {
+  /**
+   * A chat still called "New session" is titled after its first turn, without holding the turn
+   * up: by the lite model after a completed reply, else (no lite model, or a stopped reply) by
+   * the first line of the message.
+   */
+  private titleLater(req: TurnRequest, reply: string, completed: boolean): void {
     const config = this.config();
-    const entry = config.slots.lite ? own(config.models, config.slots.lite) : undefined;
-    if (!entry) return;
-    let lite: { provider: Provider; model: string };
-    try {
-      const meter = this.meterFor(req);
-      lite = {
-        provider: meter.wrap(this.provider(entry, config), {
-          modelId: config.slots.lite ?? null,
-          entry,
-          purpose: 'titling',
-        }),
-        model: entry.model,
-      };
-    } catch {
-      return; // a lite entry without an address titles nothing
+    const entry =
+      completed && config.slots.lite ? own(config.models, config.slots.lite) : undefined;
+    let lite: { provider: Provider; model: string } | undefined;
+    if (entry) {
+      try {
+        const meter = this.meterFor(req);
+        lite = {
+          provider: meter.wrap(this.provider(entry, config), {
+            modelId: config.slots.lite ?? null,
+            entry,
+            purpose: 'titling',
+          }),
+          model: entry.model,
+        };
+      } catch {
+        lite = undefined; // a lite entry without an address: the first line is the title
+      }
     }
     const announce = (s: Session) => {
       this.publish('sessions', 'session.updated', s);
@@ -286,7 +293,7 @@ export class TurnRunner {
       sessionId: req.session_id,
       userText: req.message.text,
       reply,
-      lite,
+      ...(lite ? { lite } : {}),
       announce,
     }).catch((err: unknown) =>
       log.warn('a chat could not be titled', {
@@ -364,7 +371,7 @@ export class TurnRunner {
           'invalid_request',
           `The attachment "${name}" is not an uploaded file.`,
         );
-      return { name, mime: u.mime, size: u.size, path: u.path };
+      return { name, original_name: u.original_name, mime: u.mime, size: u.size, path: u.path };
     });
     const resources = await this.readAttached(req.message.resources ?? [], signal);
     const userMessage = appendMessage(this.db, session.id, {

@@ -9,6 +9,7 @@ import type { OnboardStatus } from '../lib/types';
 import { AccessPrompt } from './AccessPrompt';
 import { Onboarding } from './Onboarding';
 import { Shell } from './Shell';
+import { Shortcuts } from './Shortcuts';
 import { Toasts } from './Toasts';
 
 type Phase = 'probing' | 'unreachable' | 'ready';
@@ -107,6 +108,7 @@ export function App() {
   return (
     <>
       <Shell />
+      <Shortcuts />
       <Toasts />
     </>
   );

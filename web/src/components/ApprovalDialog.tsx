@@ -18,7 +18,7 @@ function show(input: unknown): string {
 /**
  * A tool call waits for the user: allow it once, for the rest of this session, or deny it.
  * Focus goes to the dialog, not to a button: an Enter meant for the message box must not approve.
- * Escape denies. A screen reader reads the reason and the command with the title.
+ * Escape denies, and the dialog says so. A screen reader reads the reason and the command with the title.
  */
 export function ApprovalDialog({
   approval,
@@ -89,10 +89,19 @@ export function ApprovalDialog({
         <button type="button" disabled={busy} onClick={() => answer('allow_session')}>
           Allow for this session
         </button>
-        <button type="button" class="danger" disabled={busy} onClick={() => answer('deny')}>
+        <button
+          type="button"
+          class="danger"
+          disabled={busy}
+          onClick={() => answer('deny')}
+          aria-keyshortcuts="Escape"
+        >
           Deny
         </button>
       </div>
+      <p class="muted small key-hint" data-testid="approval-escape">
+        <kbd>Esc</kbd> denies this call.
+      </p>
     </Modal>
   );
 }

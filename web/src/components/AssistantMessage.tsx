@@ -2,6 +2,7 @@ import type { ToolLive } from '../lib/chat';
 import type { MessageOf } from '../lib/types';
 import { Markdown } from './Markdown';
 import { Reasoning } from './Reasoning';
+import { StoppedNote } from './StoppedNote';
 import { ToolCard } from './ToolCard';
 
 /** A committed reply: its reasoning (folded), its text as Markdown, and a card per tool call. */
@@ -45,10 +46,11 @@ export function AssistantMessage({
                 : tools?.[call.id]?.result
             }
             waiting={waiting?.has(call.id) === true}
+            current={tools !== undefined}
           />
         );
       })}
-      {c.stop_reason === 'interrupted' && <div class="muted small">(stopped)</div>}
+      {c.stop_reason === 'interrupted' && <StoppedNote />}
       {c.stop_reason === 'error' && <div class="muted small">(the reply broke off)</div>}
       {c.stop_reason === 'max_tokens' && (
         <div class="muted small">(cut off: the reply reached its length limit)</div>

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { describe } from '../lib/api';
-import { ChatSession, type Spend, takeQueuedMessage } from '../lib/chat';
+import { type ChatState, ChatSession, type Spend, takeQueuedMessage } from '../lib/chat';
 import { tokens, usd } from '../lib/format';
 import { useStore } from '../lib/store';
 import { goalUsage } from '../lib/types';
@@ -10,6 +10,7 @@ import { ChatSide } from './ChatSide';
 import { Composer } from './Composer';
 import { Transcript } from './Transcript';
 import { Icon } from './Icon';
+import { ModelPicker } from './ModelPicker';
 
 /** What the chat cost so far; tokens when no call had a price. */
 function SpendChip({ spend }: { spend: Spend }) {
@@ -32,6 +33,19 @@ function SpendChip({ spend }: { spend: Spend }) {
       {shown}
     </span>
   );
+}
+
+/**
+ * The chat's title; while a new chat waits for the one the server writes after its first reply,
+ * the first words of its first message.
+ */
+function shownTitle(s: ChatState): string {
+  const title = s.session?.title;
+  if (title !== 'New session') return title ?? '…';
+  const first = s.messages.find((m) => m.role === 'user' && m.content?.continuation !== true);
+  const text = (first?.role === 'user' ? first.content?.text : s.sending?.text)?.trim() ?? '';
+  const line = text.split('\n')[0]!.trim();
+  return line ? (line.length > 60 ? `${line.slice(0, 59)}…` : line) : title;
 }
 
 /** One open chat: its header, transcript, approvals, composer, and its side panel. */
@@ -71,6 +85,7 @@ export function ChatPane({
   }, [chat]);
 
   const running = s.turn !== undefined || s.sending !== undefined;
+  const title = shownTitle(s);
   const goal = s.goal;
   return (
     <div class={`chat-pane${side ? ' with-side' : ''}`}>
@@ -81,7 +96,9 @@ export function ChatPane({
         <button type="button" class="icon only-phone" aria-label="Show chats" onClick={onShowList}>
           <Icon name="menu" />
         </button>
-        <h2 title={s.session?.title}>{s.session?.title ?? '…'}</h2>
+        <h2 title={title} data-testid="chat-title">
+          {title}
+        </h2>
         {goal && (
           <button
             type="button"
@@ -98,6 +115,7 @@ export function ChatPane({
             </span>
           </button>
         )}
+        {s.session && <ModelPicker session={s.session} onSaved={(x) => chat.setSession(x)} />}
         {running && <span class="chip running">working…</span>}
         {s.spend && s.spend.calls > 0 && <SpendChip spend={s.spend} />}
         <button

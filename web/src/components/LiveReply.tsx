@@ -28,6 +28,7 @@ export function LiveReply({
           live={tools[c.call_id]}
           result={tools[c.call_id]?.result}
           waiting={waiting.has(c.call_id)}
+          current
         />
       ))}
       {nothing && (

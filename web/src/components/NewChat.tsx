@@ -27,7 +27,8 @@ export function NewChat({ onShowList }: { onShowList: () => void }) {
         <div class="welcome">
           <h2>What should we work on?</h2>
           <p class="muted">
-            Enter sends, Shift+Enter starts a new line. Attach files with the clip.
+            Enter sends, Shift+Enter starts a new line. Attach files with the clip. <kbd>?</kbd>{' '}
+            lists the keyboard shortcuts.
           </p>
         </div>
       </div>

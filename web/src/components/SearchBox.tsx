@@ -1,12 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { typing } from '../lib/focus';
 import { go, route } from '../lib/router';
 import { useStore } from '../lib/store';
-
-/** Whether a key press belongs to a field (typing "/" in the message box must stay a "/"). */
-function typing(t: EventTarget | null): boolean {
-  const el = t as HTMLElement | null;
-  return !!el && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName));
-}
 
 /**
  * The search field in the top bar, over every chat. "/" (outside a field) or Ctrl+K (⌘K) puts

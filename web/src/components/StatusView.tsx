@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { describe, get, post } from '../lib/api';
 import { BackupStatus } from './BackupStatus';
+import { ConfirmDialog } from './ConfirmDialog';
 import { bytes, duration } from '../lib/format';
 import { live } from '../lib/live';
 import { serverState } from '../lib/server';
@@ -38,6 +39,7 @@ export function StatusView() {
   const [health, setHealth] = useState<{ status: string; uptime_s: number } | undefined>();
   const [error, setError] = useState('');
   const [restarting, setRestarting] = useState(false);
+  const [asking, setAsking] = useState(false);
   const conn = useStore(live.state);
   const server = useStore(serverState);
   const epochs = useStore(live.epochs);
@@ -69,8 +71,7 @@ export function StatusView() {
   }, [epochs, server]);
 
   const restart = async () => {
-    if (!confirm('Restart the server? Running turns finish first; new ones wait until it is back.'))
-      return;
+    setAsking(false);
     try {
       await post('/api/restart', {});
       setRestarting(true);
@@ -162,10 +163,27 @@ export function StatusView() {
         <button type="button" onClick={load}>
           Refresh
         </button>
-        <button type="button" class="danger" onClick={restart} disabled={state === 'restarting'}>
+        <button
+          type="button"
+          class="danger"
+          onClick={() => setAsking(true)}
+          disabled={state === 'restarting'}
+        >
           Restart server
         </button>
       </div>
+      {asking && (
+        <ConfirmDialog
+          title="Restart the server?"
+          action="Restart"
+          danger
+          onConfirm={() => void restart()}
+          onCancel={() => setAsking(false)}
+          testId="restart-confirm"
+        >
+          <p>Running turns finish first; new ones wait until it is back.</p>
+        </ConfirmDialog>
+      )}
       <BackupStatus />
     </div>
   );

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ToolLive } from '../lib/chat';
+import { commandEnd, describeCall } from '../lib/tool-view';
 import { Icon } from './Icon';
 
 const SHOW = 4000;
@@ -15,16 +16,12 @@ function pretty(args: string | undefined): string {
 
 type Status = 'waiting' | 'running' | 'done' | 'exited' | 'error';
 
-/** A command's exit code from the terminal tool's last line (`[exit code 7]`); 0 when none is given. */
-function exitCode(name: string, output: string): number {
-  if (name !== 'terminal') return 0;
-  const m = /\[exit code (\d+)\]\s*$/.exec(output);
-  return m ? Number(m[1]) : 0;
-}
-
 /**
- * One tool call: its name and arguments, its live output while it runs, then its result. A call
- * waiting for approval says so; a command that exited non-zero says with which code (not "done").
+ * One tool call, as a card that folds: its headline says what ran (`$ npm test`, the file read or
+ * written, the MCP server and tool with its key argument) and how it ended (a command's exit
+ * status); opened, it shows the live output while the call runs, then its result, and the raw
+ * arguments on request. A card of the turn in progress (or one that failed) opens by itself;
+ * an older finished one stays folded, so a long chat reads as its conversation.
  */
 export function ToolCard({
   name,
@@ -32,19 +29,23 @@ export function ToolCard({
   live,
   result,
   waiting = false,
+  current = false,
 }: {
   name: string;
   args?: string;
   live?: ToolLive;
   result?: { output: string; is_error: boolean };
   waiting?: boolean;
+  /** The call belongs to the turn running now (or just ended): shown open. */
+  current?: boolean;
 }) {
   const [all, setAll] = useState(false);
-  const code = result && !result.is_error ? exitCode(name, result.output) : 0;
+  const end =
+    result && !result.is_error && name === 'terminal' ? commandEnd(result.output) : undefined;
   const status: Status = result
     ? result.is_error
       ? 'error'
-      : code !== 0
+      : end && ('signal' in end || end.code !== 0)
         ? 'exited'
         : 'done'
     : waiting
@@ -53,49 +54,58 @@ export function ToolCard({
   const label = {
     waiting: 'waiting for your approval',
     running: 'running…',
-    done: 'done',
-    exited: `exit code ${code}`,
+    done: end ? 'exit 0' : 'done',
+    exited: end ? ('signal' in end ? `ended by ${end.signal}` : `exit ${end.code}`) : '',
     error: 'failed',
   }[status];
+  const [open, setOpen] = useState(current || status !== 'done');
+  const what = describeCall(name, args);
   const shownArgs = pretty(args);
   const output = result ? result.output : (live?.output ?? '');
   const long = output.length > SHOW && !all;
   return (
-    <div
+    <details
       class={`tool-card ${status}`}
       data-testid="tool-card"
       data-status={status}
       data-tool={name}
+      open={open}
+      onToggle={(e) => setOpen(e.currentTarget.open)}
     >
-      <div class="tool-head">
+      <summary class="tool-head">
         <span class="tool-icon">
           <Icon name={status === 'running' ? 'spin' : status === 'done' ? 'check' : 'alert'} />
         </span>
-        <span class="tool-name">{name}</span>
-        <span class="muted small" data-testid="tool-status">
+        <span class="tool-what" data-testid="tool-headline">
+          <span class="tool-label">{what.label}</span>
+          {what.subject && <code class="tool-subject">{what.subject}</code>}
+        </span>
+        <span class="tool-status small" data-testid="tool-status">
           {label}
         </span>
+      </summary>
+      <div class="tool-body">
+        {output && (
+          <pre class="tool-output" data-testid="tool-output">
+            {long
+              ? status === 'running'
+                ? `…\n${output.slice(-SHOW)}`
+                : `${output.slice(0, SHOW)}\n…`
+              : output}
+          </pre>
+        )}
+        {long && (
+          <button type="button" class="link" onClick={() => setAll(true)}>
+            Show all {output.length} characters
+          </button>
+        )}
+        {shownArgs && shownArgs !== '{}' && (
+          <details class="tool-args">
+            <summary>Arguments ({name})</summary>
+            <pre>{shownArgs}</pre>
+          </details>
+        )}
       </div>
-      {shownArgs && shownArgs !== '{}' && (
-        <details class="tool-args">
-          <summary>Arguments</summary>
-          <pre>{shownArgs}</pre>
-        </details>
-      )}
-      {output && (
-        <pre class="tool-output" data-testid="tool-output">
-          {long
-            ? status === 'running'
-              ? `…\n${output.slice(-SHOW)}`
-              : `${output.slice(0, SHOW)}\n…`
-            : output}
-        </pre>
-      )}
-      {long && (
-        <button type="button" class="link" onClick={() => setAll(true)}>
-          Show all {output.length} characters
-        </button>
-      )}
-    </div>
+    </details>
   );
 }

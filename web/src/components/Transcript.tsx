@@ -4,6 +4,7 @@ import { pure } from '../lib/pure';
 import type { Message, MessageOf } from '../lib/types';
 import { AssistantMessage } from './AssistantMessage';
 import { LiveReply } from './LiveReply';
+import { StoppedNote } from './StoppedNote';
 import { ToolCard } from './ToolCard';
 import { TurnDetails } from './TurnDetails';
 import { UserMessage } from './UserMessage';
@@ -53,6 +54,12 @@ function turnEnds(messages: Message[], turns: ReadonlyMap<number, TurnInfo>) {
     }
   });
   return ends;
+}
+
+/** The chat's last message is a reply cut short by Stop: it carries the one "stopped" marker. */
+function endsStopped(messages: Message[]): boolean {
+  const last = messages.at(-1);
+  return last?.role === 'assistant' && last.content?.stop_reason === 'interrupted';
 }
 
 interface ItemProps {
@@ -316,7 +323,7 @@ export function Transcript({ s, focus }: { s: ChatState; focus?: string | undefi
           )}
         </div>
       )}
-      {s.ended?.kind === 'interrupted' && <div class="system-note muted small">Interrupted.</div>}
+      {s.ended?.kind === 'interrupted' && !endsStopped(s.messages) && <StoppedNote />}
     </div>
   );
 }

@@ -480,8 +480,6 @@ export class ChatSession {
       s.restore = undefined;
     }, true);
     this.unrecorded = { text, attachments };
-    const untitled =
-      this.draft.messages.length === 0 && this.draft.session?.title === 'New session';
     try {
       await api('POST', path`/api/chat/${this.id}/turn?wait=false`, {
         message: text,
@@ -492,14 +490,6 @@ export class ChatSession {
       this.unrecorded = undefined;
       this.update((s) => void (s.sending = undefined), true);
       throw err;
-    }
-    // A chat still called "New session" takes its first message's first line as its title.
-    const title = text.trim().split('\n')[0]!.slice(0, 60).trim();
-    if (untitled && title) {
-      api<Session>('PATCH', path`/api/sessions/${this.id}`, { title }).then(
-        (s) => this.setSession(s),
-        () => undefined,
-      );
     }
   }
 

@@ -27,6 +27,12 @@ export function useMedia(query: string): boolean {
 
 export const PHONE = '(max-width: 760px)';
 
+/** Whether a key press belongs to a field (typing "/" or "?" in the message box must stay text). */
+export function typing(t: EventTarget | null): boolean {
+  const el = t as HTMLElement | null;
+  return !!el && (el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName));
+}
+
 let homeWanted = false;
 /** Asks the next view that mounts a focus home (the message box) to take focus: after New chat. */
 export function wantHomeFocus(): void {
