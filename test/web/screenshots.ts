@@ -189,6 +189,10 @@ async function shoot(
             10_000,
             'animations to end',
           );
+          // docs/design-system.md: one primary button per view; say where a page has more.
+          const primaries = await page.locator('button.primary:visible').count();
+          if (primaries > 1)
+            console.error(`screenshots: ${name} (${size}) shows ${primaries} primary buttons`);
           const file = join(out, `${name}-${size}-${colorScheme}.png`);
           await page.screenshot({ path: file, animations: 'disabled', caret: 'hide' });
         }

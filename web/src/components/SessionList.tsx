@@ -127,7 +127,7 @@ export function SessionList({
 
   return (
     <aside class="session-list" aria-label="Chats" ref={listRef} inert={inert}>
-      <button type="button" class="primary block" onClick={create} disabled={busy}>
+      <button type="button" class="block" onClick={create} disabled={busy}>
         + New chat
       </button>
       <button

@@ -151,12 +151,7 @@ export function WorkflowsView() {
                 </div>
                 {w.valid && (
                   <div class="actions">
-                    <button
-                      type="button"
-                      class="primary"
-                      onClick={() => setRunning(w)}
-                      data-testid="workflow-run"
-                    >
+                    <button type="button" onClick={() => setRunning(w)} data-testid="workflow-run">
                       Run…<span class="sr-only"> {w.name}</span>
                     </button>
                   </div>
