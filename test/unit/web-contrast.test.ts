@@ -178,7 +178,7 @@ test('spacing, type sizes and corners come from the design tokens (docs/design-s
       const bare = value.replace(/var\(--[\w-]+\)|env\([^)]*\)/g, '');
       if (/\d(rem|em|px)\b/.test(bare) && !LITERAL_SIZES.has(`${r.selector} ${prop}: ${value}`))
         literal.push(
-          `${r.selector} { ${prop}: ${value} }: use a token (--space-*, --text-*, --radius-*)`,
+          `${r.selector} { ${prop}: ${value} }: use a token (--space-0…6, --text-xs…xl, --radius-sm/md/lg/pill: docs/design-system.md)`,
         );
     }
   assert.ok(checked > 150, `declarations checked: ${checked}`);
