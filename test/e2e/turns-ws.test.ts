@@ -17,7 +17,8 @@ import {
 
 /**
  * /ws as a client sees it: turns sent as commands, two subscribers getting the same complete,
- * ordered stream, resume with `since` after a dropped connection, resync, interrupt.
+ * ordered stream, resume with `since` after a dropped connection, resync, interrupt. The chats
+ * have titles, so their topics carry the turns' events alone (no session.updated naming them).
  */
 
 let rig: TurnRig;
@@ -39,7 +40,7 @@ const endOf = (ws: WsClient, turnId: string, timeoutMs = 10_000) =>
   );
 
 test('a turn sent over /ws reaches two subscribers complete, identical and in order', async () => {
-  const id = await newChat(rig.port);
+  const id = await newChat(rig.port, { title: 'Over /ws' });
   const topic = `session:${id}`;
   const [a, b] = await Promise.all([connectWs(rig.port, [topic]), connectWs(rig.port, [topic])]);
   try {
@@ -120,7 +121,7 @@ test('a turn sent over /ws reaches two subscribers complete, identical and in or
 });
 
 test('resume with since after a dropped connection loses nothing and repeats nothing', async () => {
-  const id = await newChat(rig.port);
+  const id = await newChat(rig.port, { title: 'Over /ws' });
   const topic = `session:${id}`;
   const full = await connectWs(rig.port, [topic]);
   const first = await connectWs(rig.port, [topic]);
@@ -175,7 +176,7 @@ test('resume with since after a dropped connection loses nothing and repeats not
 });
 
 test('subscribe: seq and epoch in the answer; a since from the future is told to resync', async () => {
-  const id = await newChat(rig.port);
+  const id = await newChat(rig.port, { title: 'Over /ws' });
   const topic = `session:${id}`;
   rig.fake.enqueue({ parts: [{ text: 'one' }] });
   const watcher = await connectWs(rig.port, [topic]);
@@ -205,7 +206,7 @@ test('subscribe: seq and epoch in the answer; a since from the future is told to
 });
 
 test('a since older than the kept events is told to resync', async () => {
-  const id = await newChat(rig.port);
+  const id = await newChat(rig.port, { title: 'Over /ws' });
   const topic = `session:${id}`;
   // Each goal edit is one event on the session's topic; more than the server keeps (1,024).
   const put = (i: number) =>
@@ -227,7 +228,7 @@ test('a since older than the kept events is told to resync', async () => {
 });
 
 test('interrupt over /ws: interrupt.result, turn.interrupted, the partial text kept', async () => {
-  const id = await newChat(rig.port);
+  const id = await newChat(rig.port, { title: 'Over /ws' });
   const ws = await connectWs(rig.port, [`session:${id}`]);
   try {
     rig.fake.enqueue({ parts: [{ text: ['Partial ', 'thought'] }, { stall: true }] });
@@ -275,7 +276,7 @@ test('interrupt over /ws: interrupt.result, turn.interrupted, the partial text k
 });
 
 test('an interrupt before any text keeps no empty reply', async () => {
-  const id = await newChat(rig.port);
+  const id = await newChat(rig.port, { title: 'Over /ws' });
   const ws = await connectWs(rig.port, [`session:${id}`]);
   try {
     rig.fake.enqueue({ parts: [{ stall: true }] });

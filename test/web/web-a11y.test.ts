@@ -324,6 +324,12 @@ if (reason) {
     await focusKept(page, 'Restore');
     await tabTo(page, '[data-testid=trash-item] button', { text: 'Delete' });
     await page.keyboard.press('Enter');
+    // The app's dialog asks, focus on Cancel; Shift+Tab reaches "Delete for good".
+    await page.getByTestId('trash-confirm').waitFor();
+    assert.match(await active(page), /Cancel/);
+    await page.keyboard.press('Shift+Tab');
+    assert.match(await active(page), /Delete for good/);
+    await page.keyboard.press('Enter');
     await waitFor(async () => (await rows.count()) === before - 2, 10_000, 'the deleted row to go');
     await focusKept(page, 'Delete');
   });

@@ -446,10 +446,20 @@ if (reason) {
     await api(rig.port, 'DELETE', `/api/sessions/${b}`);
     await page.goto(rig.server.base + '/#/settings/trash');
     const rowA = page.locator('[data-testid=trash-item]', { hasText: 'Throwaway A' });
+    // "For good" is asked in the app's dialog: Cancel keeps the item.
+    const ask = page.getByTestId('trash-confirm');
     await rowA.getByRole('button', { name: 'Delete' }).click();
+    await ask.getByText('Delete "Throwaway A" for good?').waitFor();
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    await ask.waitFor({ state: 'detached' });
+    assert.is(await rowA.count(), 1, 'kept');
+    await rowA.getByRole('button', { name: 'Delete' }).click();
+    await ask.getByRole('button', { name: 'Delete for good' }).click();
     await rowA.waitFor({ state: 'detached' });
     await page.locator('[data-testid=trash-item]', { hasText: 'Throwaway B' }).waitFor();
     await page.getByRole('button', { name: 'Empty the trash' }).click();
+    await ask.getByText('Delete everything in the trash for good?').waitFor();
+    await ask.getByRole('button', { name: 'Delete for good' }).click();
     await page.getByText('The trash is empty.').waitFor();
     assert.is((await api(rig.port, 'GET', '/api/trash')).body.items.length, 0);
   });
@@ -462,6 +472,18 @@ if (reason) {
     assert.match(await entry.innerText(), /default/);
     await entry.getByRole('button', { name: 'Test' }).click();
     await entry.locator('[data-testid=test-result][data-ok=true]').waitFor();
+    // Removing an entry asks in the app's dialog (the lt entry of the model test above).
+    const lt = page.locator('[data-testid=model-entry][data-id=lt]');
+    const confirmRemove = page.getByTestId('model-remove-confirm');
+    await lt.getByRole('button', { name: 'Remove' }).click();
+    await confirmRemove.getByText('Remove the model entry lt?').waitFor();
+    await page.keyboard.press('Escape');
+    await confirmRemove.waitFor({ state: 'detached' });
+    assert.is(await lt.count(), 1, 'Escape keeps it');
+    await lt.getByRole('button', { name: 'Remove' }).click();
+    await confirmRemove.getByRole('button', { name: 'Remove' }).click();
+    await lt.waitFor({ state: 'detached' });
+    assert.is((await api(rig.port, 'GET', '/api/config/models')).body.items.length, 1);
 
     await page.goto(rig.server.base + '/#/settings/tools');
     await page.locator('[data-testid=tool-info]', { hasText: 'current_time' }).waitFor();
@@ -510,7 +532,7 @@ if (reason) {
       await page.getByRole('button', { name: 'Restart server' }).click();
       await ask.getByRole('button', { name: 'Restart', exact: true }).click();
       await ask.waitFor({ state: 'detached' });
-      await waitFor(async () => (await restarts()) === before + 1, 30_000, 'the restart');
+      await waitFor(async () => (await restarts()) === before + 1, 60_000, 'the restart');
       await page
         .getByTestId('server-state')
         .filter({ hasText: /^running$/ })

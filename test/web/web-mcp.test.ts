@@ -128,6 +128,22 @@ if (browserMissing) {
     assert.is(await chip.count(), 0, 'the chip went with the message');
     const sent = JSON.stringify(rig.fake.requests.slice(before).map((r) => r.body));
     assert.match(sent, /The fixture readme: resources reach the model\./);
+
+    // An MCP call's card names the server, the tool and its key argument (strict mode refuses
+    // it at once, so no approval waits).
+    await api(rig.port, 'PATCH', `/api/sessions/${id}`, { permission_mode: 'strict' });
+    rig.fake.enqueue(
+      {
+        parts: [{ toolCall: { name: 'mcp__local__echo', arguments: ['{"text":"hello card"}'] } }],
+      },
+      { parts: [{ text: 'Refused.' }] },
+    );
+    await box.fill('Echo it');
+    await page.getByTestId('send').click();
+    const call = page.locator('[data-testid=tool-card][data-tool=mcp__local__echo]');
+    await page.getByTestId('assistant-message').getByText('Refused.').waitFor();
+    assert.is(await call.locator('.tool-label').innerText(), 'local › echo');
+    assert.is(await call.locator('.tool-subject').innerText(), 'hello card');
     assert.equal(p.errors, []);
     await page.goto(`${rig.server.base}/#/mcp`);
     await card.waitFor();

@@ -3,6 +3,7 @@ import { api, describe, get, post, path } from '../lib/api';
 import { configVersion } from '../lib/server';
 import { useStore } from '../lib/store';
 import type { ModelEntry, Provider, TestResult as Result } from '../lib/types';
+import { ConfirmDialog } from './ConfirmDialog';
 import { ModelForm } from './ModelForm';
 import { TestResult } from './TestResult';
 
@@ -14,6 +15,8 @@ export function ModelsPanel() {
   const [editing, setEditing] = useState<string | 'new' | undefined>();
   const [tests, setTests] = useState<Record<string, Result | 'running'>>({});
   const [error, setError] = useState('');
+  /** The entry waiting for "Remove" to be confirmed. */
+  const [removing, setRemoving] = useState<string | undefined>();
 
   const load = () =>
     get<{ items: ModelEntry[] }>('/api/config/models').then(
@@ -132,14 +135,7 @@ export function ModelsPanel() {
                 >
                   Edit
                 </button>
-                <button
-                  type="button"
-                  class="danger"
-                  onClick={() =>
-                    confirm(`Remove the model entry ${m.id}?`) &&
-                    act(() => api('DELETE', path`/api/config/models/${m.id}`))
-                  }
-                >
+                <button type="button" class="danger" onClick={() => setRemoving(m.id)}>
                   Remove
                 </button>
               </div>
@@ -189,6 +185,22 @@ export function ModelsPanel() {
             + Add a model
           </button>
         </div>
+      )}
+      {removing && (
+        <ConfirmDialog
+          title={`Remove the model entry ${removing}?`}
+          action="Remove"
+          danger
+          testId="model-remove-confirm"
+          onCancel={() => setRemoving(undefined)}
+          onConfirm={() => {
+            const id = removing;
+            setRemoving(undefined);
+            void act(() => api('DELETE', path`/api/config/models/${id}`));
+          }}
+        >
+          <p>The entry leaves config.yml; a model slot still using it must be changed first.</p>
+        </ConfirmDialog>
       )}
     </section>
   );

@@ -7,6 +7,7 @@ import { go } from '../lib/router';
 import { toast } from '../lib/toast';
 import type { TrashItem } from '../lib/types';
 import { action } from '../lib/action';
+import { ConfirmDialog } from './ConfirmDialog';
 
 interface TrashPage {
   items: TrashItem[];
@@ -28,6 +29,8 @@ export function TrashPanel() {
   const [loadingMore, setLoadingMore] = useState(false);
   const shown = useRef(0);
   const end = useRef<HTMLDivElement>(null);
+  /** What waits for "for good": one item, or the whole trash. */
+  const [asking, setAsking] = useState<TrashItem | 'all' | undefined>();
 
   const load = () =>
     get<TrashPage>(`/api/trash?limit=${Math.min(200, Math.max(PAGE, shown.current))}`).then(
@@ -120,14 +123,7 @@ export function TrashPanel() {
                   <button type="button" onClick={() => restore(item)}>
                     Restore
                   </button>
-                  <button
-                    type="button"
-                    class="danger"
-                    onClick={() =>
-                      confirm(`Delete "${item.name}" for good?`) &&
-                      act(() => api('DELETE', path`/api/trash/${item.id}`))
-                    }
-                  >
+                  <button type="button" class="danger" onClick={() => setAsking(item)}>
                     Delete
                   </button>
                 </div>
@@ -149,18 +145,35 @@ export function TrashPanel() {
             </div>
           )}
           <div>
-            <button
-              type="button"
-              class="danger"
-              onClick={() =>
-                confirm('Delete everything in the trash for good?') &&
-                act(() => post('/api/trash/empty', {}))
-              }
-            >
+            <button type="button" class="danger" onClick={() => setAsking('all')}>
               Empty the trash
             </button>
           </div>
         </>
+      )}
+      {asking && (
+        <ConfirmDialog
+          title={
+            asking === 'all'
+              ? 'Delete everything in the trash for good?'
+              : `Delete "${asking.name}" for good?`
+          }
+          action="Delete for good"
+          danger
+          testId="trash-confirm"
+          onCancel={() => setAsking(undefined)}
+          onConfirm={() => {
+            const what = asking;
+            setAsking(undefined);
+            void act(() =>
+              what === 'all'
+                ? post('/api/trash/empty', {})
+                : api('DELETE', path`/api/trash/${what.id}`),
+            );
+          }}
+        >
+          <p>It cannot be restored afterwards.</p>
+        </ConfirmDialog>
       )}
     </section>
   );
