@@ -24,7 +24,7 @@ all.push('usage');
 const byName = ['web-stream'];
 // issue 36: the search index at a million messages (minutes to seed): `node dist/bench/run.js search`.
 byName.push('search');
-// issue 35: `svc backup create` and `verify` on a 1 GB home against tar -czf (minutes, 2 GB of disk).
+// issue 35: `svc backup create` and `verify` on a 1 GB home against tar -cf (minutes, 3 GB of disk).
 byName.push('backup');
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : all;
 for (const c of chosen)
