@@ -14,7 +14,7 @@ import {
 } from '../../src/workers/agent/tools/registry.js';
 import { commandEnv } from '../../src/workers/agent/tools/shell/shell-process.js';
 import { terminalTools } from '../../src/workers/agent/tools/shell/terminal.js';
-import { waitFor } from '../helpers/server.js';
+import { SLACK, waitFor } from '../helpers/server.js';
 
 const home = mkdtempSync(join(tmpdir(), 'svc-terminal-'));
 const work = mkdtempSync(join(tmpdir(), 'svc-terminal-work-'));
@@ -322,7 +322,7 @@ test('background commands die with the worker process', async () => {
   `;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
     encoding: 'utf8',
-    timeout: 10_000,
+    timeout: 10_000 * SLACK, // a guard against a hang: the child exits as soon as its condition holds
   });
   assert.is(r.status, 0, r.stderr);
   const pid = Number(readFileSync(pidFile, 'utf8'));
