@@ -1,9 +1,11 @@
+import { firstIssue } from '../shared/errors.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { DeltaBatcher } from '../shared/delta-batcher.js';
 import { log } from '../shared/log.js';
 import {
   isDelta,
+  topicKinds,
   WS_EVENT_MAX_BYTES,
   wsEventProblem,
   type Publish,
@@ -29,12 +31,13 @@ export interface Caller {
   keyed: boolean;
 }
 
+/** Topic kinds other than `session`, which names one session (`session:<id>`). */
+const plainKinds = topicKinds.filter((k) => k !== 'session');
+const topicPattern = new RegExp(`^(${plainKinds.join('|')}|session:[A-Za-z0-9_-]{1,64})$`);
+
 export const topicSchema = z
   .string()
-  .regex(
-    /^(server|sessions|tasks|workflows|skills|trash|mcp|channels|session:[A-Za-z0-9_-]{1,64})$/,
-    'a topic is server, sessions, tasks, workflows, skills, trash, mcp, channels or session:<id>',
-  );
+  .regex(topicPattern, `a topic is ${plainKinds.join(', ')} or session:<id>`);
 
 /** Client frames that ask the server to do something; answered by the command handler. */
 export const commandFrame = z.discriminatedUnion('type', [
@@ -483,7 +486,4 @@ export class WsHub {
   }
 }
 
-function describeIssue(err: z.ZodError): string {
-  const i = err.issues[0];
-  return i ? `${i.path.join('.') || 'frame'}: ${i.message}` : 'invalid frame';
-}
+const describeIssue = (err: z.ZodError): string => firstIssue(err, 'frame', 'invalid frame');

@@ -65,6 +65,20 @@ export function issueMessage(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
+/** One issue as `path: message`, the path dotted (`whole` when the issue is about the top level). */
+export function issueLine(issue: z.core.$ZodIssue, whole = '(top level)'): string {
+  const at = issue.path.length > 0 ? issue.path.map(String).join('.') : whole;
+  // A record's key refused by its schema: the key's own message says why, not "Invalid key".
+  const inner = issue.code === 'invalid_key' ? issue.issues[0] : undefined;
+  return `${at}: ${inner ? inner.message : issueMessage(issue)}`;
+}
+
+/** The first issue of an error as one line (issueLine), or `fallback` when there is none. */
+export function firstIssue(err: z.ZodError, whole?: string, fallback = 'invalid'): string {
+  const issue = err.issues[0];
+  return issue ? issueLine(issue, whole) : fallback;
+}
+
 /** Every issue as `{path, message}` (the `details` of a 400), paths under `prefix` when given. */
 export function issueDetails(
   err: z.ZodError,

@@ -1,11 +1,13 @@
 import type { Config } from '../shared/config/schema.js';
+import type { ChildRole } from '../shared/protocol/ipc.js';
 
 /**
  * The table of roles: how the supervisor knows each child process. A new role is a folder under
- * src/workers plus one entry here. Kept free of runtime imports: `svc serve` reads it before it
+ * src/workers, its name in `roles` (shared/protocol/ipc.ts) and one entry here. Kept free of runtime imports: `svc serve` reads it before it
  * loads the supervisor (to fork the gateway early).
  */
-export type ChildRoleName = 'gateway' | 'agent' | 'channels' | 'cron' | 'mcp' | 'browser';
+/** The names are declared once, in the IPC protocol's `roles`; every one needs an entry below. */
+export type ChildRoleName = ChildRole;
 
 /** What the store says when a role is wanted (read by the supervisor; kept as plain answers so this file imports nothing). */
 export interface StoreFacts {

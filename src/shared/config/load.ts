@@ -1,3 +1,4 @@
+import { issueLine } from '../errors.js';
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
@@ -7,15 +8,11 @@ import { configSchema, type Config } from './schema.js';
 export class ConfigError extends Error {}
 
 function describeIssue(file: string, issue: z.core.$ZodIssue): string {
-  const key = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
   if (issue.code === 'unrecognized_keys') {
     const where = issue.path.length > 0 ? ` under ${issue.path.join('.')}` : '';
     return `${file}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}${where}`;
   }
-  // A record's key refused by its schema: say why (the key's own message), not only "Invalid key".
-  if (issue.code === 'invalid_key' && issue.issues[0])
-    return `${file}: ${key}: ${issue.issues[0].message}`;
-  return `${file}: ${key}: ${issue.message}`;
+  return `${file}: ${issueLine(issue)}`;
 }
 
 /** Parses config text; throws ConfigError with every problem, one a line. */

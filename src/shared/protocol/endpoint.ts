@@ -1,3 +1,4 @@
+import { firstIssue } from '../errors.js';
 import { randomUUID } from 'node:crypto';
 import { log } from '../log.js';
 import {
@@ -156,10 +157,7 @@ export class Endpoint {
     const parsed = ipcMessage.safeParse(raw);
     if (!parsed.success) {
       this.dropped++;
-      const issue = parsed.error.issues[0];
-      const problem = issue
-        ? `${issue.path.join('.') || '(message)'}: ${issue.message}`
-        : 'invalid';
+      const problem = firstIssue(parsed.error, '(message)');
       log.warn('dropped a malformed IPC message', { peer: this.peerName, problem });
       // A request with a sound envelope is refused at once: its caller would otherwise wait out
       // its deadline (a name from a URL that a payload schema refuses was a 504 after 10 s).

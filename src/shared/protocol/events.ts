@@ -1,3 +1,4 @@
+import { firstIssue } from '../errors.js';
 import { z } from 'zod';
 import { channelStatusSchema, loginStateSchema } from './channels.js';
 import { upgradeProgressSchema, versionInfoSchema } from './version.js';
@@ -621,6 +622,5 @@ export function wsEventProblem(topic: string, type: string, data: unknown): stri
   if (!kind || !spec.topics.includes(kind)) return `${type} does not go to the topic ${topic}`;
   const r = spec.data.safeParse(data);
   if (r.success) return null;
-  const i = r.error.issues[0];
-  return `${type}: ${i ? `${i.path.join('.') || 'data'}: ${i.message}` : 'invalid data'}`;
+  return `${type}: ${firstIssue(r.error, 'data', 'invalid data')}`;
 }

@@ -1,3 +1,4 @@
+import { firstIssue } from '../errors.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { z } from 'zod';
 import {
@@ -242,9 +243,7 @@ export function protocolError(
   what: string,
   issues?: z.ZodError,
 ): ProviderError {
-  const where = issues?.issues[0]
-    ? ` (${issues.issues[0].path.join('.') || 'top level'}: ${issues.issues[0].message})`
-    : '';
+  const where = issues?.issues[0] ? ` (${firstIssue(issues, 'top level')})` : '';
   return new ProviderError(
     'protocol',
     `${ctx.url.host} sent ${what}${where}. Check that the base URL and protocol of this model entry are right.`,

@@ -1,3 +1,4 @@
+import { firstIssue } from '../errors.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 
@@ -49,13 +50,12 @@ export function parseSkillMd(text: string): ParsedSkill {
   }
   const parsed = frontmatterSchema.safeParse(data);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
     const loose = z
       .looseObject({ name: z.string().optional(), description: z.string().optional() })
       .safeParse(data);
     return {
       ok: false,
-      why: `SKILL.md frontmatter: ${issue ? `${issue.path.join('.') || '(frontmatter)'}: ${issue.message}` : 'invalid'}`,
+      why: `SKILL.md frontmatter: ${firstIssue(parsed.error, '(frontmatter)')}`,
       ...(loose.success && loose.data.name ? { name: loose.data.name } : {}),
       ...(loose.success && loose.data.description ? { description: loose.data.description } : {}),
     };

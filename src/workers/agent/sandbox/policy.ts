@@ -1,3 +1,4 @@
+import { issueLine } from '../../../shared/errors.js';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -90,7 +91,10 @@ export function loadSandboxRules(
   const parsed = section.safeParse(value);
   if (!parsed.success) {
     const first = parsed.error.issues[0]!;
-    return { rules: none, problem: `${file}: sandbox.${first.path.join('.')}: ${first.message}` };
+    return {
+      rules: none,
+      problem: `${file}: ${issueLine({ ...first, path: ['sandbox', ...first.path] })}`,
+    };
   }
   const expand = (list: string[], key: string): string[] | string => {
     const out: string[] = [];
