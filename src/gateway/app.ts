@@ -1,10 +1,12 @@
 import type { z } from 'zod';
 import type { Config } from '../shared/config/schema.js';
 import { ApiError, invalidInput, messageOf } from '../shared/errors.js';
+import { log } from '../shared/log.js';
 import { normalizeOrigin } from '../shared/net/origin.js';
 import { changesState, decide, KeyCheck, originAllowed } from './auth.js';
 import { readBody, Responder, tooLarge, type RequestInfo } from './http.js';
 import type { Route } from './route.js';
+import { answerMismatch, checkingAnswers } from './answer-check.js';
 import { Router } from './router.js';
 import { BodyStream } from './body-stream.js';
 import { StaticFiles } from './static.js';
@@ -266,6 +268,14 @@ export class Gateway {
   }
 
   private finish(r: Responder, route: Route, reply: Awaited<ReturnType<Route['handler']>>): void {
+    if (reply && checkingAnswers) {
+      const wrong = answerMismatch(route, reply);
+      if (wrong !== undefined) {
+        const what = `The answer of ${route.method} ${route.path} does not match its declared schema: ${wrong}`;
+        log.error('an answer does not match its declared schema', { route: route.path, wrong });
+        return r.error(new ApiError('internal', what));
+      }
+    }
     if (reply) r.send(reply);
     else if (!r.done && !r.aborted)
       this.fail(r, new Error(`${route.method} ${route.path} answered nothing`));

@@ -5,6 +5,7 @@ import {
   wsEvents,
   type TopicKind,
 } from '../shared/protocol/events.js';
+import { errorStatus } from '../shared/errors.js';
 import { version } from '../shared/version.js';
 import type { Route } from './route.js';
 
@@ -20,9 +21,54 @@ const errorBody = {
   },
 };
 
+const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+
+/** The error statuses svc answers, each with the codes behind it (src/shared/errors.ts). */
+const errorStatuses: Record<string, string> = {};
+for (const [code, status] of Object.entries(errorStatus))
+  errorStatuses[status] = errorStatuses[status] ? `${errorStatuses[status]}, ${code}` : code;
+
+/** The error answers a route can give: what every route can meet plus what its shape allows. */
+function errorsOf(r: Route): number[] {
+  const out = new Set<number>([500]);
+  if (r.body || r.query || r.stream) out.add(400);
+  if (!r.public) out.add(401).add(403);
+  if (r.path.includes(':')) out.add(404);
+  if (r.body) out.add(413).add(415);
+  if (r.work ?? r.method !== 'GET') out.add(503).add(507);
+  for (const s of r.errors ?? []) out.add(s);
+  return [...out].sort((a, b) => a - b);
+}
+
+/**
+ * zod → JSON Schema, with schemas named by `.meta({ id })` (Session, Message, …) moved to
+ * components.schemas and referenced there, so a generated client names them.
+ */
+class SchemaSet {
+  readonly named: Record<string, unknown> = {};
+  of(schema: z.ZodType, io: 'input' | 'output'): unknown {
+    const {
+      $schema: _,
+      $defs,
+      ...rest
+    } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as {
+      $schema?: string;
+      $defs?: Record<string, unknown>;
+    } & Record<string, unknown>;
+    for (const [id, def] of Object.entries($defs ?? {})) this.named[id] ??= this.refs(def);
+    return this.refs(rest);
+  }
+  private refs(v: unknown): unknown {
+    return JSON.parse(
+      JSON.stringify(v).replaceAll('"#/$defs/', '"#/components/schemas/'),
+    ) as unknown;
+  }
+}
+
 /** OpenAPI 3.1, generated from the same route table and zod schemas the gateway enforces. */
 export function openApiDocument(routes: Route[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const schemas = new SchemaSet();
   for (const r of routes) {
     const path = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const params: unknown[] = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
@@ -32,7 +78,7 @@ export function openApiDocument(routes: Route[]): Record<string, unknown> {
       schema: { type: 'string' },
     }));
     if (r.query) {
-      const q = z.toJSONSchema(r.query, { io: 'input', unrepresentable: 'any' }) as {
+      const q = schemas.of(r.query, 'input') as {
         properties?: Record<string, unknown>;
         required?: string[];
       };
@@ -44,27 +90,19 @@ export function openApiDocument(routes: Route[]): Record<string, unknown> {
       operationId: `${r.method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       ...(params.length > 0 ? { parameters: params } : {}),
       ...(r.public ? { security: [] } : {}),
-      responses: {
-        default: {
-          description: 'An error',
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-        },
-        '200': { description: 'Success' },
-      },
+      responses: responsesOf(r, schemas),
     };
     if (r.body) {
       op.requestBody = {
-        required: false,
-        content: {
-          'application/json': {
-            schema: z.toJSONSchema(r.body, { io: 'input', unrepresentable: 'any' }),
-          },
-        },
+        // The gateway reads a missing body as {}: the body is required when {} is refused.
+        required: !r.body.safeParse({}).success,
+        content: { 'application/json': { schema: schemas.of(r.body, 'input') } },
       };
     }
+    if (r.requestBody) op.requestBody = r.requestBody;
     paths[path] = { ...paths[path], [r.method.toLowerCase()]: op };
   }
-  const ws = wsEventsDocument();
+  const ws = wsEventsDocument(schemas);
   paths['/ws'] = { get: ws.operation };
   return {
     openapi: '3.1.0',
@@ -81,11 +119,43 @@ export function openApiDocument(routes: Route[]): Record<string, unknown> {
         accessKeyHeader: { type: 'apiKey', in: 'header', name: 'X-Access-Key' },
         cookie: { type: 'apiKey', in: 'cookie', name: 'svc_access_key' },
       },
-      schemas: { Error: errorBody, ...ws.schemas },
+      schemas: { Error: errorBody, ...schemas.named, ...ws.schemas },
     },
     paths,
     'x-ws-events': ws.list,
   };
+}
+
+/** A route's answers: its success status with its schema, its other 2xx answers, its errors. */
+function responsesOf(r: Route, schemas: SchemaSet): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const main = r.status ?? 200;
+  out[main] = {
+    description: r.status === 201 ? 'Created' : r.status === 202 ? 'Accepted' : 'Success',
+    ...(r.response || r.produces
+      ? {
+          content: {
+            ...(r.response
+              ? { 'application/json': { schema: schemas.of(r.response, 'output') } }
+              : {}),
+            ...(r.produces ? { [r.produces]: { schema: { type: 'string' } } } : {}),
+          },
+        }
+      : {}),
+  };
+  for (const [status, a] of Object.entries(r.others ?? {})) {
+    out[status] = {
+      description: a.description,
+      ...(a.schema
+        ? { content: { 'application/json': { schema: schemas.of(a.schema, 'output') } } }
+        : a.contentType
+          ? { content: { [a.contentType]: { schema: { type: 'string' } } } }
+          : {}),
+    };
+  }
+  for (const status of errorsOf(r))
+    out[status] = { description: errorStatuses[status] ?? 'An error', content: errorContent };
+  return out;
 }
 
 const topicName = (k: TopicKind) => (k === 'session' ? 'session:{id}' : k);
@@ -94,7 +164,7 @@ const topicName = (k: TopicKind) => (k === 'session' ? 'session:{id}' : k);
  * The /ws events from the catalogue (src/shared/protocol/events.ts): each type with its topics
  * and the JSON Schema of its frame, so a client can script /ws from this document alone.
  */
-function wsEventsDocument() {
+function wsEventsDocument(set: SchemaSet) {
   const schemas: Record<string, unknown> = {};
   const list: Array<{ type: string; topics: string[]; summary: string; schema: { $ref: string } }> =
     [];
@@ -116,7 +186,7 @@ function wsEventsDocument() {
           minimum: 0,
           description: 'numbered per topic; resume with {"type":"subscribe","since":{topic: seq}}',
         },
-        data: z.toJSONSchema(spec.data, { io: 'output', unrepresentable: 'any' }),
+        data: set.of(spec.data, 'output'),
       },
     };
     list.push({
@@ -138,10 +208,9 @@ function wsEventsDocument() {
     operationId: 'getWs',
     responses: {
       '101': { description: 'Switching Protocols: the WebSocket is open' },
-      default: {
-        description: 'An error',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      },
+      '400': { description: 'Not a WebSocket upgrade', content: errorContent },
+      '401': { description: 'No access key', content: errorContent },
+      '403': { description: 'A refused origin or host', content: errorContent },
     },
     'x-ws-events': list.map((e) => e.schema),
   };

@@ -29,8 +29,28 @@ export interface RouteContext<B, Q = unknown, P extends string = string> {
   keyed: boolean;
 }
 
+/** The 2xx statuses a route answers with. */
+export type SuccessStatus = 200 | 201 | 202 | 204;
+
+/** Another 2xx answer of a route: its own body schema, or a stream (SSE) named by its content type. */
+export interface OtherAnswer<O = unknown> {
+  description: string;
+  schema?: z.ZodType<O>;
+  /** Not JSON: the content type of a streamed answer (text/event-stream). */
+  contentType?: string;
+}
+
+/** A reply whose JSON body is typed by the route's `response` schema (a string is JSON already written). */
+export type TypedReply<R> = Omit<Reply, 'body'> & { body?: R | string | Uint8Array };
+
 /** One API route: where it lives, what body it takes, and what it answers. */
-export interface Route<B = unknown, Q = unknown, P extends string = string> {
+export interface Route<
+  B = unknown,
+  Q = unknown,
+  P extends string = string,
+  R = unknown,
+  O = never,
+> {
   method: Method;
   path: P;
   summary: string;
@@ -43,13 +63,35 @@ export interface Route<B = unknown, Q = unknown, P extends string = string> {
   query?: z.ZodType<Q>;
   /** The body arrives as a BodyStream instead of parsed JSON (uploads). */
   stream?: boolean;
+  /**
+   * The body of the success answer: the document's schema for it and the type of the handler's
+   * reply; with SVC_CHECK_RESPONSES=1 (tests) each JSON answer is checked against it. null: the
+   * answer has no JSON body (204, a file).
+   */
+  response?: z.ZodType<R> | null;
+  /** The success status (200 when not given). */
+  status?: SuccessStatus;
+  /** The content type of a success answer that is not JSON (a file), for the document. */
+  produces?: string;
+  /** Error statuses this route answers beyond those its shape implies (409, 502, 504, …). */
+  errors?: number[];
+  /** The request body's document when it is not JSON (multipart uploads): an OpenAPI requestBody. */
+  requestBody?: Record<string, unknown>;
+  /** The route's other 2xx answers (202 of ?wait=false, an SSE stream), for the document and the check. */
+  others?: Partial<Record<SuccessStatus, OtherAnswer<O>>>;
   /** Answer `undefined` when the handler wrote the response itself through `responder`. */
-  handler: (ctx: RouteContext<B, Q, P>) => Reply | undefined | Promise<Reply | undefined>;
+  handler: (
+    ctx: RouteContext<B, Q, P>,
+  ) => TypedReply<NoInfer<R | O>> | undefined | Promise<TypedReply<NoInfer<R | O>> | undefined>;
 }
 
 /** Lets a route module keep its types (body, query, the params its path names) while the table holds `Route`. */
-export function route<B = undefined, Q = undefined, const P extends string = string>(
-  r: Route<B, Q, P>,
-): Route {
+export function route<
+  B = undefined,
+  Q = undefined,
+  const P extends string = string,
+  R = unknown,
+  O = never,
+>(r: Route<B, Q, P, R, O>): Route {
   return r as unknown as Route;
 }

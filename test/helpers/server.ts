@@ -49,6 +49,8 @@ export function startServer(opts: StartOptions = {}): Promise<RunningServer> {
     SVC_HOME: home,
     SVC_LOG_LEVEL: 'info',
     SVC_UPGRADE_CHECK: '0',
+    // Every JSON answer is checked against its route's declared schema (src/gateway/answer-check.ts).
+    SVC_CHECK_RESPONSES: '1',
     ...opts.env,
   };
   if (opts.env && 'SVC_ACCESS_KEY' in opts.env && opts.env.SVC_ACCESS_KEY === undefined)

@@ -33,59 +33,67 @@ const truncated = z
   .optional()
   .describe('present (true) when a text in this event was cut; fetch the whole over REST');
 
-export const sessionSchema = z.object({
-  id: z.string(),
-  title: z.string(),
-  model_id: z.string().nullable(),
-  reasoning_effort: z.string(),
-  show_reasoning: z.boolean(),
-  permission_mode: z.string(),
-  working_dir: z.string().nullable(),
-  /** The sandbox network: on, off or a host list; null follows permissions.yml. */
-  network: z.union([z.enum(['on', 'off']), z.array(z.string())]).nullable(),
-  channel: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
-  message_count: z.number().int(),
-});
+export const sessionSchema = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    model_id: z.string().nullable(),
+    reasoning_effort: z.string(),
+    show_reasoning: z.boolean(),
+    permission_mode: z.string(),
+    working_dir: z.string().nullable(),
+    /** The sandbox network: on, off or a host list; null follows permissions.yml. */
+    network: z.union([z.enum(['on', 'off']), z.array(z.string())]).nullable(),
+    channel: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    message_count: z.number().int(),
+  })
+  .meta({ id: 'Session' });
 export type SessionView = z.infer<typeof sessionSchema>;
 
-export const goalSchema = z.object({
-  session_id: z.string(),
-  objective: z.string(),
-  status: z.string(),
-  token_budget: z.number().nullable(),
-  usage: z.object({ input_tokens: z.number(), output_tokens: z.number(), turns: z.number() }),
-  created_at: z.string(),
-  updated_at: z.string(),
-  truncated,
-});
+export const goalSchema = z
+  .object({
+    session_id: z.string(),
+    objective: z.string(),
+    status: z.string(),
+    token_budget: z.number().nullable(),
+    usage: z.object({ input_tokens: z.number(), output_tokens: z.number(), turns: z.number() }),
+    created_at: z.string(),
+    updated_at: z.string(),
+    truncated,
+  })
+  .meta({ id: 'Goal' });
 export type GoalView = z.infer<typeof goalSchema>;
 
 /**
  * A committed message. `content` is the stored content (see message-content.ts) with long texts
  * cut when `truncated` is set: GET /api/sessions/{id}/messages/{message_id} answers it whole.
  */
-export const messageSummarySchema = z.object({
-  id: z.string(),
-  session_id: z.string(),
-  seq: z.number().int(),
-  role: z.enum(['user', 'assistant', 'tool', 'system']),
-  content: z.unknown(),
-  created_at: z.string(),
-  truncated,
-});
+export const messageSummarySchema = z
+  .object({
+    id: z.string(),
+    session_id: z.string(),
+    seq: z.number().int(),
+    role: z.enum(['user', 'assistant', 'tool', 'system']),
+    content: z.unknown(),
+    created_at: z.string(),
+    truncated,
+  })
+  .meta({ id: 'Message' });
 export type MessageSummary = z.infer<typeof messageSummarySchema>;
 
-const artifactSchema = z.object({
-  id: z.string(),
-  session_id: z.string(),
-  path: z.string(),
-  size: z.number(),
-  mime: z.string(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
+export const artifactSchema = z
+  .object({
+    id: z.string(),
+    session_id: z.string(),
+    path: z.string(),
+    size: z.number(),
+    mime: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Artifact' });
 
 const usageSchema = z.object({
   input: z.number(),

@@ -11,6 +11,7 @@ import { channelsRequestDefs } from './channels.js';
 import { browserRequestDefs } from './browser.js';
 import { versionInfoSchema } from './version.js';
 import { traceparentSchema } from './trace-context.js';
+import { approvalDecision, interruptResult, pendingApprovals } from './answers.js';
 
 export {
   upgradeProgressSchema,
@@ -152,21 +153,8 @@ export const turnMessageSchema = z.object({
   resources: z.array(mcpResourceRef).max(MAX_ATTACHED_RESOURCES).optional(),
 });
 export type TurnMessage = z.infer<typeof turnMessageSchema>;
-export const approvalDecision = z.enum(['allow_once', 'allow_session', 'deny']);
+export { approvalDecision };
 export type ApprovalDecision = z.infer<typeof approvalDecision>;
-const pendingApprovals = z.object({
-  items: z.array(
-    z.object({
-      approval_id: z.string(),
-      turn_id: z.string(),
-      call_id: z.string(),
-      tool: z.string(),
-      input: z.unknown(),
-      reason: z.string(),
-      sandbox_notice: z.string().optional(),
-    }),
-  ),
-});
 export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel', 'workflow']);
 /** A workflow run's turn carries the run's id: the worker runs its steps instead of one prompt. */
 const workflowRunId = z
@@ -300,7 +288,7 @@ export const requestDefs = {
   'turn.interrupt': {
     /** `wait`: answer once the turn has ended (a session about to be deleted), not once the worker was told. */
     payload: z.object({ session_id: z.string(), wait: z.boolean().optional() }),
-    result: z.object({ interrupted: z.boolean(), turn_id: z.string().nullable() }),
+    result: interruptResult,
   },
   /** supervisor → agent: run this turn; answers at once, the outcome comes as a turn.ended event. */
   'agent.turn': {

@@ -16,6 +16,9 @@ export function artifactRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/sessions/:id/artifacts/:artifact_id',
       summary: "One artifact's current content (nosniff, sandboxed, never served as HTML).",
+      response: null,
+      produces: 'application/octet-stream',
+      errors: [413],
       handler: ({ params }) => {
         requireSession(deps.db, params.id ?? '');
         const a = getArtifact(deps.db, params.id ?? '', params.artifact_id ?? '');

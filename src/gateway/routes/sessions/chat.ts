@@ -13,8 +13,25 @@ import { getTurnRow, nextTurnFirstSeq, type TurnRow } from '../../../shared/stor
 import { createSession, requireSession } from '../../../shared/store/sessions.js';
 import type { Deps } from '../../deps.js';
 import { requireKey } from '../../person.js';
-import type { Reply, RequestInfo, Responder } from '../../http.js';
-import { route, type Route } from '../../route.js';
+import type { RequestInfo, Responder } from '../../http.js';
+import {
+  approvalAnswered,
+  chatCreated,
+  chatOutcome,
+  interruptResult,
+  pendingApprovals,
+  turnAccepted,
+  turnOutcomeSchema,
+  type TurnAccepted,
+  type TurnOutcome,
+} from '../../../shared/protocol/answers.js';
+
+type ChatOutcome = z.infer<typeof chatOutcome>;
+const sseAnswer = {
+  description: 'The turn as server-sent events (with Accept: text/event-stream)',
+  contentType: 'text/event-stream',
+};
+import { route, type Route, type TypedReply } from '../../route.js';
 import { startTurn, TERMINAL, type TurnWatch } from '../../turns.js';
 import type { HubEvent, WsHub } from '../../ws.js';
 import { checkSettings, settingsShape } from './sessions.js';
@@ -55,7 +72,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
     message: TurnMessage,
     wait: boolean,
     created = false,
-  ): Promise<Reply | undefined> => {
+  ): Promise<TypedReply<ChatOutcome | TurnOutcome | TurnAccepted> | undefined> => {
     const watch = await startTurn(deps, hub, sessionId, message, 'http');
     if (!wait) {
       // A new chat is shown with its first message in it: answer once the turn stored it.
@@ -94,12 +111,20 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
         'Creates a chat (a session; settings optional) and, given a message, runs its first turn. Modes as for /api/chat/{id}/turn.',
       body: chatBody,
       query: waitQuery,
+      status: 201,
+      response: z.union([chatOutcome, chatCreated]),
+      others: {
+        200: sseAnswer,
+        202: { description: 'Accepted (?wait=false): the turn runs', schema: turnAccepted },
+      },
+      errors: [409],
       handler: async ({ body, query, req, responder }) => {
         const { message, attachments, resources, ...settings } = body;
         const session = createSession(deps.db, checkSettings(deps, settings));
         deps.publish('sessions', 'session.created', session);
         if (message === undefined)
           return { status: 201, body: { session_id: session.id, session } };
+        // A new chat's run answers with the session (created = true).
         return run(
           req,
           responder,
@@ -107,7 +132,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
           { text: message, attachments: attachments ?? [], ...(resources ? { resources } : {}) },
           query.wait === 'true',
           true,
-        );
+        ) as Promise<TypedReply<ChatOutcome | TurnAccepted> | undefined>;
       },
     }),
     route({
@@ -117,6 +142,12 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
         'Sends a turn. Waits and answers the reply and new messages as JSON; with Accept: text/event-stream streams the turn as SSE; with ?wait=false answers 202 with the turn id. 409 turn_in_progress while one runs; 503 draining during a restart.',
       body: turnBody,
       query: waitQuery,
+      response: turnOutcomeSchema,
+      others: {
+        202: { description: 'Accepted (?wait=false): the turn runs', schema: turnAccepted },
+      },
+      produces: 'text/event-stream',
+      errors: [409],
       handler: ({ params, body, query, req, responder }) => {
         requireSession(deps.db, params.id ?? '');
         return run(
@@ -137,6 +168,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       path: '/api/sessions/:id/turns/:turn_id',
       summary:
         'One turn: status (running, completed, failed with error.reason, interrupted), reply, stop_reason, usage and the messages it added, as a waiting POST /api/chat/{id}/turn answers; for turns started with ?wait=false.',
+      response: turnOutcomeSchema,
       handler: ({ params }) => {
         requireSession(deps.db, params.id ?? '');
         const row = getTurnRow(deps.db, params.turn_id ?? '');
@@ -154,6 +186,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       path: '/api/sessions/:id/approvals',
       summary:
         "The tool calls of the running turn that wait for the user's approval (empty when none).",
+      response: pendingApprovals,
       handler: async ({ params }) => {
         requireSession(deps.db, params.id ?? '');
         return {
@@ -168,6 +201,8 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
         'Answers a tool call waiting for approval: allow_once, allow_session (this session, same tool and command or path), or deny. Needs the access key even on loopback (403 key_required without it): a program on this machine must not answer for the person.',
       work: false,
       body: z.strictObject({ decision: approvalDecision }),
+      response: approvalAnswered,
+      errors: [409],
       handler: async ({ params, body, keyed }) => {
         requireKey(keyed, 'Answering an approval');
         requireSession(deps.db, params.id ?? '');
@@ -181,6 +216,7 @@ export function chatRoutes(deps: Deps, hub: WsHub): Route[] {
       summary: 'Stops the running turn of a session; what it already committed is kept.',
       work: false,
       body: z.strictObject({}),
+      response: interruptResult,
       handler: async ({ params }) => {
         requireSession(deps.db, params.id ?? '');
         const r = await deps.endpoint.request('turn.interrupt', { session_id: params.id ?? '' });
@@ -242,7 +278,7 @@ function turnOutcome(deps: Deps, row: TurnRow) {
       afterSeq: row.first_seq - 1,
     }).items.filter((m) => next === null || m.seq < next);
   }
-  let usage: unknown = null;
+  let usage: Record<string, number> | null = null;
   try {
     usage = row.usage === null ? null : (usageSchema.safeParse(JSON.parse(row.usage)).data ?? null);
   } catch {

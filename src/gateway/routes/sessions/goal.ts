@@ -4,6 +4,8 @@ import { ApiError } from '../../../shared/errors.js';
 import { clearGoal, getGoal, goalStatuses, putGoal } from '../../../shared/store/goals.js';
 import { requireSession } from '../../../shared/store/sessions.js';
 import type { Deps } from '../../deps.js';
+import { goalCleared } from '../../../shared/protocol/answers.js';
+import { goalSchema } from '../../../shared/protocol/events.js';
 import { route, type Route } from '../../route.js';
 
 const OBJECTIVE_MAX = 4000;
@@ -48,6 +50,7 @@ export function goalRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/sessions/:id/goal',
       summary: "The session's goal; 404 when it has none.",
+      response: goalSchema,
       handler: ({ params }) => {
         const s = requireSession(deps.db, params.id);
         const goal = getGoal(deps.db, s.id);
@@ -61,6 +64,8 @@ export function goalRoutes(deps: Deps): Route[] {
       summary:
         'Sets the goal (objective needed when there is none, or with replace: true to start over with fresh usage) or edits it: objective, status active|paused|complete|blocked|budget_limited, token_budget (positive, or null for none). 201 when created.',
       body: putBody,
+      response: goalSchema,
+      others: { 201: { description: 'Created: the session had no goal', schema: goalSchema } },
       handler: ({ params, body }) => {
         const s = requireSession(deps.db, params.id);
         const created = body.replace === true || getGoal(deps.db, s.id) === undefined;
@@ -73,11 +78,12 @@ export function goalRoutes(deps: Deps): Route[] {
       method: 'DELETE',
       path: '/api/sessions/:id/goal',
       summary: "Clears the session's goal; 404 when it has none.",
+      response: goalCleared,
       handler: ({ params }) => {
         const s = requireSession(deps.db, params.id);
         if (!clearGoal(deps.db, s.id)) throw noGoal(s.id);
         deps.publish(`session:${s.id}`, 'goal.cleared', { session_id: s.id });
-        return { body: { cleared: true, session_id: s.id } };
+        return { body: { cleared: true as const, session_id: s.id } };
       },
     }),
   ];

@@ -25,6 +25,14 @@ import {
 import { trashView } from '../../../shared/store/trash.js';
 import type { Deps } from '../../deps.js';
 import { keyRequired, wideningFields } from '../../person.js';
+import { messageSummarySchema, sessionSchema } from '../../../shared/protocol/events.js';
+import {
+  artifactList,
+  messagePage,
+  sessionDeleted,
+  sessionDetail,
+  sessionPage,
+} from '../../../shared/protocol/answers.js';
 import { route, type Route } from '../../route.js';
 
 export const settingsShape = {
@@ -120,6 +128,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       summary:
         'Sessions, newest first. Query: limit (1-200, default 50), cursor (next_cursor of the previous page). Answers {items, next_cursor}.',
       query: pageQuery,
+      response: sessionPage,
       handler: ({ query: q }) => {
         const after = q.cursor === undefined ? undefined : parseSessionCursor(q.cursor);
         if (q.cursor !== undefined && !after) throw badCursor();
@@ -134,6 +143,8 @@ export function sessionRoutes(deps: Deps): Route[] {
       path: '/api/sessions',
       summary: 'Creates an empty session; every setting is optional. Answers 201 with the session.',
       body: createBody,
+      status: 201,
+      response: sessionSchema,
       handler: ({ body }) => {
         const s = createSession(deps.db, checkSettings(deps, body));
         deps.publish('sessions', 'session.created', s);
@@ -145,6 +156,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       path: '/api/sessions/:id',
       summary:
         'One session, with its goal (null when it has none), so a client opening it needs no second request that may 404, and `spend`: what its model calls used and cost (see GET /api/usage).',
+      response: sessionDetail,
       handler: ({ params }) => {
         const s = requireSession(deps.db, params.id);
         return {
@@ -158,6 +170,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       summary:
         'Changes any of: title, model_id (an entry under models, or null for the default slot), reasoning_effort, show_reasoning, permission_mode, working_dir (an existing absolute folder, or null), network (sandbox: on, off, or a host list; null follows permissions.yml). A change that lets the agent do more (a more permissive mode, a wider network, a folder outside the current one) needs the access key even on loopback: 403 key_required without it.',
       body: patchBody,
+      response: sessionSchema,
       handler: ({ params, body, keyed }) => {
         const before = requireSession(deps.db, params.id);
         const change = checkSettings(deps, body);
@@ -175,6 +188,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       path: '/api/sessions/:id',
       summary:
         "Ends the session's running turn (interrupted, keeping what it streamed), then moves the session, with its messages, artifacts and goal, to the trash. Answers {deleted, trash_id}.",
+      response: sessionDeleted,
       handler: async ({ params }) => {
         requireSession(deps.db, params.id);
         // The turn ends first: the trash then holds the whole conversation, and no turn runs on (and spends tokens for) a deleted session.
@@ -201,6 +215,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       summary:
         'The transcript, oldest first. Query: limit (1-200, default 50), cursor. Answers {items, next_cursor}.',
       query: pageQuery,
+      response: messagePage,
       handler: ({ params, query: q }) => {
         const afterSeq = q.cursor === undefined ? undefined : parseMessageCursor(q.cursor);
         if (q.cursor !== undefined && afterSeq === undefined) throw badCursor();
@@ -213,6 +228,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       path: '/api/sessions/:id/messages/:message_id',
       summary:
         'One message, whole: a /ws event carries a message cut to 4 KB (`truncated: true`) and its id.',
+      response: messageSummarySchema,
       handler: ({ params }) => {
         requireSession(deps.db, params.id!);
         const m = getMessage(deps.db, params.id!, params.message_id!);
@@ -229,6 +245,7 @@ export function sessionRoutes(deps: Deps): Route[] {
       path: '/api/sessions/:id/artifacts',
       summary:
         'Files this session produced: {items: [{id, path, size, mime, created_at, updated_at}]}.',
+      response: artifactList,
       handler: ({ params }) => {
         requireSession(deps.db, params.id);
         return { body: { items: listArtifacts(deps.db, params.id) } };

@@ -7,6 +7,7 @@ import {
 } from '../../../shared/sessions/transfer.js';
 import { requireSession } from '../../../shared/store/sessions.js';
 import type { Deps } from '../../deps.js';
+import { sessionImported } from '../../../shared/protocol/answers.js';
 import { route, type Route } from '../../route.js';
 
 /** A file name from a title: what a person recognises, nothing a shell or a filesystem minds. */
@@ -28,6 +29,8 @@ export function sessionTransferRoutes(deps: Deps): Route[] {
       summary:
         'The chat as a file: format=md (Markdown to read and share; tool calls and outputs folded) or format=json (the default: what POST /api/sessions/import takes back, attachments inline up to 512 KiB in all, else by name).',
       query: z.strictObject({ format: z.enum(['md', 'json']).default('json') }),
+      response: sessionDocument,
+      produces: 'text/markdown',
       handler: ({ params, query }) => {
         const session = requireSession(deps.db, params.id);
         const doc = exportDocument(deps.db, deps.paths, session);
@@ -48,6 +51,8 @@ export function sessionTransferRoutes(deps: Deps): Route[] {
       summary:
         'A chat exported as JSON becomes a new session (new ids, attachments stored as uploads): 201 {session, missing_attachments}. The session is interactive with no working folder, whatever the file says.',
       body: sessionDocument,
+      status: 201,
+      response: sessionImported,
       handler: async ({ body }) => {
         const models = deps.config().models;
         const r = await importDocument(deps.db, deps.paths, body, (id) =>

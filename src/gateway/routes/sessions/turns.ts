@@ -3,6 +3,7 @@ import { listTurns } from '../../../shared/store/turns.js';
 import { turnUsage } from '../../../shared/store/usage.js';
 import { decodeCursor, encodeCursor } from '../../../shared/store/util.js';
 import type { Deps } from '../../deps.js';
+import { turnList } from '../../../shared/protocol/answers.js';
 import { route, type Route } from '../../route.js';
 import { badCursor, pageQuery } from './sessions.js';
 
@@ -15,6 +16,7 @@ export function sessionTurnsRoutes(deps: Deps): Route[] {
       summary:
         "The session's turns, newest first, a page at a time (limit 1-200, cursor): {items: [{turn_id, status, origin, started_at, ended_at, first_seq (the seq of the message that started it; null for turns from before it was kept), stop_reason, spend}], next_cursor}. `spend` is what the turn's model calls used and cost, as in GET /api/usage.",
       query: pageQuery,
+      response: turnList,
       handler: ({ params, query: q }) => {
         requireSession(deps.db, params.id ?? '');
         let offset = 0;

@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import { artifactSchema, goalSchema, messageSummarySchema, sessionSchema } from './events.js';
+
+/**
+ * The bodies of the REST API's answers: each route declares one (src/gateway/routes), the
+ * OpenAPI document carries it, tests check every answer against it (SVC_CHECK_RESPONSES), and
+ * the Web UI takes its types from here. zod and node-free, like events.ts: the Web UI's type
+ * check reads it. Schemas describe the answers as they are: a field is added, never changed.
+ */
+
+/** A page of a list: `next_cursor` is null on the last page. */
+export const page = <T extends z.ZodType>(item: T) =>
+  z.object({ items: z.array(item), next_cursor: z.string().nullable() });
+
+/** What a session's, a turn's or the server's model calls used and cost (GET /api/usage). */
+export const spendSchema = z
+  .object({
+    calls: z.number().int(),
+    /** Calls whose provider reported no usage (their tokens are not in the sums). */
+    unknown_calls: z.number().int(),
+    input_tokens: z.number(),
+    cached_input_tokens: z.number(),
+    cache_write_tokens: z.number(),
+    output_tokens: z.number(),
+    reasoning_tokens: z.number(),
+    cost_usd: z.number(),
+    /** Calls with reported tokens but no known price (their cost is not in cost_usd). */
+    unpriced_calls: z.number().int(),
+  })
+  .meta({ id: 'Spend' });
+export type Spend = z.infer<typeof spendSchema>;
+
+/* ---------- sessions ---------- */
+
+export const sessionPage = page(sessionSchema);
+export const sessionDetail = sessionSchema
+  .extend({ goal: goalSchema.nullable(), spend: spendSchema })
+  .meta({ id: 'SessionDetail' });
+export type SessionDetail = z.infer<typeof sessionDetail>;
+export const sessionDeleted = z.object({ deleted: z.string(), trash_id: z.string() });
+export const messagePage = page(messageSummarySchema);
+export const artifactList = z.object({ items: z.array(artifactSchema) });
+
+const turnStatus = z.enum(['running', 'completed', 'failed', 'interrupted']);
+
+/** A turn as its waiting POST answers it and GET /api/sessions/{id}/turns/{turn_id} reads it. */
+export const turnOutcomeSchema = z
+  .object({
+    session_id: z.string(),
+    turn_id: z.string(),
+    status: turnStatus,
+    origin: z.string(),
+    started_at: z.string(),
+    ended_at: z.string().nullable(),
+    reply: z.string().nullable(),
+    stop_reason: z.string().nullable(),
+    /** The provider's token counts as it reported them, or null. */
+    usage: z.record(z.string(), z.number()).nullable(),
+    spend: spendSchema,
+    /** A failed turn: why (worker_crashed, provider_…) and what a person reads. */
+    error: z.object({ reason: z.string(), message: z.string() }).optional(),
+    /** An interrupted turn svc stopped itself (restarted, …). */
+    reason: z.string().optional(),
+    messages: z.array(messageSummarySchema),
+  })
+  .meta({ id: 'TurnOutcome' });
+export type TurnOutcome = z.infer<typeof turnOutcomeSchema>;
+
+/** The first turn of a new chat adds the session as it is now. */
+export const chatOutcome = turnOutcomeSchema.extend({ session: sessionSchema });
+/** A chat created without a message. */
+export const chatCreated = z.object({ session_id: z.string(), session: sessionSchema });
+/** ?wait=false: the turn started; GET /api/sessions/{id}/turns/{turn_id} follows it. */
+export const turnAccepted = z.object({
+  session_id: z.string(),
+  turn_id: z.string(),
+  status: z.literal('running'),
+  /** A new chat (POST /api/chat): the session, its first message stored. */
+  session: sessionSchema.optional(),
+});
+export type TurnAccepted = z.infer<typeof turnAccepted>;
+
+export const turnList = page(
+  z.object({
+    turn_id: z.string(),
+    status: turnStatus,
+    origin: z.string(),
+    started_at: z.string(),
+    ended_at: z.string().nullable(),
+    /** The seq of the message that started it; null for turns from before it was kept. */
+    first_seq: z.number().int().nullable(),
+    stop_reason: z.string().nullable(),
+    spend: spendSchema,
+  }),
+);
+
+/** The tool calls of a running turn that wait for the person's answer. */
+export const pendingApprovals = z.object({
+  items: z.array(
+    z.object({
+      approval_id: z.string(),
+      turn_id: z.string(),
+      call_id: z.string(),
+      tool: z.string(),
+      input: z.unknown(),
+      reason: z.string(),
+      sandbox_notice: z.string().optional(),
+    }),
+  ),
+});
+export type PendingApprovals = z.infer<typeof pendingApprovals>;
+export const approvalDecision = z.enum(['allow_once', 'allow_session', 'deny']);
+export const approvalAnswered = z.object({ approval_id: z.string(), decision: approvalDecision });
+export const interruptResult = z.object({
+  interrupted: z.boolean(),
+  turn_id: z.string().nullable(),
+});
+
+export const goalCleared = z.object({ cleared: z.literal(true), session_id: z.string() });
+export const sessionImported = z.object({
+  session: sessionSchema,
+  /** Attachments the file named but neither carried nor found here by name. */
+  missing_attachments: z.array(z.string()),
+});
