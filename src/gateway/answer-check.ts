@@ -61,7 +61,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
 /** Keys the answer has that the parsed value dropped: fields a (non-loose) schema does not name. */
 function extraKeys(input: unknown, output: unknown, path: string, out: string[]): void {
   if (Array.isArray(input) && Array.isArray(output)) {
-    input.forEach((v, i) => extraKeys(v, output[i], `${path}[${i}]`, out));
+    for (const [i, v] of input.entries()) extraKeys(v, output[i], `${path}[${i}]`, out);
     return;
   }
   if (!isRecord(input) || !isRecord(output)) return;
