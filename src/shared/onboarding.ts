@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { onboardingStates } from './protocol/events.js';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { Config, ModelEntry } from './config/schema.js';
@@ -15,13 +16,7 @@ import { own } from './own.js';
  * The profile step is optional: `complete` is allowed from model_tested or profile_written.
  * Changing the default model's provider, model, address or key invalidates an earlier test.
  */
-export const onboardingStates = [
-  'no_model',
-  'model_configured',
-  'model_tested',
-  'profile_written',
-  'done',
-] as const;
+export { onboardingStates };
 export type OnboardingState = (typeof onboardingStates)[number];
 
 const modelTest = z.object({

@@ -17,6 +17,15 @@ import { publicConfig, publicModel, resolveModel } from '../../shared/providers/
 import { MetaStore } from '../../shared/store/meta.js';
 import { own } from '../../shared/own.js';
 import type { Deps } from '../deps.js';
+import {
+  modelDeleted,
+  modelList,
+  modelTestResult,
+  modelView,
+  providerList,
+  publicConfigView,
+  slotAnswer,
+} from '../../shared/protocol/answers.js';
 import { route, type Route } from '../route.js';
 
 const slotSchema = z.enum(slotNames);
@@ -46,6 +55,7 @@ export function modelRoutes(deps: Deps): Route[] {
         method: 'GET',
         path: `/api/config/models/${slot}`,
         summary: `The model in the ${slot} slot.`,
+        response: slotAnswer,
         handler: () => ({ body: slotView(deps.config(), slot) }),
       }),
       route({
@@ -53,6 +63,7 @@ export function modelRoutes(deps: Deps): Route[] {
         path: `/api/config/models/${slot}`,
         summary: `Puts a model entry in the ${slot} slot (null empties it).`,
         body: slotBody,
+        response: slotAnswer,
         handler: set,
       }),
       route({
@@ -60,6 +71,7 @@ export function modelRoutes(deps: Deps): Route[] {
         path: `/api/config/models/${slot}`,
         summary: `Same as PUT: puts a model entry in the ${slot} slot.`,
         body: slotBody,
+        response: slotAnswer,
         handler: set,
       }),
     ];
@@ -71,6 +83,7 @@ export function modelRoutes(deps: Deps): Route[] {
       path: '/api/providers',
       summary:
         "The providers a model entry can use: protocol, default address, key variable, suggested models, and svc's shipped prices of its well-known models (US dollars per million tokens, as listed on prices_taken).",
+      response: providerList,
       handler: () => ({
         body: {
           items: providerCatalog.map((p) => ({
@@ -85,12 +98,14 @@ export function modelRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/config',
       summary: 'The effective configuration, every secret redacted.',
+      response: publicConfigView,
       handler: () => ({ body: publicConfig(deps.config()) }),
     }),
     route({
       method: 'GET',
       path: '/api/config/models',
       summary: 'Every model entry (keys shown only as set or unset).',
+      response: modelList,
       handler: () => ({
         body: { items: publicConfig(deps.config()).models, slots: deps.config().slots },
       }),
@@ -101,6 +116,9 @@ export function modelRoutes(deps: Deps): Route[] {
       path: '/api/config/models',
       summary: 'Adds a model entry to config.yml. The API key is write-only.',
       body: modelEntrySchema.extend({ id: modelIdSchema.optional() }).strict(),
+      status: 201,
+      response: modelView,
+      errors: [409],
       handler: async ({ body }) => {
         const { id: given, ...entry } = body;
         checkProvider(entry);
@@ -116,6 +134,7 @@ export function modelRoutes(deps: Deps): Route[] {
       summary:
         'Changes any fields of a model entry; null removes an optional field (api_key: null forgets the key).',
       body: modelPatchSchema,
+      response: modelView,
       handler: async ({ params, body: given }) => {
         const current = entryOr404(params.id ?? '');
         // An api_key sent back masked (as a form or a client that echoes it may) keeps the key.
@@ -134,6 +153,8 @@ export function modelRoutes(deps: Deps): Route[] {
       method: 'DELETE',
       path: '/api/config/models/:id',
       summary: 'Removes a model entry; refused with 409 while a slot uses it.',
+      response: modelDeleted,
+      errors: [409],
       handler: async ({ params }) => {
         entryOr404(params.id ?? '');
         await deps.endpoint.request('config.models.delete', { id: params.id ?? '' });
@@ -152,6 +173,7 @@ export function modelRoutes(deps: Deps): Route[] {
           .pick({ provider: true, model: true, protocol: true, base_url: true, api_key: true })
           .strict(),
       ]),
+      response: modelTestResult,
       handler: async ({ body }) => {
         const entry = 'model_id' in body ? entryOr404(body.model_id) : body;
         checkProvider(entry);

@@ -4,6 +4,7 @@ import { ApiError } from '../../shared/errors.js';
 import { markOnboardingComplete, onboardingStatus } from '../../shared/onboarding.js';
 import { MetaStore } from '../../shared/store/meta.js';
 import type { Deps } from '../deps.js';
+import { onboardCompletion, onboardStatus } from '../../shared/protocol/answers.js';
 import { route, type Route } from '../route.js';
 
 const PROFILE_MAX = 64 * 1024;
@@ -24,6 +25,7 @@ export function onboardRoutes(deps: Deps): Route[] {
       path: '/api/onboard/status',
       summary:
         'Where first-run onboarding stands: no_model → model_configured → model_tested → profile_written → done.',
+      response: onboardStatus,
       handler: () => ({ body: status() }),
     }),
     route({
@@ -32,6 +34,7 @@ export function onboardRoutes(deps: Deps): Route[] {
       summary:
         'The optional profile step: writes soul.md and/or user.md, then answers the onboarding status.',
       body: z.object({ soul: profileText.optional(), user: profileText.optional() }).strict(),
+      response: onboardStatus,
       handler: ({ body }) => {
         if (body.soul !== undefined) writeFileAtomic(deps.paths.soul, body.soul);
         if (body.user !== undefined) writeFileAtomic(deps.paths.user, body.user);
@@ -42,6 +45,7 @@ export function onboardRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/onboard/complete',
       summary: 'Whether onboarding was completed, and when.',
+      response: onboardCompletion,
       handler: () => {
         const s = status();
         return { body: { completed: s.steps.completed, completed_at: s.completed_at } };
@@ -53,6 +57,8 @@ export function onboardRoutes(deps: Deps): Route[] {
       summary:
         'Finishes onboarding; refused with 409 while no tested, working default model exists.',
       body: z.object({}).strict(),
+      response: onboardStatus,
+      errors: [409],
       handler: () => {
         const s = status();
         if (!s.can_complete)

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { artifactSchema, goalSchema, messageSummarySchema, sessionSchema } from './events.js';
+import { providerCatalogEntrySchema, providerProtocolSchema } from '../providers/catalog.js';
+import {
+  artifactSchema,
+  goalSchema,
+  messageSummarySchema,
+  onboardSchema,
+  sessionSchema,
+} from './events.js';
 
 /**
  * The bodies of the REST API's answers: each route declares one (src/gateway/routes), the
@@ -122,3 +129,102 @@ export const sessionImported = z.object({
   /** Attachments the file named but neither carried nor found here by name. */
   missing_attachments: z.array(z.string()),
 });
+
+/* ---------- models and config ---------- */
+
+/** US dollars per million tokens. */
+export const pricesView = z
+  .object({
+    input: z.number(),
+    cached_input: z.number().optional(),
+    cache_write: z.number().optional(),
+    output: z.number(),
+  })
+  .meta({ id: 'Prices' });
+export type Prices = z.infer<typeof pricesView>;
+
+/** A model entry as the API shows it: never the key, only whether one is set and where from. */
+export const modelView = z
+  .object({
+    id: z.string(),
+    provider: z.string(),
+    model: z.string(),
+    protocol: providerProtocolSchema,
+    base_url: z.string().nullable(),
+    api_key_set: z.boolean(),
+    api_key_source: z.enum(['config', 'env']).nullable(),
+    context_window: z.number().nullable(),
+    max_output_tokens: z.number().nullable(),
+    /** Whether the model takes images: said by the entry, else known from the catalog. */
+    vision: z.boolean(),
+    /** What its calls are charged at: the entry's own prices (`config`), svc's shipped ones, or none. */
+    prices: pricesView.nullable(),
+    prices_source: z.enum(['config', 'builtin']).nullable(),
+    prices_taken: z.string().nullable(),
+    /** The slots (default, …) this entry fills. */
+    slots: z.array(z.string()),
+  })
+  .meta({ id: 'ModelEntry' });
+export type ModelEntryView = z.infer<typeof modelView>;
+
+export const slotsView = z.record(z.string(), z.string().nullable());
+export const modelList = z.object({ items: z.array(modelView), slots: slotsView });
+export const slotAnswer = z.object({
+  slot: z.string(),
+  model_id: z.string().nullable(),
+  model: modelView.nullable(),
+});
+export const modelDeleted = z.object({ deleted: z.string() });
+
+export const providerView = providerCatalogEntrySchema
+  .extend({
+    /** svc's shipped prices of this provider's well-known models, by model name, as listed on prices_taken. */
+    prices: z.record(z.string(), pricesView),
+    prices_taken: z.string(),
+  })
+  .meta({ id: 'Provider' });
+export type ProviderView = z.infer<typeof providerView>;
+export const providerList = z.object({ items: z.array(providerView) });
+
+/** The effective configuration, secrets masked; sections beyond these are config.yml's own. */
+export const publicConfigView = z.looseObject({
+  access_key_in_config: z.boolean(),
+  models: z.array(modelView),
+  mcp: z.object({ servers: z.array(z.looseObject({ name: z.string() })) }),
+});
+
+/** What a test call to a model found. */
+export const modelTestResult = z
+  .object({
+    ok: z.boolean(),
+    reason: z
+      .enum([
+        'bad_key',
+        'unknown_model',
+        'unreachable',
+        'rate_limited',
+        'server_error',
+        'bad_response',
+      ])
+      .optional(),
+    message: z.string().optional(),
+    latency_ms: z.number().optional(),
+  })
+  .meta({ id: 'ModelTestResult' });
+export type ModelTestResult = z.infer<typeof modelTestResult>;
+
+export const onboardStatus = onboardSchema.meta({ id: 'OnboardStatus' });
+export type OnboardStatus = z.infer<typeof onboardStatus>;
+export const onboardCompletion = z.object({
+  completed: z.boolean(),
+  completed_at: z.string().nullable(),
+});
+
+/* ---------- server ---------- */
+
+export const healthView = z.object({
+  status: z.enum(['ok', 'draining']),
+  uptime_s: z.number(),
+  sandbox: z.object({ state: z.enum(['on', 'off', 'unavailable']), message: z.string() }),
+});
+export const restarting = z.object({ status: z.literal('restarting') });

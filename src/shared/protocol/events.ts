@@ -180,8 +180,16 @@ export const pairingSchema = z.object({
 /** A pairing request, as GET /api/channels/{platform}/pairings lists it and channels.pairing carries it. */
 export type PairingView = z.infer<typeof pairingSchema>;
 
-const onboardSchema = z.object({
-  state: z.string(),
+/** The onboarding states, in order (src/shared/onboarding.ts works them out). */
+export const onboardingStates = [
+  'no_model',
+  'model_configured',
+  'model_tested',
+  'profile_written',
+  'done',
+] as const;
+export const onboardSchema = z.object({
+  state: z.enum(onboardingStates),
   steps: z.object({
     model_configured: z.boolean(),
     model_tested: z.boolean(),

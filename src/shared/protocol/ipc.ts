@@ -11,7 +11,7 @@ import { channelsRequestDefs } from './channels.js';
 import { browserRequestDefs } from './browser.js';
 import { versionInfoSchema } from './version.js';
 import { traceparentSchema } from './trace-context.js';
-import { approvalDecision, interruptResult, pendingApprovals } from './answers.js';
+import { approvalDecision, interruptResult, modelTestResult, pendingApprovals } from './answers.js';
 
 export {
   upgradeProgressSchema,
@@ -256,21 +256,7 @@ export const requestDefs = {
       api_key: z.string().optional(),
       model: z.string().min(1),
     }),
-    result: z.object({
-      ok: z.boolean(),
-      reason: z
-        .enum([
-          'bad_key',
-          'unknown_model',
-          'unreachable',
-          'rate_limited',
-          'server_error',
-          'bad_response',
-        ])
-        .optional(),
-      message: z.string().optional(),
-      latency_ms: z.number().optional(),
-    }),
+    result: modelTestResult,
   },
   /** gateway → supervisor: run a turn. Answers once a worker took it; the turn's events follow on session:<id>. */
   'turn.start': {
