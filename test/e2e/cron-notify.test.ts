@@ -8,7 +8,7 @@ import { startFakeTelegram, type FakeTelegram } from '../fixtures/fake-telegram.
 import { platformNames } from '../../src/shared/config/channels.js';
 import { api } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
-import { startRig, type TurnRig } from '../helpers/turns.js';
+import { newChat, startRig, type TurnRig } from '../helpers/turns.js';
 
 /**
  * Cron notify targets end to end: Telegram connected through the real API (the channels worker
@@ -262,6 +262,49 @@ test('a one-second schedule fires and its result is delivered without anyone pre
     'the run recording the delivery',
   );
   assert.ok(['schedule', 'catch_up'].includes(run.trigger), run.trigger);
+});
+
+test('a budget warning goes to the chats the schedules notify, once per limit and period', async () => {
+  const chat = '5151';
+  // An enabled schedule (its time far off) that notifies this chat.
+  const t = await api(rig.port, 'POST', '/api/tasks', {
+    kind: 'cron',
+    name: 'Watcher',
+    schedule: '0 0 1 1 *',
+    prompt: 'watch',
+    notify: [{ platform: 'telegram', chat_id: chat }],
+  });
+  assert.is(t.status, 201, JSON.stringify(t.body));
+  // A daily limit 1M tokens above what today spent so far; one call of 850k crosses 80 % of it.
+  const probe = await api(rig.port, 'PUT', '/api/budgets', { daily: { tokens: 1e12 } });
+  assert.is(probe.status, 200, JSON.stringify(probe.body));
+  const spent = probe.body.states.find((x: any) => x.key === 'daily').spent as number;
+  await api(rig.port, 'PUT', '/api/budgets', { daily: { tokens: spent + 1_000_000 } });
+  const id = await newChat(rig.port);
+  const turn = async (reply: Parameters<typeof rig.fake.enqueue>[0]) => {
+    rig.fake.enqueue(reply);
+    const r = await api(rig.port, 'POST', `/api/chat/${id}/turn`, { message: 'go' });
+    assert.is(r.body.status, 'completed', JSON.stringify(r.body));
+  };
+  await turn({ parts: [{ text: 'A big answer.' }], usage: { input: 850_000, output: 10 } });
+  const warning = await waitFor(
+    () => tg.chat(chat).find((m) => m.text.includes('budget warning')),
+    20_000,
+    'the warning in the chat',
+  );
+  assert.match(warning.text, 'The daily budget (budgets.daily: ');
+  assert.match(warning.text, /has spent [\d,]+ tokens, (8\d|9\d) % of it/);
+  assert.match(warning.text, 'It resets at ');
+  // Another call past 80 % warns no more; the task's run, whose result reaches the same chat
+  // after that, shows nothing else came.
+  await turn({ parts: [{ text: 'A small one.' }], usage: { input: 10, output: 1 } });
+  rig.fake.enqueue(textReply('Watched.'));
+  await runAndNotify(t.body.id, 1);
+  const texts = chatTexts(chat);
+  assert.is(texts.filter((x) => x.includes('budget warning')).length, 1, JSON.stringify(texts));
+  assert.match(texts.at(-1)!, 'Watched.');
+  await api(rig.port, 'PUT', '/api/budgets', {});
+  await api(rig.port, 'PATCH', `/api/tasks/${t.body.id}`, { enabled: false });
 });
 
 test.run();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { budgetStateSchema } from './budget-state.js';
 
 const ack = z.object({});
 const taskId = z.string().min(1).max(64);
@@ -30,4 +31,9 @@ export const cronEventDefs = {
     decision: z.string().nullable(),
     why: z.string().nullable(),
   }),
+  /**
+   * agent → supervisor → cron worker: a budget reached its warning share (the usage.warning /ws
+   * event); the worker tells the notify targets of the schedules. No cron worker: no schedule.
+   */
+  'usage.warning': budgetStateSchema,
 } as const;

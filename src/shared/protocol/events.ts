@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { channelStatusSchema, loginStateSchema } from './channels.js';
 import { upgradeProgressSchema, versionInfoSchema } from './version.js';
 import { topicKindOf, type TopicKind, type TopicName } from './event-names.js';
+import { budgetScopeSchema, budgetStateSchema } from './budget-state.js';
 
 /**
  * The catalogue of `/ws` events: every event type, the topics it goes to and the schema of its
@@ -205,17 +206,6 @@ export const onboardSchema = z.object({
   next: z.string(),
 });
 
-const budgetScopeSchema = z.enum(['daily', 'monthly', 'session', 'cron_task', 'channel']);
-/** One limit of `budgets:` and what it has spent in its period (GET /api/usage lists them too). */
-export const budgetStateSchema = z.object({
-  scope: budgetScopeSchema,
-  key: z.string(),
-  unit: z.enum(['usd', 'tokens']),
-  limit: z.number(),
-  spent: z.number(),
-  period: z.string(),
-  resets_at: z.string().nullable(),
-});
 const budgetRefusalSchema = z.object({
   scope: budgetScopeSchema,
   key: z.string(),

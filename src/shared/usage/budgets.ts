@@ -140,6 +140,31 @@ const scopeNames: Record<BudgetScope, string> = {
   channel: "channel's daily budget",
 };
 
+/**
+ * A warning in a sentence, for a person reading it away from svc (a schedule's notify target):
+ * which limit, what it has spent of it, and when it resets. `subject` names what the limit is
+ * on when the key alone would not say it well (a scheduled task's name).
+ */
+export function warningText(s: LimitState, subject?: string): string {
+  const of =
+    subject ??
+    (s.scope === 'session'
+      ? `session ${s.key.slice('session:'.length)}`
+      : s.scope === 'channel'
+        ? s.key.slice('channel:'.length)
+        : s.scope === 'cron_task'
+          ? `task ${s.key.slice('cron_task:'.length)}`
+          : undefined);
+  const share = Math.floor((s.spent / s.limit) * 100);
+  const resets = s.resets_at
+    ? `It resets at ${s.resets_at}.`
+    : 'It never resets (it covers the whole session).';
+  return (
+    `The ${scopeNames[s.scope]}${of ? ` of ${of}` : ''} (budgets.${s.scope}: ${formatAmount(s.unit, s.limit)}) ` +
+    `has spent ${formatAmount(s.unit, s.spent)}, ${share} % of it; past it, model calls are refused. ${resets}`
+  );
+}
+
 /** The first limit the call could cross, or null when it fits every one. */
 export function checkCall(states: LimitState[], estimate: CallEstimate): BudgetRefusal | null {
   for (const s of states) {

@@ -337,7 +337,11 @@ export class TurnRunner {
       turnId: req.turn_id,
       origin,
       workflowRun: req.workflow_run_id ?? null,
-      warn: (state) => this.publish('server', 'usage.warning', state),
+      warn: (state) => {
+        this.publish('server', 'usage.warning', state);
+        // The schedules' notify targets hear of it too (through the cron worker, when one runs).
+        this.endpoint.emit('usage.warning', state);
+      },
       ...(trace ? { trace } : {}),
     });
   }

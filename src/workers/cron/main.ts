@@ -94,6 +94,7 @@ endpoint.onEvent((event) => {
     backups.apply();
   } else if (event.type === 'turn.ended') runs?.turnEnded(event.payload);
   else if (event.type === 'cron.approval') runs?.approval(event.payload);
+  else if (event.type === 'usage.warning') runs?.budgetWarning(event.payload);
 });
 endpoint.handle('cron.reload', ({ id }) => {
   if (db) scheduler.apply(id, getCronTask(db, id));

@@ -5,9 +5,13 @@ import {
   addNotifyResult,
   type CronRun,
   type CronTask,
+  getCronTask,
+  listCronTasks,
   type NotifyResult,
+  type NotifyTarget,
 } from '../../shared/store/cron.js';
 import type { Db } from '../../shared/store/db.js';
+import { warningText } from '../../shared/usage/budgets.js';
 
 const MAX_TEXT = 3500;
 
@@ -36,6 +40,39 @@ export class Notifier {
     if (task.notify.length === 0) return;
     const text = `⏰ ${task.name} asks to use ${e.tool}: ${e.reason}\nAnswer in the Web UI (session ${sessionId}); with no answer it is denied.`;
     await this.send(task, runId, clip(text), 'approval');
+  }
+
+  /**
+   * A budget reached its warning share (once per limit and period, decided by the agent): the
+   * notify targets of the enabled schedules hear it, each chat once; a scheduled task's own limit
+   * goes to that task's targets only. Not tied to a run, so a target that fails is only logged.
+   */
+  async budgetWarning(state: EventPayload<'usage.warning'>): Promise<void> {
+    let targets: NotifyTarget[];
+    let subject: string | undefined;
+    if (state.scope === 'cron_task') {
+      const task = getCronTask(this.deps.db, state.key.slice('cron_task:'.length));
+      targets = task?.notify ?? [];
+      subject = task ? `the task "${task.name}"` : undefined;
+    } else {
+      const seen = new Map<string, NotifyTarget>();
+      for (const t of listCronTasks(this.deps.db))
+        if (t.enabled) for (const n of t.notify) seen.set(`${n.platform}\n${n.chat_id}`, n);
+      targets = [...seen.values()];
+    }
+    const text = clip(`⚠️ svc budget warning. ${warningText(state, subject)}`);
+    await Promise.all(
+      targets.map((t) =>
+        this.deps.endpoint
+          .request('channels.deliver', { platform: t.platform, chat_id: t.chat_id, text })
+          .catch((err: Error) =>
+            log.warn('a budget warning could not reach a notify target', {
+              platform: t.platform,
+              error: err.message,
+            }),
+          ),
+      ),
+    );
   }
 
   private async send(

@@ -77,6 +77,11 @@ export class Runs {
     this.publish = ipcPublish(deps.endpoint);
   }
 
+  /** A budget warning, for the schedules' notify targets. */
+  budgetWarning(state: EventPayload<'usage.warning'>): void {
+    void this.notifier.budgetWarning(state);
+  }
+
   get count(): number {
     return this.active.size;
   }
