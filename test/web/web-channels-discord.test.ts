@@ -55,6 +55,7 @@ if (browserMissing) {
     await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
     await card().getByRole('heading', { name: 'Discord' }).waitFor();
     await card().getByText('Not connected.').waitFor();
+    await card().getByRole('button', { name: 'Set up Discord', exact: true }).click();
     assert.is(await card().locator('input[name="bot_token"]').getAttribute('type'), 'password');
     for (const name of ['allowed_users', 'api_base_url', 'gateway_url'])
       assert.is(await card().locator(`input[name="${name}"]`).count(), 1, name);

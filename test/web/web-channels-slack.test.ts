@@ -57,6 +57,7 @@ if (browserMissing) {
     await page.getByRole('link', { name: 'Channels', exact: true }).click();
     await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
     await card().getByText('Not connected.').waitFor();
+    await card().getByRole('button', { name: 'Set up Slack', exact: true }).click();
     assert.match(await card().innerText(), /Slack/);
     await card().locator('input[name="app_token"]').fill(APP_TOKEN);
     await card().locator('input[name="bot_token"]').fill(BOT_TOKEN);

@@ -75,13 +75,44 @@ if (browserMissing) {
     await page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
     const tgCard = card('telegram');
     await tgCard.getByText('Not connected.').waitFor();
-    await tgCard.locator('input[name="bot_token"]').fill(TOKEN);
-    await tgCard.locator('input[name="base_url"]').fill(tg.url);
-    await tgCard.locator('input[name="allowed_users"]').fill('4242');
+    // One platform's form at a time: opening another closes the first.
+    const forms = page.getByTestId('channel-form');
+    assert.is(await forms.count(), 0, 'no form open at first');
+    await tgCard.getByRole('button', { name: 'Set up Telegram', exact: true }).click();
+    await card('slack').getByRole('button', { name: 'Set up Slack', exact: true }).click();
+    await card('slack').getByTestId('channel-form').waitFor();
+    assert.is(await forms.count(), 1, 'one form open');
+    assert.is(
+      await tgCard.getByRole('button', { name: 'Set up Telegram' }).getAttribute('aria-expanded'),
+      'false',
+    );
+    await tgCard.getByRole('button', { name: 'Set up Telegram', exact: true }).click();
+    await tgCard.getByTestId('channel-form').waitFor();
+    assert.is(await forms.count(), 1, 'still one form open');
+    // Fields in words, not config keys; a closed choice is a select of the schema's values.
+    const form = tgCard.getByTestId('channel-form');
+    assert.not.match(await form.innerText(), /bot_token|parse_mode|allowed_users|base_url/);
+    const format = form.getByLabel('Message format');
+    assert.is(await format.evaluate((el) => el.tagName), 'SELECT');
+    assert.equal(
+      await format
+        .locator('option')
+        .evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value)),
+      ['HTML', 'plain'],
+    );
+    assert.is(await format.inputValue(), 'HTML', 'the default is chosen');
+    await format.selectOption({ label: 'Plain text' });
+    await form.getByLabel('Bot token').fill(TOKEN);
+    assert.is(await form.getByLabel('Bot token').getAttribute('type'), 'password');
+    await form.getByLabel('Bot API server').fill(tg.url);
+    await form.getByLabel('Who may talk to the agent').fill('4242');
     await tgCard.getByRole('button', { name: 'Connect' }).click();
     await tgCard.locator('[data-testid="channel-state"]', { hasText: 'running' }).waitFor();
     assert.match(await tgCard.innerText(), /@svc_test_bot/);
     assert.not.ok((await page.content()).includes(TOKEN), 'the token is never on the page');
+    assert.is(await forms.count(), 0, 'the form closes once connected');
+    const saved = (await api(rig.port, 'GET', '/api/channels')).body.channels;
+    assert.is(saved.find((c: any) => c.platform === 'telegram').fields.parse_mode, 'plain');
   });
 
   test("a stranger's pairing request appears live and is approved; a test message goes out", async () => {
@@ -105,6 +136,7 @@ if (browserMissing) {
 
   test('WeChat: connect, the QR code shows and follows the phone, then it runs', async () => {
     const wxCard = card('messenger');
+    await wxCard.getByRole('button', { name: 'Set up WeChat', exact: true }).click();
     await wxCard.locator('input[name="base_url"]').fill(wx.url);
     await wxCard.getByRole('button', { name: 'Connect' }).click();
     await wxCard.locator('[data-testid="channel-state"]', { hasText: 'needs login' }).waitFor();
@@ -129,6 +161,7 @@ if (browserMissing) {
 
   test("WhatsApp: its own QR panel shows the socket's code, follows the link, then it runs", async () => {
     const waCard = card('whatsapp');
+    await waCard.getByRole('button', { name: 'Set up WhatsApp', exact: true }).click();
     await waCard.locator('input[name="allowed_users"]').fill('4915111111111');
     await waCard.getByRole('button', { name: 'Connect' }).click();
     await waCard.locator('[data-testid="channel-state"]', { hasText: 'needs login' }).waitFor();

@@ -60,6 +60,37 @@ if (browserMissing) {
     await page.getByRole('link', { name: 'MCP', exact: true }).click();
     await page.getByRole('heading', { name: 'MCP servers' }).waitFor();
     await page.getByText('No MCP server yet').waitFor();
+    // The kind of server is one segmented row that fits, on a desktop and on a phone.
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      const fit = await page.getByTestId('mcp-kind').evaluate((el) => {
+        const box = el.getBoundingClientRect();
+        const form = el.parentElement!.getBoundingClientRect();
+        const labels = [...el.querySelectorAll('label')].map((l) => l.getBoundingClientRect());
+        const css = (
+          globalThis as unknown as { getComputedStyle(e: unknown): { fontSize: string } }
+        ).getComputedStyle(el.querySelector('label'));
+        const line = Number.parseFloat(css.fontSize) * 1.3;
+        return {
+          rows: new Set(labels.map((l) => Math.round(l.top))).size,
+          tallest: Math.max(...labels.map((l) => l.height)),
+          line: Number.isFinite(line) ? line : 24,
+          inside: box.left >= form.left - 0.5 && box.right <= form.right + 0.5,
+          clipped: labels.some((l) => l.right > box.right + 0.5),
+        };
+      });
+      assert.is(fit.rows, 1, `one row at ${width} px`);
+      assert.ok(fit.tallest < fit.line * 1.5 + 16, `no label wraps at ${width} px: ${fit.tallest}`);
+      assert.ok(fit.inside && !fit.clipped, `it fits its card at ${width} px`);
+    }
+    await page.setViewportSize({ width: 1200, height: 800 });
+    await page.getByRole('radio', { name: 'Local' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page
+      .getByTestId('mcp-kind-help')
+      .getByText(/connects to a server that runs elsewhere/)
+      .waitFor();
+    await page.keyboard.press('ArrowLeft');
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('local');
     await page.getByRole('textbox', { name: 'Command', exact: true }).fill(process.execPath);
     await page.getByLabel('Arguments, one a line').fill(`${fixture}\nstdio`);
@@ -151,7 +182,7 @@ if (browserMissing) {
 
   test('a pasted import with a bad entry shows the error and adds nothing', async () => {
     const { page } = p;
-    await page.getByLabel('Paste mcpServers JSON').check();
+    await page.getByLabel('Paste JSON').check();
     await page
       .getByLabel(/An \{"mcpServers"/)
       .fill(

@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import {
   maskSecret,
+  platformFields,
   platformInfo,
   platformNames,
   platformNameSchema,
@@ -232,7 +233,7 @@ export function channelRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/channels/available',
       summary:
-        'Every platform svc can connect: its label, how it logs in (token or qr) and its fields (name, required, secret, description).',
+        'Every platform svc can connect: its label, how it logs in (token or qr) and its fields (name, label, required, secret, description; a closed choice lists its choices and default).',
       handler: () => ({
         body: {
           platforms: platformNames.map((p) => ({
@@ -240,7 +241,7 @@ export function channelRoutes(deps: Deps): Route[] {
             label: platformInfo[p].label,
             login: platformInfo[p].login,
             configured: entryOf(p) !== undefined,
-            fields: platformInfo[p].fields,
+            fields: platformFields(p),
           })),
         },
       }),

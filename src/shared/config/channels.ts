@@ -175,10 +175,48 @@ export const platformSchemas = {
 } as const;
 
 export interface FieldSpec {
+  /** The key under the platform in config.yml and in the API's body. */
   name: string;
+  /** What a person reads beside the field. */
+  label: string;
   required: boolean;
   secret: boolean;
   description: string;
+  /** Words for the values of a closed choice; the values themselves come from the schema. */
+  choiceLabels?: Record<string, string>;
+}
+
+/** A field as GET /api/channels/available answers it: a closed choice lists its values. */
+export interface FieldView extends Omit<FieldSpec, 'choiceLabels'> {
+  /** The allowed values (an enum in the platform's schema), each with its words. */
+  choices?: Array<{ value: string; label: string }>;
+  /** The value used when the field is left out, when the schema has one. */
+  default?: string;
+}
+
+/** The values a schema field allows when it is an enum (behind a default or optional), else none. */
+function enumValues(field: z.ZodType): string[] | undefined {
+  let t: z.ZodType = field;
+  while (t instanceof z.ZodDefault || t instanceof z.ZodOptional) t = t.unwrap() as z.ZodType;
+  return t instanceof z.ZodEnum ? t.options.map(String) : undefined;
+}
+
+/** A platform's form: its fields with their closed choices and defaults read from its schema. */
+export function platformFields(platform: PlatformName): FieldView[] {
+  const shape: Record<string, z.ZodType> = platformSchemas[platform].shape;
+  return platformInfo[platform].fields.map(({ choiceLabels, ...f }) => {
+    const field = shape[f.name];
+    const values = field ? enumValues(field) : undefined;
+    const fallback = field?.safeParse(undefined);
+    const def = fallback?.success && typeof fallback.data === 'string' ? fallback.data : undefined;
+    return {
+      ...f,
+      ...(values
+        ? { choices: values.map((v) => ({ value: v, label: choiceLabels?.[v] ?? v })) }
+        : {}),
+      ...(def !== undefined ? { default: def } : {}),
+    };
+  });
 }
 
 /** What GET /api/channels/available shows: every platform svc can connect, with its form. */
@@ -192,12 +230,14 @@ export const platformInfo: Record<
     fields: [
       {
         name: 'bot_token',
+        label: 'Bot token',
         required: true,
         secret: true,
         description: 'The bot token @BotFather gave you (123456789:AAH…).',
       },
       {
         name: 'base_url',
+        label: 'Bot API server',
         required: false,
         secret: false,
         description:
@@ -205,12 +245,18 @@ export const platformInfo: Record<
       },
       {
         name: 'parse_mode',
+        label: 'Message format',
         required: false,
         secret: false,
-        description: 'HTML (replies rendered from Markdown, the default) or plain.',
+        description: 'How replies look in Telegram.',
+        choiceLabels: {
+          HTML: 'Formatted (Markdown shown as bold, lists, code)',
+          plain: 'Plain text',
+        } satisfies Record<TelegramConfig['parse_mode'], string>,
       },
       {
         name: 'allowed_users',
+        label: 'Who may talk to the agent',
         required: false,
         secret: false,
         description:
@@ -224,12 +270,14 @@ export const platformInfo: Record<
     fields: [
       {
         name: 'base_url',
+        label: 'Bot server',
         required: false,
         secret: false,
         description: 'The iLink bot server; leave empty for the default.',
       },
       {
         name: 'cdn_base_url',
+        label: 'Media server',
         required: false,
         secret: false,
         description:
@@ -237,6 +285,7 @@ export const platformInfo: Record<
       },
       {
         name: 'allowed_users',
+        label: 'Who may talk to the agent',
         required: false,
         secret: false,
         description:
@@ -251,6 +300,7 @@ export const platformInfo: Record<
     fields: [
       {
         name: 'app_token',
+        label: 'App-level token',
         required: true,
         secret: true,
         description:
@@ -258,6 +308,7 @@ export const platformInfo: Record<
       },
       {
         name: 'bot_token',
+        label: 'Bot token',
         required: true,
         secret: true,
         description:
@@ -265,12 +316,14 @@ export const platformInfo: Record<
       },
       {
         name: 'api_base_url',
+        label: 'Web API address',
         required: false,
         secret: false,
         description: 'The Web API address; leave empty for https://slack.com/api/.',
       },
       {
         name: 'allowed_users',
+        label: 'Who may talk to the agent',
         required: false,
         secret: false,
         description:
@@ -285,6 +338,7 @@ export const platformInfo: Record<
     fields: [
       {
         name: 'bot_token',
+        label: 'Bot token',
         required: true,
         secret: true,
         description:
@@ -292,6 +346,7 @@ export const platformInfo: Record<
       },
       {
         name: 'allowed_users',
+        label: 'Who may talk to the agent',
         required: false,
         secret: false,
         description:
@@ -299,12 +354,14 @@ export const platformInfo: Record<
       },
       {
         name: 'api_base_url',
+        label: 'REST API address',
         required: false,
         secret: false,
         description: 'The REST API root; leave empty for https://discord.com/api.',
       },
       {
         name: 'gateway_url',
+        label: 'Gateway address',
         required: false,
         secret: false,
         description: 'The Gateway (wss://…); leave empty for the one Discord names.',
@@ -318,6 +375,7 @@ export const platformInfo: Record<
     fields: [
       {
         name: 'allowed_users',
+        label: 'Who may talk to the agent',
         required: false,
         secret: false,
         description:

@@ -1,18 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { ChannelStatus, LoginState } from '../../../src/shared/protocol/channels';
 import type { PairingView } from '../../../src/shared/protocol/events';
+import type { FieldView } from '../../../src/shared/config/channels';
 import { api, describe, get, post } from '../lib/api';
 import { when } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import { action } from '../lib/action';
 
-interface Field {
-  name: string;
-  required: boolean;
-  secret: boolean;
-  description: string;
-}
+/** A field of a platform's form: the server's type (type-only, nothing of it is bundled). */
+type Field = FieldView;
 interface Platform {
   platform: string;
   label: string;
@@ -56,6 +53,8 @@ export function ChannelsView() {
   const [logins, setLogins] = useState<Record<string, Login>>({});
   const setLogin = (l: Login) => setLogins((all) => ({ ...all, [l.platform]: l }));
   const [error, setError] = useState('');
+  /** The one platform whose form is open: five forms at once are a wall of fields. */
+  const [open, setOpen] = useState<string | undefined>();
 
   const load = async () => {
     try {
@@ -247,11 +246,28 @@ export function ChannelsView() {
               </div>
             )}
             {c?.state === 'running' && <TestMessage platform={p.platform} onError={setError} />}
-            <ChannelForm
-              platform={p}
-              channel={c}
-              onSaved={(msg) => act(async () => undefined, msg)}
-            />
+            <button
+              type="button"
+              class="disclosure"
+              aria-expanded={open === p.platform}
+              aria-controls={`ch-form-${p.platform}`}
+              onClick={() => setOpen(open === p.platform ? undefined : p.platform)}
+            >
+              <span class="disclosure-mark" aria-hidden="true">
+                ▸
+              </span>
+              {c ? `${p.label} settings` : `Set up ${p.label}`}
+            </button>
+            {open === p.platform && (
+              <ChannelForm
+                platform={p}
+                channel={c}
+                onSaved={(msg) => {
+                  setOpen(undefined);
+                  void act(async () => undefined, msg);
+                }}
+              />
+            )}
           </section>
         );
       })}
@@ -297,49 +313,71 @@ function ChannelForm({
     }
   };
 
+  const id = (f: Field) => `ch-${platform.platform}-${f.name}`;
+  const set = (name: string) => (e: Event) =>
+    setValues({ ...values, [name]: (e.currentTarget as HTMLInputElement).value });
+  const textProps = (f: Field) => ({
+    id: id(f),
+    name: f.name,
+    autoComplete: 'off',
+    spellcheck: false,
+    value: values[f.name] ?? '',
+    onInput: set(f.name),
+    'aria-describedby': `${id(f)}-help`,
+  });
   return (
-    <details open={!channel}>
-      <summary>{channel ? 'Settings' : `Connect ${platform.label}`}</summary>
-      <form class="stack" onSubmit={submit} data-testid="channel-form">
-        {platform.fields.map((f) => (
-          <label key={f.name} class="field">
-            {f.name}
-            {f.required ? '' : ' (optional)'}
-            {f.secret ? (
-              <input
-                name={f.name}
-                type="password"
-                autoComplete="off"
-                required={f.required && !channel?.fields[f.name]}
-                placeholder={channel?.fields[f.name] ? 'saved; type to replace' : ''}
-                value={values[f.name] ?? ''}
-                onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })}
-              />
-            ) : (
-              <input
-                name={f.name}
-                type="text"
-                autoComplete="off"
-                required={f.required}
-                value={values[f.name] ?? ''}
-                onInput={(e) => setValues({ ...values, [f.name]: e.currentTarget.value })}
-              />
-            )}
-            <span class="muted small">{f.description}</span>
+    <form
+      class="stack"
+      id={`ch-form-${platform.platform}`}
+      onSubmit={submit}
+      data-testid="channel-form"
+    >
+      {platform.fields.map((f) => (
+        <div key={f.name} class="field">
+          <label for={id(f)}>
+            {f.label}
+            {f.required ? '' : <span class="muted small"> (optional)</span>}
           </label>
-        ))}
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
-        <div>
-          <button type="submit" class="primary" disabled={busy}>
-            {channel ? 'Save' : 'Connect'}
-          </button>
+          {f.choices ? (
+            <select
+              id={id(f)}
+              name={f.name}
+              value={values[f.name] || f.default || f.choices[0]?.value}
+              onChange={set(f.name)}
+              aria-describedby={`${id(f)}-help`}
+            >
+              {f.choices.map((c) => (
+                <option key={c.value} value={c.value}>
+                  {c.label}
+                </option>
+              ))}
+            </select>
+          ) : f.secret ? (
+            <input
+              {...textProps(f)}
+              type="password"
+              required={f.required && !channel?.fields[f.name]}
+              placeholder={channel?.fields[f.name] ? 'saved; type to replace' : ''}
+            />
+          ) : (
+            <input {...textProps(f)} type="text" required={f.required} />
+          )}
+          <span class="muted small" id={`${id(f)}-help`}>
+            {f.description}
+          </span>
         </div>
-      </form>
-    </details>
+      ))}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div>
+        <button type="submit" class="primary" disabled={busy}>
+          {channel ? 'Save' : 'Connect'}
+        </button>
+      </div>
+    </form>
   );
 }
 

@@ -232,21 +232,27 @@ function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
       data-testid="mcp-add"
     >
       <h2 id="mcp-add-title">Add a server</h2>
-      <fieldset class="row">
+      <fieldset class="segmented" data-testid="mcp-kind">
         <legend class="sr-only">Kind of server</legend>
         {(
           [
-            ['local', 'Local (command)'],
-            ['remote', 'Remote (URL)'],
-            ['paste', 'Paste mcpServers JSON'],
+            ['local', 'Local'],
+            ['remote', 'Remote'],
+            ['paste', 'Paste JSON'],
           ] as const
         ).map(([k, label]) => (
-          <label key={k} class="check">
-            <input type="radio" name="mcp-kind" checked={kind === k} onChange={() => setKind(k)} />{' '}
+          <label key={k}>
+            <input type="radio" name="mcp-kind" checked={kind === k} onChange={() => setKind(k)} />
             {label}
           </label>
         ))}
       </fieldset>
+      <p class="muted small" data-testid="mcp-kind-help">
+        {kind === 'local' && 'svc starts the server as a program (a command) on this machine.'}
+        {kind === 'remote' && 'svc connects to a server that runs elsewhere, by its URL.'}
+        {kind === 'paste' &&
+          'An {"mcpServers": {…}} document from another MCP client (Claude Desktop, Cursor…).'}
+      </p>
       {kind !== 'paste' && (
         <label class="field">
           Name <input required pattern="[A-Za-z0-9_\-]{1,64}" {...field('name')} />
