@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { startFakeWhatsapp, type FakeWhatsapp } from '../fixtures/fake-baileys.js';
 import { startFakeIlink, type FakeIlink } from '../fixtures/fake-ilink.js';
 import { startFakeTelegram, type FakeTelegram } from '../fixtures/fake-telegram.js';
+import { axe } from '../helpers/a11y.js';
 import { api } from '../helpers/api.js';
 import {
   browserUnavailable,
@@ -102,6 +103,7 @@ if (browserMissing) {
     );
     assert.is(await format.inputValue(), 'HTML', 'the default is chosen');
     await format.selectOption({ label: 'Plain text' });
+    assert.equal(await axe(page, 'channels with a form open'), []);
     await form.getByLabel('Bot token').fill(TOKEN);
     assert.is(await form.getByLabel('Bot token').getAttribute('type'), 'password');
     await form.getByLabel('Bot API server').fill(tg.url);

@@ -6,7 +6,7 @@ import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startMcpOAuthServer, type McpOAuthFixture } from '../fixtures/mcp-oauth-server.js';
-import { active } from '../helpers/a11y.js';
+import { active, axe } from '../helpers/a11y.js';
 import { api } from '../helpers/api.js';
 import {
   browserUnavailable,
@@ -84,6 +84,7 @@ if (browserMissing) {
       assert.ok(fit.inside && !fit.clipped, `it fits its card at ${width} px`);
     }
     await page.setViewportSize({ width: 1200, height: 800 });
+    assert.equal(await axe(page, 'MCP page'), []);
     await page.getByRole('radio', { name: 'Local' }).focus();
     await page.keyboard.press('ArrowRight');
     await page

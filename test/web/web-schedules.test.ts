@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply } from '../fixtures/fake-provider.js';
+import { axe } from '../helpers/a11y.js';
 import { api } from '../helpers/api.js';
 import {
   assistantTexts,
@@ -54,18 +55,33 @@ if (browserMissing) {
     await page.getByRole('button', { name: 'New schedule' }).click();
     const form = page.locator('[data-testid="schedule-form"]');
     await form.getByRole('textbox', { name: 'Name' }).fill('Weekday brief');
-    const expr = form.getByRole('textbox', { name: /Cron expression/ });
+    const expr = form.getByRole('textbox', { name: 'Schedule', exact: true });
     await expr.fill('every morning');
     const preview = form.locator('[data-testid="schedule-preview"]');
     await preview.locator('.error').waitFor();
     assert.match(await preview.innerText(), /schedule/);
-    await expr.fill('0 9 * * 1-5');
+    // A preset fills the field; the preview says it in words with the next three runs.
     await form.getByRole('textbox', { name: 'Time zone' }).fill('Europe/Berlin');
-    await preview
-      .getByText(
-        /^At 09:00, Monday through Friday, next: (Mon|Tue|Wed|Thu|Fri) \d{1,2} [A-Z][a-z]{2} 09:00$/,
-      )
-      .waitFor();
+    const weekdays = form.getByRole('button', { name: 'Weekdays at 9' });
+    await weekdays.click();
+    assert.is(await expr.inputValue(), '0 9 * * 1-5');
+    assert.is(await weekdays.getAttribute('aria-pressed'), 'true');
+    await preview.getByText('At 09:00, Monday through Friday.').waitFor();
+    const day = '(Mon|Tue|Wed|Thu|Fri) \\d{1,2} [A-Z][a-z]{2} 09:00';
+    assert.match(
+      await preview.getByTestId('schedule-next-runs').innerText(),
+      new RegExp(`^Next runs: ${day} · ${day} · ${day}$`),
+    );
+    assert.equal(await axe(page, 'schedule form'), []);
+    // Typed by hand, the preview follows as the expression changes.
+    await expr.fill('0 * * * *');
+    await preview.getByText('Every hour.').waitFor();
+    assert.is(
+      await form.getByRole('button', { name: 'Every hour' }).getAttribute('aria-pressed'),
+      'true',
+    );
+    await expr.fill('0 9 * * 1-5');
+    await preview.getByText('At 09:00, Monday through Friday.').waitFor();
     await form.getByRole('textbox', { name: 'Prompt' }).fill('Write the morning brief.');
     await form.getByRole('button', { name: 'Create' }).click();
     await card().waitFor();
@@ -113,10 +129,10 @@ if (browserMissing) {
       .waitFor();
     await card().getByRole('button', { name: 'Edit' }).click();
     const form = card().locator('[data-testid="schedule-form"]');
-    await form.getByRole('textbox', { name: /Cron expression/ }).fill('*/30 * * * *');
+    await form.getByRole('textbox', { name: 'Schedule', exact: true }).fill('*/30 * * * *');
     await form
       .locator('[data-testid="schedule-preview"]')
-      .getByText(/^Every 30 minutes, next: /)
+      .getByText(/^Every 30 minutes\.$/)
       .waitFor();
     await form.getByRole('button', { name: 'Save' }).click();
     await card()

@@ -55,6 +55,17 @@ const taskPath = (id: string, rest = '') => {
   if (!TASK_ID.test(id)) throw new Error(`"${id}" is not a task id.`);
   return `/api/tasks/${id}${rest}`;
 };
+/** Common schedules, one click each; the field still takes any cron expression. */
+const PRESETS: ReadonlyArray<readonly [string, string]> = [
+  ['Every morning at 9', '0 9 * * *'],
+  ['Weekdays at 9', '0 9 * * 1-5'],
+  ['Every hour', '0 * * * *'],
+  ['Every 15 minutes', '*/15 * * * *'],
+  ['Mondays at 9', '0 9 * * 1'],
+  ['Evenings at 6', '0 18 * * *'],
+  ['First of the month', '0 9 1 * *'],
+];
+
 const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
 /** A fire time as the task's zone sees it: "Tue 25 Nov 09:00". */
@@ -274,6 +285,7 @@ function TaskForm({
     const timer = setTimeout(() => {
       if (!f.schedule.trim()) return;
       const q = new URLSearchParams({ schedule: f.schedule, timezone: f.timezone, count: '3' });
+      // An unknown zone is the API's error too: one message, under the fields, says which.
       get<Preview>(`/api/cron/preview?${q}`).then(
         (p) => {
           setPreview(p);
@@ -324,22 +336,59 @@ function TaskForm({
       <label class="field">
         Name <input required maxLength={200} {...field('name')} />
       </label>
-      <label class="field">
-        Cron expression: 5 fields (minute hour day month weekday), 6 with seconds first, or @hourly,
-        @daily <input required {...field('schedule')} />
-      </label>
+      <div class="field">
+        <label for={`${titleId}-schedule`}>Schedule</label>
+        <input
+          id={`${titleId}-schedule`}
+          required
+          spellcheck={false}
+          autoComplete="off"
+          aria-describedby={`${titleId}-schedule-help ${titleId}-preview`}
+          {...field('schedule')}
+        />
+        <span class="muted small" id={`${titleId}-schedule-help`}>
+          Pick one below, or write a cron expression: minute hour day month weekday (0 9 * * 1-5 is
+          09:00 on weekdays).
+        </span>
+        <div class="presets" role="group" aria-label="Common schedules">
+          {PRESETS.map(([label, expr]) => (
+            <button
+              key={expr}
+              type="button"
+              aria-pressed={f.schedule.trim() === expr}
+              onClick={() => setF({ ...f, schedule: expr })}
+            >
+              {label}
+            </button>
+          ))}
+        </div>
+      </div>
       <label class="field">
         Time zone <input required {...field('timezone')} />
       </label>
-      <p class="small" aria-live="polite" data-testid="schedule-preview">
+      <div
+        class="small"
+        aria-live="polite"
+        id={`${titleId}-preview`}
+        data-testid="schedule-preview"
+      >
         {previewError ? (
           <span class="error">{previewError}</span>
         ) : preview ? (
-          `${preview.description}${preview.next[0] ? `, next: ${wall(preview.next[0].at, preview.timezone)}` : ''}`
+          <>
+            <strong>{preview.description}.</strong>{' '}
+            {preview.next.length > 0 ? (
+              <span data-testid="schedule-next-runs">
+                Next runs: {preview.next.map((n) => wall(n.at, preview.timezone)).join(' · ')}
+              </span>
+            ) : (
+              'It never runs.'
+            )}
+          </>
         ) : (
           ''
         )}
-      </p>
+      </div>
       <label class="field">
         Prompt <textarea required rows={4} {...field('prompt')} />
       </label>
