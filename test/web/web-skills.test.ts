@@ -304,6 +304,117 @@ if (browserMissing) {
     assert.is((await listed('weather')).valid, true);
   });
 
+  test("Settings → Tools: each tool's purpose in words, and a switch for its default that writes permissions.yml (allowing asks for the key; restart_server stays locked)", async () => {
+    const { page } = p;
+    const rules = join(rig.server.home, 'permissions.yml');
+    const rulesText = () => {
+      try {
+        return readFileSync(rules, 'utf8');
+      } catch {
+        return '';
+      }
+    };
+    writeFileSync(
+      rules,
+      '# mine: keep this line\nweb_fetch:\n  - deny: { host: "*.internal.example" }\n',
+    );
+    await page.goto(`${rig.server.base}/#/settings/tools`);
+    const row = (name: string) => page.locator(`[data-testid="tool-info"][data-name="${name}"]`);
+    await row('current_time').getByText("Tells the agent today's date and the time.").waitFor();
+    const purposes = await page.getByTestId('tool-purpose').allInnerTexts();
+    assert.ok(purposes.length >= 20, `every tool listed (${purposes.length})`);
+    for (const text of purposes) {
+      assert.ok(text.length > 10, 'a purpose in words');
+      assert.not.match(text, /[`*_]{1,2}\w|\]\(/, `no Markdown in "${text}"`);
+    }
+
+    // write_file asks by default; allowing it needs the key, then the file says so.
+    const write = row('write_file').getByRole('switch', { name: 'Allow without asking' });
+    assert.is(await write.isChecked(), false);
+    assert.is(await row('write_file').getByTestId('tool-default').innerText(), 'Asks first.');
+    await write.click();
+    const unlock = row('write_file').getByTestId('key-unlock');
+    await unlock.waitFor();
+    assert.is(await write.isChecked(), false, 'nothing changed without the key');
+    assert.not.match(rulesText(), /write_file/);
+    await unlock.getByLabel('Access key').fill(rig.server.key());
+    await unlock.getByRole('button', { name: 'Unlock' }).click();
+    await row('write_file')
+      .getByTestId('tool-default')
+      .getByText('Runs without asking (set in permissions.yml).')
+      .waitFor();
+    assert.is(await write.isChecked(), true);
+    assert.match(rulesText(), /^# mine: keep this line$/m, 'your lines stay');
+    assert.match(rulesText(), /write_file:\n\s+- default: allow/);
+    const listed = (await api(rig.port, 'GET', '/api/tools')).body.items.find(
+      (t: any) => t.name === 'write_file',
+    );
+    assert.equal(listed.permission, { default: 'allow', source: 'permissions.yml', locked: null });
+
+    // Back to ask, the tool's built-in default: the entry goes rather than being written.
+    await write.press('Space');
+    await row('write_file').getByTestId('tool-default').getByText('Asks first.').waitFor();
+    assert.not.match(rulesText(), /write_file/);
+    assert.match(rulesText(), /web_fetch:/);
+
+    // terminal to ask and back: allow is its built-in default, so no `default: allow` is left
+    // behind (that would switch off its extra care without a sandbox).
+    const terminal = row('terminal').getByRole('switch', { name: 'Allow without asking' });
+    assert.is(await terminal.isChecked(), true);
+    await terminal.click();
+    await row('terminal')
+      .getByTestId('tool-default')
+      .getByText('Asks first (set in permissions.yml).')
+      .waitFor();
+    assert.match(rulesText(), /terminal:\n\s+- default: ask/);
+    await terminal.click();
+    await row('terminal').getByTestId('tool-default').getByText('Runs without asking.').waitFor();
+    assert.not.match(rulesText(), /terminal/);
+
+    // The engine never lets restart_server run without asking: the switch is off and locked.
+    const restart = row('restart_server').getByRole('switch', { name: 'Allow without asking' });
+    assert.is(await restart.isDisabled(), true);
+    assert.match(
+      await row('restart_server').getByTestId('tool-default').innerText(),
+      /always asks/,
+    );
+    const refused = await api(
+      rig.port,
+      'PUT',
+      '/api/tools/restart_server/permission',
+      { default: 'allow' },
+      { key: rig.server.key() },
+    );
+    assert.is(refused.status, 409);
+    assert.match(refused.body.error.message, /always asks/);
+    // Without the key, allowing is refused even from this machine; bad input is a 4xx in words.
+    const unkeyed = await api(rig.port, 'PUT', '/api/tools/glob/permission', { default: 'ask' });
+    assert.is(unkeyed.status, 200, 'asking more needs no key');
+    const widen = await api(rig.port, 'PUT', '/api/tools/glob/permission', { default: 'allow' });
+    assert.is(widen.status, 403);
+    assert.is(widen.body.error.code, 'key_required');
+    const bad = await api(rig.port, 'PUT', '/api/tools/glob/permission', { default: 'deny' });
+    assert.is(bad.status, 400);
+    assert.match(bad.body.error.message, /allow.*ask/);
+    const none = await api(rig.port, 'PUT', '/api/tools/no_such_tool/permission', {
+      default: 'ask',
+    });
+    assert.is(none.status, 404);
+    assert.match(none.body.error.message, /GET \/api\/tools/);
+    // A broken permissions.yml is left alone, and the page says why its switches wait.
+    writeFileSync(rules, 'terminal: [ {default: maybe} ]\n');
+    const broken = await api(rig.port, 'PUT', '/api/tools/glob/permission', { default: 'ask' });
+    assert.is(broken.status, 409);
+    assert.match(broken.body.error.message, /permissions\.yml has a problem/);
+    assert.is(rulesText(), 'terminal: [ {default: maybe} ]\n');
+    await page.reload();
+    await page.getByTestId('rules-problem').waitFor();
+    assert.is(await write.isDisabled(), true);
+    assert.equal(await axe(page, 'settings tools'), []);
+    rmSync(rules);
+    assert.equal(p.errors, []);
+  });
+
   test('axe-core: no serious or critical violation on the Skills page, light and dark, desktop and phone', async () => {
     const failures: string[] = [];
     for (const colorScheme of ['light', 'dark'] as const) {

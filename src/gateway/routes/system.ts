@@ -4,7 +4,15 @@ import { sandboxStatus, type SandboxStatus } from '../../shared/sandbox/status.j
 import { healthView, restarting } from '../../shared/protocol/answers.js';
 import { requestDefs } from '../../shared/protocol/ipc.js';
 import { ApiError } from '../../shared/errors.js';
+import { keyRequired } from '../person.js';
 import { route, type Route } from '../route.js';
+
+const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,200}$/;
+const toolDefaultBody = z.strictObject({
+  default: z.enum(['allow', 'ask'], {
+    error: 'default is "allow" (runs without asking when no rule decides) or "ask"',
+  }),
+});
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
@@ -53,11 +61,36 @@ export function systemRoutes(
     route({
       method: 'GET',
       path: '/api/tools',
-      summary: 'The tools the agent can use, each with its JSON schema.',
+      summary:
+        'The tools the agent can use: each with its purpose for a person, its JSON schema, and its permission default (allow, ask or deny; built-in or from permissions.yml; locked when the engine forbids allowing it). rules_problem names what is wrong with permissions.yml when it cannot be used.',
       response: requestDefs['agent.tools'].result,
       handler: async () => ({
         body: await deps.endpoint.request('agent.tools', {}),
       }),
+    }),
+    route({
+      method: 'PUT',
+      path: '/api/tools/:name/permission',
+      summary:
+        'Sets a tool\'s default in permissions.yml, {"default": "allow" | "ask"}: what its calls get when no rule (yours or built-in) decides; hard limits and built-in rules still apply. Allowing needs the access key even on loopback (403 key_required); a tool that always asks (restart_server) answers 409; a permissions.yml with a problem is left alone (409).',
+      body: toolDefaultBody,
+      response: requestDefs['agent.tool_default'].result,
+      handler: async ({ params, body, keyed }) => {
+        if (!TOOL_NAME.test(params.name))
+          throw new ApiError(
+            'not_found',
+            `There is no tool "${params.name.slice(0, 80)}"; GET /api/tools lists them.`,
+          );
+        // Another program on this machine (one the agent started) must not let the agent do more.
+        if (body.default === 'allow' && !keyed)
+          throw keyRequired(`Letting ${params.name} run without asking`);
+        return {
+          body: await deps.endpoint.request('agent.tool_default', {
+            tool: params.name,
+            default: body.default,
+          }),
+        };
+      },
     }),
     route({
       method: 'POST',

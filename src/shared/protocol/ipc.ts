@@ -164,6 +164,13 @@ const workflowRunId = z
 export type TurnOrigin = z.infer<typeof turnOrigin>;
 
 /** Requests: the payload the sender gives and the result the receiver answers. */
+/** A tool's default (what a call gets when no rule decides), where it comes from, and whether it can be switched. */
+export const toolPermission = z.object({
+  default: z.enum(['allow', 'ask', 'deny']),
+  source: z.enum(['built-in', 'permissions.yml']),
+  locked: z.string().nullable(),
+});
+
 export const requestDefs = {
   /** supervisor → child, first message after spawn. */
   'child.start': {
@@ -309,18 +316,27 @@ export const requestDefs = {
     }),
     result: z.object({ answered: z.boolean() }),
   },
-  /** gateway → agent: the built-in tools with their JSON schemas, for GET /api/tools. */
+  /** gateway → agent: the tools with their JSON schemas, purposes and defaults, for GET /api/tools. */
   'agent.tools': {
     payload: z.object({}),
     result: z.object({
+      /** permissions.yml cannot be used as it is (the switches are off until it is fixed). */
+      rules_problem: z.string().nullable(),
       items: z.array(
         z.object({
           name: z.string(),
+          purpose: z.string(),
           description: z.string(),
           parameters: z.record(z.string(), z.unknown()),
+          permission: toolPermission,
         }),
       ),
     }),
+  },
+  /** gateway → agent: make allow or ask a tool's default in permissions.yml (refused for locked tools). */
+  'agent.tool_default': {
+    payload: z.object({ tool: z.string().max(200), default: z.enum(['allow', 'ask']) }),
+    result: toolPermission,
   },
   /** supervisor → an idle agent worker: may it retire? It says no while a background command runs, and takes no new work once it says yes. */
   'agent.retire': {

@@ -99,6 +99,7 @@ export const requestRoutes: Readonly<Record<RequestType, RequestRoute>> = {
   'approval.list': { to: 'supervisor', from: gw, ms: innerWaits.approvals + HOP_MS },
   // The pool may have no worker: the list waits for one's cold start, as a turn does.
   'agent.tools': { to: 'agent', from: gw, ms: innerWaits.agentTakesTurn + HOP_MS },
+  'agent.tool_default': { to: 'agent', from: gw, ms: innerWaits.agentTakesTurn + HOP_MS },
   'agent.probe_model': { to: 'agent', from: gw, ms: innerWaits.modelProbe + HOP_MS },
 
   // MCP: the agent calls tools; the API shows and manages the connections.

@@ -6,8 +6,11 @@ import { resolvePaths } from '../../shared/paths.js';
 import { openDb } from '../../shared/store/db.js';
 import { cronApprovalTimeout } from '../../shared/store/cron-approval.js';
 import type { EventPayload } from '../../shared/protocol/ipc.js';
+import { IpcCallError } from '../../shared/protocol/endpoint.js';
 import { Approvals } from './approvals.js';
 import { RulesGate } from './permission-gate.js';
+import { emptyRules } from './permissions/rules.js';
+import { readRules, setToolDefault, toolDefault } from './permissions/tool-defaults.js';
 import { probeModel } from './providers/index.js';
 import { TurnRunner } from './turn-runner.js';
 import { runningCount } from './tools/shell/background.js';
@@ -77,13 +80,32 @@ endpoint.handle('agent.approvals', ({ session_id }) => ({ items: approvals.list(
 endpoint.handle('agent.approval', ({ session_id, approval_id, decision }) => ({
   answered: approvals.answer(session_id, approval_id, decision),
 }));
-endpoint.handle('agent.tools', async () => ({
-  items: ((await runner?.toolSpecs()) ?? []).map((t) => ({
-    name: t.name,
-    description: t.description,
-    parameters: t.parameters,
-  })),
-}));
+endpoint.handle('agent.tools', async () => {
+  // A broken permissions.yml is said once; the switches wait until it is fixed.
+  let rules = emptyRules();
+  let problem: string | null = null;
+  try {
+    rules = readRules(paths.permissions);
+  } catch (err) {
+    problem = (err as Error).message;
+  }
+  return {
+    rules_problem: problem,
+    items: ((await runner?.toolSpecs()) ?? []).map((t) => ({
+      name: t.name,
+      purpose: t.purpose,
+      description: t.description,
+      parameters: t.parameters,
+      permission: toolDefault(rules, t.name),
+    })),
+  };
+});
+endpoint.handle('agent.tool_default', async ({ tool, default: verdict }) => {
+  const known = ((await runner?.toolSpecs()) ?? []).some((t) => t.name === tool);
+  if (!known)
+    throw new IpcCallError('not_found', `There is no tool "${tool}"; GET /api/tools lists them.`);
+  return setToolDefault(paths.permissions, tool, verdict);
+});
 endpoint.handle('agent.interrupt', ({ turn_id, restart }) => ({
   interrupted: runner?.interrupt(turn_id, restart === true) ?? false,
 }));

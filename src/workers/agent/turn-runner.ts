@@ -103,7 +103,7 @@ export class TurnRunner {
         goalTool(this.db, () => {}),
         await mcpTools(this.mcp, this.config()),
       ),
-    ).specs();
+    ).catalog();
   }
 
   /** The tools, in the order the model sees them; one list serves turns and GET /api/tools. */

@@ -50,6 +50,8 @@ export interface ToolSubject {
 /** A tool: a name, a description for the model, a zod schema for its arguments, and what it does. */
 export interface Tool<A = unknown> {
   name: string;
+  /** What the tool does, in a sentence for a person (Settings → Tools); `description` is the model's. */
+  purpose: string;
   description: string;
   args: z.ZodType<A>;
   /** The JSON schema the model sees, when it comes from elsewhere (an MCP server) rather than `args`. */
@@ -101,6 +103,12 @@ export class ToolRegistry {
           unknown
         >),
     })));
+  }
+
+  /** The tools as Settings → Tools lists them: the model's spec plus the purpose for a person. */
+  catalog(): Array<ToolSpec & { purpose: string }> {
+    const purposes = new Map([...this.tools.values()].map((t) => [t.name, t.purpose]));
+    return this.specs().map((s) => ({ ...s, purpose: purposes.get(s.name) ?? '' }));
   }
 
   /** Runs one call; a bad name, bad arguments or a refusal is an error result the model can act on. */

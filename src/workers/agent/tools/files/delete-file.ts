@@ -6,6 +6,7 @@ import { defineTool } from '../registry.js';
 
 export const deleteFileTool = defineTool({
   name: 'delete_file',
+  purpose: 'Moves a file to the trash, from where you can restore it.',
   description:
     'Moves a file to the trash, from where the user can restore it. Folders are refused.',
   args: z

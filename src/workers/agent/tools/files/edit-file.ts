@@ -5,6 +5,7 @@ import { defineTool } from '../registry.js';
 
 export const editFileTool = defineTool({
   name: 'edit_file',
+  purpose: 'Changes part of a file by replacing a piece of text.',
   description:
     'Replaces old_text with new_text in a text file you have read in this session (and that is unchanged since). ' +
     'old_text must match the file exactly, whitespace included, and occur exactly once, unless replace_all is true. ' +

@@ -12,6 +12,7 @@ const MAX_OUTPUT_CHARS = 256 * 1024;
 
 export const readFileTool = defineTool({
   name: 'read_file',
+  purpose: 'Reads a file, or a part of a long one.',
   description:
     'Reads a text file and returns its lines numbered like `cat -n`. Use offset_line (1-based) and limit_lines ' +
     `(default ${DEFAULT_LINES}, max ${MAX_LINES}) to read a long file in parts. Binary files and files over 10 MiB are refused. ` +

@@ -6,6 +6,7 @@ import { countLines, formatBytes, MAX_TEXT_FILE_BYTES } from './text-file.js';
 
 export const writeFileTool = defineTool({
   name: 'write_file',
+  purpose: "Creates a file, or replaces one's whole content.",
   description:
     'Writes a whole text file, creating missing parent folders. To replace an existing file you must have read it ' +
     'with read_file in this session and it must be unchanged since; its previous content goes to the trash. ' +

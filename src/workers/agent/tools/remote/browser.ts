@@ -174,6 +174,8 @@ export function browserTools(endpoint: Endpoint, config: () => Config): Tool[] {
   if (notConfigured(config()) !== null) return [];
   const browser = defineTool({
     name: 'browser',
+    purpose:
+      'Drives the connected Chromium: opens pages, clicks, types, reads and takes screenshots.',
     description:
       "Drives the user's browser (Chromium over the DevTools Protocol). Actions: navigate {url}; snapshot (the page's text and interactive elements, each with a ref like e12); " +
       'click {target}; type {target, text}; press {key, target?}; scroll {direction | target}; select {target, option}; wait {target | text, timeout_seconds?}; ' +
@@ -214,6 +216,7 @@ export function browserTools(endpoint: Endpoint, config: () => Config): Tool[] {
   };
   const replay = defineTool({
     name: 'browser_replay',
+    purpose: 'Replays one of your saved browser recordings.',
     description:
       'Replays a saved browser recording step by step, with values for its params. A step that fails stops the replay and says which step, its target and what the page showed.',
     args: replayArgs,
@@ -274,6 +277,7 @@ export function browserTools(endpoint: Endpoint, config: () => Config): Tool[] {
   });
   const record = defineTool({
     name: 'browser_record',
+    purpose: 'Records what the agent does in the browser as a recording you can replay.',
     description:
       'Records what you do with the browser tool in this chat as a reusable recording: call with action start, do the task, then action stop with a name (and params: values you typed that should become {{params}}). Snapshots and screenshots are not kept; refs become role selectors.',
     args: recordArgs,

@@ -38,6 +38,8 @@ export function readResourceTool(channel: McpChannel, servers: string[], config:
   });
   return {
     name: READ_TOOL,
+    purpose:
+      'Reads a file or document an MCP server offers (a resource), such as one a tool linked.',
     description: `Reads a resource of an MCP server by its URI: one a tool result linked ("[resource link: …]"), or one the user named. Servers with resources: ${servers.join(', ')}.`,
     args: args as z.ZodType<unknown>,
     subject: (a) => ({ as: readPermissionName((a as McpResourceRef).server) }),

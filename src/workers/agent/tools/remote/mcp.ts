@@ -38,6 +38,24 @@ export async function mcpTools(channel: McpChannel, config: Config): Promise<Too
   return tools;
 }
 
+/**
+ * A server's description as a person reads it: its first sentence or line, without Markdown marks
+ * (the text is written for a model and often carries backticks, emphasis and links).
+ */
+export function plainPurpose(description: string): string {
+  const first = description.trim().split(/\n\s*\n|\n/)[0] ?? '';
+  const plain = first
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/`+([^`]*)`+/g, '$1')
+    .replace(/(\*\*|__)(.*?)\1/g, '$2')
+    .replace(/(^|\W)[*_]([^*_]+)[*_](?=\W|$)/g, '$1$2')
+    .replace(/^#+\s*/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const sentence = /^(.+?[.!?])(\s|$)/.exec(plain)?.[1] ?? plain;
+  return sentence.length > 200 ? `${sentence.slice(0, 199)}…` : sentence;
+}
+
 function mcpTool(
   channel: McpChannel,
   server: string,
@@ -48,6 +66,7 @@ function mcpTool(
 ): Tool {
   return {
     name: mcpToolName(server, tool),
+    purpose: plainPurpose(description) || `The tool "${tool}" of the MCP server "${server}".`,
     description: `${description || tool} (from the MCP server "${server}")`,
     args: z.record(z.string(), z.unknown()),
     parameters: schema.type === 'object' ? schema : { type: 'object', properties: {} },

@@ -34,6 +34,7 @@ export function splitPattern(
 
 export const globTool = defineTool({
   name: 'glob',
+  purpose: 'Finds files by name, such as every *.ts file in a folder.',
   description:
     'Finds files by name pattern, newest first. `*` and `?` match within a name, `**` across folders, `{a,b}` either. ' +
     'A pattern without a slash matches file names at any depth (`*.ts`); with a slash it matches the path below `path` (`src/**/*.test.ts`). ' +

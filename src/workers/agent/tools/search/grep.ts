@@ -32,6 +32,7 @@ function regexFlags(
 
 export const grepTool = defineTool({
   name: 'grep',
+  purpose: 'Searches the contents of files for a word or pattern.',
   description:
     'Searches file contents for a regular expression (JavaScript syntax), line by line, and returns `path:line:text` ' +
     '(context lines as `path-line-text`, groups separated by `--`). Honours .gitignore, skips node_modules, .git and binary files. ' +

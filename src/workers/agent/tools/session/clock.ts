@@ -4,6 +4,7 @@ import { defineTool } from '../registry.js';
 /** The current date and time: harmless, and enough to prove the tool loop end to end. */
 export const clockTool = defineTool({
   name: 'current_time',
+  purpose: "Tells the agent today's date and the time.",
   description:
     "Returns the current date and time, in UTC and in the given IANA time zone (default: the server's).",
   args: z

@@ -7,6 +7,7 @@ import { defineTool } from '../registry.js';
 export function goalTool(db: Db, onChange: (goal: Goal) => void) {
   return defineTool({
     name: 'update_goal',
+    purpose: 'Marks the goal set for this chat as reached, or as blocked until you help.',
     description:
       'Marks the session goal as complete (it is reached) or blocked (you cannot continue without the user). Say why in note.',
     args: z

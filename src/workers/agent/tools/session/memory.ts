@@ -78,6 +78,7 @@ export function indexWith(index: string, name: string, description: string): str
 function memoryWriteTool(): Tool {
   return defineTool({
     name: 'memory_write',
+    purpose: "Saves a note to svc's memory, which the agent reads in later chats.",
     description:
       'Saves a durable note (Markdown) as memory/<name>.md, replacing a note of the same name, and lists it in the memory index MEMORY.md with its description. ' +
       "Use it for facts worth keeping across sessions: the user's preferences, decisions, how a project is set up.",
@@ -154,6 +155,7 @@ function searchFile(name: string, text: string, terms: string[]): Hit | undefine
 function memorySearchTool(): Tool {
   return defineTool({
     name: 'memory_search',
+    purpose: "Looks through svc's saved memory notes.",
     description:
       'Searches the memory notes (memory/*.md and the MEMORY.md index) for the words of query, case-insensitively; best matches first, with matching lines.',
     args: z

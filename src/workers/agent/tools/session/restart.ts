@@ -10,6 +10,7 @@ export const RESTART_TOOL = 'restart_server';
 export function restartTool(requestRestart: (reason: string) => void | Promise<void>): Tool {
   return defineTool({
     name: RESTART_TOOL,
+    purpose: 'Restarts svc (to apply new settings). It always asks you first.',
     description:
       'Restarts the svc server, e.g. after changing its configuration or code. Running turns are allowed to finish first, and this one ends. ' +
       "The user is always asked to approve it. Say why in reason. Never stop or kill svc's processes with terminal; use this tool.",

@@ -11,6 +11,7 @@ export function runWorkflowTool(
 ) {
   return defineTool({
     name: 'run_workflow',
+    purpose: 'Starts one of your saved workflows; each of its steps asks for itself.',
     description:
       'Starts a saved workflow (GET /api/workflows lists them, with their inputs) with the given inputs. It runs in the background in a session of its own; this answers the run id and session id at once. Its shell commands and tool calls ask for approval like yours do.',
     args: z

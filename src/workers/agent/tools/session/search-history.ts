@@ -33,6 +33,7 @@ function cite(h: SearchHit): string {
  */
 export const searchHistoryTool = defineTool({
   name: 'search_history',
+  purpose: 'Searches your earlier chats for something said there.',
   description:
     'Searches every earlier conversation with the user (all sessions not in the trash): their messages, your replies, tool calls and outputs, session titles, goals and file names; also memory notes, skills and workflows. Query syntax: words (all must appear), "exact phrase", -word to exclude, word* for a prefix. Answers up to 10 short excerpts, each cited with its session id and title, date and message id; the current session is left out unless include_current is true.',
   args: z

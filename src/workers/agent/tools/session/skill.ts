@@ -14,6 +14,7 @@ const FILE_CAP = 256 * 1024;
  */
 export const skillTool = defineTool({
   name: 'skill',
+  purpose: 'Loads one of your enabled skills (its instructions and files).',
   description:
     'Loads one of the skills listed in the system prompt: without `file`, answers its SKILL.md instructions and the files it holds; with `file` (a path relative to the skill folder), answers that file. Load a skill before doing the task it describes.',
   args: z

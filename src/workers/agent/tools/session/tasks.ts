@@ -49,6 +49,7 @@ export function taskTools(opts: TaskToolOptions = {}): Tool[] {
   return [
     defineTool({
       name: 'task_create',
+      purpose: 'Adds a step to the plan the agent keeps for a longer job.',
       description:
         "Adds a task to this session's plan (status pending). blocked_by lists ids of tasks that must be completed before this one may start. Use tasks for work with several steps.",
       args: z
@@ -69,6 +70,7 @@ export function taskTools(opts: TaskToolOptions = {}): Tool[] {
     }),
     defineTool({
       name: 'task_update',
+      purpose: "Marks a step of the agent's plan as started, done or dropped.",
       description:
         'Changes a task of this session: subject, description, status (pending, in_progress, completed) or blocked_by (replaces the list). A task can start or complete only after its blockers are completed.',
       args: z
@@ -97,6 +99,7 @@ export function taskTools(opts: TaskToolOptions = {}): Tool[] {
     }),
     defineTool({
       name: 'task_list',
+      purpose: "Shows the agent's plan for the current job.",
       description:
         "Lists this session's tasks in plan order with their ids, status and open blockers; optionally only one status.",
       args: z.object({ status: z.enum(taskStatuses).optional() }).strict(),

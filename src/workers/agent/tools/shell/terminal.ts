@@ -80,6 +80,7 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
     typeof opts.secrets === 'function' ? opts.secrets() : (opts.secrets ?? []);
   return defineTool({
     name: 'terminal',
+    purpose: 'Runs a shell command (tests, builds, git…) inside the sandbox and shows its output.',
     description:
       `Runs a shell command (bash -c, or sh where bash is missing) in the session's working folder with stdin closed; stdout and stderr are merged. ` +
       `Times out after timeout_seconds (default ${DEFAULT_TIMEOUT_S}, max ${MAX_TIMEOUT_S}), and then it and everything it started are stopped. ` +
@@ -207,6 +208,7 @@ export function terminalTool(opts: TerminalOptions = {}): Tool {
 export function terminalOutputTool(): Tool {
   return defineTool({
     name: 'terminal_output',
+    purpose: 'Reads more output from a command that is still running in the background.',
     description: `Reads a background command's output from since_offset on (default 0; pass next_offset from the previous read to get only what is new), up to ${RESULT_CAP} characters, and says whether it is still running or its exit code.`,
     args: z
       .object({ id: z.string().min(1).max(64), since_offset: z.number().int().min(0).optional() })
@@ -244,6 +246,7 @@ export function terminalOutputTool(): Tool {
 export function terminalStopTool(): Tool {
   return defineTool({
     name: 'terminal_stop',
+    purpose: 'Stops a command that runs in the background.',
     description:
       'Stops a background command started with terminal (background: true), together with every process it started.',
     args: z.object({ id: z.string().min(1).max(64) }).strict(),

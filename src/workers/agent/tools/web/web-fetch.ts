@@ -11,6 +11,8 @@ export type WebFetchInternals = Pick<
 export function makeWebFetchTool(internals: WebFetchInternals = {}): Tool {
   return defineTool({
     name: 'web_fetch',
+    purpose:
+      'Reads a public web page and gives the agent its text. Pages on this machine or a private network are refused.',
     description:
       'Fetches an http(s) URL and returns its content as text: HTML is turned into readable text (headings, paragraphs, ' +
       'lists, links as `text (url)`), JSON and plain text come back as they are, other types as a short note. ' +
