@@ -18,4 +18,6 @@ export interface Deps {
   /** The WebSocket event hub: turn routes listen to it to answer and stream. */
   hub: WsHub;
   startedAt: number;
+  /** The access key, only to show it to a person who sent it already (GET /api/onboard/phone). */
+  accessKey?: () => string;
 }

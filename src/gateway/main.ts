@@ -69,6 +69,7 @@ endpoint.handle('child.start', async (start) => {
     draining: () => gw.draining,
     startedAt: gw.startedAt,
     hub: gw.ws,
+    accessKey: () => start.access_key ?? '',
   };
   gw.setRoutes(allRoutes(deps));
   gw.ws.onCommand = chatCommands(deps, gw.ws);

@@ -98,7 +98,14 @@ if (reason) {
     await page.keyboard.press('Enter');
     await page.locator('[data-testid=test-result][data-ok=true]').waitFor();
     await focusKept(page, 'Save and test');
-    for (const heading of ['A lite model (optional)', 'Profile (optional)', 'Ready']) {
+    for (const heading of [
+      'A lite model (optional)',
+      'Profile (optional)',
+      'Keep svc running (optional)',
+      'Use it from your phone (optional)',
+      'The sandbox',
+      'Ready',
+    ]) {
       await tabTo(page, '[data-testid=onboarding-next]');
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: heading }).waitFor();

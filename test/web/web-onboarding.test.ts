@@ -80,16 +80,84 @@ if (reason) {
     await page.screenshot({ path: screenshotPath('onboarding.png'), fullPage: true });
   });
 
-  test('the optional steps, then finish', async () => {
+  test('the optional steps follow the first choice, one primary button each; service, phone and sandbox steps; then finish', async () => {
     const { page } = rig;
+    const card = page.getByTestId('onboarding').locator('section.card');
+    const primaries = () => card.locator('button.primary').count();
+    assert.is(await primaries(), 1, 'the model step: Next is the one primary once tested');
+    assert.is(await page.getByTestId('onboarding-next').getAttribute('class'), 'primary');
     await page.getByTestId('onboarding-next').click();
     await page.getByRole('heading', { name: 'A lite model (optional)' }).waitFor();
+    // The lite model starts from the main model's provider and endpoint, not the catalogue's first.
+    const lite = page.getByTestId('model-form');
+    assert.is(await lite.locator('select[name=provider]').inputValue(), 'custom');
+    assert.is(await lite.locator('select[name=protocol]').inputValue(), 'openai');
+    assert.is(await lite.locator('input[name=base_url]').inputValue(), fake.baseUrl('openai'));
+    assert.is(await primaries(), 1, 'the lite step: its form is the one primary; Skip is not');
     await page.getByTestId('onboarding-next').click(); // skip the lite model
     await page.getByRole('heading', { name: 'Profile (optional)' }).waitFor();
     await page.locator('textarea[name=soul]').fill('You answer briefly.');
     await page.getByRole('button', { name: 'Save profile' }).click();
     await page.getByText('Saved.').waitFor();
+    assert.is(await primaries(), 1, 'the profile step, once saved: Next');
     await page.getByTestId('onboarding-next').click();
+
+    await page.getByRole('heading', { name: 'Keep svc running (optional)' }).waitFor();
+    const service = page.getByTestId('setup-service');
+    if (process.platform === 'linux' || process.platform === 'darwin')
+      assert.is(await service.getByTestId('setup-command').innerText(), 'svc service install');
+    assert.is(await primaries(), 1);
+    await page.getByTestId('onboarding-next').click();
+
+    await page.getByRole('heading', { name: 'Use it from your phone (optional)' }).waitFor();
+    const phone = page.getByTestId('setup-phone');
+    // The test server listens on loopback only: the step says so and how to open it up.
+    assert.match(
+      await phone.innerText(),
+      new RegExp(`only on this machine now \\(127\\.0\\.0\\.1:${server.port}\\)`),
+    );
+    assert.is(
+      await phone.getByTestId('setup-command').innerText(),
+      `svc serve --addr :${server.port}`,
+    );
+    const setup = await api(server.port, 'GET', '/api/onboard/setup');
+    assert.is(setup.status, 200);
+    assert.not.ok(JSON.stringify(setup.body).includes(server.key()), 'no key in the setup answer');
+    const unkeyed = await api(server.port, 'GET', '/api/onboard/phone');
+    assert.is(unkeyed.status, 403, 'the key is shown only to whoever sent it');
+    assert.is(unkeyed.body.error.code, 'key_required');
+    // Showing the key asks for it first (this browser came in from loopback without it).
+    await phone.getByRole('button', { name: /Show the address with the key/ }).click();
+    const unlock = phone.getByTestId('key-unlock');
+    await unlock.getByLabel('Access key').fill(server.key());
+    await unlock.getByRole('button', { name: 'Unlock' }).click();
+    const shown = phone.getByTestId('phone-key');
+    const qr = shown.getByRole('img', { name: 'QR code of the address with the access key' });
+    await qr.waitFor();
+    assert.match((await qr.getAttribute('src')) ?? '', /^data:image\/png;base64,/);
+    assert.ok(
+      (await qr.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)) > 0,
+      'the PNG decodes',
+    );
+    const url = await shown.locator('code').innerText();
+    assert.ok(
+      url.endsWith(`:${server.port}/?access_key=${server.key()}`),
+      'the address carries the key',
+    );
+    await shown.getByRole('button', { name: 'Hide the key' }).click();
+    assert.is(await shown.count(), 0);
+    assert.is(await primaries(), 1);
+    await page.getByTestId('onboarding-next').click();
+
+    await page.getByRole('heading', { name: 'The sandbox' }).waitFor();
+    const health = (await api(server.port, 'GET', '/api/health')).body.sandbox;
+    const box = page.getByTestId('setup-sandbox');
+    await box.getByText(health.state === 'on' ? 'sandbox on' : /sandbox off|no sandbox/).waitFor();
+    if (health.state !== 'on')
+      assert.is(await box.getByTestId('sandbox-fix').innerText(), health.message);
+    await page.getByTestId('onboarding-next').click();
+
+    await page.getByRole('heading', { name: 'Ready' }).waitFor();
     await page.getByTestId('onboarding-finish').click();
     await page.getByTestId('composer-input').waitFor();
     assert.match(page.url(), /#\/chat$/);

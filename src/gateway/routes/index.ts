@@ -5,6 +5,7 @@ import { artifactRoutes } from './sessions/artifacts.js';
 import { chatRoutes } from './sessions/chat.js';
 import { modelRoutes } from './models.js';
 import { onboardRoutes } from './onboard.js';
+import { setupRoutes } from './setup.js';
 import { goalRoutes } from './sessions/goal.js';
 import { sessionRoutes } from './sessions/sessions.js';
 import { sessionTransferRoutes } from './sessions/transfer.js';
@@ -35,6 +36,7 @@ export function allRoutes(deps: Deps): Route[] {
     ...artifactRoutes(deps),
     ...modelRoutes(deps),
     ...onboardRoutes(deps),
+    ...setupRoutes(deps),
     ...sessionRoutes(deps),
     ...sessionTransferRoutes(deps),
     ...sessionTurnsRoutes(deps),

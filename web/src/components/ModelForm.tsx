@@ -9,6 +9,10 @@ interface Props {
   submitLabel: string;
   onSaved: (entry: ModelEntry) => Promise<void> | void;
   onCancel?: () => void;
+  /** A new entry starts from this one's provider, address and protocol (the lite model after the main). */
+  like?: ModelEntry | undefined;
+  /** Whether the submit button is the view's one primary action (default true). */
+  primary?: boolean;
 }
 
 const num = (s: string): number | undefined => {
@@ -72,13 +76,24 @@ const sorted = (p: Prices) =>
   Object.fromEntries(Object.entries(p).sort(([x], [y]) => (x < y ? -1 : 1)));
 
 /** A model entry: provider from the catalog, model, key, and (where it applies) address and protocol. */
-export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: Props) {
-  const initialProvider = entry?.provider ?? providers[0]?.id ?? 'custom';
+export function ModelForm({
+  providers,
+  entry,
+  submitLabel,
+  onSaved,
+  onCancel,
+  like,
+  primary = true,
+}: Props) {
+  const from = entry ?? like;
+  const initialProvider = from?.provider ?? providers[0]?.id ?? 'custom';
   const [provider, setProvider] = useState(initialProvider);
   const p = providers.find((x) => x.id === provider);
-  const [model, setModel] = useState(entry?.model ?? p?.models[0]?.id ?? '');
-  const [protocol, setProtocol] = useState(entry?.protocol ?? p?.protocol ?? 'openai');
-  const [baseUrl, setBaseUrl] = useState(entry?.base_url ?? p?.base_url ?? '');
+  const [model, setModel] = useState(
+    entry?.model ?? p?.models.find((m) => m.id !== like?.model)?.id ?? '',
+  );
+  const [protocol, setProtocol] = useState(from?.protocol ?? p?.protocol ?? 'openai');
+  const [baseUrl, setBaseUrl] = useState(from?.base_url ?? p?.base_url ?? '');
   const [apiKey, setApiKey] = useState('');
   const [id, setId] = useState('');
   const [ctx, setCtx] = useState(entry?.context_window ? String(entry.context_window) : '');
@@ -315,7 +330,7 @@ export function ModelForm({ providers, entry, submitLabel, onSaved, onCancel }: 
         </p>
       )}
       <div class="actions">
-        <button type="submit" class="primary" disabled={busy}>
+        <button type="submit" class={primary ? 'primary' : undefined} disabled={busy}>
           {busy ? 'Working…' : submitLabel}
         </button>
         {onCancel && (

@@ -3,19 +3,33 @@ import { api, describe, get, post } from '../lib/api';
 import type { ModelEntry, OnboardStatus, Provider, TestResult as Result } from '../lib/types';
 import { ModelForm } from './ModelForm';
 import { ProfileForm } from './ProfileForm';
+import { PhoneStep, SandboxStep, ServiceStep, type Setup } from './SetupSteps';
 import { TestResult } from './TestResult';
 
-type Step = 'model' | 'lite' | 'profile' | 'finish';
+type Step = 'model' | 'lite' | 'profile' | 'service' | 'phone' | 'sandbox' | 'finish';
 const steps: Array<[Step, string]> = [
   ['model', 'Model'],
   ['lite', 'Lite model'],
   ['profile', 'Profile'],
+  ['service', 'Service'],
+  ['phone', 'Phone'],
+  ['sandbox', 'Sandbox'],
   ['finish', 'Finish'],
 ];
+/** The steps after the model's, with their headings; each is optional and moves on with Next. */
+const after: Partial<Record<Step, Step>> = {
+  lite: 'profile',
+  profile: 'service',
+  service: 'phone',
+  phone: 'sandbox',
+  sandbox: 'finish',
+};
 
 /**
  * First start: pick a provider and model, give the key, test it (showing why it fails), put it in
- * the default slot, optionally a lite model and the profile files, then finish.
+ * the default slot; then, each skippable, a lite model (starting from the main model's provider),
+ * the profile files, running svc as a service, reaching it from a phone, and the sandbox's state
+ * with its fix; then finish.
  */
 export function Onboarding({
   initial,
@@ -37,6 +51,12 @@ export function Onboarding({
   // The form waits for the saved models too: rendered before them, it would be re-made for the
   // saved default when they arrive, and take the keyboard user's focus with it.
   const [loaded, setLoaded] = useState(false);
+  const [setup, setSetup] = useState<Setup | undefined>();
+  const loadSetup = () =>
+    get<Setup>('/api/onboard/setup').then(setSetup, (err) => setError(describe(err)));
+  useEffect(() => {
+    if ((step === 'service' || step === 'phone' || step === 'sandbox') && !setup) void loadSetup();
+  }, [step]);
 
   const refresh = async () => {
     const [m, s] = await Promise.all([
@@ -164,6 +184,7 @@ export function Onboarding({
             entry={current}
             submitLabel={current ? 'Save and test again' : 'Save and test'}
             onSaved={savedDefault}
+            primary={!tested}
           />
           <TestResult
             result={
@@ -176,7 +197,7 @@ export function Onboarding({
           <div class="actions">
             <button
               type="button"
-              class="primary"
+              class={tested ? 'primary' : undefined}
               disabled={!tested}
               onClick={() => setStep('lite')}
               data-testid="onboarding-next"
@@ -204,6 +225,7 @@ export function Onboarding({
           ) : (
             <ModelForm
               providers={providers}
+              like={current}
               submitLabel="Save, use as lite and test"
               onSaved={savedLite}
             />
@@ -212,7 +234,7 @@ export function Onboarding({
           <div class="actions">
             <button
               type="button"
-              class="primary"
+              class={lite ? 'primary' : undefined}
               onClick={() => setStep('profile')}
               data-testid="onboarding-next"
             >
@@ -229,15 +251,48 @@ export function Onboarding({
             Two plain Markdown files the agent reads at the start of every chat. You can leave them
             empty.
           </p>
-          <ProfileForm submitLabel="Save profile" onSaved={() => void refresh()} />
+          <ProfileForm
+            submitLabel="Save profile"
+            onSaved={() => void refresh()}
+            primary={!status?.steps.profile_written}
+          />
+          <div class="actions">
+            <button
+              type="button"
+              class={status?.steps.profile_written ? 'primary' : undefined}
+              onClick={() => setStep('service')}
+              data-testid="onboarding-next"
+            >
+              {status?.steps.profile_written ? 'Next' : 'Skip'}
+            </button>
+          </div>
+        </section>
+      ) : step === 'service' || step === 'phone' || step === 'sandbox' ? (
+        <section class="card stack">
+          <h2 ref={heading} tabIndex={-1}>
+            {step === 'service'
+              ? 'Keep svc running (optional)'
+              : step === 'phone'
+                ? 'Use it from your phone (optional)'
+                : 'The sandbox'}
+          </h2>
+          {!setup ? (
+            <p class="loading">Loading…</p>
+          ) : step === 'service' ? (
+            <ServiceStep setup={setup} />
+          ) : step === 'phone' ? (
+            <PhoneStep setup={setup} />
+          ) : (
+            <SandboxStep setup={setup} onCheck={() => void loadSetup()} />
+          )}
           <div class="actions">
             <button
               type="button"
               class="primary"
-              onClick={() => setStep('finish')}
+              onClick={() => setStep(after[step] ?? 'finish')}
               data-testid="onboarding-next"
             >
-              {status?.steps.profile_written ? 'Next' : 'Skip'}
+              Next
             </button>
           </div>
         </section>
@@ -253,6 +308,12 @@ export function Onboarding({
             </li>
             <li>Lite model: {lite ? `${lite.id} (${lite.provider} · ${lite.model})` : 'none'}</li>
             <li>Profile: {status?.steps.profile_written ? 'written' : 'not written'}</li>
+            {setup && (
+              <li>
+                Sandbox:{' '}
+                {setup.sandbox.state === 'on' ? 'on' : 'off (svc asks before more commands)'}
+              </li>
+            )}
           </ul>
           <div class="actions">
             <button

@@ -27,10 +27,13 @@ export function ProfileForm({
   submitLabel,
   onSaved,
   load = false,
+  primary = true,
 }: {
   submitLabel: string;
   onSaved?: () => void;
   load?: boolean;
+  /** Whether Save is the view's one primary action (default true). */
+  primary?: boolean;
 }) {
   const [soul, setSoul] = useState('');
   const [user, setUser] = useState('');
@@ -121,7 +124,11 @@ export function ProfileForm({
         </p>
       )}
       <div class="actions">
-        <button type="submit" class="primary" disabled={state.busy || tooBig || !ready}>
+        <button
+          type="submit"
+          class={primary ? 'primary' : undefined}
+          disabled={state.busy || tooBig || !ready}
+        >
           {submitLabel}
         </button>
         {state.saved && <span class="ok small">Saved.</span>}
