@@ -9,9 +9,9 @@ interface Ctx {
   changed: (c: Config) => void;
 }
 
-/** Saves a verified browser endpoint in config.yml: `cdp_url` or `port` replaces whichever was there (launch too). */
+/** Saves the browser in config.yml: a verified `cdp_url` or `port`, or `launch: auto`, replaces whichever was there. */
 export function handleBrowserConfigEdits(ctx: Ctx): void {
-  ctx.endpoint.handle('config.browser.set', ({ cdp_url, port }) => {
+  ctx.endpoint.handle('config.browser.set', ({ cdp_url, port, launch }) => {
     try {
       ctx.changed(
         editConfig(ctx.file, (doc) => {
@@ -19,6 +19,7 @@ export function handleBrowserConfigEdits(ctx: Ctx): void {
             if (doc.hasIn(['browser', k])) doc.deleteIn(['browser', k]);
           if (cdp_url !== undefined) doc.setIn(['browser', 'cdp_url'], cdp_url);
           if (port !== undefined) doc.setIn(['browser', 'port'], port);
+          if (launch !== undefined) doc.setIn(['browser', 'launch'], launch);
         }),
       );
     } catch (err) {

@@ -56,6 +56,10 @@ if (browserMissing) {
     const conn = page.getByTestId('browser-connection');
     await conn.getByText('not connected').waitFor();
     assert.match(await conn.innerText(), /--remote-debugging-port=9222/);
+    // The page offers buttons and fields, never an API call or a config file to edit.
+    const card = page.getByTestId('browser-status');
+    assert.not.match(await card.innerText(), /POST |\/api\/|config\.yml/);
+    await card.getByRole('button', { name: 'Start a headless Chromium for me' }).waitFor();
     assert.equal(await axe(page, 'browser page'), []);
     await page
       .getByLabel('DevTools port')
@@ -130,6 +134,23 @@ if (browserMissing) {
     await page.getByText('No recording yet').waitFor();
     const trash = await api(rig.port, 'GET', '/api/trash');
     assert.ok(trash.body.items.some((i: { name: string }) => i.name === 'greet.yml'));
+    assert.equal(p.errors, []);
+  });
+
+  test('Start a headless Chromium for me: svc launches its own and the page says it is connected', async () => {
+    const { page } = p;
+    const conn = page.getByTestId('browser-connection');
+    await page.getByRole('button', { name: 'Start a headless Chromium for me' }).click();
+    await conn.getByText('(started by svc)').waitFor({ timeout: 60_000 });
+    await conn.getByText('connected', { exact: true }).waitFor();
+    const status = (await api(rig.port, 'GET', '/api/browser/status')).body;
+    assert.is(status.mode, 'launch');
+    assert.is(
+      await page.getByRole('button', { name: 'Start a headless Chromium for me' }).count(),
+      0,
+    );
+    const bad = await api(rig.port, 'POST', '/api/browser/launch', { executable: '/bin/sh' });
+    assert.is(bad.status, 400, 'the launch route takes no fields');
     assert.equal(p.errors, []);
   });
 }

@@ -61,8 +61,11 @@ export const browserRequestDefs = {
     payload: z.object({ ...target, timeout_ms: z.number().int().min(100).max(60_000) }),
     result: browserVerifyResultSchema,
   },
-  /** gateway → supervisor: save a verified endpoint in config.yml (replacing launch). */
-  'config.browser.set': { payload: z.object(target), result: ack },
+  /** gateway → supervisor: save a verified endpoint in config.yml (replacing launch), or launch: auto. */
+  'config.browser.set': {
+    payload: z.object({ ...target, launch: z.literal('auto').optional() }),
+    result: ack,
+  },
   /** agent → browser worker: one action on the page. */
   'browser.act': {
     payload: z.object({

@@ -123,7 +123,7 @@ export function BrowserView() {
           {error}
         </p>
       )}
-      <StatusCard status={status} onVerified={() => void loadStatus()} />
+      <StatusCard status={status} onVerified={() => void loadStatus()} onStatus={setStatus} />
       <section class="stack" aria-labelledby="recordings-title">
         <div class="row">
           <h2 id="recordings-title" class="grow">
@@ -171,12 +171,28 @@ export function BrowserView() {
 function StatusCard({
   status,
   onVerified,
+  onStatus,
 }: {
   status: Status | undefined;
   onVerified: () => void;
+  onStatus: (s: Status) => void;
 }) {
   const [port, setPort] = useState('9222');
   const [busy, setBusy] = useState(false);
+  const [launching, setLaunching] = useState(false);
+  const launch = async () => {
+    setLaunching(true);
+    setResult(undefined);
+    try {
+      const s = await post<Status>('/api/browser/launch', {});
+      onStatus(s);
+      if (!s.connected) setResult({ ok: false, text: s.reason ?? 'It did not start.' });
+    } catch (err) {
+      setResult({ ok: false, text: describe(err) });
+    } finally {
+      setLaunching(false);
+    }
+  };
   const [result, setResult] = useState<{ ok: boolean; text: string } | undefined>();
   const verify = async (e: Event) => {
     e.preventDefault();
@@ -216,9 +232,18 @@ function StatusCard({
             {status.connected ? 'connected' : 'not connected'}
           </span>{' '}
           {status.connected
-            ? `${status.browser} ${status.version} at ${status.endpoint}`
-            : status.reason}
+            ? `${status.browser} ${status.version} at ${status.endpoint}${status.mode === 'launch' ? ' (started by svc)' : ''}`
+            : status.configured
+              ? status.reason
+              : 'No browser yet. Let svc start a headless Chromium of its own, or start your Chrome or Chromium with --remote-debugging-port=9222 and verify its port below.'}
         </p>
+      )}
+      {status && status.mode !== 'launch' && (
+        <div>
+          <button type="button" disabled={launching} onClick={() => void launch()}>
+            {launching ? 'Starting…' : 'Start a headless Chromium for me'}
+          </button>
+        </div>
       )}
       {status?.connected && status.tabs.length > 0 && (
         <details>

@@ -66,6 +66,24 @@ export function browserRoutes(deps: Deps): Route[] {
     }),
     route({
       method: 'POST',
+      path: '/api/browser/launch',
+      summary:
+        "Has svc start a headless Chromium of its own (browser.launch: auto in config.yml, replacing cdp_url or port) and answers the connection's status once it is up or has failed (its reason names the fix, such as installing Chromium). Body: {}.",
+      body: z.strictObject({}),
+      handler: async () => {
+        await deps.endpoint.request('config.browser.set', { launch: 'auto' });
+        // The browser worker starts with the new config; its first status waits for the launch.
+        const until = Date.now() + 30_000;
+        let last = await status().catch(() => undefined);
+        while (!last?.connected && Date.now() < until) {
+          await new Promise((r) => setTimeout(r, 250));
+          last = await status().catch(() => undefined);
+        }
+        return { body: last ?? (await status()) };
+      },
+    }),
+    route({
+      method: 'POST',
       path: '/api/browser/verify',
       summary:
         'Connects to a browser\'s DevTools endpoint, {"port": 9222} or {"cdp_url": "http://127.0.0.1:9222"} (or {} for the configured one), within timeout_seconds (default 5). Answers {ok: true, browser, version, tabs, saved} (a given endpoint is saved in config.yml) or {ok: false, error}. Only loopback endpoints unless browser.allow_remote is true.',
