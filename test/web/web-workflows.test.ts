@@ -239,6 +239,8 @@ if (browserMissing) {
       'done',
       'the shell step is in the session, as a tool card',
     );
+    // A finished step's card is folded when the session opens; a person opens it to read the output.
+    await shell.locator('summary.tool-head').click();
     assert.match(await shell.getByTestId('tool-output').innerText(), /^gate-open/);
     assert.match(
       transcript,
