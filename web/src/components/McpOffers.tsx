@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { describe, get } from '../lib/api';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -44,6 +44,20 @@ export async function fromConnected<T>(
   return lists.flatMap((r, i) =>
     r.status === 'fulfilled' ? r.value.map((item) => ({ server: connected[i]!, item })) : [],
   );
+}
+
+/** The pickers' list: `fromConnected` loaded once when the picker opens; a failure says why. */
+export function useConnectedOffers<T>(list: (server: string) => Promise<T[]>) {
+  const [offers, setOffers] = useState<Array<{ server: string; item: T }> | undefined>();
+  const [error, setError] = useState('');
+  // biome-ignore lint/correctness/useExhaustiveDependencies: loaded once per opening
+  useEffect(() => {
+    fromConnected(list).then(setOffers, (err: unknown) => {
+      setError(describe(err));
+      setOffers([]);
+    });
+  }, []);
+  return { offers, error, setError };
 }
 
 /** A server's resources (GET …/resources), for the composer's picker. */

@@ -1,7 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { describe, post } from '../lib/api';
 import { Modal } from './Modal';
-import { fromConnected, promptsOf, serverPath, type Prompt } from './McpOffers';
+import { promptsOf, serverPath, useConnectedOffers, type Prompt } from './McpOffers';
 
 interface Choice {
   server: string;
@@ -19,24 +19,15 @@ export function McpPromptPicker({
   onPick: (text: string) => void;
   onClose: () => void;
 }) {
-  const [choices, setChoices] = useState<Choice[] | undefined>();
+  const { offers, error, setError } = useConnectedOffers(promptsOf);
+  const choices: Choice[] | undefined = offers?.map(({ server, item }) => ({
+    server,
+    prompt: item,
+  }));
   const [chosen, setChosen] = useState<Choice | undefined>();
   const [args, setArgs] = useState<Record<string, string>>({});
-  const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const list = useRef<HTMLSelectElement>(null);
-
-  useEffect(() => {
-    void (async () => {
-      try {
-        const found = await fromConnected(promptsOf);
-        setChoices(found.map(({ server, item }) => ({ server, prompt: item })));
-      } catch (err) {
-        setError(describe(err));
-        setChoices([]);
-      }
-    })();
-  }, []);
 
   const use = async (e: Event) => {
     e.preventDefault();

@@ -1,8 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { describe } from '../lib/api';
+import { useRef, useState } from 'preact/hooks';
 import type { McpResourceRef } from '../lib/chat';
 import { Modal } from './Modal';
-import { fromConnected, resourcesOf, type Resource } from './McpOffers';
+import { resourcesOf, useConnectedOffers, type Resource } from './McpOffers';
 
 /** A resource chosen to go with the message, with the name the chip shows. */
 export interface PickedResource extends McpResourceRef {
@@ -25,22 +24,13 @@ export function McpResourcePicker({
   onPick: (r: PickedResource) => void;
   onClose: () => void;
 }) {
-  const [choices, setChoices] = useState<Choice[] | undefined>();
+  const { offers, error } = useConnectedOffers(resourcesOf);
+  const choices: Choice[] | undefined = offers?.map(({ server, item }) => ({
+    server,
+    resource: item,
+  }));
   const [chosen, setChosen] = useState('');
-  const [error, setError] = useState('');
   const list = useRef<HTMLSelectElement>(null);
-
-  useEffect(() => {
-    void (async () => {
-      try {
-        const found = await fromConnected(resourcesOf);
-        setChoices(found.map(({ server, item }) => ({ server, resource: item })));
-      } catch (err) {
-        setError(describe(err));
-        setChoices([]);
-      }
-    })();
-  }, []);
 
   const key = (c: Choice) => `${c.server} ${c.resource.uri}`;
   const attach = (e: Event) => {
