@@ -90,7 +90,13 @@ test('connect: saved with the secret masked, the worker starts, the bot connects
   const fields = avail.body.platforms.find((p: any) => p.platform === 'telegram').fields;
   assert.equal(
     fields.find((f: any) => f.name === 'bot_token'),
-    { name: 'bot_token', required: true, secret: true, description: fields[0].description },
+    {
+      name: 'bot_token',
+      label: 'Bot token',
+      required: true,
+      secret: true,
+      description: fields[0].description,
+    },
   );
 
   // Saving again with the masked token (as the form sends it back) keeps the real one.
