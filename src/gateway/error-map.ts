@@ -1,5 +1,5 @@
 import { diskFullMessage, isDiskFull } from '../shared/disk-full.js';
-import { ApiError, errorStatus, messageOf, type ErrorCode } from '../shared/errors.js';
+import { ApiError, isErrorCode, messageOf, refusalOf } from '../shared/errors.js';
 import { log } from '../shared/log.js';
 import { resolvePaths } from '../shared/paths.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
@@ -10,18 +10,18 @@ import { IpcCallError } from '../shared/protocol/endpoint.js';
  * 507; anything else is logged here, once, and answered as `internal` without its details.
  */
 export function apiErrorOf(err: unknown, retryAfterS = 5): ApiError {
-  if (err instanceof ApiError) return err;
+  const refusal = refusalOf(err);
+  if (refusal) return refusal;
   if (err instanceof IpcCallError) {
     if (err.code === 'draining')
       return new ApiError('draining', err.message, undefined, {
         'Retry-After': String(retryAfterS),
       });
     // Errors another process raised for the client (conflict, not_found, …) keep their code.
-    if (Object.hasOwn(errorStatus, err.code) && err.code !== 'internal')
-      return new ApiError(err.code as ErrorCode, err.message);
-    const code = err.code === 'timeout' ? 'timeout' : 'unavailable';
+    if (isErrorCode(err.code) && err.code !== 'internal')
+      return new ApiError(err.code, err.message, err.details);
     return new ApiError(
-      code,
+      'unavailable',
       `The server could not finish this request: ${err.message}. Try again.`,
     );
   }

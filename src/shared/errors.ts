@@ -29,6 +29,8 @@ export const errorStatus = {
 
 export type ErrorCode = keyof typeof errorStatus;
 
+export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(errorStatus, code);
+
 /** An error meant for the API client: a code, a sentence a person can act on, optional details. */
 export class ApiError extends Error {
   readonly status: number;
@@ -51,6 +53,49 @@ export class ApiError extends Error {
       },
     };
   }
+}
+
+/**
+ * What the store refuses, in its own words: it does not know about HTTP, IPC or tools. Each edge
+ * maps the kind (the gateway to a status, IPC to a code, a tool to its answer), so one refusal
+ * reads the same wherever the store was called from.
+ */
+export class StoreError extends Error {
+  constructor(
+    readonly kind: StoreErrorKind,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export type StoreErrorKind = 'not_found' | 'conflict' | 'invalid';
+
+const storeErrorCode: Record<StoreErrorKind, ErrorCode> = {
+  not_found: 'not_found',
+  conflict: 'conflict',
+  invalid: 'invalid_request',
+};
+
+/** Codes only IPC raises: a routing refusal or a broken peer, never meant for a client as such. */
+const ipcOnlyCodes = ['forbidden', 'no_route', 'no_handler', 'bad_response'] as const;
+/** Every code an IPC error may carry: the client-facing ones cross unchanged. */
+export const ipcErrorCodes = [
+  ...(Object.keys(errorStatus) as ErrorCode[]),
+  ...ipcOnlyCodes,
+] as const;
+export type IpcErrorCode = ErrorCode | (typeof ipcOnlyCodes)[number];
+
+/**
+ * A refusal meant for whoever asked (an ApiError or a StoreError) as a client-facing error, or
+ * undefined for anything else (a bug, a crash: the caller decides how to hide it).
+ */
+export function refusalOf(err: unknown): ApiError | undefined {
+  if (err instanceof ApiError) return err;
+  if (err instanceof StoreError)
+    return new ApiError(storeErrorCode[err.kind], err.message, err.details);
+  return undefined;
 }
 
 /** Turns anything thrown into a message, never a stack trace. */

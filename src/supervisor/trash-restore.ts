@@ -1,6 +1,5 @@
-import { ApiError } from '../shared/errors.js';
 import type { Paths } from '../shared/paths.js';
-import { IpcCallError, type Endpoint } from '../shared/protocol/endpoint.js';
+import type { Endpoint } from '../shared/protocol/endpoint.js';
 import type { Db } from '../shared/store/db.js';
 import { restoreFromTrash, type TrashKinds } from '../shared/store/trash.js';
 
@@ -11,14 +10,10 @@ export function handleTrashRestore(
   paths: Paths,
   kinds: TrashKinds,
 ): void {
+  // A refusal (taken place, unknown kind) crosses IPC with its code and details: the client
+  // reads the same 409 as for a kind the gateway restores itself.
   endpoint.handle('trash.restore', ({ id, options }) => {
-    try {
-      const { result } = restoreFromTrash(db, paths, kinds, id, options);
-      return { restored_to: result.restored_to };
-    } catch (err) {
-      // The gateway answers with the same status: the code crosses IPC, the message too.
-      if (err instanceof ApiError) throw new IpcCallError(err.code, err.message);
-      throw err;
-    }
+    const { result } = restoreFromTrash(db, paths, kinds, id, options);
+    return { restored_to: result.restored_to };
   });
 }

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { apiErrorOf } from '../../src/gateway/error-map.js';
 import { configSchema } from '../../src/shared/config/schema.js';
+import { ApiError, StoreError } from '../../src/shared/errors.js';
 import { Endpoint, IpcCallError } from '../../src/shared/protocol/endpoint.js';
 import { deadlineMs, innerWaits } from '../../src/shared/protocol/routes.js';
 import { ipcMessage } from '../../src/shared/protocol/ipc.js';
@@ -285,8 +287,8 @@ test('a child that said it was ready before the supervisor adopted it still answ
   }
 });
 
-test('a request whose payload does not parse is refused at once, not left to its deadline', async () => {
-  // Two endpoints over an in-memory link that copies like process IPC (JSON).
+/** A gateway and a supervisor endpoint over an in-memory link that copies like process IPC (JSON). */
+function linkedPair(): { gateway: Endpoint; supervisor: Endpoint } {
   type Listener = (raw: unknown) => void;
   const ears: { gateway?: Listener; supervisor?: Listener } = {};
   const link = (from: 'gateway' | 'supervisor', to: 'gateway' | 'supervisor') => ({
@@ -295,13 +297,14 @@ test('a request whose payload does not parse is refused at once, not left to its
       ears[from] = l;
     },
   });
-  const gateway = new Endpoint(link('gateway', 'supervisor'), 'gateway', 'supervisor');
-  const supervisor = new Endpoint(
-    link('supervisor', 'gateway'),
-    'supervisor',
-    'gateway',
-    'gateway',
-  );
+  return {
+    gateway: new Endpoint(link('gateway', 'supervisor'), 'gateway', 'supervisor'),
+    supervisor: new Endpoint(link('supervisor', 'gateway'), 'supervisor', 'gateway', 'gateway'),
+  };
+}
+
+test('a request whose payload does not parse is refused at once, not left to its deadline', async () => {
+  const { gateway, supervisor } = linkedPair();
   let handled = false;
   supervisor.handle('config.models.delete', () => {
     handled = true;
@@ -317,6 +320,29 @@ test('a request whose payload does not parse is refused at once, not left to its
   assert.match((err as Error).message, /payload\.id/);
   assert.not.ok(handled, 'the handler never saw it');
   assert.is(supervisor.dropped, 1);
+});
+
+test("a handler's refusal crosses with its code and details; any other throw is internal", async () => {
+  const { gateway, supervisor } = linkedPair();
+  supervisor.handle('config.models.delete', ({ id }) => {
+    if (id === 'taken')
+      throw new StoreError('conflict', 'The name is taken.', { reason: 'original_taken' });
+    if (id === 'api') throw new ApiError('not_found', 'No such model.');
+    throw new Error('a bug');
+  });
+  const call = (id: string) =>
+    rejection(gateway.request('config.models.delete', { id }), `deleting ${id} is refused`);
+  const taken = (await call('taken')) as IpcCallError;
+  assert.is(taken.code, 'conflict');
+  assert.equal(taken.details, { reason: 'original_taken' });
+  // At the edge the client reads the same refusal as if the gateway's own store had said it.
+  const seen = apiErrorOf(taken);
+  assert.equal(
+    [seen.status, seen.message, seen.details],
+    [409, 'The name is taken.', { reason: 'original_taken' }],
+  );
+  assert.is(((await call('api')) as IpcCallError).code, 'not_found');
+  assert.is(((await call('other')) as IpcCallError).code, 'internal');
 });
 
 test.after(async () => {

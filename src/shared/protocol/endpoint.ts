@@ -1,4 +1,4 @@
-import { firstIssue } from '../errors.js';
+import { firstIssue, refusalOf, type IpcErrorCode } from '../errors.js';
 import { randomUUID } from 'node:crypto';
 import { log } from '../log.js';
 import {
@@ -24,11 +24,12 @@ export interface Link {
   onMessage(listener: (raw: unknown) => void): void;
 }
 
-/** An IPC failure the caller can act on; `code` is snake_case like the HTTP errors. */
+/** An IPC failure the caller can act on; `code` is one of the HTTP errors' codes or IPC's own. */
 export class IpcCallError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: IpcErrorCode,
     message: string,
+    readonly details?: unknown,
   ) {
     super(message);
   }
@@ -183,7 +184,13 @@ export class Endpoint {
     this.pending.delete(re);
     clearTimeout(p.timer);
     if (!ok) {
-      p.reject(new IpcCallError(error?.code ?? 'internal', error?.message ?? 'request failed'));
+      p.reject(
+        new IpcCallError(
+          error?.code ?? 'internal',
+          error?.message ?? 'request failed',
+          error?.details,
+        ),
+      );
       return;
     }
     const checked = requestDefs[p.type].result.safeParse(result);
@@ -228,12 +235,18 @@ export class Endpoint {
       }
       this.safeSend({ kind: 'res', re: req.id, ok: true, result });
     } catch (err) {
-      const code = err instanceof IpcCallError ? err.code : 'internal';
+      // A refusal meant for the client (the store's, a handler's ApiError) keeps its code and
+      // details across; anything else is `internal`.
+      const refusal = err instanceof IpcCallError ? err : refusalOf(err);
       this.safeSend({
         kind: 'res',
         re: req.id,
         ok: false,
-        error: { code, message: (err as Error).message },
+        error: {
+          code: refusal?.code ?? 'internal',
+          message: (err as Error).message,
+          ...(refusal?.details === undefined ? {} : { details: refusal.details }),
+        },
       });
     }
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ipcErrorCodes } from '../errors.js';
 import { configSchema, modelEntrySchema, modelIdSchema, slotNames } from '../config/schema.js';
 import { budgetsObjectSchema } from '../config/budgets.js';
 import { mcpEventDefs, mcpRequestDefs, mcpResourceRef } from './mcp.js';
@@ -382,7 +383,12 @@ const requestEnvelope = z.object({
   payload: z.unknown(),
 });
 
-export const ipcErrorSchema = z.object({ code: z.string(), message: z.string() });
+export const ipcErrorSchema = z.object({
+  // A code this build does not know (none should arrive: all processes are one build) reads as internal.
+  code: z.enum(ipcErrorCodes).catch('internal'),
+  message: z.string(),
+  details: z.unknown().optional(),
+});
 
 const responseSchema = z.object({
   kind: z.literal('res'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import type { Paths } from '../paths.js';
 import { describeSchedule, nextFires, wallTime } from '../cron/schedule.js';
 import type { Db } from './db.js';
@@ -185,8 +185,8 @@ function toRun(raw: unknown): CronRun {
   };
 }
 
-export function cronTaskNotFound(id: string): ApiError {
-  return new ApiError('not_found', `There is no task ${id}.`);
+export function cronTaskNotFound(id: string): StoreError {
+  return new StoreError('not_found', `There is no task ${id}.`);
 }
 
 export function getCronTask(db: Db, id: string): CronTask | undefined {

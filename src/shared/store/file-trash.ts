@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join } from 'node:path';
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import type { Paths } from '../paths.js';
 import type { Db } from './db.js';
 import { forgetFileReads } from './file-reads.js';
@@ -152,8 +152,8 @@ function freeName(original: string): string {
 
 function plainName(name: string): string {
   if (name === '.' || name === '..' || /[/\\\x00]/.test(name)) {
-    throw new ApiError(
-      'invalid_request',
+    throw new StoreError(
+      'invalid',
       'new_name for a file must be a plain file name (no folders); it is restored in the original folder.',
     );
   }
@@ -187,7 +187,7 @@ export const fileTrashKind: TrashKind = {
   restore({ db, paths, payload, blobDir, options }) {
     const p = payloadSchema.parse(payload);
     if (!blobDir)
-      throw new ApiError(
+      throw new StoreError(
         'conflict',
         'This file trash item has no content on disk; it cannot be restored.',
         { reason: 'no_blob' },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import type { Db } from './db.js';
 import { isoNow, stmt } from './util.js';
 
@@ -82,8 +82,8 @@ export function putGoal(db: Db, sessionId: string, input: GoalInput): Goal {
       const cur = input.replace ? undefined : getGoalRow(db, sessionId);
       const now = isoNow();
       if (!cur && input.objective === undefined) {
-        throw new ApiError(
-          'invalid_request',
+        throw new StoreError(
+          'invalid',
           'objective: required to start a goal (the session has none yet, or replace is true).',
           [{ path: 'objective', message: 'required when the session has no goal' }],
         );

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import type { Db } from './db.js';
 import type { Page } from './sessions.js';
 import { decodeCursor, encodeCursor, isoNow, newId, stmt } from './util.js';
@@ -37,7 +37,7 @@ export function toMessage(r: MessageRow): Message {
 
 /**
  * Appends one message to a session's transcript, in one transaction with the session's
- * message_count and updated_at. Throws a 404 ApiError when the session does not exist.
+ * message_count and updated_at. Throws a not_found StoreError when the session does not exist.
  * Publish the event (session:<id>) after this returns: the message is committed by then.
  */
 export function appendMessage(
@@ -55,7 +55,7 @@ export function appendMessage(
         'UPDATE sessions SET message_count = message_count + 1, updated_at = ? WHERE id = ? AND trash_id IS NULL',
       ).run(now, sessionId);
       if (bumped.changes === 0)
-        throw new ApiError(
+        throw new StoreError(
           'not_found',
           `There is no session ${JSON.stringify(sessionId)} to add a message to.`,
         );

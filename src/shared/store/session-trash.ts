@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import { forgetSessionFileReads } from './file-reads.js';
 import { artifactRowSchema, insertArtifactRow } from './artifacts.js';
 import type { Db } from './db.js';
@@ -105,7 +105,7 @@ function restoreByRef(
 ): { restored_to: string; session: Session } {
   const row = getTrashedSessionRow(db, oldId, item.id);
   if (!row)
-    throw new ApiError(
+    throw new StoreError(
       'conflict',
       `The session this trash item held (${oldId}) is no longer in svc.db; delete the item.`,
       { reason: 'rows_missing', session_id: oldId },

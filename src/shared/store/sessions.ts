@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import { decodeNetwork, encodeNetwork, type NetworkSetting } from '../sandbox/network.js';
 import type { Db } from './db.js';
 import { decodeCursor, encodeCursor, isoNow, newId, stmt } from './util.js';
@@ -95,8 +95,8 @@ export function requireSession(db: Db, id: string): Session {
   return s;
 }
 
-export function sessionNotFound(id: string): ApiError {
-  return new ApiError(
+export function sessionNotFound(id: string): StoreError {
+  return new StoreError(
     'not_found',
     `There is no session ${JSON.stringify(id)}; it may have been deleted (see GET /api/trash). GET /api/sessions lists the sessions.`,
   );

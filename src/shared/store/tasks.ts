@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import type { Db } from './db.js';
 import { isoNow, newId, stmt } from './util.js';
 
@@ -92,16 +92,16 @@ export interface TaskScope {
   session?: string;
 }
 
-export function taskNotFound(id: string): ApiError {
-  return new ApiError('not_found', `There is no task ${id}.`);
+export function taskNotFound(id: string): StoreError {
+  return new StoreError('not_found', `There is no task ${id}.`);
 }
 
 function inScope(t: Task | undefined, scope: TaskScope): t is Task {
   return t !== undefined && (scope.session === undefined || t.owner_session === scope.session);
 }
 
-function invalid(field: string, message: string): ApiError {
-  return new ApiError('invalid_request', `Invalid request body: ${field}: ${message}.`, [
+function invalid(field: string, message: string): StoreError {
+  return new StoreError('invalid', `Invalid request body: ${field}: ${message}.`, [
     { path: field, message },
   ]);
 }
@@ -145,7 +145,7 @@ function checkStartable(t: Task, blockers: Task[]): void {
   if (t.status === 'pending') return;
   const open = blockers.filter((b) => b.status !== 'completed');
   if (open.length === 0) return;
-  throw new ApiError(
+  throw new StoreError(
     'conflict',
     `Task ${t.id} cannot be ${t.status} while it is blocked by ${open.map((b) => `${b.id} (${b.status})`).join(', ')}; complete those first or change blocked_by.`,
     {

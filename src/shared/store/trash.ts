@@ -9,7 +9,7 @@ import {
   statSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
-import { ApiError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import { z } from 'zod';
 import type { Paths } from '../paths.js';
 import type { Db } from './db.js';
@@ -200,8 +200,8 @@ export interface TrashKind {
 export type TrashKinds = Readonly<Record<string, TrashKind>>;
 
 /** The 409 a kind throws when its original place is taken and no option says where else to go. */
-export function trashConflict(message: string, details: Record<string, unknown>): ApiError {
-  return new ApiError('conflict', message, {
+export function trashConflict(message: string, details: Record<string, unknown>): StoreError {
+  return new StoreError('conflict', message, {
     reason: 'original_taken',
     options: ['as_new', 'new_name'],
     ...details,
@@ -222,7 +222,7 @@ export function restoreFromTrash(
       if (!row) throw notInTrash(id);
       const kind = kinds[row.kind];
       if (!kind)
-        throw new ApiError(
+        throw new StoreError(
           'conflict',
           `This svc does not know how to restore a trash item of kind "${row.kind}"; upgrade svc or delete the item.`,
           { reason: 'unknown_kind', kind: row.kind },
@@ -244,8 +244,8 @@ export function restoreFromTrash(
   return result;
 }
 
-export function notInTrash(id: string): ApiError {
-  return new ApiError(
+export function notInTrash(id: string): StoreError {
+  return new StoreError(
     'not_found',
     `There is no trash item ${JSON.stringify(id)}; it may have been restored, deleted or expired. GET /api/trash lists the trash.`,
   );

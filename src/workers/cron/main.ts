@@ -3,7 +3,7 @@ import { nextFires, scheduledTimeOf } from '../../shared/cron/schedule.js';
 import { startChild } from '../../shared/child.js';
 import { log } from '../../shared/log.js';
 import { resolvePaths } from '../../shared/paths.js';
-import { ApiError } from '../../shared/errors.js';
+import { refusalOf } from '../../shared/errors.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
 import {
   getCronTask,
@@ -113,10 +113,13 @@ endpoint.handle('cron.run', async ({ id }) => {
     );
   const r = await runs.start(task, 'manual', null).catch((err: unknown) => {
     // A workflow gone or invalid, a model removed: the client's to fix; the run is recorded as failed.
-    if (err instanceof ApiError)
+    const refusal = refusalOf(err);
+    if (refusal)
       throw new IpcCallError(
-        err.code === 'not_found' || err.code === 'conflict' ? 'invalid_request' : err.code,
-        `The run failed to start: ${err.message}`,
+        refusal.code === 'not_found' || refusal.code === 'conflict'
+          ? 'invalid_request'
+          : refusal.code,
+        `The run failed to start: ${refusal.message}`,
       );
     throw err;
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../../../shared/errors.js';
+import { refusalOf } from '../../../../shared/errors.js';
 import { searchAll, type SearchRequest } from '../../../../shared/search/run.js';
 import { searchRanked } from '../../../../shared/search/semantic.js';
 import { searchKinds, type SearchHit } from '../../../../shared/store/search.js';
@@ -68,7 +68,7 @@ export const searchHistoryTool = defineTool({
         ? await searchRanked(ctx.db, req, { ...opts, config: ctx.config() })
         : searchAll(ctx.db, req, opts);
     } catch (err) {
-      if (err instanceof ApiError) return { output: err.message, isError: true };
+      if (refusalOf(err)) return { output: (err as Error).message, isError: true };
       throw err;
     }
     const hits = answer.items;

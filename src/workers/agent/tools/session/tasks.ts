@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../../../shared/errors.js';
+import { refusalOf } from '../../../../shared/errors.js';
 import {
   createTask,
   listTasks,
@@ -32,7 +32,7 @@ function attempt(fn: () => ToolResult): ToolResult {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof ApiError) return { output: err.message, isError: true };
+    if (refusalOf(err)) return { output: (err as Error).message, isError: true };
     throw err;
   }
 }
