@@ -23,16 +23,22 @@ const errorBody = {
 
 const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
 
+/** One shared answer per error status (components.responses), so each route only refers to it. */
+const errorAnswer = (status: number) => ({ $ref: `#/components/responses/Error${status}` });
+
 /** The error statuses svc answers, each with the codes behind it (src/shared/errors.ts). */
 const errorStatuses: Record<string, string> = {};
 for (const [code, status] of Object.entries(errorStatus))
   errorStatuses[status] = errorStatuses[status] ? `${errorStatuses[status]}, ${code}` : code;
 
-/** The error answers a route can give: what every route can meet plus what its shape allows. */
+/**
+ * The error answers a route can give: what every route can meet (a foreign Origin is refused,
+ * public routes included) plus what its shape allows.
+ */
 function errorsOf(r: Route): number[] {
-  const out = new Set<number>([500]);
+  const out = new Set<number>([403, 500]);
   if (r.body || r.query || r.stream) out.add(400);
-  if (!r.public) out.add(401).add(403);
+  if (!r.public) out.add(401);
   if (r.path.includes(':')) out.add(404);
   if (r.body) out.add(413).add(415);
   if (r.work ?? r.method !== 'GET') out.add(503).add(507);
@@ -69,6 +75,12 @@ class SchemaSet {
 export function openApiDocument(routes: Route[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const schemas = new SchemaSet();
+  const errorAnswers: Record<string, unknown> = {};
+  for (const status of [...new Set(routes.flatMap(errorsOf))].sort((a, b) => a - b))
+    errorAnswers[`Error${status}`] = {
+      description: errorStatuses[status] ?? 'An error',
+      content: errorContent,
+    };
   for (const r of routes) {
     const path = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const params: unknown[] = [...r.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
@@ -110,6 +122,7 @@ export function openApiDocument(routes: Route[]): Record<string, unknown> {
       title: 'svc API',
       version,
       description: 'The REST API of svc. Local requests need no key; others send the access key.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }, { accessKeyHeader: [] }, { cookie: [] }],
@@ -120,6 +133,7 @@ export function openApiDocument(routes: Route[]): Record<string, unknown> {
         cookie: { type: 'apiKey', in: 'cookie', name: 'svc_access_key' },
       },
       schemas: { Error: errorBody, ...schemas.named, ...ws.schemas },
+      responses: errorAnswers,
     },
     paths,
     'x-ws-events': ws.list,
@@ -153,8 +167,7 @@ function responsesOf(r: Route, schemas: SchemaSet): Record<string, unknown> {
           : {}),
     };
   }
-  for (const status of errorsOf(r))
-    out[status] = { description: errorStatuses[status] ?? 'An error', content: errorContent };
+  for (const status of errorsOf(r)) out[status] = errorAnswer(status);
   return out;
 }
 
