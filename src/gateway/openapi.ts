@@ -71,8 +71,15 @@ class SchemaSet {
   }
 }
 
+/** The parts of the document its route's answer schema names; the rest is OpenAPI's own. */
+export interface OpenApiDocument extends Record<string, unknown> {
+  openapi: string;
+  info: { title: string; version: string; description: string };
+  paths: Record<string, Record<string, unknown>>;
+}
+
 /** OpenAPI 3.1, generated from the same route table and zod schemas the gateway enforces. */
-export function openApiDocument(routes: Route[]): Record<string, unknown> {
+export function openApiDocument(routes: Route[]): OpenApiDocument {
   const paths: Record<string, Record<string, unknown>> = {};
   const schemas = new SchemaSet();
   const errorAnswers: Record<string, unknown> = {};
@@ -152,7 +159,9 @@ function responsesOf(r: Route, schemas: SchemaSet): Record<string, unknown> {
             ...(r.response
               ? { 'application/json': { schema: schemas.of(r.response, 'output') } }
               : {}),
-            ...(r.produces ? { [r.produces]: { schema: { type: 'string' } } } : {}),
+            ...Object.fromEntries(
+              [r.produces ?? []].flat().map((type) => [type, { schema: { type: 'string' } }]),
+            ),
           },
         }
       : {}),

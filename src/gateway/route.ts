@@ -71,8 +71,8 @@ export interface Route<
   response?: z.ZodType<R> | null;
   /** The success status (200 when not given). */
   status?: SuccessStatus;
-  /** The content type of a success answer that is not JSON (a file), for the document. */
-  produces?: string;
+  /** The content type of a success answer that is not JSON (a file), for the document; or its several types. */
+  produces?: string | readonly string[];
   /** Error statuses this route answers beyond those its shape implies (409, 502, 504, …). */
   errors?: number[];
   /** The request body's document when it is not JSON (multipart uploads): an OpenAPI requestBody. */

@@ -1,11 +1,16 @@
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { BACKUP_NAME } from '../../shared/backup/manifest.js';
 import { backupDir, listArchives } from '../../shared/backup/runner.js';
 import { backupConfigSchema } from '../../shared/config/backup.js';
 import { ApiError } from '../../shared/errors.js';
 import { backupSettings } from '../../shared/protocol/backup.js';
+import {
+  backupList,
+  backupMade,
+  backupSettingsView,
+} from '../../shared/protocol/answers/backups.js';
 import { lastBackup } from '../../shared/store/backups.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
@@ -20,6 +25,7 @@ export function backupRoutes(deps: Deps): Route[] {
       path: '/api/backups',
       summary:
         'The archives in the backup folder, newest first: {dir, schedule, keep, encrypt, last: {trigger, started_at, ended_at, ok, file, size, ms, error} or null, items: [{name, size, created_at, encrypted}]}.',
+      response: backupList,
       handler: () => {
         const cfg = deps.config().backup;
         const items = listArchives(dir()).flatMap((name) => {
@@ -55,11 +61,14 @@ export function backupRoutes(deps: Deps): Route[] {
       summary:
         "Makes a backup now, as config.yml's backup section says (folder, uploads, encryption), the same archive as `svc backup create`: 201 {name, size, files, ms} once it is whole; 409 while one is being made.",
       body: z.object({}).strict().optional(),
+      status: 201,
+      response: backupMade,
+      errors: [409],
       handler: async () => {
         const r = await deps.endpoint.request('backup.create', {});
         return {
           status: 201,
-          body: { name: r.file.split('/').pop(), size: r.size, files: r.files, ms: r.ms },
+          body: { name: basename(r.file), size: r.size, files: r.files, ms: r.ms },
         };
       },
     }),
@@ -69,6 +78,7 @@ export function backupRoutes(deps: Deps): Route[] {
       summary:
         'Sets scheduled backups (`backup:` in config.yml, replaced whole): {schedule (a cron line, or null for none), dir, keep, uploads, encrypt, recipients, passphrase_file}; 400 naming the field when config.yml would not be valid.',
       body: backupSettings,
+      response: backupSettingsView,
       handler: async ({ body }) => {
         await deps.endpoint.request('config.backup.set', body);
         // The live config follows by event; answer what config.yml now says.
@@ -90,6 +100,8 @@ export function backupRoutes(deps: Deps): Route[] {
       path: '/api/backups/:name',
       summary:
         'Downloads one archive (application/zip, or application/octet-stream when encrypted), as an attachment. It holds secrets unless encrypted.',
+      response: null,
+      produces: ['application/zip', 'application/octet-stream'],
       handler: async ({ params, req, responder }) => {
         const name = params.name ?? '';
         const path = join(dir(), name);

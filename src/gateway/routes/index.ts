@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { openApiDocument } from '../openapi.js';
 import { route, type Route } from '../route.js';
@@ -28,6 +29,13 @@ import { metricsRoutes } from './metrics.js';
 import { backupRoutes } from './backups.js';
 import { searchRoutes } from './search.js';
 
+/** An OpenAPI 3.1 document: its parts beyond these are OpenAPI's own. */
+const openApiView = z.looseObject({
+  openapi: z.string(),
+  info: z.looseObject({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.unknown()),
+});
+
 /** Every API route, in one table; the OpenAPI document is generated from it. */
 export function allRoutes(deps: Deps): Route[] {
   const routes: Route[] = [
@@ -56,7 +64,8 @@ export function allRoutes(deps: Deps): Route[] {
     route({
       method: 'GET',
       path: '/api/openapi.json',
-      summary: 'This document: every route with its request schema.',
+      summary: 'This document: every route with its request and answer schemas.',
+      response: openApiView,
       handler: () => ({ body: openApiDocument(routes) }),
     }),
   );

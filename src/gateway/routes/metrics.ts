@@ -25,6 +25,8 @@ export function metricsRoutes(deps: Deps): Route[] {
       path: '/api/metrics',
       summary:
         'Metrics in the Prometheus text format: turns by status and origin, turn and first-delta latency, model calls by provider and status with their latency, tokens and cost by model and origin, tool calls by tool and result, approvals asked and waiting, MCP and channel states, /ws connections, memory, CPU and restarts per process.',
+      response: null,
+      produces: 'text/plain',
       handler: async () => {
         const m = await load();
         return {

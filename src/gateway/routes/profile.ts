@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiError } from '../../shared/errors.js';
+import { memoriesView, profileFile } from '../../shared/protocol/answers/profile.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 
@@ -80,6 +81,7 @@ export function profileRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: `/api/profile/${name}`,
       summary: `${name}.md: {name, path, exists, content, size, updated_at, truncated}; content holds at most ${PROFILE_CAP / 1024} KiB. A missing file answers exists false and empty content.`,
+      response: profileFile,
       handler: () => {
         const path = deps.paths[name];
         return { body: { name, path, ...readCapped(path) } };
@@ -92,6 +94,7 @@ export function profileRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/memories',
       summary: `The memory index and notes: {index (MEMORY.md text, or ""), index_truncated, files: [{name, file, size, updated_at}]} (notes sorted by name, at most ${MAX_LISTED}).`,
+      response: memoriesView,
       handler: () => {
         const index = readCapped(join(deps.paths.memoryDir, INDEX_FILE));
         return {

@@ -3,6 +3,7 @@ import { turnOrigin } from '../../shared/protocol/ipc.js';
 import { searchRequest, type SearchRequest } from '../../shared/search/run.js';
 import { SEMANTIC_K, searchRanked } from '../../shared/search/semantic.js';
 import { CANDIDATES, searchKinds } from '../../shared/store/search.js';
+import { searchAnswer } from '../../shared/protocol/answers/search.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 import { instant } from '../../shared/instant.js';
@@ -70,6 +71,7 @@ export function searchRoutes(deps: Deps): Route[] {
       path: '/api/search',
       summary: SUMMARY,
       query: searchQuery,
+      response: searchAnswer,
       handler: ({ query: q }) =>
         run({
           q: q.q,
@@ -90,6 +92,7 @@ export function searchRoutes(deps: Deps): Route[] {
         'The same search as GET /api/search, its fields in a JSON body (kinds as an array): for a query too long for a URL.',
       work: false,
       body: searchRequest,
+      response: searchAnswer,
       handler: ({ body }) => run(body),
     }),
   ];

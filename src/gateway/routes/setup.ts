@@ -2,6 +2,7 @@ import { networkInterfaces } from 'node:os';
 import { ApiError } from '../../shared/errors.js';
 import { formatHostPort, isLoopbackBind, parseListenAddr } from '../../shared/net/addr.js';
 import { sandboxStatus } from '../../shared/sandbox/status.js';
+import { phoneSignIn, setupView } from '../../shared/protocol/answers/setup.js';
 import type { Deps } from '../deps.js';
 import { requireKey } from '../person.js';
 import { route, type Route } from '../route.js';
@@ -35,6 +36,7 @@ export function setupRoutes(deps: Deps): Route[] {
       path: '/api/onboard/setup',
       summary:
         "Onboarding's last steps: service (this OS, the install command, or null where there is none), phone (the address svc listens on, whether the network reaches it, the addresses a phone on the same network opens, or the command that makes svc listen there) and sandbox (on, off or unavailable, with the fix). Carries no key.",
+      response: setupView,
       handler: async () => {
         const listen = await listening();
         const port = listen?.port ?? 8088;
@@ -72,6 +74,7 @@ export function setupRoutes(deps: Deps): Route[] {
       path: '/api/onboard/phone',
       summary:
         'The address with the access key a phone opens to sign in (url), and the same as a QR code (qr_png, a PNG data URL). Only to a request that carries the key already (403 key_required otherwise, even on loopback): the key is never shown to a program that only reaches svc from this machine.',
+      response: phoneSignIn,
       handler: async ({ keyed }) => {
         requireKey(keyed, 'Showing the access key');
         const key = deps.accessKey?.();

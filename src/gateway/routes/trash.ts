@@ -22,6 +22,12 @@ import {
   trashView,
   type TrashKinds,
 } from '../../shared/store/trash.js';
+import {
+  trashEmptied,
+  trashItemDeleted,
+  trashPage,
+  trashRestored,
+} from '../../shared/protocol/answers/trash.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 import { badCursor, pageQuery } from './sessions/sessions.js';
@@ -55,6 +61,7 @@ export function trashRoutes(deps: Deps): Route[] {
       summary:
         'Deleted items, newest first, a page at a time (items carry no payload). Query: limit (1-200, default 50), cursor (next_cursor of the previous page). Answers {items: [{id, kind, name, original, size_bytes, deleted_at, expires_at}], next_cursor, total_items, total_bytes}.',
       query: pageQuery,
+      response: trashPage,
       handler: ({ query: q }) => {
         const after = q.cursor === undefined ? undefined : parseTrashCursor(q.cursor);
         if (q.cursor !== undefined && !after) throw badCursor();
@@ -76,6 +83,8 @@ export function trashRoutes(deps: Deps): Route[] {
       summary:
         'Puts an item back where it was. 409 with a reason when that place is taken; then send {"as_new": true} (or {"new_name": "..."}) to restore it beside, under a new id or name.',
       body: restoreBody,
+      response: trashRestored,
+      errors: [409],
       handler: async ({ params, body }) => {
         // Kinds whose place is config.yml go back through the supervisor, its only writer.
         if (getTrashItem(deps.db, params.id)?.kind === 'mcp_server') {
@@ -104,30 +113,42 @@ export function trashRoutes(deps: Deps): Route[] {
           kind: item.kind,
           restored_to: result.restored_to,
         });
+        const answer = { id: item.id, kind: item.kind, restored_to: result.restored_to };
         if (item.kind === 'session') {
           const s = result.session as Session;
           deps.publish('sessions', 'session.restored', s);
           deps.publish(`session:${s.id}`, 'session.restored', s);
+          return { body: { ...answer, session: s } };
         }
-        if (item.kind === 'skill')
+        if (item.kind === 'skill') {
           deps.publish('skills', 'skill.created', { name: result.restored_to, restored: true });
+          return { body: { ...answer, skill: result.restored_to } };
+        }
         if (item.kind === CRON_TRASH_KIND) {
-          deps.publish(
-            'tasks',
-            'task.created',
-            viewSummary({ ...cronTaskView(deps.db, result.task as CronTask), restored: true }),
-          );
+          const task = cronTaskView(deps.db, result.task as CronTask);
+          deps.publish('tasks', 'task.created', viewSummary({ ...task, restored: true }));
           await deps.endpoint
             .request('cron.changed', { id: result.restored_to })
             .catch(() => undefined);
+          return { body: { ...answer, task } };
         }
-        return { body: { id: item.id, kind: item.kind, ...result } };
+        // A file: the same content was there already, or the changed one went to the trash.
+        return {
+          body: {
+            ...answer,
+            ...(result.unchanged === true ? { unchanged: true as const } : {}),
+            ...(typeof result.backed_up_as === 'string'
+              ? { backed_up_as: result.backed_up_as }
+              : {}),
+          },
+        };
       },
     }),
     route({
       method: 'DELETE',
       path: '/api/trash/:id',
       summary: 'Deletes one item for good.',
+      response: trashItemDeleted,
       handler: ({ params }) => {
         if (!deleteFromTrash(deps.db, deps.paths, params.id)) throw notInTrash(params.id);
         deps.publish('trash', 'trash.deleted', { id: params.id });
@@ -139,6 +160,7 @@ export function trashRoutes(deps: Deps): Route[] {
       path: '/api/trash/empty',
       summary: 'Deletes every item for good: {deleted: n}.',
       body: z.strictObject({}),
+      response: trashEmptied,
       handler: () => {
         const n = emptyTrash(deps.db, deps.paths);
         deps.publish('trash', 'trash.emptied', { deleted: n });

@@ -5,6 +5,7 @@ import { instant } from '../../shared/instant.js';
 import { decodeCursor, encodeCursor } from '../../shared/store/util.js';
 import { usageByGroup, usageGroups, usageTotals } from '../../shared/store/usage.js';
 import { limitStates, type LimitState } from '../../shared/usage/budgets.js';
+import { budgetsView as budgetsAnswer, usageView } from '../../shared/protocol/answers/usage.js';
 import type { Deps } from '../deps.js';
 import { route, type Route } from '../route.js';
 import { badCursor, pageQuery } from './sessions/sessions.js';
@@ -41,6 +42,7 @@ export function usageRoutes(deps: Deps): Route[] {
       summary:
         'What model calls used and cost in [from, to) (dates or ISO times; default: this UTC month so far), grouped by day, model, session or origin (group_by, default day), a page at a time (limit 1-200, cursor). Tokens a provider did not report are not guessed: those calls are counted in unknown_calls; calls without a known price in unpriced_calls. Also the totals and each overall budget (daily, monthly) with what it has spent.',
       query: usageQuery,
+      response: usageView,
       handler: ({ query: q }) => {
         const now = new Date();
         const from =
@@ -82,6 +84,7 @@ export function usageRoutes(deps: Deps): Route[] {
       path: '/api/budgets',
       summary:
         'The spending limits (budgets: in config.yml) and what the daily and monthly ones have spent in their period, with when each resets.',
+      response: budgetsAnswer,
       handler: () => ({ body: budgetsView(deps) }),
     }),
     route({
@@ -90,6 +93,7 @@ export function usageRoutes(deps: Deps): Route[] {
       summary:
         'Replaces the spending limits: daily, monthly (everything), session (each session, over its life), cron_task and channel (each, per UTC day), each {usd, tokens}; warn_at (0-1, default 0.8). Omitted limits are removed. A raised limit lets the next turn run.',
       body: budgetsObjectSchema,
+      response: budgetsAnswer,
       handler: async ({ body }) => {
         await deps.endpoint.request('config.budgets.set', { budgets: withoutDefaults(body) });
         return { body: budgetsView(deps) };

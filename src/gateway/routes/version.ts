@@ -3,6 +3,8 @@ import type { Deps } from '../deps.js';
 import type { VersionInfo } from '../../shared/protocol/ipc.js';
 import { isDevBuild } from '../../shared/upgrade/semver.js';
 import { version } from '../../shared/version.js';
+import { ApiError } from '../../shared/errors.js';
+import { upgradeStarted, versionView } from '../../shared/protocol/answers/version.js';
 import { route, type Route } from '../route.js';
 
 const NO_CACHE = { 'Cache-Control': 'no-store', Pragma: 'no-cache', Expires: '0' };
@@ -16,6 +18,7 @@ export function versionRoutes(deps: Pick<Deps, 'endpoint'>): Route[] {
       summary:
         "The running version, the latest release the automatic check found (latest, update_available, checked_at, release_url, notes: the notes' first lines); public, carries no secrets.",
       public: true,
+      response: versionView,
       handler: async ({ local }) => {
         const info = await deps.endpoint.request('version.info', {}).catch(
           (): VersionInfo => ({
@@ -41,14 +44,17 @@ export function versionRoutes(deps: Pick<Deps, 'endpoint'>): Route[] {
       summary:
         'Installs the latest release (what `svc upgrade --yes` does): 202 at once, progress on /ws topic server (type upgrade: downloading, verifying, installing, restarting, done or failed); 409 while one runs or on a development build.',
       body: z.object({}).strict().optional(),
+      status: 202,
+      response: upgradeStarted,
+      errors: [409],
       handler: async () => {
         const r = await deps.endpoint.request('version.upgrade', {});
-        if (r.accepted) return { status: 202, body: { status: 'upgrading' } };
+        if (r.accepted) return { status: 202, body: { status: 'upgrading' as const } };
         const message =
           r.reason === 'dev_build'
             ? `svc ${version} is a development build, which is never upgraded; install a release instead.`
             : 'An upgrade is already running; its progress is on /ws (topic server).';
-        return { status: 409, body: { error: { code: 'conflict', message } } };
+        throw new ApiError('conflict', message);
       },
     }),
   ];

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { writeFileAtomic } from '../atomic-write.js';
+import { recordingIssueSchema } from '../protocol/answers/browser.js';
 import { browserActions, browserStepSchema, type BrowserStep } from './steps.js';
 
 /**
@@ -36,15 +37,7 @@ export type Recording = z.infer<typeof recordingSchema>;
 
 export const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
-/** Where a recording is wrong: the sentence, the field's path, and its line and column in the YAML. */
-export interface RecordingIssue {
-  message: string;
-  path: string;
-  line: number | null;
-  column: number | null;
-  /** 1-based, for a step's field. */
-  step?: number;
-}
+export type RecordingIssue = z.infer<typeof recordingIssueSchema>;
 
 export type ParsedRecording =
   | { ok: true; recording: Recording }

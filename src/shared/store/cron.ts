@@ -1,5 +1,16 @@
 import { z } from 'zod';
 import { StoreError } from '../errors.js';
+import {
+  approvalRecordSchema,
+  cronRunSchema,
+  cronTaskSchema,
+  inputValueSchema,
+  notifyResultSchema,
+  notifyTargetSchema,
+  runStatuses,
+  runTriggers,
+  sessionModes,
+} from '../protocol/answers/tasks.js';
 import type { Paths } from '../paths.js';
 import { describeSchedule, nextFires, wallTime } from '../cron/schedule.js';
 import type { Db } from './db.js';
@@ -9,13 +20,8 @@ import { isoNow, newId, stmt } from './util.js';
 
 /** Scheduled tasks (kind "cron" on /api/tasks) and their runs. Any process reads; the routes and the cron worker write. */
 
-export const notifyTargetSchema = z.strictObject({
-  platform: z.string().trim().min(1, 'the platform must not be empty').max(50),
-  chat_id: z.string().trim().min(1, 'the chat_id must not be empty').max(200),
-});
+export { notifyTargetSchema, runStatuses, runTriggers, sessionModes };
 export type NotifyTarget = z.infer<typeof notifyTargetSchema>;
-export const sessionModes = ['new', 'reuse'] as const;
-const inputValue = z.union([z.string().max(100_000), z.number(), z.boolean()]);
 
 /** The stored row. */
 const rowSchema = z.object({
@@ -72,30 +78,10 @@ export interface CronTask extends CronTaskSpec {
   updated_at: string;
 }
 
-export const runStatuses = ['running', 'completed', 'failed', 'interrupted'] as const;
 export type CronRunStatus = (typeof runStatuses)[number];
-export const runTriggers = ['schedule', 'manual', 'catch_up'] as const;
 export type CronRunTrigger = (typeof runTriggers)[number];
 
-const notifyResultSchema = z.object({
-  platform: z.string(),
-  chat_id: z.string(),
-  ok: z.boolean(),
-  message_id: z.string().nullable().optional(),
-  error: z.string().optional(),
-  kind: z.enum(['result', 'approval']),
-  at: z.string(),
-});
 export type NotifyResult = z.infer<typeof notifyResultSchema>;
-const approvalRecordSchema = z.object({
-  approval_id: z.string(),
-  tool: z.string(),
-  reason: z.string(),
-  decision: z.string().nullable(),
-  why: z.string().nullable(),
-  asked_at: z.string(),
-  answered_at: z.string().nullable(),
-});
 export type ApprovalRecord = z.infer<typeof approvalRecordSchema>;
 
 const runRowSchema = z.object({
@@ -134,7 +120,7 @@ function toTask(raw: unknown): CronTask {
     timezone: r.timezone,
     prompt: r.prompt,
     workflow: r.workflow,
-    inputs: z.record(z.string(), inputValue).parse(JSON.parse(r.inputs)),
+    inputs: z.record(z.string(), inputValueSchema).parse(JSON.parse(r.inputs)),
     enabled: r.enabled === 1,
     model: r.model,
     working_dir: r.working_dir,
@@ -439,19 +425,7 @@ export function runningRunOf(db: Db, taskId: string): CronRun | undefined {
 
 /* ---------- the API view ---------- */
 
-export interface RunView {
-  id: string;
-  task_id: string;
-  trigger: CronRunTrigger;
-  scheduled_for: string | null;
-  status: CronRunStatus;
-  session_id: string | null;
-  started_at: string;
-  ended_at: string | null;
-  error: string | null;
-  notify_results: NotifyResult[];
-  approvals: ApprovalRecord[];
-}
+export type RunView = z.infer<typeof cronRunSchema>;
 
 export function runView(r: CronRun): RunView {
   return {
@@ -469,8 +443,10 @@ export function runView(r: CronRun): RunView {
   };
 }
 
+export type CronTaskView = z.infer<typeof cronTaskSchema>;
+
 /** A task as the API shows it: its fields, when it fires next (UTC and the zone's wall time), and its last run. */
-export function cronTaskView(db: Db, t: CronTask, now = new Date()) {
+export function cronTaskView(db: Db, t: CronTask, now = new Date()): CronTaskView {
   const next = t.enabled ? (nextFires(t.schedule, t.timezone, now)[0] ?? null) : null;
   const last = listRuns(db, t.id, 1)[0];
   const { sched_from: _s, reuse_session_id, ...fields } = t;
@@ -493,7 +469,6 @@ export function cronTaskView(db: Db, t: CronTask, now = new Date()) {
       : null,
   };
 }
-export type CronTaskView = ReturnType<typeof cronTaskView>;
 
 /** The text of the last assistant message written since `since`: a run's final reply. */
 export function lastReplySince(db: Db, sessionId: string, since: string): string | null {

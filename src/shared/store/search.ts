@@ -3,6 +3,7 @@ import { scrubSecrets } from '../audit.js';
 import { makeSnippet, type Term } from '../search/snippet.js';
 import type { Db } from './db.js';
 import { stmt } from './util.js';
+import { indexStateSchema, searchHitSchema, searchKinds } from '../protocol/answers/search.js';
 
 /**
  * The full-text index (migration 21): search_docs rows kept by triggers on every write, found
@@ -10,16 +11,7 @@ import { stmt } from './util.js';
  * before it existed.
  */
 
-export const searchKinds = [
-  'message',
-  'tool',
-  'session',
-  'goal',
-  'artifact',
-  'memory',
-  'skill',
-  'workflow',
-] as const;
+export { indexStateSchema, searchKinds };
 export type SearchKind = (typeof searchKinds)[number];
 
 export interface SearchFilters {
@@ -33,25 +25,7 @@ export interface SearchFilters {
   to?: string;
 }
 
-export interface SearchHit {
-  kind: SearchKind;
-  /** The message, session, artifact (or, for a goal, session) the hit is. */
-  ref: string;
-  session_id: string | null;
-  session_title: string | null;
-  /** For an artifact, memory note, skill or workflow: its path or name. */
-  name: string | null;
-  /** For message and tool hits: the message's place in its transcript. */
-  seq: number | null;
-  role: string | null;
-  origin: string | null;
-  created_at: string;
-  /** BM25 (lower is better), the order of results before recency breaks ties. */
-  score: number;
-  /** A bounded excerpt around the matched words; `highlights` are [start, end) offsets into it. */
-  snippet: string;
-  highlights: Array<[number, number]>;
-}
+export type SearchHit = z.infer<typeof searchHitSchema>;
 
 /**
  * A word in most messages matches hundreds of thousands of them, and ranking them all costs
@@ -214,15 +188,6 @@ const backfillSchema = z.object({
 });
 type Backfill = z.infer<typeof backfillSchema>;
 
-export const indexStateSchema = z.discriminatedUnion('state', [
-  z.object({ state: z.literal('ready') }),
-  z.object({
-    state: z.literal('building'),
-    done: z.number().int(),
-    total: z.number().int(),
-    percent: z.number().int(),
-  }),
-]);
 export type IndexState = z.infer<typeof indexStateSchema>;
 
 function readBackfill(db: Db): Backfill | undefined {

@@ -3,9 +3,9 @@ import { StoreError } from '../errors.js';
 import { decodeNetwork, encodeNetwork, type NetworkSetting } from '../sandbox/network.js';
 import type { Db } from './db.js';
 import { decodeCursor, encodeCursor, isoNow, newId, stmt } from './util.js';
+import { permissionModes, reasoningEfforts } from '../protocol/session-modes.js';
 
-export const reasoningEfforts = ['off', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
-export const permissionModes = ['interactive', 'auto', 'strict'] as const;
+export { permissionModes, reasoningEfforts };
 export type ReasoningEffort = (typeof reasoningEfforts)[number];
 export type PermissionMode = (typeof permissionModes)[number];
 

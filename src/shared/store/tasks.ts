@@ -1,28 +1,15 @@
 import { z } from 'zod';
 import { StoreError } from '../errors.js';
+import { graphTaskSchema, taskKinds, taskStatuses } from '../protocol/answers/tasks.js';
 import type { Db } from './db.js';
 import { isoNow, newId, stmt } from './util.js';
 
-/** Task kinds on /api/tasks: the agent's task graph now; the cron issue adds 'cron'. */
-export const taskKinds = ['graph'] as const;
+export { taskKinds, taskStatuses };
 export type TaskKind = (typeof taskKinds)[number];
-export const taskStatuses = ['pending', 'in_progress', 'completed'] as const;
 export type TaskStatus = (typeof taskStatuses)[number];
 
-export interface Task {
-  id: string;
-  kind: TaskKind;
-  subject: string;
-  description: string;
-  status: TaskStatus;
-  /** Ids of tasks (same kind) that must be completed before this one may start. */
-  blocked_by: string[];
-  owner_session: string | null;
-  /** Kind-specific fields; {} for graph tasks. */
-  data: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
+/** A graph task, as stored and as the API answers it. */
+export type Task = z.infer<typeof graphTaskSchema>;
 
 /** The fields clients and tools may send, validated the same way on both paths. */
 export const taskFields = {

@@ -1,5 +1,6 @@
 import type { Db } from './db.js';
 import { newId, stmt } from './util.js';
+import { usageGroups } from '../protocol/answers/usage.js';
 
 /** Where a model call came from: the turn's origin, or the side job it served. */
 export const usageOrigins = [
@@ -195,7 +196,7 @@ export function turnUsage(db: Db, turnId: string): UsageTotals {
   return r && r.calls > 0 ? r : zeroTotals();
 }
 
-export const usageGroups = ['day', 'model', 'session', 'origin'] as const;
+export { usageGroups };
 export type UsageGroup = (typeof usageGroups)[number];
 
 const groupKey: Record<UsageGroup, string> = {

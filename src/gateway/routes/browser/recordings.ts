@@ -9,6 +9,12 @@ import {
 } from '../../../shared/browser/recording.js';
 import { ApiError } from '../../../shared/errors.js';
 import { trashFileMove } from '../../../shared/store/file-trash.js';
+import {
+  recordingDeleted,
+  recordingDetail,
+  recordingList,
+  recordingSaved,
+} from '../../../shared/protocol/answers/browser.js';
 import type { Deps } from '../../deps.js';
 import { route, type Route } from '../../route.js';
 
@@ -66,6 +72,7 @@ export function browserRecordingRoutes(deps: Deps): Route[] {
       path: '/api/browser/recordings',
       summary:
         'Every recording: name, description, step count, params (a file that no longer parses is listed with valid: false and its error).',
+      response: recordingList,
       handler: () => ({ body: { recordings: listRecordingNames(home).map(summary) } }),
     }),
     route({
@@ -73,6 +80,7 @@ export function browserRecordingRoutes(deps: Deps): Route[] {
       path: '/api/browser/recordings/:name',
       summary:
         'One recording: its YAML as written, and the parsed form (null with the issues when it does not parse).',
+      response: recordingDetail,
       handler: ({ params }) => {
         const n = name(params.name);
         const yaml = need(n);
@@ -93,6 +101,8 @@ export function browserRecordingRoutes(deps: Deps): Route[] {
       summary:
         'Creates or replaces a recording from {"yaml": "…"}: description, params [{name, description, default}], steps [{action, target, value}] with {{param}} placeholders. A YAML error is a 400 with its line and column; a schema error names the step and field (details). Written atomically.',
       body: putBody,
+      response: recordingSaved,
+      others: { 201: { description: 'Created: a new recording', schema: recordingSaved } },
       handler: ({ params, body }) => {
         const n = name(params.name);
         const p = parseRecording(body.yaml);
@@ -119,6 +129,7 @@ export function browserRecordingRoutes(deps: Deps): Route[] {
       method: 'DELETE',
       path: '/api/browser/recordings/:name',
       summary: 'Moves a recording to the trash; POST /api/trash/{id}/restore brings it back.',
+      response: recordingDeleted,
       handler: ({ params }) => {
         const n = name(params.name);
         need(n);

@@ -3,6 +3,10 @@ import { browserConfigured } from '../../../shared/config/browser.js';
 import { cdpEndpoint, remoteRefusal } from '../../../shared/browser/endpoint.js';
 import { ApiError } from '../../../shared/errors.js';
 import type { BrowserStatus } from '../../../shared/protocol/browser.js';
+import {
+  browserStatusView,
+  browserVerifyAnswer,
+} from '../../../shared/protocol/answers/browser.js';
 import type { Deps } from '../../deps.js';
 import { route, type Route } from '../../route.js';
 
@@ -62,6 +66,7 @@ export function browserRoutes(deps: Deps): Route[] {
       path: '/api/browser/status',
       summary:
         'The browser connection over the Chrome DevTools Protocol: configured, connected, endpoint, browser name and version, open tabs, and when not connected why and the fix (reason).',
+      response: browserStatusView,
       handler: async () => ({ body: await status() }),
     }),
     route({
@@ -70,6 +75,7 @@ export function browserRoutes(deps: Deps): Route[] {
       summary:
         "Has svc start a headless Chromium of its own (browser.launch: auto in config.yml, replacing cdp_url or port) and answers the connection's status once it is up or has failed (its reason names the fix, such as installing Chromium). Body: {}.",
       body: z.strictObject({}),
+      response: browserStatusView,
       handler: async () => {
         await deps.endpoint.request('config.browser.set', { launch: 'auto' });
         // The browser worker starts with the new config; its first status waits for the launch.
@@ -88,6 +94,7 @@ export function browserRoutes(deps: Deps): Route[] {
       summary:
         'Connects to a browser\'s DevTools endpoint, {"port": 9222} or {"cdp_url": "http://127.0.0.1:9222"} (or {} for the configured one), within timeout_seconds (default 5). Answers {ok: true, browser, version, tabs, saved} (a given endpoint is saved in config.yml) or {ok: false, error}. Only loopback endpoints unless browser.allow_remote is true.',
       body: verifyBody,
+      response: browserVerifyAnswer,
       handler: async ({ body }) => {
         const given = body.port !== undefined || body.cdp_url !== undefined;
         const config = deps.config().browser;

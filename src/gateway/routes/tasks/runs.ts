@@ -33,6 +33,11 @@ import { permissionModes } from '../../../shared/store/sessions.js';
 import { findWorkflow } from '../../../shared/workflows/catalog.js';
 import { WORKFLOW_NAME } from '../../../shared/workflows/format.js';
 import { resolveInputs, runInputsSchema } from '../../../shared/workflows/start.js';
+import {
+  cronRunList,
+  cronRunStarted,
+  schedulePreview,
+} from '../../../shared/protocol/answers/tasks.js';
 import type { Deps } from '../../deps.js';
 import { route, type Route } from '../../route.js';
 
@@ -295,6 +300,9 @@ export function cronRoutes(deps: Deps): Route[] {
       summary:
         'Runs a cron task now, out of schedule (also when disabled). 202 with {run_id, session_id}; 409 while a run of it is going (runs never overlap); 404 for an unknown task.',
       body: z.strictObject({}).optional(),
+      status: 202,
+      response: cronRunStarted,
+      errors: [409],
       handler: async ({ params }) => {
         const id = params.id;
         if (!getCronTask(deps.db, id)) throw cronTaskNotFound(id);
@@ -313,7 +321,7 @@ export function cronRoutes(deps: Deps): Route[] {
         });
         return {
           status: 202,
-          body: { status: 'started', id, run_id: r.run_id, session_id: r.session_id },
+          body: { status: 'started' as const, id, run_id: r.run_id, session_id: r.session_id },
         };
       },
     }),
@@ -322,6 +330,7 @@ export function cronRoutes(deps: Deps): Route[] {
       path: '/api/tasks/:id/runs',
       summary:
         'The runs of a cron task, newest first (the last 100 are kept): {items: [{id, trigger, scheduled_for, status, session_id, started_at, ended_at, error, notify_results, approvals}]}.',
+      response: cronRunList,
       handler: ({ params }) => {
         const id = params.id;
         if (!getCronTask(deps.db, id)) throw cronTaskNotFound(id);
@@ -334,6 +343,7 @@ export function cronRoutes(deps: Deps): Route[] {
       summary:
         "The next fire times of a schedule: query schedule, timezone (default the machine's), from (ISO time, default now), count (1-20, default 5). Answers {description (in words), timezone, next: [{at (UTC), local (wall time in the zone)}]}.",
       query: previewQuery,
+      response: schedulePreview,
       handler: ({ query }) => {
         const problem = scheduleProblem(query.schedule);
         if (problem)

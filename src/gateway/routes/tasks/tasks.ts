@@ -13,6 +13,7 @@ import {
   taskStatuses,
   updateTask,
 } from '../../../shared/store/tasks.js';
+import { anyTaskSchema, taskDeleted, taskList } from '../../../shared/protocol/answers/tasks.js';
 import type { Deps } from '../../deps.js';
 import { route, type Route } from '../../route.js';
 import { cronRoutes, cronTaskApi, parseBody } from './runs.js';
@@ -61,6 +62,7 @@ export function taskRoutes(deps: Deps): Route[] {
       summary:
         "Tasks in creation order. Query: kind (graph, the default, or cron), session (owner session id), status (pending, in_progress, completed). Answers {items}. Cron tasks carry next_run_at (UTC), next_run_local (the zone's wall time) and last_run.",
       query: listQuery,
+      response: taskList,
       handler: ({ query }) => {
         if (query.kind === 'cron') {
           if (query.session !== undefined || query.status !== undefined)
@@ -85,6 +87,7 @@ export function taskRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/tasks/:id',
       summary: 'One task of either kind.',
+      response: anyTaskSchema,
       handler: ({ params }) => {
         if (cron.isCron(params.id)) return { body: cron.get(params.id) };
         const t = getTask(deps.db, params.id);
@@ -98,6 +101,8 @@ export function taskRoutes(deps: Deps): Route[] {
       summary:
         'Creates a task. Graph (kind omitted or "graph"): subject (required), description, status (default pending), blocked_by (existing task ids), owner_session. Cron (kind "cron"): name and schedule (required; 5 or 6 fields or a nickname such as @hourly), timezone (IANA, default the machine\'s), prompt or workflow with inputs, enabled (default true), model (id or slot, default the default slot), working_dir, permission_mode (default auto), session (new or reuse), notify [{platform, chat_id}], max_runtime_seconds (default 1800), catch_up (default true), approval_timeout_seconds (default config cron.approval_timeout_seconds). Answers 201 with the task.',
       body: kindOnly,
+      status: 201,
+      response: anyTaskSchema,
       handler: async ({ body: raw }) => {
         if (raw.kind === 'cron') return { status: 201, body: await cron.create(raw) };
         const body = parseBody(createBody, raw);
@@ -119,6 +124,8 @@ export function taskRoutes(deps: Deps): Route[] {
       summary:
         'Changes any of: subject, description, status, blocked_by. A task may be in_progress or completed only once its blockers are completed (409 otherwise); an unknown blocker or a cycle is a 400. A cron task takes any subset of its fields (enabled to switch it on or off); the schedule changes at once.',
       body: z.unknown(),
+      response: anyTaskSchema,
+      errors: [409],
       handler: async ({ params, body: raw }) => {
         if (cron.isCron(params.id)) return { body: await cron.patch(params.id, raw) };
         if (!getTask(deps.db, params.id)) throw taskNotFound(params.id);
@@ -133,6 +140,7 @@ export function taskRoutes(deps: Deps): Route[] {
       path: '/api/tasks/:id',
       summary:
         'Deletes a graph task and removes it from the blocked_by of the tasks it blocked. Answers {deleted}. A cron task goes to the trash (restorable with its schedule): {deleted, trash_id}.',
+      response: taskDeleted,
       handler: async ({ params }) => {
         if (cron.isCron(params.id)) return { body: await cron.remove(params.id) };
         const { deleted, unblocked } = deleteTask(deps.db, params.id);
