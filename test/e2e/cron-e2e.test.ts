@@ -528,6 +528,12 @@ test('DELETE moves a task to the trash; restore brings it back with its schedule
   assert.equal([item?.kind, item?.name], ['cron_task', 'Trashable']);
   const res = await api(rig.port, 'POST', `/api/trash/${del.body.trash_id}/restore`, {});
   assert.is(res.status, 200, JSON.stringify(res.body));
+  assert.equal(
+    [res.body.task.kind, res.body.task.id],
+    ['cron', t.id],
+    'answered as the API shows a task',
+  );
+  assert.not.ok('sched_from' in res.body.task, 'not as the store keeps it');
   const back = await getTask(t.id);
   assert.equal(
     [back.schedule, back.timezone, back.enabled, back.prompt],

@@ -233,6 +233,11 @@ test('a session budget stops a runaway goal before the call that would cross it;
   const put = await api(rig.port, 'PUT', '/api/budgets', { session: { tokens: 100_000 } });
   assert.is(put.status, 200, JSON.stringify(put.body));
   assert.equal(put.body.limits.session, { tokens: 100_000 });
+  assert.equal(
+    (await api(rig.port, 'GET', '/api/budgets')).body,
+    put.body,
+    'GET reads what PUT set',
+  );
   const goal = await api(rig.port, 'PUT', `/api/sessions/${id}/goal`, { objective: 'Loop' });
   assert.is(goal.status, 201);
   const ws = await connectWs(rig.port, [`session:${id}`]);
