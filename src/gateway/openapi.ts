@@ -74,7 +74,7 @@ class SchemaSet {
 /** The parts of the document its route's answer schema names; the rest is OpenAPI's own. */
 export interface OpenApiDocument extends Record<string, unknown> {
   openapi: string;
-  info: { title: string; version: string; description: string };
+  info: { title: string; version: string } & Record<string, unknown>;
   paths: Record<string, Record<string, unknown>>;
 }
 

@@ -1523,7 +1523,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document: every route with its request schema. */
+        /** This document: every route with its request and answer schemas. */
         get: operations["getApiOpenapiJson"];
         put?: never;
         post?: never;
@@ -1739,6 +1739,205 @@ export interface components {
             mime: string;
             created_at: string;
             updated_at: string;
+        };
+        TrashItem: {
+            id: string;
+            kind: string;
+            name: string;
+            original: string;
+            size_bytes: number;
+            deleted_at: string;
+            expires_at: string;
+        };
+        CronTask: {
+            /** @constant */
+            kind: "cron";
+            id: string;
+            name: string;
+            schedule: string;
+            timezone: string;
+            prompt: string | null;
+            workflow: string | null;
+            inputs: {
+                [key: string]: string | number | boolean;
+            };
+            enabled: boolean;
+            model: string | null;
+            working_dir: string | null;
+            /** @enum {string} */
+            permission_mode: "interactive" | "auto" | "strict";
+            /** @enum {string} */
+            session: "new" | "reuse";
+            notify: {
+                platform: string;
+                chat_id: string;
+            }[];
+            max_runtime_seconds: number;
+            catch_up: boolean;
+            approval_timeout_seconds: number | null;
+            created_at: string;
+            updated_at: string;
+            session_id: string | null;
+            description: string;
+            next_run_at: string | null;
+            next_run_local: string | null;
+            last_run: {
+                id: string;
+                /** @enum {string} */
+                status: "running" | "completed" | "failed" | "interrupted";
+                started_at: string;
+                ended_at: string | null;
+                session_id: string | null;
+                error: string | null;
+            } | null;
+        };
+        Task: {
+            id: string;
+            /** @enum {string} */
+            kind: "graph";
+            subject: string;
+            description: string;
+            /** @enum {string} */
+            status: "pending" | "in_progress" | "completed";
+            blocked_by: string[];
+            owner_session: string | null;
+            data: {
+                [key: string]: unknown;
+            };
+            created_at: string;
+            updated_at: string;
+        };
+        CronRun: {
+            id: string;
+            task_id: string;
+            /** @enum {string} */
+            trigger: "schedule" | "manual" | "catch_up";
+            scheduled_for: string | null;
+            /** @enum {string} */
+            status: "running" | "completed" | "failed" | "interrupted";
+            session_id: string | null;
+            started_at: string;
+            ended_at: string | null;
+            error: string | null;
+            notify_results: {
+                platform: string;
+                chat_id: string;
+                ok: boolean;
+                message_id?: string | null;
+                error?: string;
+                /** @enum {string} */
+                kind: "result" | "approval";
+                at: string;
+            }[];
+            approvals: {
+                approval_id: string;
+                tool: string;
+                reason: string;
+                decision: string | null;
+                why: string | null;
+                asked_at: string;
+                answered_at: string | null;
+            }[];
+        };
+        BrowserStatus: {
+            configured: boolean;
+            connected: boolean;
+            endpoint: string | null;
+            mode: ("cdp_url" | "port" | "launch") | null;
+            browser: string | null;
+            version: string | null;
+            tabs: {
+                index: number;
+                url: string;
+                title: string;
+                active: boolean;
+            }[];
+            reason: string | null;
+            launched_pid: number | null;
+        };
+        BrowserRecording: {
+            description: string;
+            params: {
+                name: string;
+                description?: string;
+                default?: string;
+            }[];
+            steps: {
+                /** @enum {string} */
+                action: "navigate" | "snapshot" | "click" | "type" | "press" | "scroll" | "select" | "wait" | "screenshot" | "tabs" | "back";
+                target?: string;
+                value?: string;
+                timeout_seconds?: number;
+            }[];
+        };
+        VersionInfo: {
+            /** @constant */
+            name: "svc";
+            version: string;
+            dev_build: boolean;
+            latest: string | null;
+            update_available: boolean;
+            checked_at: string | null;
+            release_url: string | null;
+            notes: string[];
+            check_enabled: boolean;
+            check_error: string | null;
+            upgrading: boolean;
+            local: boolean;
+        };
+        Budgets: {
+            limits: {
+                daily?: {
+                    usd?: number;
+                    tokens?: number;
+                };
+                monthly?: {
+                    usd?: number;
+                    tokens?: number;
+                };
+                session?: {
+                    usd?: number;
+                    tokens?: number;
+                };
+                cron_task?: {
+                    usd?: number;
+                    tokens?: number;
+                };
+                channel?: {
+                    usd?: number;
+                    tokens?: number;
+                };
+            };
+            warn_at: number;
+            states: {
+                /** @enum {string} */
+                scope: "daily" | "monthly" | "session" | "cron_task" | "channel";
+                key: string;
+                /** @enum {string} */
+                unit: "usd" | "tokens";
+                limit: number;
+                spent: number;
+                period: string;
+                resets_at: string | null;
+            }[];
+        };
+        SearchHit: {
+            /** @enum {string} */
+            kind: "message" | "tool" | "session" | "goal" | "artifact" | "memory" | "skill" | "workflow";
+            ref: string;
+            session_id: string | null;
+            session_title: string | null;
+            name: string | null;
+            seq: number | null;
+            role: string | null;
+            origin: string | null;
+            created_at: string;
+            score: number;
+            snippet: string;
+            highlights: [
+                number,
+                number
+            ][];
         };
         /** @description Sent once on connect (seq 0): the version, the numbering epoch (same across a restart) and whether the client is local. */
         "WsEvent.hello": {
@@ -4192,7 +4391,26 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        service: {
+                            platform: string;
+                            command: string | null;
+                            command_lan: string | null;
+                        };
+                        phone: {
+                            listen: string | null;
+                            reachable: boolean;
+                            addresses: string[];
+                            listen_command: string;
+                        };
+                        sandbox: {
+                            /** @enum {string} */
+                            state: "on" | "off" | "unavailable";
+                            message: string;
+                        };
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -4213,7 +4431,12 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        url: string;
+                        qr_png: string;
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -4773,7 +4996,14 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["TrashItem"][];
+                        next_cursor: string | null;
+                        total_items: number;
+                        total_bytes: number;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -4804,12 +5034,25 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        id: string;
+                        kind: string;
+                        restored_to: string;
+                        session?: components["schemas"]["Session"];
+                        task?: components["schemas"]["CronTask"];
+                        skill?: string;
+                        /** @constant */
+                        unchanged?: true;
+                        backed_up_as?: string;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
@@ -4833,7 +5076,11 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        deleted: string;
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -4861,7 +5108,11 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        deleted: number;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -4939,7 +5190,11 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        items: (components["schemas"]["Task"] | components["schemas"]["CronTask"])[];
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -4965,12 +5220,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Task"] | components["schemas"]["CronTask"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -4998,7 +5255,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Task"] | components["schemas"]["CronTask"];
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5022,7 +5281,12 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        deleted: string;
+                        trash_id?: string;
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5052,12 +5316,15 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Task"] | components["schemas"]["CronTask"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
@@ -5080,17 +5347,26 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "started";
+                        id: string;
+                        run_id: string;
+                        session_id: string;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
@@ -5114,7 +5390,11 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["CronRun"][];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5141,7 +5421,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        schedule: string;
+                        description: string;
+                        timezone: string;
+                        next: {
+                            at: string;
+                            local: string;
+                        }[];
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -5163,7 +5453,18 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        name: "soul" | "user";
+                        path: string;
+                        exists: boolean;
+                        content: string;
+                        size: number;
+                        updated_at: string | null;
+                        truncated: boolean;
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5184,7 +5485,18 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        name: "soul" | "user";
+                        path: string;
+                        exists: boolean;
+                        content: string;
+                        size: number;
+                        updated_at: string | null;
+                        truncated: boolean;
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5205,7 +5517,18 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        index: string;
+                        index_truncated: boolean;
+                        files: {
+                            name: string;
+                            file: string;
+                            size: number;
+                            updated_at: string;
+                        }[];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6281,7 +6604,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["BrowserStatus"];
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6306,7 +6631,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["BrowserStatus"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6345,7 +6672,22 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        ok: boolean;
+                        endpoint: string | null;
+                        browser?: string;
+                        version?: string;
+                        tabs?: {
+                            index: number;
+                            url: string;
+                            title: string;
+                            active: boolean;
+                        }[];
+                        error?: string;
+                        saved: boolean;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6371,7 +6713,22 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        recordings: {
+                            name: string;
+                            description: string;
+                            steps: number;
+                            params: {
+                                name: string;
+                                description?: string;
+                                default?: string;
+                            }[];
+                            valid: boolean;
+                            error: string | null;
+                        }[];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6394,7 +6751,20 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        name: string;
+                        yaml: string;
+                        recording: components["schemas"]["BrowserRecording"] | null;
+                        issues: {
+                            message: string;
+                            path: string;
+                            line: number | null;
+                            column: number | null;
+                            step?: number;
+                        }[];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6424,7 +6794,28 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        name: string;
+                        yaml: string;
+                        recording: components["schemas"]["BrowserRecording"];
+                        created: boolean;
+                    };
+                };
+            };
+            /** @description Created: a new recording */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        yaml: string;
+                        recording: components["schemas"]["BrowserRecording"];
+                        created: boolean;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6453,7 +6844,12 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        deleted: string;
+                        trash_id: string;
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6477,7 +6873,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["VersionInfo"];
+                };
             };
             403: components["responses"]["Error403"];
             500: components["responses"]["Error500"];
@@ -6496,16 +6894,22 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "upgrading";
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
@@ -6527,7 +6931,31 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        dir: string;
+                        schedule: string | null;
+                        keep: number;
+                        encrypt: boolean;
+                        last: {
+                            /** @enum {string} */
+                            trigger: "schedule" | "manual";
+                            started_at: string;
+                            ended_at: string;
+                            ok: boolean;
+                            file: string | null;
+                            size: number | null;
+                            ms: number;
+                            error: string | null;
+                        } | null;
+                        items: {
+                            name: string;
+                            size: number;
+                            created_at: string;
+                            encrypted: boolean;
+                        }[];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6547,16 +6975,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        name: string;
+                        size: number;
+                        files: number;
+                        ms: number;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
@@ -6590,7 +7026,15 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        schedule: string | null;
+                        dir: string;
+                        keep: number;
+                        uploads: boolean;
+                        encrypt: boolean;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6618,7 +7062,10 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/zip": string;
+                    "application/octet-stream": string;
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6646,7 +7093,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        from: string;
+                        to: string;
+                        /** @enum {string} */
+                        group_by: "day" | "model" | "session" | "origin";
+                        items: {
+                            calls: number;
+                            unknown_calls: number;
+                            input_tokens: number;
+                            cached_input_tokens: number;
+                            cache_write_tokens: number;
+                            output_tokens: number;
+                            reasoning_tokens: number;
+                            cost_usd: number;
+                            unpriced_calls: number;
+                            key: string;
+                        }[];
+                        next_cursor: string | null;
+                        totals: components["schemas"]["Spend"];
+                        budgets: components["schemas"]["Budgets"];
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6668,7 +7137,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Budgets"];
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6716,7 +7187,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Budgets"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6742,7 +7215,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/plain": string;
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6773,7 +7248,32 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        query: {
+                            terms: string[];
+                            excluded: string[];
+                        };
+                        items: components["schemas"]["SearchHit"][];
+                        next_cursor: string | null;
+                        index: {
+                            /** @constant */
+                            state: "ready";
+                        } | {
+                            /** @constant */
+                            state: "building";
+                            done: number;
+                            total: number;
+                            percent: number;
+                        };
+                        ranked: {
+                            among_newest: number | null;
+                        };
+                        notice?: string;
+                        /** @enum {string} */
+                        ranking: "text" | "text+semantic";
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6811,7 +7311,32 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        query: {
+                            terms: string[];
+                            excluded: string[];
+                        };
+                        items: components["schemas"]["SearchHit"][];
+                        next_cursor: string | null;
+                        index: {
+                            /** @constant */
+                            state: "ready";
+                        } | {
+                            /** @constant */
+                            state: "building";
+                            done: number;
+                            total: number;
+                            percent: number;
+                        };
+                        ranked: {
+                            among_newest: number | null;
+                        };
+                        notice?: string;
+                        /** @enum {string} */
+                        ranking: "text" | "text+semantic";
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6835,7 +7360,22 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        openapi: string;
+                        info: {
+                            title: string;
+                            version: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        paths: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
