@@ -1,7 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { z } from 'zod';
-import { platformInfo, platformNames, secretFields } from '../../src/shared/config/channels.js';
+import {
+  platformFields,
+  platformNames,
+  platformSchemas,
+  secretFields,
+} from '../../src/shared/config/channels.js';
 import { configSchema } from '../../src/shared/config/schema.js';
 import { isSecret } from '../../src/shared/config/secret-marker.js';
 import {
@@ -85,16 +90,29 @@ test('every config field named like a secret carries the secret mark (walks the 
     assert.ok(marked.includes(p), `${p} is marked: ${marked.join(', ')}`);
 });
 
-test("the channel forms' secret flags are the schema's marks", () => {
-  for (const p of platformNames)
+test("each channel form is its schema's fields, secret and required as the schema says", () => {
+  for (const p of platformNames) {
+    const shape = platformSchemas[p].shape as Record<string, z.ZodType>;
+    const form = platformFields(p);
+    // Every setting but the on/off switch has a field on the form, and the form invents none.
     assert.equal(
-      platformInfo[p].fields
+      form.map((f) => f.name).sort(),
+      Object.keys(shape)
+        .filter((k) => k !== 'enabled')
+        .sort(),
+      p,
+    );
+    assert.equal(
+      form
         .filter((f) => f.secret)
         .map((f) => f.name)
         .sort(),
       secretFields(p).sort(),
       p,
     );
+    for (const f of form)
+      assert.is(f.required, !shape[f.name]!.safeParse(undefined).success, `${p}.${f.name}`);
+  }
 });
 
 const SECRETS = {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { platformLabels } from './platform-labels.js';
+import { platformLabels, type PlatformName } from './platform-labels.js';
 import { isSecret, secret } from './secret-marker.js';
 
 export { maskSecret } from './secret-marker.js';
@@ -9,18 +9,6 @@ export { maskSecret } from './secret-marker.js';
  * plus the platform's fields. The messenger's login credentials are not here: they live in a 0600
  * file under $SVC_HOME (see channelCredentialsFile).
  */
-export const platformNames = [
-  'telegram',
-  'messenger',
-  // slack
-  'slack',
-  // discord
-  'discord',
-  // whatsapp
-  'whatsapp',
-] as const;
-export const platformNameSchema = z.enum(platformNames);
-export type PlatformName = z.infer<typeof platformNameSchema>;
 
 /** A user id list: a YAML list, or one string of ids separated by commas or spaces (the form's field). */
 const userList = z.preprocess(
@@ -149,45 +137,20 @@ export const whatsappConfigSchema = z.strictObject({
     .default([]),
 });
 
-export const channelsConfigSchema = z
-  .strictObject({
-    telegram: telegramConfigSchema.optional(),
-    messenger: messengerConfigSchema.optional(),
-    // slack
-    slack: slackConfigSchema.optional(),
-    // discord
-    discord: discordConfigSchema.optional(),
-    // whatsapp
-    whatsapp: whatsappConfigSchema.optional(),
-  })
-  .prefault({});
-export type ChannelsConfig = z.infer<typeof channelsConfigSchema>;
-
-export const platformSchemas = {
-  telegram: telegramConfigSchema,
-  messenger: messengerConfigSchema,
-  // slack
-  slack: slackConfigSchema,
-  // discord
-  discord: discordConfigSchema,
-  // whatsapp
-  whatsapp: whatsappConfigSchema,
-} as const;
-
 export interface FieldSpec {
   /** The key under the platform in config.yml and in the API's body. */
   name: string;
   /** What a person reads beside the field. */
   label: string;
-  required: boolean;
-  secret: boolean;
   description: string;
   /** Words for the values of a closed choice; the values themselves come from the schema. */
   choiceLabels?: Record<string, string>;
 }
 
-/** A field as GET /api/channels/available answers it: a closed choice lists its values. */
+/** A field as GET /api/channels/available answers it: whether it is required or secret, and a closed choice's values, all read from the schema. */
 export interface FieldView extends Omit<FieldSpec, 'choiceLabels'> {
+  required: boolean;
+  secret: boolean;
   /** The allowed values (an enum in the platform's schema), each with its words. */
   choices?: Array<{ value: string; label: string }>;
   /** The value used when the field is left out, when the schema has one. */
@@ -210,7 +173,11 @@ export function platformFields(platform: PlatformName): FieldView[] {
     const fallback = field?.safeParse(undefined);
     const def = fallback?.success && typeof fallback.data === 'string' ? fallback.data : undefined;
     return {
-      ...f,
+      name: f.name,
+      label: f.label,
+      required: fallback?.success === false,
+      secret: field !== undefined && isSecret(field),
+      description: f.description,
       ...(values
         ? { choices: values.map((v) => ({ value: v, label: choiceLabels?.[v] ?? v })) }
         : {}),
@@ -219,35 +186,39 @@ export function platformFields(platform: PlatformName): FieldView[] {
   });
 }
 
-/** What GET /api/channels/available shows: every platform svc can connect, with its form. */
-export const platformInfo: Record<
-  PlatformName,
-  { label: string; login: 'token' | 'qr'; fields: FieldSpec[] }
-> = {
+/** One platform as svc knows it: its config schema, on-screen name, login and form. */
+interface PlatformSpec {
+  schema: z.ZodObject;
+  label: string;
+  login: 'token' | 'qr';
+  fields: FieldSpec[];
+}
+
+/**
+ * Every platform svc can connect, declared once: the platform names, the `channels` section of
+ * config.yml, the schemas the routes check, GET /api/channels/available and which fields are
+ * secret all come from this table. A new platform is a schema above and one entry here.
+ */
+const platforms = {
   telegram: {
+    schema: telegramConfigSchema,
     label: platformLabels.telegram,
     login: 'token',
     fields: [
       {
         name: 'bot_token',
         label: 'Bot token',
-        required: true,
-        secret: true,
         description: 'The bot token @BotFather gave you (123456789:AAH…).',
       },
       {
         name: 'base_url',
         label: 'Bot API server',
-        required: false,
-        secret: false,
         description:
           'The Bot API server; leave empty for api.telegram.org, or give your self-hosted Bot API server.',
       },
       {
         name: 'parse_mode',
         label: 'Message format',
-        required: false,
-        secret: false,
         description: 'How replies look in Telegram.',
         choiceLabels: {
           HTML: 'Formatted (Markdown shown as bold, lists, code)',
@@ -257,75 +228,60 @@ export const platformInfo: Record<
       {
         name: 'allowed_users',
         label: 'Who may talk to the agent',
-        required: false,
-        secret: false,
         description:
           'Telegram user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.',
       },
     ],
   },
   messenger: {
+    schema: messengerConfigSchema,
     label: platformLabels.messenger,
     login: 'qr',
     fields: [
       {
         name: 'base_url',
         label: 'Bot server',
-        required: false,
-        secret: false,
         description: 'The iLink bot server; leave empty for the default.',
       },
       {
         name: 'cdn_base_url',
         label: 'Media server',
-        required: false,
-        secret: false,
         description:
           'The media CDN files are sent and fetched through; leave empty for the default (novac2c.cdn.weixin.qq.com/c2c).',
       },
       {
         name: 'allowed_users',
         label: 'Who may talk to the agent',
-        required: false,
-        secret: false,
         description:
           'WeChat (iLink) user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.',
       },
     ],
   },
-  // slack
   slack: {
+    schema: slackConfigSchema,
     label: platformLabels.slack,
     login: 'token',
     fields: [
       {
         name: 'app_token',
         label: 'App-level token',
-        required: true,
-        secret: true,
         description:
           "The app-level token (xapp-…) with the connections:write scope, from the app's Basic Information page; Socket Mode must be on.",
       },
       {
         name: 'bot_token',
         label: 'Bot token',
-        required: true,
-        secret: true,
         description:
           'The Bot User OAuth Token (xoxb-…) from OAuth & Permissions, after installing the app to the workspace.',
       },
       {
         name: 'api_base_url',
         label: 'Web API address',
-        required: false,
-        secret: false,
         description: 'The Web API address; leave empty for https://slack.com/api/.',
       },
       {
         name: 'allowed_users',
         label: 'Who may talk to the agent',
-        required: false,
-        secret: false,
         description:
           "Slack member ids (U0…, in a profile's ⋮ menu: Copy member ID) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.",
       },
@@ -333,57 +289,67 @@ export const platformInfo: Record<
   },
   // --- discord ---
   discord: {
+    schema: discordConfigSchema,
     label: platformLabels.discord,
     login: 'token',
     fields: [
       {
         name: 'bot_token',
         label: 'Bot token',
-        required: true,
-        secret: true,
         description:
           'The bot token from the Developer Portal (your application → Bot → Reset Token).',
       },
       {
         name: 'allowed_users',
         label: 'Who may talk to the agent',
-        required: false,
-        secret: false,
         description:
           'Discord user ids that may talk to the agent (Developer Mode on, right-click a user → Copy User ID), separated by commas. Anyone else gets a pairing code to approve here.',
       },
       {
         name: 'api_base_url',
         label: 'REST API address',
-        required: false,
-        secret: false,
         description: 'The REST API root; leave empty for https://discord.com/api.',
       },
       {
         name: 'gateway_url',
         label: 'Gateway address',
-        required: false,
-        secret: false,
         description: 'The Gateway (wss://…); leave empty for the one Discord names.',
       },
     ],
   },
-  // whatsapp
   whatsapp: {
+    schema: whatsappConfigSchema,
     label: platformLabels.whatsapp,
     login: 'qr',
     fields: [
       {
         name: 'allowed_users',
         label: 'Who may talk to the agent',
-        required: false,
-        secret: false,
         description:
           'Phone numbers (with country code, digits only) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here.',
       },
     ],
   },
-};
+} satisfies Record<PlatformName, PlatformSpec>;
+
+export type { PlatformName };
+export const platformNames = Object.keys(platforms) as [PlatformName, ...PlatformName[]];
+export const platformNameSchema = z.enum(platformNames);
+export const platformInfo: Record<PlatformName, PlatformSpec> = platforms;
+
+type Schemas = { [P in PlatformName]: (typeof platforms)[P]['schema'] };
+export const platformSchemas = Object.fromEntries(
+  platformNames.map((p) => [p, platforms[p].schema]),
+) as Schemas;
+
+export const channelsConfigSchema = z
+  .strictObject(
+    Object.fromEntries(platformNames.map((p) => [p, platforms[p].schema.optional()])) as {
+      [P in PlatformName]: z.ZodOptional<Schemas[P]>;
+    },
+  )
+  .prefault({});
+export type ChannelsConfig = z.infer<typeof channelsConfigSchema>;
 
 /** Fields whose values the API never answers: those the platform's schema marks secret. */
 export function secretFields(platform: PlatformName): string[] {
