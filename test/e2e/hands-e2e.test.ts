@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { hasBuiltinVerdict } from '../../src/workers/agent/permissions/defaults.js';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
 import { http, waitFor } from '../helpers/server.js';
@@ -212,6 +213,12 @@ test('GET /api/tools lists every built-in tool with an object schema', async () 
     'run_workflow',
   ];
   assert.equal(items.map((t) => t.name).sort(), [...want].sort());
+  // A new tool's author decides its default: none is left to the unknown-tool `ask` by omission.
+  assert.equal(
+    items.map((t) => t.name).filter((n) => !hasBuiltinVerdict(n)),
+    [],
+    'every built-in tool has its own entry in the default-verdict table',
+  );
   for (const t of items) {
     assert.ok(t.description.length > 20, `${t.name} has a description`);
     assert.is(t.parameters.type, 'object', `${t.name} parameters are an object schema`);

@@ -24,6 +24,8 @@ export const ALWAYS_ASK = new Set(['restart_server']);
  * part, and the session mode decides how asks go. Reading, searching, planning and memory are
  * harmless. Writes ask outside the working folder (rules below allow inside it). Unknown tools
  * (e.g. ones added later by MCP servers) ask, since we know nothing about what they do.
+ * Kept as one table beside the rules rather than on each tool: it is the security policy, read
+ * and reviewed in one place, and the engine judges by name without loading the tools.
  */
 const FALLBACK: Record<string, Verdict> = {
   terminal: 'allow',
@@ -52,6 +54,11 @@ const FALLBACK: Record<string, Verdict> = {
   browser_replay: 'allow',
   browser_record: 'allow',
 };
+
+/** Whether svc's table decides this tool's default (every built-in tool must be in it; a test holds that). */
+export function hasBuiltinVerdict(tool: string): boolean {
+  return Object.hasOwn(FALLBACK, tool);
+}
 
 export function fallbackVerdict(tool: string): Verdict {
   return Object.hasOwn(FALLBACK, tool) ? FALLBACK[tool]! : 'ask';
