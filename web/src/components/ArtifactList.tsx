@@ -1,20 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, path } from '../lib/api';
+import { api, urlOf } from '../lib/api';
 import { bytes, when } from '../lib/format';
-
-interface Artifact {
-  id: string;
-  path: string;
-  size: number;
-  mime: string;
-  updated_at: string;
-}
+import type { Artifact } from '../lib/types';
 
 /** Files this chat's tools wrote, each opened through the API (sandboxed, never as a page). */
 export function ArtifactList({ sessionId }: { sessionId: string }) {
   const [items, setItems] = useState<Artifact[] | undefined>();
   useEffect(() => {
-    get<{ items: Artifact[] }>(path`/api/sessions/${sessionId}/artifacts`).then(
+    api('GET', '/api/sessions/{id}/artifacts', { params: { id: sessionId } }).then(
       (r) => setItems(r.items),
       () => setItems([]),
     );
@@ -27,7 +20,10 @@ export function ArtifactList({ sessionId }: { sessionId: string }) {
         {items.map((a) => (
           <li key={a.id}>
             <a
-              href={path`/api/sessions/${sessionId}/artifacts/${a.id}`}
+              href={urlOf('/api/sessions/{id}/artifacts/{artifact_id}', {
+                id: sessionId,
+                artifact_id: a.id,
+              })}
               target="_blank"
               rel="noopener noreferrer"
             >

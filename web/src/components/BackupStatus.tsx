@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { describe, get, path, post } from '../lib/api';
+import { api, describe, handTyped, urlOf } from '../lib/api';
 import { bytes, duration, when } from '../lib/format';
 
 interface Backups {
@@ -34,7 +34,7 @@ export function BackupStatus() {
   const [result, setResult] = useState<{ ok: boolean; text: string } | undefined>();
 
   const load = () =>
-    get<Backups>('/api/backups').then(
+    handTyped<Backups>(api('GET', '/api/backups')).then(
       (r) => {
         setB(r);
         setError('');
@@ -47,8 +47,8 @@ export function BackupStatus() {
     setBusy(true);
     setResult(undefined);
     try {
-      const r = await post<{ name: string; size: number; files: number; ms: number }>(
-        '/api/backups',
+      const r = await handTyped<{ name: string; size: number; files: number; ms: number }>(
+        api('POST', '/api/backups'),
       );
       setResult({
         ok: true,
@@ -101,7 +101,11 @@ export function BackupStatus() {
           {busy ? 'Backing up…' : 'Back up now'}
         </button>
         {newest && (
-          <a href={path`/api/backups/${newest.name}`} download data-testid="backup-download">
+          <a
+            href={urlOf('/api/backups/{name}', { name: newest.name })}
+            download
+            data-testid="backup-download"
+          >
             Download {newest.name} ({bytes(newest.size)}, {when(newest.created_at)})
           </a>
         )}

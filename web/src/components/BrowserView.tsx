@@ -1,10 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, describe, get, post } from '../lib/api';
+import { api, ApiError, describe, handTyped } from '../lib/api';
 import { queueFirstMessage } from '../lib/chat';
 import { go } from '../lib/router';
 import { upsertSession } from '../lib/sessions';
 import { toast } from '../lib/toast';
-import type { Session } from '../lib/types';
 
 interface Tab {
   index: number;
@@ -46,12 +45,13 @@ interface Issue {
 }
 
 const NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
-const recordingPath = (name: string) => {
+/** A recording's name as a path parameter; one a person typed that cannot be is said in words. */
+const recording = (name: string) => {
   if (!NAME.test(name))
     throw new Error(
       `"${name}" is not a valid recording name (1-64 letters, digits, dots, dashes or underscores).`,
     );
-  return `/api/browser/recordings/${encodeURIComponent(name)}`;
+  return { params: { name } };
 };
 
 const TEMPLATE = `description: What this recording does
@@ -81,9 +81,11 @@ export function BrowserView() {
     { name: string; yaml: string; isNew: boolean } | undefined
   >();
   const loadStatus = () =>
-    get<Status>('/api/browser/status').then(setStatus, (err) => setError(describe(err)));
+    handTyped<Status>(api('GET', '/api/browser/status')).then(setStatus, (err) =>
+      setError(describe(err)),
+    );
   const loadRecordings = () =>
-    get<{ recordings: RecordingSummary[] }>('/api/browser/recordings').then(
+    handTyped<{ recordings: RecordingSummary[] }>(api('GET', '/api/browser/recordings')).then(
       (r) => setRecordings(r.recordings),
       (err) => setError(describe(err)),
     );
@@ -94,7 +96,9 @@ export function BrowserView() {
 
   const edit = async (name: string) => {
     try {
-      const r = await get<{ yaml: string }>(recordingPath(name));
+      const r = await handTyped<{ yaml: string }>(
+        api('GET', '/api/browser/recordings/{name}', recording(name)),
+      );
       setEditing({ name, yaml: r.yaml, isNew: false });
     } catch (err) {
       setError(describe(err));
@@ -102,7 +106,7 @@ export function BrowserView() {
   };
   const remove = async (name: string) => {
     try {
-      await api('DELETE', recordingPath(name));
+      await api('DELETE', '/api/browser/recordings/{name}', recording(name));
       toast(`Moved "${name}" to the trash.`);
       if (editing?.name === name) setEditing(undefined);
     } catch (err) {
@@ -184,7 +188,7 @@ function StatusCard({
     setLaunching(true);
     setResult(undefined);
     try {
-      const s = await post<Status>('/api/browser/launch', {});
+      const s = await handTyped<Status>(api('POST', '/api/browser/launch'));
       onStatus(s);
       if (!s.connected) setResult({ ok: false, text: s.reason ?? 'It did not start.' });
     } catch (err) {
@@ -199,14 +203,14 @@ function StatusCard({
     setBusy(true);
     setResult(undefined);
     try {
-      const r = await post<{
+      const r = await handTyped<{
         ok: boolean;
         browser?: string;
         version?: string;
         tabs?: Tab[];
         error?: string;
         saved: boolean;
-      }>('/api/browser/verify', port.trim() ? { port: Number(port) } : {});
+      }>(api('POST', '/api/browser/verify', { body: port.trim() ? { port: Number(port) } : {} }));
       setResult(
         r.ok
           ? {
@@ -302,7 +306,9 @@ function RecordingCard({
   const showSteps = async (open: boolean) => {
     if (!open || steps) return;
     try {
-      const one = await get<{ recording: { steps: Step[] } | null }>(recordingPath(r.name));
+      const one = await handTyped<{ recording: { steps: Step[] } | null }>(
+        api('GET', '/api/browser/recordings/{name}', recording(r.name)),
+      );
       setSteps(one.recording?.steps ?? []);
     } catch (err) {
       onError(describe(err));
@@ -312,7 +318,7 @@ function RecordingCard({
   const replay = async () => {
     try {
       const given = Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== ''));
-      const s = await post<Session>('/api/sessions', {});
+      const s = await api('POST', '/api/sessions');
       upsertSession(s);
       queueFirstMessage(
         s.id,
@@ -406,7 +412,10 @@ function Editor({
     setIssues([]);
     setError('');
     try {
-      await api('PUT', recordingPath(name.trim()), { yaml });
+      await api('PUT', '/api/browser/recordings/{name}', {
+        ...recording(name.trim()),
+        body: { yaml },
+      });
       onSaved(name.trim());
     } catch (err) {
       const details =

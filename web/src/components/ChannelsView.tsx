@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ChannelStatus, LoginState } from '../../../src/shared/protocol/channels';
 import type { PairingView } from '../../../src/shared/protocol/events';
 import type { FieldView } from '../../../src/shared/config/channels';
-import { api, describe, get, post } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 import { when } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
@@ -28,9 +28,10 @@ type Pairing = PairingView;
 type Login = LoginState;
 
 const PLATFORM = /^[a-z]{1,32}$/;
-const channelPath = (p: string, rest = '') => {
+/** A platform's name as a path parameter, checked first. */
+const on = (p: string) => {
   if (!PLATFORM.test(p)) throw new Error(`"${p}" is not a platform name.`);
-  return `/api/channels/${p}${rest}`;
+  return { params: { platform: p } };
 };
 const STATE_WORDS: Record<Channel['state'], string> = {
   starting: 'starting',
@@ -59,8 +60,8 @@ export function ChannelsView() {
   const load = async () => {
     try {
       const [avail, list] = await Promise.all([
-        get<{ platforms: Platform[] }>('/api/channels/available'),
-        get<{ channels: Channel[] }>('/api/channels'),
+        handTyped<{ platforms: Platform[] }>(api('GET', '/api/channels/available')),
+        handTyped<{ channels: Channel[] }>(api('GET', '/api/channels')),
       ]);
       setPlatforms(avail.platforms);
       setChannels(Object.fromEntries(list.channels.map((c) => [c.platform, c])));
@@ -69,7 +70,11 @@ export function ChannelsView() {
           async (c) =>
             [
               c.platform,
-              (await get<{ items: Pairing[] }>(channelPath(c.platform, '/pairings'))).items,
+              (
+                await handTyped<{ items: Pairing[] }>(
+                  api('GET', '/api/channels/{platform}/pairings', on(c.platform)),
+                )
+              ).items,
             ] as const,
         ),
       );
@@ -82,7 +87,7 @@ export function ChannelsView() {
   /** The QR login of every platform that logs in by one (messenger, whatsapp): one panel each. */
   const loadLogin = async (platform: string) => {
     try {
-      setLogin(await get<Login>(channelPath(platform, '/login')));
+      setLogin(await handTyped<Login>(api('GET', '/api/channels/{platform}/login', on(platform))));
     } catch {
       // not configured, or the worker is starting: nothing to show yet
     }
@@ -164,7 +169,12 @@ export function ChannelsView() {
                   <button
                     type="button"
                     onClick={() =>
-                      act(() => post(channelPath(p.platform), { enabled: !c.enabled }))
+                      act(() =>
+                        api('POST', '/api/channels/{platform}', {
+                          ...on(p.platform),
+                          body: { enabled: !c.enabled },
+                        }),
+                      )
                     }
                   >
                     {c.enabled ? 'Disable' : 'Enable'}
@@ -174,7 +184,7 @@ export function ChannelsView() {
                     class="danger"
                     onClick={() =>
                       act(
-                        () => api('DELETE', channelPath(p.platform)),
+                        () => api('DELETE', '/api/channels/{platform}', on(p.platform)),
                         `Disconnected ${p.label}; its settings are in the trash.`,
                       )
                     }
@@ -217,9 +227,9 @@ export function ChannelsView() {
                           onClick={() =>
                             act(
                               () =>
-                                post(channelPath(p.platform, '/pairings'), {
-                                  code: x.code,
-                                  decision: 'approve',
+                                api('POST', '/api/channels/{platform}/pairings', {
+                                  ...on(p.platform),
+                                  body: { code: x.code, decision: 'approve' },
                                 }),
                               `${x.name} may talk to the agent now.`,
                             )
@@ -231,9 +241,9 @@ export function ChannelsView() {
                           type="button"
                           onClick={() =>
                             act(() =>
-                              post(channelPath(p.platform, '/pairings'), {
-                                code: x.code,
-                                decision: 'reject',
+                              api('POST', '/api/channels/{platform}/pairings', {
+                                ...on(p.platform),
+                                body: { code: x.code, decision: 'reject' },
                               }),
                             )
                           }
@@ -304,7 +314,10 @@ function ChannelForm({
           .filter(([, v]) => v.trim() !== '')
           .map(([k, v]) => [k, v.trim()]),
       );
-      await post(channelPath(platform.platform), channel ? body : { ...body, enabled: true });
+      await api('POST', '/api/channels/{platform}', {
+        ...on(platform.platform),
+        body: channel ? body : { ...body, enabled: true },
+      });
       onSaved(channel ? `Saved ${platform.label}.` : `Connecting ${platform.label}…`);
     } catch (err) {
       setError(describe(err));
@@ -399,10 +412,10 @@ function QrLogin({
   onChange: (l: Login) => void;
   onError: (m: string) => void;
 }) {
-  const path = channelPath(platform, '/login');
-  const run = async (fn: () => Promise<Login>) => {
+  const at = '/api/channels/{platform}/login';
+  const run = async (fn: () => Promise<unknown>) => {
     try {
-      onChange(await fn());
+      onChange(await handTyped<Login>(fn()));
     } catch (err) {
       onError(describe(err));
     }
@@ -438,10 +451,10 @@ function QrLogin({
             class="primary"
             onClick={() =>
               run(() =>
-                post<Login>(
-                  path,
-                  status === 'logged_in' || status === 'confirmed' ? { force: true } : {},
-                ),
+                api('POST', at, {
+                  ...on(platform),
+                  body: status === 'logged_in' || status === 'confirmed' ? { force: true } : {},
+                }),
               )
             }
           >
@@ -451,7 +464,7 @@ function QrLogin({
           </button>
         )}
         {waiting && (
-          <button type="button" onClick={() => run(() => api<Login>('DELETE', path))}>
+          <button type="button" onClick={() => run(() => api('DELETE', at, on(platform)))}>
             Cancel
           </button>
         )}
@@ -459,7 +472,7 @@ function QrLogin({
           <button
             type="button"
             class="danger"
-            onClick={() => run(() => api<Login>('DELETE', path))}
+            onClick={() => run(() => api('DELETE', at, on(platform)))}
           >
             Log out
           </button>
@@ -476,9 +489,11 @@ function TestMessage({ platform, onError }: { platform: string; onError: (m: str
     e.preventDefault();
     setResult('');
     try {
-      const r = await post<{ chat_id: string }>(
-        channelPath(platform, '/test'),
-        chat.trim() ? { chat_id: chat.trim() } : {},
+      const r = await handTyped<{ chat_id: string }>(
+        api('POST', '/api/channels/{platform}/test', {
+          ...on(platform),
+          body: chat.trim() ? { chat_id: chat.trim() } : {},
+        }),
       );
       setResult(`Sent a test message to chat ${r.chat_id}.`);
     } catch (err) {

@@ -1,4 +1,4 @@
-import { path } from '../lib/api';
+import { urlOf } from '../lib/api';
 
 /**
  * The chat as a file to keep or share: Markdown to read, JSON to import again (here or on another
@@ -7,7 +7,7 @@ import { path } from '../lib/api';
  */
 export function ChatExport({ sessionId }: { sessionId: string }) {
   const url = (format: 'md' | 'json') =>
-    `${path`/api/sessions/${sessionId}/export`}?format=${format}`;
+    urlOf('/api/sessions/{id}/export', { id: sessionId }, { format });
   return (
     <section aria-labelledby="export-title">
       <h4 id="export-title">Export</h4>

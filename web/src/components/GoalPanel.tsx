@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, describe, path } from '../lib/api';
+import { api, type BodyOf, describe } from '../lib/api';
 import { tokens } from '../lib/format';
 import { goalUsage, type Goal } from '../lib/types';
 
@@ -31,8 +31,9 @@ export function GoalPanel({
       setBusy(false);
     }
   };
-  const put = (body: Record<string, unknown>) =>
-    run(async () => onChange(await api<Goal>('PUT', path`/api/sessions/${sessionId}/goal`, body)));
+  const goalPath = '/api/sessions/{id}/goal';
+  const put = (body: BodyOf<'PUT', typeof goalPath>) =>
+    run(async () => onChange(await api('PUT', goalPath, { params: { id: sessionId }, body })));
 
   const { tokens: used, turns } = goal ? goalUsage(goal) : { tokens: 0, turns: 0 };
   const pct = goal?.token_budget ? Math.min(100, Math.round((used / goal.token_budget) * 100)) : 0;
@@ -83,7 +84,7 @@ export function GoalPanel({
               disabled={busy}
               onClick={() =>
                 run(async () => {
-                  await api('DELETE', path`/api/sessions/${sessionId}/goal`);
+                  await api('DELETE', goalPath, { params: { id: sessionId } });
                   onChange(null);
                 })
               }

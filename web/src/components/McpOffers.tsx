@@ -1,11 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
-import { describe, get } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
-/** A server's API path; names are checked before they go into one. */
-export const serverPath = (name: string, rest = '') => {
+/** A server's name as a path parameter; names are checked before they go into one. */
+export const server = (name: string) => {
   if (!NAME.test(name)) throw new Error(`"${name}" is not a valid server name.`);
-  return `/api/mcp/servers/${encodeURIComponent(name)}${rest}`;
+  return { name };
 };
 
 export interface Resource {
@@ -36,8 +36,8 @@ interface Offers {
 export async function fromConnected<T>(
   list: (server: string) => Promise<T[]>,
 ): Promise<Array<{ server: string; item: T }>> {
-  const { servers } = await get<{ servers: Array<{ name: string; status: string }> }>(
-    '/api/mcp/servers',
+  const { servers } = await handTyped<{ servers: Array<{ name: string; status: string }> }>(
+    api('GET', '/api/mcp/servers'),
   );
   const connected = servers.filter((s) => s.status === 'connected').map((s) => s.name);
   const lists = await Promise.allSettled(connected.map((n) => list(n)));
@@ -62,11 +62,15 @@ export function useConnectedOffers<T>(list: (server: string) => Promise<T[]>) {
 
 /** A server's resources (GET …/resources), for the composer's picker. */
 export const resourcesOf = (name: string) =>
-  get<{ resources: Resource[] }>(serverPath(name, '/resources')).then((r) => r.resources);
+  handTyped<{ resources: Resource[] }>(
+    api('GET', '/api/mcp/servers/{name}/resources', { params: server(name) }),
+  ).then((r) => r.resources);
 
 /** A server's prompts (GET …/prompts), for the MCP page and the composer's picker. */
 export const promptsOf = (name: string) =>
-  get<{ prompts: Prompt[] }>(serverPath(name, '/prompts')).then((r) => r.prompts);
+  handTyped<{ prompts: Prompt[] }>(
+    api('GET', '/api/mcp/servers/{name}/prompts', { params: server(name) }),
+  ).then((r) => r.prompts);
 
 /**
  * What a connected server offers besides tools: its resources, resource templates and prompts,
@@ -79,7 +83,9 @@ export function McpOffers({ name }: { name: string }) {
     if (offers) return;
     try {
       const [r, prompts] = await Promise.all([
-        get<{ resources: Resource[]; templates: Template[] }>(serverPath(name, '/resources')),
+        handTyped<{ resources: Resource[]; templates: Template[] }>(
+          api('GET', '/api/mcp/servers/{name}/resources', { params: server(name) }),
+        ),
         promptsOf(name),
       ]);
       setOffers({ resources: r.resources, templates: r.templates, prompts });

@@ -1,7 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
-import { describe, post } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 import { Modal } from './Modal';
-import { promptsOf, serverPath, useConnectedOffers, type Prompt } from './McpOffers';
+import { promptsOf, server, useConnectedOffers, type Prompt } from './McpOffers';
 
 interface Choice {
   server: string;
@@ -35,9 +35,13 @@ export function McpPromptPicker({
     setBusy(true);
     setError('');
     try {
-      const r = await post<{ text: string }>(
-        serverPath(chosen.server, `/prompts/${encodeURIComponent(chosen.prompt.name)}/get`),
-        { arguments: Object.fromEntries(Object.entries(args).filter(([, v]) => v !== '')) },
+      const r = await handTyped<{ text: string }>(
+        api('POST', '/api/mcp/servers/{name}/prompts/{prompt}/get', {
+          params: { ...server(chosen.server), prompt: chosen.prompt.name },
+          body: {
+            arguments: Object.fromEntries(Object.entries(args).filter(([, v]) => v !== '')),
+          },
+        }),
       );
       onPick(r.text);
     } catch (err) {

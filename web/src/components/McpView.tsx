@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, get, post } from '../lib/api';
+import { api, type BodyOf, describe, handTyped } from '../lib/api';
 import { when } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import { action } from '../lib/action';
-import { McpOffers, serverPath } from './McpOffers';
+import { McpOffers, server } from './McpOffers';
 
 interface McpServerView {
   name: string;
@@ -51,7 +51,7 @@ export function McpView() {
   const [servers, setServers] = useState<McpServerView[] | undefined>();
   const [error, setError] = useState('');
   const load = () =>
-    get<{ servers: McpServerView[] }>('/api/mcp/servers').then(
+    handTyped<{ servers: McpServerView[] }>(api('GET', '/api/mcp/servers')).then(
       (r) => {
         setServers(r.servers);
         setError('');
@@ -66,9 +66,12 @@ export function McpView() {
   /** OAuth: svc answers where the authorization server is; it sends the browser back to svc, then here. */
   const signIn = (name: string) =>
     act(async () => {
-      const r = await post<{ authorization_url: string | null }>(serverPath(name, '/oauth/start'), {
-        origin: location.origin,
-      });
+      const r = await handTyped<{ authorization_url: string | null }>(
+        api('POST', '/api/mcp/servers/{name}/oauth/start', {
+          params: server(name),
+          body: { origin: location.origin },
+        }),
+      );
       if (r.authorization_url) location.assign(r.authorization_url);
       else toast(`Signed in to "${name}" again.`);
     });
@@ -116,7 +119,12 @@ export function McpView() {
                 <button
                   type="button"
                   onClick={() =>
-                    act(() => api('PATCH', serverPath(s.name), { enabled: !s.enabled }))
+                    act(() =>
+                      api('PATCH', '/api/mcp/servers/{name}', {
+                        params: server(s.name),
+                        body: { enabled: !s.enabled },
+                      }),
+                    )
                   }
                 >
                   {s.enabled ? 'Disable' : 'Enable'}
@@ -124,7 +132,11 @@ export function McpView() {
                 <button
                   type="button"
                   disabled={!s.enabled}
-                  onClick={() => act(() => post(serverPath(s.name, '/reconnect')))}
+                  onClick={() =>
+                    act(() =>
+                      api('POST', '/api/mcp/servers/{name}/reconnect', { params: server(s.name) }),
+                    )
+                  }
                 >
                   Reconnect
                 </button>
@@ -132,7 +144,10 @@ export function McpView() {
                   type="button"
                   class="danger"
                   onClick={() =>
-                    act(() => api('DELETE', serverPath(s.name)), `Moved "${s.name}" to the trash.`)
+                    act(
+                      () => api('DELETE', '/api/mcp/servers/{name}', { params: server(s.name) }),
+                      `Moved "${s.name}" to the trash.`,
+                    )
                   }
                 >
                   Delete
@@ -197,10 +212,11 @@ function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
     setBusy(true);
     setError('');
     try {
-      let body: unknown;
+      let body: BodyOf<'POST', '/api/mcp/servers'>;
       if (kind === 'paste') {
         try {
-          body = JSON.parse(f.doc);
+          // Pasted as it is: the server checks it and names what is wrong.
+          body = JSON.parse(f.doc) as BodyOf<'POST', '/api/mcp/servers'>;
         } catch {
           throw new Error('The pasted text is not valid JSON.');
         }
@@ -212,7 +228,7 @@ function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
           env: pairs(f.env, '='),
         };
       } else body = { name: f.name.trim(), url: f.url.trim(), headers: pairs(f.headers, ':') };
-      await post('/api/mcp/servers', body);
+      await api('POST', '/api/mcp/servers', { body });
       setF({ name: '', command: '', args: '', env: '', url: '', headers: '', doc: '' });
       onAdded(
         kind === 'paste' ? 'Imported the servers.' : `Added "${(body as { name: string }).name}".`,

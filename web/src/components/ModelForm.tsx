@@ -1,5 +1,5 @@
 import { useId, useState } from 'preact/hooks';
-import { api, describe, path } from '../lib/api';
+import { api, type BodyOf, describe } from '../lib/api';
 import type { ModelEntry, Prices, Provider } from '../lib/types';
 
 interface Props {
@@ -133,7 +133,7 @@ export function ModelForm({
       );
       let saved: ModelEntry;
       if (entry) {
-        const patch: Record<string, unknown> = {};
+        const patch: BodyOf<'PATCH', '/api/config/models/{id}'> = {};
         if (provider !== entry.provider) patch.provider = provider;
         if (model.trim() !== entry.model) patch.model = model.trim();
         if (p?.protocol_choosable && protocol !== entry.protocol) patch.protocol = protocol;
@@ -145,10 +145,13 @@ export function ModelForm({
         if (!samePrices(prices, ownPrices)) patch.prices = prices;
         saved =
           Object.keys(patch).length > 0
-            ? await api<ModelEntry>('PATCH', path`/api/config/models/${entry.id}`, patch)
+            ? await api('PATCH', '/api/config/models/{id}', {
+                params: { id: entry.id },
+                body: patch,
+              })
             : entry;
       } else {
-        const body: Record<string, unknown> = { provider, model: model.trim() };
+        const body: BodyOf<'POST', '/api/config/models'> = { provider, model: model.trim() };
         if (id.trim()) body.id = id.trim();
         if (p?.protocol_choosable) body.protocol = protocol;
         if (url && url !== defaultUrl) body.base_url = url;
@@ -156,7 +159,7 @@ export function ModelForm({
         if (num(ctx)) body.context_window = num(ctx);
         if (num(maxOut)) body.max_output_tokens = num(maxOut);
         if (prices) body.prices = prices;
-        saved = await api<ModelEntry>('POST', '/api/config/models', body);
+        saved = await api('POST', '/api/config/models', { body });
       }
       setApiKey('');
       await onSaved(saved);
@@ -185,7 +188,9 @@ export function ModelForm({
           <span>Protocol</span>
           <select
             value={protocol}
-            onChange={(e) => setProtocol(e.currentTarget.value)}
+            onChange={(e) =>
+              setProtocol(e.currentTarget.value === 'anthropic' ? 'anthropic' : 'openai')
+            }
             name="protocol"
           >
             <option value="openai">OpenAI-compatible (chat completions)</option>

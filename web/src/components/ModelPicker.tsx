@@ -1,14 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, get, path } from '../lib/api';
+import { type Answer, api, describe } from '../lib/api';
 import { configVersion } from '../lib/server';
 import { useStore } from '../lib/store';
 import { toast } from '../lib/toast';
 import type { ModelEntry, Session } from '../lib/types';
 
-interface Models {
-  items: ModelEntry[];
-  slots: Record<string, string | undefined>;
-}
+type Models = Answer<'GET', '/api/config/models'>;
 
 /** "main · gpt-4o": the entry a person named, and the model it asks. */
 const named = (m: ModelEntry) => (m.model === m.id ? m.id : `${m.id} · ${m.model}`);
@@ -29,7 +26,7 @@ export function ModelPicker({
   const [busy, setBusy] = useState(false);
   const version = useStore(configVersion);
   useEffect(() => {
-    get<Models>('/api/config/models').then(setModels, () => setModels(undefined));
+    api('GET', '/api/config/models').then(setModels, () => setModels(undefined));
   }, [version]);
   if (!models || models.items.length === 0) return null;
 
@@ -39,7 +36,10 @@ export function ModelPicker({
     setBusy(true);
     try {
       onSaved(
-        await api<Session>('PATCH', path`/api/sessions/${session.id}`, { model_id: value || null }),
+        await api('PATCH', '/api/sessions/{id}', {
+          params: { id: session.id },
+          body: { model_id: value || null },
+        }),
       );
     } catch (err) {
       toast(`The model was not changed: ${describe(err)}`, { kind: 'error' });

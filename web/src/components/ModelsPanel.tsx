@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, get, post, path } from '../lib/api';
+import { api, describe } from '../lib/api';
 import { configVersion } from '../lib/server';
 import { useStore } from '../lib/store';
 import type { ModelEntry, Provider, TestResult as Result } from '../lib/types';
@@ -19,13 +19,13 @@ export function ModelsPanel() {
   const [removing, setRemoving] = useState<string | undefined>();
 
   const load = () =>
-    get<{ items: ModelEntry[] }>('/api/config/models').then(
+    api('GET', '/api/config/models').then(
       (r) => setModels(r.items),
       (err) => setError(describe(err)),
     );
   useEffect(() => void load(), [version]);
   useEffect(() => {
-    get<{ items: Provider[] }>('/api/providers').then(
+    api('GET', '/api/providers').then(
       (r) => setProviders(r.items),
       () => undefined,
     );
@@ -43,7 +43,7 @@ export function ModelsPanel() {
   const test = async (id: string) => {
     setTests((t) => ({ ...t, [id]: 'running' }));
     try {
-      const r = await post<Result>('/api/config/test', { model_id: id });
+      const r = await api('POST', '/api/config/test', { body: { model_id: id } });
       setTests((t) => ({ ...t, [id]: r }));
     } catch (err) {
       setTests((t) => ({
@@ -102,7 +102,9 @@ export function ModelsPanel() {
                   <button
                     type="button"
                     onClick={() =>
-                      act(() => api('PUT', '/api/config/models/default', { model_id: m.id }))
+                      act(() =>
+                        api('PUT', '/api/config/models/default', { body: { model_id: m.id } }),
+                      )
                     }
                   >
                     Make default
@@ -112,7 +114,7 @@ export function ModelsPanel() {
                   <button
                     type="button"
                     onClick={() =>
-                      act(() => api('PUT', '/api/config/models/lite', { model_id: null }))
+                      act(() => api('PUT', '/api/config/models/lite', { body: { model_id: null } }))
                     }
                   >
                     Clear lite
@@ -121,7 +123,7 @@ export function ModelsPanel() {
                   <button
                     type="button"
                     onClick={() =>
-                      act(() => api('PUT', '/api/config/models/lite', { model_id: m.id }))
+                      act(() => api('PUT', '/api/config/models/lite', { body: { model_id: m.id } }))
                     }
                   >
                     Make lite
@@ -196,7 +198,7 @@ export function ModelsPanel() {
           onConfirm={() => {
             const id = removing;
             setRemoving(undefined);
-            void act(() => api('DELETE', path`/api/config/models/${id}`));
+            void act(() => api('DELETE', '/api/config/models/{id}', { params: { id } }));
           }}
         >
           <p>The entry leaves config.yml; a model slot still using it must be changed first.</p>

@@ -1,4 +1,4 @@
-import { post } from '../lib/api';
+import { api } from '../lib/api';
 import { type McpResourceRef, queueFirstMessage } from '../lib/chat';
 import { go } from '../lib/router';
 import { upsertSession } from '../lib/sessions';
@@ -9,7 +9,7 @@ import { Icon } from './Icon';
 /** No chat open: a composer that starts one with the first message. */
 export function NewChat({ onShowList }: { onShowList: () => void }) {
   const start = async (text: string, attachments: string[], resources: McpResourceRef[]) => {
-    const s = await post<Session>('/api/sessions', {});
+    const s = await api('POST', '/api/sessions');
     upsertSession(s);
     // The chat opens first and sends the message once it listens, so no event is missed.
     queueFirstMessage(s.id, text, attachments, resources);

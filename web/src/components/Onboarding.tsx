@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, get, post } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 import type { ModelEntry, OnboardStatus, Provider, TestResult as Result } from '../lib/types';
 import { ModelForm } from './ModelForm';
 import { ProfileForm } from './ProfileForm';
@@ -53,15 +53,17 @@ export function Onboarding({
   const [loaded, setLoaded] = useState(false);
   const [setup, setSetup] = useState<Setup | undefined>();
   const loadSetup = () =>
-    get<Setup>('/api/onboard/setup').then(setSetup, (err) => setError(describe(err)));
+    handTyped<Setup>(api('GET', '/api/onboard/setup')).then(setSetup, (err) =>
+      setError(describe(err)),
+    );
   useEffect(() => {
     if ((step === 'service' || step === 'phone' || step === 'sandbox') && !setup) void loadSetup();
   }, [step]);
 
   const refresh = async () => {
     const [m, s] = await Promise.all([
-      get<{ items: ModelEntry[] }>('/api/config/models'),
-      get<OnboardStatus>('/api/onboard/status'),
+      api('GET', '/api/config/models'),
+      api('GET', '/api/onboard/status'),
     ]);
     setModels(m.items);
     setStatus(s);
@@ -69,7 +71,7 @@ export function Onboarding({
   };
 
   useEffect(() => {
-    get<{ items: Provider[] }>('/api/providers').then(
+    api('GET', '/api/providers').then(
       (r) => setProviders(r.items),
       (err) => setError(describe(err)),
     );
@@ -97,7 +99,7 @@ export function Onboarding({
 
   const runTest = async (id: string): Promise<Result> => {
     try {
-      return await post<Result>('/api/config/test', { model_id: id });
+      return await api('POST', '/api/config/test', { body: { model_id: id } });
     } catch (err) {
       return { ok: false, reason: 'request_failed', message: describe(err) };
     }
@@ -105,7 +107,7 @@ export function Onboarding({
 
   const savedDefault = async (entry: ModelEntry) => {
     setTest(undefined);
-    await api('PUT', '/api/config/models/default', { model_id: entry.id });
+    await api('PUT', '/api/config/models/default', { body: { model_id: entry.id } });
     setTest(await runTest(entry.id));
     await refresh();
     // The form is re-made for the saved entry: focus goes to the verdict, then on to Next.
@@ -114,7 +116,7 @@ export function Onboarding({
 
   const savedLite = async (entry: ModelEntry) => {
     setLiteTest(undefined);
-    await api('PUT', '/api/config/models/lite', { model_id: entry.id });
+    await api('PUT', '/api/config/models/lite', { body: { model_id: entry.id } });
     setLiteTest(await runTest(entry.id));
     await refresh();
     focusResult();
@@ -124,7 +126,7 @@ export function Onboarding({
     setBusy(true);
     setError('');
     try {
-      await post('/api/onboard/complete', {});
+      await api('POST', '/api/onboard/complete');
       onDone();
     } catch (err) {
       setError(describe(err));

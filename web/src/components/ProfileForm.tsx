@@ -1,12 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, describe, get, post, path } from '../lib/api';
+import { ApiError, api, type BodyOf, describe } from '../lib/api';
 
 /** Reads a profile file from /api/profile/<name>; '' when the server has none (or no such route yet). */
 export async function readProfile(
   name: 'soul' | 'user',
 ): Promise<{ text: string; available: boolean; truncated: boolean }> {
   try {
-    const r = await get<unknown>(path`/api/profile/${name}`);
+    const r: unknown = await api(
+      'GET',
+      name === 'soul' ? '/api/profile/soul' : '/api/profile/user',
+    );
     if (typeof r === 'string') return { text: r, available: true, truncated: false };
     const o = (r ?? {}) as Record<string, unknown>;
     const text = o.content ?? o.text ?? '';
@@ -75,10 +78,10 @@ export function ProfileForm({
     e.preventDefault();
     setState({ busy: true });
     try {
-      const body: Record<string, string> = {};
+      const body: BodyOf<'POST', '/api/onboard/status'> = {};
       if (soul.trim() || load) body.soul = soul;
       if (user.trim() || load) body.user = user;
-      if (Object.keys(body).length > 0) await post('/api/onboard/status', body);
+      if (Object.keys(body).length > 0) await api('POST', '/api/onboard/status', { body });
       setState({ saved: true });
       onSaved?.();
     } catch (err) {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, describe, get } from '../lib/api';
+import { ApiError, api, describe, handTyped } from '../lib/api';
 import { bytes, when } from '../lib/format';
 import { Markdown } from './Markdown';
 import { ProfileForm } from './ProfileForm';
@@ -15,7 +15,7 @@ export function ProfilePanel() {
   const [memories, setMemories] = useState<Memories | 'unavailable' | undefined>();
   const [error, setError] = useState('');
   useEffect(() => {
-    get<Partial<Memories>>('/api/memories').then(
+    handTyped<Partial<Memories>>(api('GET', '/api/memories')).then(
       (r) =>
         setMemories({
           index: typeof r.index === 'string' ? r.index : '',

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, get, post } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 import { when } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
@@ -51,9 +51,10 @@ interface Preview {
 }
 
 const TASK_ID = /^task_[a-z0-9]{21}$/;
-const taskPath = (id: string, rest = '') => {
+/** A task's id as a path parameter, checked first. */
+const taskParams = (id: string) => {
   if (!TASK_ID.test(id)) throw new Error(`"${id}" is not a task id.`);
-  return `/api/tasks/${id}${rest}`;
+  return { params: { id } };
 };
 /** Common schedules, one click each; the field still takes any cron expression. */
 const PRESETS: ReadonlyArray<readonly [string, string]> = [
@@ -98,7 +99,9 @@ export function SchedulesView() {
   const [editing, setEditing] = useState<CronTaskView | 'new' | undefined>();
   const [runsTick, setRunsTick] = useState(0);
   const load = () =>
-    get<{ items: CronTaskView[] }>('/api/tasks?kind=cron').then(
+    handTyped<{ items: CronTaskView[] }>(
+      api('GET', '/api/tasks', { query: { kind: 'cron' } }),
+    ).then(
       (r) => {
         setTasks(r.items);
         setError('');
@@ -153,7 +156,11 @@ export function SchedulesView() {
                   type="button"
                   onClick={() =>
                     act(
-                      () => api('PATCH', taskPath(t.id), { enabled: !t.enabled }),
+                      () =>
+                        api('PATCH', '/api/tasks/{id}', {
+                          ...taskParams(t.id),
+                          body: { enabled: !t.enabled },
+                        }),
                       `${t.enabled ? 'Disabled' : 'Enabled'} "${t.name}".`,
                     )
                   }
@@ -162,7 +169,12 @@ export function SchedulesView() {
                 </button>
                 <button
                   type="button"
-                  onClick={() => act(() => post(taskPath(t.id, '/run')), `Started "${t.name}".`)}
+                  onClick={() =>
+                    act(
+                      () => api('POST', '/api/tasks/{id}/run', taskParams(t.id)),
+                      `Started "${t.name}".`,
+                    )
+                  }
                 >
                   Run now
                 </button>
@@ -173,7 +185,10 @@ export function SchedulesView() {
                   type="button"
                   class="danger"
                   onClick={() =>
-                    act(() => api('DELETE', taskPath(t.id)), `Moved "${t.name}" to the trash.`)
+                    act(
+                      () => api('DELETE', '/api/tasks/{id}', taskParams(t.id)),
+                      `Moved "${t.name}" to the trash.`,
+                    )
                   }
                 >
                   Delete
@@ -213,7 +228,7 @@ function RunHistory({ id, tick }: { id: string; tick: number }) {
   const [error, setError] = useState('');
   useEffect(() => {
     if (!open) return;
-    get<{ items: RunView[] }>(taskPath(id, '/runs')).then(
+    handTyped<{ items: RunView[] }>(api('GET', '/api/tasks/{id}/runs', taskParams(id))).then(
       (r) => setRuns(r.items),
       (err) => setError(describe(err)),
     );
@@ -284,9 +299,9 @@ function TaskForm({
   useEffect(() => {
     const timer = setTimeout(() => {
       if (!f.schedule.trim()) return;
-      const q = new URLSearchParams({ schedule: f.schedule, timezone: f.timezone, count: '3' });
+      const query = { schedule: f.schedule, timezone: f.timezone, count: 3 };
       // An unknown zone is the API's error too: one message, under the fields, says which.
-      get<Preview>(`/api/cron/preview?${q}`).then(
+      handTyped<Preview>(api('GET', '/api/cron/preview', { query })).then(
         (p) => {
           setPreview(p);
           setPreviewError('');
@@ -314,8 +329,8 @@ function TaskForm({
         max_runtime_seconds: Number(f.max_runtime_seconds),
         catch_up: f.catch_up,
       };
-      if (task) await api('PATCH', taskPath(task.id), body);
-      else await post('/api/tasks', { kind: 'cron', ...body });
+      if (task) await api('PATCH', '/api/tasks/{id}', { ...taskParams(task.id), body });
+      else await api('POST', '/api/tasks', { body: { kind: 'cron', ...body } });
       onDone(task ? `Saved "${body.name}".` : `Scheduled "${body.name}".`);
     } catch (err) {
       setError(describe(err));

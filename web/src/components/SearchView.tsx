@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { describe, get } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 import { when } from '../lib/format';
 
 interface Hit {
@@ -73,8 +73,8 @@ export function SearchView({ q }: { q: string }) {
   const load = async (cursor: string | null) => {
     setState(cursor ? 'more' : 'loading');
     try {
-      const a = await get<Answer>(
-        `/api/search?q=${encodeURIComponent(q)}&limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      const a = await handTyped<Answer>(
+        api('GET', '/api/search', { query: { q, limit: 20, ...(cursor ? { cursor } : {}) } }),
       );
       setItems((old) => (cursor ? [...old, ...a.items] : a.items));
       setNext(a.next_cursor);

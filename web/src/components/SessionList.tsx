@@ -1,7 +1,7 @@
 import type { Ref } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { wantHomeFocus } from '../lib/focus';
-import { ApiError, api, describe, post, path } from '../lib/api';
+import { ApiError, api, type BodyOf, describe } from '../lib/api';
 import { platformLabel } from '../../../src/shared/config/platform-labels';
 import { when } from '../lib/format';
 import { go } from '../lib/router';
@@ -47,10 +47,9 @@ export function SessionList({
           `"${f.name}" is not a chat exported as JSON (Session → Export → Download as JSON makes one).`,
         );
       }
-      const r = await post<{ session: Session; missing_attachments: string[] }>(
-        '/api/sessions/import',
-        doc,
-      );
+      // The file as it is: the server checks it and names what is wrong (a 400, below).
+      const body = doc as BodyOf<'POST', '/api/sessions/import'>;
+      const r = await api('POST', '/api/sessions/import', { body });
       upsertSession(r.session);
       const missing = r.missing_attachments.length;
       toast(
@@ -78,7 +77,7 @@ export function SessionList({
   const create = async () => {
     setBusy(true);
     try {
-      const s = await post<Session>('/api/sessions', {});
+      const s = await api('POST', '/api/sessions');
       upsertSession(s);
       onPick();
       wantHomeFocus();
@@ -92,10 +91,7 @@ export function SessionList({
 
   const remove = async (s: Session) => {
     try {
-      const r = await api<{ deleted: string; trash_id: string }>(
-        'DELETE',
-        path`/api/sessions/${s.id}`,
-      );
+      const r = await api('DELETE', '/api/sessions/{id}', { params: { id: s.id } });
       removeSession(s.id);
       if (current === s.id) {
         wantHomeFocus();

@@ -1,10 +1,18 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, get, needsKey, path } from '../lib/api';
+import { api, type BodyOf, describe, needsKey } from '../lib/api';
 import type { ModelEntry, Session } from '../lib/types';
 import { KeyUnlock } from './KeyUnlock';
 
-const efforts = ['off', 'low', 'medium', 'high', 'xhigh', 'max'];
-const modes: Array<[string, string]> = [
+type Patch = BodyOf<'PATCH', '/api/sessions/{id}'>;
+const efforts: Array<NonNullable<Patch['reasoning_effort']>> = [
+  'off',
+  'low',
+  'medium',
+  'high',
+  'xhigh',
+  'max',
+];
+const modes: Array<[NonNullable<Patch['permission_mode']>, string]> = [
   ['interactive', 'Interactive: ask before risky tools'],
   ['auto', 'Auto: allow what the rules allow'],
   ['strict', 'Strict: deny whatever would ask'],
@@ -15,8 +23,12 @@ const netChoice = (n: Session['network']): NetChoice =>
   n == null ? 'default' : Array.isArray(n) ? 'hosts' : n === 'off' ? 'off' : 'on';
 const hostsText = (n: Session['network']): string => (Array.isArray(n) ? n.join(' ') : '');
 
+/** The option of a select's list its value names (undefined for any other value). */
+const picked = <T extends string>(list: readonly T[], value: string): T | undefined =>
+  list.find((x) => x === value);
+
 /** The sandbox network as the API takes it; hosts are separated by spaces or commas. */
-function networkValue(choice: NetChoice, hosts: string): string | string[] | null {
+function networkValue(choice: NetChoice, hosts: string): Patch['network'] {
   if (choice === 'default') return null;
   if (choice === 'hosts') return hosts.split(/[\s,]+/).filter(Boolean);
   return choice;
@@ -50,20 +62,24 @@ export function SessionSettings({
 
   useEffect(() => setF(initial()), [session.id, session.updated_at]);
   useEffect(() => {
-    get<{ items: ModelEntry[] }>('/api/config/models').then(
+    api('GET', '/api/config/models').then(
       (r) => setModels(r.items),
       () => setModels([]),
     );
   }, []);
 
-  const changes = (): Record<string, unknown> => {
-    const patch: Record<string, unknown> = {};
+  const changes = (): Patch => {
+    const patch: Patch = {};
     if (f.title.trim() !== session.title) patch.title = f.title.trim();
     if ((f.model_id || null) !== session.model_id) patch.model_id = f.model_id || null;
-    if (f.reasoning_effort !== session.reasoning_effort)
-      patch.reasoning_effort = f.reasoning_effort;
+    const effort = picked(efforts, f.reasoning_effort);
+    if (effort && effort !== session.reasoning_effort) patch.reasoning_effort = effort;
     if (f.show_reasoning !== session.show_reasoning) patch.show_reasoning = f.show_reasoning;
-    if (f.permission_mode !== session.permission_mode) patch.permission_mode = f.permission_mode;
+    const mode = picked(
+      modes.map(([m]) => m),
+      f.permission_mode,
+    );
+    if (mode && mode !== session.permission_mode) patch.permission_mode = mode;
     const net = networkValue(f.net, f.hosts);
     if (JSON.stringify(net) !== JSON.stringify(session.network ?? null)) patch.network = net;
     const dir = f.working_dir.trim() || null;
@@ -78,7 +94,9 @@ export function SessionSettings({
     if (Object.keys(patch).length === 0) return setState({ saved: true });
     setState({ busy: true });
     try {
-      onSaved(await api<Session>('PATCH', path`/api/sessions/${session.id}`, patch));
+      onSaved(
+        await api('PATCH', '/api/sessions/{id}', { params: { id: session.id }, body: patch }),
+      );
       setState({ saved: true });
     } catch (err) {
       setState(needsKey(err) ? { key: { rejected: afterKey } } : { error: describe(err) });

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { describe, get, needsKey } from '../lib/api';
+import { api, describe, handTyped, needsKey } from '../lib/api';
 import { toast } from '../lib/toast';
 import { KeyUnlock } from './KeyUnlock';
 
@@ -68,7 +68,7 @@ export function PhoneStep({ setup }: { setup: Setup }) {
   const show = async (afterKey = false) => {
     setError('');
     try {
-      setShown(await get<{ url: string; qr_png: string }>('/api/onboard/phone'));
+      setShown(await handTyped<{ url: string; qr_png: string }>(api('GET', '/api/onboard/phone')));
       setKey(undefined);
     } catch (err) {
       if (needsKey(err)) setKey({ rejected: afterKey });

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, get, path, post, postForm } from '../lib/api';
+import { api, describe, handTyped, isId, postForm, urlOf } from '../lib/api';
 import { bytes } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
@@ -21,15 +21,6 @@ interface Imported {
   replaced: string | null;
 }
 
-/** A skill's API path, or undefined for a folder name that is not a valid id (then it offers no actions). */
-const skillPath = (name: string, rest: '/toggle' | '/export' | '' = '') => {
-  try {
-    return path`/api/skills/${name}` + rest;
-  } catch {
-    return undefined;
-  }
-};
-
 /**
  * The Skills page: every skill (built-in and user) with a switch, its size, an export link and,
  * for user skills, delete to the trash; invalid ones say why. Import a zip by dropping it or
@@ -39,7 +30,7 @@ export function SkillsView() {
   const [skills, setSkills] = useState<SkillView[] | undefined>();
   const [error, setError] = useState('');
   const load = () =>
-    get<{ items: SkillView[] }>('/api/skills').then(
+    handTyped<{ items: SkillView[] }>(api('GET', '/api/skills')).then(
       (r) => {
         setSkills(r.items);
         setError('');
@@ -53,13 +44,16 @@ export function SkillsView() {
 
   const act = action(load, setError);
 
-  const remove = (s: SkillView, at: string) =>
+  const remove = (s: SkillView) =>
     act(async () => {
-      const r = await api<{ trash_id: string }>('DELETE', at);
+      const r = await handTyped<{ trash_id: string }>(
+        api('DELETE', '/api/skills/{name}', { params: { name: s.name } }),
+      );
       toast(`Moved "${s.name}" to the trash.`, {
         action: {
           label: 'Undo',
-          run: () => void act(() => post(path`/api/trash/${r.trash_id}/restore`, {})),
+          run: () =>
+            void act(() => api('POST', '/api/trash/{id}/restore', { params: { id: r.trash_id } })),
         },
       });
     });
@@ -80,9 +74,8 @@ export function SkillsView() {
       {!skills && !error && <p class="loading">Loading…</p>}
       <ul class="plain stack" aria-label="Skills">
         {skills?.map((s) => {
-          const at = skillPath(s.name);
-          const toggle = skillPath(s.name, '/toggle');
-          const exportUrl = skillPath(s.name, '/export');
+          // A folder whose name is no valid id offers no actions.
+          const named = isId(s.name);
           return (
             <li key={s.name} class="card stack row-card" data-testid="skill" data-name={s.name}>
               <div class="row">
@@ -106,27 +99,32 @@ export function SkillsView() {
                       type="checkbox"
                       role="switch"
                       checked={s.enabled}
-                      disabled={!toggle}
+                      disabled={!named}
                       onChange={(e) =>
-                        toggle &&
-                        act(() => api('PATCH', toggle, { enabled: e.currentTarget.checked }))
+                        named &&
+                        act(() =>
+                          api('PATCH', '/api/skills/{name}/toggle', {
+                            params: { name: s.name },
+                            body: { enabled: e.currentTarget.checked },
+                          }),
+                        )
                       }
                       data-testid="skill-toggle"
                     />
                     Enabled<span class="sr-only"> ({s.name})</span>
                   </label>
-                  {exportUrl && (
+                  {named && (
                     <a
                       class="button"
-                      href={exportUrl}
+                      href={urlOf('/api/skills/{name}/export', { name: s.name })}
                       download={`${s.name}.zip`}
                       data-testid="skill-export"
                     >
                       Export<span class="sr-only"> {s.name}</span>
                     </a>
                   )}
-                  {s.source === 'user' && at && (
-                    <button type="button" class="danger" onClick={() => remove(s, at)}>
+                  {s.source === 'user' && named && (
+                    <button type="button" class="danger" onClick={() => remove(s)}>
                       Delete<span class="sr-only"> {s.name}</span>
                     </button>
                   )}
@@ -182,17 +180,19 @@ function ImportSkill({ onImported }: { onImported: () => void }) {
     const form = new FormData();
     if (force) form.append('force', 'true');
     form.append('file', file, file.name);
-    void run(() => postForm<Imported>('/api/skills/import', form));
+    void run(() => handTyped<Imported>(postForm('/api/skills/import', form)));
   };
 
   const fromPath = async (e: Event) => {
     e.preventDefault();
     if (
       await run(() =>
-        post<Imported>('/api/skills/import', {
-          source: source.trim(),
-          ...(force ? { force: true } : {}),
-        }),
+        handTyped<Imported>(
+          // The JSON body is documented by the skills change landing now (issue 32).
+          api('POST', '/api/skills/import', {
+            body: { source: source.trim(), ...(force ? { force: true } : {}) },
+          } as never),
+        ),
       )
     )
       setSource('');

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { describe, get, post } from '../lib/api';
+import { type Answer, api, describe } from '../lib/api';
 import { BackupStatus } from './BackupStatus';
 import { ConfirmDialog } from './ConfirmDialog';
 import { bytes, duration } from '../lib/format';
@@ -7,36 +7,12 @@ import { live } from '../lib/live';
 import { serverState } from '../lib/server';
 import { useStore } from '../lib/store';
 
-interface Proc {
-  role: string;
-  pid: number;
-  state: string;
-  uptime_s: number;
-  restarts: number;
-  rss_bytes: number | null;
-  inflight_turns: number;
-}
-
-interface Status {
-  version: string;
-  state: string;
-  restarts?: number;
-  last_restart_error?: string | null;
-  uws?: string;
-  addr?: string;
-  processes: Proc[];
-  sandbox?: Sandbox;
-}
-
-interface Sandbox {
-  state: 'on' | 'off' | 'unavailable';
-  message: string;
-}
+type Status = Answer<'GET', '/api/status'>;
 
 /** What `svc status` shows, the version and health, and a restart button; refreshed every few seconds. */
 export function StatusView() {
   const [status, setStatus] = useState<Status | undefined>();
-  const [health, setHealth] = useState<{ status: string; uptime_s: number } | undefined>();
+  const [health, setHealth] = useState<Answer<'GET', '/api/health'> | undefined>();
   const [error, setError] = useState('');
   const [restarting, setRestarting] = useState(false);
   const [asking, setAsking] = useState(false);
@@ -46,10 +22,7 @@ export function StatusView() {
 
   const load = async () => {
     try {
-      const [s, h] = await Promise.all([
-        get<Status>('/api/status'),
-        get<{ status: string; uptime_s: number }>('/api/health'),
-      ]);
+      const [s, h] = await Promise.all([api('GET', '/api/status'), api('GET', '/api/health')]);
       setStatus(s);
       setHealth(h);
       setError('');
@@ -73,7 +46,7 @@ export function StatusView() {
   const restart = async () => {
     setAsking(false);
     try {
-      await post('/api/restart', {});
+      await api('POST', '/api/restart', { body: {} });
       setRestarting(true);
     } catch (err) {
       setError(describe(err));

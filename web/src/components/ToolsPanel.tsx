@@ -1,10 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { ResultOf } from '../../../src/shared/protocol/ipc';
-import { api, describe, get, needsKey } from '../lib/api';
+import { type Answer, api, describe, needsKey } from '../lib/api';
 import { KeyUnlock } from './KeyUnlock';
 
-/** GET /api/tools: the server's type (type-only, nothing of it is bundled). */
-type Catalog = ResultOf<'agent.tools'>;
+type Catalog = Answer<'GET', '/api/tools'>;
 type Tool = Catalog['items'][number];
 type Permission = Tool['permission'];
 
@@ -12,12 +10,6 @@ interface Param {
   type?: unknown;
   description?: string;
 }
-
-const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,200}$/;
-const permissionPath = (name: string) => {
-  if (!TOOL_NAME.test(name)) throw new Error(`"${name}" is not a tool name.`);
-  return `/api/tools/${encodeURIComponent(name)}/permission`;
-};
 
 /**
  * The tools the agent can use: what each is for, in words for a person, and its permission
@@ -28,7 +20,7 @@ export function ToolsPanel() {
   const [catalog, setCatalog] = useState<Catalog | undefined>();
   const [error, setError] = useState('');
   useEffect(() => {
-    get<Catalog>('/api/tools').then(setCatalog, (err) => setError(describe(err)));
+    api('GET', '/api/tools').then(setCatalog, (err) => setError(describe(err)));
   }, []);
   const changed = (name: string, permission: Permission) =>
     setCatalog(
@@ -90,7 +82,12 @@ function ToolRow({
     setBusy(true);
     setError('');
     try {
-      onChanged(await api<Permission>('PUT', permissionPath(t.name), { default: want }));
+      onChanged(
+        await api('PUT', '/api/tools/{name}/permission', {
+          params: { name: t.name },
+          body: { default: want },
+        }),
+      );
       setKey(undefined);
     } catch (err) {
       if (needsKey(err)) setKey({ rejected: afterKey, want });

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, get, post, path } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 import { bytes, when } from '../lib/format';
 import { live } from '../lib/live';
 import { restoreSession } from '../lib/sessions';
@@ -33,7 +33,9 @@ export function TrashPanel() {
   const [asking, setAsking] = useState<TrashItem | 'all' | undefined>();
 
   const load = () =>
-    get<TrashPage>(`/api/trash?limit=${Math.min(200, Math.max(PAGE, shown.current))}`).then(
+    handTyped<TrashPage>(
+      api('GET', '/api/trash', { query: { limit: Math.min(200, Math.max(PAGE, shown.current)) } }),
+    ).then(
       (r) => {
         shown.current = r.items.length;
         setData(r);
@@ -46,8 +48,8 @@ export function TrashPanel() {
     if (!cursor || loadingMore) return;
     setLoadingMore(true);
     try {
-      const r = await get<TrashPage>(
-        `/api/trash?limit=${PAGE}&cursor=${encodeURIComponent(cursor)}`,
+      const r = await handTyped<TrashPage>(
+        api('GET', '/api/trash', { query: { limit: PAGE, cursor } }),
       );
       setData((d) => {
         const known = new Set(d?.items.map((i) => i.id));
@@ -87,7 +89,7 @@ export function TrashPanel() {
           s ? { action: { label: 'Open', run: () => go(`chat/${s.id}`) } } : {},
         );
       } else {
-        await post(path`/api/trash/${item.id}/restore`, {});
+        await api('POST', '/api/trash/{id}/restore', { params: { id: item.id } });
         toast(`Restored "${item.name}".`);
       }
     });
@@ -167,8 +169,8 @@ export function TrashPanel() {
             setAsking(undefined);
             void act(() =>
               what === 'all'
-                ? post('/api/trash/empty', {})
-                : api('DELETE', path`/api/trash/${what.id}`),
+                ? api('POST', '/api/trash/empty')
+                : api('DELETE', '/api/trash/{id}', { params: { id: what.id } }),
             );
           }}
         >

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { describe, get } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 import { tokens, usd, when } from '../lib/format';
 
 interface Totals {
@@ -53,12 +53,9 @@ export function UsageView() {
 
   useEffect(() => {
     const from = new Date(Date.now() - (DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
-    const q = (group: string) => `/api/usage?from=${from}&group_by=${group}&limit=200`;
-    Promise.all([
-      get<UsagePage>(q('day')),
-      get<UsagePage>(q('session')),
-      get<UsagePage>(q('origin')),
-    ])
+    const q = (group_by: 'day' | 'session' | 'origin') =>
+      handTyped<UsagePage>(api('GET', '/api/usage', { query: { from, group_by, limit: 200 } }));
+    Promise.all([q('day'), q('session'), q('origin')])
       .then(([d, s, o]) => {
         setDays(d);
         setSessions(

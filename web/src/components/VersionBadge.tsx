@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { describe, get, post } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 import type { WsEventData } from '../../../src/shared/protocol/events';
 import { live, type LiveEvent } from '../lib/live';
 
@@ -29,7 +29,7 @@ export function VersionBadge() {
   const box = useRef<HTMLDivElement>(null);
 
   const load = () =>
-    get<VersionInfo>('/api/version')
+    handTyped<VersionInfo>(api('GET', '/api/version'))
       .then(setInfo)
       .catch(() => undefined);
 
@@ -76,7 +76,7 @@ export function VersionBadge() {
     setSteps([]);
     setBusy(true);
     try {
-      await post('/api/version/upgrade');
+      await api('POST', '/api/version/upgrade');
     } catch (err) {
       setBusy(false);
       setError(describe(err));

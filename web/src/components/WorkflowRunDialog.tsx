@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import { describe, path, post } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 import { Modal } from './Modal';
 
 export interface WorkflowInput {
@@ -62,7 +62,11 @@ export function WorkflowRunDialog({
         out[k] = spec.type === 'number' && Number.isFinite(Number(v)) ? Number(v) : v;
     }
     try {
-      onStarted(await post<Started>(path`/api/workflows/${name}/run`, { inputs: out }));
+      onStarted(
+        await handTyped<Started>(
+          api('POST', '/api/workflows/{name}/run', { params: { name }, body: { inputs: out } }),
+        ),
+      );
     } catch (err) {
       setError(describe(err));
       setBusy(false);

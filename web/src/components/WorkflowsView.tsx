@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { describe, get, path } from '../lib/api';
+import { api, describe, handTyped } from '../lib/api';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import {
@@ -53,13 +53,13 @@ export function WorkflowsView() {
   };
 
   const fetchRun = (id: string) =>
-    get<RunSnapshot>(path`/api/workflows/runs/${id}`).then(
+    handTyped<RunSnapshot>(api('GET', '/api/workflows/runs/{id}', { params: { id } })).then(
       (r) => put(fromSnapshot(r), false),
       () => undefined,
     );
 
   const load = (refetch: boolean) =>
-    get<{ items: WorkflowView[] }>('/api/workflows').then(
+    handTyped<{ items: WorkflowView[] }>(api('GET', '/api/workflows')).then(
       (r) => {
         setItems(r.items);
         setError('');

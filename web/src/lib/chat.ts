@@ -1,7 +1,14 @@
-import { ApiError, api, describe, get, path } from './api';
+import { type Answer, ApiError, api, describe } from './api';
 import { live, type LiveEvent } from './live';
 import { Store } from './store';
-import { type Approval, type Goal, type Message, messageOf, type Session } from './types';
+import {
+  type Approval,
+  type Goal,
+  type Message,
+  messageOf,
+  type Session,
+  type Spend,
+} from './types';
 
 /** A tool call of the running step, before its assistant message is committed. */
 /** An MCP server's resource attached to a message: read by the agent worker, sent with it. */
@@ -61,28 +68,11 @@ export interface ChatState {
 }
 
 /** A turn as GET /api/sessions/{id}/turns lists it. */
-export interface TurnInfo {
-  turn_id: string;
-  status: 'running' | 'completed' | 'failed' | 'interrupted';
-  started_at: string;
-  ended_at: string | null;
-  first_seq: number | null;
-  spend: Spend & { cached_input_tokens: number; reasoning_tokens: number };
-}
+export type TurnInfo = Answer<'GET', '/api/sessions/{id}/turns'>['items'][number];
 
-/** A session's or turn's spending, as GET /api/sessions/{id} carries it (`spend`). */
-export interface Spend {
-  calls: number;
-  unknown_calls: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  unpriced_calls: number;
-}
+export type { Spend };
 
 const OUTPUT_KEEP = 200_000;
-
-type SessionWithExtras = Session & { goal?: Goal | null; spend?: Spend };
 
 /**
  * One open chat: its transcript from the REST API, and the live turn from the session's topic.
@@ -161,9 +151,9 @@ export class ChatSession {
     try {
       // The session comes with its goal (null when none): no goal request, so no 404 in the console.
       const [session, messages, waiting, turns] = await Promise.all([
-        get<SessionWithExtras>(path`/api/sessions/${this.id}`),
+        api('GET', '/api/sessions/{id}', { params: { id: this.id } }),
         this.allMessages(),
-        get<{ items: Approval[] }>(path`/api/sessions/${this.id}/approvals`).catch(() => ({
+        api('GET', '/api/sessions/{id}/approvals', { params: { id: this.id } }).catch(() => ({
           items: [] as Approval[],
         })),
         this.loadTurns().catch(() => new Map<number, TurnInfo>()),
@@ -202,7 +192,7 @@ export class ChatSession {
   /** A turn ended: what the chat and its turns cost so far (a failed fetch keeps what was known). */
   private async refreshSpend(): Promise<void> {
     const [r, turns] = await Promise.all([
-      get<SessionWithExtras>(path`/api/sessions/${this.id}`).catch(() => undefined),
+      api('GET', '/api/sessions/{id}', { params: { id: this.id } }).catch(() => undefined),
       this.loadTurns().catch(() => undefined),
     ]);
     this.update((s) => {
@@ -213,7 +203,10 @@ export class ChatSession {
 
   /** The newest 200 turns' details (older turns show none). */
   private async loadTurns(): Promise<ReadonlyMap<number, TurnInfo>> {
-    const r = await get<{ items: TurnInfo[] }>(`${path`/api/sessions/${this.id}/turns`}?limit=200`);
+    const r = await api('GET', '/api/sessions/{id}/turns', {
+      params: { id: this.id },
+      query: { limit: 200 },
+    });
     return new Map(r.items.flatMap((t) => (t.first_seq === null ? [] : [[t.first_seq, t]])));
   }
 
@@ -221,11 +214,12 @@ export class ChatSession {
     const out: Message[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < 100; page++) {
-      const r: { items: Message[]; next_cursor: string | null } = await get(
-        path`/api/sessions/${this.id}/messages` +
-          `?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      const r: Answer<'GET', '/api/sessions/{id}/messages'> = await api(
+        'GET',
+        '/api/sessions/{id}/messages',
+        { params: { id: this.id }, query: { limit: 200, ...(cursor ? { cursor } : {}) } },
       );
-      out.push(...r.items);
+      out.push(...r.items.map(messageOf));
       cursor = r.next_cursor;
       if (!cursor) break;
     }
@@ -435,8 +429,11 @@ export class ChatSession {
   private whole(m: Message): void {
     if (!m.truncated) return;
     const token = this.loadToken;
-    get<Message>(path`/api/sessions/${this.id}/messages/${m.id}`).then(
-      (full) => {
+    api('GET', '/api/sessions/{id}/messages/{message_id}', {
+      params: { id: this.id, message_id: m.id },
+    }).then(
+      (summary) => {
+        const full = messageOf(summary);
         if (token !== this.loadToken) return; // a reload brought the whole transcript anyway
         this.update((s) => {
           if (s.messages.some((x) => x.id === full.id)) s.messages = withMessage(s.messages, full);
@@ -462,7 +459,7 @@ export class ChatSession {
 
   /** The waiting approvals, whole (an event carried an input cut). */
   private async wholeApprovals(): Promise<void> {
-    const r = await get<{ items: Approval[] }>(path`/api/sessions/${this.id}/approvals`).catch(
+    const r = await api('GET', '/api/sessions/{id}/approvals', { params: { id: this.id } }).catch(
       () => undefined,
     );
     if (!r) return;
@@ -481,10 +478,10 @@ export class ChatSession {
     }, true);
     this.unrecorded = { text, attachments };
     try {
-      await api('POST', path`/api/chat/${this.id}/turn?wait=false`, {
-        message: text,
-        attachments,
-        ...(resources.length > 0 ? { resources } : {}),
+      await api('POST', '/api/chat/{id}/turn', {
+        params: { id: this.id },
+        query: { wait: 'false' },
+        body: { message: text, attachments, ...(resources.length > 0 ? { resources } : {}) },
       });
     } catch (err) {
       this.unrecorded = undefined;
@@ -494,7 +491,7 @@ export class ChatSession {
   }
 
   async interrupt(): Promise<void> {
-    await api('POST', path`/api/chat/${this.id}/interrupt`, {});
+    await api('POST', '/api/chat/{id}/interrupt', { params: { id: this.id } });
   }
 
   async answer(
@@ -502,7 +499,10 @@ export class ChatSession {
     decision: 'allow_once' | 'allow_session' | 'deny',
   ): Promise<void> {
     try {
-      await api('POST', path`/api/sessions/${this.id}/approvals/${approvalId}`, { decision });
+      await api('POST', '/api/sessions/{id}/approvals/{approval_id}', {
+        params: { id: this.id, approval_id: approvalId },
+        body: { decision },
+      });
     } catch (err) {
       // Already answered elsewhere or withdrawn: nothing waits any more.
       if (!(err instanceof ApiError && err.status === 404)) throw err;

@@ -1,4 +1,4 @@
-import { get, post, path } from './api';
+import { api, handTyped } from './api';
 import { live, type LiveEvent } from './live';
 import { Store } from './store';
 import { dismissAbout } from './toast';
@@ -19,9 +19,7 @@ const byNewest = (a: Session, b: Session) =>
 
 export async function loadSessions(): Promise<void> {
   try {
-    const page = await get<{ items: Session[]; next_cursor: string | null }>(
-      '/api/sessions?limit=50',
-    );
+    const page = await api('GET', '/api/sessions', { query: { limit: 50 } });
     sessions.set({ items: page.items, next: page.next_cursor, loaded: true });
   } catch (err) {
     sessions.set((s) => ({ ...s, loaded: true, error: (err as Error).message }));
@@ -31,9 +29,7 @@ export async function loadSessions(): Promise<void> {
 export async function loadMoreSessions(): Promise<void> {
   const cursor = sessions.get().next;
   if (!cursor) return;
-  const page = await get<{ items: Session[]; next_cursor: string | null }>(
-    `/api/sessions?limit=50&cursor=${encodeURIComponent(cursor)}`,
-  );
+  const page = await api('GET', '/api/sessions', { query: { limit: 50, cursor } });
   sessions.set((s) => ({ ...s, items: mergeAll(s.items, page.items), next: page.next_cursor }));
 }
 
@@ -72,12 +68,15 @@ export function watchSessions(): void {
 
 /** Puts a deleted session back from the trash; beside the old one if its place is taken. */
 export async function restoreSession(trashId: string): Promise<Session | undefined> {
+  const restore = '/api/trash/{id}/restore';
   let r: { session?: Session };
   try {
-    r = await post(path`/api/trash/${trashId}/restore`, {});
+    r = await handTyped<{ session?: Session }>(api('POST', restore, { params: { id: trashId } }));
   } catch (err) {
     if ((err as { status?: number }).status !== 409) throw err;
-    r = await post(path`/api/trash/${trashId}/restore`, { as_new: true });
+    r = await handTyped<{ session?: Session }>(
+      api('POST', restore, { params: { id: trashId }, body: { as_new: true } }),
+    );
   }
   if (r.session) upsertSession(r.session);
   // An Undo offered for this chat has nothing left to undo.

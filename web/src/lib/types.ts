@@ -1,14 +1,21 @@
 import type {
-  GoalView,
   MessageSummary,
-  SessionView,
   TrashItemView,
   WsEventData,
 } from '../../../src/shared/protocol/events';
 import type { ContentByRole } from '../../../src/shared/protocol/message-content';
+import type { components } from './api-schema';
 
-/** The server's own types, from the /ws event catalogue (type-only: nothing of it is bundled). */
-export type Session = SessionView;
+/**
+ * The API's named types, as the OpenAPI document declares them (web/src/lib/api-schema.d.ts,
+ * generated); the answers of single routes are `Answer<method, path>` (./api). Types only:
+ * nothing of them is bundled.
+ */
+type Schemas = components['schemas'];
+
+export type Session = Schemas['Session'];
+/** A file a chat's tools wrote. */
+export type Artifact = Schemas['Artifact'];
 
 export interface Attachment {
   name: string;
@@ -47,11 +54,13 @@ export type MessageOf<R extends Message['role']> = Extract<Message, { role: R }>
  * lack any field); the agent wrote it through the content schemas of its role, so it is read as
  * that role's shape, every field optional.
  */
-export function messageOf(m: MessageSummary): Message {
+export function messageOf(m: MessageSummary | Schemas['Message']): Message {
   return m as Message;
 }
 
-export type Goal = GoalView;
+export type Goal = Schemas['Goal'];
+/** What a session's or a turn's model calls used and cost. */
+export type Spend = Schemas['Spend'];
 
 /** Tokens and turns a goal used so far. */
 export function goalUsage(g: Goal): { tokens: number; turns: number } {
@@ -64,66 +73,17 @@ export type Approval = Omit<WsEventData<'approval.requested'>, 'call_id' | 'turn
   turn_id?: string;
 };
 
-export interface ModelEntry {
-  id: string;
-  provider: string;
-  model: string;
-  protocol: string;
-  base_url: string | null;
-  api_key_set: boolean;
-  api_key_source: string | null;
-  context_window: number | null;
-  max_output_tokens: number | null;
-  slots: string[];
-  /** What its calls are charged at: the entry's own prices (`config`), svc's shipped ones, or none. */
-  prices: Prices | null;
-  prices_source: 'config' | 'builtin' | null;
-  prices_taken: string | null;
-}
-
+export type ModelEntry = Schemas['ModelEntry'];
 /** US dollars per million tokens. */
-export interface Prices {
-  input: number;
-  cached_input?: number;
-  cache_write?: number;
-  output: number;
-}
-
-export interface Provider {
-  id: string;
-  name: string;
-  protocol: string;
-  base_url: string | null;
-  base_url_variants: { label: string; base_url: string }[];
-  key_env: string | null;
-  key_required: boolean;
-  protocol_choosable: boolean;
-  models: { id: string; vision: boolean }[];
-  website?: string;
-  /** svc's shipped prices of this provider's well-known models, by model name, as listed on prices_taken. */
-  prices?: Record<string, Prices>;
-  prices_taken?: string;
-}
-
-export interface OnboardStatus {
-  state: 'no_model' | 'model_configured' | 'model_tested' | 'profile_written' | 'done';
-  steps: {
-    model_configured: boolean;
-    model_tested: boolean;
-    profile_written: boolean;
-    completed: boolean;
-  };
-  default_model: string | null;
-  last_test: { ok: boolean; at: string; reason?: string } | null;
-  can_complete: boolean;
-  next: string;
-}
-
-export interface TestResult {
-  ok: boolean;
-  reason?: string;
-  message?: string;
-  latency_ms?: number;
-}
+export type Prices = Schemas['Prices'];
+export type Provider = Schemas['Provider'];
+export type OnboardStatus = Schemas['OnboardStatus'];
+/**
+ * A model test's answer; or a failure the Web UI words itself: the test request failed
+ * (request_failed), or the reason onboarding remembers from the last test.
+ */
+export type TestResult =
+  | Schemas['ModelTestResult']
+  | { ok: false; reason?: string; message?: string; latency_ms?: undefined };
 
 export type TrashItem = TrashItemView;
