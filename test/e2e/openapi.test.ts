@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { apiDocument } from '../../src/release/api-document.js';
 import { wsEvents } from '../../src/shared/protocol/events.js';
 import { http, removeHome, startServer, type RunningServer } from '../helpers/server.js';
 
@@ -71,6 +72,11 @@ test('the document lists every /ws event of the catalogue: its topics and the JS
   );
   assert.ok(doc.paths['/ws']?.get?.responses['101'], '/ws is documented as the WebSocket upgrade');
   assert.match(doc.paths['/ws'].get.description, /4096 bytes/);
+});
+
+test('the served document is the one built in-process (what unit/openapi-client lints and the Web UI types come from)', async () => {
+  const served = (await http({ port: server.port, path: '/api/openapi.json' })).json();
+  assert.equal(served, apiDocument());
 });
 
 test('the route map is not shown to a keyless remote client', async () => {
