@@ -3,6 +3,7 @@ import { openAndMigrate } from '../shared/store/db.js';
 import type { Deps } from '../gateway/deps.js';
 import { openApiDocument } from '../gateway/openapi.js';
 import { allRoutes } from '../gateway/routes/index.js';
+import type { Route } from '../gateway/route.js';
 
 /** A part of Deps that building the route table must not touch: any use of it throws, naming it. */
 function untouchable<T extends object>(name: string): T {
@@ -14,12 +15,11 @@ function untouchable<T extends object>(name: string): T {
 }
 
 /**
- * The OpenAPI document GET /api/openapi.json serves, built in this process from the same route
- * table (no server, no home folder): route modules prepare their statements on an empty
- * in-memory database and name their folders; nothing else of Deps is used before a request. For the API types of the
- * Web UI (npm run api-types) and the tests that lint the document and check those types.
+ * The route table as the gateway builds it, in this process (no server, no home folder): route
+ * modules prepare their statements on an empty in-memory database and name their folders;
+ * nothing else of Deps is used before a request. `use` reads it while the database is open.
  */
-export function apiDocument(): Record<string, unknown> {
+export function withRouteTable<T>(use: (routes: Route[]) => T): T {
   const { db } = openAndMigrate(':memory:');
   try {
     const deps: Deps = {
@@ -33,9 +33,20 @@ export function apiDocument(): Record<string, unknown> {
       hub: untouchable('hub'),
       startedAt: 0,
     };
-    // As served: the JSON text, read back (undefined fields gone).
-    return JSON.parse(JSON.stringify(openApiDocument(allRoutes(deps)))) as Record<string, unknown>;
+    return use(allRoutes(deps));
   } finally {
     db.close();
   }
+}
+
+/**
+ * The OpenAPI document GET /api/openapi.json serves, built in this process from the same route
+ * table. For the API types of the Web UI (npm run api-types) and the tests that lint the
+ * document and check those types.
+ */
+export function apiDocument(): Record<string, unknown> {
+  // As served: the JSON text, read back (undefined fields gone).
+  return withRouteTable(
+    (routes) => JSON.parse(JSON.stringify(openApiDocument(routes))) as Record<string, unknown>,
+  );
 }

@@ -75,6 +75,7 @@ export function setupRoutes(deps: Deps): Route[] {
       summary:
         'The address with the access key a phone opens to sign in (url), and the same as a QR code (qr_png, a PNG data URL). Only to a request that carries the key already (403 key_required otherwise, even on loopback): the key is never shown to a program that only reaches svc from this machine.',
       response: phoneSignIn,
+      errors: [503],
       handler: async ({ keyed }) => {
         requireKey(keyed, 'Showing the access key');
         const key = deps.accessKey?.();

@@ -4441,6 +4441,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getApiSessions: {
@@ -6611,6 +6612,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     postApiBrowserLaunch: {

@@ -67,6 +67,7 @@ export function browserRoutes(deps: Deps): Route[] {
       summary:
         'The browser connection over the Chrome DevTools Protocol: configured, connected, endpoint, browser name and version, open tabs, and when not connected why and the fix (reason).',
       response: browserStatusView,
+      errors: [503],
       handler: async () => ({ body: await status() }),
     }),
     route({

@@ -47,7 +47,8 @@ const cronFields = {
     .string()
     .trim()
     .min(1, 'the name must not be empty')
-    .max(200, 'the name is at most 200 characters'),
+    .max(200, 'the name is at most 200 characters')
+    .describe('What a person calls it (1-200 characters).'),
   schedule: z
     .string()
     .trim()
@@ -59,37 +60,78 @@ const cronFields = {
           code: 'custom',
           message: problem,
         });
-    }),
+    })
+    .describe(
+      'When it runs: a cron line of 5 fields (minute hour day month weekday) or 6 (seconds first), or a nickname such as @hourly, @daily, @weekly.',
+    ),
   timezone: z
     .string()
     .refine(
       isTimezone,
       'not an IANA time zone this machine knows (e.g. Europe/Berlin, America/New_York, UTC)',
-    ),
-  prompt: z.string().trim().min(1, 'the prompt must not be empty').max(100_000),
+    )
+    .describe("The IANA time zone the schedule is read in (default: the machine's)."),
+  prompt: z
+    .string()
+    .trim()
+    .min(1, 'the prompt must not be empty')
+    .max(100_000)
+    .describe('The message each run sends the agent; a task has a prompt or a workflow, not both.'),
   workflow: z
     .string()
-    .regex(WORKFLOW_NAME, 'not a workflow name (lowercase letters, digits and single hyphens)'),
-  inputs: runInputsSchema,
-  enabled: z.boolean(),
-  model: z.string().trim().min(1, 'the model must not be empty').max(100).nullable(),
-  working_dir: z.string().min(1).max(4096).nullable(),
-  permission_mode: z.enum(permissionModes),
-  session: z.enum(sessionModes),
-  notify: z.array(notifyTargetSchema).max(20, 'at most 20 notify targets'),
+    .regex(WORKFLOW_NAME, 'not a workflow name (lowercase letters, digits and single hyphens)')
+    .describe('The workflow each run starts (GET /api/workflows lists them), instead of a prompt.'),
+  inputs: runInputsSchema.describe("The workflow's inputs by name (default {})."),
+  enabled: z.boolean().describe('Whether it runs on its schedule (default true).'),
+  model: z
+    .string()
+    .trim()
+    .min(1, 'the model must not be empty')
+    .max(100)
+    .nullable()
+    .describe('A model entry id or a slot (default, lite); null or omitted: the default slot.'),
+  working_dir: z
+    .string()
+    .min(1)
+    .max(4096)
+    .nullable()
+    .describe("The folder its turns work in: an existing absolute path, or null for svc's."),
+  permission_mode: z
+    .enum(permissionModes)
+    .describe('How its tool calls are approved (default auto).'),
+  session: z
+    .enum(sessionModes)
+    .describe('new (the default): a new session per run; reuse: every run in one session.'),
+  notify: z
+    .array(notifyTargetSchema)
+    .max(20, 'at most 20 notify targets')
+    .describe(
+      'Connected channels told the result of each run: [{platform, chat_id}] (default []).',
+    ),
   max_runtime_seconds: z
     .number()
     .int()
     .min(1)
-    .max(7 * 86_400),
-  catch_up: z.boolean(),
-  approval_timeout_seconds: z.number().int().min(1).max(86_400).nullable(),
+    .max(7 * 86_400)
+    .describe('A run still going after this long is stopped (default 1800).'),
+  catch_up: z
+    .boolean()
+    .describe('Run once at start for a time missed while svc was down (default true).'),
+  approval_timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .nullable()
+    .describe(
+      'How long an approval a run asks for waits before it is denied; null: config cron.approval_timeout_seconds.',
+    ),
 };
-const createCron = z
-  .strictObject({ kind: z.literal('cron'), ...cronFields })
+export const createCron = z
+  .strictObject({ kind: z.literal('cron').describe('A scheduled task.'), ...cronFields })
   .partial()
   .required({ kind: true, name: true, schedule: true });
-const patchCron = z
+export const patchCron = z
   .strictObject(cronFields)
   .partial()
   .refine(

@@ -23,20 +23,32 @@ const listQuery = z.object({
   session: z.string().min(1).max(100).optional(),
   status: z.enum(taskStatuses).optional(),
 });
-const createBody = z.strictObject({
-  kind: z.enum(taskKinds).default('graph'),
-  subject: taskFields.subject,
-  description: taskFields.description.optional(),
-  status: taskFields.status.optional(),
-  blocked_by: taskFields.blocked_by.optional(),
-  owner_session: z.string().min(1).max(100).nullable().optional(),
-});
-const patchFields = {
-  subject: taskFields.subject,
-  description: taskFields.description,
-  status: taskFields.status,
-  blocked_by: taskFields.blocked_by,
+/** What each field means to a client (the agent's tools take the same fields without these). */
+const graphFields = {
+  subject: taskFields.subject.describe('What is to be done (1-200 characters).'),
+  description: taskFields.description.describe('The details (at most 10,000 characters).'),
+  status: taskFields.status.describe(
+    'pending (the default), in_progress or completed; in_progress and completed only once every blocker is completed (409 otherwise).',
+  ),
+  blocked_by: taskFields.blocked_by.describe(
+    'Ids of graph tasks that must be completed before this one starts (at most 50; an unknown id or a cycle is a 400).',
+  ),
 };
+const createBody = z.strictObject({
+  kind: z.enum(taskKinds).default('graph').describe('graph (the default): a task of a plan.'),
+  subject: graphFields.subject,
+  description: graphFields.description.optional(),
+  status: graphFields.status.optional(),
+  blocked_by: graphFields.blocked_by.optional(),
+  owner_session: z
+    .string()
+    .min(1)
+    .max(100)
+    .nullable()
+    .optional()
+    .describe('The id of the session whose plan it is, or null.'),
+});
+const patchFields = graphFields;
 const patchBody = z
   .strictObject(patchFields)
   .partial()
