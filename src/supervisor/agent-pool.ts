@@ -1,5 +1,5 @@
+import { CHILD_START_MS, type Child } from './child-process.js';
 import type { Config } from '../shared/config/schema.js';
-import type { Child } from './child-process.js';
 import { IdleRetirer } from './idle-retire.js';
 
 export interface AgentPoolHost {
@@ -12,14 +12,6 @@ export interface AgentPoolHost {
   accepting: () => boolean;
   stopGraceMs: number;
 }
-
-/**
- * How long a new worker's start may take to reach it. It is held until the worker has loaded and
- * says ready; one whose deadline passed meanwhile (a loaded machine, a slow disk) is dropped by the
- * worker, which then refused every turn ("the agent worker has not started yet") until it retired.
- * Nothing waits on this start, so the bound only has to outlast any load.
- */
-const START_MS = 10 * 60_000;
 
 /**
  * The agent workers: grown on demand up to `agent.max_workers`, the least busy one picked for
@@ -78,7 +70,11 @@ export class AgentPool {
     agent.state = 'running';
     this.members.push(agent);
     void agent.endpoint
-      .request('child.start', { config: this.host.config() }, { to: 'agent', timeoutMs: START_MS })
+      .request(
+        'child.start',
+        { config: this.host.config() },
+        { to: 'agent', timeoutMs: CHILD_START_MS },
+      )
       .catch(() => undefined);
     return agent;
   }

@@ -6,6 +6,15 @@ import type { Forked } from './spawn-child.js';
 type State = ProcessStatus['state'];
 
 /** One running child: its OS process, its IPC endpoint and what `svc status` says of it. */
+/**
+ * How long a new worker's start may take to reach it. It is held until the worker has loaded and
+ * says ready; one whose deadline passed meanwhile (a loaded machine, a slow disk) is dropped by the
+ * worker, which then served with no config at all (an agent refused every turn; a browser worker
+ * said no browser was configured) until it exited. Nothing waits on this start but the first
+ * request to that role, so the bound only has to outlast any load.
+ */
+export const CHILD_START_MS = 10 * 60_000;
+
 export class Child {
   readonly proc: ChildProcess;
   readonly endpoint: Endpoint;

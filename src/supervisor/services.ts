@@ -1,8 +1,8 @@
+import { CHILD_START_MS, type Child } from './child-process.js';
 import type { Config } from '../shared/config/schema.js';
 import { log } from '../shared/log.js';
 import type { ProcessStatus } from '../shared/protocol/ipc.js';
 import { Backoff } from './backoff.js';
-import type { Child } from './child-process.js';
 import type { ExitLog } from './exit-log.js';
 import { roleSpecs, serviceRoles, type ChildRoleName, type StoreFacts } from './roles.js';
 
@@ -124,11 +124,19 @@ export class Services {
     });
     void child.exited.then(() => this.killGroups(child));
     const started = child.endpoint
-      .request('child.start', { config: this.host.config() }, { to: role })
+      .request(
+        'child.start',
+        { config: this.host.config() },
+        { to: role, timeoutMs: CHILD_START_MS },
+      )
       .then(() => {
         if (child.alive) child.state = 'running';
       })
-      .catch((err: Error) => log.warn(`the ${role} worker did not start`, { error: err.message }));
+      .catch((err: Error) => {
+        log.warn(`the ${role} worker did not start`, { error: err.message });
+        // Never left serving without its config: killed, it is restarted like a crash (backoff).
+        child.killUnresponsive();
+      });
     this.started.set(child, started);
     return child;
   }
