@@ -152,7 +152,14 @@ function responsesOf(r: Route, schemas: SchemaSet): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const main = r.status ?? 200;
   out[main] = {
-    description: r.status === 201 ? 'Created' : r.status === 202 ? 'Accepted' : 'Success',
+    description:
+      r.status === 201
+        ? 'Created'
+        : r.status === 202
+          ? 'Accepted'
+          : r.status === 303
+            ? 'See Other: the browser is sent on (Location)'
+            : 'Success',
     ...(r.response || r.produces
       ? {
           content: {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ApiError } from '../shared/errors.js';
 import type { Reply, RequestInfo, Responder } from './http.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -29,8 +30,8 @@ export interface RouteContext<B, Q = unknown, P extends string = string> {
   keyed: boolean;
 }
 
-/** The 2xx statuses a route answers with. */
-export type SuccessStatus = 200 | 201 | 202 | 204;
+/** The statuses a route answers with when all went well: 2xx, or 303 sending a browser on. */
+export type SuccessStatus = 200 | 201 | 202 | 204 | 303;
 
 /** Another 2xx answer of a route: its own body schema, or a stream (SSE) named by its content type. */
 export interface OtherAnswer<O = unknown> {
@@ -40,8 +41,13 @@ export interface OtherAnswer<O = unknown> {
   contentType?: string;
 }
 
-/** A reply whose JSON body is typed by the route's `response` schema (a string is JSON already written). */
-export type TypedReply<R> = Omit<Reply, 'body'> & { body?: R | string | Uint8Array };
+/**
+ * A reply whose JSON body is typed by the route's `response` schema (a string is JSON already
+ * written), or an error's body sent with its status (a streamed upload refused before its end).
+ */
+export type TypedReply<R> = Omit<Reply, 'body'> & {
+  body?: R | ReturnType<ApiError['toBody']> | string | Uint8Array;
+};
 
 /** One API route: where it lives, what body it takes, and what it answers. */
 export interface Route<

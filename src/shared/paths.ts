@@ -48,3 +48,8 @@ export function resolvePaths(env: NodeJS.ProcessEnv = process.env): Paths {
     auditLog: join(logsDir, 'audit.log'),
   };
 }
+
+/** Where the OAuth tokens and client registration of a remote MCP server are kept (0600). */
+export function mcpOAuthFile(home: string, name: string): string {
+  return join(home, 'mcp-oauth', `${name}.json`);
+}

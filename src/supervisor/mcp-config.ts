@@ -1,15 +1,10 @@
 import { isMap, type Document } from 'yaml';
 import { z } from 'zod';
 import { rmSync } from 'node:fs';
-import {
-  mcpNameSchema,
-  mcpOAuthFile,
-  mcpServerSchema,
-  patchMcpServer,
-} from '../shared/config/mcp.js';
+import { mcpNameSchema, mcpServerSchema, patchMcpServer } from '../shared/config/mcp.js';
 import { ConfigError } from '../shared/config/load.js';
 import type { Config } from '../shared/config/schema.js';
-import type { Paths } from '../shared/paths.js';
+import { mcpOAuthFile, type Paths } from '../shared/paths.js';
 import { IpcCallError, type Endpoint } from '../shared/protocol/endpoint.js';
 import type { Db } from '../shared/store/db.js';
 import {

@@ -41,6 +41,8 @@ import {
 
 const STDIO_SECRET = 'stdio-secret-value-7f3a9c1e55d2';
 const HTTP_SECRET = 'http-secret-value-0b8e4d6a2f91';
+const URL_SECRET = 'url-password-5e1d77c0a4b2';
+const URL_TOKEN = 'url-token-93af0c6b1e28';
 const fixture = fileURLToPath(new URL('../fixtures/mcp-server.js', import.meta.url));
 
 let rig: TurnRig;
@@ -932,6 +934,25 @@ test('PATCH and DELETE: disable and enable live; delete goes to the trash and re
   assert.is(rec.status, 200, JSON.stringify(rec.body));
 });
 
+test("credentials in a remote server's url are masked in its answers; the masked url sent back keeps them", async () => {
+  const url = `http://svc:${URL_SECRET}@127.0.0.1:9/mcp?token=${URL_TOKEN}`;
+  const made = await api('POST', '/api/mcp/servers', { name: 'keyed', url, enabled: false });
+  assert.is(made.status, 201, JSON.stringify(made.body));
+  assert.not.ok(made.body.url.includes(URL_SECRET) || made.body.url.includes(URL_TOKEN));
+  assert.match(made.body.url, /^http:\/\/svc:\*{8}.{4}@127\.0\.0\.1:9\/mcp\?token=\*{8}/);
+  const listed = (await api('GET', '/api/mcp/servers')).body.servers;
+  assert.is(listed.find((s: any) => s.name === 'keyed').url, made.body.url);
+  const back = await api('PATCH', '/api/mcp/servers/keyed', {
+    url: made.body.url,
+    timeout_seconds: 5,
+  });
+  assert.is(back.status, 200, JSON.stringify(back.body));
+  assert.is(back.body.url, made.body.url);
+  const saved = readFileSync(join(rig.server.home, 'config.yml'), 'utf8');
+  assert.ok(saved.includes(url), 'config.yml keeps the real url, not the mask');
+  assert.is((await api('DELETE', '/api/mcp/servers/keyed')).status, 200);
+});
+
 test('secrets never appear in a response, the config view, a log or the audit log', async () => {
   answered.push(JSON.stringify((await api('GET', '/api/config')).body));
   const all = [answered.join('\n'), rig.server.output()];
@@ -942,6 +963,7 @@ test('secrets never appear in a response, the config view, a log or the audit lo
   assert.ok(answered.length > 20);
   assert.not.ok(text.includes(STDIO_SECRET), 'the stdio env secret leaked');
   assert.not.ok(text.includes(HTTP_SECRET), 'the HTTP header secret leaked');
+  assert.not.ok(text.includes(URL_SECRET) || text.includes(URL_TOKEN), "a url's credential leaked");
 });
 
 test('stopping svc stops every server it started, and what they started', async () => {

@@ -37,6 +37,78 @@ test('GET /api/openapi.json documents every route with its methods', async () =>
   assert.ok(restartBody.properties.reason, 'the restart body schema is included');
 });
 
+test('channels, MCP, skills, workflows and uploads: each answer, its status and the bodies their handlers check', async () => {
+  const doc = (await http({ port: server.port, path: '/api/openapi.json' })).json();
+  const families = /^\/api\/(channels|mcp|skills|workflows|upload)/;
+  let ops = 0;
+  for (const [path, item] of Object.entries<any>(doc.paths)) {
+    if (!families.test(path)) continue;
+    for (const [method, op] of Object.entries<any>(item)) {
+      ops++;
+      const ok = Object.entries<any>(op.responses).filter(([s]) => /^(2..|303)$/.test(s));
+      assert.ok(ok.length > 0, `${method} ${path} declares its success answer`);
+      for (const [status, r] of ok) {
+        if (status === '204' || status === '303') continue;
+        const content = Object.entries<any>(r.content ?? {});
+        assert.ok(content.length > 0, `${method} ${path} ${status} has a content`);
+        const json = r.content['application/json'];
+        if (json) assert.ok(Object.keys(json.schema).length > 0, `${method} ${path}: a schema`);
+      }
+    }
+  }
+  assert.ok(ops >= 38, `${ops} operations of these families`);
+  const status = (path: string, method: string) =>
+    Object.keys(doc.paths[path][method].responses).filter((s) => /^[23]/.test(s));
+  assert.equal(status('/api/upload', 'post'), ['201']);
+  assert.equal(status('/api/skills/import', 'post'), ['201']);
+  assert.equal(status('/api/mcp/servers', 'post'), ['201']);
+  assert.equal(status('/api/workflows/{name}/run', 'post'), ['202']);
+  assert.equal(status('/api/mcp/oauth/callback', 'get'), ['303']);
+  assert.ok(doc.paths['/api/skills/{name}/export'].get.responses['200'].content['application/zip']);
+
+  const upload = doc.paths['/api/upload'].post.requestBody;
+  assert.is(upload.required, true);
+  const parts = upload.content['multipart/form-data'].schema;
+  assert.equal(parts.required, ['file']);
+  assert.is(parts.properties.file.items.contentMediaType, 'application/octet-stream');
+  const skill = doc.paths['/api/skills/import'].post.requestBody.content;
+  assert.equal(skill['multipart/form-data'].schema.required, ['file']);
+  assert.equal(skill['application/json'].schema.required, ['source']);
+
+  const mcp = doc.paths['/api/mcp/servers'].post.requestBody;
+  assert.is(mcp.required, true);
+  const kinds = mcp.content['application/json'].schema.anyOf as any[];
+  assert.equal(
+    kinds.map((k) => k.required),
+    [['name', 'command'], ['name', 'url'], ['mcpServers']],
+    'a local server, a remote one, or an import document',
+  );
+  assert.is(kinds[0].additionalProperties, false, 'a local server takes no url or headers');
+  assert.ok(kinds[0].properties.url === undefined && kinds[1].properties.env === undefined);
+  for (const k of kinds.slice(0, 2))
+    for (const [name, f] of Object.entries<any>(k.properties))
+      assert.ok(f.description, `POST /api/mcp/servers: ${name} is described`);
+
+  const channel = doc.paths['/api/channels/{platform}'].post.requestBody;
+  const forms = channel.content['application/json'].schema.anyOf as any[];
+  assert.is(forms.length, 5, 'one body per platform');
+  const telegram = forms.find((f) => f.description.startsWith('Telegram'));
+  assert.equal(telegram.required, ['bot_token']);
+  assert.match(telegram.properties.bot_token.description, /Bot token: .*secret/);
+  assert.equal(forms.find((f) => f.description.startsWith('Slack')).required, [
+    'app_token',
+    'bot_token',
+  ]);
+  const answered = doc.components.schemas.Channel.oneOf.find(
+    (c: any) => c.properties.platform.const === 'telegram',
+  );
+  assert.is(
+    answered.properties.fields.properties.bot_token.pattern,
+    '^\\*{8}[\\s\\S]{0,4}$',
+    'the answer shows a token masked',
+  );
+});
+
 test('the document lists every /ws event of the catalogue: its topics and the JSON Schema of its data', async () => {
   const doc = (await http({ port: server.port, path: '/api/openapi.json' })).json();
   const listed = doc['x-ws-events'] as Array<{

@@ -13,6 +13,18 @@ import {
 } from '../../shared/config/channels.js';
 import { maskSecrets } from '../../shared/config/secrets.js';
 import { ApiError, invalidInput } from '../../shared/errors.js';
+import {
+  channelDeleted,
+  channelList,
+  channelLogin,
+  channelSaveBodies,
+  channelsAvailable,
+  channelSent,
+  channelTested,
+  channelView,
+  pairingList,
+  pairingView,
+} from '../../shared/protocol/answers/channels.js';
 import { IpcCallError } from '../../shared/protocol/endpoint.js';
 import type { ChannelStatus } from '../../shared/protocol/channels.js';
 import { getArtifactById } from '../../shared/store/artifacts.js';
@@ -20,6 +32,7 @@ import { answerPairing, listPairings } from '../../shared/store/channels.js';
 import { getTrashItem, trashView } from '../../shared/store/trash.js';
 import { resolveUpload } from '../../shared/store/uploads.js';
 import type { Deps } from '../deps.js';
+import { requestBodyDoc } from '../request-doc.js';
 import { route, type Route } from '../route.js';
 
 const chatId = z.string().trim().min(1, 'chat_id must not be empty').max(128);
@@ -220,6 +233,7 @@ export function channelRoutes(deps: Deps): Route[] {
       path: '/api/channels',
       summary:
         "Each configured platform: enabled, state (running, starting, stopped, error with the reason in words, needs_login), connected since, last message at, the bot's account; secrets masked.",
+      response: channelList,
       handler: async () => {
         const statuses = await live();
         return {
@@ -234,6 +248,7 @@ export function channelRoutes(deps: Deps): Route[] {
       path: '/api/channels/available',
       summary:
         'Every platform svc can connect: its label, how it logs in (token or qr) and its fields (name, label, required, secret, description; a closed choice lists its choices and default).',
+      response: channelsAvailable,
       handler: () => ({
         body: {
           platforms: platformNames.map((p) => ({
@@ -251,13 +266,14 @@ export function channelRoutes(deps: Deps): Route[] {
       path: '/api/channels/:platform/login',
       summary:
         'The QR login of a platform that logs in by one (messenger, whatsapp): idle, pending (qr_url, the text the code encodes, and qr_png, a PNG data URL), scanned, confirmed (user_id), expired, failed (error), cancelled, or logged_in.',
+      response: channelLogin,
       handler: async ({ params }) => {
         const p = qrPlatformOr404(params.platform);
         if (!entryOf(p)?.enabled)
           return {
             body: {
               platform: p,
-              status: 'idle',
+              status: 'idle' as const,
               qr_url: null,
               qr_png: null,
               user_id: null,
@@ -279,6 +295,8 @@ export function channelRoutes(deps: Deps): Route[] {
       summary:
         'Starts the QR login of a platform that logs in by one (connecting it first if needed), or answers the running flow; {"force": true} starts over even when logged in. Poll GET for the state.',
       body: loginBody,
+      response: channelLogin,
+      errors: [409],
       handler: async ({ params, body }) => {
         const p = qrPlatformOr404(params.platform);
         if (!entryOf(p)?.enabled) await save(p, { enabled: true });
@@ -297,6 +315,8 @@ export function channelRoutes(deps: Deps): Route[] {
       path: '/api/channels/:platform/login',
       summary:
         'Cancels the running QR login, or logs out (the saved credentials or session keys are removed) when logged in.',
+      response: channelLogin,
+      errors: [409],
       handler: async ({ params }) => {
         const p = qrPlatformOr404(params.platform);
         const state = await toWorker(p, () =>
@@ -310,6 +330,7 @@ export function channelRoutes(deps: Deps): Route[] {
       method: 'GET',
       path: '/api/channels/:platform',
       summary: 'One platform: its configuration (secrets masked) and state.',
+      response: channelView,
       handler: async ({ params }) => ({ body: await one(platformOr404(params.platform)) }),
     }),
     route({
@@ -318,6 +339,8 @@ export function channelRoutes(deps: Deps): Route[] {
       summary:
         "Saves a platform's configuration (merged into what is saved; a masked or absent secret keeps its value) and applies it at once: the adapter restarts, svc does not. 400 names the field.",
       body: saveBody,
+      requestBody: requestBodyDoc({ 'application/json': channelSaveBodies() }, true),
+      response: channelView,
       handler: async ({ params, body }) => ({
         body: await save(platformOr404(params.platform), body),
       }),
@@ -327,6 +350,7 @@ export function channelRoutes(deps: Deps): Route[] {
       path: '/api/channels/:platform',
       summary:
         'Disconnects a platform: its adapter stops and its configuration goes to the trash (POST /api/trash/{id}/restore brings it back).',
+      response: channelDeleted,
       handler: async ({ params }) => {
         const p = platformOr404(params.platform);
         configuredOr404(p);
@@ -344,6 +368,8 @@ export function channelRoutes(deps: Deps): Route[] {
       summary:
         "Sends a real test message to chat_id, else to the most recent allowed chat; answers what the platform said. 409 when the platform is not running, 502 with the platform's reason when it refuses.",
       body: testBody,
+      response: channelTested,
+      errors: [409, 502],
       handler: async ({ params, body }) => {
         const p = platformOr404(params.platform);
         const r = await toWorker(p, () =>
@@ -352,7 +378,7 @@ export function channelRoutes(deps: Deps): Route[] {
             ...(body?.chat_id ? { chat_id: body.chat_id } : {}),
           }),
         );
-        return { body: { ok: true, ...r } };
+        return { body: { ok: true as const, ...r } };
       },
     }),
     route({
@@ -361,6 +387,8 @@ export function channelRoutes(deps: Deps): Route[] {
       summary:
         'Sends {chat_id, text} (Markdown, rendered for the platform). 409 when the platform is not running, 502 with its reason when delivery fails.',
       body: sendBody,
+      response: channelSent,
+      errors: [409, 502],
       handler: async ({ params, body }) => {
         const p = platformOr404(params.platform);
         const r = await toWorker(p, () =>
@@ -370,7 +398,7 @@ export function channelRoutes(deps: Deps): Route[] {
             text: body.text,
           }),
         );
-        return { body: { sent: true, ...r } };
+        return { body: { sent: true as const, ...r } };
       },
     }),
     route({
@@ -379,6 +407,8 @@ export function channelRoutes(deps: Deps): Route[] {
       summary:
         'Sends a file: {chat_id, upload} (the name POST /api/upload answered) or {chat_id, artifact} (the id of a file the agent wrote). 404 for an unknown one; 409 when the platform is not running, 502 with its reason when delivery fails.',
       body: sendFileBody,
+      response: channelSent,
+      errors: [409, 502],
       handler: async ({ params, body }) => {
         const p = platformOr404(params.platform);
         const file =
@@ -391,7 +421,7 @@ export function channelRoutes(deps: Deps): Route[] {
             name: file.name,
           }),
         );
-        return { body: { sent: true, ...r } };
+        return { body: { sent: true as const, ...r } };
       },
     }),
     route({
@@ -399,6 +429,7 @@ export function channelRoutes(deps: Deps): Route[] {
       path: '/api/channels/:platform/pairings',
       summary:
         'Pairing requests of the last hour and their answers: people not in allowed_users who wrote to the bot and were given a code.',
+      response: pairingList,
       handler: ({ params }) => ({
         body: { items: listPairings(deps.db, platformOr404(params.platform)) },
       }),
@@ -409,6 +440,7 @@ export function channelRoutes(deps: Deps): Route[] {
       summary:
         'Approves (the user may talk to the agent from now on) or rejects a pairing code: {"code", "decision": "approve"|"reject"}. The user is told in the chat.',
       body: pairingBody,
+      response: pairingView,
       handler: async ({ params, body }) => {
         const p = platformOr404(params.platform);
         const pairing = answerPairing(deps.db, p, body.code, body.decision === 'approve');

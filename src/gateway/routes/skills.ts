@@ -3,6 +3,13 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { ApiError, invalidInput } from '../../shared/errors.js';
+import { skillInfoSchema } from '../../shared/protocol/events.js';
+import {
+  skillDeleted,
+  skillImported,
+  skillImportJson,
+  skillList,
+} from '../../shared/protocol/answers/skills.js';
 import { packSkill } from '../../shared/skills/archive.js';
 import {
   findSkill,
@@ -18,21 +25,9 @@ import { resolveUpload } from '../../shared/store/uploads.js';
 import { writeChunks } from '../../shared/write-chunks.js';
 import type { BodyStream } from '../body-stream.js';
 import type { Deps } from '../deps.js';
-import type { Reply } from '../http.js';
 import { multipartBoundary, parseMultipart } from '../multipart.js';
+import { binaryPart, requestBodyDoc } from '../request-doc.js';
 import { route, type Route } from '../route.js';
-
-const importJson = z.strictObject({
-  source: z
-    .string()
-    .trim()
-    .min(
-      1,
-      'source names an upload (from POST /api/upload) or an absolute path to a skill folder or zip on this machine',
-    )
-    .max(4096),
-  force: z.boolean().optional(),
-});
 
 const toggleBody = z.strictObject({ enabled: z.boolean() }).partial();
 
@@ -58,6 +53,7 @@ export function skillRoutes(deps: Deps): Route[] {
       path: '/api/skills',
       summary:
         'Every skill: {items: [{name, description, source: builtin|user, enabled, valid, why, file_count, size_bytes}]}. An invalid skill says why and is never offered to the model.',
+      response: skillList,
       handler: () => ({ body: { items: listSkills(deps.db, deps.paths).map(view) } }),
     }),
     route({
@@ -66,6 +62,7 @@ export function skillRoutes(deps: Deps): Route[] {
       summary:
         'Flips a skill on or off; with {"enabled": bool} sets that state (idempotent). The next turn sees the change. Answers the skill.',
       body: toggleBody,
+      response: skillInfoSchema,
       handler: ({ params, body }) => {
         const s = need(params.name);
         const enabled = body.enabled ?? !s.enabled;
@@ -80,6 +77,8 @@ export function skillRoutes(deps: Deps): Route[] {
       path: '/api/skills/:name',
       summary:
         'Moves a user skill to the trash (restore it with POST /api/trash/{id}/restore). A built-in skill cannot be deleted (409): disable it instead.',
+      response: skillDeleted,
+      errors: [409],
       handler: ({ params }) => {
         const s = need(params.name);
         if (s.source === 'builtin') {
@@ -101,8 +100,30 @@ export function skillRoutes(deps: Deps): Route[] {
       summary:
         'Imports a skill. JSON {"source": "<upload name>" | "<absolute path of a skill folder or .zip on this machine>", "force"?: true}, or multipart/form-data with a zip in a part named "file" (and optionally a field force=true). Answers 201 {name, description, files: [{path, size, sha256}], replaced}. A hostile or invalid archive is a 400 naming the rule (details.rule); an existing name is 409 unless force (the old one goes to the trash).',
       stream: true,
+      requestBody: requestBodyDoc(
+        {
+          'application/json': skillImportJson,
+          'multipart/form-data': {
+            type: 'object',
+            properties: {
+              file: binaryPart('The skill as a zip (a SKILL.md at its top, or in one folder).'),
+              force: {
+                type: 'string',
+                enum: ['true', 'false'],
+                description:
+                  'true: replace a skill of the same name (the old one goes to the trash).',
+              },
+            },
+            required: ['file'],
+          },
+        },
+        true,
+      ),
+      status: 201,
+      response: skillImported,
+      errors: [409, 413, 415],
       handler: async ({ req, body }) => {
-        const refuse = (err: ApiError): Reply => ({
+        const refuse = (err: ApiError) => ({
           status: err.status,
           body: err.toBody(),
           headers: err.headers,
@@ -117,7 +138,7 @@ export function skillRoutes(deps: Deps): Route[] {
           let source: { zip: string } | { folder: string };
           let force = false;
           if (type === 'application/json') {
-            const parsed = importJson.safeParse(
+            const parsed = skillImportJson.safeParse(
               await readJson(body, deps.config().limits.json_body_bytes),
             );
             if (!parsed.success) throw invalidInput(parsed.error);
@@ -180,6 +201,8 @@ export function skillRoutes(deps: Deps): Route[] {
       path: '/api/skills/:name/export',
       summary:
         'The skill as a zip (application/zip, attachment "<name>.zip", entries under "<name>/"); importing it gives back the same files.',
+      response: null,
+      produces: 'application/zip',
       handler: async ({ params }) => {
         const s = need(params.name);
         const bytes = await packSkill(s.dir, s.name);

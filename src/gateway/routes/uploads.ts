@@ -14,8 +14,10 @@ import { isoNow } from '../../shared/store/util.js';
 import { insertUpload, resolveUpload, type Upload } from '../../shared/store/uploads.js';
 import type { Deps } from '../deps.js';
 import type { BodyStream } from '../body-stream.js';
-import { DRAIN_BYTES, DRAIN_MS, type Reply } from '../http.js';
+import { DRAIN_BYTES, DRAIN_MS } from '../http.js';
 import { multipartBoundary, parseMultipart, type Part } from '../multipart.js';
+import { uploadedFiles } from '../../shared/protocol/answers/uploads.js';
+import { binaryPart, requestBodyDoc } from '../request-doc.js';
 import { route, type Route } from '../route.js';
 import { sendFile } from '../send-file.js';
 
@@ -33,10 +35,32 @@ export function uploadRoutes(deps: Deps): Route[] {
       summary:
         'Uploads files: a multipart/form-data body with one or more parts named "file" (other fields are ignored), streamed to disk. Answers 201 {files: [{name, original_name, size, mime, sha256, url}]}; 413 over limits.upload_bytes, 415 for another Content-Type.',
       stream: true,
+      requestBody: requestBodyDoc(
+        {
+          'multipart/form-data': {
+            type: 'object',
+            properties: {
+              file: {
+                type: 'array',
+                items: binaryPart("A file; its part's filename is kept as original_name."),
+                minItems: 1,
+                maxItems: 100,
+                description:
+                  'One or more parts named "file" (at most 100); other parts are ignored.',
+              },
+            },
+            required: ['file'],
+          },
+        },
+        true,
+      ),
+      status: 201,
+      response: uploadedFiles,
+      errors: [413, 415],
       handler: async ({ req, body, responder }) => {
         const limit = deps.config().limits.upload_bytes;
         // Every early answer closes the connection: the unread body must not be parsed as a request.
-        const refuse = (err: ApiError): Reply => ({
+        const refuse = (err: ApiError) => ({
           status: err.status,
           body: err.toBody(),
           headers: err.headers,
@@ -92,6 +116,8 @@ export function uploadRoutes(deps: Deps): Route[] {
       path: '/api/uploads/:name',
       summary:
         'Downloads an uploaded file, always as an attachment with X-Content-Type-Options: nosniff; only images, PDF and plain text keep their type.',
+      response: null,
+      produces: 'application/octet-stream',
       handler: async ({ params, req, responder }) => {
         const name = params.name ?? '';
         const file = resolveUpload(deps.db, deps.paths, name);

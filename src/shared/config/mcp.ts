@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { z } from 'zod';
 import { isPrototypeKey } from '../own.js';
 import { secret } from './secret-marker.js';
@@ -31,21 +30,44 @@ const headerName = z
   .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'not a valid HTTP header name');
 
 const fields = {
-  command: z.string().min(1).max(4096).optional(),
-  args: z.array(z.string().max(4096)).max(200).optional(),
-  env: z.record(varName, z.string().max(16_384)).apply(secret).optional(),
-  cwd: z.string().min(1).max(4096).optional(),
+  command: z
+    .string()
+    .min(1)
+    .max(4096)
+    .describe('A local server: the program svc starts and speaks to over stdio.')
+    .optional(),
+  args: z.array(z.string().max(4096)).max(200).describe("The command's arguments.").optional(),
+  env: z
+    .record(varName, z.string().max(16_384))
+    .describe('Environment variables of the command; secrets: answers give only their names.')
+    .apply(secret)
+    .optional(),
+  cwd: z.string().min(1).max(4096).describe('The folder the command runs in.').optional(),
   url: z
     .url({ protocol: /^https?$/, error: 'url must be an http:// or https:// address' })
+    .describe('A remote server: its address (Streamable HTTP, else the older SSE transport).')
     .optional(),
-  headers: z.record(headerName, z.string().max(16_384)).apply(secret).optional(),
-  /** `oauth`: sign in with the server's OAuth flow (remote servers only). */
-  auth: z.enum(['oauth']).optional(),
-  enabled: z.boolean().default(true),
-  /** How long one tool call may take. */
-  timeout_seconds: z.number().positive().max(3600).default(60),
-  /** Only these tools of the server reach the agent (all when absent). */
-  tools: z.array(z.string().min(1).max(128)).max(500).optional(),
+  headers: z
+    .record(headerName, z.string().max(16_384))
+    .describe('HTTP headers sent to a remote server; secrets: answers give only their names.')
+    .apply(secret)
+    .optional(),
+  auth: z
+    .enum(['oauth'])
+    .describe("oauth: sign in with the server's OAuth flow (remote servers only).")
+    .optional(),
+  enabled: z.boolean().describe('Whether svc connects to it.').default(true),
+  timeout_seconds: z
+    .number()
+    .positive()
+    .max(3600)
+    .describe('How long one tool call may take, in seconds.')
+    .default(60),
+  tools: z
+    .array(z.string().min(1).max(128))
+    .max(500)
+    .describe('Only these tools of the server reach the agent (all when absent).')
+    .optional(),
 };
 
 type Shape = {
@@ -128,7 +150,28 @@ export function patchMcpServer(current: McpServerInput, patch: McpPatch): Record
 }
 
 /** A server as the API shows it: every field, except that env and headers give only their names. */
-export function publicMcpServer(name: string, s: McpServer) {
+export const publicMcpServerSchema = z.object({
+  name: z.string(),
+  /** stdio: a local command; http: a remote url. */
+  transport: z.enum(['stdio', 'http']),
+  command: fields.command,
+  args: fields.args,
+  cwd: fields.cwd,
+  /** Credentials in it (user info, token parameters) are masked. */
+  url: z.string().optional(),
+  auth: fields.auth,
+  enabled: z.boolean(),
+  timeout_seconds: z.number(),
+  tools: fields.tools,
+  env_names: z.array(z.string()),
+  header_names: z.array(z.string()),
+});
+
+/** `s` is the entry as answers show it: its secrets already masked (maskSecrets). */
+export function publicMcpServer(
+  name: string,
+  s: McpServer,
+): z.output<typeof publicMcpServerSchema> {
   const { env, headers, ...rest } = s;
   return {
     name,
@@ -137,9 +180,4 @@ export function publicMcpServer(name: string, s: McpServer) {
     env_names: Object.keys(env ?? {}),
     header_names: Object.keys(headers ?? {}),
   };
-}
-
-/** Where the OAuth tokens and client registration of a remote server are kept (0600). */
-export function mcpOAuthFile(home: string, name: string): string {
-  return join(home, 'mcp-oauth', `${name}.json`);
 }

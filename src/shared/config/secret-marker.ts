@@ -34,3 +34,9 @@ export function isSecret(schema: z.ZodType): boolean {
 export function maskSecret(value: string): string {
   return value.length <= 8 ? '********' : `********${value.slice(-4)}`;
 }
+
+/** What maskSecret answers, for the answer schemas: eight stars, then at most the last 4 characters. */
+export const maskedSecretSchema = z
+  .string()
+  .regex(/^\*{8}[\s\S]{0,4}$/)
+  .describe('A secret, masked: eight stars and its last 4 characters; send it back to keep it.');

@@ -144,16 +144,20 @@ const runEvent = z.object({
   truncated,
 });
 
-export const skillInfoSchema = z.object({
-  name: z.string(),
-  description: z.string(),
-  source: z.string(),
-  enabled: z.boolean(),
-  valid: z.boolean(),
-  why: z.string().nullable(),
-  file_count: z.number(),
-  size_bytes: z.number(),
-});
+/** A skill as GET /api/skills lists it (src/shared/skills/catalog.ts). */
+export const skillInfoSchema = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    source: z.enum(['builtin', 'user']),
+    enabled: z.boolean(),
+    valid: z.boolean(),
+    /** Why the skill is invalid (null when valid); an invalid skill is never offered to the model. */
+    why: z.string().nullable(),
+    file_count: z.number(),
+    size_bytes: z.number(),
+  })
+  .meta({ id: 'Skill' });
 
 /** An MCP server's state; GET /api/mcp/servers/{name} lists its tools. */
 export const mcpStatusSummarySchema = z.object({

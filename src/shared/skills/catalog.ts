@@ -1,25 +1,16 @@
 import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { z } from 'zod';
 import type { Paths } from '../paths.js';
+import type { skillInfoSchema } from '../protocol/events.js';
 import type { Db } from '../store/db.js';
 import { packageRoot } from '../version.js';
 import { parseSkillMd, SKILL_NAME } from './format.js';
 import { disabledSkills } from './state.js';
 
-export type SkillSource = 'builtin' | 'user';
-
-/** A skill as GET /api/skills shows it. */
-export interface SkillInfo {
-  name: string;
-  description: string;
-  source: SkillSource;
-  enabled: boolean;
-  valid: boolean;
-  /** Why the skill is invalid (null when valid); an invalid skill is never offered to the model. */
-  why: string | null;
-  file_count: number;
-  size_bytes: number;
-}
+/** A skill as GET /api/skills shows it: its schema is the /ws catalogue's. */
+export type SkillInfo = z.infer<typeof skillInfoSchema>;
+export type SkillSource = SkillInfo['source'];
 
 export interface Skill extends SkillInfo {
   dir: string;

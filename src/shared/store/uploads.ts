@@ -2,19 +2,10 @@ import { realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { z } from 'zod';
 import type { Paths } from '../paths.js';
+import type { uploadRowSchema } from '../protocol/answers/uploads.js';
 import type { Db } from './db.js';
 import { stmt } from './util.js';
 
-/** A file uploaded with POST /api/upload; `name` is its file name in $SVC_HOME/uploads/. */
-export const uploadRowSchema = z.object({
-  name: z.string(),
-  /** The client's file name after sanitising (no path, no control characters). */
-  original_name: z.string(),
-  mime: z.string(),
-  size: z.number().int(),
-  sha256: z.string(),
-  created_at: z.string(),
-});
 export type Upload = z.infer<typeof uploadRowSchema>;
 
 const COLS = 'name, original_name, mime, size, sha256, created_at';

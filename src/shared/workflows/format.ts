@@ -155,11 +155,12 @@ export function stepKind(s: WorkflowStep): StepKind {
 }
 
 /** Where an error is: its line in the file, the field path, and what is wrong. */
-export interface WorkflowError {
-  line: number | null;
-  field: string;
-  message: string;
-}
+export const workflowErrorSchema = z.object({
+  line: z.number().int().nullable(),
+  field: z.string(),
+  message: z.string(),
+});
+export type WorkflowError = z.infer<typeof workflowErrorSchema>;
 
 export type ParsedWorkflow = { ok: true; workflow: Workflow } | { ok: false; error: WorkflowError };
 

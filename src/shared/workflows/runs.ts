@@ -1,32 +1,16 @@
 import { z } from 'zod';
+import {
+  workflowRunStatus,
+  workflowStepState,
+  type workflowRunSchema,
+} from '../protocol/answers/workflows.js';
 import type { Db } from '../store/db.js';
 import { isoNow, newId, stmt } from '../store/util.js';
 
-export const runStatus = z.enum(['queued', 'running', 'completed', 'failed', 'interrupted']);
-export type RunStatus = z.infer<typeof runStatus>;
-
-const stepState = z.object({
-  /** skipped: a step after a failed one, which will not run. */
-  status: z.enum(['running', 'completed', 'failed', 'skipped']),
-  started_at: z.string(),
-  ended_at: z.string().nullable(),
-  /** The first characters of the step's output (the full output is in the session). */
-  output: z.string().nullable(),
-});
-export type StepState = z.infer<typeof stepState>;
-
-export interface WorkflowRun {
-  id: string;
-  workflow: string;
-  session_id: string;
-  status: RunStatus;
-  inputs: Record<string, unknown>;
-  steps: Record<string, StepState>;
-  error: string | null;
-  failed_step: string | null;
-  started_at: string;
-  ended_at: string | null;
-}
+/** A run's schemas are the API's (GET /api/workflows/runs/{id} answers the row as it is). */
+export type RunStatus = z.infer<typeof workflowRunStatus>;
+export type StepState = z.infer<typeof workflowStepState>;
+export type WorkflowRun = z.infer<typeof workflowRunSchema>;
 
 interface Row extends Omit<WorkflowRun, 'inputs' | 'steps' | 'status'> {
   status: string;
@@ -40,9 +24,9 @@ const COLS =
 function toRun(r: Row): WorkflowRun {
   return {
     ...r,
-    status: runStatus.catch('failed').parse(r.status),
+    status: workflowRunStatus.catch('failed').parse(r.status),
     inputs: z.record(z.string(), z.unknown()).catch({}).parse(JSON.parse(r.inputs)),
-    steps: z.record(z.string(), stepState).catch({}).parse(JSON.parse(r.steps)),
+    steps: z.record(z.string(), workflowStepState).catch({}).parse(JSON.parse(r.steps)),
   };
 }
 

@@ -10,7 +10,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { z } from 'zod';
-import { mcpOAuthFile } from '../../shared/config/mcp.js';
+import { mcpOAuthFile } from '../../shared/paths.js';
 import { redact } from '../../shared/log.js';
 import { version } from '../../shared/version.js';
 

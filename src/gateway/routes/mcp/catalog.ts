@@ -2,6 +2,12 @@ import { z } from 'zod';
 import type { McpServer } from '../../../shared/config/mcp.js';
 import { ApiError } from '../../../shared/errors.js';
 import type { Deps } from '../../deps.js';
+import {
+  mcpPromptFilled,
+  mcpPrompts,
+  mcpResourceRead,
+  mcpResources,
+} from '../../../shared/protocol/answers/mcp.js';
 import { route, type Route } from '../../route.js';
 
 const readQuery = z.strictObject({
@@ -37,6 +43,8 @@ export function mcpCatalogRoutes(deps: Deps, serverOr404: (name: string) => McpS
       path: '/api/mcp/servers/:name/resources',
       summary:
         'The resources a connected server offers (uri, name, title, description, mime_type, size) and its resource templates (uri_template, …). A server without resources answers empty lists; 409 when it is not connected.',
+      response: mcpResources,
+      errors: [409],
       handler: async ({ params }) => {
         const name = enabled(params.name);
         const r = await deps.endpoint.request('mcp.resources', { name });
@@ -49,6 +57,8 @@ export function mcpCatalogRoutes(deps: Deps, serverOr404: (name: string) => McpS
       summary:
         'Reads one resource (?uri=, a listed one or one filled from a template): its contents, each part text, or a binary blob in base64; past 2 MiB a part is cut (text) or left out (blob: null), marked truncated. 404 when the server has no such resource.',
       query: readQuery,
+      response: mcpResourceRead,
+      errors: [409],
       handler: async ({ params, query }) => {
         const server = enabled(params.name);
         const r = await deps.endpoint.request('mcp.resource.read', { server, uri: query.uri });
@@ -60,6 +70,8 @@ export function mcpCatalogRoutes(deps: Deps, serverOr404: (name: string) => McpS
       path: '/api/mcp/servers/:name/prompts',
       summary:
         'The prompts a connected server offers (name, title, description, arguments with required). A server without prompts answers an empty list.',
+      response: mcpPrompts,
+      errors: [409],
       handler: async ({ params }) => {
         const name = enabled(params.name);
         const r = await deps.endpoint.request('mcp.prompts', { name });
@@ -72,6 +84,8 @@ export function mcpCatalogRoutes(deps: Deps, serverOr404: (name: string) => McpS
       summary:
         'Fills in one prompt ({"arguments": {"name": "value"}}): its messages (role, text; other parts described) and `text`, the user messages joined, to start a message with.',
       body: promptBody,
+      response: mcpPromptFilled,
+      errors: [409],
       handler: async ({ params, body }) => {
         const name = enabled(params.name);
         if (params.prompt.length > 256)

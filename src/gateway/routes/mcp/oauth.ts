@@ -3,6 +3,7 @@ import { mcpNameSchema } from '../../../shared/config/mcp.js';
 import { ApiError } from '../../../shared/errors.js';
 import { IpcCallError } from '../../../shared/protocol/endpoint.js';
 import type { Deps } from '../../deps.js';
+import { mcpOAuthStarted } from '../../../shared/protocol/answers/mcp.js';
 import { route, type Route } from '../../route.js';
 
 const CALLBACK_PATH = '/api/mcp/oauth/callback';
@@ -47,6 +48,8 @@ export function mcpOAuthRoutes(deps: Deps): Route[] {
       summary:
         'Starts signing in to a remote MCP server that asks for it (OAuth): answers authorization_url, where to send the browser (null when stored tokens could be refreshed instead). Give {"origin"} as the address the browser reaches svc at; the authorization server sends it back to /api/mcp/oauth/callback there.',
       body: startBody,
+      response: mcpOAuthStarted,
+      errors: [409],
       handler: async ({ params, body, req }) => {
         const name = mcpNameSchema.safeParse(params.name);
         const server =
@@ -83,6 +86,8 @@ export function mcpOAuthRoutes(deps: Deps): Route[] {
       path: CALLBACK_PATH,
       summary:
         'Where the authorization server sends the browser back after an MCP server sign-in. Public: only the single-use state it carries counts. Answers 303 to the Web UI, or a page saying what went wrong.',
+      status: 303,
+      response: null,
       public: true,
       query: callbackQuery,
       handler: async ({ query }) => {

@@ -7,11 +7,20 @@ import {
   publicMcpServer,
   type McpServer,
 } from '../../../shared/config/mcp.js';
-import { unmaskSecrets } from '../../../shared/config/secrets.js';
+import { maskSecrets, unmaskSecrets } from '../../../shared/config/secrets.js';
 import { ApiError, invalidInput } from '../../../shared/errors.js';
+import {
+  mcpCreateBodies,
+  mcpServerCreated,
+  mcpServerDeleted,
+  mcpServerList,
+  mcpServerView,
+  type McpServerView,
+} from '../../../shared/protocol/answers/mcp.js';
 import type { McpStatus } from '../../../shared/protocol/mcp.js';
 import { getTrashItem, trashView } from '../../../shared/store/trash.js';
 import type { Deps } from '../../deps.js';
+import { requestBodyDoc } from '../../request-doc.js';
 import { route, type Route } from '../../route.js';
 import { mcpCatalogRoutes } from './catalog.js';
 
@@ -50,8 +59,9 @@ export function mcpRoutes(deps: Deps): Route[] {
       return new Map();
     }
   };
-  const view = (name: string, s: McpServer, status: McpStatus | undefined) => ({
-    ...publicMcpServer(name, s),
+  const view = (name: string, s: McpServer, status: McpStatus | undefined): McpServerView => ({
+    // A url's credentials (user info, token parameters) masked like every config answer's.
+    ...publicMcpServer(name, maskSecrets(mcpServerSchema, s)),
     status: !s.enabled ? 'disabled' : (status?.status ?? 'connecting'),
     error: s.enabled ? (status?.error ?? null) : null,
     connected_at: s.enabled ? (status?.connected_at ?? null) : null,
@@ -119,6 +129,7 @@ export function mcpRoutes(deps: Deps): Route[] {
       path: '/api/mcp/servers',
       summary:
         'Every MCP server: transport, enabled, status (connecting, connected, error, disabled), last error, tools. Secret values are never shown, only the names of env and headers.',
+      response: mcpServerList,
       handler: async () => ({ body: { servers: await list() } }),
     }),
     route({
@@ -127,6 +138,9 @@ export function mcpRoutes(deps: Deps): Route[] {
       summary:
         'Adds a server ({"name", "command" or "url", …}), or imports an {"mcpServers": {…}} document all or nothing. A connection failure shows in the status, never as a failed request.',
       body: createBody,
+      requestBody: requestBodyDoc({ 'application/json': mcpCreateBodies() }, true),
+      status: 201,
+      response: mcpServerCreated,
       handler: ({ body }) => create(body),
     }),
     route({
@@ -135,6 +149,7 @@ export function mcpRoutes(deps: Deps): Route[] {
       summary:
         'Changes fields of the server named in the body ({"name", …fields}); same as PATCH /api/mcp/servers/{name}.',
       body: mcpPatchSchema.extend({ name: mcpNameSchema }),
+      response: mcpServerView,
       handler: ({ body }) => {
         const { name, ...patch } = body;
         return update(name, patch);
@@ -145,12 +160,14 @@ export function mcpRoutes(deps: Deps): Route[] {
       path: '/api/mcp/servers',
       summary: 'Moves the server named by ?name= to the trash (restorable).',
       query: nameQuery,
+      response: mcpServerDeleted,
       handler: ({ query }) => remove(query.name),
     }),
     route({
       method: 'GET',
       path: '/api/mcp/servers/:name',
       summary: 'One MCP server with its status and tools.',
+      response: mcpServerView,
       handler: ({ params }) => one(params.name ?? '').then((body) => ({ body })),
     }),
     route({
@@ -159,12 +176,14 @@ export function mcpRoutes(deps: Deps): Route[] {
       summary:
         'Changes fields of a server (enabled too); null removes a field; env and headers merge key by key (null drops one).',
       body: mcpPatchSchema,
+      response: mcpServerView,
       handler: ({ params, body }) => update(params.name ?? '', body),
     }),
     route({
       method: 'DELETE',
       path: '/api/mcp/servers/:name',
       summary: 'Moves a server to the trash; POST /api/trash/{id}/restore brings it back.',
+      response: mcpServerDeleted,
       handler: ({ params }) => remove(params.name ?? ''),
     }),
     route({
@@ -173,6 +192,8 @@ export function mcpRoutes(deps: Deps): Route[] {
       summary:
         'Drops the connection and connects again now; answers the new status (a failure shows in it).',
       body: z.strictObject({}).optional(),
+      response: mcpServerView,
+      errors: [409],
       handler: async ({ params }) => {
         const name = params.name ?? '';
         const s = serverOr404(name);
