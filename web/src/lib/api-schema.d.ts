@@ -1839,6 +1839,261 @@ export interface components {
                 answered_at: string | null;
             }[];
         };
+        Skill: {
+            name: string;
+            description: string;
+            /** @enum {string} */
+            source: "builtin" | "user";
+            enabled: boolean;
+            valid: boolean;
+            why: string | null;
+            file_count: number;
+            size_bytes: number;
+        };
+        Workflow: {
+            name: string;
+            description: string;
+            /** @enum {string} */
+            source: "builtin" | "user";
+            valid: boolean;
+            why: string | null;
+            error: {
+                line: number | null;
+                field: string;
+                message: string;
+            } | null;
+            /** @default {} */
+            inputs: {
+                [key: string]: {
+                    description?: string;
+                    /**
+                     * @default string
+                     * @enum {string}
+                     */
+                    type: "string" | "number" | "boolean";
+                    /** @default false */
+                    required: boolean;
+                    default?: string | number | boolean;
+                };
+            };
+            steps: {
+                id: string;
+                /** @enum {string} */
+                kind: "prompt" | "run" | "tool";
+                needs: string[];
+                /** @enum {string} */
+                model?: "default" | "lite";
+            }[];
+            last_run: {
+                id: string;
+                /** @enum {string} */
+                status: "queued" | "running" | "completed" | "failed" | "interrupted";
+                session_id: string;
+                started_at: string;
+                ended_at: string | null;
+                failed_step: string | null;
+                error: string | null;
+            } | null;
+        };
+        WorkflowRun: {
+            id: string;
+            workflow: string;
+            session_id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "completed" | "failed" | "interrupted";
+            inputs: {
+                [key: string]: unknown;
+            };
+            steps: {
+                [key: string]: {
+                    /** @enum {string} */
+                    status: "running" | "completed" | "failed" | "skipped";
+                    started_at: string;
+                    ended_at: string | null;
+                    output: string | null;
+                };
+            };
+            error: string | null;
+            failed_step: string | null;
+            started_at: string;
+            ended_at: string | null;
+        };
+        McpServer: {
+            name: string;
+            /** @enum {string} */
+            transport: "stdio" | "http";
+            /** @description A local server: the program svc starts and speaks to over stdio. */
+            command?: string;
+            /** @description The command's arguments. */
+            args?: string[];
+            /** @description The folder the command runs in. */
+            cwd?: string;
+            url?: string;
+            /**
+             * @description oauth: sign in with the server's OAuth flow (remote servers only).
+             * @enum {string}
+             */
+            auth?: "oauth";
+            enabled: boolean;
+            timeout_seconds: number;
+            tools: {
+                name: string;
+                description: string;
+            }[];
+            env_names: string[];
+            header_names: string[];
+            /** @enum {string} */
+            status: "connecting" | "connected" | "error" | "disabled";
+            error: string | null;
+            connected_at: string | null;
+            connected_via: ("stdio" | "streamable_http" | "sse") | null;
+            needs_auth: boolean;
+            stderr_tail: string | null;
+        };
+        Channel: {
+            label: string;
+            enabled: boolean;
+            /** @enum {string} */
+            state: "starting" | "running" | "stopped" | "error" | "needs_login";
+            error: string | null;
+            connected_since: string | null;
+            last_message_at: string | null;
+            restarts: number;
+            account: string | null;
+            /** @constant */
+            platform: "telegram";
+            fields: {
+                /** @description A secret, masked: eight stars and its last 4 characters; send it back to keep it. */
+                bot_token: string;
+                /**
+                 * Format: uri
+                 * @default https://api.telegram.org
+                 */
+                base_url: string;
+                /**
+                 * @default HTML
+                 * @enum {string}
+                 */
+                parse_mode: "HTML" | "plain";
+                /** @default [] */
+                allowed_users: string[];
+            };
+        } | {
+            label: string;
+            enabled: boolean;
+            /** @enum {string} */
+            state: "starting" | "running" | "stopped" | "error" | "needs_login";
+            error: string | null;
+            connected_since: string | null;
+            last_message_at: string | null;
+            restarts: number;
+            account: string | null;
+            /** @constant */
+            platform: "messenger";
+            fields: {
+                /**
+                 * Format: uri
+                 * @default https://ilinkai.weixin.qq.com
+                 */
+                base_url: string;
+                /**
+                 * Format: uri
+                 * @default https://novac2c.cdn.weixin.qq.com/c2c
+                 */
+                cdn_base_url: string;
+                /** @default [] */
+                allowed_users: string[];
+            };
+        } | {
+            label: string;
+            enabled: boolean;
+            /** @enum {string} */
+            state: "starting" | "running" | "stopped" | "error" | "needs_login";
+            error: string | null;
+            connected_since: string | null;
+            last_message_at: string | null;
+            restarts: number;
+            account: string | null;
+            /** @constant */
+            platform: "slack";
+            fields: {
+                /** @description A secret, masked: eight stars and its last 4 characters; send it back to keep it. */
+                app_token: string;
+                /** @description A secret, masked: eight stars and its last 4 characters; send it back to keep it. */
+                bot_token: string;
+                /**
+                 * Format: uri
+                 * @default https://slack.com/api/
+                 */
+                api_base_url: string;
+                /** @default [] */
+                allowed_users: string[];
+            };
+        } | {
+            label: string;
+            enabled: boolean;
+            /** @enum {string} */
+            state: "starting" | "running" | "stopped" | "error" | "needs_login";
+            error: string | null;
+            connected_since: string | null;
+            last_message_at: string | null;
+            restarts: number;
+            account: string | null;
+            /** @constant */
+            platform: "discord";
+            fields: {
+                /** @description A secret, masked: eight stars and its last 4 characters; send it back to keep it. */
+                bot_token: string;
+                /**
+                 * Format: uri
+                 * @default https://discord.com/api
+                 */
+                api_base_url: string;
+                /** Format: uri */
+                gateway_url?: string;
+                /** @default [] */
+                allowed_users: string[];
+            };
+        } | {
+            label: string;
+            enabled: boolean;
+            /** @enum {string} */
+            state: "starting" | "running" | "stopped" | "error" | "needs_login";
+            error: string | null;
+            connected_since: string | null;
+            last_message_at: string | null;
+            restarts: number;
+            account: string | null;
+            /** @constant */
+            platform: "whatsapp";
+            fields: {
+                /** @default [] */
+                allowed_users: string[];
+            };
+        };
+        ChannelLogin: {
+            /** @enum {string} */
+            platform: "telegram" | "messenger" | "slack" | "discord" | "whatsapp";
+            /** @enum {string} */
+            status: "idle" | "pending" | "scanned" | "confirmed" | "expired" | "failed" | "cancelled" | "logged_in";
+            qr_url: string | null;
+            qr_png: string | null;
+            user_id: string | null;
+            error: string | null;
+            codes: number;
+            started_at: string | null;
+        };
+        Pairing: {
+            code: string;
+            platform: string;
+            user_id: string;
+            chat_id: string;
+            name: string;
+            /** @enum {string} */
+            status: "pending" | "approved" | "rejected";
+            created_at: string;
+            answered_at: string | null;
+        };
         BrowserStatus: {
             configured: boolean;
             connected: boolean;
@@ -2784,16 +3039,7 @@ export interface components {
             type: "skill.created";
             /** @description numbered per topic; resume with {"type":"subscribe","since":{topic: seq}} */
             seq: number;
-            data: {
-                name: string;
-                description: string;
-                source: string;
-                enabled: boolean;
-                valid: boolean;
-                why: string | null;
-                file_count: number;
-                size_bytes: number;
-            } | {
+            data: components["schemas"]["Skill"] | {
                 name: string;
                 restored?: boolean;
             };
@@ -2806,16 +3052,7 @@ export interface components {
             type: "skill.updated";
             /** @description numbered per topic; resume with {"type":"subscribe","since":{topic: seq}} */
             seq: number;
-            data: {
-                name: string;
-                description: string;
-                source: string;
-                enabled: boolean;
-                valid: boolean;
-                why: string | null;
-                file_count: number;
-                size_bytes: number;
-            } | {
+            data: components["schemas"]["Skill"] | {
                 name: string;
             };
         };
@@ -2827,16 +3064,7 @@ export interface components {
             type: "skill.toggled";
             /** @description numbered per topic; resume with {"type":"subscribe","since":{topic: seq}} */
             seq: number;
-            data: {
-                name: string;
-                description: string;
-                source: string;
-                enabled: boolean;
-                valid: boolean;
-                why: string | null;
-                file_count: number;
-                size_bytes: number;
-            };
+            data: components["schemas"]["Skill"];
         };
         /** @description A skill went to the trash. */
         "WsEvent.skill.deleted": {
@@ -3084,6 +3312,15 @@ export interface components {
         };
         /** @description internal */
         Error500: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description platform_error */
+        Error502: {
             headers: {
                 [name: string]: unknown;
             };
@@ -5132,18 +5369,39 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description One or more parts named "file" (at most 100); other parts are ignored. */
+                    file: string[];
+                };
+            };
+        };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        files: {
+                            name: string;
+                            original_name: string;
+                            mime: string;
+                            size: number;
+                            sha256: string;
+                            /** @description GET it: /api/uploads/{name} */
+                            url: string;
+                        }[];
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             507: components["responses"]["Error507"];
@@ -5165,7 +5423,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/octet-stream": string;
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5550,7 +5810,11 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Skill"][];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5579,7 +5843,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Skill"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -5608,11 +5874,17 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        deleted: string;
+                        trash_id: string;
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             507: components["responses"]["Error507"];
@@ -5625,18 +5897,50 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An upload's name (from POST /api/upload, or its /api/uploads/<name> address), or the absolute path of a skill folder or .zip on this machine. */
+                    source: string;
+                    /** @description Replace a skill of the same name (the old one goes to the trash); else 409. */
+                    force?: boolean;
+                };
+                "multipart/form-data": {
+                    /** @description The skill as a zip (a SKILL.md at its top, or in one folder). */
+                    file: string;
+                    /**
+                     * @description true: replace a skill of the same name (the old one goes to the trash).
+                     * @enum {string}
+                     */
+                    force?: "true" | "false";
+                };
+            };
+        };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        files: {
+                            path: string;
+                            size: number;
+                            sha256: string;
+                        }[];
+                        replaced: string | null;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             507: components["responses"]["Error507"];
@@ -5658,7 +5962,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/zip": string;
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5680,7 +5986,11 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Workflow"][];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5703,7 +6013,54 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @enum {string} */
+                        source: "builtin" | "user";
+                        valid: boolean;
+                        why: string | null;
+                        error: {
+                            line: number | null;
+                            field: string;
+                            message: string;
+                        } | null;
+                        /** @default {} */
+                        inputs: {
+                            [key: string]: {
+                                description?: string;
+                                /**
+                                 * @default string
+                                 * @enum {string}
+                                 */
+                                type: "string" | "number" | "boolean";
+                                /** @default false */
+                                required: boolean;
+                                default?: string | number | boolean;
+                            };
+                        };
+                        steps: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "prompt" | "run" | "tool";
+                            needs: string[];
+                            /** @enum {string} */
+                            model?: "default" | "lite";
+                        }[];
+                        last_run: {
+                            id: string;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "completed" | "failed" | "interrupted";
+                            session_id: string;
+                            started_at: string;
+                            ended_at: string | null;
+                            failed_step: string | null;
+                            error: string | null;
+                        } | null;
+                        runs: components["schemas"]["WorkflowRun"][];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5731,17 +6088,25 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        run_id: string;
+                        session_id: string;
+                        turn_id: string;
+                        workflow: string;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
@@ -5765,7 +6130,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["WorkflowRun"];
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5789,11 +6156,31 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        server: string;
+                        resources: {
+                            uri: string;
+                            name: string;
+                            title: string | null;
+                            description: string | null;
+                            mime_type: string | null;
+                            size: number | null;
+                        }[];
+                        templates: {
+                            uri_template: string;
+                            name: string;
+                            title: string | null;
+                            description: string | null;
+                            mime_type: string | null;
+                        }[];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
         };
     };
@@ -5815,12 +6202,26 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        server: string;
+                        uri: string;
+                        contents: {
+                            uri: string;
+                            mime_type: string | null;
+                            text?: string;
+                            blob?: string | null;
+                            size: number;
+                            truncated: boolean;
+                        }[];
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
         };
     };
@@ -5840,11 +6241,26 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        server: string;
+                        prompts: {
+                            name: string;
+                            title: string | null;
+                            description: string | null;
+                            arguments: {
+                                name: string;
+                                description: string | null;
+                                required: boolean;
+                            }[];
+                        }[];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
         };
     };
@@ -5874,12 +6290,25 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        server: string;
+                        prompt: string;
+                        description: string | null;
+                        messages: {
+                            /** @enum {string} */
+                            role: "user" | "assistant";
+                            text: string;
+                        }[];
+                        text: string;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
@@ -5901,7 +6330,11 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        servers: components["schemas"]["McpServer"][];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -5915,20 +6348,93 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
-                    [key: string]: unknown;
+                    /** @description The name of the server, used in its tools: mcp__<name>__<tool>. */
+                    name: string;
+                    /** @description A local server: the program svc starts and speaks to over stdio. */
+                    command: string;
+                    /** @description The command's arguments. */
+                    args?: string[];
+                    /** @description Environment variables of the command; secrets: answers give only their names. */
+                    env?: {
+                        [key: string]: string;
+                    };
+                    /** @description The folder the command runs in. */
+                    cwd?: string;
+                    /**
+                     * @description Whether svc connects to it.
+                     * @default true
+                     */
+                    enabled?: boolean;
+                    /**
+                     * @description How long one tool call may take, in seconds.
+                     * @default 60
+                     */
+                    timeout_seconds?: number;
+                    /** @description Only these tools of the server reach the agent (all when absent). */
+                    tools?: string[];
+                } | {
+                    /** @description The name of the server, used in its tools: mcp__<name>__<tool>. */
+                    name: string;
+                    /**
+                     * Format: uri
+                     * @description A remote server: its address (Streamable HTTP, else the older SSE transport).
+                     */
+                    url: string;
+                    /** @description HTTP headers sent to a remote server; secrets: answers give only their names. */
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    /**
+                     * @description oauth: sign in with the server's OAuth flow (remote servers only).
+                     * @enum {string}
+                     */
+                    auth?: "oauth";
+                    /**
+                     * @description Whether svc connects to it.
+                     * @default true
+                     */
+                    enabled?: boolean;
+                    /**
+                     * @description How long one tool call may take, in seconds.
+                     * @default 60
+                     */
+                    timeout_seconds?: number;
+                    /** @description Only these tools of the server reach the agent (all when absent). */
+                    tools?: string[];
+                } | {
+                    mcpServers: {
+                        [key: string]: {
+                            /**
+                             * @description Must agree with the other fields: stdio with command, the others with url.
+                             * @enum {string}
+                             */
+                            type?: "stdio" | "http" | "sse" | "streamable-http" | "streamableHttp";
+                            /** @description Becomes enabled: false. */
+                            disabled?: boolean;
+                            /** @description Becomes timeout_seconds. */
+                            timeout?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["McpServer"] | {
+                        imported: string[];
+                        servers: components["schemas"]["McpServer"][];
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -5956,7 +6462,12 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        deleted: string;
+                        trash_id: string;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -5976,13 +6487,17 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description A local server: the program svc starts and speaks to over stdio. */
                     command?: string;
                     args?: string[] | null;
                     env?: {
                         [key: string]: string | null;
                     } | null;
                     cwd?: string | null;
-                    /** Format: uri */
+                    /**
+                     * Format: uri
+                     * @description A remote server: its address (Streamable HTTP, else the older SSE transport).
+                     */
                     url?: string;
                     headers?: {
                         [key: string]: string | null;
@@ -6001,7 +6516,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6029,7 +6546,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6053,7 +6572,12 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        deleted: string;
+                        trash_id: string;
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6075,13 +6599,17 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    /** @description A local server: the program svc starts and speaks to over stdio. */
                     command?: string;
                     args?: string[] | null;
                     env?: {
                         [key: string]: string | null;
                     } | null;
                     cwd?: string | null;
-                    /** Format: uri */
+                    /**
+                     * Format: uri
+                     * @description A remote server: its address (Streamable HTTP, else the older SSE transport).
+                     */
                     url?: string;
                     headers?: {
                         [key: string]: string | null;
@@ -6099,7 +6627,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6132,12 +6662,15 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["McpServer"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
@@ -6168,12 +6701,19 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        name: string;
+                        authorization_url: string | null;
+                        redirect_url: string;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
@@ -6194,8 +6734,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
-            200: {
+            /** @description See Other: the browser is sent on (Location) */
+            303: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6220,7 +6760,11 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        channels: components["schemas"]["Channel"][];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6241,7 +6785,30 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        platforms: {
+                            /** @enum {string} */
+                            platform: "telegram" | "messenger" | "slack" | "discord" | "whatsapp";
+                            label: string;
+                            /** @enum {string} */
+                            login: "token" | "qr";
+                            configured: boolean;
+                            fields: {
+                                name: string;
+                                label: string;
+                                required: boolean;
+                                secret: boolean;
+                                description: string;
+                                choices?: {
+                                    value: string;
+                                    label: string;
+                                }[];
+                                default?: string;
+                            }[];
+                        }[];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6264,7 +6831,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ChannelLogin"];
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6294,12 +6863,15 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ChannelLogin"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
@@ -6323,11 +6895,14 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ChannelLogin"];
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
             507: components["responses"]["Error507"];
@@ -6349,7 +6924,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6366,12 +6943,142 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description Whether the platform runs; a newly configured one does.
+                     * @default true
+                     */
                     enabled?: boolean;
-                } & {
-                    [key: string]: unknown;
+                    /** @description Bot token: The bot token @BotFather gave you (123456789:AAH…). A secret: answers show it masked; sent back masked, empty or left out, it keeps its saved value. */
+                    bot_token: string | "";
+                    /** @description Bot API server: The Bot API server; leave empty for api.telegram.org, or give your self-hosted Bot API server. */
+                    base_url?: string | "";
+                    /** @description Message format: How replies look in Telegram. */
+                    parse_mode?: ("HTML" | "plain") | "";
+                    /** @description Who may talk to the agent: Telegram user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here. */
+                    allowed_users?: string[] | "" | string;
+                    /** @description The same fields nested, as GET answers them (a GET answer can be sent back). */
+                    fields?: {
+                        /**
+                         * @description Whether the platform runs; a newly configured one does.
+                         * @default true
+                         */
+                        enabled?: boolean;
+                        /** @description Bot token: The bot token @BotFather gave you (123456789:AAH…). A secret: answers show it masked; sent back masked, empty or left out, it keeps its saved value. */
+                        bot_token?: string | "";
+                        /** @description Bot API server: The Bot API server; leave empty for api.telegram.org, or give your self-hosted Bot API server. */
+                        base_url?: string | "";
+                        /** @description Message format: How replies look in Telegram. */
+                        parse_mode?: ("HTML" | "plain") | "";
+                        /** @description Who may talk to the agent: Telegram user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here. */
+                        allowed_users?: string[] | "" | string;
+                    };
+                } | {
+                    /**
+                     * @description Whether the platform runs; a newly configured one does.
+                     * @default true
+                     */
+                    enabled?: boolean;
+                    /** @description Bot server: The iLink bot server; leave empty for the default. */
+                    base_url?: string | "";
+                    /** @description Media server: The media CDN files are sent and fetched through; leave empty for the default (novac2c.cdn.weixin.qq.com/c2c). */
+                    cdn_base_url?: string | "";
+                    /** @description Who may talk to the agent: WeChat (iLink) user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here. */
+                    allowed_users?: string[] | "" | string;
+                    /** @description The same fields nested, as GET answers them (a GET answer can be sent back). */
+                    fields?: {
+                        /**
+                         * @description Whether the platform runs; a newly configured one does.
+                         * @default true
+                         */
+                        enabled?: boolean;
+                        /** @description Bot server: The iLink bot server; leave empty for the default. */
+                        base_url?: string | "";
+                        /** @description Media server: The media CDN files are sent and fetched through; leave empty for the default (novac2c.cdn.weixin.qq.com/c2c). */
+                        cdn_base_url?: string | "";
+                        /** @description Who may talk to the agent: WeChat (iLink) user ids that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here. */
+                        allowed_users?: string[] | "" | string;
+                    };
+                } | {
+                    /**
+                     * @description Whether the platform runs; a newly configured one does.
+                     * @default true
+                     */
+                    enabled?: boolean;
+                    /** @description App-level token: The app-level token (xapp-…) with the connections:write scope, from the app's Basic Information page; Socket Mode must be on. A secret: answers show it masked; sent back masked, empty or left out, it keeps its saved value. */
+                    app_token: string | "";
+                    /** @description Bot token: The Bot User OAuth Token (xoxb-…) from OAuth & Permissions, after installing the app to the workspace. A secret: answers show it masked; sent back masked, empty or left out, it keeps its saved value. */
+                    bot_token: string | "";
+                    /** @description Web API address: The Web API address; leave empty for https://slack.com/api/. */
+                    api_base_url?: string | "";
+                    /** @description Who may talk to the agent: Slack member ids (U0…, in a profile's ⋮ menu: Copy member ID) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here. */
+                    allowed_users?: string[] | "" | string;
+                    /** @description The same fields nested, as GET answers them (a GET answer can be sent back). */
+                    fields?: {
+                        /**
+                         * @description Whether the platform runs; a newly configured one does.
+                         * @default true
+                         */
+                        enabled?: boolean;
+                        /** @description App-level token: The app-level token (xapp-…) with the connections:write scope, from the app's Basic Information page; Socket Mode must be on. A secret: answers show it masked; sent back masked, empty or left out, it keeps its saved value. */
+                        app_token?: string | "";
+                        /** @description Bot token: The Bot User OAuth Token (xoxb-…) from OAuth & Permissions, after installing the app to the workspace. A secret: answers show it masked; sent back masked, empty or left out, it keeps its saved value. */
+                        bot_token?: string | "";
+                        /** @description Web API address: The Web API address; leave empty for https://slack.com/api/. */
+                        api_base_url?: string | "";
+                        /** @description Who may talk to the agent: Slack member ids (U0…, in a profile's ⋮ menu: Copy member ID) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here. */
+                        allowed_users?: string[] | "" | string;
+                    };
+                } | {
+                    /**
+                     * @description Whether the platform runs; a newly configured one does.
+                     * @default true
+                     */
+                    enabled?: boolean;
+                    /** @description Bot token: The bot token from the Developer Portal (your application → Bot → Reset Token). A secret: answers show it masked; sent back masked, empty or left out, it keeps its saved value. */
+                    bot_token: string | "";
+                    /** @description REST API address: The REST API root; leave empty for https://discord.com/api. */
+                    api_base_url?: string | "";
+                    /** @description Gateway address: The Gateway (wss://…); leave empty for the one Discord names. */
+                    gateway_url?: string | "";
+                    /** @description Who may talk to the agent: Discord user ids that may talk to the agent (Developer Mode on, right-click a user → Copy User ID), separated by commas. Anyone else gets a pairing code to approve here. */
+                    allowed_users?: string[] | "" | string;
+                    /** @description The same fields nested, as GET answers them (a GET answer can be sent back). */
+                    fields?: {
+                        /**
+                         * @description Whether the platform runs; a newly configured one does.
+                         * @default true
+                         */
+                        enabled?: boolean;
+                        /** @description Bot token: The bot token from the Developer Portal (your application → Bot → Reset Token). A secret: answers show it masked; sent back masked, empty or left out, it keeps its saved value. */
+                        bot_token?: string | "";
+                        /** @description REST API address: The REST API root; leave empty for https://discord.com/api. */
+                        api_base_url?: string | "";
+                        /** @description Gateway address: The Gateway (wss://…); leave empty for the one Discord names. */
+                        gateway_url?: string | "";
+                        /** @description Who may talk to the agent: Discord user ids that may talk to the agent (Developer Mode on, right-click a user → Copy User ID), separated by commas. Anyone else gets a pairing code to approve here. */
+                        allowed_users?: string[] | "" | string;
+                    };
+                } | {
+                    /**
+                     * @description Whether the platform runs; a newly configured one does.
+                     * @default true
+                     */
+                    enabled?: boolean;
+                    /** @description Who may talk to the agent: Phone numbers (with country code, digits only) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here. */
+                    allowed_users?: string[] | "" | string;
+                    /** @description The same fields nested, as GET answers them (a GET answer can be sent back). */
+                    fields?: {
+                        /**
+                         * @description Whether the platform runs; a newly configured one does.
+                         * @default true
+                         */
+                        enabled?: boolean;
+                        /** @description Who may talk to the agent: Phone numbers (with country code, digits only) that may talk to the agent, separated by commas. Anyone else gets a pairing code to approve here. */
+                        allowed_users?: string[] | "" | string;
+                    };
                 };
             };
         };
@@ -6381,7 +7088,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -6410,7 +7119,13 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        deleted: "telegram" | "messenger" | "slack" | "discord" | "whatsapp";
+                        trash_id: string;
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6442,15 +7157,24 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        chat_id: string;
+                        message_id: string | null;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
             503: components["responses"]["Error503"];
             507: components["responses"]["Error507"];
         };
@@ -6478,15 +7202,23 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        sent: true;
+                        message_id: string | null;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
             503: components["responses"]["Error503"];
             507: components["responses"]["Error507"];
         };
@@ -6517,15 +7249,23 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        sent: true;
+                        message_id: string | null;
+                    };
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             500: components["responses"]["Error500"];
+            502: components["responses"]["Error502"];
             503: components["responses"]["Error503"];
             507: components["responses"]["Error507"];
         };
@@ -6546,7 +7286,11 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["Pairing"][];
+                    };
+                };
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -6578,7 +7322,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Pairing"];
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
