@@ -79,10 +79,18 @@ test('max_runtime_seconds interrupts a run, recorded as such', async () => {
     (e) => e.type === 'task.run_interrupted' && e.data.run.id === done.id,
     'task.run_interrupted',
   );
-  // The session is free again: its turn ended.
-  const turn = await api(rig.port, 'POST', `/api/chat/${r.body.session_id}/turn`, {
-    message: 'still there?',
-  });
+  // The session is free again once its turn has ended (on a loaded machine the run may be
+  // recorded as interrupted by its fallback timer a moment before the turn reports the stop).
+  const turn = await waitFor(
+    async () => {
+      const t = await api(rig.port, 'POST', `/api/chat/${r.body.session_id}/turn`, {
+        message: 'still there?',
+      });
+      return t.status === 409 && t.body.error?.code === 'turn_in_progress' ? undefined : t;
+    },
+    30_000,
+    'the interrupted turn to end',
+  );
   assert.is(turn.status, 200, JSON.stringify(turn.body));
 });
 

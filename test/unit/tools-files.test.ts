@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { trashKinds } from '../../src/gateway/routes/trash.js';
-import { ApiError } from '../../src/shared/errors.js';
+import { refusalOf } from '../../src/shared/errors.js';
 import { resolvePaths, type Paths } from '../../src/shared/paths.js';
 import { openAndMigrate, type Db } from '../../src/shared/store/db.js';
 import { getFileRead } from '../../src/shared/store/file-reads.js';
@@ -271,16 +271,15 @@ test('restoring over content changed since is a 409 unless restored as new', asy
     () => restoreFromTrash(db, paths, trashKinds, id, {}),
     'restoring over changed content conflicts',
   );
-  assert.instance(conflict, ApiError);
-  assert.is((conflict as ApiError).status, 409);
+  // What a client reads for it (the gateway maps the store's refusal once, refusalOf).
+  assert.is(refusalOf(conflict)?.status, 409);
   assert.is(readFileSync(p, 'utf8'), 'somebody else\n');
   assert.ok(getTrashItem(db, id), 'still in the trash after the conflict');
   const notAName = thrown(
     () => restoreFromTrash(db, paths, trashKinds, id, { new_name: '../escape.md' }),
     'a path is not a name',
   );
-  assert.instance(notAName, ApiError);
-  assert.is((notAName as ApiError).status, 400);
+  assert.is(refusalOf(notAName)?.status, 400);
   const named = restoreFromTrash(db, paths, trashKinds, id, { new_name: 'conflict.old.md' });
   assert.is(named.result.restored_to, file('conflict.old.md'));
   assert.is(readFileSync(file('conflict.old.md'), 'utf8'), 'old\n');
