@@ -1,24 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, handTyped, urlOf } from '../lib/api';
+import { type Answer, api, describe, urlOf } from '../lib/api';
 import { bytes, duration, when } from '../lib/format';
 
-interface Backups {
-  dir: string;
-  schedule: string | null;
-  keep: number;
-  encrypt: boolean;
-  last: {
-    trigger: 'schedule' | 'manual';
-    started_at: string;
-    ended_at: string;
-    ok: boolean;
-    file: string | null;
-    size: number | null;
-    ms: number;
-    error: string | null;
-  } | null;
-  items: Array<{ name: string; size: number; created_at: string; encrypted: boolean }>;
-}
+type Backups = Answer<'GET', '/api/backups'>;
 
 /** A time with its date, as a person checks when the last backup ran. */
 const at = (iso: string) => new Date(iso).toLocaleString();
@@ -34,7 +18,7 @@ export function BackupStatus() {
   const [result, setResult] = useState<{ ok: boolean; text: string } | undefined>();
 
   const load = () =>
-    handTyped<Backups>(api('GET', '/api/backups')).then(
+    api('GET', '/api/backups').then(
       (r) => {
         setB(r);
         setError('');
@@ -47,9 +31,7 @@ export function BackupStatus() {
     setBusy(true);
     setResult(undefined);
     try {
-      const r = await handTyped<{ name: string; size: number; files: number; ms: number }>(
-        api('POST', '/api/backups'),
-      );
+      const r = await api('POST', '/api/backups');
       setResult({
         ok: true,
         text: `Backed up ${r.files} files to ${r.name} (${bytes(r.size)}) in ${duration(r.ms / 1000)}.`,

@@ -1,43 +1,14 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, describe, handTyped } from '../lib/api';
+import { type Answer, api, ApiError, describe } from '../lib/api';
 import { queueFirstMessage } from '../lib/chat';
 import { go } from '../lib/router';
 import { upsertSession } from '../lib/sessions';
 import { toast } from '../lib/toast';
 
-interface Tab {
-  index: number;
-  url: string;
-  title: string;
-}
-interface Status {
-  configured: boolean;
-  connected: boolean;
-  endpoint: string | null;
-  mode: string | null;
-  browser: string | null;
-  version: string | null;
-  tabs: Tab[];
-  reason: string | null;
-}
-interface Param {
-  name: string;
-  description?: string;
-  default?: string;
-}
-interface RecordingSummary {
-  name: string;
-  description: string;
-  steps: number;
-  params: Param[];
-  valid: boolean;
-  error: string | null;
-}
-interface Step {
-  action: string;
-  target?: string;
-  value?: string;
-}
+type Status = Answer<'GET', '/api/browser/status'>;
+type RecordingSummary = Answer<'GET', '/api/browser/recordings'>['recordings'][number];
+type Recording = Answer<'GET', '/api/browser/recordings/{name}'>;
+type Step = NonNullable<Recording['recording']>['steps'][number];
 interface Issue {
   message: string;
   line: number | null;
@@ -81,11 +52,9 @@ export function BrowserView() {
     { name: string; yaml: string; isNew: boolean } | undefined
   >();
   const loadStatus = () =>
-    handTyped<Status>(api('GET', '/api/browser/status')).then(setStatus, (err) =>
-      setError(describe(err)),
-    );
+    api('GET', '/api/browser/status').then(setStatus, (err) => setError(describe(err)));
   const loadRecordings = () =>
-    handTyped<{ recordings: RecordingSummary[] }>(api('GET', '/api/browser/recordings')).then(
+    api('GET', '/api/browser/recordings').then(
       (r) => setRecordings(r.recordings),
       (err) => setError(describe(err)),
     );
@@ -96,9 +65,7 @@ export function BrowserView() {
 
   const edit = async (name: string) => {
     try {
-      const r = await handTyped<{ yaml: string }>(
-        api('GET', '/api/browser/recordings/{name}', recording(name)),
-      );
+      const r = await api('GET', '/api/browser/recordings/{name}', recording(name));
       setEditing({ name, yaml: r.yaml, isNew: false });
     } catch (err) {
       setError(describe(err));
@@ -188,7 +155,7 @@ function StatusCard({
     setLaunching(true);
     setResult(undefined);
     try {
-      const s = await handTyped<Status>(api('POST', '/api/browser/launch'));
+      const s = await api('POST', '/api/browser/launch');
       onStatus(s);
       if (!s.connected) setResult({ ok: false, text: s.reason ?? 'It did not start.' });
     } catch (err) {
@@ -203,14 +170,9 @@ function StatusCard({
     setBusy(true);
     setResult(undefined);
     try {
-      const r = await handTyped<{
-        ok: boolean;
-        browser?: string;
-        version?: string;
-        tabs?: Tab[];
-        error?: string;
-        saved: boolean;
-      }>(api('POST', '/api/browser/verify', { body: port.trim() ? { port: Number(port) } : {} }));
+      const r = await api('POST', '/api/browser/verify', {
+        body: port.trim() ? { port: Number(port) } : {},
+      });
       setResult(
         r.ok
           ? {
@@ -306,9 +268,7 @@ function RecordingCard({
   const showSteps = async (open: boolean) => {
     if (!open || steps) return;
     try {
-      const one = await handTyped<{ recording: { steps: Step[] } | null }>(
-        api('GET', '/api/browser/recordings/{name}', recording(r.name)),
-      );
+      const one = await api('GET', '/api/browser/recordings/{name}', recording(r.name));
       setSteps(one.recording?.steps ?? []);
     } catch (err) {
       onError(describe(err));

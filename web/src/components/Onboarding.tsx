@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, handTyped } from '../lib/api';
+import { api, describe } from '../lib/api';
 import type { ModelEntry, OnboardStatus, Provider, TestResult as Result } from '../lib/types';
 import { ModelForm } from './ModelForm';
 import { ProfileForm } from './ProfileForm';
@@ -53,9 +53,7 @@ export function Onboarding({
   const [loaded, setLoaded] = useState(false);
   const [setup, setSetup] = useState<Setup | undefined>();
   const loadSetup = () =>
-    handTyped<Setup>(api('GET', '/api/onboard/setup')).then(setSetup, (err) =>
-      setError(describe(err)),
-    );
+    api('GET', '/api/onboard/setup').then(setSetup, (err) => setError(describe(err)));
   useEffect(() => {
     if ((step === 'service' || step === 'phone' || step === 'sandbox') && !setup) void loadSetup();
   }, [step]);

@@ -6,18 +6,8 @@ export async function readProfile(
   name: 'soul' | 'user',
 ): Promise<{ text: string; available: boolean; truncated: boolean }> {
   try {
-    const r: unknown = await api(
-      'GET',
-      name === 'soul' ? '/api/profile/soul' : '/api/profile/user',
-    );
-    if (typeof r === 'string') return { text: r, available: true, truncated: false };
-    const o = (r ?? {}) as Record<string, unknown>;
-    const text = o.content ?? o.text ?? '';
-    return {
-      text: typeof text === 'string' ? text : '',
-      available: true,
-      truncated: o.truncated === true,
-    };
+    const r = await api('GET', name === 'soul' ? '/api/profile/soul' : '/api/profile/user');
+    return { text: r.content, available: true, truncated: r.truncated };
   } catch (err) {
     if (err instanceof ApiError && err.status === 404)
       return { text: '', available: false, truncated: false };

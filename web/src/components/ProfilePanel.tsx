@@ -1,31 +1,20 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, describe, handTyped } from '../lib/api';
+import { type Answer, ApiError, api, describe } from '../lib/api';
 import { bytes, when } from '../lib/format';
 import { Markdown } from './Markdown';
 import { ProfileForm } from './ProfileForm';
 
-interface Memories {
-  index: string;
-  index_truncated?: boolean;
-  files: Array<{ name: string; file?: string; size?: number; updated_at?: string }>;
-}
+type Memories = Answer<'GET', '/api/memories'>;
 
 /** The profile files (editable) and what the agent remembers (read-only): the index and the notes. */
 export function ProfilePanel() {
   const [memories, setMemories] = useState<Memories | 'unavailable' | undefined>();
   const [error, setError] = useState('');
   useEffect(() => {
-    handTyped<Partial<Memories>>(api('GET', '/api/memories')).then(
-      (r) =>
-        setMemories({
-          index: typeof r.index === 'string' ? r.index : '',
-          index_truncated: r.index_truncated === true,
-          files: Array.isArray(r.files) ? r.files : [],
-        }),
-      (err) =>
-        err instanceof ApiError && err.status === 404
-          ? setMemories('unavailable')
-          : setError(describe(err)),
+    api('GET', '/api/memories').then(setMemories, (err) =>
+      err instanceof ApiError && err.status === 404
+        ? setMemories('unavailable')
+        : setError(describe(err)),
     );
   }, []);
   const m = typeof memories === 'object' ? memories : undefined;

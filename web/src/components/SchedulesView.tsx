@@ -1,54 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, handTyped } from '../lib/api';
+import { type Answer, api, describe } from '../lib/api';
+import type { Schemas } from '../lib/types';
 import { when } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import { action } from '../lib/action';
 
-interface LastRun {
-  id: string;
-  status: RunStatus;
-  started_at: string;
-  ended_at: string | null;
-  session_id: string | null;
-  error: string | null;
-}
-type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';
-
-interface CronTaskView {
-  id: string;
-  kind: 'cron';
-  name: string;
-  schedule: string;
-  description: string;
-  timezone: string;
-  prompt: string | null;
-  workflow: string | null;
-  enabled: boolean;
-  permission_mode: 'interactive' | 'auto' | 'strict';
-  max_runtime_seconds: number;
-  catch_up: boolean;
-  next_run_at: string | null;
-  last_run: LastRun | null;
-}
-
-interface RunView extends LastRun {
-  trigger: 'schedule' | 'manual' | 'catch_up';
-  notify_results: Array<{
-    platform: string;
-    chat_id: string;
-    ok: boolean;
-    error?: string;
-    kind: string;
-  }>;
-  approvals: Array<{ tool: string; decision: string | null; why: string | null }>;
-}
-
-interface Preview {
-  description: string;
-  timezone: string;
-  next: Array<{ at: string; local: string }>;
-}
+type CronTaskView = Schemas['CronTask'];
+type RunView = Schemas['CronRun'];
+type RunStatus = RunView['status'];
+type Preview = Answer<'GET', '/api/cron/preview'>;
 
 const TASK_ID = /^task_[a-z0-9]{21}$/;
 /** A task's id as a path parameter, checked first. */
@@ -99,11 +60,10 @@ export function SchedulesView() {
   const [editing, setEditing] = useState<CronTaskView | 'new' | undefined>();
   const [runsTick, setRunsTick] = useState(0);
   const load = () =>
-    handTyped<{ items: CronTaskView[] }>(
-      api('GET', '/api/tasks', { query: { kind: 'cron' } }),
-    ).then(
+    api('GET', '/api/tasks', { query: { kind: 'cron' } }).then(
       (r) => {
-        setTasks(r.items);
+        // ?kind=cron lists cron tasks only; the answer's type is every kind's.
+        setTasks(r.items.filter((t): t is CronTaskView => t.kind === 'cron'));
         setError('');
       },
       (err) => setError(describe(err)),
@@ -228,7 +188,7 @@ function RunHistory({ id, tick }: { id: string; tick: number }) {
   const [error, setError] = useState('');
   useEffect(() => {
     if (!open) return;
-    handTyped<{ items: RunView[] }>(api('GET', '/api/tasks/{id}/runs', taskParams(id))).then(
+    api('GET', '/api/tasks/{id}/runs', taskParams(id)).then(
       (r) => setRuns(r.items),
       (err) => setError(describe(err)),
     );
@@ -301,7 +261,7 @@ function TaskForm({
       if (!f.schedule.trim()) return;
       const query = { schedule: f.schedule, timezone: f.timezone, count: 3 };
       // An unknown zone is the API's error too: one message, under the fields, says which.
-      handTyped<Preview>(api('GET', '/api/cron/preview', { query })).then(
+      api('GET', '/api/cron/preview', { query }).then(
         (p) => {
           setPreview(p);
           setPreviewError('');

@@ -1,24 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, handTyped } from '../lib/api';
+import { api, describe } from '../lib/api';
 import { when } from '../lib/format';
+import type { Schemas } from '../lib/types';
 
-interface Hit {
-  kind: 'message' | 'tool' | 'session' | 'goal' | 'artifact' | 'memory' | 'skill' | 'workflow';
-  ref: string;
-  session_id: string | null;
-  session_title: string | null;
-  name: string | null;
-  role: string | null;
-  created_at: string;
-  snippet: string;
-  highlights: Array<[number, number]>;
-}
-
-interface Answer {
-  items: Hit[];
-  next_cursor: string | null;
-  notice?: string;
-}
+type Hit = Schemas['SearchHit'];
 
 const KIND: Record<Hit['kind'], string> = {
   message: 'message',
@@ -73,9 +58,9 @@ export function SearchView({ q }: { q: string }) {
   const load = async (cursor: string | null) => {
     setState(cursor ? 'more' : 'loading');
     try {
-      const a = await handTyped<Answer>(
-        api('GET', '/api/search', { query: { q, limit: 20, ...(cursor ? { cursor } : {}) } }),
-      );
+      const a = await api('GET', '/api/search', {
+        query: { q, limit: 20, ...(cursor ? { cursor } : {}) },
+      });
       setItems((old) => (cursor ? [...old, ...a.items] : a.items));
       setNext(a.next_cursor);
       setNotice(a.notice);

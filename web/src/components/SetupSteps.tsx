@@ -1,19 +1,10 @@
 import { useState } from 'preact/hooks';
-import { api, describe, handTyped, needsKey } from '../lib/api';
+import { type Answer, api, describe, needsKey } from '../lib/api';
 import { toast } from '../lib/toast';
 import { KeyUnlock } from './KeyUnlock';
 
 /** GET /api/onboard/setup: what onboarding's last steps show. */
-export interface Setup {
-  service: { platform: string; command: string | null; command_lan: string | null };
-  phone: {
-    listen: string | null;
-    reachable: boolean;
-    addresses: string[];
-    listen_command: string;
-  };
-  sandbox: { state: 'on' | 'off' | 'unavailable'; message: string };
-}
+export type Setup = Answer<'GET', '/api/onboard/setup'>;
 
 const OS_NAMES: Record<string, string> = { linux: 'Linux', darwin: 'macOS', win32: 'Windows' };
 
@@ -62,13 +53,13 @@ export function ServiceStep({ setup }: { setup: Setup }) {
 }
 
 export function PhoneStep({ setup }: { setup: Setup }) {
-  const [shown, setShown] = useState<{ url: string; qr_png: string } | undefined>();
+  const [shown, setShown] = useState<Answer<'GET', '/api/onboard/phone'> | undefined>();
   const [key, setKey] = useState<{ rejected: boolean } | undefined>();
   const [error, setError] = useState('');
   const show = async (afterKey = false) => {
     setError('');
     try {
-      setShown(await handTyped<{ url: string; qr_png: string }>(api('GET', '/api/onboard/phone')));
+      setShown(await api('GET', '/api/onboard/phone'));
       setKey(undefined);
     } catch (err) {
       if (needsKey(err)) setKey({ rejected: afterKey });

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, handTyped } from '../lib/api';
+import { type Answer, api, describe } from '../lib/api';
 import { bytes, when } from '../lib/format';
 import { live } from '../lib/live';
 import { restoreSession } from '../lib/sessions';
@@ -9,12 +9,7 @@ import type { TrashItem } from '../lib/types';
 import { action } from '../lib/action';
 import { ConfirmDialog } from './ConfirmDialog';
 
-interface TrashPage {
-  items: TrashItem[];
-  next_cursor: string | null;
-  total_items: number;
-  total_bytes: number;
-}
+type TrashPage = Answer<'GET', '/api/trash'>;
 
 /** Items per page; a refresh re-reads as many as are shown (up to the API's 200). */
 const PAGE = 50;
@@ -33,9 +28,9 @@ export function TrashPanel() {
   const [asking, setAsking] = useState<TrashItem | 'all' | undefined>();
 
   const load = () =>
-    handTyped<TrashPage>(
-      api('GET', '/api/trash', { query: { limit: Math.min(200, Math.max(PAGE, shown.current)) } }),
-    ).then(
+    api('GET', '/api/trash', {
+      query: { limit: Math.min(200, Math.max(PAGE, shown.current)) },
+    }).then(
       (r) => {
         shown.current = r.items.length;
         setData(r);
@@ -48,9 +43,7 @@ export function TrashPanel() {
     if (!cursor || loadingMore) return;
     setLoadingMore(true);
     try {
-      const r = await handTyped<TrashPage>(
-        api('GET', '/api/trash', { query: { limit: PAGE, cursor } }),
-      );
+      const r = await api('GET', '/api/trash', { query: { limit: PAGE, cursor } });
       setData((d) => {
         const known = new Set(d?.items.map((i) => i.id));
         const items = [...(d?.items ?? []), ...r.items.filter((i) => !known.has(i.id))];

@@ -1,38 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { api, describe, handTyped } from '../lib/api';
+import { type Answer, api, describe } from '../lib/api';
 import { tokens, usd, when } from '../lib/format';
 
-interface Totals {
-  key: string;
-  calls: number;
-  unknown_calls: number;
-  input_tokens: number;
-  cached_input_tokens: number;
-  cache_write_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  unpriced_calls: number;
-}
-
-interface BudgetState {
-  scope: string;
-  key: string;
-  unit: 'usd' | 'tokens';
-  limit: number;
-  spent: number;
-  period: string;
-  resets_at: string | null;
-}
-
-interface UsagePage {
-  from: string;
-  to: string;
-  items: Totals[];
-  totals: Omit<Totals, 'key'>;
-  budgets: { states: BudgetState[] };
-}
+type UsagePage = Answer<'GET', '/api/usage'>;
+type Totals = UsagePage['items'][number];
 
 const DAYS = 30;
 const allTokens = (t: Omit<Totals, 'key'>) =>
@@ -54,7 +27,7 @@ export function UsageView() {
   useEffect(() => {
     const from = new Date(Date.now() - (DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
     const q = (group_by: 'day' | 'session' | 'origin') =>
-      handTyped<UsagePage>(api('GET', '/api/usage', { query: { from, group_by, limit: 200 } }));
+      api('GET', '/api/usage', { query: { from, group_by, limit: 200 } });
     Promise.all([q('day'), q('session'), q('origin')])
       .then(([d, s, o]) => {
         setDays(d);

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, handTyped } from '../lib/api';
+import { api, describe } from '../lib/api';
 import type { WsEventData } from '../../../src/shared/protocol/events';
 import { live, type LiveEvent } from '../lib/live';
 
@@ -29,7 +29,7 @@ export function VersionBadge() {
   const box = useRef<HTMLDivElement>(null);
 
   const load = () =>
-    handTyped<VersionInfo>(api('GET', '/api/version'))
+    api('GET', '/api/version')
       .then(setInfo)
       .catch(() => undefined);
 

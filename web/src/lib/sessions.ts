@@ -1,4 +1,4 @@
-import { api, handTyped } from './api';
+import { type Answer, api } from './api';
 import { live, type LiveEvent } from './live';
 import { Store } from './store';
 import { dismissAbout } from './toast';
@@ -69,14 +69,12 @@ export function watchSessions(): void {
 /** Puts a deleted session back from the trash; beside the old one if its place is taken. */
 export async function restoreSession(trashId: string): Promise<Session | undefined> {
   const restore = '/api/trash/{id}/restore';
-  let r: { session?: Session };
+  let r: Answer<'POST', typeof restore>;
   try {
-    r = await handTyped<{ session?: Session }>(api('POST', restore, { params: { id: trashId } }));
+    r = await api('POST', restore, { params: { id: trashId } });
   } catch (err) {
     if ((err as { status?: number }).status !== 409) throw err;
-    r = await handTyped<{ session?: Session }>(
-      api('POST', restore, { params: { id: trashId }, body: { as_new: true } }),
-    );
+    r = await api('POST', restore, { params: { id: trashId }, body: { as_new: true } });
   }
   if (r.session) upsertSession(r.session);
   // An Undo offered for this chat has nothing left to undo.

@@ -1,8 +1,4 @@
-import type {
-  MessageSummary,
-  TrashItemView,
-  WsEventData,
-} from '../../../src/shared/protocol/events';
+import type { MessageSummary, WsEventData } from '../../../src/shared/protocol/events';
 import type { ContentByRole } from '../../../src/shared/protocol/message-content';
 import type { components } from './api-schema';
 
@@ -11,7 +7,7 @@ import type { components } from './api-schema';
  * generated); the answers of single routes are `Answer<method, path>` (./api). Types only:
  * nothing of them is bundled.
  */
-type Schemas = components['schemas'];
+export type Schemas = components['schemas'];
 
 export type Session = Schemas['Session'];
 /** A file a chat's tools wrote. */
@@ -86,4 +82,4 @@ export type TestResult =
   | Schemas['ModelTestResult']
   | { ok: false; reason?: string; message?: string; latency_ms?: undefined };
 
-export type TrashItem = TrashItemView;
+export type TrashItem = Schemas['TrashItem'];
