@@ -40,6 +40,7 @@ function errorsOf(r: Route): number[] {
   if (r.body || r.query || r.stream) out.add(400);
   if (!r.public) out.add(401);
   if (r.path.includes(':')) out.add(404);
+  for (const s of Object.keys(r.errorPages ?? {})) out.add(Number(s));
   if (r.body) out.add(413).add(415);
   if (r.work ?? r.method !== 'GET') out.add(503).add(507);
   for (const s of r.errors ?? []) out.add(s);
@@ -183,7 +184,15 @@ function responsesOf(r: Route, schemas: SchemaSet): Record<string, unknown> {
           : {}),
     };
   }
-  for (const status of errorsOf(r)) out[status] = errorAnswer(status);
+  for (const status of errorsOf(r)) {
+    const page = r.errorPages?.[status];
+    out[status] = page
+      ? {
+          description: `${errorStatuses[status]}; ${page}`,
+          content: { ...errorContent, 'text/html': { schema: { type: 'string' } } },
+        }
+      : errorAnswer(status);
+  }
   return out;
 }
 

@@ -81,6 +81,11 @@ export interface Route<
   produces?: string | readonly string[];
   /** Error statuses this route answers beyond those its shape implies (409, 502, 504, …). */
   errors?: number[];
+  /**
+   * Error statuses the route's own failures answer as an HTML page, for a browser on its way
+   * back (the OAuth callback), each with what the page says; the gateway's refusals stay JSON.
+   */
+  errorPages?: Partial<Record<number, string>>;
   /** The request body's document when it is not JSON (multipart uploads): an OpenAPI requestBody. */
   requestBody?: Record<string, unknown>;
   /** The route's other 2xx answers (202 of ?wait=false, an SSE stream), for the document and the check. */

@@ -64,6 +64,8 @@ test('channels, MCP, skills, workflows and uploads: each answer, its status and 
   assert.equal(status('/api/mcp/servers', 'post'), ['201']);
   assert.equal(status('/api/workflows/{name}/run', 'post'), ['202']);
   assert.equal(status('/api/mcp/oauth/callback', 'get'), ['303']);
+  const page = doc.paths['/api/mcp/oauth/callback'].get.responses['400'].content;
+  assert.ok(page['text/html'] && page['application/json'], 'its own failures are a page');
   assert.ok(doc.paths['/api/skills/{name}/export'].get.responses['200'].content['application/zip']);
 
   const upload = doc.paths['/api/upload'].post.requestBody;

@@ -6741,8 +6741,27 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["Error400"];
+            /** @description invalid_request; a page saying why the sign-in did not finish (unknown, used or expired state, refused, failed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
             403: components["responses"]["Error403"];
+            /** @description not_found, no_such_route; a page saying the server is gone (removed or disabled while signing in) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
             500: components["responses"]["Error500"];
         };
     };

@@ -88,6 +88,10 @@ export function mcpOAuthRoutes(deps: Deps): Route[] {
         'Where the authorization server sends the browser back after an MCP server sign-in. Public: only the single-use state it carries counts. Answers 303 to the Web UI, or a page saying what went wrong.',
       status: 303,
       response: null,
+      errorPages: {
+        400: 'a page saying why the sign-in did not finish (unknown, used or expired state, refused, failed)',
+        404: 'a page saying the server is gone (removed or disabled while signing in)',
+      },
       public: true,
       query: callbackQuery,
       handler: async ({ query }) => {
