@@ -114,13 +114,21 @@ export const mcpConfigSchema = z
 export const mcpPatchSchema = z.strictObject({
   command: fields.command.unwrap().optional(),
   args: fields.args.unwrap().nullable().optional(),
-  env: z.record(varName, z.string().max(16_384).nullable()).nullable().optional(),
+  env: z
+    .record(varName, z.string().max(16_384).nullable())
+    .nullable()
+    .describe('Merged name by name: a value sets a variable, null drops it; null drops them all.')
+    .optional(),
   cwd: fields.cwd.unwrap().nullable().optional(),
   url: fields.url.unwrap().optional(),
-  headers: z.record(headerName, z.string().max(16_384).nullable()).nullable().optional(),
+  headers: z
+    .record(headerName, z.string().max(16_384).nullable())
+    .nullable()
+    .describe('Merged name by name: a value sets a header, null drops it; null drops them all.')
+    .optional(),
   auth: fields.auth.unwrap().nullable().optional(),
-  enabled: z.boolean().optional(),
-  timeout_seconds: z.number().positive().max(3600).optional(),
+  enabled: fields.enabled.unwrap().optional(),
+  timeout_seconds: fields.timeout_seconds.unwrap().optional(),
   tools: fields.tools.unwrap().nullable().optional(),
 });
 export type McpPatch = z.infer<typeof mcpPatchSchema>;

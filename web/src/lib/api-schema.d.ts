@@ -6490,6 +6490,7 @@ export interface operations {
                     /** @description A local server: the program svc starts and speaks to over stdio. */
                     command?: string;
                     args?: string[] | null;
+                    /** @description Merged name by name: a value sets a variable, null drops it; null drops them all. */
                     env?: {
                         [key: string]: string | null;
                     } | null;
@@ -6499,11 +6500,14 @@ export interface operations {
                      * @description A remote server: its address (Streamable HTTP, else the older SSE transport).
                      */
                     url?: string;
+                    /** @description Merged name by name: a value sets a header, null drops it; null drops them all. */
                     headers?: {
                         [key: string]: string | null;
                     } | null;
                     auth?: "oauth" | null;
+                    /** @description Whether svc connects to it. */
                     enabled?: boolean;
+                    /** @description How long one tool call may take, in seconds. */
                     timeout_seconds?: number;
                     tools?: string[] | null;
                     name: string;
@@ -6602,6 +6606,7 @@ export interface operations {
                     /** @description A local server: the program svc starts and speaks to over stdio. */
                     command?: string;
                     args?: string[] | null;
+                    /** @description Merged name by name: a value sets a variable, null drops it; null drops them all. */
                     env?: {
                         [key: string]: string | null;
                     } | null;
@@ -6611,11 +6616,14 @@ export interface operations {
                      * @description A remote server: its address (Streamable HTTP, else the older SSE transport).
                      */
                     url?: string;
+                    /** @description Merged name by name: a value sets a header, null drops it; null drops them all. */
                     headers?: {
                         [key: string]: string | null;
                     } | null;
                     auth?: "oauth" | null;
+                    /** @description Whether svc connects to it. */
                     enabled?: boolean;
+                    /** @description How long one tool call may take, in seconds. */
                     timeout_seconds?: number;
                     tools?: string[] | null;
                 };
