@@ -1,31 +1,25 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { ChannelStatus, LoginState } from '../../../src/shared/protocol/channels';
-import type { PairingView } from '../../../src/shared/protocol/events';
-import type { FieldView } from '../../../src/shared/config/channels';
-import { api, describe, handTyped } from '../lib/api';
+import { type Answer, api, describe } from '../lib/api';
 import { when } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import { action } from '../lib/action';
+import type { Schemas } from '../lib/types';
 
-/** A field of a platform's form: the server's type (type-only, nothing of it is bundled). */
-type Field = FieldView;
-interface Platform {
-  platform: string;
-  label: string;
-  login: 'token' | 'qr';
-  configured: boolean;
-  fields: Field[];
-}
-/** A platform's row in GET /api/channels: its adapter's status (the server's type) and its config. */
-type Channel = ChannelStatus & {
-  label: string;
-  enabled: boolean;
-  fields: Record<string, unknown>;
+/** A platform svc can connect, with its form's fields (GET /api/channels/available). */
+type Platform = Answer<'GET', '/api/channels/available'>['platforms'][number];
+type Field = Platform['fields'][number];
+/** A platform's row in GET /api/channels: its adapter's status and its config. */
+type Channel = Schemas['Channel'];
+type Pairing = Schemas['Pairing'];
+/** A QR login's state. */
+type Login = Schemas['ChannelLogin'];
+
+/** A channel's saved setting, by the field name its platform's form gives. */
+const saved = (c: Channel | undefined, name: string): unknown => {
+  const fields: Record<string, unknown> | undefined = c?.fields;
+  return fields?.[name];
 };
-type Pairing = PairingView;
-/** A QR login's state: the server's own type (type-only, nothing of it is bundled). */
-type Login = LoginState;
 
 const PLATFORM = /^[a-z]{1,32}$/;
 /** A platform's name as a path parameter, checked first. */
@@ -60,8 +54,8 @@ export function ChannelsView() {
   const load = async () => {
     try {
       const [avail, list] = await Promise.all([
-        handTyped<{ platforms: Platform[] }>(api('GET', '/api/channels/available')),
-        handTyped<{ channels: Channel[] }>(api('GET', '/api/channels')),
+        api('GET', '/api/channels/available'),
+        api('GET', '/api/channels'),
       ]);
       setPlatforms(avail.platforms);
       setChannels(Object.fromEntries(list.channels.map((c) => [c.platform, c])));
@@ -70,11 +64,7 @@ export function ChannelsView() {
           async (c) =>
             [
               c.platform,
-              (
-                await handTyped<{ items: Pairing[] }>(
-                  api('GET', '/api/channels/{platform}/pairings', on(c.platform)),
-                )
-              ).items,
+              (await api('GET', '/api/channels/{platform}/pairings', on(c.platform))).items,
             ] as const,
         ),
       );
@@ -87,7 +77,7 @@ export function ChannelsView() {
   /** The QR login of every platform that logs in by one (messenger, whatsapp): one panel each. */
   const loadLogin = async (platform: string) => {
     try {
-      setLogin(await handTyped<Login>(api('GET', '/api/channels/{platform}/login', on(platform))));
+      setLogin(await api('GET', '/api/channels/{platform}/login', on(platform)));
     } catch {
       // not configured, or the worker is starting: nothing to show yet
     }
@@ -296,7 +286,7 @@ function ChannelForm({
 }) {
   const initial = () =>
     Object.fromEntries(
-      platform.fields.map((f) => [f.name, f.secret ? '' : valueText(channel?.fields[f.name])]),
+      platform.fields.map((f) => [f.name, f.secret ? '' : valueText(saved(channel, f.name))]),
     );
   const [values, setValues] = useState<Record<string, string>>(initial);
   const [error, setError] = useState('');
@@ -369,8 +359,8 @@ function ChannelForm({
             <input
               {...textProps(f)}
               type="password"
-              required={f.required && !channel?.fields[f.name]}
-              placeholder={channel?.fields[f.name] ? 'saved; type to replace' : ''}
+              required={f.required && !saved(channel, f.name)}
+              placeholder={saved(channel, f.name) ? 'saved; type to replace' : ''}
             />
           ) : (
             <input {...textProps(f)} type="text" required={f.required} />
@@ -413,9 +403,9 @@ function QrLogin({
   onError: (m: string) => void;
 }) {
   const at = '/api/channels/{platform}/login';
-  const run = async (fn: () => Promise<unknown>) => {
+  const run = async (fn: () => Promise<Login>) => {
     try {
-      onChange(await handTyped<Login>(fn()));
+      onChange(await fn());
     } catch (err) {
       onError(describe(err));
     }
@@ -489,12 +479,10 @@ function TestMessage({ platform, onError }: { platform: string; onError: (m: str
     e.preventDefault();
     setResult('');
     try {
-      const r = await handTyped<{ chat_id: string }>(
-        api('POST', '/api/channels/{platform}/test', {
-          ...on(platform),
-          body: chat.trim() ? { chat_id: chat.trim() } : {},
-        }),
-      );
+      const r = await api('POST', '/api/channels/{platform}/test', {
+        ...on(platform),
+        body: chat.trim() ? { chat_id: chat.trim() } : {},
+      });
       setResult(`Sent a test message to chat ${r.chat_id}.`);
     } catch (err) {
       onError(describe(err));

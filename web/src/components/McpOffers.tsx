@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, describe, handTyped } from '../lib/api';
+import { type Answer, api, describe } from '../lib/api';
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A server's name as a path parameter; names are checked before they go into one. */
@@ -8,24 +8,10 @@ export const server = (name: string) => {
   return { name };
 };
 
-export interface Resource {
-  uri: string;
-  name: string;
-  title: string | null;
-  description: string | null;
-  mime_type: string | null;
-}
-interface Template {
-  uri_template: string;
-  name: string;
-  description: string | null;
-}
-export interface Prompt {
-  name: string;
-  title: string | null;
-  description: string | null;
-  arguments: Array<{ name: string; description: string | null; required: boolean }>;
-}
+type Listed = Answer<'GET', '/api/mcp/servers/{name}/resources'>;
+export type Resource = Listed['resources'][number];
+type Template = Listed['templates'][number];
+export type Prompt = Answer<'GET', '/api/mcp/servers/{name}/prompts'>['prompts'][number];
 interface Offers {
   resources: Resource[];
   templates: Template[];
@@ -36,9 +22,7 @@ interface Offers {
 export async function fromConnected<T>(
   list: (server: string) => Promise<T[]>,
 ): Promise<Array<{ server: string; item: T }>> {
-  const { servers } = await handTyped<{ servers: Array<{ name: string; status: string }> }>(
-    api('GET', '/api/mcp/servers'),
-  );
+  const { servers } = await api('GET', '/api/mcp/servers');
   const connected = servers.filter((s) => s.status === 'connected').map((s) => s.name);
   const lists = await Promise.allSettled(connected.map((n) => list(n)));
   return lists.flatMap((r, i) =>
@@ -62,15 +46,13 @@ export function useConnectedOffers<T>(list: (server: string) => Promise<T[]>) {
 
 /** A server's resources (GET …/resources), for the composer's picker. */
 export const resourcesOf = (name: string) =>
-  handTyped<{ resources: Resource[] }>(
-    api('GET', '/api/mcp/servers/{name}/resources', { params: server(name) }),
-  ).then((r) => r.resources);
+  api('GET', '/api/mcp/servers/{name}/resources', { params: server(name) }).then(
+    (r) => r.resources,
+  );
 
 /** A server's prompts (GET …/prompts), for the MCP page and the composer's picker. */
 export const promptsOf = (name: string) =>
-  handTyped<{ prompts: Prompt[] }>(
-    api('GET', '/api/mcp/servers/{name}/prompts', { params: server(name) }),
-  ).then((r) => r.prompts);
+  api('GET', '/api/mcp/servers/{name}/prompts', { params: server(name) }).then((r) => r.prompts);
 
 /**
  * What a connected server offers besides tools: its resources, resource templates and prompts,
@@ -83,9 +65,7 @@ export function McpOffers({ name }: { name: string }) {
     if (offers) return;
     try {
       const [r, prompts] = await Promise.all([
-        handTyped<{ resources: Resource[]; templates: Template[] }>(
-          api('GET', '/api/mcp/servers/{name}/resources', { params: server(name) }),
-        ),
+        api('GET', '/api/mcp/servers/{name}/resources', { params: server(name) }),
         promptsOf(name),
       ]);
       setOffers({ resources: r.resources, templates: r.templates, prompts });

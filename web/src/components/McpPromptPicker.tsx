@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import { api, describe, handTyped } from '../lib/api';
+import { api, describe } from '../lib/api';
 import { Modal } from './Modal';
 import { promptsOf, server, useConnectedOffers, type Prompt } from './McpOffers';
 
@@ -35,14 +35,12 @@ export function McpPromptPicker({
     setBusy(true);
     setError('');
     try {
-      const r = await handTyped<{ text: string }>(
-        api('POST', '/api/mcp/servers/{name}/prompts/{prompt}/get', {
-          params: { ...server(chosen.server), prompt: chosen.prompt.name },
-          body: {
-            arguments: Object.fromEntries(Object.entries(args).filter(([, v]) => v !== '')),
-          },
-        }),
-      );
+      const r = await api('POST', '/api/mcp/servers/{name}/prompts/{prompt}/get', {
+        params: { ...server(chosen.server), prompt: chosen.prompt.name },
+        body: {
+          arguments: Object.fromEntries(Object.entries(args).filter(([, v]) => v !== '')),
+        },
+      });
       onPick(r.text);
     } catch (err) {
       setError(describe(err));

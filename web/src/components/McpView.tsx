@@ -1,31 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type BodyOf, describe, handTyped } from '../lib/api';
+import { api, type BodyOf, describe } from '../lib/api';
+import type { Schemas } from '../lib/types';
 import { when } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import { action } from '../lib/action';
 import { McpOffers, server } from './McpOffers';
 
-interface McpServerView {
-  name: string;
-  transport: 'stdio' | 'http';
-  enabled: boolean;
-  command?: string;
-  args?: string[];
-  url?: string;
-  timeout_seconds: number;
-  env_names: string[];
-  header_names: string[];
-  status: 'connecting' | 'connected' | 'error' | 'disabled';
-  error: string | null;
-  connected_at: string | null;
-  connected_via: string | null;
-  tools: Array<{ name: string; description: string }>;
-  /** The server waits for the user to sign in (OAuth). */
-  needs_auth: boolean;
-  /** The last lines a failed local server wrote to stderr (secrets masked). */
-  stderr_tail?: string | null;
-}
+type McpServerView = Schemas['McpServer'];
 
 /** `KEY=VALUE` (env) or `Name: value` (headers) lines into an object; blank lines are skipped. */
 function pairs(text: string, sep: '=' | ':'): Record<string, string> | undefined {
@@ -51,7 +33,7 @@ export function McpView() {
   const [servers, setServers] = useState<McpServerView[] | undefined>();
   const [error, setError] = useState('');
   const load = () =>
-    handTyped<{ servers: McpServerView[] }>(api('GET', '/api/mcp/servers')).then(
+    api('GET', '/api/mcp/servers').then(
       (r) => {
         setServers(r.servers);
         setError('');
@@ -66,12 +48,10 @@ export function McpView() {
   /** OAuth: svc answers where the authorization server is; it sends the browser back to svc, then here. */
   const signIn = (name: string) =>
     act(async () => {
-      const r = await handTyped<{ authorization_url: string | null }>(
-        api('POST', '/api/mcp/servers/{name}/oauth/start', {
-          params: server(name),
-          body: { origin: location.origin },
-        }),
-      );
+      const r = await api('POST', '/api/mcp/servers/{name}/oauth/start', {
+        params: server(name),
+        body: { origin: location.origin },
+      });
       if (r.authorization_url) location.assign(r.authorization_url);
       else toast(`Signed in to "${name}" again.`);
     });

@@ -1,25 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, handTyped, isId, postForm, urlOf } from '../lib/api';
+import { type Answer, api, describe, isId, postForm, urlOf } from '../lib/api';
 import { bytes } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import { action } from '../lib/action';
+import type { Schemas } from '../lib/types';
 
-interface SkillView {
-  name: string;
-  description: string;
-  source: 'builtin' | 'user';
-  enabled: boolean;
-  valid: boolean;
-  why: string | null;
-  file_count: number;
-  size_bytes: number;
-}
-
-interface Imported {
-  name: string;
-  replaced: string | null;
-}
+type SkillView = Schemas['Skill'];
+type Imported = Answer<'POST', '/api/skills/import'>;
 
 /**
  * The Skills page: every skill (built-in and user) with a switch, its size, an export link and,
@@ -30,7 +18,7 @@ export function SkillsView() {
   const [skills, setSkills] = useState<SkillView[] | undefined>();
   const [error, setError] = useState('');
   const load = () =>
-    handTyped<{ items: SkillView[] }>(api('GET', '/api/skills')).then(
+    api('GET', '/api/skills').then(
       (r) => {
         setSkills(r.items);
         setError('');
@@ -46,9 +34,7 @@ export function SkillsView() {
 
   const remove = (s: SkillView) =>
     act(async () => {
-      const r = await handTyped<{ trash_id: string }>(
-        api('DELETE', '/api/skills/{name}', { params: { name: s.name } }),
-      );
+      const r = await api('DELETE', '/api/skills/{name}', { params: { name: s.name } });
       toast(`Moved "${s.name}" to the trash.`, {
         action: {
           label: 'Undo',
@@ -180,19 +166,16 @@ function ImportSkill({ onImported }: { onImported: () => void }) {
     const form = new FormData();
     if (force) form.append('force', 'true');
     form.append('file', file, file.name);
-    void run(() => handTyped<Imported>(postForm('/api/skills/import', form)));
+    void run(() => postForm('/api/skills/import', form));
   };
 
   const fromPath = async (e: Event) => {
     e.preventDefault();
     if (
       await run(() =>
-        handTyped<Imported>(
-          // The JSON body is documented by the skills change landing now (issue 32).
-          api('POST', '/api/skills/import', {
-            body: { source: source.trim(), ...(force ? { force: true } : {}) },
-          } as never),
-        ),
+        api('POST', '/api/skills/import', {
+          body: { source: source.trim(), ...(force ? { force: true } : {}) },
+        }),
       )
     )
       setSource('');

@@ -1,19 +1,10 @@
 import { useRef, useState } from 'preact/hooks';
-import { api, describe, handTyped } from '../lib/api';
+import { type Answer, api, describe } from '../lib/api';
+import type { Schemas } from '../lib/types';
 import { Modal } from './Modal';
 
-export interface WorkflowInput {
-  description?: string;
-  type: 'string' | 'number' | 'boolean';
-  required: boolean;
-  default?: string | number | boolean;
-}
-
-export interface Started {
-  run_id: string;
-  session_id: string;
-  workflow: string;
-}
+export type WorkflowInput = Schemas['Workflow']['inputs'][string];
+export type Started = Answer<'POST', '/api/workflows/{name}/run'>;
 
 type Value = string | number | boolean;
 
@@ -63,9 +54,7 @@ export function WorkflowRunDialog({
     }
     try {
       onStarted(
-        await handTyped<Started>(
-          api('POST', '/api/workflows/{name}/run', { params: { name }, body: { inputs: out } }),
-        ),
+        await api('POST', '/api/workflows/{name}/run', { params: { name }, body: { inputs: out } }),
       );
     } catch (err) {
       setError(describe(err));

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, describe, handTyped } from '../lib/api';
+import { api, describe } from '../lib/api';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
+import type { Schemas } from '../lib/types';
 import {
   fromEvent,
   fromSnapshot,
@@ -14,22 +15,7 @@ import {
 } from '../lib/workflow-runs';
 import { WorkflowRunDialog, type Started, type WorkflowInput } from './WorkflowRunDialog';
 
-interface WorkflowView {
-  name: string;
-  description: string;
-  source: 'builtin' | 'user';
-  valid: boolean;
-  why: string | null;
-  inputs: Record<string, WorkflowInput>;
-  steps: Array<{ id: string; kind: 'prompt' | 'run' | 'tool'; needs: string[]; model?: string }>;
-  last_run: {
-    id: string;
-    status: RunState['status'];
-    session_id: string;
-    failed_step: string | null;
-    error: string | null;
-  } | null;
-}
+type WorkflowView = Schemas['Workflow'];
 
 const KIND = { prompt: 'agent prompt', run: 'shell command', tool: 'tool call' } as const;
 
@@ -53,13 +39,13 @@ export function WorkflowsView() {
   };
 
   const fetchRun = (id: string) =>
-    handTyped<RunSnapshot>(api('GET', '/api/workflows/runs/{id}', { params: { id } })).then(
+    api('GET', '/api/workflows/runs/{id}', { params: { id } }).then(
       (r) => put(fromSnapshot(r), false),
       () => undefined,
     );
 
   const load = (refetch: boolean) =>
-    handTyped<{ items: WorkflowView[] }>(api('GET', '/api/workflows')).then(
+    api('GET', '/api/workflows').then(
       (r) => {
         setItems(r.items);
         setError('');

@@ -162,19 +162,8 @@ export async function api(method: Method, path: string, init?: unknown): Promise
   return data;
 }
 
-/**
- * An answer its route does not declare yet (issue 32: the route families are being declared
- * now), typed by hand until it is; every use goes when the document carries the answer.
- */
-export const handTyped = <T>(answer: Promise<unknown>): Promise<T> => answer as Promise<T>;
-
-export interface Uploaded {
-  name: string;
-  original_name: string;
-  size: number;
-  mime: string;
-  url: string;
-}
+/** A file as POST /api/upload stored it. */
+export type Uploaded = Answer<'POST', '/api/upload'>['files'][number];
 
 /** POSTs a multipart/form-data body (files and fields); throws ApiError like `api`. */
 export function postForm<P extends PathOf<'POST'>>(
@@ -202,7 +191,7 @@ export async function postForm(url: string, form: FormData): Promise<unknown> {
 export async function upload(files: File[]): Promise<Uploaded[]> {
   const form = new FormData();
   for (const f of files) form.append('file', f, f.name);
-  return (await handTyped<{ files: Uploaded[] }>(postForm('/api/upload', form))).files;
+  return (await postForm('/api/upload', form)).files;
 }
 
 /** The server refused because the call answers for the person or widens the agent's rights: the key is needed, even on this machine. */

@@ -1,4 +1,4 @@
-import { type Answer, ApiError, api, describe } from './api';
+import { type Answer, ApiError, api, type BodyOf, describe } from './api';
 import { live, type LiveEvent } from './live';
 import { Store } from './store';
 import {
@@ -10,13 +10,12 @@ import {
   type Spend,
 } from './types';
 
-/** A tool call of the running step, before its assistant message is committed. */
 /** An MCP server's resource attached to a message: read by the agent worker, sent with it. */
-export interface McpResourceRef {
-  server: string;
-  uri: string;
-}
+export type McpResourceRef = NonNullable<
+  BodyOf<'POST', '/api/chat/{id}/turn'>['resources']
+>[number];
 
+/** A tool call of the running step, before its assistant message is committed. */
 export interface PendingCall {
   call_id: string;
   name: string;

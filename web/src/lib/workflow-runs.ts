@@ -1,4 +1,5 @@
 import type { LiveEvent } from './live';
+import type { Schemas } from './types';
 
 /**
  * Workflow runs as the Workflows page keeps them: built from the `workflows` topic's events and
@@ -6,7 +7,7 @@ import type { LiveEvent } from './live';
  * can arrive before the answer that started the run, and a snapshot can be older than an event).
  */
 
-export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'interrupted';
+export type RunStatus = Schemas['WorkflowRun']['status'];
 export type StepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
 
 export interface StepState {
@@ -25,15 +26,8 @@ export interface RunState {
 }
 
 /** A run as GET /api/workflows/runs/{id} answers it (the fields this page reads). */
-export interface RunSnapshot {
-  id: string;
-  workflow: string;
-  session_id: string;
-  status: RunStatus;
-  steps: Record<string, { status: StepState['status']; output: string | null }>;
-  error: string | null;
-  failed_step: string | null;
-}
+/** A run as GET /api/workflows/runs/{id} answers it. */
+export type RunSnapshot = Schemas['WorkflowRun'];
 
 const runRank: Record<RunStatus, number> = {
   queued: 0,
