@@ -59,7 +59,7 @@ export type PathOf<M extends Method> = {
 }[keyof paths];
 
 type Success = 200 | 201 | 202 | 204;
-/** A 2xx answer's JSON body; unknown where the route declares none (it has no JSON body). */
+/** A 2xx answer's JSON body; unknown where it has none (a file, an empty 204). */
 type JsonOf<R> = R extends { content: { 'application/json': infer J } }
   ? J
   : R extends { content: object }
@@ -71,9 +71,16 @@ type AnswerOf<O> = O extends { responses: infer Rs }
 /** What a route answers on success: `Answer<'GET', '/api/sessions'>`. */
 export type Answer<M extends Method, P extends PathOf<M>> = AnswerOf<Op<M, P>>;
 
+/** An operation's JSON request body; never when it takes none (`requestBody?: never`). */
+type JsonBody<O> = O extends { requestBody?: infer RB }
+  ? [NonNullable<RB>] extends [never]
+    ? never
+    : NonNullable<RB> extends { content: { 'application/json': infer B } }
+      ? B
+      : never
+  : never;
 /** The JSON request body a route takes. */
-export type BodyOf<M extends Method, P extends PathOf<M>> =
-  Op<M, P> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+export type BodyOf<M extends Method, P extends PathOf<M>> = JsonBody<Op<M, P>>;
 
 /** A query as the document types it (strings), where a free-form string may be given as a number. */
 type QueryOf<Q> = {
@@ -88,11 +95,11 @@ type Init<O> = (O extends { parameters: { path: infer PP } }
     : O extends { parameters: { query?: infer Q } }
       ? { query?: QueryOf<Q> }
       : { query?: never }) &
-  (O extends { requestBody: { content: { 'application/json': infer B } } }
-    ? { body: B }
-    : O extends { requestBody?: { content: { 'application/json': infer B } } }
-      ? { body?: B }
-      : { body?: never });
+  ([JsonBody<O>] extends [never]
+    ? { body?: never }
+    : O extends { requestBody: object }
+      ? { body: JsonBody<O> }
+      : { body?: JsonBody<O> });
 /** What `api` takes at run time: the types above decide which parts a route needs. */
 interface RawInit {
   params?: Record<string, string>;
