@@ -72,9 +72,9 @@ export interface Route<
   /**
    * The body of the success answer: the document's schema for it and the type of the handler's
    * reply; with SVC_CHECK_RESPONSES=1 (tests) each JSON answer is checked against it. null: the
-   * answer has no JSON body (204, a file).
+   * answer has no JSON body (204, a file). Required: every route says what it answers.
    */
-  response?: z.ZodType<R> | null;
+  response: z.ZodType<R> | null;
   /** The success status (200 when not given). */
   status?: SuccessStatus;
   /** The content type of a success answer that is not JSON (a file), for the document; or its several types. */

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { z } from 'zod';
 import { answerMismatch } from '../../src/gateway/answer-check.js';
 import { route } from '../../src/gateway/route.js';
+import { apiDocument, withRouteTable } from '../../src/release/api-document.js';
 
 const item = z.object({ id: z.string(), n: z.number() });
 const r = route({
@@ -42,6 +43,59 @@ test('a wrong type, a missing field, an unnamed field and an undeclared status a
   );
   assert.match(answerMismatch(r, { body: { id: 'a', n: 1 } }) ?? '', /answered 200/);
   assert.match(answerMismatch(r, { status: 201, body: 'text' }) ?? '', /not JSON/);
+});
+
+test('an answer of a route that declares none is refused', () => {
+  // The type requires a declaration; a route built around it (a cast, plain JS) is still caught.
+  const bare = { ...r, response: undefined, others: undefined } as unknown as typeof r;
+  assert.match(answerMismatch(bare, { body: { a: 1 } }) ?? '', /declares no response schema/);
+  assert.is(answerMismatch(bare, { status: 404, body: { error: {} } }), undefined);
+});
+
+test('every operation of the route table declares its 2xx answer', () => {
+  const undeclared = withRouteTable((routes) =>
+    routes
+      .filter((x) => x.response === undefined && x.others === undefined)
+      .map((x) => `${x.method} ${x.path}`),
+  );
+  assert.equal(undeclared, [], `without a declared answer: ${undeclared.join(', ')}`);
+});
+
+interface Answer {
+  $ref?: string;
+  content?: Record<string, { schema?: { $ref?: string } }>;
+}
+
+test('the document gives each 2xx answer its schema and each error the one error shape', () => {
+  const doc = apiDocument() as {
+    paths: Record<string, Record<string, { responses: Record<string, Answer> }>>;
+    components: { responses: Record<string, Answer> };
+  };
+  const isError = (a: Answer) => {
+    const shared = a.$ref?.startsWith('#/components/responses/')
+      ? doc.components.responses[a.$ref.slice('#/components/responses/'.length)]
+      : a;
+    return shared?.content?.['application/json']?.schema?.$ref === '#/components/schemas/Error';
+  };
+  const faults: string[] = [];
+  for (const [path, ops] of Object.entries(doc.paths))
+    for (const [method, op] of Object.entries(ops)) {
+      const name = `${method.toUpperCase()} ${path}`;
+      const statuses = Object.keys(op.responses).map(Number);
+      // A WebSocket answers 101; a browser sent on (OAuth) 303: neither has a body.
+      if (!statuses.some((s) => s < 400)) faults.push(`${name}: no success answer`);
+      for (const s of statuses) {
+        const a = op.responses[String(s)]!;
+        if (s >= 200 && s < 300 && s !== 204) {
+          const types = Object.entries(a.content ?? {});
+          if (types.length === 0 || types.some(([, c]) => !c.schema))
+            faults.push(`${name}: ${s} has no schema`);
+        }
+        if (s >= 400 && !isError(a)) faults.push(`${name}: ${s} is not the error shape`);
+      }
+      if (!statuses.includes(500) && path !== '/ws') faults.push(`${name}: no 500`);
+    }
+  assert.equal(faults, [], faults.join('\n'));
 });
 
 test.run();

@@ -5470,13 +5470,75 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
-                    /** @enum {string} */
-                    kind?: "graph" | "cron";
-                } & {
-                    [key: string]: unknown;
+                    /**
+                     * @description graph (the default): a task of a plan.
+                     * @default graph
+                     * @enum {string}
+                     */
+                    kind?: "graph";
+                    /** @description What is to be done (1-200 characters). */
+                    subject: string;
+                    /** @description The details (at most 10,000 characters). */
+                    description?: string;
+                    /**
+                     * @description pending (the default), in_progress or completed; in_progress and completed only once every blocker is completed (409 otherwise).
+                     * @enum {string}
+                     */
+                    status?: "pending" | "in_progress" | "completed";
+                    /** @description Ids of graph tasks that must be completed before this one starts (at most 50; an unknown id or a cycle is a 400). */
+                    blocked_by?: string[];
+                    /** @description The id of the session whose plan it is, or null. */
+                    owner_session?: string | null;
+                } | {
+                    /**
+                     * @description A scheduled task.
+                     * @constant
+                     */
+                    kind: "cron";
+                    /** @description What a person calls it (1-200 characters). */
+                    name: string;
+                    /** @description When it runs: a cron line of 5 fields (minute hour day month weekday) or 6 (seconds first), or a nickname such as @hourly, @daily, @weekly. */
+                    schedule: string;
+                    /** @description The IANA time zone the schedule is read in (default: the machine's). */
+                    timezone?: string;
+                    /** @description The message each run sends the agent; a task has a prompt or a workflow, not both. */
+                    prompt?: string;
+                    /** @description The workflow each run starts (GET /api/workflows lists them), instead of a prompt. */
+                    workflow?: string;
+                    /** @description The workflow's inputs by name (default {}). */
+                    inputs?: {
+                        [key: string]: string | number | boolean;
+                    };
+                    /** @description Whether it runs on its schedule (default true). */
+                    enabled?: boolean;
+                    /** @description A model entry id or a slot (default, lite); null or omitted: the default slot. */
+                    model?: string | null;
+                    /** @description The folder its turns work in: an existing absolute path, or null for svc's. */
+                    working_dir?: string | null;
+                    /**
+                     * @description How its tool calls are approved (default auto).
+                     * @enum {string}
+                     */
+                    permission_mode?: "interactive" | "auto" | "strict";
+                    /**
+                     * @description new (the default): a new session per run; reuse: every run in one session.
+                     * @enum {string}
+                     */
+                    session?: "new" | "reuse";
+                    /** @description Connected channels told the result of each run: [{platform, chat_id}] (default []). */
+                    notify?: {
+                        platform: string;
+                        chat_id: string;
+                    }[];
+                    /** @description A run still going after this long is stopped (default 1800). */
+                    max_runtime_seconds?: number;
+                    /** @description Run once at start for a time missed while svc was down (default true). */
+                    catch_up?: boolean;
+                    /** @description How long an approval a run asks for waits before it is denied; null: config cron.approval_timeout_seconds. */
+                    approval_timeout_seconds?: number | null;
                 };
             };
         };
@@ -5566,9 +5628,63 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": unknown;
+                "application/json": {
+                    /** @description What is to be done (1-200 characters). */
+                    subject?: string;
+                    /** @description The details (at most 10,000 characters). */
+                    description?: string;
+                    /**
+                     * @description pending (the default), in_progress or completed; in_progress and completed only once every blocker is completed (409 otherwise).
+                     * @enum {string}
+                     */
+                    status?: "pending" | "in_progress" | "completed";
+                    /** @description Ids of graph tasks that must be completed before this one starts (at most 50; an unknown id or a cycle is a 400). */
+                    blocked_by?: string[];
+                } | {
+                    /** @description What a person calls it (1-200 characters). */
+                    name?: string;
+                    /** @description When it runs: a cron line of 5 fields (minute hour day month weekday) or 6 (seconds first), or a nickname such as @hourly, @daily, @weekly. */
+                    schedule?: string;
+                    /** @description The IANA time zone the schedule is read in (default: the machine's). */
+                    timezone?: string;
+                    /** @description The message each run sends the agent; a task has a prompt or a workflow, not both. */
+                    prompt?: string;
+                    /** @description The workflow each run starts (GET /api/workflows lists them), instead of a prompt. */
+                    workflow?: string;
+                    /** @description The workflow's inputs by name (default {}). */
+                    inputs?: {
+                        [key: string]: string | number | boolean;
+                    };
+                    /** @description Whether it runs on its schedule (default true). */
+                    enabled?: boolean;
+                    /** @description A model entry id or a slot (default, lite); null or omitted: the default slot. */
+                    model?: string | null;
+                    /** @description The folder its turns work in: an existing absolute path, or null for svc's. */
+                    working_dir?: string | null;
+                    /**
+                     * @description How its tool calls are approved (default auto).
+                     * @enum {string}
+                     */
+                    permission_mode?: "interactive" | "auto" | "strict";
+                    /**
+                     * @description new (the default): a new session per run; reuse: every run in one session.
+                     * @enum {string}
+                     */
+                    session?: "new" | "reuse";
+                    /** @description Connected channels told the result of each run: [{platform, chat_id}] (default []). */
+                    notify?: {
+                        platform: string;
+                        chat_id: string;
+                    }[];
+                    /** @description A run still going after this long is stopped (default 1800). */
+                    max_runtime_seconds?: number;
+                    /** @description Run once at start for a time missed while svc was down (default true). */
+                    catch_up?: boolean;
+                    /** @description How long an approval a run asks for waits before it is denied; null: config cron.approval_timeout_seconds. */
+                    approval_timeout_seconds?: number | null;
+                };
             };
         };
         responses: {
