@@ -26,16 +26,21 @@ export function handleConfigEdits(
     return {};
   };
 
-  endpoint.handle('config.models.create', ({ id, entry }) => {
-    if (Object.hasOwn(current().models, id))
+  endpoint.handle('config.models.create', ({ id, entry, key_from }) => {
+    const models = current().models;
+    if (Object.hasOwn(models, id))
       throw new IpcCallError(
         'conflict',
         `A model entry "${id}" exists already; PATCH it, or choose another id.`,
       );
+    const withKey =
+      key_from === undefined
+        ? entry
+        : { ...entry, api_key: keyOf(models, key_from, entry.provider) };
     return apply((doc) => {
-      const models = doc.getIn(['models'], true);
-      if (isMap(models)) models.flow = false; // `models: {}` written by hand grows as a block
-      doc.setIn(['models', id], doc.createNode(defined(entry)));
+      const list = doc.getIn(['models'], true);
+      if (isMap(list)) list.flow = false; // `models: {}` written by hand grows as a block
+      doc.setIn(['models', id], doc.createNode(defined(withKey)));
     });
   });
 
@@ -87,4 +92,25 @@ export function handleConfigEdits(
 
 function defined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The key saved with entry `from`, for a new entry of `provider`; refused when there is none to share. */
+function keyOf(models: Config['models'], from: string, provider: string): string {
+  const source = Object.hasOwn(models, from) ? models[from] : undefined;
+  if (!source)
+    throw new IpcCallError(
+      'invalid_request',
+      `api_key_from: there is no model entry "${from}"; GET /api/config/models lists them.`,
+    );
+  if (source.provider !== provider)
+    throw new IpcCallError(
+      'invalid_request',
+      `api_key_from: "${from}" is a ${source.provider} entry; a key is shared only between entries of one provider (this one is ${provider}).`,
+    );
+  if (!source.api_key)
+    throw new IpcCallError(
+      'invalid_request',
+      `api_key_from: "${from}" has no API key saved; send api_key instead.`,
+    );
+  return source.api_key;
 }

@@ -57,6 +57,42 @@ test('creating a model entry writes config.yml, keeps the comments and mode 0600
   assert.is(statSync(join(server.home, 'config.yml')).mode & 0o777, 0o600);
 });
 
+test('a new entry can use the key another entry of its provider saved (api_key_from), never shown', async () => {
+  const lite = await api('POST', '/api/config/models', {
+    id: 'lite-shared',
+    provider: 'openai',
+    model: 'gpt-test-mini',
+    api_key_from: 'main',
+  });
+  assert.is(lite.status, 201, lite.text);
+  assert.is(lite.json().api_key_set, true);
+  assert.not.ok(lite.text.includes(SECRET));
+  assert.is(parse(configText()).models['lite-shared'].api_key, SECRET);
+  const refused = async (body: Record<string, unknown>, why: RegExp) => {
+    const r = await api('POST', '/api/config/models', { provider: 'openai', model: 'm', ...body });
+    assert.is(r.status, 400, r.text);
+    assert.match(r.json().error.message, why);
+    assert.not.ok(r.text.includes(SECRET));
+  };
+  await refused({ api_key_from: 'nope' }, /there is no model entry "nope"/);
+  await refused({ api_key_from: 'main', api_key: 'sk-other' }, /either api_key or api_key_from/);
+  await refused(
+    { provider: 'anthropic', api_key_from: 'main' },
+    /shared only between entries of one provider/,
+  );
+  await refused({ api_key_from: '__proto__' }, /./);
+  const keyless = await api('POST', '/api/config/models', {
+    id: 'keyless',
+    provider: 'openai',
+    model: 'm',
+  });
+  assert.is(keyless.status, 201, keyless.text);
+  await refused({ api_key_from: 'keyless' }, /has no API key saved/);
+  assert.not.ok(Object.hasOwn(parse(configText()).models, 'm'), 'nothing refused was written');
+  for (const id of ['lite-shared', 'keyless'])
+    assert.is((await api('DELETE', `/api/config/models/${id}`)).status, 200);
+});
+
 test('an id is made from the model name when none is given, and a taken id is a 409', async () => {
   const res = await api('POST', '/api/config/models', {
     provider: 'anthropic',

@@ -93,6 +93,12 @@ if (reason) {
     assert.is(await lite.locator('select[name=provider]').inputValue(), 'custom');
     assert.is(await lite.locator('select[name=protocol]').inputValue(), 'openai');
     assert.is(await lite.locator('input[name=base_url]').inputValue(), fake.baseUrl('openai'));
+    // The key given for the main model is used unless another is typed (api_key_from).
+    const mainId = (await api(server.port, 'GET', '/api/config/models')).body.items[0].id;
+    assert.is(
+      await lite.locator('input[name=api_key]').getAttribute('placeholder'),
+      `the key of ${mainId} (leave empty to use it)`,
+    );
     assert.is(await primaries(), 1, 'the lite step: its form is the one primary; Skip is not');
     await page.getByTestId('onboarding-next').click(); // skip the lite model
     await page.getByRole('heading', { name: 'Profile (optional)' }).waitFor();

@@ -115,15 +115,32 @@ export function modelRoutes(deps: Deps): Route[] {
       method: 'POST',
       path: '/api/config/models',
       summary: 'Adds a model entry to config.yml. The API key is write-only.',
-      body: modelEntrySchema.extend({ id: modelIdSchema.optional() }).strict(),
+      body: modelEntrySchema
+        .extend({
+          id: modelIdSchema.optional(),
+          api_key_from: modelIdSchema.optional().meta({
+            description:
+              'Use the API key saved with this other entry of the same provider (a lite model beside the main one), instead of sending it again.',
+          }),
+        })
+        .strict(),
       status: 201,
       response: modelView,
       errors: [409],
       handler: async ({ body }) => {
-        const { id: given, ...entry } = body;
+        const { id: given, api_key_from: keyFrom, ...entry } = body;
         checkProvider(entry);
+        if (keyFrom !== undefined && entry.api_key !== undefined)
+          throw new ApiError(
+            'invalid_request',
+            'Send either api_key or api_key_from, not both: api_key_from uses the key another entry has saved.',
+          );
         const id = given ?? freeId(deps.config(), entry.model);
-        await deps.endpoint.request('config.models.create', { id, entry });
+        await deps.endpoint.request('config.models.create', {
+          id,
+          entry,
+          ...(keyFrom === undefined ? {} : { key_from: keyFrom }),
+        });
         deps.publish('server', 'config.updated', { models: [id] });
         return { status: 201, body: publicModel(id, entryOr404(id), deps.config()) };
       },

@@ -238,7 +238,12 @@ export const requestDefs = {
   },
   /** gateway → supervisor: config.yml edits; the supervisor alone writes the file. */
   'config.models.create': {
-    payload: z.object({ id: modelIdSchema, entry: modelEntrySchema }),
+    payload: z.object({
+      id: modelIdSchema,
+      entry: modelEntrySchema,
+      /** Another entry whose saved key the new one uses (same provider); the gateway never reads it. */
+      key_from: modelIdSchema.optional(),
+    }),
     result: ack,
   },
   'config.models.update': {

@@ -110,6 +110,10 @@ export function ModelForm({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
 
+  // A new entry of the provider the person already gave a key for (the lite model beside the
+  // main one) uses that key unless another is typed; the server copies it, the page never sees it.
+  const shareKey = !entry && like?.api_key_set && like.provider === provider ? like.id : undefined;
+
   const pick = (next: string) => {
     const np = providers.find((x) => x.id === next);
     setProvider(next);
@@ -156,6 +160,7 @@ export function ModelForm({
         if (p?.protocol_choosable) body.protocol = protocol;
         if (url && url !== defaultUrl) body.base_url = url;
         if (apiKey.trim()) body.api_key = apiKey.trim();
+        else if (shareKey) body.api_key_from = shareKey;
         if (num(ctx)) body.context_window = num(ctx);
         if (num(maxOut)) body.max_output_tokens = num(maxOut);
         if (prices) body.prices = prices;
@@ -258,7 +263,13 @@ export function ModelForm({
             name="api_key"
             autoComplete="off"
             value={apiKey}
-            placeholder={entry?.api_key_set ? 'saved (leave empty to keep it)' : ''}
+            placeholder={
+              entry?.api_key_set
+                ? 'saved (leave empty to keep it)'
+                : shareKey
+                  ? `the key of ${shareKey} (leave empty to use it)`
+                  : ''
+            }
             onInput={(e) => setApiKey(e.currentTarget.value)}
           />
         </label>

@@ -4041,6 +4041,8 @@ export interface operations {
                         output: number;
                     };
                     id?: string;
+                    /** @description Use the API key saved with this other entry of the same provider (a lite model beside the main one), instead of sending it again. */
+                    api_key_from?: string;
                 };
             };
         };
