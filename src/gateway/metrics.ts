@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { isTurnEnd } from '../shared/protocol/event-names.js';
 import type { Status } from '../shared/protocol/ipc.js';
 import type { Db } from '../shared/store/db.js';
 import { stmt } from '../shared/store/util.js';
@@ -15,7 +16,6 @@ import type { HubEvent } from './ws.js';
  * (events carry only approvals asked and results), MCP tool latency, and per-turn CPU.
  */
 
-const TURN_ENDS = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
 const READ_BATCH = 5000;
 
 interface LiveTurn {
@@ -166,7 +166,7 @@ export class Metrics {
         t.delta = true;
         this.firstDelta.observe((performance.now() - t.started) / 1000);
       }
-    } else if (TURN_ENDS.has(e.type) && turnId) {
+    } else if (isTurnEnd(e.type) && turnId) {
       const status = e.type.slice('turn.'.length);
       const t = this.turns.get(turnId);
       this.turns.delete(turnId);

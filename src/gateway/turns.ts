@@ -1,11 +1,11 @@
 import { ApiError } from '../shared/errors.js';
+import { isTurnEnd } from '../shared/protocol/event-names.js';
 import type { TurnMessage, TurnOrigin } from '../shared/protocol/ipc.js';
 import { resolveUpload } from '../shared/store/uploads.js';
 import { flushTraces, type Span, startSpan } from '../shared/telemetry/trace.js';
 import type { Deps } from './deps.js';
 import type { HubEvent, WsHub } from './ws.js';
 
-export const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
 
 /** A started turn and the events it produced; events that came before its id was known are kept. */
 export interface TurnWatch {
@@ -69,7 +69,7 @@ export async function startTurn(
   let watching = true;
   const take = (e: HubEvent) => {
     if (!isTurnEvent(e, turnId)) return;
-    if (TERMINAL.has(e.type) && spanOpen) {
+    if (isTurnEnd(e.type) && spanOpen) {
       spanOpen = false;
       endTurnSpan(span, e);
       if (!watching) unlisten();
@@ -78,7 +78,7 @@ export async function startTurn(
     mine.push(e);
     follower?.(e);
     if (e.type === 'turn.started') begin();
-    if (TERMINAL.has(e.type)) finish(e);
+    if (isTurnEnd(e.type)) finish(e);
   };
   let listening = true;
   const off = hub.listen(`session:${sessionId}`, (e) =>

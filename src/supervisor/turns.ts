@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { log } from '../shared/log.js';
+import { isTurnEnd } from '../shared/protocol/event-names.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
 import { innerWaits } from '../shared/protocol/routes.js';
 import type {
@@ -54,7 +55,6 @@ function logTurnFailed(topic: string, turnId: string, reason: unknown, message: 
   });
 }
 
-const TERMINAL = new Set(['turn.completed', 'turn.failed', 'turn.interrupted']);
 const streamEvent = z.object({
   topic: z.string(),
   type: z.string(),
@@ -206,7 +206,7 @@ export class TurnDispatcher {
   observe(e: unknown): void {
     const parsed = streamEvent.safeParse(e);
     if (!parsed.success || !parsed.data.topic.startsWith('session:')) return;
-    if (TERMINAL.has(parsed.data.type)) this.passed(parsed.data.data.turn_id);
+    if (isTurnEnd(parsed.data.type)) this.passed(parsed.data.data.turn_id);
     if (parsed.data.type === 'turn.failed') {
       const d = parsed.data.data as { reason?: unknown; message?: unknown };
       logTurnFailed(parsed.data.topic, parsed.data.data.turn_id, d.reason, d.message);

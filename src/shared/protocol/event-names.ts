@@ -10,6 +10,15 @@ export const WS_EVENT_MAX_BYTES = 4096;
 /** Streamed text: merged by the delta batchers, exempt from the cap (each piece is small). */
 export const deltaTypes = ['turn.text_delta', 'turn.reasoning_delta'] as const;
 
+/** The events that end a turn: every turn ends with exactly one, and nothing of it follows. */
+export const turnEndTypes = ['turn.completed', 'turn.failed', 'turn.interrupted'] as const;
+export type TurnEndType = (typeof turnEndTypes)[number];
+const turnEnds: ReadonlySet<string> = new Set(turnEndTypes);
+
+export function isTurnEnd(type: string): type is TurnEndType {
+  return turnEnds.has(type);
+}
+
 export const topicKinds = [
   'server',
   'sessions',

@@ -3,6 +3,7 @@ import { platformInfo, type PlatformName } from '../../shared/config/channels.js
 import type { Config } from '../../shared/config/schema.js';
 import { log } from '../../shared/log.js';
 import { IpcCallError, type Endpoint } from '../../shared/protocol/endpoint.js';
+import { isTurnEnd } from '../../shared/protocol/event-names.js';
 import type { ApprovalDecision } from '../../shared/protocol/ipc.js';
 import {
   getChat,
@@ -336,7 +337,7 @@ export class Conversations {
     else if (type === 'approval.requested') await this.ask(w, data);
     else if (type === 'approval.withdrawn')
       this.dropAsk(w.platform, w.chatId, String(data.approval_id));
-    else if (type === 'turn.completed' || type === 'turn.failed' || type === 'turn.interrupted')
+    else if (isTurnEnd(type))
       await this.end(turnId, w, type, data);
   }
 

@@ -32,7 +32,8 @@ const sseAnswer = {
   contentType: 'text/event-stream',
 };
 import { route, type Route, type TypedReply } from '../../route.js';
-import { startTurn, TERMINAL, type TurnWatch } from '../../turns.js';
+import { startTurn, type TurnWatch } from '../../turns.js';
+import { isTurnEnd } from '../../../shared/protocol/event-names.js';
 import type { HubEvent, WsHub } from '../../ws.js';
 import { checkSettings, settingsShape } from './sessions.js';
 
@@ -319,7 +320,7 @@ function turnResult(
   const row = getTurnRow(deps.db, watch.turnId);
   if (!row || row.session_id !== sessionId)
     throw new ApiError('internal', `The turn ${watch.turnId} ended but is not on record.`);
-  const told = last && TERMINAL.has(last.type) ? endEvent.safeParse(last.data) : undefined;
+  const told = last && isTurnEnd(last.type) ? endEvent.safeParse(last.data) : undefined;
   if (row.status !== 'running' || !told?.success) return turnOutcome(deps, row);
   return turnOutcome(deps, {
     ...row,
