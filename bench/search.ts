@@ -124,10 +124,11 @@ const SEARCH_TRIGGERS = [
   'sessions_search_drop',
 ];
 
-/** One turn's writes, as the supervisor and the agent make them. */
+/** One turn's writes, as the agent makes them. */
 function turn(db: Db, sessionId: string): void {
   const turnId = newId('turn');
-  startTurnRow(db, { id: turnId, session_id: sessionId, origin: 'http' });
+  const ref = { id: turnId, session_id: sessionId, origin: 'http' };
+  startTurnRow(db, ref);
   appendMessage(db, sessionId, { role: 'user', content: { text: sentence(25) } });
   appendMessage(db, sessionId, {
     role: 'assistant',
@@ -148,7 +149,7 @@ function turn(db: Db, sessionId: string): void {
     role: 'assistant',
     content: { text: sentence(60), stop_reason: 'end_turn', model: 'm' },
   });
-  endTurnRow(db, turnId, 'completed', { reply: 'x', stop_reason: 'end_turn' });
+  endTurnRow(db, ref, 'completed', { reply: 'x', stop_reason: 'end_turn' });
 }
 
 function p95(xs: number[]): number {

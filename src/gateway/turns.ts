@@ -1,11 +1,10 @@
 import { ApiError } from '../shared/errors.js';
 import { isTurnEnd } from '../shared/protocol/event-names.js';
 import type { TurnMessage, TurnOrigin } from '../shared/protocol/ipc.js';
-import { resolveUpload } from '../shared/store/uploads.js';
+import { resolveAttachments } from '../shared/store/uploads.js';
 import { flushTraces, type Span, startSpan } from '../shared/telemetry/trace.js';
 import type { Deps } from './deps.js';
 import type { HubEvent, WsHub } from './ws.js';
-
 
 /** A started turn and the events it produced; events that came before its id was known are kept. */
 export interface TurnWatch {
@@ -23,7 +22,9 @@ export interface TurnWatch {
 
 /**
  * Starts a turn through the supervisor, listening to the session's topic first: the worker can
- * publish its first events before the start is acknowledged, and none may be lost.
+ * publish its first events before the start is acknowledged, and none may be lost. The caller
+ * found the session; here the attachments are resolved and the resources' servers checked, once:
+ * the supervisor and the agent take the turn as it is sent.
  */
 export async function startTurn(
   deps: Deps,
@@ -32,15 +33,13 @@ export async function startTurn(
   message: TurnMessage,
   origin: TurnOrigin,
 ): Promise<TurnWatch> {
-  for (const name of message.attachments) {
-    if (!resolveUpload(deps.db, deps.paths, name)) {
-      throw new ApiError(
-        'invalid_request',
-        `The attachment "${name}" is not an uploaded file; upload it first with POST /api/upload.`,
-        [{ path: 'attachments', message: 'unknown upload' }],
-      );
-    }
-  }
+  const resolved = resolveAttachments(deps.db, deps.paths, message.attachments);
+  if ('missing' in resolved)
+    throw new ApiError(
+      'invalid_request',
+      `The attachment "${resolved.missing}" is not an uploaded file; upload it first with POST /api/upload.`,
+      [{ path: 'attachments', message: 'unknown upload' }],
+    );
   const servers = deps.config().mcp.servers;
   for (const [i, r] of (message.resources ?? []).entries()) {
     const s = Object.hasOwn(servers, r.server) ? servers[r.server] : undefined;
@@ -98,7 +97,7 @@ export async function startTurn(
     turnId = (
       await deps.endpoint.request('turn.start', {
         session_id: sessionId,
-        message,
+        message: { ...message, attachments: resolved.attachments },
         origin,
         ...(span.traceparent ? { traceparent: span.traceparent } : {}),
       })

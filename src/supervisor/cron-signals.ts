@@ -5,8 +5,8 @@ import type { Services } from './services.js';
 /**
  * What any child tells the supervisor about scheduled tasks: a task changed (start or stop the
  * cron worker, then have it reload the task), a run ended (stop the worker if nothing wants it),
- * and the turn events the worker's runs wait for (and budget warnings for its notify targets),
- * passed on to it.
+ * and the approvals its runs' turns ask (and budget warnings for its notify targets), passed on
+ * to it. The end of a turn reaches it from the turn dispatcher.
  */
 export function handleCronSignals(child: Child, services: Services): void {
   child.endpoint.handle('cron.changed', async (p) => {
@@ -27,7 +27,6 @@ export function handleCronSignals(child: Child, services: Services): void {
   });
   child.endpoint.onEvent((event) => {
     const passOn =
-      event.type === 'turn.ended' ||
       event.type === 'cron.approval' ||
       // Budget warnings come from the agent workers that check the budgets; no one else says them.
       (event.type === 'usage.warning' && child.role === 'agent');

@@ -192,6 +192,7 @@ export class Supervisor {
       retryAfterS: () => this.retryAfterS(),
       maxContinuations: () => this.settings.config.agent.max_continuations,
       publish: this.publish,
+      ended: (e) => this.services.get('cron')?.endpoint.emit('turn.ended', e),
     });
     this.agents.start();
     this.enforceRetention();
@@ -446,11 +447,12 @@ export class Supervisor {
     );
     child.endpoint.handle('approval.answer', (p) => this.turns.answerApproval(p));
     child.endpoint.handle('approval.list', (p) => this.turns.pendingApprovals(p));
-    child.endpoint.onEvent((event) => {
-      if (event.type === 'turn.ended') this.turns.ended(event.payload);
-      else if (event.type === 'ws.publish' && child.role === 'agent')
-        this.turns.observe(event.payload);
-    });
+    // After the router's listener (attach, above): a turn's end event is on its way to the
+    // gateway before the session is free for the next turn.
+    if (role === 'agent')
+      child.endpoint.onEvent((event) => {
+        if (event.type === 'ws.publish') this.turns.observe(event.payload);
+      });
     handleCronSignals(child, this.services);
     void child.exited.then(({ code, signal }) => this.onExit(child, code, signal));
     return child;

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { log } from '../shared/log.js';
 import { isTurnEnd } from '../shared/protocol/event-names.js';
 import { IpcCallError } from '../shared/protocol/endpoint.js';
@@ -7,25 +6,25 @@ import type {
   EventPayload,
   PayloadOf,
   ResultOf,
-  TurnMessage,
+  TurnInput,
   TurnOrigin,
 } from '../shared/protocol/ipc.js';
 import type { Db } from '../shared/store/db.js';
 import type { Publish } from '../shared/protocol/events.js';
-import { goalSummary, messageSummary } from '../shared/event-summaries.js';
+import { goalSummary } from '../shared/event-summaries.js';
 import { getGoal, putGoal } from '../shared/store/goals.js';
-import { getSession } from '../shared/store/sessions.js';
-import { appendMessage } from '../shared/store/messages.js';
-import { endTurnRow, startTurnRow } from '../shared/store/turns.js';
 import { newId } from '../shared/store/util.js';
+import { endTurn, type TurnEnd } from '../shared/turn-end.js';
+import { turnPublish } from '../shared/ws-publish.js';
 import { failOpenRuns } from '../shared/workflows/runs.js';
-import { diskFullMessage, isDiskFull } from '../shared/disk-full.js';
-import { resolvePaths } from '../shared/paths.js';
 import type { Child } from './child-process.js';
 import { flushTraces, type Span, startSpan } from '../shared/telemetry/trace.js';
 
+type EndStatus = TurnEnd['status'];
+
 interface Running {
   turnId: string;
+  origin: TurnOrigin;
   agent: Child;
   /** Goal continuations in a row, so a goal cannot run forever without the user. */
   chain: number;
@@ -33,33 +32,22 @@ interface Running {
   streamed: string;
   /** Set when an interrupt could not reach the worker: the turn ends as interrupted when the worker is gone. */
   endAs?: 'interrupted';
-  /** Resolved once the turn is over (whoever ended it). */
+  /** Resolved once the turn is over and its end event passed on to the gateway (whoever ended it). */
   done: Promise<void>;
   finish: () => void;
-  /**
-   * Resolved once the turn's end event has passed through the supervisor to the gateway (the
-   * worker says `turn.ended` before it publishes the end, so `done` can come first).
-   */
-  passedOn: Promise<void>;
   /** The supervisor's span of the turn (a no-op when traces are off); ends with the turn. */
   span: Span;
 }
 
 /** One line in `svc logs` per failed turn, whoever ended it (the worker, or svc when the worker died). */
-function logTurnFailed(topic: string, turnId: string, reason: unknown, message: unknown): void {
+function logTurnFailed(sessionId: string, turnId: string, reason: unknown, message: unknown): void {
   log.warn('a turn failed', {
-    session: topic.slice('session:'.length),
+    session: sessionId,
     turn: turnId,
     reason: String(reason ?? 'unknown'),
     message: String(message ?? ''),
   });
 }
-
-const streamEvent = z.object({
-  topic: z.string(),
-  type: z.string(),
-  data: z.object({ turn_id: z.string(), delta: z.string().optional() }).passthrough(),
-});
 
 export interface TurnDeps {
   db: Db;
@@ -72,17 +60,18 @@ export interface TurnDeps {
   maxContinuations: () => number;
   /** Sends a `/ws` event through the gateway. */
   publish: Publish;
+  /** A turn is over (the cron worker waits for its runs' turns). */
+  ended: (e: EventPayload<'turn.ended'>) => void;
 }
 
 /**
  * The one place that knows which session has a turn running, and on which worker: it refuses a
  * second turn on a busy session, refuses new turns while draining, dispatches continuation turns
- * for goals, and records as failed the turns of a worker that died.
+ * for goals, and ends the turns of a worker that died. A turn's end is its end event, heard here
+ * as it passes to the gateway: there is no other signal.
  */
 export class TurnDispatcher {
   private readonly running = new Map<string, Running>();
-  /** By turn id, until its end event has passed: resolves the turn's `passedOn` (see observe). */
-  private readonly endHeard = new Map<string, { agent: Child; heard: () => void }>();
 
   constructor(private readonly deps: TurnDeps) {}
 
@@ -96,6 +85,7 @@ export class TurnDispatcher {
     return n;
   }
 
+  /** Runs a turn in a session its sender found, with the input as resolved where it came in. */
   async start(p: PayloadOf<'turn.start'>, chain = 0): Promise<ResultOf<'turn.start'>> {
     if (!this.deps.accepting())
       throw new IpcCallError(
@@ -108,8 +98,6 @@ export class TurnDispatcher {
         'turn_in_progress',
         `The session already has a turn running (${busy.turnId}); wait for it to finish or interrupt it.`,
       );
-    if (!getSession(this.deps.db, p.session_id))
-      throw new IpcCallError('not_found', `There is no session ${p.session_id}.`);
     const agent = this.deps.agentForTurn();
     if (!agent)
       throw new IpcCallError('unavailable', 'No agent worker could be started; see the svc log.');
@@ -127,28 +115,8 @@ export class TurnDispatcher {
     );
     let finish = () => {};
     const done = new Promise<void>((resolve) => (finish = resolve));
-    const passedOn = new Promise<void>((heard) => this.endHeard.set(turnId, { agent, heard }));
-    this.running.set(p.session_id, {
-      turnId,
-      agent,
-      chain,
-      streamed: '',
-      done,
-      finish,
-      passedOn,
-      span,
-    });
-    try {
-      startTurnRow(this.deps.db, { id: turnId, session_id: p.session_id, origin: p.origin });
-    } catch (err) {
-      this.running.delete(p.session_id);
-      finish();
-      endSpan(span, 'failed', (err as Error).message);
-      this.passed(turnId);
-      if (isDiskFull(err))
-        throw new IpcCallError('insufficient_storage', diskFullMessage(resolvePaths().home));
-      throw err;
-    }
+    const r: Running = { turnId, origin: p.origin, agent, chain, streamed: '', done, finish, span };
+    this.running.set(p.session_id, r);
     try {
       await agent.endpoint.request('agent.turn', {
         turn_id: turnId,
@@ -159,13 +127,21 @@ export class TurnDispatcher {
         ...(span.traceparent ? { traceparent: span.traceparent } : {}),
       });
     } catch (err) {
-      // A worker that answered late may still run it: tell it to stop before the session is free again.
+      if (err instanceof IpcCallError && err.code === 'insufficient_storage') {
+        // Its row could not be written: the turn never began, and the caller hears why.
+        this.running.delete(p.session_id);
+        finish();
+        endSpan(span, 'failed', err.message);
+        throw err;
+      }
+      // A worker that answered late may still take it: its row, ended here first, stops it.
       void agent.endpoint.request('agent.interrupt', { turn_id: turnId }).catch(() => undefined);
-      this.fail(
-        p.session_id,
-        turnId,
-        `the agent worker did not take the turn: ${(err as Error).message}`,
-      );
+      this.end(p.session_id, r, {
+        status: 'failed',
+        reason: 'worker_crashed',
+        message: `the agent worker did not take the turn: ${(err as Error).message}`,
+        keep: false,
+      });
       throw err;
     }
     return { turn_id: turnId };
@@ -174,7 +150,7 @@ export class TurnDispatcher {
   /**
    * Stops the session's running turn. A worker that does not acknowledge within a few seconds is
    * hung: it is killed and the turn ends as interrupted all the same. `wait`: answer once the turn
-   * has ended (a session about to be deleted), not as soon as the worker was told.
+   * has ended and clients heard it (a session about to be deleted), not as soon as the worker was told.
    */
   async interrupt(sessionId: string, wait = false): Promise<ResultOf<'turn.interrupt'>> {
     const r = this.running.get(sessionId);
@@ -192,29 +168,31 @@ export class TurnDispatcher {
       await bounded(r.done, innerWaits.turnEnds);
       return { interrupted: true, turn_id: r.turnId };
     }
-    if (wait) {
-      // Until the turn's end event has been passed on too: clients hear the turn end before what the caller does next.
-      await bounded(
-        Promise.all([r.done, r.passedOn]).then(() => undefined),
-        innerWaits.turnEnds,
-      );
-    }
+    if (wait) await bounded(r.done, innerWaits.turnEnds);
     return { interrupted: ack?.interrupted ?? true, turn_id: r.turnId };
   }
 
-  /** A `/ws` event an agent worker sent: the text streamed so far of each running turn, until committed. */
-  observe(e: unknown): void {
-    const parsed = streamEvent.safeParse(e);
-    if (!parsed.success || !parsed.data.topic.startsWith('session:')) return;
-    if (isTurnEnd(parsed.data.type)) this.passed(parsed.data.data.turn_id);
-    if (parsed.data.type === 'turn.failed') {
-      const d = parsed.data.data as { reason?: unknown; message?: unknown };
-      logTurnFailed(parsed.data.topic, parsed.data.data.turn_id, d.reason, d.message);
+  /**
+   * A `/ws` event an agent worker sent, as the IPC parse left it (read, not parsed again): the
+   * text each running turn streamed since its last committed message, and the turn's end.
+   */
+  observe(e: EventPayload<'ws.publish'>): void {
+    if (!e.topic.startsWith('session:')) return;
+    const sessionId = e.topic.slice('session:'.length);
+    const r = this.running.get(sessionId);
+    const data = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as Record<
+      string,
+      unknown
+    >;
+    if (!r || r.turnId !== data.turn_id) return;
+    if (e.type === 'message.committed') r.streamed = '';
+    else if (e.type === 'turn.text_delta' && typeof data.delta === 'string')
+      r.streamed += data.delta;
+    else if (isTurnEnd(e.type)) {
+      const status = e.type.slice('turn.'.length) as EndStatus;
+      if (status === 'failed') logTurnFailed(sessionId, r.turnId, data.reason, data.message);
+      this.over(sessionId, r, status);
     }
-    const r = this.running.get(parsed.data.topic.slice('session:'.length));
-    if (!r || r.turnId !== parsed.data.data.turn_id) return;
-    if (parsed.data.type === 'turn.text_delta') r.streamed += parsed.data.data.delta ?? '';
-    else if (parsed.data.type === 'message.committed') r.streamed = '';
   }
 
   /**
@@ -235,13 +213,12 @@ export class TurnDispatcher {
   /**
    * A restart past its drain bound: every running turn is stopped while its clients still watch,
    * so the partial reply is committed and the turn ends as `restarted` before the old gateway goes.
-   * Resolves when they all ended or `boundMs` passed (a worker that does not answer dies with the restart).
+   * Resolves when they all ended (their end events passed on: the restart hands the gateway's /ws
+   * numbering to the successor next) or `boundMs` passed (a worker that does not answer dies with
+   * the restart).
    */
   async interruptAll(boundMs: number): Promise<void> {
     const running = [...this.running.values()];
-    // Until each turn's end event has been passed on too, not only its end heard: the restart hands
-    // the gateway's /ws numbering to the successor next, and an end event reaching the old gateway
-    // after that goes to the successor, so the old one's SSE, /ws and waiting clients miss it.
     await Promise.all(
       running.map((r) =>
         r.agent.endpoint
@@ -250,15 +227,9 @@ export class TurnDispatcher {
       ),
     );
     await bounded(
-      Promise.all(running.flatMap((r) => [r.done, r.passedOn])).then(() => undefined),
+      Promise.all(running.map((r) => r.done)).then(() => undefined),
       boundMs,
     );
-  }
-
-  /** The turn's end event has passed through the supervisor: its `passedOn` resolves. */
-  private passed(turnId: string): void {
-    this.endHeard.get(turnId)?.heard();
-    this.endHeard.delete(turnId);
   }
 
   /** The approvals the session's running turn waits for (none when no turn runs). */
@@ -289,38 +260,6 @@ export class TurnDispatcher {
     return ack;
   }
 
-  /** A worker reported a turn's end; a goal that is still active gets its next turn. */
-  ended(e: EventPayload<'turn.ended'>): void {
-    const r = this.running.get(e.session_id);
-    if (!r || r.turnId !== e.turn_id) return;
-    this.running.delete(e.session_id);
-    r.finish();
-    endSpan(r.span, e.status);
-    if (!e.continue || e.status !== 'completed') return;
-    if (r.chain >= this.deps.maxContinuations()) {
-      // Paused on record too, as for no_progress: the goal waits for the user to resume it.
-      const goal =
-        getGoal(this.deps.db, e.session_id)?.status === 'active'
-          ? putGoal(this.deps.db, e.session_id, { status: 'paused' })
-          : undefined;
-      this.deps.publish(`session:${e.session_id}`, 'goal.paused', {
-        reason: 'max_continuations',
-        turns: r.chain,
-      });
-      if (goal) this.deps.publish(`session:${e.session_id}`, 'goal.updated', goalSummary(goal));
-      return;
-    }
-    if (!this.deps.accepting()) return; // a restart interrupts the chain; the goal stays active
-    const message: TurnMessage = { text: 'Continue working toward the goal.', attachments: [] };
-    const origin: TurnOrigin = 'goal';
-    this.start({ session_id: e.session_id, message, origin }, r.chain + 1).catch((err: Error) =>
-      log.warn('could not start a goal continuation turn', {
-        session: e.session_id,
-        error: err.message,
-      }),
-    );
-  }
-
   /** A worker died: its turns end as failed, keeping whatever they had committed (and, when svc killed it, what they had streamed). */
   workerGone(agent: Child, how: string): void {
     const hung = agent.hung;
@@ -331,13 +270,7 @@ export class TurnDispatcher {
         : `the agent worker stopped unexpectedly (${how})`;
     for (const [sessionId, r] of [...this.running]) {
       if (r.agent !== agent) continue;
-      if (r.endAs === 'interrupted')
-        this.end(sessionId, r, {
-          status: 'interrupted',
-          reason: 'interrupted',
-          message: 'interrupted; the agent worker did not answer, so it was replaced',
-          keep: true,
-        });
+      if (r.endAs === 'interrupted') this.end(sessionId, r, { status: 'interrupted', keep: true });
       else
         this.end(sessionId, r, {
           status: 'failed',
@@ -350,93 +283,41 @@ export class TurnDispatcher {
           keep: hung,
         });
     }
-    // Turns it ended itself but whose end event it did not get to send: nothing will pass now.
-    for (const [turnId, e] of [...this.endHeard]) if (e.agent === agent) this.passed(turnId);
-  }
-
-  private fail(
-    sessionId: string,
-    turnId: string,
-    message: string,
-    reason = 'worker_crashed',
-  ): void {
-    const r = this.running.get(sessionId);
-    if (r && r.turnId === turnId)
-      this.end(sessionId, r, { status: 'failed', reason, message, keep: false });
   }
 
   /**
-   * Ends a turn on svc's side. Its clients always hear the end: when the row cannot be written
-   * (a full disk) the event goes out all the same; only a row another process already ended
-   * (the worker got there first) means the end was told already.
+   * Ends a turn on svc's side, through the store function the agent worker ends its turns with
+   * (the text it had streamed kept when `keep`). Its failed workflow runs are recorded too.
    */
   private end(
     sessionId: string,
     r: Running,
-    o: { status: 'failed' | 'interrupted'; reason: string; message: string; keep: boolean },
+    o: ({ status: 'failed'; reason: string; message: string } | { status: 'interrupted' }) & {
+      keep: boolean;
+    },
   ): void {
-    this.running.delete(sessionId);
-    r.finish();
-    endSpan(r.span, o.status, o.reason);
-    const topic = `session:${sessionId}` as const;
-    let endedHere = true;
+    const { keep, ...end } = o;
+    const told = endTurn(
+      this.deps.db,
+      turnPublish(this.deps.publish, sessionId, r.turnId),
+      { id: r.turnId, session_id: sessionId, origin: r.origin },
+      end,
+      keep && r.streamed ? { text: r.streamed } : undefined,
+    );
+    if (told && end.status === 'failed')
+      logTurnFailed(sessionId, r.turnId, end.reason, end.message);
+    this.over(sessionId, r, end.status, end.status === 'failed' ? end.reason : undefined);
+    if (end.status !== 'failed') return;
     try {
-      if (o.keep && r.streamed) {
-        const message = appendMessage(this.deps.db, sessionId, {
-          role: 'assistant',
-          content: {
-            text: r.streamed,
-            stop_reason: o.status === 'interrupted' ? 'interrupted' : 'error',
-          },
-        });
-        this.deps.publish(topic, 'message.committed', {
-          turn_id: r.turnId,
-          message: messageSummary(message),
-        });
-      }
-    } catch (err) {
-      log.warn('could not keep the text a turn had streamed', {
-        turn: r.turnId,
-        error: (err as Error).message,
-      });
-    }
-    try {
-      endedHere = endTurnRow(
-        this.deps.db,
-        r.turnId,
-        o.status,
-        o.status === 'failed' ? { error: o.message, reason: o.reason } : {},
-      );
-    } catch (err) {
-      log.warn('could not record the end of a turn', {
-        turn: r.turnId,
-        error: (err as Error).message,
-      });
-    }
-    if (endedHere) {
-      if (o.status === 'failed') logTurnFailed(topic, r.turnId, o.reason, o.message);
-      if (o.status === 'failed')
-        this.deps.publish(topic, 'turn.failed', {
-          turn_id: r.turnId,
-          status: 'failed',
-          reason: o.reason,
-          message: o.message,
-        });
-      else
-        this.deps.publish(topic, 'turn.interrupted', { turn_id: r.turnId, status: 'interrupted' });
-    }
-    this.passed(r.turnId);
-    if (o.status !== 'failed') return;
-    try {
-      for (const run of failOpenRuns(this.deps.db, sessionId, o.message))
+      for (const run of failOpenRuns(this.deps.db, sessionId, end.message))
         this.deps.publish('workflows', 'workflow.run_failed', {
           turn_id: r.turnId,
           run_id: run.id,
           workflow: run.workflow,
           session_id: sessionId,
           step: null,
-          reason: o.reason,
-          message: o.message,
+          reason: end.reason,
+          message: end.message,
         });
     } catch (err) {
       log.warn('could not record a failed workflow run', {
@@ -444,6 +325,41 @@ export class TurnDispatcher {
         error: (err as Error).message,
       });
     }
+  }
+
+  /**
+   * The turn is over and its end passed on: the session is free, the cron worker hears of it,
+   * and a goal still active after a completed turn gets its next turn.
+   */
+  private over(sessionId: string, r: Running, status: EndStatus, failure?: string): void {
+    if (this.running.get(sessionId) !== r) return;
+    this.running.delete(sessionId);
+    r.finish();
+    endSpan(r.span, status, failure);
+    this.deps.ended({ turn_id: r.turnId, session_id: sessionId, status });
+    if (status === 'completed') this.continueGoal(sessionId, r.chain);
+  }
+
+  private continueGoal(sessionId: string, chain: number): void {
+    if (getGoal(this.deps.db, sessionId)?.status !== 'active') return;
+    if (chain >= this.deps.maxContinuations()) {
+      // Paused on record too, as for no_progress: the goal waits for the user to resume it.
+      const goal = putGoal(this.deps.db, sessionId, { status: 'paused' });
+      this.deps.publish(`session:${sessionId}`, 'goal.paused', {
+        reason: 'max_continuations',
+        turns: chain,
+      });
+      this.deps.publish(`session:${sessionId}`, 'goal.updated', goalSummary(goal));
+      return;
+    }
+    if (!this.deps.accepting()) return; // a restart interrupts the chain; the goal stays active
+    const message: TurnInput = { text: 'Continue working toward the goal.', attachments: [] };
+    this.start({ session_id: sessionId, message, origin: 'goal' }, chain + 1).catch((err: Error) =>
+      log.warn('could not start a goal continuation turn', {
+        session: sessionId,
+        error: err.message,
+      }),
+    );
   }
 }
 

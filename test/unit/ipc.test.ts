@@ -94,17 +94,19 @@ test('the protocol schema accepts well-formed messages and rejects malformed one
     ipcMessage.safeParse({ kind: 'event', type: 'server.draining', payload: {} }).success,
   );
   // What the payload's schema adds (a default here) is in what the receiver gets.
-  const ended = ipcMessage.parse({
-    kind: 'event',
-    type: 'turn.ended',
-    payload: { turn_id: 't', session_id: 's', status: 'completed' },
+  const start = ipcMessage.parse({
+    kind: 'req',
+    id: 'a',
+    type: 'turn.start',
+    to: 'supervisor',
+    deadline: Date.now() + 1000,
+    payload: { session_id: 's', message: { text: 'hi' }, origin: 'http' },
   });
-  assert.ok(ended.kind === 'event');
-  assert.equal(ended.payload, {
-    turn_id: 't',
+  assert.ok(start.kind === 'req');
+  assert.equal(start.payload, {
     session_id: 's',
-    status: 'completed',
-    continue: false,
+    message: { text: 'hi', attachments: [] },
+    origin: 'http',
   });
 });
 

@@ -13,6 +13,7 @@ import { browserRequestDefs } from './browser.js';
 import { versionInfoSchema } from './version.js';
 import { traceparentSchema } from './trace-context.js';
 import { approvalDecision, interruptResult, modelTestResult, pendingApprovals } from './answers.js';
+import { attachmentSchema } from './message-content.js';
 
 export {
   upgradeProgressSchema,
@@ -154,6 +155,25 @@ export const turnMessageSchema = z.object({
   resources: z.array(mcpResourceRef).max(MAX_ATTACHED_RESOURCES).optional(),
 });
 export type TurnMessage = z.infer<typeof turnMessageSchema>;
+
+/**
+ * A turn's message as it travels in `turn.start` and `agent.turn`: where the turn came in (the
+ * gateway, a channel, a schedule) the session was found and each attachment resolved to its
+ * upload on record, so the agent worker takes it as it is.
+ */
+export const turnInputSchema = turnMessageSchema.extend({
+  attachments: z
+    .array(
+      attachmentSchema.extend({
+        name: z.string().min(1).max(255),
+        original_name: z.string(),
+        path: z.string().startsWith('/'),
+      }),
+    )
+    .max(20)
+    .default([]),
+});
+export type TurnInput = z.infer<typeof turnInputSchema>;
 export { approvalDecision };
 export type ApprovalDecision = z.infer<typeof approvalDecision>;
 export const turnOrigin = z.enum(['http', 'ws', 'goal', 'cron', 'channel', 'workflow']);
@@ -271,11 +291,14 @@ export const requestDefs = {
     }),
     result: modelTestResult,
   },
-  /** gateway → supervisor: run a turn. Answers once a worker took it; the turn's events follow on session:<id>. */
+  /**
+   * gateway, channels, cron, agent (workflow runs) → supervisor: run a turn in a session the
+   * sender found. Answers once a worker took it; the turn's events follow on session:<id>.
+   */
   'turn.start': {
     payload: z.object({
       session_id: z.string(),
-      message: turnMessageSchema,
+      message: turnInputSchema,
       origin: turnOrigin,
       workflow_run_id: workflowRunId,
       /** The caller's span (telemetry.otlp configured): the turn's spans go under it. */
@@ -289,12 +312,12 @@ export const requestDefs = {
     payload: z.object({ session_id: z.string(), wait: z.boolean().optional() }),
     result: interruptResult,
   },
-  /** supervisor → agent: run this turn; answers at once, the outcome comes as a turn.ended event. */
+  /** supervisor → agent: run this turn; answers once its row is written, the outcome comes as its end event on session:<id>. */
   'agent.turn': {
     payload: z.object({
       turn_id: z.string(),
       session_id: z.string(),
-      message: turnMessageSchema,
+      message: turnInputSchema,
       origin: turnOrigin,
       workflow_run_id: workflowRunId,
       /** The supervisor's span of the turn: the worker's spans go under it. */
@@ -413,12 +436,11 @@ export const eventDefs = {
   'server.resumed': z.object({ reason: z.string() }),
   /** supervisor → children: config.yml changed through the API; this is the new effective config. */
   'config.changed': z.object({ config: configSchema }),
-  /** agent → supervisor: a turn is over; `continue` asks for a goal continuation turn. */
+  /** supervisor → cron: a turn is over (the supervisor heard its end event, or ended it itself). */
   'turn.ended': z.object({
     turn_id: z.string(),
     session_id: z.string(),
     status: z.enum(['completed', 'failed', 'interrupted']),
-    continue: z.boolean().default(false),
   }),
   /** gateway → supervisor → the next gateway: carries the listening socket as the message's IPC handle. */
   'gateway.listener': z.object({}),

@@ -20,17 +20,28 @@ export interface TurnRow {
   reason: string | null;
 }
 
-export function startTurnRow(db: Db, t: { id: string; session_id: string; origin: string }): void {
+/** A turn begins on record; it throws when the id is on record already (svc ended it before it began). */
+export function startTurnRow(db: Db, t: TurnRef): void {
   stmt(
     db,
     "INSERT INTO turns (id, session_id, status, origin, started_at) VALUES (?, ?, 'running', ?, ?)",
   ).run(t.id, t.session_id, t.origin, isoNow());
 }
 
-/** Ends a running turn; a turn already ended keeps its first outcome. */
+/** A turn as the process that ends it knows it (its row may not exist yet: a worker died before taking it). */
+export interface TurnRef {
+  id: string;
+  session_id: string;
+  origin: string;
+}
+
+/**
+ * Ends a running turn, writing its row when there is none yet; a turn already ended keeps its
+ * first outcome. Answers whether this call ended it.
+ */
 export function endTurnRow(
   db: Db,
-  id: string,
+  t: TurnRef,
   status: Exclude<TurnStatus, 'running'>,
   extra: {
     error?: string;
@@ -40,18 +51,27 @@ export function endTurnRow(
     stop_reason?: string;
   } = {},
 ): boolean {
+  const now = isoNow();
   const r = stmt(
     db,
-    "UPDATE turns SET status = ?, ended_at = ?, error = ?, reason = ?, usage = ?, reply = ?, stop_reason = ? WHERE id = ? AND status = 'running'",
+    `INSERT INTO turns (id, session_id, status, origin, started_at, ended_at, error, reason, usage, reply, stop_reason)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET status = excluded.status, ended_at = excluded.ended_at,
+       error = excluded.error, reason = excluded.reason, usage = excluded.usage,
+       reply = excluded.reply, stop_reason = excluded.stop_reason
+     WHERE turns.status = 'running'`,
   ).run(
+    t.id,
+    t.session_id,
     status,
-    isoNow(),
+    t.origin,
+    now,
+    now,
     extra.error ?? null,
     extra.reason ?? null,
     extra.usage === undefined ? null : JSON.stringify(extra.usage),
     extra.reply ?? null,
     extra.stop_reason ?? null,
-    id,
   );
   return r.changes > 0;
 }

@@ -55,3 +55,36 @@ export function resolveUpload(
     return undefined; // the file is gone (or the folder never existed)
   }
 }
+
+/** An upload attached to a turn, as the agent is handed it and the user message stores it. */
+export interface ResolvedAttachment {
+  name: string;
+  original_name: string;
+  mime: string;
+  size: number;
+  path: string;
+}
+
+/**
+ * The uploads a turn attaches, resolved once where the turn comes in (the agent takes them as
+ * they are); `missing` names the first that is not an upload on record.
+ */
+export function resolveAttachments(
+  db: Db,
+  paths: Pick<Paths, 'uploadsDir'>,
+  names: readonly string[],
+): { attachments: ResolvedAttachment[] } | { missing: string } {
+  const attachments: ResolvedAttachment[] = [];
+  for (const name of names) {
+    const u = resolveUpload(db, paths, name);
+    if (!u) return { missing: name };
+    attachments.push({
+      name,
+      original_name: u.original_name,
+      mime: u.mime,
+      size: u.size,
+      path: u.path,
+    });
+  }
+  return { attachments };
+}

@@ -92,7 +92,7 @@ export async function startRun(
   given: Record<string, string | number | boolean>,
   startTurn: (p: {
     session_id: string;
-    message: { text: string; attachments: string[] };
+    message: { text: string; attachments: never[] };
     origin: 'workflow';
     workflow_run_id: string;
   }) => Promise<{ turn_id: string }>,

@@ -32,6 +32,11 @@ export interface LoopContext {
   signal: AbortSignal;
   maxSteps: number;
   publish: TurnPublish;
+  /**
+   * A reply cut short (interrupted, or the provider failed mid-stream) keeps what the user already
+   * saw: its text goes to the turn's end, which stores it with the end in one write.
+   */
+  cut: (reply: { text: string; model: string }) => void;
   /** Only messages after this seq are sent (a workflow step sees its own messages, not the run's others). */
   sinceSeq?: number;
   /** Usage recording: a call's record is written in the transaction that commits its reply. */
@@ -83,15 +88,7 @@ export async function runLoop(ctx: LoopContext): Promise<LoopOutcome> {
     try {
       await streamOnce(ctx, system, history, reply);
     } catch (err) {
-      // A reply cut short (interrupted, or the provider failed mid-stream) keeps what the user already saw.
-      if (reply.text) {
-        const stop = ctx.signal.aborted ? 'interrupted' : 'error';
-        const message = appendMessage(ctx.db, ctx.session.id, {
-          role: 'assistant',
-          content: { text: reply.text, stop_reason: stop, model: ctx.model },
-        });
-        ctx.publish('message.committed', { message: messageSummary(message) });
-      }
+      if (reply.text) ctx.cut({ text: reply.text, model: ctx.model });
       throw err;
     }
     addUsage(usage, reply.usage);

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import type { Config, ModelEntry } from '../../shared/config/schema.js';
 import { log, redact } from '../../shared/log.js';
 import type { Paths } from '../../shared/paths.js';
-import type { Endpoint } from '../../shared/protocol/endpoint.js';
+import { IpcCallError, type Endpoint } from '../../shared/protocol/endpoint.js';
 import type { PayloadOf } from '../../shared/protocol/ipc.js';
 import { DeltaBatcher } from '../../shared/delta-batcher.js';
-import { goalSummary, messageSummary, textPreview } from '../../shared/event-summaries.js';
+import { goalSummary, messageSummary } from '../../shared/event-summaries.js';
 import type { Publish } from '../../shared/protocol/events.js';
 import {
   ipcPublish,
@@ -20,8 +20,8 @@ import type { Db } from '../../shared/store/db.js';
 import { addGoalUsage, getGoal, putGoal, type Goal } from '../../shared/store/goals.js';
 import { appendMessage } from '../../shared/store/messages.js';
 import { getSession } from '../../shared/store/sessions.js';
-import { endTurnRow, setTurnFirstSeq } from '../../shared/store/turns.js';
-import { resolveUpload } from '../../shared/store/uploads.js';
+import { setTurnFirstSeq, startTurnRow } from '../../shared/store/turns.js';
+import { type CutReply, endTurn, type TurnEnd } from '../../shared/turn-end.js';
 import { maybeCompact } from './compaction.js';
 import { runLoop } from './loop.js';
 import { systemPrompt } from './prompt.js';
@@ -61,6 +61,14 @@ import {
 type TurnRequest = PayloadOf<'agent.turn'>;
 
 const DELTA_WINDOW_MS = 8;
+
+/** What a running turn publishes and records through, and where its trace goes. */
+interface TurnTools {
+  signal: AbortSignal;
+  publish: TurnPublish;
+  meter: Meter;
+  span: Span;
+}
 
 class TurnFailure extends Error {
   constructor(
@@ -134,7 +142,19 @@ export class TurnRunner {
     return this.active.size;
   }
 
+  /**
+   * Takes a turn: its row is written before the supervisor hears it was taken, so the turn is on
+   * record by the time its caller has its id. A row already there means svc ended the turn before
+   * it reached this worker (it answered too late): it is not run.
+   */
   accept(req: TurnRequest): { accepted: true } {
+    try {
+      startTurnRow(this.db, turnRef(req));
+    } catch (err) {
+      if (isDiskFull(err))
+        throw new IpcCallError('insufficient_storage', diskFullMessage(this.paths.home));
+      throw err;
+    }
     const ac = new AbortController();
     this.active.set(req.turn_id, ac);
     void this.run(req, ac.signal)
@@ -156,14 +176,12 @@ export class TurnRunner {
     return true;
   }
 
-  /** Every turn ends in exactly one of completed, failed or interrupted, on record and as an event. */
+  /**
+   * Every turn ends in exactly one of completed, failed or interrupted, on record and as one end
+   * event (the supervisor hears the end from that event too).
+   */
   private async run(req: TurnRequest, signal: AbortSignal): Promise<void> {
-    const topic = `session:${req.session_id}`;
     const publish = turnPublish(this.publish, req.session_id, req.turn_id);
-    let status: 'completed' | 'failed' | 'interrupted' = 'failed';
-    let carryOn = false;
-    let final: () => void;
-    let reply = '';
     // Under the supervisor's span (traces configured): every model and tool call of the turn goes under this.
     if (req.traceparent) await telemetryReady();
     const span = req.traceparent
@@ -177,86 +195,38 @@ export class TurnRunner {
           req.traceparent,
         )
       : noSpan;
-    const meter = this.meterFor(req, span);
-    let failure = '';
+    const session = getSession(this.db, req.session_id);
+    const meter = this.meterFor(req, session?.channel ?? null, span);
+    let end: TurnEnd;
+    let cut: CutReply | undefined;
     try {
-      const outcome = await this.turn(req, signal, publish, meter, span);
-      status = 'completed';
-      reply = outcome.text;
-      endTurnRow(this.db, req.turn_id, 'completed', {
-        usage: outcome.usage,
-        reply: outcome.text,
-        stop_reason: outcome.stopReason,
+      if (!session)
+        throw new TurnFailure('not_found', `The session ${req.session_id} no longer exists.`);
+      const outcome = await this.turn(req, session, { signal, publish, meter, span }, (c) => {
+        cut = c;
       });
-      carryOn = this.afterTurn(req, outcome, publish);
-      const { text: replyStart, truncated } = textPreview(outcome.text);
-      final = () =>
-        publish('turn.completed', {
-          status: 'completed',
-          stop_reason: outcome.stopReason,
-          reply: replyStart,
-          ...(truncated ? { truncated } : {}),
-          usage: outcome.usage,
-          steps: outcome.steps,
-        });
+      this.afterTurn(req, outcome, publish);
+      end = {
+        status: 'completed',
+        stop_reason: outcome.stopReason,
+        reply: outcome.text,
+        usage: outcome.usage,
+        steps: outcome.steps,
+      };
     } catch (err) {
-      // Recording the end may fail too (a full disk): the clients hear it all the same.
-      if (signal.aborted) {
-        status = 'interrupted';
-        record(req.turn_id, () =>
-          endTurnRow(
-            this.db,
-            req.turn_id,
-            'interrupted',
-            signal.reason instanceof RestartInterrupt
-              ? { reason: 'restarted', error: signal.reason.message }
-              : {},
-          ),
-        );
-        const restart =
-          signal.reason instanceof RestartInterrupt
-            ? { reason: 'restarted', message: signal.reason.message }
-            : {};
-        final = () => publish('turn.interrupted', { status: 'interrupted', ...restart });
-      } else {
-        const { reason, message, budget } = describe(err, this.paths.home);
-        failure = reason;
-        record(req.turn_id, () =>
-          endTurnRow(this.db, req.turn_id, 'failed', { reason, error: message }),
-        );
-        final = () =>
-          publish('turn.failed', {
-            status: 'failed',
-            reason,
-            message,
-            ...(budget ? { budget: budgetView(budget) } : {}),
-          });
-        if (reason === 'internal') log.error('turn failed', { turn: req.turn_id, error: message });
-        else if (reason === DISK_FULL_REASON)
-          log.warn('a turn failed: the disk is full', { turn: req.turn_id });
-      }
+      end = signal.aborted ? interruptedEnd(signal) : failedEnd(err, req.turn_id, this.paths.home);
     }
     // Records a failed write left waiting (a full disk) get one more chance.
     record(req.turn_id, () => meter.flush());
-    // The supervisor hears the end before any client does: a client that sends its next turn the
-    // moment it sees turn.completed must not be told the session is still busy.
-    this.batcher.flush(topic);
-    this.endpoint.emit('turn.ended', {
-      turn_id: req.turn_id,
-      session_id: req.session_id,
-      status,
-      continue: carryOn,
-    });
-    final();
-    this.batcher.flush(topic);
+    endTurn(this.db, publish, turnRef(req), end, cut);
     if (span.traceparent) {
-      span.set({ 'svc.turn.status': status });
-      if (failure) span.fail(failure);
+      span.set({ 'svc.turn.status': end.status });
+      if (end.status === 'failed') span.fail(end.reason);
       span.end();
       void flushTraces();
     }
-    if (status !== 'failed' && !req.workflow_run_id && req.origin !== 'goal')
-      this.titleLater(req, reply, status === 'completed');
+    if (end.status !== 'failed' && !req.workflow_run_id && req.origin !== 'goal')
+      this.titleLater(req, end.status === 'completed' ? end.reply : '', end.status === 'completed');
   }
 
   /**
@@ -271,7 +241,7 @@ export class TurnRunner {
     let lite: { provider: Provider; model: string } | undefined;
     if (entry) {
       try {
-        const meter = this.meterFor(req);
+        const meter = this.meterFor(req, getSession(this.db, req.session_id)?.channel ?? null);
         lite = {
           provider: meter.wrap(this.provider(entry, config), {
             modelId: config.slots.lite ?? null,
@@ -323,8 +293,7 @@ export class TurnRunner {
   }
 
   /** What records and limits a turn's model calls: its session, origin, cron task and channel. */
-  private meterFor(req: TurnRequest, trace?: Span): Meter {
-    const session = getSession(this.db, req.session_id);
+  private meterFor(req: TurnRequest, channel: string | null, trace?: Span): Meter {
     const origin: UsageOrigin = req.origin === 'http' || req.origin === 'ws' ? 'chat' : req.origin;
     return new Meter({
       db: this.db,
@@ -332,7 +301,7 @@ export class TurnRunner {
       scope: {
         sessionId: req.session_id,
         cronTask: cronTaskOfSession(this.db, req.session_id),
-        channel: session?.channel ?? null,
+        channel,
       },
       turnId: req.turn_id,
       origin,
@@ -348,17 +317,19 @@ export class TurnRunner {
 
   private async turn(
     req: TurnRequest,
-    signal: AbortSignal,
-    publish: TurnPublish,
-    meter: Meter,
-    span: Span,
+    session: Session,
+    { signal, publish, meter, span }: TurnTools,
+    cut: (reply: CutReply) => void,
   ) {
     const config = this.config();
-    const session = getSession(this.db, req.session_id);
-    if (!session)
-      throw new TurnFailure('not_found', `The session ${req.session_id} no longer exists.`);
     if (req.workflow_run_id)
-      return this.workflowTurn(req, req.workflow_run_id, session, signal, publish, meter, span);
+      return this.workflowTurn(
+        req,
+        req.workflow_run_id,
+        session,
+        { signal, publish, meter, span },
+        cut,
+      );
     const modelId = session.model_id ?? config.slots.default;
     const entry = modelId ? own(config.models, modelId) : undefined;
     if (!modelId || !entry)
@@ -368,15 +339,8 @@ export class TurnRunner {
       );
     const provider = meter.wrap(this.provider(entry, config), { modelId, entry });
 
-    const attachments = req.message.attachments.map((name) => {
-      const u = resolveUpload(this.db, this.paths, name);
-      if (!u)
-        throw new TurnFailure(
-          'invalid_request',
-          `The attachment "${name}" is not an uploaded file.`,
-        );
-      return { name, original_name: u.original_name, mime: u.mime, size: u.size, path: u.path };
-    });
+    // Resolved where the turn came in (the uploads on record, their files inside the uploads folder).
+    const attachments = req.message.attachments;
     const resources = await this.readAttached(req.message.resources ?? [], signal);
     const userMessage = appendMessage(this.db, session.id, {
       role: 'user',
@@ -438,6 +402,7 @@ export class TurnRunner {
       signal,
       maxSteps: config.agent.max_steps,
       publish,
+      cut,
       beforeStep: async (systemText, window) => {
         const done = await maybeCompact({
           window,
@@ -481,10 +446,8 @@ export class TurnRunner {
     req: TurnRequest,
     runId: string,
     session: Session,
-    signal: AbortSignal,
-    publish: TurnPublish,
-    meter: Meter,
-    span: Span,
+    { signal, publish, meter, span }: TurnTools,
+    cut: (reply: CutReply) => void,
   ) {
     const config = this.config();
     const registry = new ToolRegistry(this.tools(), this.gate, span);
@@ -522,6 +485,7 @@ export class TurnRunner {
         publish,
         announce: workflowAnnounce(this.publish, req.turn_id),
         meter,
+        cut,
       },
       req.message.text,
     ).catch((err: unknown) => {
@@ -529,7 +493,7 @@ export class TurnRunner {
     });
   }
 
-  /** Counts the turn against the goal; answers whether another turn should follow on its own. */
+  /** Counts the turn against the goal; one still active after it gets another turn (the supervisor reads it). */
   private afterTurn(
     req: TurnRequest,
     outcome: {
@@ -537,21 +501,20 @@ export class TurnRunner {
       toolCalls: number;
     },
     publish: TurnPublish,
-  ): boolean {
+  ): void {
     const input = outcome.usage.input + outcome.usage.cachedInput + outcome.usage.cacheWrite;
     let goal = addGoalUsage(this.db, req.session_id, {
       input_tokens: input,
       output_tokens: outcome.usage.output,
       turns: 1,
     });
-    if (!goal) return false;
+    if (!goal) return;
     if (goal.status === 'active' && req.origin === 'goal' && outcome.toolCalls === 0) {
       // A continuation that did nothing but talk is not progress: stop and wait for the user.
       goal = putGoal(this.db, req.session_id, { status: 'paused' });
       publish('goal.paused', { reason: 'no_progress' });
     }
     this.goalChanged(req.session_id, goal);
-    return goal.status === 'active';
   }
 
   private goalChanged(sessionId: string, goal: Goal): void {
@@ -585,6 +548,28 @@ function record(turnId: string, write: () => unknown): void {
     log.warn('could not record the end of a turn', { turn: turnId, error: (err as Error).message });
   }
 }
+
+/** The end of a turn that threw: why, in words a person can act on, and the budget it hit. */
+function failedEnd(err: unknown, turnId: string, home: string): TurnEnd {
+  const { reason, message, budget } = describe(err, home);
+  if (reason === 'internal') log.error('turn failed', { turn: turnId, error: message });
+  else if (reason === DISK_FULL_REASON)
+    log.warn('a turn failed: the disk is full', { turn: turnId });
+  return { status: 'failed', reason, message, ...(budget ? { budget: budgetView(budget) } : {}) };
+}
+
+/** The end of a stopped turn: by the user, or by a restart past its drain bound. */
+function interruptedEnd(signal: AbortSignal): TurnEnd {
+  return signal.reason instanceof RestartInterrupt
+    ? { status: 'interrupted', reason: 'restarted', message: signal.reason.message }
+    : { status: 'interrupted' };
+}
+
+const turnRef = (req: TurnRequest) => ({
+  id: req.turn_id,
+  session_id: req.session_id,
+  origin: req.origin,
+});
 
 function describe(
   err: unknown,

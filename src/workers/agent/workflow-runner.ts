@@ -58,6 +58,8 @@ export interface WorkflowTurn {
   announce: WorkflowAnnounce;
   /** Records each step's model calls with the step's reply. */
   meter?: LoopContext['meter'];
+  /** A step's reply cut short goes to the turn's end (see LoopContext). */
+  cut: LoopContext['cut'];
 }
 
 /** Publishes on the `workflows` topic for one turn: the turn id is its own. */
@@ -285,6 +287,7 @@ async function promptStep(
     signal: t.signal,
     maxSteps: t.maxSteps,
     publish: t.publish,
+    cut: t.cut,
     sinceSeq: msg.seq - 1,
   });
 }

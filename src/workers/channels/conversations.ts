@@ -23,6 +23,7 @@ import {
 import type { Db } from '../../shared/store/db.js';
 import { createSession, getSession, type Session } from '../../shared/store/sessions.js';
 import { getTurnRow } from '../../shared/store/turns.js';
+import { resolveAttachments } from '../../shared/store/uploads.js';
 import { FileTooLarge, formatBytes, storeUpload } from '../../shared/upload-files.js';
 import { ipcPublish } from '../../shared/ws-publish.js';
 import type { Adapter, InboundMessage } from './adapter.js';
@@ -337,8 +338,7 @@ export class Conversations {
     else if (type === 'approval.requested') await this.ask(w, data);
     else if (type === 'approval.withdrawn')
       this.dropAsk(w.platform, w.chatId, String(data.approval_id));
-    else if (isTurnEnd(type))
-      await this.end(turnId, w, type, data);
+    else if (isTurnEnd(type)) await this.end(turnId, w, type, data);
   }
 
   private async end(turnId: string, w: Watch, type: string, data: Data): Promise<void> {
@@ -429,12 +429,20 @@ export class Conversations {
     text: string,
     attachments: string[],
   ): Promise<string> {
+    // This worker is where a channel turn comes in: its files are resolved here, once.
+    const resolved = resolveAttachments(
+      this.deps.db,
+      { uploadsDir: this.deps.uploadsDir },
+      attachments,
+    );
+    if ('missing' in resolved)
+      throw new Error(`the file ${resolved.missing} is no longer in svc's uploads`);
     for (let attempt = 0; ; attempt++) {
       try {
         return (
           await this.deps.endpoint.request('turn.start', {
             session_id: sessionId,
-            message: { text, attachments },
+            message: { text, attachments: resolved.attachments },
             origin: 'channel',
           })
         ).turn_id;

@@ -229,7 +229,7 @@ export class Runs {
     return task.model;
   }
 
-  /** The agent reported a turn's end: the run of that session (and turn) ends with it. */
+  /** The supervisor reported a turn's end: the run of that session (and turn) ends with it. */
   turnEnded(e: EventPayload<'turn.ended'>): void {
     for (const a of this.active.values()) {
       if (a.sessionId !== e.session_id || (a.turnId !== null && a.turnId !== e.turn_id)) continue;
