@@ -392,13 +392,14 @@ export async function startSvc(opts: {
   port?: number;
   timeoutMs?: number;
   engine?: 'uws' | 'node';
+  /** Another build's `bin/svc.js` (a baseline measured in the same run); this tree's by default. */
+  bin?: string;
 }): Promise<Svc> {
   const host = opts.host ?? '127.0.0.1';
   const env = svcEnv(opts.home);
   if (opts.engine) env.SVC_HTTP_ENGINE = opts.engine;
-  const proc = tracked(process.execPath, [svcBin, 'serve', '--addr', `${host}:${opts.port ?? 0}`], {
-    env,
-  });
+  const args = [opts.bin ?? svcBin, 'serve', '--addr', `${host}:${opts.port ?? 0}`];
+  const proc = tracked(process.execPath, args, { env });
   let out = '';
   const keep = (d: Buffer) => {
     out = (out + d.toString()).slice(-8192);

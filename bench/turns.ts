@@ -23,6 +23,7 @@ import {
   removeLater,
   round,
   startSvc,
+  cpuSeconds,
   stopTree,
   tracked,
   waitForLine,
@@ -49,9 +50,17 @@ import {
  *               deltas at once, burst, one subscriber per session: no lost, duplicated, reordered
  *               or misrouted event; throughput in deltas/s from the turn commands to the last
  *               turn.completed. BENCH_CONCURRENT_ROUNDS (3) rounds.
+ *   gateway_cpu the gateway's CPU time (utime + stime from /proc) per 1,000 text deltas the model
+ *               streams: BENCH_CPU_DELTAS (2000) deltas a turn, paced (~2 ms apart, a fast model)
+ *               and burst, BENCH_CPU_ROUNDS (3) turns each, one /ws subscriber. Not by default: it
+ *               is for comparing builds (below).
  *
- *   node dist/bench/turns.js                  all three
+ *   node dist/bench/turns.js                  latency, fanout, concurrent
  *   BENCH_PARTS=latency,fanout node dist/bench/turns.js
+ *
+ * BENCH_BASELINE_SVC=<root of another svc build> adds that build as a third server ("base"),
+ * started the same way in the same run and interleaved turn by turn with this one in latency and
+ * gateway_cpu: the ratios this/base are printed beside those against the relay.
  *
  * Clock: every timestamp is CLOCK_MONOTONIC (process.hrtime), one clock for every process on the
  * machine. The fake provider runs in this process and stamps writes on the performance clock,
@@ -180,7 +189,9 @@ class WsConn {
 // ---------------------------------------------------------------- servers
 
 interface Server {
-  name: 'svc' | 'relay';
+  name: 'svc' | 'relay' | 'base';
+  /** The gateway process's pid (svc and base). */
+  gatewayPid?: () => Promise<number>;
   port: number;
   /** The end of the server's log, for error reports. */
   tail(): string;
@@ -188,10 +199,18 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startSvcServer(fake: FakeProvider): Promise<Server> {
+/** The build BENCH_BASELINE_SVC names (its root), if any. */
+const baselineRoot = process.env.BENCH_BASELINE_SVC || undefined;
+
+async function startSvcServer(fake: FakeProvider, root?: string): Promise<Server> {
   const home = mkdtempSync(join(tmpdir(), 'svc-bench-turns-'));
   removeLater(home);
-  const svc = await startSvc({ home, engine: svcEngine });
+  const svc = await startSvc({
+    home,
+    engine: svcEngine,
+    ...(root ? { bin: join(root, 'bin', 'svc.js') } : {}),
+  });
+  let gateway: number | undefined;
   const model = await api(svc.port, 'POST', '/api/config/models', {
     id: 'm',
     provider: 'custom',
@@ -210,9 +229,16 @@ async function startSvcServer(fake: FakeProvider): Promise<Server> {
       `PUT /api/config/models/default answered ${slot.status}: ${JSON.stringify(slot.body)}`,
     );
   return {
-    name: 'svc',
+    name: root ? 'base' : 'svc',
     port: svc.port,
     tail: svc.tail,
+    gatewayPid: async () => {
+      gateway ??= ((await svc.status()).processes as Array<{ role: string; pid: number }>).find(
+        (p) => p.role === 'gateway',
+      )?.pid;
+      if (gateway === undefined) throw new Error('svc status names no gateway');
+      return gateway;
+    },
     newSession: async () => {
       const r = await api(svc.port, 'POST', '/api/sessions', {});
       if (r.status !== 201)
@@ -317,25 +343,29 @@ async function warmSession(s: Server, turns: number): Promise<void> {
   }
 }
 
+/** svc, the relay and (BENCH_BASELINE_SVC) the baseline build, started and warmed up. */
 async function withServers<T>(
   fake: FakeProvider,
-  fn: (svc: Server, relay: Server) => Promise<T>,
+  fn: (...servers: Server[]) => Promise<T>,
 ): Promise<T> {
   note(`starting svc (${svcEngine} engine) and the relay baseline`);
   const svc = await startSvcServer(fake);
   let relay: Server | undefined;
+  let base: Server | undefined;
   try {
     relay = await startRelay(fake);
-    await warmUp(svc);
-    await warmUp(relay);
-    return await fn(svc, relay);
+    if (baselineRoot) base = await startSvcServer(fake, baselineRoot);
+    const servers = [svc, relay, ...(base ? [base] : [])];
+    for (const s of servers) await warmUp(s);
+    return await fn(...servers);
   } catch (err) {
-    for (const s of [svc, relay])
+    for (const s of [svc, relay, base])
       if (s)
         emit({ bench: 'turns', kind: 'server_log', target: s.name, tail: s.tail().slice(-3000) });
     throw err;
   } finally {
-    note('stopping svc and the relay');
+    note('stopping the servers');
+    await base?.stop().catch(() => undefined);
     await relay?.stop().catch(() => undefined);
     await svc.stop().catch(() => undefined);
   }
@@ -454,9 +484,9 @@ async function latencyBench(): Promise<{
           turn_round_trip_ms: dist(x.whole),
           ws_ping_rtt_ms: dist(pings[x.s.name]!, 3),
           about:
-            x.s.name === 'svc'
-              ? 'fake provider writes the first text chunk → /ws client gets the first turn.text_delta (agent worker → supervisor → gateway)'
-              : 'the same through bench/turn-relay.ts (one bare uWebSockets.js process, no batching)',
+            x.s.name === 'relay'
+              ? 'the same through bench/turn-relay.ts (one bare uWebSockets.js process, no batching)'
+              : `fake provider writes the first text chunk → /ws client gets the first turn.text_delta (agent worker → supervisor → gateway)${x.s.name === 'base' ? `; the build at ${baselineRoot}` : ''}`,
         });
       }
       summary.ping = dist(pings.svc!, 3);
@@ -744,7 +774,7 @@ async function concurrentBench(): Promise<{ ok: boolean; summary: Record<string,
   const n = Math.max(1, envInt('BENCH_SESSION_DELTAS', 1000));
   const rounds = Math.max(1, envInt('BENCH_CONCURRENT_ROUNDS', 3));
   const fake = await startFakeProvider({ apiKey: API_KEY });
-  const tput: Record<string, number[]> = { svc: [], relay: [] };
+  const tput: Record<string, number[]> = { svc: [], relay: [], base: [] };
   let ok = true;
   let k = 0;
   try {
@@ -821,11 +851,108 @@ async function concurrentBench(): Promise<{ ok: boolean; summary: Record<string,
   };
 }
 
+// ---------------------------------------------------------------- 4. the gateway's CPU per delta
+
+/** One turn of `n` deltas to one subscriber; the gateway's CPU milliseconds it took, or null when the text did not arrive whole. */
+async function cpuTurn(
+  s: Server,
+  fake: FakeProvider,
+  k: number,
+  n: number,
+  delayMs: number,
+): Promise<number | null> {
+  const session = await s.newSession();
+  const conn = await WsConn.open(s.port, [`session:${session}`]);
+  const pid = await s.gatewayPid!();
+  fake.reset();
+  const deltas = deltasOf(k, n);
+  fake.enqueue({
+    parts: [{ text: deltas }],
+    usage: { input: 10, output: n },
+    ...(delayMs ? { delayMs } : {}),
+  });
+  let text = '';
+  const done = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${s.name}: a cpu turn did not end in ${TURN_TIMEOUT_MS} ms`)),
+      TURN_TIMEOUT_MS,
+    );
+    conn.onEvent = (e) => {
+      if (e.type === 'turn.text_delta') text += String(e.data.delta);
+      if (
+        e.type === 'turn.completed' ||
+        e.type === 'turn.failed' ||
+        e.type === 'turn.interrupted'
+      ) {
+        clearTimeout(timer);
+        resolve(e.type);
+      }
+    };
+  });
+  const before = cpuSeconds(pid);
+  conn.turn(session, `cpu turn ${k}`);
+  const end = await done;
+  const ms = (cpuSeconds(pid) - before) * 1000;
+  conn.close();
+  return end === 'turn.completed' && text === deltas.join('') ? ms : null;
+}
+
+async function gatewayCpuBench(): Promise<{
+  ok: boolean;
+  summary: Record<string, Record<string, number>>;
+}> {
+  const n = Math.max(1, envInt('BENCH_CPU_DELTAS', 2000));
+  const rounds = Math.max(1, envInt('BENCH_CPU_ROUNDS', 3));
+  const fake = await startFakeProvider({ apiKey: API_KEY });
+  const summary: Record<string, Record<string, number>> = {};
+  let ok = true;
+  let k = 0;
+  try {
+    await withServers(fake, async (...servers) => {
+      const svcs = servers.filter((s) => s.gatewayPid);
+      for (const mode of [
+        { name: 'paced', delayMs: 2 },
+        { name: 'burst', delayMs: 0 },
+      ]) {
+        const per: Record<string, number[]> = {};
+        for (let r = 0; r < rounds; r++)
+          for (const s of r % 2 ? [...svcs].reverse() : svcs) {
+            note(`gateway_cpu ${mode.name} ${r + 1}/${rounds}: ${s.name}, ${n} deltas`);
+            const ms = await cpuTurn(s, fake, ++k, n, mode.delayMs);
+            if (ms === null) {
+              ok = false;
+              emit({ bench: 'turns', kind: 'error', part: 'gateway_cpu', target: s.name });
+              continue;
+            }
+            (per[s.name] ??= []).push((ms * 1000) / n);
+          }
+        for (const [name, xs] of Object.entries(per)) {
+          summary[`${name}_${mode.name}`] = { median: round(median(xs), 1), n: xs.length };
+          emit({
+            bench: 'turns',
+            kind: 'gateway_cpu',
+            target: name,
+            mode: mode.name,
+            deltas_per_turn: n,
+            provider_delay_ms: mode.delayMs,
+            gateway_cpu_ms_per_1000_deltas: xs.map((x) => round(x, 1)),
+            median: round(median(xs), 1),
+            clock_tick_ms: 10,
+          });
+        }
+      }
+    });
+  } finally {
+    await fake.close();
+  }
+  return { ok, summary };
+}
+
 // ---------------------------------------------------------------- the run
 
 export async function runTurns(): Promise<{ ok: boolean }> {
-  const known = ['latency', 'fanout', 'concurrent'];
-  const parts = (process.env.BENCH_PARTS ?? known.join(','))
+  const known = ['latency', 'fanout', 'concurrent', 'gateway_cpu'];
+  const parts = (process.env.BENCH_PARTS ?? known.slice(0, 3).join(','))
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -901,6 +1028,23 @@ async function turnsOnEngine(
         ratios.first_delta_target = `p50 <= ${LATENCY_TARGET.p50} ms, p99 <= ${LATENCY_TARGET.p99} ms`;
         pass.first_delta_p50 = svc.p50! <= LATENCY_TARGET.p50;
         pass.first_delta_p99 = svc.p99! <= LATENCY_TARGET.p99;
+        const base = r.summary.base;
+        if (base) {
+          ratios.base_first_delta_p50_ms = base.p50;
+          ratios.base_first_delta_p99_ms = base.p99;
+          ratios['first_delta_p50/base'] = round(svc.p50! / base.p50!, 2);
+          ratios['first_delta_p99/base'] = round(svc.p99! / base.p99!, 2);
+        }
+      } else if (part === 'gateway_cpu') {
+        const r = await gatewayCpuBench();
+        ok &&= r.ok;
+        for (const mode of ['paced', 'burst']) {
+          const a = r.summary[`svc_${mode}`];
+          const b = r.summary[`base_${mode}`];
+          if (a) ratios[`gateway_cpu_ms_per_1000_deltas_${mode}`] = a.median;
+          if (b) ratios[`base_gateway_cpu_ms_per_1000_deltas_${mode}`] = b.median;
+          if (a && b) ratios[`gateway_cpu_${mode}/base`] = round(a.median! / b.median!, 2);
+        }
       } else if (part === 'fanout') {
         const r = await fanoutBench();
         ok &&= r.ok;

@@ -120,7 +120,8 @@ endpoint.onEvent((event) => {
     redactConfigSecrets(config);
     gateway.updateConfig(event.payload.config);
     void configureTelemetry(config.telemetry, 'gateway');
-  } else if (event.type === 'ws.publish')
+  } else if (event.type === 'ws.delta') gateway.ws.publishDelta(event.payload);
+  else if (event.type === 'ws.publish')
     gateway.ws.publishChecked(event.payload.topic, event.payload.type, event.payload.data);
 });
 

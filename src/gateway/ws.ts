@@ -1,7 +1,6 @@
 import { firstIssue } from '../shared/errors.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { DeltaBatcher } from '../shared/delta-batcher.js';
 import { log } from '../shared/log.js';
 import {
   isDelta,
@@ -12,7 +11,12 @@ import {
 } from '../shared/protocol/events.js';
 import { capped } from '../shared/ws-publish.js';
 import { apiErrorOf } from './error-map.js';
-import { approvalDecision, turnMessageSchema, type WsState } from '../shared/protocol/ipc.js';
+import {
+  approvalDecision,
+  turnMessageSchema,
+  type EventPayload,
+  type WsState,
+} from '../shared/protocol/ipc.js';
 import { version } from '../shared/version.js';
 import type { AuthDecision } from './auth.js';
 import type { ConnectionCap } from './conn-cap.js';
@@ -85,12 +89,6 @@ export const IDLE_TOPIC_MS = 5 * 60_000;
 /** Idle topics are looked for at most this often, and at least once a minute. */
 const SWEEP_MIN_MS = 1000;
 const SWEEP_MAX_MS = 60_000;
-/**
- * Streaming deltas of one turn are merged into at most one frame per topic per this interval. The
- * first delta on a quiet topic goes out at once (leading edge); the ones that follow within the
- * window are merged and sent when it closes.
- */
-const BATCH_MS = 16;
 /** A client with this much unsent data is behind: it is told to resync instead of being fed more. */
 const LAG_BYTES = 4 * 1024 * 1024;
 /** At most this much of the kept frames goes to a successor gateway (newest first); older `since` values resync. */
@@ -141,9 +139,6 @@ export class WsHub {
   private readonly subscribers = new Map<string, Set<EngineSocket<Conn>>>();
   private readonly listeners = new Map<string, Set<(e: HubEvent) => void>>();
   private readonly taps = new Set<(e: HubEvent) => void>();
-  private readonly batcher = new DeltaBatcher(BATCH_MS, (topic, type, data) =>
-    this.emit(topic, type, data),
-  );
   /** Runs client commands (turn, interrupt, approve); answers the frame to send back. */
   onCommand: ((frame: CommandFrame, who: Caller) => Promise<Record<string, unknown>>) | undefined;
 
@@ -202,8 +197,16 @@ export class WsHub {
     });
   }
 
-  /** Publishes an event of the catalogue; a streaming turn's deltas are batched (see DeltaBatcher). */
-  readonly publish: Publish = (topic, type, data) => this.batcher.publish(topic, type, data);
+  /** Publishes an event of the catalogue. */
+  readonly publish: Publish = (topic, type, data) => this.emit(topic, type, data);
+
+  /**
+   * A piece of streamed text from an agent worker (IPC `ws.delta`): merged there already and
+   * checked by the IPC parse against the catalogue's delta schema, so it goes out as it is.
+   */
+  publishDelta(e: EventPayload<'ws.delta'>): void {
+    this.emit(e.topic, e.type, { turn_id: e.turn_id, delta: e.delta });
+  }
 
   /**
    * Publishes an event another process sent (IPC `ws.publish`): checked against the catalogue
@@ -218,7 +221,7 @@ export class WsHub {
         type,
         problem,
       });
-    this.batcher.publish(topic, type, data);
+    this.emit(topic, type, data);
   }
 
   /** Hears every event on every topic as clients get it (metrics); returns the way to stop. */
@@ -257,19 +260,17 @@ export class WsHub {
 
   /** Closes every WebSocket (restart handover); returns how many there were. */
   closeAll(code: number, reason: string): number {
-    this.batcher.flushAll();
     const n = this.sockets.size;
     for (const ws of [...this.sockets]) ws.end(code, reason);
     return n;
   }
 
   /**
-   * Gives this hub's numbering to a successor gateway (on a restart): what is batched goes out
-   * first, then every later event is passed to `forward` unnumbered, so the successor numbers it
-   * after the last seq here and no number is used twice.
+   * Gives this hub's numbering to a successor gateway (on a restart): every later event is passed
+   * to `forward` unnumbered, so the successor numbers it after the last seq here and no number is
+   * used twice.
    */
   handOff(forward: (topic: string, type: string, data: unknown) => void): WsState {
-    this.batcher.flushAll();
     this.forward = forward;
     let budget = HANDOFF_BYTES;
     const topics: WsState['topics'] = [];
@@ -425,7 +426,6 @@ export class WsHub {
     const seq: Record<string, number> = {};
     ws.cork(() => {
       for (const t of parsed.topics) {
-        this.batcher.flush(t); // replay must not miss deltas still being batched
         const since = parsed.since?.[t];
         if (since !== undefined) this.replay(ws, t, since);
         let set = this.subscribers.get(t);

@@ -3,8 +3,16 @@ import { deltaTypes } from './protocol/event-names.js';
 /** Event types that carry a piece of streaming text: `{turn_id, delta}`. */
 export const DELTA_TYPES: ReadonlySet<string> = new Set(deltaTypes);
 
+type DeltaType = (typeof deltaTypes)[number];
+
+/** Where the batcher sends: merged deltas on their own, every other event as it came. */
+export interface BatchSink {
+  delta(topic: string, type: DeltaType, turnId: string, delta: string): void;
+  event(topic: string, type: string, data: unknown): void;
+}
+
 interface Window {
-  type: string;
+  type: DeltaType;
   turnId: string;
   /** What arrived since the last send ('' when nothing). */
   delta: string;
@@ -14,15 +22,15 @@ interface Window {
 /**
  * Merges a turn's streaming deltas: the first on a quiet topic is sent at once and opens a window;
  * deltas within the window are merged into one send when it closes (which opens the next one).
- * Any other event on the topic first sends what is pending, so order never changes. Used by the
- * agent worker (fewer IPC messages) and the gateway (at most one frame per topic per window).
+ * Any other event on the topic first sends what is pending, so order never changes. The agent
+ * worker's, and the only one on the way to a client: at most one frame per topic per window.
  */
 export class DeltaBatcher {
   private readonly windows = new Map<string, Window>();
 
   constructor(
     private readonly windowMs: number,
-    private readonly send: (topic: string, type: string, data: unknown) => void,
+    private readonly sink: BatchSink,
   ) {}
 
   publish(topic: string, type: string, data: unknown): void {
@@ -33,8 +41,9 @@ export class DeltaBatcher {
       return;
     }
     this.flush(topic);
-    this.send(topic, type, d ? { turn_id: d.turn_id, delta: d.delta } : data);
-    if (d) this.open(topic, type, d.turn_id);
+    if (!d) return this.sink.event(topic, type, data);
+    this.sink.delta(topic, type as DeltaType, d.turn_id, d.delta);
+    this.open(topic, type as DeltaType, d.turn_id);
   }
 
   /** Sends what the topic's window holds, if anything, and closes it. */
@@ -43,14 +52,14 @@ export class DeltaBatcher {
     if (!w) return;
     this.windows.delete(topic);
     clearTimeout(w.timer);
-    if (w.delta !== '') this.send(topic, w.type, { turn_id: w.turnId, delta: w.delta });
+    if (w.delta !== '') this.sink.delta(topic, w.type, w.turnId, w.delta);
   }
 
   flushAll(): void {
     for (const topic of [...this.windows.keys()]) this.flush(topic);
   }
 
-  private open(topic: string, type: string, turnId: string): void {
+  private open(topic: string, type: DeltaType, turnId: string): void {
     const timer = setTimeout(() => {
       const w = this.windows.get(topic);
       if (w?.timer !== timer) return;

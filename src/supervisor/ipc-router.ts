@@ -52,12 +52,15 @@ export class IpcRouter {
 
   private route(from: Routable, event: IpcEvent): void {
     // Only the supervisor announces server state; a child claiming to is ignored.
-    if (event.type !== 'ws.publish') return;
-    this.alsoTo?.(event.payload, from);
+    if (event.type !== 'ws.publish' && event.type !== 'ws.delta') return;
+    if (event.type === 'ws.publish') this.alsoTo?.(event.payload, from);
+    else {
+      const { topic, type, turn_id, delta } = event.payload;
+      this.alsoTo?.({ topic, type, data: { turn_id, delta } }, from);
+    }
     const gateway = this.pick('gateway');
     if (gateway === from) this.held.push(event);
-    else if (gateway && !(gateway instanceof Promise))
-      gateway.endpoint.emit('ws.publish', event.payload);
+    else if (gateway && !(gateway instanceof Promise)) pass(gateway, event);
   }
 
   /** Passes what was held to the gateway now current (the successor, or the old one taking its numbering back). */
@@ -66,7 +69,12 @@ export class IpcRouter {
     if (!gateway || gateway instanceof Promise) return;
     const held = this.held;
     this.held = [];
-    for (const e of held)
-      if (e.type === 'ws.publish') gateway.endpoint.emit('ws.publish', e.payload);
+    for (const e of held) pass(gateway, e);
   }
+}
+
+/** Passes a `/ws` event (a streamed delta on its own) to the gateway as it came. */
+function pass(gateway: Routable, e: IpcEvent): void {
+  if (e.type === 'ws.publish') gateway.endpoint.emit('ws.publish', e.payload);
+  else if (e.type === 'ws.delta') gateway.endpoint.emit('ws.delta', e.payload);
 }

@@ -451,7 +451,8 @@ export class Supervisor {
     // gateway before the session is free for the next turn.
     if (role === 'agent')
       child.endpoint.onEvent((event) => {
-        if (event.type === 'ws.publish') this.turns.observe(event.payload);
+        if (event.type === 'ws.delta') this.turns.observeDelta(event.payload);
+        else if (event.type === 'ws.publish') this.turns.observe(event.payload);
       });
     handleCronSignals(child, this.services);
     void child.exited.then(({ code, signal }) => this.onExit(child, code, signal));

@@ -172,9 +172,16 @@ export class TurnDispatcher {
     return { interrupted: ack?.interrupted ?? true, turn_id: r.turnId };
   }
 
+  /** A piece of text an agent worker streamed, as the IPC parse left it: kept until committed. */
+  observeDelta(e: EventPayload<'ws.delta'>): void {
+    if (e.type !== 'turn.text_delta') return;
+    const r = this.running.get(e.topic.slice('session:'.length));
+    if (r && r.turnId === e.turn_id) r.streamed += e.delta;
+  }
+
   /**
-   * A `/ws` event an agent worker sent, as the IPC parse left it (read, not parsed again): the
-   * text each running turn streamed since its last committed message, and the turn's end.
+   * A `/ws` event an agent worker sent, as the IPC parse left it (read, not parsed again): a
+   * committed message (the streamed text is kept on record now) and the turn's end.
    */
   observe(e: EventPayload<'ws.publish'>): void {
     if (!e.topic.startsWith('session:')) return;
@@ -186,8 +193,6 @@ export class TurnDispatcher {
     >;
     if (!r || r.turnId !== data.turn_id) return;
     if (e.type === 'message.committed') r.streamed = '';
-    else if (e.type === 'turn.text_delta' && typeof data.delta === 'string')
-      r.streamed += data.delta;
     else if (isTurnEnd(e.type)) {
       const status = e.type.slice('turn.'.length) as EndStatus;
       if (status === 'failed') logTurnFailed(sessionId, r.turnId, data.reason, data.message);

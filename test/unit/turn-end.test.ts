@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { resolvePaths } from '../../src/shared/paths.js';
+import { ipcMessage } from '../../src/shared/protocol/ipc.js';
 import { wsEventProblem } from '../../src/shared/protocol/events.js';
 import { openAndMigrate, type Db } from '../../src/shared/store/db.js';
 import { listMessages } from '../../src/shared/store/messages.js';
@@ -105,6 +106,21 @@ test('a completed turn keeps its whole reply on record; the event carries its st
   assert.is(told.data.truncated, true);
   assert.ok(told.data.reply.length < reply.length);
   assert.is(wsEventProblem(`session:${s.id}`, told.type, { turn_id: turn.id, ...told.data }), null);
+});
+
+test('a streamed delta crosses IPC as its own event whose parse is the catalogue check', () => {
+  const event = (payload: unknown) =>
+    ipcMessage.safeParse({ kind: 'event', type: 'ws.delta', payload });
+  const good = { topic: 'session:s1', type: 'turn.text_delta', turn_id: 't1', delta: 'Hel' };
+  assert.ok(event(good).success);
+  assert.is(wsEventProblem(good.topic, good.type, { turn_id: 't1', delta: 'Hel' }), null);
+  for (const bad of [
+    { ...good, topic: 'tasks' },
+    { ...good, type: 'turn.completed' },
+    { ...good, delta: 3 },
+    { ...good, turn_id: '' },
+  ])
+    assert.not.ok(event(bad).success, JSON.stringify(bad));
 });
 
 test.run();

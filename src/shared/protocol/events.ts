@@ -4,6 +4,7 @@ import { channelStatusSchema, loginStateSchema } from './channels.js';
 import { upgradeProgressSchema, versionInfoSchema } from './version.js';
 import { topicKindOf, type TopicKind, type TopicName } from './event-names.js';
 import { budgetScopeSchema, budgetStateSchema } from './budget-state.js';
+import { deltaDataShape } from './delta.js';
 
 /**
  * The catalogue of `/ws` events: every event type, the topics it goes to and the schema of its
@@ -317,12 +318,12 @@ export const wsEvents = {
   'turn.text_delta': ev(
     ['session'],
     'A piece of the reply as it streams (merged, at most one frame per topic per 16 ms). Exempt from the size cap.',
-    z.object({ ...turnId, delta: z.string() }),
+    z.object(deltaDataShape),
   ),
   'turn.reasoning_delta': ev(
     ['session'],
     "A piece of the model's reasoning as it streams (when the session shows reasoning). Exempt from the size cap.",
-    z.object({ ...turnId, delta: z.string() }),
+    z.object(deltaDataShape),
   ),
   'turn.tool_call_started': ev(
     ['session'],

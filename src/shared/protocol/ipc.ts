@@ -14,6 +14,8 @@ import { versionInfoSchema } from './version.js';
 import { traceparentSchema } from './trace-context.js';
 import { approvalDecision, interruptResult, modelTestResult, pendingApprovals } from './answers.js';
 import { attachmentSchema } from './message-content.js';
+import { deltaDataShape } from './delta.js';
+import { deltaTypes } from './event-names.js';
 
 export {
   upgradeProgressSchema,
@@ -449,6 +451,16 @@ export const eventDefs = {
    * supervisor kills those still listed when the worker dies, however it dies.
    */
   'child.process_groups': z.object({ pgids: z.array(z.number().int().min(2)).max(4096) }),
+  /**
+   * agent → supervisor → gateway: a piece of a turn's streamed text, merged by the agent's
+   * batcher (the only one). Its own event so that the IPC parse at each hop is its one check:
+   * the supervisor reads the text it keeps from it, the gateway sends it as it is.
+   */
+  'ws.delta': z.object({
+    topic: z.string().startsWith('session:').max(200),
+    type: z.enum(deltaTypes),
+    ...deltaDataShape,
+  }),
   /** any → gateway: publish to WebSocket subscribers of a topic. */
   'ws.publish': z.object({
     topic: z.string().min(1).max(200),

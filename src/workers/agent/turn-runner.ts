@@ -60,7 +60,8 @@ import {
 
 type TurnRequest = PayloadOf<'agent.turn'>;
 
-const DELTA_WINDOW_MS = 8;
+/** The one batching window of streamed text on its way to clients (at most one frame per topic per window). */
+const DELTA_WINDOW_MS = 16;
 
 /** What a running turn publishes and records through, and where its trace goes. */
 interface TurnTools {
@@ -83,9 +84,11 @@ class TurnFailure extends Error {
 export class TurnRunner {
   private readonly active = new Map<string, AbortController>();
   /** Streaming deltas merged before they cross to the supervisor: far fewer IPC messages a turn. */
-  private readonly batcher = new DeltaBatcher(DELTA_WINDOW_MS, (topic, type, data) =>
-    this.endpoint.emit('ws.publish', { topic, type, data }),
-  );
+  private readonly batcher = new DeltaBatcher(DELTA_WINDOW_MS, {
+    delta: (topic, type, turnId, delta) =>
+      this.endpoint.emit('ws.delta', { topic, type, turn_id: turnId, delta }),
+    event: (topic, type, data) => this.endpoint.emit('ws.publish', { topic, type, data }),
+  });
   /** Every event of this worker's turns, typed and capped, through the batcher. */
   private readonly publish: Publish = typedPublish((topic, type, data) =>
     this.batcher.publish(topic, type, data),
