@@ -47,6 +47,8 @@ interface Active {
   timer: NodeJS.Timeout;
   /** Set once max_runtime_seconds passed: the run ends as interrupted, with that reason, when its turn stops. */
   overdue?: string;
+  /** Watched again after a restart of this worker: its turn's end may have passed meanwhile (see ensureSweeper). */
+  adopted?: true;
 }
 
 export interface RunDeps {
@@ -147,7 +149,6 @@ export class Runs {
       turnId: null,
       timer,
     });
-    this.ensureSweeper();
     // The run is recorded and has its session: the caller hears of it now, the turn starts meanwhile
     // (a cold agent worker on a busy machine can take seconds); a turn that cannot start fails the run.
     void this.startTurn(run.id, session.id, text, workflowRunId);
@@ -357,6 +358,7 @@ export class Runs {
         sessionId: run.session_id!,
         turnId: turn.id,
         timer,
+        adopted: true,
       });
       log.info('watching a cron run again after a restart of the cron worker', {
         run: run.id,
@@ -366,12 +368,16 @@ export class Runs {
     this.ensureSweeper();
   }
 
-  /** A turn.ended missed (the worker restarted meanwhile) is found in the store. */
+  /**
+   * A turn.ended missed (this worker restarted meanwhile) is found in the store, for the runs
+   * watched again after the restart only: the others hear their turn's end from the supervisor,
+   * once the session is free (the row says it ended a moment before that).
+   */
   private ensureSweeper(): void {
     if (this.sweeper || this.active.size === 0) return;
     this.sweeper = setInterval(() => {
       for (const a of [...this.active.values()]) {
-        if (a.turnId === null) continue;
+        if (a.turnId === null || !a.adopted) continue;
         const t = getTurnRow(this.deps.db, a.turnId);
         if (t && t.status !== 'running') {
           if (a.overdue) this.end(a.runId, 'interrupted', a.overdue);
@@ -383,7 +389,7 @@ export class Runs {
             );
         }
       }
-      if (this.active.size === 0) {
+      if (![...this.active.values()].some((a) => a.adopted)) {
         clearInterval(this.sweeper);
         this.sweeper = undefined;
       }
