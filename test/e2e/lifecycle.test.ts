@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -414,18 +414,14 @@ test('a port already in use stops the start with one clear line', async () => {
   }
 });
 
-test('a relaunched svc (an upgrade, a rollback) waits while another connection holds its port, then serves', async () => {
-  // The local port of an outgoing connection: what the kernel may hand any program in the moment
-  // between the old svc closing its port and the new one binding it.
-  let accepted: Socket | undefined;
-  const peer: Server = createServer((s) => {
-    accepted = s;
-    s.on('error', () => {});
-  });
-  await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
-  const held: Socket = connect((peer.address() as { port: number }).port, '127.0.0.1');
-  await new Promise<void>((r) => held.once('connect', r));
-  const port = held.localPort!;
+test('a relaunched svc (an upgrade, a rollback) waits while another program holds its port, then serves', async () => {
+  // In life the holder is another program's outgoing connection, handed the port from the
+  // ephemeral range (32768-60999) in the moment between the old svc closing it and the new one
+  // binding it. A test cannot hold it that way: once released, the same port may at once be handed
+  // to any other test process's connection, whose TIME_WAIT then blocks it for 60 s (CI saw that
+  // once). A listener on a port below that range blocks the bind the same way (EADDRINUSE) and,
+  // once closed, is free for svc alone.
+  const { holder, port } = await listenBelowEphemeralRange();
   const home = tmpHome();
   try {
     const first = await runCli(
@@ -455,9 +451,7 @@ test('a relaunched svc (an upgrade, a rollback) waits while another connection h
       15_000,
       'svc to say it waits for its port',
     );
-    // The far end closes first, so the port is free at once (a program that closes its own end
-    // first keeps it in TIME_WAIT for 60 s, which svc waits out too, but a test should not).
-    accepted!.destroy();
+    await new Promise((r) => holder.close(r));
     const server = await starting;
     try {
       assert.is(server.port, port, 'the same port as before');
@@ -466,10 +460,23 @@ test('a relaunched svc (an upgrade, a rollback) waits while another connection h
       await server.stop();
     }
   } finally {
-    held.destroy();
-    await new Promise((r) => peer.close(r));
+    if (holder.listening) await new Promise((r) => holder.close(r));
     removeHome(home);
   }
 });
+
+/** A listener on a free port below Linux's ephemeral range, where no connect() is handed ports. */
+async function listenBelowEphemeralRange(): Promise<{ holder: Server; port: number }> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const holder = createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      holder.once('error', () => resolve(false)); // taken by another program: try another
+      holder.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (ok) return { holder, port };
+  }
+  throw new Error('no free port below the ephemeral range in 50 tries');
+}
 
 test.run();
