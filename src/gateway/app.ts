@@ -194,7 +194,11 @@ export class Gateway {
       );
     }
     const query = route.query
-      ? this.validate(route.query, Object.fromEntries(req.query), 'query parameter')
+      ? this.validate(
+          route.query,
+          Object.fromEntries(req.query),
+          route.fields ?? { what: 'query parameter' },
+        )
       : undefined;
     const ctx = new Context(req, match.params, query, r, decision);
     if (route.stream) {
@@ -204,7 +208,7 @@ export class Gateway {
       return this.run(r, route, ctx);
     }
     if (!BODY_METHODS.has(req.method) || !hasBody) {
-      ctx.body = route.body ? this.validate(route.body, {}) : undefined;
+      ctx.body = route.body ? this.validate(route.body, {}, route.fields) : undefined;
       return this.run(r, route, ctx);
     }
     const limit = this.config.limits.json_body_bytes;
@@ -229,7 +233,7 @@ export class Gateway {
           } catch (err) {
             throw new ApiError('invalid_request', `The body is not valid JSON: ${messageOf(err)}`);
           }
-          ctx.body = route.body ? this.validate(route.body, parsed) : undefined;
+          ctx.body = route.body ? this.validate(route.body, parsed, route.fields) : undefined;
           return this.run(r, route, ctx);
         },
         (err: unknown) => {
@@ -244,11 +248,11 @@ export class Gateway {
   private validate(
     schema: z.ZodType,
     value: unknown,
-    what: 'request body' | 'query parameter' = 'request body',
+    fields: Route['fields'] = { what: 'request body' },
   ): unknown {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
-    throw invalidInput(result.error, { what });
+    throw invalidInput(result.error, fields);
   }
 
   /** Runs a handler; one that answers synchronously is written before the engine's callback returns. */

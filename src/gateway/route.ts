@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ApiError } from '../shared/errors.js';
+import type { ApiError, FieldLabels } from '../shared/errors.js';
 import type { Reply, RequestInfo, Responder } from './http.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -67,6 +67,11 @@ export interface Route<
   body?: z.ZodType<B>;
   /** Parameters of the query string; a bad one is a 400 naming it. */
   query?: z.ZodType<Q>;
+  /**
+   * For a body or query a Web UI form sends: what it is (`Invalid <what>: …`) and the label the
+   * form shows for each field, so a 400 names the field as the person saw it.
+   */
+  fields?: { what: string; labels?: FieldLabels };
   /** The body arrives as a BodyStream instead of parsed JSON (uploads). */
   stream?: boolean;
   /**

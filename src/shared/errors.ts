@@ -103,19 +103,92 @@ export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** One zod issue as a person reads it: unknown keys by name, everything else zod's own words. */
+/** zod's own sentence for an issue it wrote itself (not one a schema gave), which says it in types. */
+const zodWording = /^(Invalid input|Invalid option|Too small|Too big|Invalid key in record)/;
+
+const typeWords: Record<string, string> = {
+  string: 'text',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  array: 'a list',
+  object: 'an object',
+  record: 'an object',
+};
+
+/** A bound in words: `at least 1 character`, `at most 20 entries`, `at least 1` (a number). */
+function bound(
+  origin: string,
+  n: number | bigint,
+  side: 'least' | 'most',
+  inclusive: boolean | undefined,
+): string {
+  const unit =
+    origin === 'string' ? 'character' : origin === 'array' || origin === 'set' ? 'entry' : '';
+  if (!unit)
+    return inclusive === false
+      ? `${side === 'least' ? 'more' : 'less'} than ${n}`
+      : `at ${side} ${n}`;
+  const plural = n === 1 || n === 1n ? unit : unit === 'entry' ? 'entries' : `${unit}s`;
+  return `at ${side} ${n} ${plural}`;
+}
+
+/** zod's own wording of an issue in plain words, or undefined when a schema gave its own message. */
+function plainWords(issue: z.core.$ZodIssue): string | undefined {
+  if (!zodWording.test(issue.message)) return undefined;
+  switch (issue.code) {
+    case 'invalid_type':
+      if (/received undefined$/.test(issue.message)) return 'required';
+      return `must be ${typeWords[issue.expected] ?? issue.expected}`;
+    case 'too_small':
+      if (issue.origin === 'string' && Number(issue.minimum) === 1) return 'must not be empty';
+      return `must be ${bound(issue.origin, issue.minimum, 'least', issue.inclusive)}`;
+    case 'too_big':
+      return `must be ${bound(issue.origin, issue.maximum, 'most', issue.inclusive)}`;
+    case 'invalid_value':
+      return issue.values.length === 1
+        ? `must be ${String(issue.values[0])}`
+        : `must be one of ${issue.values.map(String).join(', ')}`;
+    default:
+      return undefined;
+  }
+}
+
+/** One zod issue as a person reads it: unknown keys by name, a record's refused key by its own reason, zod's type talk in words. */
 export function issueMessage(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys')
     return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
-  return issue.message;
+  // A record's key refused by its schema: the key's own message says why, not "Invalid key".
+  if (issue.code === 'invalid_key' && issue.issues[0]) return issueMessage(issue.issues[0]);
+  return plainWords(issue) ?? issue.message;
+}
+
+/**
+ * The words a form shows beside each of its fields, by the field's key: a 400 about that field
+ * names it so (the key stays in `details` for API clients).
+ */
+export type FieldLabels = Readonly<Record<string, string>>;
+
+/**
+ * Where an issue is, for a person: the field's label when `labels` has one, then an entry of a
+ * list by its number (`Who may talk to the agent, entry 2`) or a key of an object by its name;
+ * else the dotted path.
+ */
+export function issuePlace(path: readonly PropertyKey[], labels?: FieldLabels): string {
+  const [first, ...rest] = path;
+  const label =
+    typeof first === 'string' && labels && Object.hasOwn(labels, first) ? labels[first] : undefined;
+  if (label === undefined) return path.map(String).join('.');
+  return [
+    label,
+    ...rest.map((k) => (typeof k === 'number' ? `entry ${k + 1}` : JSON.stringify(String(k)))),
+  ].join(', ');
 }
 
 /** One issue as `path: message`, the path dotted (`whole` when the issue is about the top level). */
 export function issueLine(issue: z.core.$ZodIssue, whole = '(top level)'): string {
   const at = issue.path.length > 0 ? issue.path.map(String).join('.') : whole;
-  // A record's key refused by its schema: the key's own message says why, not "Invalid key".
-  const inner = issue.code === 'invalid_key' ? issue.issues[0] : undefined;
-  return `${at}: ${inner ? inner.message : issueMessage(issue)}`;
+  return `${at}: ${issueMessage(issue)}`;
 }
 
 /** The first issue of an error as one line (issueLine), or `fallback` when there is none. */
@@ -124,26 +197,39 @@ export function firstIssue(err: z.ZodError, whole?: string, fallback = 'invalid'
   return issue ? issueLine(issue, whole) : fallback;
 }
 
-/** Every issue as `{path, message}` (the `details` of a 400), paths under `prefix` when given. */
+/**
+ * Every issue as `{path, message}` (the `details` of a 400), paths under `prefix` when given;
+ * with `labels`, an issue about a labelled field also has the `label` a person sees.
+ */
 export function issueDetails(
   err: z.ZodError,
   prefix = '',
-): Array<{ path: string; message: string }> {
-  return err.issues.map((i) => ({
-    path: [prefix, ...i.path.map(String)].filter(Boolean).join('.'),
-    message: issueMessage(i),
-  }));
+  labels?: FieldLabels,
+): Array<{ path: string; message: string; label?: string }> {
+  const under = prefix ? prefix.split('.') : [];
+  return err.issues.map((i) => {
+    const path = [...under, ...i.path];
+    const key = path[0];
+    const labelled = labels !== undefined && typeof key === 'string' && Object.hasOwn(labels, key);
+    return {
+      path: path.map(String).join('.'),
+      message: issueMessage(i),
+      ...(labelled ? { label: issuePlace(path, labels) } : {}),
+    };
+  });
 }
 
 /**
  * The 400 for input a schema refused: the sentence names the first bad field (`Invalid request
- * body: model: Required.`), the details list them all. `hint` is appended to unknown-field lines.
+ * body: model: required.`), by its label when `labels` has one (`Invalid Discord configuration:
+ * Bot token: required.`); the details list them all with their keys. `hint` is appended to
+ * unknown-field lines.
  */
 export function invalidInput(
   err: z.ZodError,
-  opts: { what?: string; prefix?: string; hint?: string } = {},
+  opts: { what?: string; prefix?: string; hint?: string; labels?: FieldLabels } = {},
 ): ApiError {
-  const details = issueDetails(err, opts.prefix).map((d, n) =>
+  const details = issueDetails(err, opts.prefix, opts.labels).map((d, n) =>
     opts.hint && err.issues[n]?.code === 'unrecognized_keys'
       ? { ...d, message: `${d.message} (${opts.hint})` }
       : d,
@@ -151,7 +237,7 @@ export function invalidInput(
   const first = details[0];
   return new ApiError(
     'invalid_request',
-    `Invalid ${opts.what ?? 'request body'}: ${first ? `${first.path || '(body)'}: ${first.message.replace(/\.+$/, '')}` : 'does not match the schema'}.`,
+    `Invalid ${opts.what ?? 'request body'}: ${first ? `${first.label ?? (first.path || '(body)')}: ${first.message.replace(/\.+$/, '')}` : 'does not match the schema'}.`,
     details,
   );
 }

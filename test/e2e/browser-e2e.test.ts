@@ -3,7 +3,7 @@ import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { api } from '../helpers/api.js';
+import { api, assertFieldError } from '../helpers/api.js';
 import { browserUnavailable } from '../helpers/browser.js';
 import {
   alive,
@@ -61,10 +61,16 @@ if (browserMissing) {
     assert.match(r.body.reason, /--remote-debugging-port=9222/);
   });
 
+  const devtoolsPort = { path: 'port', label: 'DevTools port' };
   test('verify refuses bad input with 400, and a remote endpoint unless allowed', async () => {
     const bad = await api(server.port, 'POST', '/api/browser/verify', { port: 'x' });
-    assert.is(bad.status, 400);
-    assert.match(bad.body.error.message, /port/);
+    assertFieldError(bad, devtoolsPort, /DevTools port: must be a number/);
+    // What the Connection card's field lets through: named as the card labels it.
+    assertFieldError(
+      await api(server.port, 'POST', '/api/browser/verify', { port: 99999 }),
+      devtoolsPort,
+      /^Invalid browser connection: DevTools port: a port is a whole number from 1 to 65535\.$/,
+    );
     const both = await api(server.port, 'POST', '/api/browser/verify', {
       port: 9222,
       cdp_url: 'http://127.0.0.1:9222',

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import { startFakeDiscord, type DcUser, type FakeDiscord } from '../fixtures/fake-discord.js';
 import { startFakeTelegram } from '../fixtures/fake-telegram.js';
-import { api as rawApi, type ApiResult } from '../helpers/api.js';
+import { assertFieldError, api as rawApi, type ApiResult } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -72,28 +72,38 @@ test('connect: validated, saved with the token masked; the bot identifies on the
     bot_token: '123456789',
     api_base_url: dc.apiUrl,
   });
-  assert.is(bad.status, 400);
-  assert.match(bad.body.error.message, /bot_token/);
-  assert.match(bad.body.error.message, /Developer Portal/);
+  // Each refusal names the field as the form labels it (the key stays in details).
+  assertFieldError(bad, { path: 'bot_token', label: 'Bot token' }, /Developer Portal/);
+  const missing = await api('POST', '/api/channels/discord', { allowed_users: ALICE.id });
+  assertFieldError(missing, { path: 'bot_token', label: 'Bot token' }, /Bot token: required\.$/);
   const badGw = await api('POST', '/api/channels/discord', {
     bot_token: TOKEN,
     gateway_url: 'http://example.com',
   });
-  assert.is(badGw.status, 400);
-  assert.match(badGw.body.error.message, /gateway_url must be a ws:\/\/ or wss:\/\/ address/);
+  assertFieldError(
+    badGw,
+    { path: 'gateway_url', label: 'Gateway address' },
+    /Gateway address: must be a ws:\/\/ or wss:\/\/ address/,
+  );
 
   const username = await api('POST', '/api/channels/discord', {
     bot_token: TOKEN,
     allowed_users: 'alice, 100000000000000042',
   });
-  assert.is(username.status, 400);
-  assert.match(username.body.error.message, /allowed_users.*a Discord user id is 17-20 digits/s);
+  assertFieldError(
+    username,
+    { path: 'allowed_users.0', label: 'Who may talk to the agent, entry 1' },
+    /a Discord user id is 17-20 digits/,
+  );
   const versioned = await api('POST', '/api/channels/discord', {
     bot_token: TOKEN,
     api_base_url: 'https://discord.com/api/v10',
   });
-  assert.is(versioned.status, 400);
-  assert.match(versioned.body.error.message, /api_base_url is the API root without the version/);
+  assertFieldError(
+    versioned,
+    { path: 'api_base_url', label: 'REST API address' },
+    /the API root without the version/,
+  );
 
   const saved = await api('POST', '/api/channels/discord', {
     bot_token: TOKEN,

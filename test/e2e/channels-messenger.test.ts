@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply } from '../fixtures/fake-provider.js';
 import { startFakeIlink, type FakeIlink } from '../fixtures/fake-ilink.js';
-import { api as rawApi, type ApiResult } from '../helpers/api.js';
+import { assertFieldError, api as rawApi, type ApiResult } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -48,6 +48,15 @@ test.after(async () => {
 });
 
 test('QR login: a code as URL and PNG, scanned, expired and refreshed, confirmed; credentials 0600', async () => {
+  const badCdn = await api('POST', '/api/channels/messenger', {
+    base_url: wx.url,
+    cdn_base_url: 'file:///etc',
+  });
+  assertFieldError(
+    badCdn,
+    { path: 'cdn_base_url', label: 'Media server' },
+    /Media server: must be an http:\/\/ or https:\/\/ address/,
+  );
   const saved = await api('POST', '/api/channels/messenger', {
     base_url: wx.url,
     allowed_users: ALICE,

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import { startFakeSlack, type FakeSlack, type SlackUser } from '../fixtures/fake-slack.js';
-import { api as rawApi, type ApiResult } from '../helpers/api.js';
+import { assertFieldError, api as rawApi, type ApiResult } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -80,15 +80,13 @@ test('connect: the form lists Slack; tokens are checked, masked, kept; Socket Mo
     bot_token: BOT_TOKEN,
     api_base_url: slack.apiUrl,
   });
-  assert.is(bad.status, 400);
-  assert.match(bad.body.error.message, /app_token.*xapp-/);
+  assertFieldError(bad, { path: 'app_token', label: 'App-level token' }, /starts with xapp-/);
   const badBot = await api('POST', '/api/channels/slack', {
     app_token: APP_TOKEN,
     bot_token: 'xoxp-user-token-not-a-bot-1234',
     api_base_url: slack.apiUrl,
   });
-  assert.is(badBot.status, 400);
-  assert.match(badBot.body.error.message, /bot_token.*xoxb-/);
+  assertFieldError(badBot, { path: 'bot_token', label: 'Bot token' }, /starts with xoxb-/);
   assert.not.ok(
     JSON.stringify(bad.body).includes(BOT_TOKEN) ||
       JSON.stringify(badBot.body).includes('xoxp-user-token'),

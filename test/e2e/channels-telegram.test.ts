@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { textReply, type FakeReply } from '../fixtures/fake-provider.js';
 import { startFakeTelegram, type FakeTelegram, type TgUser } from '../fixtures/fake-telegram.js';
-import { api as rawApi, type ApiResult } from '../helpers/api.js';
+import { assertFieldError, api as rawApi, type ApiResult } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -64,8 +64,22 @@ test.after(async () => {
 
 test('connect: saved with the secret masked, the worker starts, the bot connects', async () => {
   const bad = await api('POST', '/api/channels/telegram', { bot_token: 'nope', base_url: tg.url });
-  assert.is(bad.status, 400);
-  assert.match(bad.body.error.message, /bot_token/);
+  assertFieldError(bad, { path: 'bot_token', label: 'Bot token' }, /looks like 123456789:AAH/);
+  const badServer = await api('POST', '/api/channels/telegram', {
+    bot_token: TOKEN,
+    base_url: 'ftp://example.com',
+  });
+  assertFieldError(
+    badServer,
+    { path: 'base_url', label: 'Bot API server' },
+    /Bot API server: must be an http:\/\/ or https:\/\/ address/,
+  );
+  const badChat = await api('POST', '/api/channels/telegram/test', { chat_id: '9'.repeat(129) });
+  assertFieldError(
+    badChat,
+    { path: 'chat_id', label: 'Chat id for a test message' },
+    /must be at most 128 characters/,
+  );
   const unknown = await api('POST', '/api/channels/telegram', { bot_token: TOKEN, colour: 'blue' });
   assert.is(unknown.status, 400);
   assert.match(unknown.body.error.message, /colour/);

@@ -10,7 +10,7 @@ import {
   type WaSocketHandle,
 } from '../fixtures/fake-baileys.js';
 import { textReply } from '../fixtures/fake-provider.js';
-import { api as rawApi, type ApiResult } from '../helpers/api.js';
+import { assertFieldError, api as rawApi, type ApiResult } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
 import { startRig, type TurnRig } from '../helpers/turns.js';
 
@@ -106,8 +106,11 @@ test('the real Baileys module loads and has what svc calls', async () => {
 
 test('QR login through the shared route: codes shown, scanned, restart, open; keys 0600 in a 0700 folder', async () => {
   const bad = await api('POST', '/api/channels/whatsapp', { allowed_users: 'alice' });
-  assert.is(bad.status, 400);
-  assert.match(bad.body.error.message, /phone number/);
+  assertFieldError(
+    bad,
+    { path: 'allowed_users.0', label: 'Who may talk to the agent, entry 1' },
+    /a WhatsApp user is a phone number/,
+  );
   assert.is(
     (await api('POST', '/api/channels/telegram/login', {})).status,
     404,

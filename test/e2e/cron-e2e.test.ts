@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openDb } from '../../src/shared/store/db.js';
 import { textReply } from '../fixtures/fake-provider.js';
-import { api } from '../helpers/api.js';
+import { api, assertFieldError } from '../helpers/api.js';
 import { waitFor } from '../helpers/server.js';
 import { connectWs, messagesOf, startRig, type TurnRig, type WsClient } from '../helpers/turns.js';
 
@@ -209,11 +209,41 @@ test('run now: 202 with run and session ids; a second one while it runs is 409; 
   assert.is((await api(rig.port, 'PATCH', '/api/tasks/task_nope', { enabled: true })).status, 404);
 });
 
-test('bad fields are 400s naming the field', async () => {
+const schedule = { path: 'schedule', label: 'Schedule' };
+
+test('bad fields are 400s naming the field (as the schedule form labels it, when it shows it)', async () => {
+  const labelled: Array<[Record<string, unknown>, { path: string; label: string }, RegExp]> = [
+    [{ name: 'x', schedule: 'every day', prompt: 'p' }, schedule, /has 2 fields/],
+    [{ name: 'x', schedule: '61 * * * *', prompt: 'p' }, schedule, /minute: 61/],
+    [
+      { name: 'x', schedule: '@hourly', timezone: 'Mars/Olympus', prompt: 'p' },
+      { path: 'timezone', label: 'Time zone' },
+      /not an IANA time zone/,
+    ],
+    [
+      { name: 'x', schedule: '@hourly' },
+      { path: 'prompt', label: 'Prompt' },
+      /a prompt or a workflow/,
+    ],
+    [
+      { name: '', schedule: '@hourly', prompt: 'p' },
+      { path: 'name', label: 'Name' },
+      /must not be empty/,
+    ],
+    [
+      { name: 'x', schedule: '@hourly', prompt: 'p', max_runtime_seconds: 0 },
+      { path: 'max_runtime_seconds', label: 'Max run time (seconds)' },
+      /Max run time \(seconds\): must be at least 1\.$/,
+    ],
+  ];
+  for (const [body, field, says] of labelled)
+    assertFieldError(
+      await api(rig.port, 'POST', '/api/tasks', { kind: 'cron', ...body }),
+      field,
+      says,
+    );
+  // Fields the form does not show keep their keys.
   const cases: Array<[Record<string, unknown>, string]> = [
-    [{ name: 'x', schedule: 'every day', prompt: 'p' }, 'schedule'],
-    [{ name: 'x', schedule: '61 * * * *', prompt: 'p' }, 'schedule'],
-    [{ name: 'x', schedule: '@hourly', timezone: 'Mars/Olympus', prompt: 'p' }, 'timezone'],
     [{ name: 'x', schedule: '@hourly', workflow: 'no-such-flow' }, 'workflow'],
     [{ name: 'x', schedule: '@hourly', prompt: 'p', model: 'gpt-nope' }, 'model'],
     [
@@ -225,8 +255,6 @@ test('bad fields are 400s naming the field', async () => {
       },
       'notify.0.platform',
     ],
-    [{ name: 'x', schedule: '@hourly' }, 'prompt'],
-    [{ name: '', schedule: '@hourly', prompt: 'p' }, 'name'],
     [{ name: 'x', schedule: '@hourly', prompt: 'p', working_dir: 'relative/dir' }, 'working_dir'],
   ];
   for (const [body, field] of cases) {
@@ -243,8 +271,13 @@ test('bad fields are 400s naming the field', async () => {
     enabled: false,
   });
   const bad = await api(rig.port, 'PATCH', `/api/tasks/${t.id}`, { timezone: 'Nowhere/City' });
-  assert.is(bad.status, 400);
-  assert.match(bad.body.error.message, 'timezone:');
+  assertFieldError(bad, { path: 'timezone', label: 'Time zone' }, /not an IANA time zone/);
+  // The form's preview asks as the person types: a bad zone is named as the form names it.
+  assertFieldError(
+    await api(rig.port, 'GET', '/api/cron/preview?schedule=%40hourly&timezone=Nowhere%2FCity'),
+    { path: 'timezone', label: 'Time zone' },
+    /^Invalid schedule: Time zone: not an IANA time zone/,
+  );
   assert.is((await getTask(t.id)).timezone, 'Europe/Berlin', 'a refused PATCH changes nothing');
   assert.is((await api(rig.port, 'PATCH', `/api/tasks/${t.id}`, { schedule: 'nope' })).status, 400);
 });

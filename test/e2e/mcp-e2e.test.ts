@@ -21,7 +21,7 @@ import {
   startMcpSseServer,
   type McpHttpFixture,
 } from '../fixtures/mcp-server.js';
-import { api as rawApi, type ApiResult } from '../helpers/api.js';
+import { assertFieldError, api as rawApi, type ApiResult } from '../helpers/api.js';
 import { runCli, waitFor } from '../helpers/server.js';
 import {
   connectWs,
@@ -876,6 +876,28 @@ test('an mcpServers import with one bad entry is rejected whole, naming the entr
   });
   assert.is(both.status, 400);
   assert.match(both.body.error.message, /__/);
+
+  // The Add a server form's entries: a refusal names the field as the form labels it.
+  assertFieldError(
+    await api('POST', '/api/mcp/servers', { name: 'a__b', command: 'node' }),
+    { path: 'name', label: 'Name' },
+    /Invalid MCP server: Name: a server name must not contain "__"/,
+  );
+  assertFieldError(
+    await api('POST', '/api/mcp/servers', { name: 'envy', command: 'node', env: { '1BAD': 'x' } }),
+    { path: 'env.1BAD', label: 'Environment, "1BAD"' },
+    /an environment variable name is letters, digits and underscores/,
+  );
+  assertFieldError(
+    await api('POST', '/api/mcp/servers', { name: 'far', url: 'ftp://example.com/mcp' }),
+    { path: 'url', label: 'URL' },
+    /URL: must be an http:\/\/ or https:\/\/ address/,
+  );
+  assertFieldError(
+    await api('POST', '/api/mcp/servers', { name: 'blank', command: '' }),
+    { path: 'command', label: 'Command' },
+    /Command: must not be empty/,
+  );
 
   const ok = await api('POST', '/api/mcp/servers', {
     mcpServers: {

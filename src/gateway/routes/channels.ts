@@ -3,6 +3,7 @@ import { basename } from 'node:path';
 import { z } from 'zod';
 import {
   maskSecret,
+  platformFieldLabels,
   platformFields,
   platformInfo,
   platformNames,
@@ -13,6 +14,7 @@ import {
 } from '../../shared/config/channels.js';
 import { maskSecrets } from '../../shared/config/secrets.js';
 import { ApiError, invalidInput } from '../../shared/errors.js';
+import { channelTestLabels } from '../../shared/form-labels.js';
 import {
   channelDeleted,
   channelList,
@@ -35,7 +37,7 @@ import type { Deps } from '../deps.js';
 import { requestBodyDoc } from '../request-doc.js';
 import { route, type Route } from '../route.js';
 
-const chatId = z.string().trim().min(1, 'chat_id must not be empty').max(128);
+const chatId = z.string().trim().min(1, 'must not be empty').max(128);
 const saveBody = z
   .looseObject({ enabled: z.boolean().optional() })
   .describe(
@@ -216,6 +218,7 @@ export function channelRoutes(deps: Deps): Route[] {
     if (!parsed.success) {
       throw invalidInput(parsed.error, {
         what: `${platformInfo[p].label} configuration`,
+        labels: platformFieldLabels(p),
         hint: `fields: ${platformInfo[p].fields.map((f) => f.name).join(', ')}`,
       });
     }
@@ -368,6 +371,7 @@ export function channelRoutes(deps: Deps): Route[] {
       summary:
         "Sends a real test message to chat_id, else to the most recent allowed chat; answers what the platform said. 409 when the platform is not running, 502 with the platform's reason when it refuses.",
       body: testBody,
+      fields: { what: 'test message', labels: channelTestLabels },
       response: channelTested,
       errors: [409, 502],
       handler: async ({ params, body }) => {

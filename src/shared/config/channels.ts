@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { FieldLabels } from '../errors.js';
 import { platformLabels, type PlatformName } from './platform-labels.js';
 import { isSecret, secret } from './secret-marker.js';
 
@@ -22,8 +23,9 @@ const userList = z.preprocess(
     .max(1000),
 );
 
-const httpUrl = (what: string) =>
-  z.url({ protocol: /^https?$/, error: `${what} must be an http:// or https:// address` });
+// Messages name no key: a form puts the field's label before them, config.yml its path.
+const httpUrl = () =>
+  z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' });
 
 export const telegramConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
@@ -34,7 +36,7 @@ export const telegramConfigSchema = z.strictObject({
       'a bot token looks like 123456789:AAH… (from @BotFather)',
     )
     .apply(secret),
-  base_url: httpUrl('base_url').default('https://api.telegram.org'),
+  base_url: httpUrl().default('https://api.telegram.org'),
   parse_mode: z.enum(['HTML', 'plain']).default('HTML'),
   allowed_users: userList.default([]),
 });
@@ -42,9 +44,9 @@ export type TelegramConfig = z.infer<typeof telegramConfigSchema>;
 
 export const messengerConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
-  base_url: httpUrl('base_url').default('https://ilinkai.weixin.qq.com'),
+  base_url: httpUrl().default('https://ilinkai.weixin.qq.com'),
   /** Where media (images, files, video, voice) are uploaded to and downloaded from, encrypted. */
-  cdn_base_url: httpUrl('cdn_base_url').default('https://novac2c.cdn.weixin.qq.com/c2c'),
+  cdn_base_url: httpUrl().default('https://novac2c.cdn.weixin.qq.com/c2c'),
   allowed_users: userList.default([]),
 });
 export type MessengerConfig = z.infer<typeof messengerConfigSchema>;
@@ -56,17 +58,17 @@ export const slackConfigSchema = z.strictObject({
     .string()
     .regex(
       /^xapp-[A-Za-z0-9-]{10,250}$/,
-      "app_token is the app-level token, xapp-… (the app's Basic Information → App-Level Tokens, with the connections:write scope)",
+      "the app-level token starts with xapp- (the app's Basic Information → App-Level Tokens, with the connections:write scope)",
     )
     .apply(secret),
   bot_token: z
     .string()
     .regex(
       /^xoxb-[A-Za-z0-9-]{10,250}$/,
-      "bot_token is the Bot User OAuth Token, xoxb-… (the app's OAuth & Permissions page, after installing it)",
+      "the Bot User OAuth Token starts with xoxb- (the app's OAuth & Permissions page, after installing it)",
     )
     .apply(secret),
-  api_base_url: httpUrl('api_base_url').default('https://slack.com/api/'),
+  api_base_url: httpUrl().default('https://slack.com/api/'),
   allowed_users: userList.default([]),
 });
 export type SlackConfig = z.infer<typeof slackConfigSchema>;
@@ -83,17 +85,17 @@ export const discordConfigSchema = z.strictObject({
     )
     .apply(secret),
   /** The REST API root (the version is added): Discord's, or a local test server. */
-  api_base_url: httpUrl('api_base_url')
+  api_base_url: httpUrl()
     .refine(
       (u) => !/\/v\d+\/*$/.test(u),
-      'api_base_url is the API root without the version (https://discord.com/api): svc adds /v10',
+      'give the API root without the version (https://discord.com/api): svc adds /v10',
     )
     .default('https://discord.com/api'),
   /** The Gateway; absent: the address Discord's GET /gateway/bot names. */
   gateway_url: z
     .url({
       protocol: /^wss?$/,
-      error: 'gateway_url must be a ws:// or wss:// address (or empty for the one Discord names)',
+      error: 'must be a ws:// or wss:// address (or empty for the one Discord names)',
     })
     .optional(),
   /** Discord user ids (snowflakes): a username in their place would never match anyone. */
@@ -350,6 +352,11 @@ export const channelsConfigSchema = z
   )
   .prefault({});
 export type ChannelsConfig = z.infer<typeof channelsConfigSchema>;
+
+/** The label each field of a platform's form shows, by key: a 400 about a field names it so. */
+export function platformFieldLabels(platform: PlatformName): FieldLabels {
+  return Object.fromEntries(platformInfo[platform].fields.map((f) => [f.name, f.label]));
+}
 
 /** Fields whose values the API never answers: those the platform's schema marks secret. */
 export function secretFields(platform: PlatformName): string[] {

@@ -44,7 +44,7 @@ const fields = {
     .optional(),
   cwd: z.string().min(1).max(4096).describe('The folder the command runs in.').optional(),
   url: z
-    .url({ protocol: /^https?$/, error: 'url must be an http:// or https:// address' })
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// address' })
     .describe('A remote server: its address (Streamable HTTP, else the older SSE transport).')
     .optional(),
   headers: z
@@ -86,7 +86,7 @@ function checkKind(s: Shape, ctx: z.RefinementCtx): void {
     ctx.addIssue({
       code: 'custom',
       path: [s.command === undefined ? 'command' : 'url'],
-      message: 'give exactly one of command (a local server) or url (a remote server)',
+      message: 'give exactly one of a command (a local server) or a URL (a remote server)',
     });
     return;
   }
@@ -97,7 +97,7 @@ function checkKind(s: Shape, ctx: z.RefinementCtx): void {
       ctx.addIssue({
         code: 'custom',
         path: [key],
-        message: `${key} is for ${s.command !== undefined ? 'remote (url)' : 'local (command)'} servers only`,
+        message: `only for ${s.command !== undefined ? 'remote (url)' : 'local (command)'} servers`,
       });
   }
 }

@@ -162,7 +162,7 @@ endpoint.handle('channels.test', async ({ platform, chat_id }) => {
   if (!to)
     throw new IpcCallError(
       'invalid_request',
-      `No allowed user has written to the ${platformInfo[platform].label} bot yet; send it a message first, or give a chat_id.`,
+      `No allowed user has written to the ${platformInfo[platform].label} bot yet; send it a message first, or give a chat id.`,
     );
   const id = await deliver(platform, () =>
     a.sendText(to, 'Test message from svc: this chat is connected.', { plain: true }),

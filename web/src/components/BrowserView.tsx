@@ -4,6 +4,7 @@ import { queueFirstMessage } from '../lib/chat';
 import { go } from '../lib/router';
 import { upsertSession } from '../lib/sessions';
 import { toast } from '../lib/toast';
+import { browserVerifyLabels } from '../../../src/shared/form-labels';
 
 type Status = Answer<'GET', '/api/browser/status'>;
 type RecordingSummary = Answer<'GET', '/api/browser/recordings'>['recordings'][number];
@@ -227,7 +228,7 @@ function StatusCard({
       )}
       <form class="row" onSubmit={verify}>
         <label class="field">
-          DevTools port{' '}
+          {browserVerifyLabels.port}{' '}
           <input
             inputMode="numeric"
             pattern="[0-9]{1,5}"

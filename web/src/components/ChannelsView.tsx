@@ -5,6 +5,7 @@ import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import { action } from '../lib/action';
 import type { Schemas } from '../lib/types';
+import { channelTestLabels } from '../../../src/shared/form-labels';
 
 /** A platform svc can connect, with its form's fields (GET /api/channels/available). */
 type Platform = Answer<'GET', '/api/channels/available'>['platforms'][number];
@@ -491,7 +492,7 @@ function TestMessage({ platform, onError }: { platform: string; onError: (m: str
   return (
     <form class="row" onSubmit={send} data-testid="channel-test">
       <label class="field grow">
-        Chat id for a test message (empty: the latest chat)
+        {channelTestLabels.chat_id} (empty: the latest chat)
         <input value={chat} onInput={(e) => setChat((e.target as HTMLInputElement).value)} />
       </label>
       <button type="submit">Send test message</button>

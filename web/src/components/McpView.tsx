@@ -6,6 +6,7 @@ import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import { action } from '../lib/action';
 import { McpOffers, server } from './McpOffers';
+import { mcpServerLabels as L } from '../../../src/shared/form-labels';
 
 type McpServerView = Schemas['McpServer'];
 
@@ -251,19 +252,19 @@ function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
       </p>
       {kind !== 'paste' && (
         <label class="field">
-          Name <input required pattern="[A-Za-z0-9_\-]{1,64}" {...field('name')} />
+          {L.name} <input required pattern="[A-Za-z0-9_\-]{1,64}" {...field('name')} />
         </label>
       )}
       {kind === 'local' && (
         <>
           <label class="field">
-            Command <input required placeholder="npx" {...field('command')} />
+            {L.command} <input required placeholder="npx" {...field('command')} />
           </label>
           <label class="field">
-            Arguments, one a line <textarea rows={3} {...field('args')} />
+            {L.args}, one a line <textarea rows={3} {...field('args')} />
           </label>
           <label class="field">
-            Environment, KEY=VALUE lines (values are never shown again){' '}
+            {L.env}, KEY=VALUE lines (values are never shown again){' '}
             <textarea rows={2} {...field('env')} />
           </label>
         </>
@@ -271,11 +272,11 @@ function AddServer({ onAdded }: { onAdded: (message: string) => void }) {
       {kind === 'remote' && (
         <>
           <label class="field">
-            URL{' '}
+            {L.url}{' '}
             <input required type="url" placeholder="https://example.com/mcp" {...field('url')} />
           </label>
           <label class="field">
-            Headers, Name: value lines (values are never shown again){' '}
+            {L.headers}, Name: value lines (values are never shown again){' '}
             <textarea rows={2} {...field('headers')} />
           </label>
         </>

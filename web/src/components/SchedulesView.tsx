@@ -1,10 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
-import { type Answer, api, describe } from '../lib/api';
+import { type Answer, api, ApiError, describe } from '../lib/api';
 import type { Schemas } from '../lib/types';
 import { when } from '../lib/format';
 import { live } from '../lib/live';
 import { toast } from '../lib/toast';
 import { action } from '../lib/action';
+import { cronTaskLabels as L } from '../../../src/shared/form-labels';
 
 type CronTaskView = Schemas['CronTask'];
 type RunView = Schemas['CronRun'];
@@ -249,6 +250,8 @@ function TaskForm({
   const [preview, setPreview] = useState<Preview | undefined>();
   const [previewError, setPreviewError] = useState('');
   const [error, setError] = useState('');
+  /** The field the server's refusal is about (its `details`), when it names one. */
+  const [errorField, setErrorField] = useState('');
   const [busy, setBusy] = useState(false);
   const field = (key: 'name' | 'schedule' | 'timezone' | 'prompt' | 'max_runtime_seconds') => ({
     value: f[key],
@@ -279,6 +282,7 @@ function TaskForm({
     e.preventDefault();
     setBusy(true);
     setError('');
+    setErrorField('');
     try {
       const body = {
         name: f.name.trim(),
@@ -294,6 +298,7 @@ function TaskForm({
       onDone(task ? `Saved "${body.name}".` : `Scheduled "${body.name}".`);
     } catch (err) {
       setError(describe(err));
+      setErrorField(fieldOf(err));
     } finally {
       setBusy(false);
     }
@@ -309,10 +314,10 @@ function TaskForm({
     >
       <h2 id={titleId}>{task ? `Edit "${task.name}"` : 'New schedule'}</h2>
       <label class="field">
-        Name <input required maxLength={200} {...field('name')} />
+        {L.name} <input required maxLength={200} {...field('name')} />
       </label>
       <div class="field">
-        <label for={`${titleId}-schedule`}>Schedule</label>
+        <label for={`${titleId}-schedule`}>{L.schedule}</label>
         <input
           id={`${titleId}-schedule`}
           required
@@ -339,7 +344,7 @@ function TaskForm({
         </div>
       </div>
       <label class="field">
-        Time zone <input required {...field('timezone')} />
+        {L.timezone} <input required {...field('timezone')} />
       </label>
       <div
         class="small"
@@ -365,11 +370,11 @@ function TaskForm({
         )}
       </div>
       <label class="field">
-        Prompt <textarea required rows={4} {...field('prompt')} />
+        {L.prompt} <textarea required rows={4} {...field('prompt')} />
       </label>
       <div class="row">
         <label class="field">
-          Permissions
+          {L.permission_mode}
           <select
             value={f.permission_mode}
             onChange={(e) =>
@@ -385,7 +390,7 @@ function TaskForm({
           </select>
         </label>
         <label class="field">
-          Max run time, seconds <input type="number" min={1} {...field('max_runtime_seconds')} />
+          {L.max_runtime_seconds} <input type="number" min={1} {...field('max_runtime_seconds')} />
         </label>
         <label class="check">
           <input
@@ -393,11 +398,11 @@ function TaskForm({
             checked={f.catch_up}
             onChange={(e) => setF({ ...f, catch_up: (e.target as HTMLInputElement).checked })}
           />{' '}
-          Run once at start if a time was missed
+          {L.catch_up}
         </label>
       </div>
-      {/* The schedule's problem shows once, under the field (the preview says it as typed). */}
-      {error && !(previewError && /schedule/.test(error)) && (
+      {/* A schedule or zone problem shows once, in the preview (which says it as typed). */}
+      {error && !(previewError && (errorField === 'schedule' || errorField === 'timezone')) && (
         <p class="error" role="alert">
           {error}
         </p>
@@ -412,4 +417,16 @@ function TaskForm({
       </div>
     </form>
   );
+}
+
+/** The key of the first field an API refusal names in its details, or ''. */
+function fieldOf(err: unknown): string {
+  const first: unknown =
+    err instanceof ApiError && Array.isArray(err.details) ? err.details[0] : undefined;
+  return typeof first === 'object' &&
+    first !== null &&
+    'path' in first &&
+    typeof first.path === 'string'
+    ? first.path
+    : '';
 }

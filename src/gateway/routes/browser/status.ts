@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { browserConfigured } from '../../../shared/config/browser.js';
 import { cdpEndpoint, remoteRefusal } from '../../../shared/browser/endpoint.js';
 import { ApiError } from '../../../shared/errors.js';
+import { browserVerifyLabels } from '../../../shared/form-labels.js';
 import type { BrowserStatus } from '../../../shared/protocol/browser.js';
 import {
   browserStatusView,
@@ -12,7 +13,12 @@ import { route, type Route } from '../../route.js';
 
 const verifyBody = z
   .strictObject({
-    port: z.number().int().min(1, 'port is 1-65535').max(65535, 'port is 1-65535').optional(),
+    port: z
+      .number()
+      .int('a port is a whole number from 1 to 65535')
+      .min(1, 'a port is a whole number from 1 to 65535')
+      .max(65535, 'a port is a whole number from 1 to 65535')
+      .optional(),
     cdp_url: z
       .url({
         protocol: /^(https?|wss?)$/,
@@ -95,6 +101,7 @@ export function browserRoutes(deps: Deps): Route[] {
       summary:
         'Connects to a browser\'s DevTools endpoint, {"port": 9222} or {"cdp_url": "http://127.0.0.1:9222"} (or {} for the configured one), within timeout_seconds (default 5). Answers {ok: true, browser, version, tabs, saved} (a given endpoint is saved in config.yml) or {ok: false, error}. Only loopback endpoints unless browser.allow_remote is true.',
       body: verifyBody,
+      fields: { what: 'browser connection', labels: browserVerifyLabels },
       response: browserVerifyAnswer,
       handler: async ({ body }) => {
         const given = body.port !== undefined || body.cdp_url !== undefined;

@@ -9,6 +9,7 @@ import {
 } from '../../../shared/config/mcp.js';
 import { maskSecrets, unmaskSecrets } from '../../../shared/config/secrets.js';
 import { ApiError, invalidInput } from '../../../shared/errors.js';
+import { mcpServerLabels } from '../../../shared/form-labels.js';
 import {
   mcpCreateBodies,
   mcpServerCreated,
@@ -30,6 +31,9 @@ const createBody = z
   .describe(
     'One server {"name": …, "command"|"url": …, …}, or the {"mcpServers": {…}} document other MCP clients use (all or nothing).',
   );
+
+/** The name is checked alone (before the entry): its issues' path is under `name`. */
+const nameLabel = { name: mcpServerLabels.name };
 
 /** Keys other MCP clients write that svc does not use: taken without complaint, and ignored. */
 const IGNORED = new Set(['alwaysAllow', 'autoApprove', 'description', 'transportType']);
@@ -90,14 +94,15 @@ export function mcpRoutes(deps: Deps): Route[] {
     }
     const { name, ...rest } = body;
     const n = mcpNameSchema.safeParse(name);
-    if (!n.success)
-      throw invalid(
-        'name',
-        n.error.issues[0]?.message ?? 'invalid',
-        name === undefined
-          ? 'Give the server a name ({"name": "…"}), or send an {"mcpServers": {…}} document.'
-          : undefined,
-      );
+    if (!n.success) {
+      if (name === undefined)
+        throw invalid(
+          'name',
+          'required',
+          'Give the server a name ({"name": "…"}), or send an {"mcpServers": {…}} document.',
+        );
+      throw invalidInput(n.error, { what: 'MCP server', prefix: 'name', labels: nameLabel });
+    }
     checkServer(rest, '');
     await deps.endpoint.request('config.mcp.create', { name: n.data, server: rest });
     changed([n.data]);
@@ -149,6 +154,7 @@ export function mcpRoutes(deps: Deps): Route[] {
       summary:
         'Changes fields of the server named in the body ({"name", …fields}); same as PATCH /api/mcp/servers/{name}.',
       body: mcpPatchSchema.extend({ name: mcpNameSchema }),
+      fields: { what: 'MCP server', labels: mcpServerLabels },
       response: mcpServerView,
       handler: ({ body }) => {
         const { name, ...patch } = body;
@@ -176,6 +182,7 @@ export function mcpRoutes(deps: Deps): Route[] {
       summary:
         'Changes fields of a server (enabled too); null removes a field; env and headers merge key by key (null drops one).',
       body: mcpPatchSchema,
+      fields: { what: 'MCP server', labels: mcpServerLabels },
       response: mcpServerView,
       handler: ({ params, body }) => update(params.name ?? '', body),
     }),
@@ -224,6 +231,8 @@ function checkServer(raw: unknown, prefix: string): void {
   throw invalidInput(r.error, {
     what: `MCP server${prefix ? ' in the import (nothing was imported)' : ''}`,
     prefix,
+    // The form's labels for a server of the form; an import names the keys the person pasted.
+    ...(prefix ? {} : { labels: mcpServerLabels }),
   });
 }
 

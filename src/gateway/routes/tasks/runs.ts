@@ -12,7 +12,8 @@ import {
 } from '../../../shared/cron/schedule.js';
 import { platformNames } from '../../../shared/config/channels.js';
 import { notifyPlatforms } from '../../../shared/cron/targets.js';
-import { ApiError, invalidInput } from '../../../shared/errors.js';
+import { ApiError, invalidInput, issuePlace, type FieldLabels } from '../../../shared/errors.js';
+import { cronTaskLabels } from '../../../shared/form-labels.js';
 import { IpcCallError } from '../../../shared/protocol/endpoint.js';
 import {
   createCronTask,
@@ -153,17 +154,26 @@ const previewQuery = z.object({
     .default(5),
 });
 
+/** What a refused cron task is called, and its fields by the schedule form's labels. */
+const cronForm = { what: 'scheduled task', labels: cronTaskLabels } as const;
+
+/** A 400 about one field of a cron task, named as the schedule form names it. */
 function fieldError(field: string, message: string): ApiError {
-  return new ApiError('invalid_request', `Invalid request body: ${field}: ${message}.`, [
-    { path: field, message },
+  const label = issuePlace(field.split('.'), cronForm.labels);
+  return new ApiError('invalid_request', `Invalid ${cronForm.what}: ${label}: ${message}.`, [
+    { path: field, message, ...(label !== field ? { label } : {}) },
   ]);
 }
 
 /** Parses a body with a schema, answering a 400 that names the first bad field (as the router does). */
-export function parseBody<T>(schema: z.ZodType<T>, value: unknown): T {
+export function parseBody<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  fields?: { what: string; labels: FieldLabels },
+): T {
   const r = schema.safeParse(value);
   if (r.success) return r.data;
-  throw invalidInput(r.error);
+  throw invalidInput(r.error, fields);
 }
 
 /** The checks against config and disk: the model, the workflow and its inputs, the folder, the notify platforms. */
@@ -266,7 +276,7 @@ export function cronTaskApi(deps: Deps): CronTaskApi {
       return view(t);
     },
     create: async (raw) => {
-      const b = parseBody(createCron, raw);
+      const b = parseBody(createCron, raw, cronForm);
       const spec = checkSpec(deps, {
         name: b.name,
         schedule: b.schedule,
@@ -293,7 +303,7 @@ export function cronTaskApi(deps: Deps): CronTaskApi {
     patch: async (id, raw) => {
       const cur = getCronTask(deps.db, id);
       if (!cur) throw cronTaskNotFound(id);
-      const b = parseBody(patchCron, raw);
+      const b = parseBody(patchCron, raw, cronForm);
       if (b.prompt !== undefined && b.workflow !== undefined)
         throw fieldError('workflow', 'give a prompt or a workflow, not both');
       const merged: CronTaskSpec = {
@@ -385,6 +395,7 @@ export function cronRoutes(deps: Deps): Route[] {
       summary:
         "The next fire times of a schedule: query schedule, timezone (default the machine's), from (ISO time, default now), count (1-20, default 5). Answers {description (in words), timezone, next: [{at (UTC), local (wall time in the zone)}]}.",
       query: previewQuery,
+      fields: { what: 'schedule', labels: cronTaskLabels },
       response: schedulePreview,
       handler: ({ query }) => {
         const problem = scheduleProblem(query.schedule);
