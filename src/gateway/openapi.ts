@@ -119,7 +119,7 @@ export function openApiDocument(routes: Route[]): OpenApiDocument {
         content: { 'application/json': { schema: schemas.of(r.body, 'input') } },
       };
     }
-    if (r.requestBody) op.requestBody = r.requestBody;
+    if (r.requestBody) op.requestBody = r.requestBody();
     paths[path] = { ...paths[path], [r.method.toLowerCase()]: op };
   }
   const ws = wsEventsDocument(schemas);

@@ -91,8 +91,11 @@ export interface Route<
    * back (the OAuth callback), each with what the page says; the gateway's refusals stay JSON.
    */
   errorPages?: Partial<Record<number, string>>;
-  /** The request body's document when it is not JSON (multipart uploads): an OpenAPI requestBody. */
-  requestBody?: Record<string, unknown>;
+  /**
+   * The request body's document when `body` cannot say it (multipart uploads, bodies checked by
+   * the handler): an OpenAPI requestBody, built when the document is, not when the gateway loads.
+   */
+  requestBody?: () => Record<string, unknown>;
   /** The route's other 2xx answers (202 of ?wait=false, an SSE stream), for the document and the check. */
   others?: Partial<Record<SuccessStatus, OtherAnswer<O>>>;
   /** Answer `undefined` when the handler wrote the response itself through `responder`. */

@@ -1,9 +1,45 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
 import { answerMismatch } from '../../src/gateway/answer-check.js';
 import { route } from '../../src/gateway/route.js';
 import { apiDocument, withRouteTable } from '../../src/release/api-document.js';
+
+/** Every zod schema the answer modules export, by name. */
+async function answerSchemas(): Promise<Map<string, z.ZodType>> {
+  const dir = fileURLToPath(new URL('../../src/shared/protocol/', import.meta.url));
+  const files = [
+    join(dir, 'answers.js'),
+    ...readdirSync(join(dir, 'answers'))
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => join(dir, 'answers', f)),
+  ];
+  const out = new Map<string, z.ZodType>();
+  for (const f of files)
+    for (const [name, v] of Object.entries((await import(f)) as Record<string, unknown>))
+      if (v instanceof z.ZodType) out.set(`${f.slice(dir.length)}: ${name}`, v);
+  return out;
+}
+
+/** Whether a z.lazy's schema has been built (zod keeps it on the definition once built). */
+const built = (s: z.ZodType) =>
+  (s._zod.def as { _cachedInner?: unknown })._cachedInner !== undefined;
+
+// First in this file: the document built by the tests below builds every answer.
+test('answer schemas are built on first use, not when the gateway builds its route table', async () => {
+  const schemas = await answerSchemas();
+  assert.ok(schemas.size > 50, `found only ${schemas.size} answer schemas`);
+  const eager = [...schemas].filter(([, s]) => s._zod.def.type !== 'lazy').map(([n]) => n);
+  assert.equal(eager, [], `wrap these in z.lazy (a start builds them for nothing): ${eager}`);
+  withRouteTable(() => undefined);
+  const early = [...schemas].filter(([, s]) => built(s)).map(([n]) => n);
+  assert.equal(early, [], `built while the route table was: ${early}`);
+  apiDocument(); // the document's reader builds them: proof the check above can see a build
+  assert.ok([...schemas.values()].filter(built).length > 50);
+});
 
 const item = z.object({ id: z.string(), n: z.number() });
 const r = route({

@@ -342,7 +342,7 @@ export function channelRoutes(deps: Deps): Route[] {
       summary:
         "Saves a platform's configuration (merged into what is saved; a masked or absent secret keeps its value) and applies it at once: the adapter restarts, svc does not. 400 names the field.",
       body: saveBody,
-      requestBody: requestBodyDoc({ 'application/json': channelSaveBodies() }, true),
+      requestBody: () => requestBodyDoc({ 'application/json': channelSaveBodies() }, true),
       response: channelView,
       handler: async ({ params, body }) => ({
         body: await save(platformOr404(params.platform), body),

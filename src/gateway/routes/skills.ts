@@ -100,25 +100,26 @@ export function skillRoutes(deps: Deps): Route[] {
       summary:
         'Imports a skill. JSON {"source": "<upload name>" | "<absolute path of a skill folder or .zip on this machine>", "force"?: true}, or multipart/form-data with a zip in a part named "file" (and optionally a field force=true). Answers 201 {name, description, files: [{path, size, sha256}], replaced}. A hostile or invalid archive is a 400 naming the rule (details.rule); an existing name is 409 unless force (the old one goes to the trash).',
       stream: true,
-      requestBody: requestBodyDoc(
-        {
-          'application/json': skillImportJson,
-          'multipart/form-data': {
-            type: 'object',
-            properties: {
-              file: binaryPart('The skill as a zip (a SKILL.md at its top, or in one folder).'),
-              force: {
-                type: 'string',
-                enum: ['true', 'false'],
-                description:
-                  'true: replace a skill of the same name (the old one goes to the trash).',
+      requestBody: () =>
+        requestBodyDoc(
+          {
+            'application/json': skillImportJson,
+            'multipart/form-data': {
+              type: 'object',
+              properties: {
+                file: binaryPart('The skill as a zip (a SKILL.md at its top, or in one folder).'),
+                force: {
+                  type: 'string',
+                  enum: ['true', 'false'],
+                  description:
+                    'true: replace a skill of the same name (the old one goes to the trash).',
+                },
               },
+              required: ['file'],
             },
-            required: ['file'],
           },
-        },
-        true,
-      ),
+          true,
+        ),
       status: 201,
       response: skillImported,
       errors: [409, 413, 415],

@@ -35,25 +35,26 @@ export function uploadRoutes(deps: Deps): Route[] {
       summary:
         'Uploads files: a multipart/form-data body with one or more parts named "file" (other fields are ignored), streamed to disk. Answers 201 {files: [{name, original_name, size, mime, sha256, url}]}; 413 over limits.upload_bytes, 415 for another Content-Type.',
       stream: true,
-      requestBody: requestBodyDoc(
-        {
-          'multipart/form-data': {
-            type: 'object',
-            properties: {
-              file: {
-                type: 'array',
-                items: binaryPart("A file; its part's filename is kept as original_name."),
-                minItems: 1,
-                maxItems: 100,
-                description:
-                  'One or more parts named "file" (at most 100); other parts are ignored.',
+      requestBody: () =>
+        requestBodyDoc(
+          {
+            'multipart/form-data': {
+              type: 'object',
+              properties: {
+                file: {
+                  type: 'array',
+                  items: binaryPart("A file; its part's filename is kept as original_name."),
+                  minItems: 1,
+                  maxItems: 100,
+                  description:
+                    'One or more parts named "file" (at most 100); other parts are ignored.',
+                },
               },
+              required: ['file'],
             },
-            required: ['file'],
           },
-        },
-        true,
-      ),
+          true,
+        ),
       status: 201,
       response: uploadedFiles,
       errors: [413, 415],

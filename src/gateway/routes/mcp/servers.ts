@@ -143,7 +143,7 @@ export function mcpRoutes(deps: Deps): Route[] {
       summary:
         'Adds a server ({"name", "command" or "url", …}), or imports an {"mcpServers": {…}} document all or nothing. A connection failure shows in the status, never as a failed request.',
       body: createBody,
-      requestBody: requestBodyDoc({ 'application/json': mcpCreateBodies() }, true),
+      requestBody: () => requestBodyDoc({ 'application/json': mcpCreateBodies() }, true),
       status: 201,
       response: mcpServerCreated,
       handler: ({ body }) => create(body),

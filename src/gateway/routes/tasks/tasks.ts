@@ -115,15 +115,16 @@ export function taskRoutes(deps: Deps): Route[] {
         'Creates a task. Graph (kind omitted or "graph"): subject (required), description, status (default pending), blocked_by (existing task ids), owner_session. Cron (kind "cron"): name and schedule (required; 5 or 6 fields or a nickname such as @hourly), timezone (IANA, default the machine\'s), prompt or workflow with inputs, enabled (default true), model (id or slot, default the default slot), working_dir, permission_mode (default auto), session (new or reuse), notify [{platform, chat_id}], max_runtime_seconds (default 1800), catch_up (default true), approval_timeout_seconds (default config cron.approval_timeout_seconds). Answers 201 with the task.',
       body: kindOnly,
       // The handler parses the body by its kind: the document shows both bodies.
-      requestBody: requestBodyDoc(
-        {
-          'application/json': z.union([
-            createBody.meta({ title: 'A graph task' }),
-            createCron.meta({ title: 'A cron task' }),
-          ]),
-        },
-        true,
-      ),
+      requestBody: () =>
+        requestBodyDoc(
+          {
+            'application/json': z.union([
+              createBody.meta({ title: 'A graph task' }),
+              createCron.meta({ title: 'A cron task' }),
+            ]),
+          },
+          true,
+        ),
       status: 201,
       response: anyTaskSchema,
       handler: async ({ body: raw }) => {
@@ -147,15 +148,16 @@ export function taskRoutes(deps: Deps): Route[] {
       summary:
         'Changes any of: subject, description, status, blocked_by. A task may be in_progress or completed only once its blockers are completed (409 otherwise); an unknown blocker or a cycle is a 400. A cron task takes any subset of its fields (enabled to switch it on or off); the schedule changes at once.',
       body: z.unknown(),
-      requestBody: requestBodyDoc(
-        {
-          'application/json': z.union([
-            patchBody.meta({ title: 'A graph task: any of its fields' }),
-            patchCron.meta({ title: 'A cron task: any of its fields' }),
-          ]),
-        },
-        true,
-      ),
+      requestBody: () =>
+        requestBodyDoc(
+          {
+            'application/json': z.union([
+              patchBody.meta({ title: 'A graph task: any of its fields' }),
+              patchCron.meta({ title: 'A cron task: any of its fields' }),
+            ]),
+          },
+          true,
+        ),
       response: anyTaskSchema,
       errors: [409],
       handler: async ({ params, body: raw }) => {

@@ -46,16 +46,19 @@ export type ChannelView = z.output<typeof channelBase> & {
   fields: Record<string, unknown>;
 };
 
-export const channelView = z
-  .discriminatedUnion(
-    'platform',
-    platformNames.map((p) =>
-      channelBase.extend({ platform: z.literal(p), fields: savedFields(p) }),
-    ) as unknown as [z.ZodObject, ...z.ZodObject[]],
-  )
-  .meta({ id: 'Channel' }) as unknown as z.ZodType<ChannelView>;
+export const channelView = z.lazy(
+  () =>
+    z
+      .discriminatedUnion(
+        'platform',
+        platformNames.map((p) =>
+          channelBase.extend({ platform: z.literal(p), fields: savedFields(p) }),
+        ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+      )
+      .meta({ id: 'Channel' }) as unknown as z.ZodType<ChannelView>,
+);
 
-export const channelList = z.object({ channels: z.array(channelView) });
+export const channelList = z.lazy(() => z.object({ channels: z.array(channelView) }));
 
 /** A field of a platform's form (GET /api/channels/available). */
 const fieldView = z.object({
@@ -70,30 +73,38 @@ const fieldView = z.object({
   default: z.string().optional(),
 }) satisfies z.ZodType<FieldView>;
 
-export const channelsAvailable = z.object({
-  platforms: z.array(
-    z.object({
-      platform: platformNameSchema,
-      label: z.string(),
-      login: z.enum(['token', 'qr']),
-      configured: z.boolean(),
-      fields: z.array(fieldView),
-    }),
-  ),
-});
+export const channelsAvailable = z.lazy(() =>
+  z.object({
+    platforms: z.array(
+      z.object({
+        platform: platformNameSchema,
+        label: z.string(),
+        login: z.enum(['token', 'qr']),
+        configured: z.boolean(),
+        fields: z.array(fieldView),
+      }),
+    ),
+  }),
+);
 
-export const channelLogin = loginStateSchema.meta({ id: 'ChannelLogin' });
-export const channelDeleted = z.object({ deleted: platformNameSchema, trash_id: z.string() });
-export const channelTested = z.object({
-  ok: z.literal(true),
-  ...channelsRequestDefs['channels.test'].result.shape,
-});
-export const channelSent = z.object({
-  sent: z.literal(true),
-  ...channelsRequestDefs['channels.send'].result.shape,
-});
-export const pairingView = pairingSchema.meta({ id: 'Pairing' });
-export const pairingList = z.object({ items: z.array(pairingView) });
+export const channelLogin = z.lazy(() => loginStateSchema.meta({ id: 'ChannelLogin' }));
+export const channelDeleted = z.lazy(() =>
+  z.object({ deleted: platformNameSchema, trash_id: z.string() }),
+);
+export const channelTested = z.lazy(() =>
+  z.object({
+    ok: z.literal(true),
+    ...channelsRequestDefs['channels.test'].result.shape,
+  }),
+);
+export const channelSent = z.lazy(() =>
+  z.object({
+    sent: z.literal(true),
+    ...channelsRequestDefs['channels.send'].result.shape,
+  }),
+);
+export const pairingView = z.lazy(() => pairingSchema.meta({ id: 'Pairing' }));
+export const pairingList = z.lazy(() => z.object({ items: z.array(pairingView) }));
 
 /** A list field that also takes one string of items (allowed_users: the form's text field). */
 const takesText = (s: z.ZodType) => Array.isArray(s.safeParse('').data);

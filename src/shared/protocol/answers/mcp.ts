@@ -8,56 +8,72 @@ import { mcpRequestDefs, mcpStatusSchema } from '../mcp.js';
  */
 
 /** A server: its configuration (secret values never, only their names) and its live state. */
-export const mcpServerView = publicMcpServerSchema
-  .extend({
-    status: mcpStatusSchema.shape.status,
-    error: mcpStatusSchema.shape.error,
-    connected_at: mcpStatusSchema.shape.connected_at,
-    /** Which transport carried the connection (null while not connected). */
-    connected_via: mcpStatusSchema.shape.transport,
-    /** The tools it offers now (empty while not connected). */
-    tools: z.array(z.object({ name: z.string(), description: z.string() })),
-    /** Waits for the user to sign in (OAuth): POST /api/mcp/servers/{name}/oauth/start. */
-    needs_auth: z.boolean(),
-    /** What a failed stdio server last wrote to stderr (its env values masked), or null. */
-    stderr_tail: mcpStatusSchema.shape.stderr_tail,
-  })
-  .meta({ id: 'McpServer' });
+export const mcpServerView = z.lazy(() =>
+  publicMcpServerSchema
+    .extend({
+      status: mcpStatusSchema.shape.status,
+      error: mcpStatusSchema.shape.error,
+      connected_at: mcpStatusSchema.shape.connected_at,
+      /** Which transport carried the connection (null while not connected). */
+      connected_via: mcpStatusSchema.shape.transport,
+      /** The tools it offers now (empty while not connected). */
+      tools: z.array(z.object({ name: z.string(), description: z.string() })),
+      /** Waits for the user to sign in (OAuth): POST /api/mcp/servers/{name}/oauth/start. */
+      needs_auth: z.boolean(),
+      /** What a failed stdio server last wrote to stderr (its env values masked), or null. */
+      stderr_tail: mcpStatusSchema.shape.stderr_tail,
+    })
+    .meta({ id: 'McpServer' }),
+);
 export type McpServerView = z.infer<typeof mcpServerView>;
 
-export const mcpServerList = z.object({ servers: z.array(mcpServerView) });
+export const mcpServerList = z.lazy(() => z.object({ servers: z.array(mcpServerView) }));
 /** POST: the server added, or the names an import added and every server after it. */
-export const mcpServerCreated = z.union([
-  mcpServerView,
-  z.object({ imported: z.array(z.string()), servers: z.array(mcpServerView) }),
-]);
-export const mcpServerDeleted = z.object({ deleted: z.string(), trash_id: z.string() });
+export const mcpServerCreated = z.lazy(() =>
+  z.union([
+    mcpServerView,
+    z.object({ imported: z.array(z.string()), servers: z.array(mcpServerView) }),
+  ]),
+);
+export const mcpServerDeleted = z.lazy(() =>
+  z.object({ deleted: z.string(), trash_id: z.string() }),
+);
 
 const server = { server: z.string() };
-export const mcpResources = z.object({
-  ...server,
-  ...mcpRequestDefs['mcp.resources'].result.shape,
-});
-export const mcpResourceRead = z.object({
-  ...server,
-  uri: z.string(),
-  ...mcpRequestDefs['mcp.resource.read'].result.shape,
-});
-export const mcpPrompts = z.object({ ...server, ...mcpRequestDefs['mcp.prompts'].result.shape });
-export const mcpPromptFilled = z.object({
-  ...server,
-  prompt: z.string(),
-  ...mcpRequestDefs['mcp.prompt.get'].result.shape,
-  /** The user messages joined, to start a message with. */
-  text: z.string(),
-});
-export const mcpOAuthStarted = z.object({
-  name: z.string(),
-  /** Where to send the browser; null when stored tokens could be refreshed instead. */
-  authorization_url: z.string().nullable(),
-  /** Where the authorization server sends the browser back (/api/mcp/oauth/callback). */
-  redirect_url: z.string(),
-});
+export const mcpResources = z.lazy(() =>
+  z.object({
+    ...server,
+    ...mcpRequestDefs['mcp.resources'].result.shape,
+  }),
+);
+export const mcpResourceRead = z.lazy(() =>
+  z.object({
+    ...server,
+    uri: z.string(),
+    ...mcpRequestDefs['mcp.resource.read'].result.shape,
+  }),
+);
+export const mcpPrompts = z.lazy(() =>
+  z.object({ ...server, ...mcpRequestDefs['mcp.prompts'].result.shape }),
+);
+export const mcpPromptFilled = z.lazy(() =>
+  z.object({
+    ...server,
+    prompt: z.string(),
+    ...mcpRequestDefs['mcp.prompt.get'].result.shape,
+    /** The user messages joined, to start a message with. */
+    text: z.string(),
+  }),
+);
+export const mcpOAuthStarted = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    /** Where to send the browser; null when stored tokens could be refreshed instead. */
+    authorization_url: z.string().nullable(),
+    /** Where the authorization server sends the browser back (/api/mcp/oauth/callback). */
+    redirect_url: z.string(),
+  }),
+);
 
 /**
  * The body of POST /api/mcp/servers for the document: a local or a remote server (the kinds
