@@ -359,6 +359,45 @@ if (reason) {
     assert.is((last.match(/\bword0\b/g) ?? []).length, 1, 'shown once');
   });
 
+  test('Stop while a tool call runs: one "stopped" mark, still one after a reload, and the card no longer runs', async () => {
+    const { page } = p;
+    await page.goto(rig.server.base + '/#/chat');
+    await page.getByTestId('composer-input').waitFor();
+    const command = 'echo started; sleep 30';
+    rig.fake.enqueue(
+      { parts: [{ toolCall: { name: 'terminal', arguments: [JSON.stringify({ command })] } }] },
+      textReply('never asked for'),
+    );
+    await send('Wait for the long command');
+    const card = page.locator('[data-testid=tool-card][data-tool=terminal]').last();
+    await card
+      .and(page.locator('[data-status=running]'))
+      .getByTestId('tool-output')
+      .filter({ hasText: 'started' })
+      .waitFor();
+    await page.getByTestId('interrupt').click();
+    await page.getByTestId('stopped').first().waitFor();
+    await idle();
+    assert.is(await page.getByTestId('stopped').count(), 1, 'one "stopped" mark');
+    const id = currentId();
+
+    await page.reload();
+    await page
+      .getByTestId('user-message')
+      .filter({ hasText: 'Wait for the long command' })
+      .waitFor();
+    await card.waitFor();
+    await page.getByTestId('stopped').first().waitFor();
+    assert.is(await page.getByTestId('stopped').count(), 1, 'one "stopped" mark after a reload');
+    const status = await card.getAttribute('data-status');
+    assert.ok(
+      status === 'error' || status === 'exited',
+      `the stopped call is not running: ${status}`,
+    );
+    assert.match(await card.getByTestId('tool-output').innerText(), /the turn was stopped/);
+    assert.is(currentId(), id);
+  });
+
   test('session settings and the goal are changed from the side panel', async () => {
     const { page } = p;
     const id = currentId();

@@ -155,7 +155,7 @@ export class ChatSession {
         api('GET', '/api/sessions/{id}/approvals', { params: { id: this.id } }).catch(() => ({
           items: [] as Approval[],
         })),
-        this.loadTurns().catch(() => new Map<number, TurnInfo>()),
+        this.loadTurns().catch(() => ({ bySeq: new Map<number, TurnInfo>(), newest: undefined })),
       ]);
       if (token !== this.loadToken) return;
       const events = this.buffer ?? [];
@@ -164,7 +164,10 @@ export class ChatSession {
         const { goal: embedded, spend, ...rest } = session;
         s.session = rest;
         s.spend = spend;
-        s.turns = turns;
+        s.turns = turns.bySeq;
+        // How the last turn ended is on its row: a chat stopped before (during a tool call too,
+        // where no cut reply carries the mark) shows its one "stopped" mark after a reload.
+        s.ended = turns.newest?.status === 'interrupted' ? { kind: 'interrupted' } : undefined;
         s.messages = messages;
         s.goal = embedded ?? null;
         // A page opened while a tool call waits shows the dialog at once, not only on live events.
@@ -196,17 +199,23 @@ export class ChatSession {
     ]);
     this.update((s) => {
       if (r?.spend) s.spend = r.spend;
-      if (turns) s.turns = turns;
+      if (turns) s.turns = turns.bySeq;
     }, true);
   }
 
-  /** The newest 200 turns' details (older turns show none). */
-  private async loadTurns(): Promise<ReadonlyMap<number, TurnInfo>> {
+  /** The newest 200 turns' details by their first message (older turns show none), and the newest. */
+  private async loadTurns(): Promise<{
+    bySeq: ReadonlyMap<number, TurnInfo>;
+    newest: TurnInfo | undefined;
+  }> {
     const r = await api('GET', '/api/sessions/{id}/turns', {
       params: { id: this.id },
       query: { limit: 200 },
     });
-    return new Map(r.items.flatMap((t) => (t.first_seq === null ? [] : [[t.first_seq, t]])));
+    return {
+      bySeq: new Map(r.items.flatMap((t) => (t.first_seq === null ? [] : [[t.first_seq, t]]))),
+      newest: r.items[0],
+    };
   }
 
   private async allMessages(): Promise<Message[]> {
