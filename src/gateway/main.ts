@@ -1,17 +1,18 @@
-import type { Config } from '../shared/config/schema.js';
 import { startChild } from '../shared/child.js';
+import type { Config } from '../shared/config/schema.js';
 import { redactConfigSecrets } from '../shared/config/secrets.js';
+import { connectionCaps, readNofile } from '../shared/fd-limit.js';
 import { log, redact } from '../shared/log.js';
 import { resolvePaths } from '../shared/paths.js';
+import { sandboxStatus } from '../shared/sandbox/status.js';
 import { openDb } from '../shared/store/db.js';
-import { Gateway } from './app.js';
-import type { Deps } from './deps.js';
-import { chatCommands } from './routes/sessions/chat.js';
-import { allRoutes } from './routes/index.js';
-import { chooseEngine, createEngine } from './engine/pick.js';
-import { ConnectionCap } from './conn-cap.js';
-import { connectionCaps, readNofile } from '../shared/fd-limit.js';
 import { configureTelemetry } from '../shared/telemetry/trace.js';
+import { Gateway } from './app.js';
+import { ConnectionCap } from './conn-cap.js';
+import type { Deps } from './deps.js';
+import { chooseEngine, createEngine } from './engine/pick.js';
+import { allRoutes } from './routes/index.js';
+import { chatCommands } from './routes/sessions/chat.js';
 
 /** The gateway process: takes its config and key from the supervisor, listens, serves. */
 /** The previous gateway's listening socket, when its engine could not share the port (see engine/node.ts). */
@@ -73,6 +74,9 @@ endpoint.handle('child.start', async (start) => {
   };
   gw.setRoutes(allRoutes(deps));
   gw.ws.onCommand = chatCommands(deps, gw.ws);
+  // The first /api/health answers the sandbox's state, which takes starting bubblewrap: begun now,
+  // it runs while the port opens instead of after the first request (the probe is remembered).
+  sandboxStatus(start.config.sandbox.enabled).catch(() => undefined);
   const port = await gw.listen(start.listen.host, start.listen.port, inherited);
   inherited = undefined;
   gateway = gw;

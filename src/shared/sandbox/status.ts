@@ -88,7 +88,11 @@ async function probeLinux(bwrap: string): Promise<SandboxStatus> {
     return status('unavailable', null, `${bwrap} is missing or not executable`, INSTALL_FIX);
   }
   const isRoot = process.getuid?.() === 0;
-  const tried = await run(bwrap, probeArgs(isRoot));
+  // Side by side: the first /api/health of a start waits for both.
+  const [tried, version] = await Promise.all([
+    run(bwrap, probeArgs(isRoot)),
+    run(bwrap, ['--version']),
+  ]);
   if (!tried.ok) {
     if (tried.code === 'ENOENT' || tried.code === 'EACCES')
       return status('unavailable', null, `${bwrap} cannot be run (${tried.code})`, INSTALL_FIX);
@@ -100,7 +104,6 @@ async function probeLinux(bwrap: string): Promise<SandboxStatus> {
       'allow unprivileged user namespaces (sudo sysctl -w kernel.unprivileged_userns_clone=1 or kernel.apparmor_restrict_unprivileged_userns=0), or run svc outside this container/WSL1, then restart svc',
     );
   }
-  const version = await run(bwrap, ['--version']);
   return status(
     'on',
     version.ok && version.out ? version.out.split('\n')[0]! : 'bubblewrap',
