@@ -140,7 +140,7 @@ export function ChatPane({
           <p class="error">{s.error}</p>
         </div>
       ) : (
-        <Transcript key={id} s={s} focus={focus} />
+        <Transcript key={id} s={s} streamed={chat.streamed} focus={focus} />
       )}
       {s.approvals[0] && (
         <ApprovalDialog

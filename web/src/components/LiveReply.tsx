@@ -1,25 +1,32 @@
-import type { LiveTurn, ToolLive } from '../lib/chat';
+import type { LiveTurn, Streamed, ToolLive } from '../lib/chat';
+import { type Store, useStore } from '../lib/store';
 import { Markdown } from './Markdown';
 import { Reasoning } from './Reasoning';
 import { ToolCard } from './ToolCard';
 
-/** The step being streamed: reasoning, text and tool calls as they arrive. */
+/**
+ * The step being streamed: reasoning, text and tool calls as they arrive. It follows the streamed
+ * text itself, so a delta redraws this reply alone.
+ */
 export function LiveReply({
   turn,
+  streamed,
   tools,
   waiting,
   showReasoning,
 }: {
   turn: LiveTurn;
+  streamed: Store<Streamed>;
   tools: Record<string, ToolLive>;
   waiting: Set<string>;
   showReasoning: boolean;
 }) {
-  const nothing = !turn.text && !turn.reasoning && turn.calls.length === 0;
+  const { text, reasoning } = useStore(streamed);
+  const nothing = !text && !reasoning && turn.calls.length === 0;
   return (
     <div class="msg assistant live" data-testid="live-reply">
-      {showReasoning && turn.reasoning && <Reasoning text={turn.reasoning} streaming />}
-      {turn.text && <Markdown text={turn.text} streaming />}
+      {showReasoning && reasoning && <Reasoning text={reasoning} streaming />}
+      {text && <Markdown text={text} streaming />}
       {turn.calls.map((c) => (
         <ToolCard
           key={c.call_id}

@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { ChatState, ToolLive, TurnInfo } from '../lib/chat';
+import type { ChatState, Streamed, ToolLive, TurnInfo } from '../lib/chat';
+import type { Store } from '../lib/store';
 import { pure } from '../lib/pure';
 import type { Message, MessageOf } from '../lib/types';
 import { AssistantMessage } from './AssistantMessage';
@@ -199,7 +200,16 @@ function whenIdle(fn: () => void): () => void {
  * and the committed box is apart from the live reply, so a streamed frame costs about the same in
  * a long chat as in a short one.
  */
-export function Transcript({ s, focus }: { s: ChatState; focus?: string | undefined }) {
+export function Transcript({
+  s,
+  streamed,
+  focus,
+}: {
+  s: ChatState;
+  /** The running step's text as it streams (the live reply follows it by itself). */
+  streamed: Store<Streamed>;
+  focus?: string | undefined;
+}) {
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(!focus);
   /** How many of the newest chunks are drawn so far. */
@@ -306,7 +316,13 @@ export function Transcript({ s, focus }: { s: ChatState; focus?: string | undefi
       )}
       {s.sending && <UserMessage text={s.sending.text} pending />}
       {s.turn && (
-        <LiveReply turn={s.turn} tools={s.tools} waiting={waiting} showReasoning={showReasoning} />
+        <LiveReply
+          turn={s.turn}
+          streamed={streamed}
+          tools={s.tools}
+          waiting={waiting}
+          showReasoning={showReasoning}
+        />
       )}
       {s.ended?.kind === 'failed' && (
         <div class="turn-error" role="alert" data-testid="turn-error">

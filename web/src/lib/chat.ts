@@ -30,11 +30,18 @@ export interface ToolLive {
 
 export interface LiveTurn {
   id: string;
-  /** Text and reasoning of the step being streamed (a committed message takes them over). */
-  text: string;
-  reasoning: string;
   calls: PendingCall[];
 }
+
+/**
+ * Text and reasoning of the step being streamed (a committed message takes them over). They are
+ * kept apart from the chat's state: a delta redraws the live reply alone, not the chat around it.
+ */
+export interface Streamed {
+  text: string;
+  reasoning: string;
+}
+const NOTHING_STREAMED: Streamed = { text: '', reasoning: '' };
 
 export interface ChatState {
   id: string;
@@ -80,6 +87,9 @@ const OUTPUT_KEEP = 200_000;
  */
 export class ChatSession {
   readonly state: Store<ChatState>;
+  /** What the running step streamed so far (see Streamed); reset with each step. */
+  readonly streamed = new Store<Streamed>(NOTHING_STREAMED);
+  private streamDraft: Streamed = NOTHING_STREAMED;
   private stop: (() => void) | undefined;
   private buffer: LiveEvent[] | undefined;
   private loadToken = 0;
@@ -128,8 +138,23 @@ export class ChatSession {
   private update(fn: (s: ChatState) => void, now = false): void {
     const next = { ...this.draft };
     fn(next);
+    // A step that ends or begins (a new live turn, or none) starts with nothing streamed.
+    if (next.turn?.id !== this.draft.turn?.id) this.streamDraft = NOTHING_STREAMED;
     this.draft = next;
     if (now) return this.flush();
+    this.schedule();
+  }
+
+  /** Adds a delta to what the step streamed; drawn with the next frame. */
+  private stream(turnId: string, add: Streamed): void {
+    if (this.draft.turn?.id !== turnId)
+      this.update((s) => void (s.turn = { id: turnId, calls: [] }));
+    const was = this.streamDraft;
+    this.streamDraft = { text: was.text + add.text, reasoning: was.reasoning + add.reasoning };
+    this.schedule();
+  }
+
+  private schedule(): void {
     // Deltas come fast: render at most once per frame.
     if (this.notifyQueued) return;
     this.notifyQueued = true;
@@ -141,6 +166,7 @@ export class ChatSession {
   private flush(): void {
     this.notifyQueued = false;
     if (this.state.get() !== this.draft) this.state.set(this.draft);
+    if (this.streamed.get() !== this.streamDraft) this.streamed.set(this.streamDraft);
   }
 
   /** Loads the session, its whole transcript and its goal; events meanwhile wait in a buffer. */
@@ -261,8 +287,7 @@ export class ChatSession {
   /** Applies one session event to the state; narrowing on `e.type` gives `e.data` its catalogued shape. */
   private apply(e: LiveEvent): void {
     const turnOf = (s: ChatState, turnId: string): LiveTurn => {
-      if (!s.turn || s.turn.id !== turnId)
-        s.turn = { id: turnId, text: '', reasoning: '', calls: [] };
+      if (!s.turn || s.turn.id !== turnId) s.turn = { id: turnId, calls: [] };
       else s.turn = { ...s.turn };
       return s.turn;
     };
@@ -284,12 +309,12 @@ export class ChatSession {
       }
       case 'turn.text_delta': {
         const d = e.data;
-        this.update((s) => void (turnOf(s, d.turn_id).text += d.delta));
+        this.stream(d.turn_id, { text: d.delta, reasoning: '' });
         break;
       }
       case 'turn.reasoning_delta': {
         const d = e.data;
-        this.update((s) => void (turnOf(s, d.turn_id).reasoning += d.delta));
+        this.stream(d.turn_id, { text: '', reasoning: d.delta });
         break;
       }
       case 'turn.tool_call_started':
@@ -345,8 +370,10 @@ export class ChatSession {
         const m = messageOf(e.data.message);
         this.update((s) => {
           s.messages = withMessage(s.messages, m);
-          if (m.role === 'assistant' && s.turn)
-            s.turn = { ...s.turn, text: '', reasoning: '', calls: [] };
+          if (m.role === 'assistant' && s.turn) {
+            s.turn = { ...s.turn, calls: [] };
+            this.streamDraft = NOTHING_STREAMED;
+          }
         });
         this.whole(m);
         break;
