@@ -1,6 +1,6 @@
-import { Database, type SqliteDatabase } from './sqlite.js';
-import { migrate } from './migrations.js';
 import { registerSearchFunctions } from '../search/text.js';
+import { migrate } from './migrations.js';
+import { Database, type SqliteDatabase } from './sqlite.js';
 
 export type Db = SqliteDatabase;
 

@@ -16,7 +16,7 @@ import { StoreError } from '../errors.js';
 import type { Paths } from '../paths.js';
 import type { Db } from './db.js';
 import { forgetFileReads } from './file-reads.js';
-import { putInTrash, trashConflict, type TrashItem, type TrashKind } from './trash.js';
+import { putInTrash, type TrashItem, type TrashKind, trashConflict } from './trash.js';
 
 /** Files bigger than this are not hashed when trashed or compared on restore (too slow to do in one go). */
 const HASH_LIMIT = 64 * 1024 * 1024;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { scrubSecrets } from '../audit.js';
+import { indexStateSchema, type searchHitSchema, searchKinds } from '../protocol/answers/search.js';
 import { makeSnippet, type Term } from '../search/snippet.js';
 import type { Db } from './db.js';
 import { stmt } from './util.js';
-import { indexStateSchema, searchHitSchema, searchKinds } from '../protocol/answers/search.js';
 
 /**
  * The full-text index (migration 21): search_docs rows kept by triggers on every write, found

@@ -1,8 +1,12 @@
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { StoreError } from '../errors.js';
-import { forgetSessionFileReads } from './file-reads.js';
+import type { Paths } from '../paths.js';
+import { toolOutputDir } from '../tool-output.js';
 import { artifactRowSchema, insertArtifactRow } from './artifacts.js';
 import type { Db } from './db.js';
+import { forgetSessionFileReads } from './file-reads.js';
 import { goalRowSchema, insertGoalRow } from './goals.js';
 import { insertMessageRow, messageRowSchema } from './messages.js';
 import {
@@ -10,23 +14,19 @@ import {
   getTrashedSessionRow,
   insertSessionRow,
   markSessionTrashed,
+  type Session,
   sessionRowSchema,
   toSession,
-  type Session,
 } from './sessions.js';
 import {
+  moveBlob,
   putInTrash,
-  trashConflict,
   type RestoreContext,
   type TrashItem,
   type TrashKind,
+  trashConflict,
 } from './trash.js';
-import type { Paths } from '../paths.js';
 import { isoNow, newId, stmt } from './util.js';
-import { existsSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { toolOutputDir } from '../tool-output.js';
-import { moveBlob } from './trash.js';
 
 /** What a session's trash item holds: a reference; the session's rows stay in their tables, marked. */
 const refSchema = z.object({ session_id: z.string() });

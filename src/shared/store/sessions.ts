@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { StoreError } from '../errors.js';
+import { permissionModes, reasoningEfforts } from '../protocol/session-modes.js';
 import { decodeNetwork, encodeNetwork, type NetworkSetting } from '../sandbox/network.js';
 import type { Db } from './db.js';
 import { decodeCursor, encodeCursor, isoNow, newId, stmt } from './util.js';
-import { permissionModes, reasoningEfforts } from '../protocol/session-modes.js';
 
 export { permissionModes, reasoningEfforts };
 export type ReasoningEffort = (typeof reasoningEfforts)[number];

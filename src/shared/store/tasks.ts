@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { StoreError } from '../errors.js';
-import { graphTaskSchema, taskKinds, taskStatuses } from '../protocol/answers/tasks.js';
+import { type graphTaskSchema, taskKinds, taskStatuses } from '../protocol/answers/tasks.js';
 import type { Db } from './db.js';
 import { isoNow, newId, stmt } from './util.js';
 

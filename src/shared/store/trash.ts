@@ -9,8 +9,8 @@ import {
   statSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
-import { StoreError } from '../errors.js';
 import { z } from 'zod';
+import { StoreError } from '../errors.js';
 import type { Paths } from '../paths.js';
 import type { Db } from './db.js';
 import type { Page } from './sessions.js';

@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Paths } from '../paths.js';
 import type { uploadRowSchema } from '../protocol/answers/uploads.js';
 import type { Db } from './db.js';

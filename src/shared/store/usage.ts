@@ -1,6 +1,6 @@
+import { usageGroups } from '../protocol/answers/usage.js';
 import type { Db } from './db.js';
 import { newId, stmt } from './util.js';
-import { usageGroups } from '../protocol/answers/usage.js';
 
 /** Where a model call came from: the turn's origin, or the side job it served. */
 export const usageOrigins = [
