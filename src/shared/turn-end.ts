@@ -1,9 +1,10 @@
-import { messageSummary, textPreview } from './event-summaries.js';
+import { messageSummary, textPreview, toolResultData } from './event-summaries.js';
 import { log } from './log.js';
 import type { WsEventData } from './protocol/events.js';
 import type { Db } from './store/db.js';
 import { appendMessage, type Message } from './store/messages.js';
-import { endTurnRow, type TurnRef } from './store/turns.js';
+import { type ClosedCall, closeOpenCalls } from './store/open-calls.js';
+import { endTurnRow, getTurnRow, type TurnRef } from './store/turns.js';
 import type { TurnPublish } from './ws-publish.js';
 
 type Told<T extends 'turn.completed' | 'turn.failed' | 'turn.interrupted'> = Omit<
@@ -25,8 +26,9 @@ export interface CutReply {
 
 /**
  * Ends a turn, for the agent worker that ran it and for the supervisor when that worker died:
- * in one write, the reply it was cut short in (kept as a stopped message) and the end on its row
- * (written when there is none yet); then its clients hear the end, once. A turn already ended by
+ * in one write, a result for each tool call it left without one (see closeOpenCalls), the reply it
+ * was cut short in (kept as a stopped message) and the end on its row (written when there is none
+ * yet); then its clients hear those results and the end, once. A turn already ended by
  * the other process answers false and says nothing. A write that fails (a full disk) is logged and
  * the end is told all the same: no client waits for a turn that is over.
  */
@@ -39,10 +41,16 @@ export function endTurn(
 ): boolean {
   let endedHere = true;
   let kept: Message | undefined;
+  let closed: ClosedCall[] = [];
   try {
     db.transaction(() => {
       endedHere = endTurnRow(db, turn, end.status, rowOf(end));
-      if (!endedHere || !cut?.text) return;
+      if (!endedHere) return;
+      if (end.status !== 'completed') {
+        const row = getTurnRow(db, turn.id);
+        if (row) closed = closeOpenCalls(db, row, end.status);
+      }
+      if (!cut?.text) return;
       kept = appendMessage(db, turn.session_id, {
         role: 'assistant',
         content: {
@@ -54,12 +62,15 @@ export function endTurn(
     }).immediate();
   } catch (err) {
     kept = undefined;
+    closed = [];
     log.warn('could not record the end of a turn', {
       turn: turn.id,
       error: (err as Error).message,
     });
   }
   if (!endedHere) return false;
+  for (const { call, output, message } of closed)
+    publish('turn.tool_result', toolResultData(call, output, true, message));
   if (kept) publish('message.committed', { message: messageSummary(kept) });
   if (end.status === 'completed') {
     const { text, truncated } = textPreview(end.reply);

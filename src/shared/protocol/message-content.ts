@@ -55,6 +55,8 @@ export const toolContent = z.object({
   is_error: z.boolean().optional(),
   /** Images a tool returned (MCP), saved as uploads. */
   images: z.array(attachmentSchema).optional(),
+  /** Written by svc, not the tool: the turn was stopped (or failed) before the call returned. */
+  unfinished: z.enum(['interrupted', 'failed']).optional(),
 });
 
 /** A compaction summary standing in for older messages kept on disk. */

@@ -1,4 +1,5 @@
 import type { Db } from './db.js';
+import { closeOpenCalls } from './open-calls.js';
 import { isoNow, stmt } from './util.js';
 
 export type TurnStatus = 'running' | 'completed' | 'failed' | 'interrupted';
@@ -94,12 +95,21 @@ export function getTurnRow(db: Db, id: string): TurnRow | undefined {
   return stmt<[string], TurnRow>(db, 'SELECT * FROM turns WHERE id = ?').get(id);
 }
 
-/** Turns left `running` by a process that died: marked failed at the next start. */
+/**
+ * Turns left `running` by a process that died: marked failed at the next start, each tool call
+ * they left open given a result (as endTurn does), in one transaction.
+ */
 export function failOrphanTurns(db: Db, reason: string): number {
-  return stmt(
-    db,
-    "UPDATE turns SET status = 'failed', ended_at = ?, error = ? WHERE status = 'running'",
-  ).run(isoNow(), reason).changes;
+  return db
+    .transaction(() => {
+      const orphans = stmt<[], TurnRow>(db, "SELECT * FROM turns WHERE status = 'running'").all();
+      for (const t of orphans) closeOpenCalls(db, t, 'failed');
+      return stmt(
+        db,
+        "UPDATE turns SET status = 'failed', ended_at = ?, error = ? WHERE status = 'running'",
+      ).run(isoNow(), reason).changes;
+    })
+    .immediate();
 }
 
 /** A session's turns, newest first, `offset`/`limit` a page. */

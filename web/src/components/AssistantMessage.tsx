@@ -42,6 +42,7 @@ export function AssistantMessage({
                 ? {
                     output: r.content?.output ?? '',
                     is_error: r.content?.is_error === true,
+                    unfinished: r.content?.unfinished,
                   }
                 : tools?.[call.id]?.result
             }

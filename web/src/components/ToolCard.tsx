@@ -14,7 +14,14 @@ function pretty(args: string | undefined): string {
   }
 }
 
-type Status = 'waiting' | 'running' | 'done' | 'exited' | 'error';
+type Status = 'waiting' | 'running' | 'done' | 'exited' | 'error' | 'stopped';
+
+/** A tool call's result; `unfinished` when svc wrote it because the turn ended first. */
+export interface CallResult {
+  output: string;
+  is_error: boolean;
+  unfinished?: 'interrupted' | 'failed' | undefined;
+}
 
 /**
  * One tool call, as a card that folds: its headline says what ran (`$ npm test`, the file read or
@@ -34,7 +41,7 @@ export function ToolCard({
   name: string;
   args?: string;
   live?: ToolLive;
-  result?: { output: string; is_error: boolean };
+  result?: CallResult;
   waiting?: boolean;
   /** The call belongs to the turn running now (or just ended): shown open. */
   current?: boolean;
@@ -43,11 +50,13 @@ export function ToolCard({
   const end =
     result && !result.is_error && name === 'terminal' ? commandEnd(result.output) : undefined;
   const status: Status = result
-    ? result.is_error
-      ? 'error'
-      : end && ('signal' in end || end.code !== 0)
-        ? 'exited'
-        : 'done'
+    ? result.unfinished
+      ? 'stopped'
+      : result.is_error
+        ? 'error'
+        : end && ('signal' in end || end.code !== 0)
+          ? 'exited'
+          : 'done'
     : waiting
       ? 'waiting'
       : 'running';
@@ -57,6 +66,7 @@ export function ToolCard({
     done: end ? 'exit 0' : 'done',
     exited: end ? ('signal' in end ? `ended by ${end.signal}` : `exit ${end.code}`) : '',
     error: 'failed',
+    stopped: result?.unfinished === 'failed' ? 'did not finish' : 'stopped',
   }[status];
   const [open, setOpen] = useState(current || status !== 'done');
   const what = describeCall(name, args);

@@ -102,7 +102,11 @@ const MessageItem = pure(function MessageItem({
     return (
       <ToolCard
         name={m.content?.name ?? 'tool'}
-        result={{ output: m.content?.output ?? '', is_error: m.content?.is_error === true }}
+        result={{
+          output: m.content?.output ?? '',
+          is_error: m.content?.is_error === true,
+          unfinished: m.content?.unfinished,
+        }}
       />
     );
   return (
