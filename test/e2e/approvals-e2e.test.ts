@@ -438,7 +438,13 @@ test('interrupt withdraws a pending approval (over /ws and over HTTP); answering
         existsSync(join(chat.work, `ran-${how}.txt`)),
         'the withdrawn command never ran',
       );
-      assert.not.ok(ofTurn(chat.ws.events, turnId).some((e) => e.type === 'turn.tool_result'));
+      // The call's only result is svc's, saying it was stopped (the stored one a reload shows).
+      assert.equal(
+        ofTurn(chat.ws.events, turnId)
+          .filter((e) => e.type === 'turn.tool_result')
+          .map((e) => [e.data.call_id, e.data.output, e.data.is_error]),
+        [[c1, 'Stopped before it finished.', true]],
+      );
     }
     assert.is(rig.fake.pending, 0);
     const lines = expectAudit(chat, ['ask', 'withdrawn', 'ask', 'withdrawn']);

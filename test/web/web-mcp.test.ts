@@ -21,7 +21,8 @@ import { skipFile } from '../helpers/skip.js';
 /*
  * The MCP page in headless Chromium against the real server: add a local server with the form
  * (a real SDK server over stdio), see it connect with its tools, paste an import with a bad entry
- * and read the error, disable and enable it, and delete it to the trash; sign in to a remote server
+ * and read the error, stop a turn during a call that ends only when cancelled (its card says
+ * stopped, after a reload too), disable and enable it, and delete it to the trash; sign in to a remote server
  * that requires OAuth (a real SDK authorization server that approves at once) with the Sign in button.
  */
 
@@ -179,6 +180,77 @@ if (browserMissing) {
     assert.equal(p.errors, []);
     await page.goto(`${rig.server.base}/#/mcp`);
     await card.waitFor();
+  });
+
+  test('Stop during an MCP call that ends only when cancelled: its card says stopped, after a reload too, and the next turn sends that result', async () => {
+    const { page } = p;
+    try {
+      // Auto mode: the call runs without an approval; the slow tool returns only when cancelled.
+      const id = (await api(rig.port, 'POST', '/api/sessions', { permission_mode: 'auto' })).body
+        .id as string;
+      await page.goto(`${rig.server.base}/#/chat/${id}`);
+      const box = page.getByTestId('composer-input');
+      await box.waitFor();
+      rig.fake.enqueue({
+        parts: [
+          {
+            toolCall: {
+              id: 'slow_call',
+              name: 'mcp__local__slow',
+              arguments: ['{"seconds":600}'],
+            },
+          },
+        ],
+      });
+      await box.fill('Wait for the slow tool');
+      await page.getByTestId('send').click();
+      const card = page.locator('[data-testid=tool-card][data-tool=mcp__local__slow]');
+      await card.and(page.locator('[data-status=running]')).waitFor();
+      await page.getByTestId('interrupt').click();
+      await card.and(page.locator('[data-status=stopped]')).waitFor();
+      assert.is(await card.getByTestId('tool-status').innerText(), 'stopped');
+      assert.is(await page.getByTestId('stopped').count(), 1, 'one "stopped" mark');
+
+      await page.reload();
+      await page
+        .getByTestId('user-message')
+        .filter({ hasText: 'Wait for the slow tool' })
+        .waitFor();
+      await card.waitFor();
+      assert.is(await card.getAttribute('data-status'), 'stopped', 'not running after a reload');
+      assert.is(await card.getByTestId('tool-status').innerText(), 'stopped');
+      assert.is(await card.getAttribute('open'), '', 'a card that did not finish shows open');
+      assert.is(await card.getByTestId('tool-output').innerText(), 'Stopped before it finished.');
+      assert.is(await page.getByTestId('stopped').count(), 1, 'one "stopped" mark after a reload');
+      const stored = (await api(rig.port, 'GET', `/api/sessions/${id}/messages`)).body.items;
+      assert.equal(
+        stored.filter((m: any) => m.role === 'tool').map((m: any) => m.content),
+        [
+          {
+            tool_call_id: 'slow_call',
+            name: 'mcp__local__slow',
+            output: 'Stopped before it finished.',
+            is_error: true,
+            unfinished: 'interrupted',
+          },
+        ],
+      );
+
+      // The next turn gives the model the stored result for that call.
+      rig.fake.enqueue({ parts: [{ text: 'Understood.' }] });
+      const before = rig.fake.requests.length;
+      await box.fill('Never mind');
+      await page.getByTestId('send').click();
+      await page.getByTestId('assistant-message').getByText('Understood.').waitFor();
+      const sent = rig.fake.requests.slice(before).map((r) => r.body?.messages) as any[][];
+      const answer = sent[0]?.find((m) => m.role === 'tool' && m.tool_call_id === 'slow_call');
+      assert.is(answer?.content, 'Stopped before it finished.');
+      assert.equal(p.errors, []);
+    } finally {
+      // The MCP page, as the next tests expect it, whatever happened here.
+      await page.goto(`${rig.server.base}/#/mcp`);
+      await page.locator('[data-testid="mcp-server"][data-name="local"]').waitFor();
+    }
   });
 
   test('a pasted import with a bad entry shows the error and adds nothing', async () => {
