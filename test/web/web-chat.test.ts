@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { textReply } from '../fixtures/fake-provider.js';
+import { httpError, textReply } from '../fixtures/fake-provider.js';
 import { api } from '../helpers/api.js';
 import {
   browserUnavailable,
@@ -19,7 +19,8 @@ import { skipFile } from '../helpers/skip.js';
 
 /*
  * The chat in a browser against the real server and the fake provider: tool cards with their
- * results, reasoning, sanitised Markdown, attachments, interrupt, session settings and goal,
+ * results, reasoning, sanitised Markdown, attachments, interrupt, a failed turn's error box (after
+ * a reload too), session settings and goal,
  * delete with undo and restore from the trash, the settings and status views, phone width and
  * the dark theme.
  */
@@ -335,6 +336,37 @@ if (reason) {
     assert.match(user.content.attachments[0].name, /^\d{8}-\d{6}-[0-9a-z]{6}_notes\.txt$/);
     await page.reload();
     await mine.locator('a.attachment span', { hasText: /^notes\.txt$/ }).waitFor();
+  });
+
+  test('a failed turn shows its error box, and the same box after a reload', async () => {
+    const { page } = p;
+    await page.goto(rig.server.base + '/#/chat');
+    await page.getByTestId('composer-input').waitFor();
+    rig.fake.enqueue(httpError(401, { message: 'the key was refused for this test' }));
+    await send('This one fails');
+    const box = page.getByTestId('turn-error');
+    await box.waitFor();
+    await idle();
+    const shown = await box.innerText();
+    assert.match(shown, /^The turn failed \(provider_\w+\): /);
+    assert.match(shown, /the key was refused for this test/);
+
+    await page.reload();
+    await page.getByTestId('user-message').filter({ hasText: 'This one fails' }).waitFor();
+    await box.waitFor();
+    assert.is(await box.innerText(), shown, 'the same box after a reload');
+    assert.is(await box.getAttribute('role'), 'alert');
+    assert.is(await page.getByTestId('turn-error').count(), 1);
+
+    // A turn that completes afterwards clears it, after a reload too.
+    rig.fake.enqueue(textReply('Working again.'));
+    await send('Try again');
+    await page.getByTestId('assistant-message').getByText('Working again.').waitFor();
+    await idle();
+    assert.is(await box.count(), 0);
+    await page.reload();
+    await page.getByTestId('assistant-message').getByText('Working again.').waitFor();
+    assert.is(await box.count(), 0, 'no box for a chat whose last turn completed');
   });
 
   test('Stop interrupts a streaming reply and keeps what was said, once', async () => {

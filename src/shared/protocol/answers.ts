@@ -58,6 +58,14 @@ export const artifactList = z.lazy(() => z.object({ items: z.array(artifactSchem
 
 const turnStatus = z.enum(['running', 'completed', 'failed', 'interrupted']);
 
+/** How a turn that did not complete ended, as its row keeps it (a turn's answer and the turn list). */
+const turnEndFields = {
+  /** A failed turn: why (worker_crashed, provider_…) and what a person reads. */
+  error: z.object({ reason: z.string(), message: z.string() }).optional(),
+  /** An interrupted turn svc stopped itself (restarted, …). */
+  reason: z.string().optional(),
+};
+
 /** A turn as its waiting POST answers it and GET /api/sessions/{id}/turns/{turn_id} reads it. */
 export const turnOutcomeSchema = z.lazy(() =>
   z
@@ -73,10 +81,7 @@ export const turnOutcomeSchema = z.lazy(() =>
       /** The provider's token counts as it reported them, or null. */
       usage: z.record(z.string(), z.number()).nullable(),
       spend: spendSchema,
-      /** A failed turn: why (worker_crashed, provider_…) and what a person reads. */
-      error: z.object({ reason: z.string(), message: z.string() }).optional(),
-      /** An interrupted turn svc stopped itself (restarted, …). */
-      reason: z.string().optional(),
+      ...turnEndFields,
       messages: z.array(messageSummarySchema),
     })
     .meta({ id: 'TurnOutcome' }),
@@ -115,6 +120,7 @@ export const turnList = z.lazy(() =>
       first_seq: z.number().int().nullable(),
       stop_reason: z.string().nullable(),
       spend: spendSchema,
+      ...turnEndFields,
     }),
   ),
 );

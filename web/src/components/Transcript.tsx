@@ -333,7 +333,9 @@ export function Transcript({
           {s.ended.reason === 'no_model' ? (
             <>
               No model is set up yet, so nothing was sent. Add one in{' '}
-              <a href="#/settings/models">Settings → Models</a>; your message is kept below.
+              <a href="#/settings/models">Settings → Models</a>
+              {/* After a reload the message is no longer in the box. */}
+              {s.restore ? '; your message is kept below.' : '.'}
             </>
           ) : (
             <>

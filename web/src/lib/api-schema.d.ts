@@ -551,7 +551,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The session's turns, newest first, a page at a time (limit 1-200, cursor): {items: [{turn_id, status, origin, started_at, ended_at, first_seq (the seq of the message that started it; null for turns from before it was kept), stop_reason, spend}], next_cursor}. `spend` is what the turn's model calls used and cost, as in GET /api/usage. */
+        /** The session's turns, newest first, a page at a time (limit 1-200, cursor): {items: [{turn_id, status, origin, started_at, ended_at, first_seq (the seq of the message that started it; null for turns from before it was kept), stop_reason, spend, error? ({reason, message} of a failed turn), reason? (of an interrupted turn svc stopped itself)}], next_cursor}. `spend` is what the turn's model calls used and cost, as in GET /api/usage. */
         get: operations["getApiSessionsIdTurns"];
         put?: never;
         post?: never;
@@ -5099,6 +5099,11 @@ export interface operations {
                             first_seq: number | null;
                             stop_reason: string | null;
                             spend: components["schemas"]["Spend"];
+                            error?: {
+                                reason: string;
+                                message: string;
+                            };
+                            reason?: string;
                         }[];
                         next_cursor: string | null;
                     };

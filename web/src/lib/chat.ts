@@ -192,8 +192,9 @@ export class ChatSession {
         s.spend = spend;
         s.turns = turns.bySeq;
         // How the last turn ended is on its row: a chat stopped before (during a tool call too,
-        // where no cut reply carries the mark) shows its one "stopped" mark after a reload.
-        s.ended = turns.newest?.status === 'interrupted' ? { kind: 'interrupted' } : undefined;
+        // where no cut reply carries the mark) shows its one "stopped" mark after a reload, and
+        // one that failed shows its error box again.
+        s.ended = endedOf(turns.newest);
         s.messages = messages;
         s.goal = embedded ?? null;
         // A page opened while a tool call waits shows the dialog at once, not only on live events.
@@ -578,6 +579,16 @@ export function takeQueuedMessage(
   const q = queued.get(id);
   queued.delete(id);
   return q;
+}
+
+/** How the newest turn ended, when it did not complete, as the chat shows it. */
+function endedOf(turn: TurnInfo | undefined): ChatState['ended'] {
+  if (turn?.status === 'interrupted') return { kind: 'interrupted' };
+  if (turn?.status !== 'failed') return undefined;
+  return {
+    kind: 'failed',
+    ...(turn.error ? { reason: turn.error.reason, message: turn.error.message } : {}),
+  };
 }
 
 /** What a screen reader hears when a reply is done: the start of its last text. */

@@ -36,6 +36,7 @@ import { startTurn, type TurnWatch } from '../../turns.js';
 import { isTurnEnd } from '../../../shared/protocol/event-names.js';
 import type { HubEvent, WsHub } from '../../ws.js';
 import { checkSettings, settingsShape } from './sessions.js';
+import { turnEnd } from './turns.js';
 
 const turnFields = {
   message: z.string().min(1, 'the message must not be empty').max(200_000),
@@ -296,10 +297,7 @@ function turnOutcome(deps: Deps, row: TurnRow) {
     stop_reason: row.stop_reason,
     usage,
     spend: turnUsage(deps.db, row.id),
-    ...(row.status === 'failed'
-      ? { error: { reason: row.reason ?? 'failed', message: row.error ?? 'the turn failed' } }
-      : {}),
-    ...(row.status === 'interrupted' && row.reason !== null ? { reason: row.reason } : {}),
+    ...turnEnd(row),
     messages,
   };
 }
