@@ -34,6 +34,8 @@ export class GatewaySlot {
   engine: 'uws' | 'node' | null = null;
   /** While no gateway serves: why, and when the next start is tried (null while one is starting). */
   private down: { crashLoop: boolean; nextTryAt: number | null } | undefined;
+  /** A gateway forked and not yet answering child.start (beside the serving one on a restart). */
+  private starting: Child | undefined;
   private readonly backoff = new Backoff();
   private pending: NodeJS.Timeout | undefined;
 
@@ -50,6 +52,20 @@ export class GatewaySlot {
     wsState?: WsState,
   ): Promise<{ port: number; engine: 'uws' | 'node' }> {
     const child = this.host.spawn(forked);
+    this.starting = child;
+    try {
+      return await this.startChild(child, port, listener, wsState);
+    } finally {
+      if (this.starting === child) this.starting = undefined;
+    }
+  }
+
+  private async startChild(
+    child: Child,
+    port: number,
+    listener?: SendHandle,
+    wsState?: WsState,
+  ): Promise<{ port: number; engine: 'uws' | 'node' }> {
     if (listener)
       child.sendRaw({ kind: 'event', type: 'gateway.listener', payload: {} }, listener, () =>
         (listener as { close?: () => void }).close?.(),
@@ -98,7 +114,8 @@ export class GatewaySlot {
    */
   private respawn(how: string, served: boolean): void {
     const { delayMs, crashLoop } = served ? { delayMs: 0, crashLoop: false } : this.backoff.next();
-    this.down = { crashLoop, nextTryAt: Date.now() + delayMs };
+    // One started again at once is starting from now on, not backing off.
+    this.down = { crashLoop, nextTryAt: delayMs === 0 ? null : Date.now() + delayMs };
     if (crashLoop)
       log.error('the gateway cannot start; pausing before the next try', {
         failures_in_last_minute: this.backoff.recent,
@@ -126,20 +143,39 @@ export class GatewaySlot {
     }, delayMs);
   }
 
-  /** The missing gateway as `svc status` shows it, while none serves. */
-  downStatus(): ProcessStatus | undefined {
+  /**
+   * The gateway row `svc status` shows besides the serving gateway's own: a new one starting (from
+   * its fork to its answer to child.start, with its pid), or, while none serves, the missing one
+   * (starting, backing off or pausing, and why). So the role is listed the whole time.
+   */
+  pendingStatus(): ProcessStatus | undefined {
+    if (this.starting)
+      return {
+        ...this.baseStatus(),
+        pid: this.starting.pid,
+        state: 'starting',
+        uptime_s: Math.round((Date.now() - this.starting.startedAt) / 1000),
+        next_try_at: null,
+      };
     const down = this.child === undefined ? this.down : undefined;
     if (!down) return undefined;
     return {
+      ...this.baseStatus(),
+      state: down.nextTryAt === null ? 'starting' : down.crashLoop ? 'crash_loop' : 'backoff',
+      next_try_at: down.nextTryAt === null ? null : new Date(down.nextTryAt).toISOString(),
+    };
+  }
+
+  private baseStatus(): ProcessStatus {
+    return {
       role: 'gateway',
       pid: -1,
-      state: down.nextTryAt === null ? 'starting' : down.crashLoop ? 'crash_loop' : 'backoff',
+      state: 'starting',
       uptime_s: 0,
       restarts: this.host.exits.restarts('gateway') ?? 0,
       rss_bytes: null,
       inflight_turns: 0,
       last_exit: this.host.exits.lastExit('gateway') ?? null,
-      next_try_at: down.nextTryAt === null ? null : new Date(down.nextTryAt).toISOString(),
     };
   }
 

@@ -249,18 +249,22 @@ export class Supervisor {
   }
 
   async status(): Promise<Status> {
+    // Taken together, before any wait: a gateway whose start ends meanwhile is in one or the other.
+    const children = this.children();
+    const serves = this.gateway.serves;
+    const pending = this.gateway.pendingStatus();
     const processes: ProcessStatus[] = [
       supervisorStatus(this.state, this.startedAt),
-      ...(await Promise.all(this.children().map((c) => childStatus(c, this.exits)))),
+      ...(await Promise.all(children.map((c) => childStatus(c, this.exits)))),
     ];
-    const down = this.gateway.downStatus();
-    if (down) processes.push(down);
+    // Beside the serving gateway (first after the supervisor), or in its place while none serves.
+    if (pending) processes.splice(serves ? 2 : 1, 0, pending);
     processes.push(...this.services.waiting());
     const port = this.gateway.port;
     return {
       version,
       // Running with no gateway serves nobody: say so rather than "running".
-      state: down && this.state === 'running' ? 'degraded' : this.state,
+      state: !serves && this.state === 'running' ? 'degraded' : this.state,
       started_at: this.startedAt.toISOString(),
       home: this.paths.home,
       addr:

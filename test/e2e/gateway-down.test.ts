@@ -1,12 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, type FSWatcher, readFileSync, watch } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { dirname, join, relative, sep } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { http, removeHome, runCli, startServer, waitFor } from '../helpers/server.js';
+import { resolvePaths } from '../../src/shared/paths.js';
+import { askControl } from '../../src/supervisor/control-socket.js';
+import { http, removeHome, runCli, startServer, tmpHome, waitFor } from '../helpers/server.js';
 
 /*
  * A gateway that served and then crashed is back at once, however often it happens; one that
  * cannot start backs off, and `svc status` says so (down, why, next try) instead of "running".
+ * Through crashes and a restart the status lists the gateway the whole time (starting, then running).
  */
 
 interface Row {
@@ -29,6 +33,55 @@ async function statusJson(
 const gatewayRow = async (home: string) =>
   (await statusJson(home)).processes.find((p) => p.role === 'gateway');
 
+/**
+ * Asks the supervisor for its status over and over (its control socket, which answers while no
+ * gateway serves) until stopped: every answer's gateway rows, and the answers that had none.
+ */
+function watchGatewayRows(home: string) {
+  const socket = resolvePaths({ SVC_HOME: home }).controlSocket;
+  const seen: Row[][] = [];
+  const missing: unknown[] = [];
+  let polling = true;
+  let watcher: FSWatcher | undefined;
+  let woken: (() => void) | undefined;
+  // Started before svc: it waits for the socket by watching its folders, then asks at once.
+  const appeared = async () => {
+    while (polling && !existsSync(socket)) {
+      let dir = dirname(socket);
+      while (!existsSync(dir)) dir = dirname(dir);
+      const next = join(dir, relative(dir, socket).split(sep)[0]!);
+      await new Promise<void>((resolve) => {
+        woken = resolve;
+        watcher = watch(dir, () => resolve());
+        if (existsSync(next)) resolve();
+      });
+      watcher?.close();
+    }
+  };
+  const done = (async () => {
+    await appeared();
+    while (polling) {
+      const s = (await askControl(socket, { cmd: 'status' }).catch(() => undefined)) as
+        | { state: string; processes: Row[] }
+        | undefined;
+      if (!s) continue;
+      const rows = s.processes.filter((p) => p.role === 'gateway');
+      if (rows.length === 0)
+        missing.push({ state: s.state, roles: s.processes.map((p) => p.role) });
+      else seen.push(rows);
+    }
+  })();
+  return {
+    seen,
+    missing,
+    stop: async () => {
+      polling = false;
+      woken?.();
+      await done;
+    },
+  };
+}
+
 function gone(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -48,8 +101,9 @@ function bindPort(port: number): Promise<Server | undefined> {
   });
 }
 
-test('a gateway that served and crashed is back at once, six times running: no crash-loop pause', async () => {
+test('a gateway that served and crashed is back at once, six times running: no crash-loop pause; status lists it throughout, and through a restart', async () => {
   const server = await startServer();
+  const watch = watchGatewayRows(server.home);
   try {
     // Status over HTTP, not the CLI, keeps the crashes close together (five in a minute was the pause).
     const apiRow = async () =>
@@ -81,14 +135,53 @@ test('a gateway that served and crashed is back at once, six times running: no c
       assert.match(after?.last_exit ?? '', /killed by SIGKILL/);
     }
     assert.is((await statusJson(server.home)).state, 'running');
+    const starts = watch.seen.filter((rows) => rows.some((r) => r.state === 'starting'));
+    assert.ok(starts.length > 0, 'the polls saw a gateway starting');
+
+    // A restart: the new gateway is listed as starting, with its pid, beside the one still serving.
+    const first = (await gatewayRow(server.home))!;
+    const restart = await http({ port: server.port, method: 'POST', path: '/api/restart' });
+    assert.is(restart.status, 202, restart.text);
+    await waitFor(
+      async () => {
+        const s = await statusJson(server.home);
+        const row = s.processes.find((p) => p.role === 'gateway');
+        return s.state === 'running' && row?.state === 'running' && row.pid !== first.pid;
+      },
+      20_000,
+      'the restarted gateway running',
+    );
+    await watch.stop();
+    assert.equal(watch.missing, [], 'every status listed the gateway');
+    assert.ok(
+      watch.seen.some(
+        (rows) =>
+          rows.length === 2 &&
+          rows[0]!.pid === first.pid &&
+          rows[0]!.state === 'running' &&
+          rows[1]!.state === 'starting' &&
+          rows[1]!.pid > 0,
+      ),
+      'the polls saw the new gateway starting beside the serving one',
+    );
   } finally {
+    await watch.stop();
     await server.stop();
     removeHome(server.home);
   }
 });
 
-test('a gateway that cannot start: svc status says it is down, why, and when it is tried again', async () => {
-  const server = await startServer();
+test('a gateway that cannot start: svc status says it is down, why, and when it is tried again (and lists it from the first status on)', async () => {
+  // From svc's first answer on (its socket is up before the gateway), the gateway is listed.
+  const home = tmpHome();
+  const watch = watchGatewayRows(home);
+  const server = await startServer({ home }).catch(async (err) => {
+    await watch.stop();
+    throw err;
+  });
+  await watch.stop();
+  assert.equal(watch.missing, [], 'every status during the start listed the gateway');
+  assert.ok(watch.seen.length > 0, 'svc was asked during its start');
   let blocker: Server | undefined;
   const supervisor = server.proc.pid!;
   try {
