@@ -116,8 +116,9 @@ export function historyToMessages(
 }
 
 /**
- * Providers refuse a history where a tool call has no result. A turn interrupted (or killed) between
- * asking for a tool and getting its result leaves such a call: it gets a result saying so.
+ * Providers refuse a history where a tool call has no result. A turn's end stores one for each
+ * call it left open (store/open-calls.ts); a call still open here is from before that, or from an
+ * end whose write failed (a full disk): it gets a result saying so.
  */
 function closeOpenToolCalls(messages: Message[]): Message[] {
   const out: Message[] = [];
