@@ -1,24 +1,10 @@
 import { z } from 'zod';
-import { checkBackup } from './doctor-backup.js';
 import { loadServeEnv } from '../shared/config/serve-env.js';
 import type { Paths } from '../shared/paths.js';
 import { askControl } from '../supervisor/control-socket.js';
-import {
-  checkAddress,
-  checkConfig,
-  checkDatabase,
-  checkDisk,
-  checkModels,
-  checkModes,
-  checkNode,
-  checkProcess,
-  checkRelease,
-  checkSandbox,
-  checkService,
-  readConfig,
-  type Check,
-  type Context,
-} from './doctor-checks.js';
+import type { Check, Context } from './doctor/check.js';
+import { allChecks } from './doctor/checks.js';
+import { readConfig } from './doctor/config.js';
 
 /** `svc doctor`: one line per check, ok / warn / fail with the fix; `--fix` repairs what is safe to. */
 
@@ -37,26 +23,7 @@ async function runChecks(paths: Paths, modelTimeoutMs: number): Promise<Check[]>
     config: readConfig(paths),
     modelTimeoutMs,
   };
-  const [sandbox, models, address, service] = await Promise.all([
-    checkSandbox(),
-    checkModels(ctx),
-    checkAddress(ctx),
-    checkService(ctx),
-  ]);
-  return [
-    checkNode(ctx),
-    sandbox,
-    checkProcess(ctx),
-    ...checkModes(ctx),
-    checkDisk(ctx),
-    checkDatabase(ctx),
-    checkBackup(ctx),
-    ...checkConfig(ctx),
-    ...models,
-    ...address,
-    ...service,
-    checkRelease(ctx),
-  ];
+  return allChecks(ctx);
 }
 
 export async function doctor(

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { ConfigError } from '../shared/config/load.js';
-import { nextFires, machineTimezone } from '../shared/cron/schedule.js';
-import { lastBackup } from '../shared/store/backups.js';
-import { Database } from '../shared/store/sqlite.js';
-import type { Check, Context } from './doctor-checks.js';
+import { ConfigError } from '../../shared/config/load.js';
+import { nextFires, machineTimezone } from '../../shared/cron/schedule.js';
+import { lastBackup } from '../../shared/store/backups.js';
+import { Database } from '../../shared/store/sqlite.js';
+import type { Check, Context } from './check.js';
 
 /**
  * Backups: a schedule whose last backup failed, or is older than two of its periods, is a warning
