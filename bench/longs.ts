@@ -5,7 +5,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { WebSocket } from 'undici';
 import { chooseEngine, createEngine } from '../src/gateway/engine/pick.js';
-import { WsHub } from '../src/gateway/ws.js';
+import { WsHub } from '../src/gateway/ws/hub.js';
 import { openAndMigrate, type Db } from '../src/shared/store/db.js';
 import { insertSessionRow } from '../src/shared/store/sessions.js';
 import { newId } from '../src/shared/store/util.js';

@@ -11,7 +11,7 @@ import { Router } from './router.js';
 import { BodyStream } from './body-stream.js';
 import { StaticFiles } from './static.js';
 import type { EngineResponse, HttpEngine } from './engine/types.js';
-import { WsHub } from './ws.js';
+import { WsHub } from './ws/hub.js';
 import { apiErrorOf } from './error-map.js';
 import { ConnectionCap } from './conn-cap.js';
 import type { WsState } from '../shared/protocol/ipc.js';

@@ -3,7 +3,7 @@ import type { Paths } from '../shared/paths.js';
 import type { Endpoint } from '../shared/protocol/endpoint.js';
 import type { Publish } from '../shared/protocol/events.js';
 import type { Db } from '../shared/store/db.js';
-import type { WsHub } from './ws.js';
+import type { WsHub } from './ws/hub.js';
 
 /** What route modules may use: the store, the supervisor link, events, and the live config. */
 export interface Deps {

@@ -3,7 +3,7 @@ import { isTurnEnd } from '../shared/protocol/event-names.js';
 import type { Status } from '../shared/protocol/ipc.js';
 import type { Db } from '../shared/store/db.js';
 import { stmt } from '../shared/store/util.js';
-import type { HubEvent } from './ws.js';
+import type { HubEvent } from './ws/hub.js';
 
 /**
  * GET /api/metrics: Prometheus text from prom-client. Three sources, each cheap:

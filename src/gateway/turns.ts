@@ -4,7 +4,7 @@ import type { TurnMessage, TurnOrigin } from '../shared/protocol/ipc.js';
 import { resolveAttachments } from '../shared/store/uploads.js';
 import { flushTraces, type Span, startSpan } from '../shared/telemetry/trace.js';
 import type { Deps } from './deps.js';
-import type { HubEvent, WsHub } from './ws.js';
+import type { HubEvent, WsHub } from './ws/hub.js';
 
 /** A started turn and the events it produced; events that came before its id was known are kept. */
 export interface TurnWatch {

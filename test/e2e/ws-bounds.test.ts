@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { WebSocket } from 'undici';
 import { chooseEngine, createEngine } from '../../src/gateway/engine/pick.js';
 import type { HttpEngine } from '../../src/gateway/engine/types.js';
-import { IDLE_TOPIC_MS, RING_BYTES, WsHub } from '../../src/gateway/ws.js';
+import { WsHub } from '../../src/gateway/ws/hub.js';
+import { IDLE_TOPIC_MS, RING_BYTES } from '../../src/gateway/ws/history.js';
 import type { MessageSummary, SessionView } from '../../src/shared/protocol/events.js';
 import { waitFor } from '../helpers/server.js';
 

@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chooseEngine, createEngine } from '../../src/gateway/engine/pick.js';
-import { WsHub } from '../../src/gateway/ws.js';
+import { WsHub } from '../../src/gateway/ws/hub.js';
 import { waitFor } from '../helpers/server.js';
 
 /**

@@ -34,7 +34,7 @@ const sseAnswer = {
 import { route, type Route, type TypedReply } from '../../route.js';
 import { startTurn, type TurnWatch } from '../../turns.js';
 import { isTurnEnd } from '../../../shared/protocol/event-names.js';
-import type { HubEvent, WsHub } from '../../ws.js';
+import type { HubEvent, WsHub } from '../../ws/hub.js';
 import { checkSettings, settingsShape } from './sessions.js';
 import { turnEnd } from './turns.js';
 
