@@ -24,6 +24,7 @@ import {
   thisTarget,
 } from '../shared/upgrade/release-files.js';
 import { signChecksums } from '../shared/upgrade/signature.js';
+import { CODE_CACHE_DIR } from './code-loader.js';
 import { parseVersion } from '../shared/upgrade/semver.js';
 
 /*
@@ -134,7 +135,11 @@ function stage(root: string, into: string, version: string): void {
     filter: (f) => !f.endsWith('.map') && !f.startsWith(join(built, 'release')),
   });
   // The bundle each process runs from (bin/svc.js prefers it); dist/src stays as its fallback.
-  cpSync(join(root, 'dist', 'bundle'), join(into, 'dist', 'bundle'), { recursive: true });
+  // Not its code caches: they are this machine's, and the installed release writes its own.
+  cpSync(join(root, 'dist', 'bundle'), join(into, 'dist', 'bundle'), {
+    recursive: true,
+    filter: (f) => basename(f) !== CODE_CACHE_DIR,
+  });
   for (const path of productionPackages(root)) {
     const from = join(root, path);
     cpSync(from, join(into, path), {

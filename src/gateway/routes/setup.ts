@@ -6,6 +6,7 @@ import { phoneSignIn, setupView } from '../../shared/protocol/answers/setup.js';
 import type { Deps } from '../deps.js';
 import { requireKey } from '../person.js';
 import { route, type Route } from '../route.js';
+import { importPackage } from '../../shared/import-package.js';
 
 /** The address a phone on the same network would use: every private IPv4 of this machine. */
 function lanAddresses(): string[] {
@@ -91,7 +92,9 @@ export function setupRoutes(deps: Deps): Route[] {
             ? listen.host
             : (lanAddresses()[0] ?? '127.0.0.1');
         const url = `http://${formatHostPort(host, port)}/?access_key=${encodeURIComponent(key)}`;
-        const { default: QRCode } = await import('qrcode'); // only this step needs it
+        const { default: QRCode } = await importPackage<{ default: typeof import('qrcode') }>(
+          'qrcode',
+        ); // only this step needs it
         const qr_png = await QRCode.toDataURL(url, {
           errorCorrectionLevel: 'M',
           margin: 2,

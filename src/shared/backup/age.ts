@@ -1,6 +1,7 @@
 import { openSync, readSync, closeSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadable } from 'node:stream/web';
+import { importPackage } from '../import-package.js';
 
 /**
  * Backups encrypted in the `age` format (age-encryption.org/v1), through the format's own
@@ -27,7 +28,7 @@ const toWeb = (r: Readable) => Readable.toWeb(r) as unknown as ReadableStream<Ui
 const fromWeb = (r: ReadableStream<Uint8Array>) => Readable.fromWeb(r as unknown as WebReadable);
 
 export async function seal(plain: Readable, how: Sealing): Promise<Readable> {
-  const age = await import('age-encryption');
+  const age = await importPackage<typeof import('age-encryption')>('age-encryption');
   const e = new age.Encrypter();
   if ('passphrase' in how) e.setPassphrase(how.passphrase);
   else for (const r of how.recipients) e.addRecipient(r);
@@ -35,7 +36,7 @@ export async function seal(plain: Readable, how: Sealing): Promise<Readable> {
 }
 
 export async function open(sealed: Readable, how: Opening): Promise<Readable> {
-  const age = await import('age-encryption');
+  const age = await importPackage<typeof import('age-encryption')>('age-encryption');
   const d = new age.Decrypter();
   if (how.passphrase !== undefined) d.addPassphrase(how.passphrase);
   for (const id of how.identities ?? []) d.addIdentity(id);

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { version } from '../version.js';
 import { writeChunks } from '../write-chunks.js';
+import { importPackage } from '../import-package.js';
 
 /*
  * The only HTTP svc's upgrade does: GETs over https:// alone (redirects included), through the
@@ -13,7 +14,7 @@ export class UpgradeError extends Error {}
 const MAX_REDIRECTS = 5;
 let agent: Dispatcher | undefined;
 // undici loads on the first check, not with the supervisor: an idle svc never pays for it.
-const undici = () => import('undici');
+const undici = () => importPackage<typeof import('undici')>('undici');
 const dispatcher = async (): Promise<Dispatcher> =>
   (agent ??= new (await undici()).EnvHttpProxyAgent({ connect: { timeout: 10_000 } }));
 

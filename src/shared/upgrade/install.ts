@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { execa } from 'execa';
 import { z } from 'zod';
 import type { UpgradeProgress } from '../protocol/ipc.js';
 import { packageRoot, version as runningVersion } from '../version.js';
@@ -19,6 +18,7 @@ import { checkSignature } from './signature.js';
 import type { Release } from './releases.js';
 import { tagVersion } from './semver.js';
 import { activate, layout, pruneVersions, target } from './versions.js';
+import { importPackage } from '../import-package.js';
 
 /** The steps of an upgrade, as `svc upgrade` prints them and /ws (topic server) carries them. */
 export type Progress = UpgradeProgress;
@@ -127,6 +127,7 @@ export async function installRelease(
  * (no absolute paths, no `..`), and the result must be the version it claims to be.
  */
 async function unpack(file: string, stem: string, work: string, version: string): Promise<string> {
+  const { execa } = await importPackage<typeof import('execa')>('execa');
   const listed = await execa('tar', ['-tzf', file], { reject: false, maxBuffer: 64 * 1024 * 1024 });
   if (listed.exitCode !== 0)
     throw new UpgradeError(

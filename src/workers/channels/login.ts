@@ -2,6 +2,7 @@ import { log } from '../../shared/log.js';
 import { platformInfo, type PlatformName } from '../../shared/config/channels.js';
 import type { LoginState } from '../../shared/protocol/channels.js';
 import type { Adapter } from './adapter.js';
+import { importPackage } from '../../shared/import-package.js';
 
 const FLOW_LIMIT_MS = 10 * 60_000;
 
@@ -172,7 +173,9 @@ export class QrLogin {
       },
       code: (text) => {
         const show = async () => {
-          const { default: QRCode } = await import('qrcode'); // only a login needs it
+          const { default: QRCode } = await importPackage<{ default: typeof import('qrcode') }>(
+            'qrcode',
+          ); // only a login needs it
           const png = await QRCode.toDataURL(text, {
             errorCorrectionLevel: 'M',
             margin: 2,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AuthenticationState } from '@whiskeysockets/baileys';
 import { log } from '../../shared/log.js';
 import { packageRoot } from '../../shared/version.js';
+import { importPackage } from '../../shared/import-package.js';
 
 /**
  * The part of Baileys svc uses, as a small interface: a socket (its event emitter, sends,
@@ -161,14 +162,17 @@ export async function loadWaLib(): Promise<{
   lib: WaLib;
   baileys: typeof import('@whiskeysockets/baileys');
 }> {
-  const baileys = await import('@whiskeysockets/baileys');
+  const baileys =
+    await importPackage<typeof import('@whiskeysockets/baileys')>('@whiskeysockets/baileys');
   const hook = process.env[TEST_HOOK];
   if (hook !== undefined && hook !== '') {
     const file = resolve(hook);
     const rel = relative(join(packageRoot, 'dist', 'test'), file);
     if (rel.startsWith('..') || isAbsolute(rel))
       throw new Error(`${TEST_HOOK} must name a module under ${join(packageRoot, 'dist', 'test')}`);
-    const mod = fakeModuleSchema.parse(await import(pathToFileURL(file).href)) as unknown as WaLib;
+    const mod = fakeModuleSchema.parse(
+      await importPackage<unknown>(pathToFileURL(file).href),
+    ) as unknown as WaLib;
     log.warn('whatsapp uses a test socket (SVC_WHATSAPP_TEST_SOCKET)');
     return { lib: mod, baileys };
   }

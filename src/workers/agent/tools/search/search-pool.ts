@@ -10,6 +10,7 @@ import {
   type GrepTask,
   type SearchTask,
 } from './search-types.js';
+import { importPackage } from '../../../../shared/import-package.js';
 
 /**
  * glob and grep walk trees and read files synchronously, which would stall the worker's event
@@ -21,7 +22,7 @@ let pool: Piscina<SearchTask, unknown> | undefined;
 /** piscina itself loads with the first search too (1.4 MB resident otherwise kept by every agent). */
 async function searchPool(): Promise<Piscina<SearchTask, unknown>> {
   if (pool) return pool;
-  const { Piscina: Pool } = await import('piscina');
+  const { Piscina: Pool } = await importPackage<typeof import('piscina')>('piscina');
   pool ??= new Pool<SearchTask, unknown>({
     filename: pathToFileURL(codePath(startedByPath.searchWorker)).href,
     minThreads: 0,

@@ -9,6 +9,7 @@ import {
   trackGroup,
   untrackGroup,
 } from './process-group.js';
+import { importPackage } from '../../../../shared/import-package.js';
 
 export type StreamName = 'stdout' | 'stderr';
 
@@ -81,7 +82,7 @@ let execa: typeof Execa | undefined;
  * (about 6 MB resident; issue 37). The terminal tool awaits this before it spawns.
  */
 export async function loadShell(): Promise<void> {
-  execa ??= (await import('execa')).execa;
+  execa ??= (await importPackage<typeof import('execa')>('execa')).execa;
 }
 
 /** Runs `command` through the shell as its own process group, with stdin closed (after loadShell()). */
