@@ -28,4 +28,10 @@ const current =
   existsSync(bundled) &&
   (!existsSync(tscRun) || statSync(bundled).mtimeMs >= statSync(tscRun).mtimeMs);
 const main = current ? bundled : join(root, 'dist', 'src', 'cli', 'main.js');
+// `svc serve` forks its gateway first, before svc's own code loads (src/cli/early-gateway.ts).
+const early = join(dirname(main), 'early-gateway.js');
+if (process.argv[2] === 'serve' && existsSync(early)) {
+  const m = await import(pathToFileURL(early).href);
+  (m.forkGatewayEarly ?? m.default.forkGatewayEarly)(process.argv);
+}
 await import(pathToFileURL(main).href);

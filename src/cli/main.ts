@@ -8,6 +8,7 @@ import { unknownAction, unknownCommand, unknownOption } from './suggest.js';
 import { loadServeEnv } from '../shared/config/serve-env.js';
 import { stripNpm } from '../shared/npm-env.js';
 import { forkChild } from '../supervisor/spawn-child.js';
+import { takeEarlyGateway } from './early-gateway.js';
 
 /** Every failure the CLI reports is one line on stderr and a non-zero exit. */
 function die(message: string, code = 1): never {
@@ -119,11 +120,12 @@ prog
           console.log(`Open ${openUrl(listen, Number(new URL(started.url).port), started.key)}`);
         return;
       }
-      // serve.env first (children inherit it), then the gateway's fork, which loads its modules
-      // while this process loads the supervisor's: the two halves of a cold start overlap.
+      // serve.env first (children inherit it), then the gateway's fork (done by the launcher when
+      // it could: early-gateway.ts), which loads its modules while this process loads the
+      // supervisor's: the two halves of a cold start overlap.
       const env = loadServeEnv(paths.serveEnv);
       mkdirSync(paths.home, { recursive: true, mode: 0o700 });
-      const gateway = forkChild('gateway', paths.home);
+      const gateway = takeEarlyGateway() ?? forkChild('gateway', paths.home);
       const { serveForeground } = await import('./serve.js');
       await serveForeground(paths, flags, env.bad, gateway);
     } catch (err) {

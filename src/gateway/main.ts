@@ -46,6 +46,10 @@ endpoint.handle('child.start', async (start) => {
   redact(start.access_key);
   redactConfigSecrets(start.config);
   config = start.config;
+  // The first /api/health answers the sandbox's state, which takes running bubblewrap twice: begun
+  // first, the runs go on beside the engine, the store and the routes being set up (the probe is
+  // remembered), not after them.
+  sandboxStatus(start.config.sandbox.enabled).catch(() => undefined);
   await configureTelemetry(start.config.telemetry, 'gateway');
   const engineName = chooseEngine();
   // The supervisor raised the soft limit before forking us (children inherit it); read what we got.
@@ -74,9 +78,6 @@ endpoint.handle('child.start', async (start) => {
   };
   gw.setRoutes(allRoutes(deps));
   gw.ws.onCommand = chatCommands(deps, gw.ws);
-  // The first /api/health answers the sandbox's state, which takes starting bubblewrap: begun now,
-  // it runs while the port opens instead of after the first request (the probe is remembered).
-  sandboxStatus(start.config.sandbox.enabled).catch(() => undefined);
   const port = await gw.listen(start.listen.host, start.listen.port, inherited);
   inherited = undefined;
   gateway = gw;

@@ -20,6 +20,8 @@ export const codeRoot = join(
 export const startedByPath = {
   /** `svc` itself: bin/svc.js imports it. */
   cli: 'cli/main.js',
+  /** What bin/svc.js runs first for `svc serve`: the gateway's fork (cli/early-gateway.ts). */
+  earlyGateway: 'cli/early-gateway.js',
   /** Runs inside bubblewrap, between the sandbox's network namespace and the proxy. */
   sandboxBridge: 'workers/agent/sandbox/bridge.js',
   /** The agent's glob/grep thread (piscina loads it by file name). */

@@ -1,8 +1,16 @@
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { http, removeHome, repoRoot, runCli, startServer, tmpHome } from '../helpers/server.js';
+import {
+  http,
+  removeHome,
+  repoRoot,
+  runCli,
+  startServer,
+  tmpHome,
+  waitFor,
+} from '../helpers/server.js';
 
 /** stderr split into its non-empty lines. */
 const lines = (text: string) => text.split('\n').filter((l) => l.trim() !== '');
@@ -20,6 +28,20 @@ function remoteStatus(port: number, key: string) {
     path: '/api/status',
     headers: { Host: 'evil.example', Authorization: `Bearer ${key}` },
   });
+}
+
+/** The pids of the gateway processes of `home` that are still running. */
+function gatewaysOf(home: string): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      if (env.includes('SVC_ROLE=gateway') && env.includes(`SVC_HOME=${home}`)) found.push(+pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }
 
 /** Runs `svc serve` that is expected to refuse to start; a short timeout so a wrong start cannot hang the file. */
@@ -40,6 +62,12 @@ test('an unknown flag exits non-zero with one line naming it', async () => {
     assert.equal(lines(r.stderr).length, 1, `expected one stderr line, got:\n${r.stderr}`);
     assert.match(r.stderr, '--bogus');
     assert.is(existsSync(join(home, 'run', 'supervisor.sock')), false);
+    // The launcher forked the gateway before the flag was read (cli/early-gateway.ts): it went too.
+    await waitFor(
+      () => gatewaysOf(home).length === 0,
+      5_000,
+      `no gateway of this home left running (${gatewaysOf(home).join(', ')})`,
+    );
   } finally {
     removeHome(home);
   }
