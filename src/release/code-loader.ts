@@ -18,6 +18,10 @@ import { isMainThread } from 'node:worker_threads';
  * A cache that cannot be read, is refused by V8 or cannot be written costs speed, never a start.
  */
 
+/** A body is a function of what a CommonJS module gets, wrapped at build time (bundle.ts). */
+export const BODY_WRAPPER_START = '(function (exports, require, module, __filename, __dirname) { ';
+export const BODY_WRAPPER_END = '\n})';
+
 /** The folder beside each body that holds its caches (not copied into a release: build.ts). */
 export const CODE_CACHE_DIR = '.code-cache';
 
@@ -33,7 +37,7 @@ export function run(stub: { exports: unknown }, body: string, hash: string): Com
   const cacheFile = join(
     dirname(body),
     CODE_CACHE_DIR,
-    `${basename(body, '.js')}.${hash}.${process.version}-${process.arch}.bin`,
+    `${basename(body, '.js')}.${hash}.${process.version}-${process.arch}${flagsTag()}.bin`,
   );
   let cachedData: Buffer | undefined;
   try {
@@ -41,11 +45,7 @@ export function run(stub: { exports: unknown }, body: string, hash: string): Com
   } catch {
     // first run of this build (or the cache cannot be read): compiled from source
   }
-  // Same wrapper as Node's own CommonJS loader, on the first line, so line numbers hold.
-  const script = new Script(
-    `(function (exports, require, module, __filename, __dirname) { ${source}\n});`,
-    { filename: body, cachedData },
-  );
+  const script = new Script(source, { filename: body, cachedData });
   const compiled = cachedData && !script.cachedDataRejected ? 'from-cache' : 'from-source';
   if (compiled === 'from-source') keepCacheLater(script, cacheFile);
   const module = { exports: {} as unknown };
@@ -53,6 +53,19 @@ export function run(stub: { exports: unknown }, body: string, hash: string): Com
   fn.call(module.exports, module.exports, createRequire(body), module, body, dirname(body));
   stub.exports = module.exports;
   return compiled;
+}
+
+/**
+ * V8 refuses a cache made under other V8 flags: the CLI runs with none, the supervisor of a
+ * service with a small young generation. Each set of flags keeps its own file, so the two do not
+ * overwrite each other's on every start. (FNV-1a: node:crypto alone costs a start 10 ms.)
+ */
+function flagsTag(): string {
+  const flags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ').trim();
+  if (flags === '') return '';
+  let h = 0x811c9dc5;
+  for (let i = 0; i < flags.length; i++) h = Math.imul(h ^ flags.charCodeAt(i), 0x01000193);
+  return `-${(h >>> 0).toString(16)}`;
 }
 
 function keepCacheLater(script: Script, file: string): void {

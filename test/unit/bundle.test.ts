@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { codeRoot, startedByPath } from '../../src/shared/code-root.js';
 import { packageRoot } from '../../src/shared/version.js';
 import { refuseUnloadable } from '../../src/release/bundle.js';
+import { BODY_WRAPPER_END, BODY_WRAPPER_START } from '../../src/release/code-loader.js';
 import { roleSpecs } from '../../src/supervisor/roles.js';
 import { tmpHome } from '../helpers/server.js';
 
@@ -44,10 +45,17 @@ test('code run from dist/src starts its children from dist/src; the package root
 });
 
 /** Runs `body` through the built loader in a process of its own (the cache is written at its exit). */
-function runBody(body: string, hash: string): { how: string; answer: unknown; stderr: string } {
+function runBody(
+  body: string,
+  hash: string,
+  v8Flags: string[] = [],
+): { how: string; answer: unknown; stderr: string } {
   const script = `const m = {}; const how = require(${JSON.stringify(join(bundleDir, 'code-loader.js'))}).run(m, ${JSON.stringify(body)}, ${JSON.stringify(hash)});
 m.exports.answer().then((answer) => console.log(JSON.stringify({ how, answer })));`;
-  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [...v8Flags, '-e', script], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   assert.is(r.status, 0, r.stderr);
   return { ...(JSON.parse(r.stdout) as { how: string; answer: unknown }), stderr: r.stderr };
 }
@@ -59,13 +67,22 @@ test('a body runs from its code cache once kept; a stale, broken or unwritable c
     // What bundled code does: CommonJS, and import() through the loader (shared/import-package.ts).
     writeFileSync(
       body,
-      `module.exports = { answer: async () => [6 * 7, typeof (await globalThis.__svcImport('node:os')).cpus] };\n`,
+      `${BODY_WRAPPER_START}module.exports = { answer: async () => [6 * 7, typeof (await globalThis.__svcImport('node:os')).cpus] };${BODY_WRAPPER_END}`,
     );
     const caches = () => readdirSync(join(dir, '.code-cache'));
     assert.equal(runBody(body, 'aaaa').how, 'from-source');
     assert.equal(caches().length, 1, 'written at exit');
     const kept = runBody(body, 'aaaa');
     assert.equal(kept, { how: 'from-cache', answer: [42, 'function'], stderr: '' });
+
+    // V8 refuses a cache made under other flags (the service's supervisor runs with some, the
+    // CLI with none): each keeps its own, so neither rewrites the other's on every start.
+    const small = ['--max-semi-space-size=1'];
+    assert.is(runBody(body, 'aaaa', small).how, 'from-source');
+    assert.is(runBody(body, 'aaaa', small).how, 'from-cache');
+    assert.is(runBody(body, 'aaaa').how, 'from-cache');
+    assert.is(caches().length, 2);
+    rmSync(join(dir, '.code-cache', caches().find((f) => /aaaa\.v[\d.]+-\w+-/.test(f))!));
 
     // Another build of the same length: another hash, so the old cache is not taken for it.
     assert.is(runBody(body, 'bbbb').how, 'from-source');

@@ -1,3 +1,4 @@
+import { lazyEntries } from './lazy.js';
 import { z } from 'zod';
 
 /** What a client may set of `backup:` in config.yml; the whole section is replaced, then checked. */
@@ -13,15 +14,16 @@ export const backupSettings = z.strictObject({
 export type BackupSettings = z.infer<typeof backupSettings>;
 
 /** The request types of backups; ipc.ts spreads them into its table. */
-export const backupRequestDefs = {
+export const backupRequestMakers = {
   /** gateway → supervisor: write `backup:` in config.yml (the cron worker picks the schedule up). */
-  'config.backup.set': { payload: backupSettings, result: z.object({}) },
+  'config.backup.set': () => ({ payload: backupSettings, result: z.object({}) }),
   /** gateway → cron worker (started on demand): make a backup now as config.yml's `backup:` says. conflict while one runs. */
-  'backup.create': {
+  'backup.create': () => ({
     payload: z.object({}),
     result: z.object({ file: z.string(), size: z.number(), files: z.number(), ms: z.number() }),
-  },
+  }),
 } as const;
+export const backupRequestDefs = lazyEntries(backupRequestMakers);
 
 /** The last backup svc made (scheduled or asked for), for `svc status`, `svc doctor` and the API. */
 export const BackupResult = z.object({

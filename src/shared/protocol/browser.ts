@@ -1,3 +1,4 @@
+import { lazyEntries } from './lazy.js';
 import { z } from 'zod';
 import { browserStepSchema } from '../browser/steps.js';
 
@@ -53,21 +54,21 @@ const target = {
 };
 
 /** The request types of the browser feature; ipc.ts spreads them into its table. */
-export const browserRequestDefs = {
+export const browserRequestMakers = {
   /** gateway → browser worker (started on demand). */
-  'browser.status': { payload: z.object({}), result: browserStatusSchema },
+  'browser.status': () => ({ payload: z.object({}), result: browserStatusSchema }),
   /** gateway → browser worker: connect to this endpoint (or the configured one) within the bound. */
-  'browser.verify': {
+  'browser.verify': () => ({
     payload: z.object({ ...target, timeout_ms: z.number().int().min(100).max(60_000) }),
     result: browserVerifyResultSchema,
-  },
+  }),
   /** gateway → supervisor: save a verified endpoint in config.yml (replacing launch), or launch: auto. */
-  'config.browser.set': {
+  'config.browser.set': () => ({
     payload: z.object({ ...target, launch: z.literal('auto').optional() }),
     result: ack,
-  },
+  }),
   /** agent → browser worker: one action on the page. */
-  'browser.act': {
+  'browser.act': () => ({
     payload: z.object({
       call_id: z.string().min(1).max(128),
       step: browserStepSchema,
@@ -75,15 +76,16 @@ export const browserRequestDefs = {
       session_id: z.string().max(64).optional(),
     }),
     result: browserActResultSchema,
-  },
+  }),
   /** agent → browser worker: start keeping the session's successful steps, or stop and answer them (refs made into role selectors). */
-  'browser.record': {
+  'browser.record': () => ({
     payload: z.object({ session_id: z.string().min(1).max(64), op: z.enum(['start', 'stop']) }),
     result: z.object({ steps: z.array(browserStepSchema), was_recording: z.boolean() }),
-  },
+  }),
   /** agent → browser worker: the turn was interrupted; the waiting action stops. */
-  'browser.cancel': {
+  'browser.cancel': () => ({
     payload: z.object({ call_id: z.string().min(1).max(128) }),
     result: z.object({ cancelled: z.boolean() }),
-  },
+  }),
 } as const;
+export const browserRequestDefs = lazyEntries(browserRequestMakers);

@@ -1,3 +1,4 @@
+import { lazyEntries } from './lazy.js';
 import { z } from 'zod';
 import { platformNameSchema } from '../config/channels.js';
 
@@ -47,27 +48,27 @@ const platform = platformNameSchema;
 const chatId = z.string().min(1).max(128);
 
 /** The request types of the channels feature; ipc.ts spreads them into its table. */
-export const channelsRequestDefs = {
+export const channelsRequestMakers = {
   /** gateway → supervisor: write a platform's entry (already merged and validated by the gateway). */
-  'config.channels.save': {
+  'config.channels.save': () => ({
     payload: z.object({ platform, entry: z.record(z.string(), z.unknown()) }),
     result: ack,
-  },
+  }),
   /** gateway → supervisor: the entry goes to the trash. */
-  'config.channels.delete': {
+  'config.channels.delete': () => ({
     payload: z.object({ platform }),
     result: z.object({ trash_id: z.string() }),
-  },
+  }),
   /** gateway → channels worker. */
-  'channels.status': {
+  'channels.status': () => ({
     payload: z.object({}),
     result: z.object({ platforms: z.array(channelStatusSchema) }),
-  },
-  'channels.send': {
+  }),
+  'channels.send': () => ({
     payload: z.object({ platform, chat_id: chatId, text: z.string().min(1).max(100_000) }),
     result: z.object({ message_id: z.string().nullable() }),
-  },
-  'channels.send_file': {
+  }),
+  'channels.send_file': () => ({
     payload: z.object({
       platform,
       chat_id: chatId,
@@ -75,22 +76,23 @@ export const channelsRequestDefs = {
       name: z.string().min(1).max(255),
     }),
     result: z.object({ message_id: z.string().nullable() }),
-  },
+  }),
   /** A real test message: to `chat_id`, else the most recent bound chat. */
-  'channels.test': {
+  'channels.test': () => ({
     payload: z.object({ platform, chat_id: chatId.optional() }),
     result: z.object({ chat_id: z.string(), message_id: z.string().nullable() }),
-  },
+  }),
   /** A pairing was approved or rejected (the store already says so): tell the user. */
-  'channels.paired': {
+  'channels.paired': () => ({
     payload: z.object({ platform, chat_id: chatId, approved: z.boolean() }),
     result: ack,
-  },
-  'channels.login.start': {
+  }),
+  'channels.login.start': () => ({
     payload: z.object({ platform, force: z.boolean() }),
     result: loginStateSchema,
-  },
-  'channels.login.get': { payload: z.object({ platform }), result: loginStateSchema },
+  }),
+  'channels.login.get': () => ({ payload: z.object({ platform }), result: loginStateSchema }),
   /** Cancels a running flow, or logs out when logged in. */
-  'channels.login.cancel': { payload: z.object({ platform }), result: loginStateSchema },
+  'channels.login.cancel': () => ({ payload: z.object({ platform }), result: loginStateSchema }),
 } as const;
+export const channelsRequestDefs = lazyEntries(channelsRequestMakers);

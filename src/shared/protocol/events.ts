@@ -1,3 +1,4 @@
+import { lazyEntries } from './lazy.js';
 import { firstIssue } from '../errors.js';
 import { z } from 'zod';
 import { channelStatusSchema, loginStateSchema } from './channels.js';
@@ -247,347 +248,373 @@ function ev<const K extends readonly TopicKind[], S extends z.ZodType>(
   return { topics, summary, data };
 }
 
-export const wsEvents = {
+export const wsEventMakers = {
   // server
-  hello: ev(
-    ['server'],
-    'Sent once on connect (seq 0): the version, the numbering epoch (same across a restart) and whether the client is local.',
-    z.object({ version: z.string(), epoch: z.string(), local: z.boolean() }),
-  ),
-  draining: ev(
-    ['server'],
-    'svc is restarting: new turns get 503 until it is back.',
-    z.object({ retry_after_s: z.number() }),
-  ),
-  resumed: ev(
-    ['server'],
-    'A restart was abandoned; turns are taken again.',
-    z.object({ retry_after_s: z.number() }),
-  ),
-  'config.updated': ev(
-    ['server'],
-    'The models or slots changed: reload GET /api/config/models.',
-    z.object({
-      slots: z.record(z.string(), z.string().nullable()).optional(),
-      models: z.array(z.string()).optional(),
-      removed: z.array(z.string()).optional(),
-    }),
-  ),
-  'onboard.updated': ev(
-    ['server'],
-    'First-run onboarding moved on: the status, or the result of a model test.',
-    z.union([onboardSchema, z.object({ model_tested: z.boolean() })]),
-  ),
-  version: ev(['server'], 'What the release check found (as GET /api/version).', versionInfoSchema),
-  'usage.warning': ev(
-    ['server'],
-    'A budget reached its warning share (budgets.warn_at, 80 % by default): sent once per limit and period.',
-    budgetStateSchema,
-  ),
-  upgrade: ev(['server'], 'A step of a running upgrade.', upgradeProgressSchema),
+  hello: () =>
+    ev(
+      ['server'],
+      'Sent once on connect (seq 0): the version, the numbering epoch (same across a restart) and whether the client is local.',
+      z.object({ version: z.string(), epoch: z.string(), local: z.boolean() }),
+    ),
+  draining: () =>
+    ev(
+      ['server'],
+      'svc is restarting: new turns get 503 until it is back.',
+      z.object({ retry_after_s: z.number() }),
+    ),
+  resumed: () =>
+    ev(
+      ['server'],
+      'A restart was abandoned; turns are taken again.',
+      z.object({ retry_after_s: z.number() }),
+    ),
+  'config.updated': () =>
+    ev(
+      ['server'],
+      'The models or slots changed: reload GET /api/config/models.',
+      z.object({
+        slots: z.record(z.string(), z.string().nullable()).optional(),
+        models: z.array(z.string()).optional(),
+        removed: z.array(z.string()).optional(),
+      }),
+    ),
+  'onboard.updated': () =>
+    ev(
+      ['server'],
+      'First-run onboarding moved on: the status, or the result of a model test.',
+      z.union([onboardSchema, z.object({ model_tested: z.boolean() })]),
+    ),
+  version: () =>
+    ev(['server'], 'What the release check found (as GET /api/version).', versionInfoSchema),
+  'usage.warning': () =>
+    ev(
+      ['server'],
+      'A budget reached its warning share (budgets.warn_at, 80 % by default): sent once per limit and period.',
+      budgetStateSchema,
+    ),
+  upgrade: () => ev(['server'], 'A step of a running upgrade.', upgradeProgressSchema),
 
   // sessions (the list) and session:<id>
-  'session.created': ev(['sessions'], 'A session was created.', sessionSchema),
-  'session.updated': ev(
-    ['sessions', 'session'],
-    "A session's settings or title changed.",
-    sessionSchema,
-  ),
-  'session.deleted': ev(
-    ['sessions', 'session'],
-    'A session went to the trash.',
-    z.object({ id: z.string(), trash_id: z.string() }),
-  ),
-  'session.restored': ev(
-    ['sessions', 'session'],
-    'A session came back from the trash.',
-    sessionSchema,
-  ),
+  'session.created': () => ev(['sessions'], 'A session was created.', sessionSchema),
+  'session.updated': () =>
+    ev(['sessions', 'session'], "A session's settings or title changed.", sessionSchema),
+  'session.deleted': () =>
+    ev(
+      ['sessions', 'session'],
+      'A session went to the trash.',
+      z.object({ id: z.string(), trash_id: z.string() }),
+    ),
+  'session.restored': () =>
+    ev(['sessions', 'session'], 'A session came back from the trash.', sessionSchema),
 
   // one session's turns
-  'turn.started': ev(
-    ['session'],
-    "A turn began; `message` is the user's message as stored (cut when long).",
-    z.object({
-      ...turnId,
-      session_id: z.string(),
-      origin: z.string(),
-      message: messageSummarySchema,
-    }),
-  ),
-  'turn.text_delta': ev(
-    ['session'],
-    'A piece of the reply as it streams (merged, at most one frame per topic per 16 ms). Exempt from the size cap.',
-    z.object(deltaDataShape),
-  ),
-  'turn.reasoning_delta': ev(
-    ['session'],
-    "A piece of the model's reasoning as it streams (when the session shows reasoning). Exempt from the size cap.",
-    z.object(deltaDataShape),
-  ),
-  'turn.tool_call_started': ev(
-    ['session'],
-    'The model began a tool call.',
-    z.object({ ...turnId, index: z.number().int(), call_id: z.string(), name: z.string() }),
-  ),
-  'turn.tool_call': ev(
-    ['session'],
-    'A tool call with its arguments (cut when long; the committed assistant message has them whole).',
-    z.object({
-      ...turnId,
-      call_id: z.string(),
-      name: z.string(),
-      arguments: z.string(),
-      truncated,
-    }),
-  ),
-  'turn.tool_result': ev(
-    ['session'],
-    'A tool call finished: `output` is cut when long (`truncated`); `message` is the stored tool message, whose whole content GET /api/sessions/{id}/messages/{message_id} answers.',
-    z.object({
-      ...turnId,
-      call_id: z.string(),
-      name: z.string(),
-      output: z.string(),
-      is_error: z.boolean(),
-      truncated,
-      message: messageSummarySchema,
-    }),
-  ),
-  'turn.compacted': ev(
-    ['session'],
-    'Older messages were summarised to keep the prompt bounded.',
-    z.object({
-      ...turnId,
-      from_seq: z.number().int(),
-      to_seq: z.number().int(),
-      file: z.string(),
-      requests: z.number().int(),
-    }),
-  ),
-  'turn.completed': ev(
-    ['session'],
-    'The turn ended well; `reply` is cut when long (`truncated`): GET /api/sessions/{id}/turns/{turn_id} answers it whole.',
-    z.object({
-      ...turnId,
-      status: z.literal('completed'),
-      stop_reason: z.string(),
-      reply: z.string(),
-      truncated,
-      usage: usageSchema,
-      steps: z.number().int(),
-    }),
-  ),
-  'turn.failed': ev(
-    ['session'],
-    'The turn failed: why (`reason`) and what to do (`message`); `budget` names the limit when `reason` is budget_exceeded.',
-    z.object({
-      ...turnId,
-      status: z.literal('failed'),
-      reason: z.string(),
-      message: z.string(),
-      budget: budgetRefusalSchema.optional(),
-    }),
-  ),
-  'turn.interrupted': ev(
-    ['session'],
-    'The turn was stopped (by the user, or `reason: restarted`).',
-    z.object({
-      ...turnId,
-      status: z.literal('interrupted'),
-      reason: z.string().optional(),
-      message: z.string().optional(),
-    }),
-  ),
-  'message.committed': ev(
-    ['session'],
-    'A message was stored (cut when long, see `message.truncated`).',
-    z.object({ ...turnId, message: messageSummarySchema }),
-  ),
-  'artifact.updated': ev(
-    ['session'],
-    "A tool wrote a file; it is one of the session's artifacts.",
-    z.object({ ...turnId, ...callId, artifact: artifactSchema }),
-  ),
-  'terminal.output': ev(
-    ['session'],
-    'Live output of a running command, in pieces; `skipped` counts characters left out of a flood (the tool result has the output).',
-    z.object({
-      ...turnId,
-      ...callId,
-      stream: z.enum(['stdout', 'stderr']),
-      chunk: z.string(),
-      skipped: z.number().int().optional(),
-    }),
-  ),
-  'approval.requested': ev(
-    ['session'],
-    "A tool call waits for the user's decision; `input` is cut when long (`truncated`): GET /api/sessions/{id}/approvals has it whole.",
-    z.object({
-      ...turnId,
-      ...callId,
-      approval_id: z.string(),
-      tool: z.string(),
-      input: z.unknown(),
-      reason: z.string(),
-      sandbox_notice: z.string().optional(),
-      expires_at: z.string().optional(),
-      truncated,
-    }),
-  ),
-  'approval.withdrawn': ev(
-    ['session'],
-    'The turn ended while the approval waited.',
-    z.object({ ...turnId, ...callId, approval_id: z.string() }),
-  ),
-  'approval.expired': ev(
-    ['session'],
-    'Nobody answered in time: the call was denied.',
-    z.object({ ...turnId, ...callId, approval_id: z.string(), timeout_seconds: z.number() }),
-  ),
-  'goal.updated': ev(
-    ['session'],
-    "The session's goal changed (objective cut when long; GET /api/sessions/{id}/goal has it whole).",
-    goalSchema,
-  ),
-  'goal.cleared': ev(
-    ['session'],
-    "The session's goal was removed.",
-    z.object({ session_id: z.string() }),
-  ),
-  'goal.paused': ev(
-    ['session'],
-    'Goal continuations stopped: `no_progress` or `max_continuations`.',
-    z.object({
-      turn_id: z.string().optional(),
-      reason: z.string(),
-      turns: z.number().int().optional(),
-    }),
-  ),
+  'turn.started': () =>
+    ev(
+      ['session'],
+      "A turn began; `message` is the user's message as stored (cut when long).",
+      z.object({
+        ...turnId,
+        session_id: z.string(),
+        origin: z.string(),
+        message: messageSummarySchema,
+      }),
+    ),
+  'turn.text_delta': () =>
+    ev(
+      ['session'],
+      'A piece of the reply as it streams (merged, at most one frame per topic per 16 ms). Exempt from the size cap.',
+      z.object(deltaDataShape),
+    ),
+  'turn.reasoning_delta': () =>
+    ev(
+      ['session'],
+      "A piece of the model's reasoning as it streams (when the session shows reasoning). Exempt from the size cap.",
+      z.object(deltaDataShape),
+    ),
+  'turn.tool_call_started': () =>
+    ev(
+      ['session'],
+      'The model began a tool call.',
+      z.object({ ...turnId, index: z.number().int(), call_id: z.string(), name: z.string() }),
+    ),
+  'turn.tool_call': () =>
+    ev(
+      ['session'],
+      'A tool call with its arguments (cut when long; the committed assistant message has them whole).',
+      z.object({
+        ...turnId,
+        call_id: z.string(),
+        name: z.string(),
+        arguments: z.string(),
+        truncated,
+      }),
+    ),
+  'turn.tool_result': () =>
+    ev(
+      ['session'],
+      'A tool call finished: `output` is cut when long (`truncated`); `message` is the stored tool message, whose whole content GET /api/sessions/{id}/messages/{message_id} answers.',
+      z.object({
+        ...turnId,
+        call_id: z.string(),
+        name: z.string(),
+        output: z.string(),
+        is_error: z.boolean(),
+        truncated,
+        message: messageSummarySchema,
+      }),
+    ),
+  'turn.compacted': () =>
+    ev(
+      ['session'],
+      'Older messages were summarised to keep the prompt bounded.',
+      z.object({
+        ...turnId,
+        from_seq: z.number().int(),
+        to_seq: z.number().int(),
+        file: z.string(),
+        requests: z.number().int(),
+      }),
+    ),
+  'turn.completed': () =>
+    ev(
+      ['session'],
+      'The turn ended well; `reply` is cut when long (`truncated`): GET /api/sessions/{id}/turns/{turn_id} answers it whole.',
+      z.object({
+        ...turnId,
+        status: z.literal('completed'),
+        stop_reason: z.string(),
+        reply: z.string(),
+        truncated,
+        usage: usageSchema,
+        steps: z.number().int(),
+      }),
+    ),
+  'turn.failed': () =>
+    ev(
+      ['session'],
+      'The turn failed: why (`reason`) and what to do (`message`); `budget` names the limit when `reason` is budget_exceeded.',
+      z.object({
+        ...turnId,
+        status: z.literal('failed'),
+        reason: z.string(),
+        message: z.string(),
+        budget: budgetRefusalSchema.optional(),
+      }),
+    ),
+  'turn.interrupted': () =>
+    ev(
+      ['session'],
+      'The turn was stopped (by the user, or `reason: restarted`).',
+      z.object({
+        ...turnId,
+        status: z.literal('interrupted'),
+        reason: z.string().optional(),
+        message: z.string().optional(),
+      }),
+    ),
+  'message.committed': () =>
+    ev(
+      ['session'],
+      'A message was stored (cut when long, see `message.truncated`).',
+      z.object({ ...turnId, message: messageSummarySchema }),
+    ),
+  'artifact.updated': () =>
+    ev(
+      ['session'],
+      "A tool wrote a file; it is one of the session's artifacts.",
+      z.object({ ...turnId, ...callId, artifact: artifactSchema }),
+    ),
+  'terminal.output': () =>
+    ev(
+      ['session'],
+      'Live output of a running command, in pieces; `skipped` counts characters left out of a flood (the tool result has the output).',
+      z.object({
+        ...turnId,
+        ...callId,
+        stream: z.enum(['stdout', 'stderr']),
+        chunk: z.string(),
+        skipped: z.number().int().optional(),
+      }),
+    ),
+  'approval.requested': () =>
+    ev(
+      ['session'],
+      "A tool call waits for the user's decision; `input` is cut when long (`truncated`): GET /api/sessions/{id}/approvals has it whole.",
+      z.object({
+        ...turnId,
+        ...callId,
+        approval_id: z.string(),
+        tool: z.string(),
+        input: z.unknown(),
+        reason: z.string(),
+        sandbox_notice: z.string().optional(),
+        expires_at: z.string().optional(),
+        truncated,
+      }),
+    ),
+  'approval.withdrawn': () =>
+    ev(
+      ['session'],
+      'The turn ended while the approval waited.',
+      z.object({ ...turnId, ...callId, approval_id: z.string() }),
+    ),
+  'approval.expired': () =>
+    ev(
+      ['session'],
+      'Nobody answered in time: the call was denied.',
+      z.object({ ...turnId, ...callId, approval_id: z.string(), timeout_seconds: z.number() }),
+    ),
+  'goal.updated': () =>
+    ev(
+      ['session'],
+      "The session's goal changed (objective cut when long; GET /api/sessions/{id}/goal has it whole).",
+      goalSchema,
+    ),
+  'goal.cleared': () =>
+    ev(['session'], "The session's goal was removed.", z.object({ session_id: z.string() })),
+  'goal.paused': () =>
+    ev(
+      ['session'],
+      'Goal continuations stopped: `no_progress` or `max_continuations`.',
+      z.object({
+        turn_id: z.string().optional(),
+        reason: z.string(),
+        turns: z.number().int().optional(),
+      }),
+    ),
 
   // tasks
-  'task.created': ev(
-    ['tasks'],
-    'A task was created (or restored): GET /api/tasks/{id} has it whole.',
-    taskSummarySchema,
-  ),
-  'task.updated': ev(['tasks'], 'A task changed.', taskSummarySchema),
-  'task.deleted': ev(
-    ['tasks'],
-    'A task was deleted (a cron task went to the trash).',
-    z.object({
-      id: z.string(),
-      kind: z.string(),
-      owner_session: z.string().nullable().optional(),
-      name: z.string().optional(),
-      trash_id: z.string().optional(),
-    }),
-  ),
-  'task.run_started': ev(['tasks'], "A scheduled task's run began.", runEvent),
-  'task.run_completed': ev(['tasks'], 'A run completed.', runEvent),
-  'task.run_failed': ev(['tasks'], 'A run failed.', runEvent),
-  'task.run_interrupted': ev(['tasks'], 'A run was interrupted.', runEvent),
+  'task.created': () =>
+    ev(
+      ['tasks'],
+      'A task was created (or restored): GET /api/tasks/{id} has it whole.',
+      taskSummarySchema,
+    ),
+  'task.updated': () => ev(['tasks'], 'A task changed.', taskSummarySchema),
+  'task.deleted': () =>
+    ev(
+      ['tasks'],
+      'A task was deleted (a cron task went to the trash).',
+      z.object({
+        id: z.string(),
+        kind: z.string(),
+        owner_session: z.string().nullable().optional(),
+        name: z.string().optional(),
+        trash_id: z.string().optional(),
+      }),
+    ),
+  'task.run_started': () => ev(['tasks'], "A scheduled task's run began.", runEvent),
+  'task.run_completed': () => ev(['tasks'], 'A run completed.', runEvent),
+  'task.run_failed': () => ev(['tasks'], 'A run failed.', runEvent),
+  'task.run_interrupted': () => ev(['tasks'], 'A run was interrupted.', runEvent),
 
   // workflows
-  'workflow.run_started': ev(
-    ['workflows'],
-    'A workflow run began: its inputs (cut when long) and steps.',
-    z.object({
-      ...workflowBase,
-      inputs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
-      steps: z.array(z.object({ id: z.string(), kind: stepKind, needs: z.array(z.string()) })),
-      truncated,
-    }),
-  ),
-  'workflow.step_started': ev(
-    ['workflows'],
-    'A step began.',
-    z.object({ ...workflowBase, step: z.string(), kind: stepKind }),
-  ),
-  'workflow.step_completed': ev(
-    ['workflows'],
-    'A step completed; its output cut at 500 characters (GET /api/workflows/runs/{id}).',
-    z.object({ ...workflowBase, step: z.string(), output: z.string() }),
-  ),
-  'workflow.run_completed': ev(
-    ['workflows'],
-    'The run completed; each output cut (GET /api/workflows/runs/{id}).',
-    z.object({ ...workflowBase, outputs: z.record(z.string(), z.string()), truncated }),
-  ),
-  'workflow.run_failed': ev(
-    ['workflows'],
-    'The run failed or was stopped: the step, the reason and a message.',
-    z.object({
-      ...workflowBase,
-      turn_id: z.string().optional(),
-      step: z.string().nullable(),
-      reason: z.string(),
-      message: z.string(),
-    }),
-  ),
+  'workflow.run_started': () =>
+    ev(
+      ['workflows'],
+      'A workflow run began: its inputs (cut when long) and steps.',
+      z.object({
+        ...workflowBase,
+        inputs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+        steps: z.array(z.object({ id: z.string(), kind: stepKind, needs: z.array(z.string()) })),
+        truncated,
+      }),
+    ),
+  'workflow.step_started': () =>
+    ev(
+      ['workflows'],
+      'A step began.',
+      z.object({ ...workflowBase, step: z.string(), kind: stepKind }),
+    ),
+  'workflow.step_completed': () =>
+    ev(
+      ['workflows'],
+      'A step completed; its output cut at 500 characters (GET /api/workflows/runs/{id}).',
+      z.object({ ...workflowBase, step: z.string(), output: z.string() }),
+    ),
+  'workflow.run_completed': () =>
+    ev(
+      ['workflows'],
+      'The run completed; each output cut (GET /api/workflows/runs/{id}).',
+      z.object({ ...workflowBase, outputs: z.record(z.string(), z.string()), truncated }),
+    ),
+  'workflow.run_failed': () =>
+    ev(
+      ['workflows'],
+      'The run failed or was stopped: the step, the reason and a message.',
+      z.object({
+        ...workflowBase,
+        turn_id: z.string().optional(),
+        step: z.string().nullable(),
+        reason: z.string(),
+        message: z.string(),
+      }),
+    ),
 
   // skills
-  'skill.created': ev(
-    ['skills'],
-    'A skill was imported or restored.',
-    z.union([skillInfoSchema, z.object({ name: z.string(), restored: z.boolean().optional() })]),
-  ),
-  'skill.updated': ev(
-    ['skills'],
-    'A skill was replaced by a forced import.',
-    z.union([skillInfoSchema, z.object({ name: z.string() })]),
-  ),
-  'skill.toggled': ev(['skills'], 'A skill was enabled or disabled.', skillInfoSchema),
-  'skill.deleted': ev(
-    ['skills'],
-    'A skill went to the trash.',
-    z.object({ name: z.string(), trash_id: z.string() }),
-  ),
+  'skill.created': () =>
+    ev(
+      ['skills'],
+      'A skill was imported or restored.',
+      z.union([skillInfoSchema, z.object({ name: z.string(), restored: z.boolean().optional() })]),
+    ),
+  'skill.updated': () =>
+    ev(
+      ['skills'],
+      'A skill was replaced by a forced import.',
+      z.union([skillInfoSchema, z.object({ name: z.string() })]),
+    ),
+  'skill.toggled': () => ev(['skills'], 'A skill was enabled or disabled.', skillInfoSchema),
+  'skill.deleted': () =>
+    ev(
+      ['skills'],
+      'A skill went to the trash.',
+      z.object({ name: z.string(), trash_id: z.string() }),
+    ),
 
   // trash
-  'trash.added': ev(
-    ['trash'],
-    'Something went to the trash: the item without its contents.',
-    trashItemSchema,
-  ),
-  'trash.restored': ev(
-    ['trash'],
-    'An item was restored.',
-    z.object({ id: z.string(), kind: z.string(), restored_to: z.string() }),
-  ),
-  'trash.deleted': ev(['trash'], 'An item was deleted for good.', z.object({ id: z.string() })),
-  'trash.emptied': ev(['trash'], 'The trash was emptied.', z.object({ deleted: z.number().int() })),
+  'trash.added': () =>
+    ev(['trash'], 'Something went to the trash: the item without its contents.', trashItemSchema),
+  'trash.restored': () =>
+    ev(
+      ['trash'],
+      'An item was restored.',
+      z.object({ id: z.string(), kind: z.string(), restored_to: z.string() }),
+    ),
+  'trash.deleted': () =>
+    ev(['trash'], 'An item was deleted for good.', z.object({ id: z.string() })),
+  'trash.emptied': () =>
+    ev(['trash'], 'The trash was emptied.', z.object({ deleted: z.number().int() })),
 
   // mcp
-  'mcp.config': ev(
-    ['mcp'],
-    'MCP servers were added, changed or removed.',
-    z.object({ names: z.array(z.string()) }),
-  ),
-  'mcp.status': ev(
-    ['mcp'],
-    "A server's connection changed (GET /api/mcp/servers/{name} lists its tools).",
-    mcpStatusSummarySchema,
-  ),
+  'mcp.config': () =>
+    ev(
+      ['mcp'],
+      'MCP servers were added, changed or removed.',
+      z.object({ names: z.array(z.string()) }),
+    ),
+  'mcp.status': () =>
+    ev(
+      ['mcp'],
+      "A server's connection changed (GET /api/mcp/servers/{name} lists its tools).",
+      mcpStatusSummarySchema,
+    ),
 
   // channels
-  'channels.changed': ev(
-    ['channels'],
-    "A platform's configuration changed.",
-    z.object({ platform: z.string() }),
-  ),
-  'channels.status': ev(['channels'], "A platform's adapter changed state.", channelStatusSchema),
-  'channels.pairing': ev(
-    ['channels'],
-    'Someone asked to pair, or a pairing was answered.',
-    pairingSchema,
-  ),
-  'channels.login': ev(
-    ['channels'],
-    'A QR login (WeChat, WhatsApp) moved on; without `qr_png` when `truncated` (GET /api/channels/{platform}/login has it).',
-    loginStateSchema.extend({ truncated }),
-  ),
-} as const satisfies Record<string, EventSpec>;
+  'channels.changed': () =>
+    ev(['channels'], "A platform's configuration changed.", z.object({ platform: z.string() })),
+  'channels.status': () =>
+    ev(['channels'], "A platform's adapter changed state.", channelStatusSchema),
+  'channels.pairing': () =>
+    ev(['channels'], 'Someone asked to pair, or a pairing was answered.', pairingSchema),
+  'channels.login': () =>
+    ev(
+      ['channels'],
+      'A QR login (WeChat, WhatsApp) moved on; without `qr_png` when `truncated` (GET /api/channels/{platform}/login has it).',
+      loginStateSchema.extend({ truncated }),
+    ),
+} as const satisfies Record<string, () => EventSpec>;
+export const wsEvents = lazyEntries(wsEventMakers);
 
 export type WsEventType = keyof typeof wsEvents;
 /** The data of an event type, as a publisher gives it. */

@@ -1,15 +1,16 @@
+import { lazyEntries } from './lazy.js';
 import { z } from 'zod';
 import { ipcErrorCodes } from '../errors.js';
 import { configSchema, modelEntrySchema, modelIdSchema, slotNames } from '../config/schema.js';
 import { budgetsObjectSchema } from '../config/budgets.js';
-import { mcpEventDefs, mcpRequestDefs, mcpResourceRef } from './mcp.js';
-import { BackupResult, backupRequestDefs } from './backup.js';
-import { cronEventDefs, cronRequestDefs } from './cron.js';
-import { channelsDeliverDefs } from './channels-deliver.js';
+import { mcpEventMakers, mcpRequestMakers, mcpResourceRef } from './mcp.js';
+import { BackupResult, backupRequestMakers } from './backup.js';
+import { cronEventMakers, cronRequestMakers } from './cron.js';
+import { channelsDeliverMakers } from './channels-deliver.js';
 import { sandboxStatusSchema } from '../sandbox/status.js';
 import { indexStateSchema } from '../store/search.js';
-import { channelsRequestDefs } from './channels.js';
-import { browserRequestDefs } from './browser.js';
+import { channelsRequestMakers } from './channels.js';
+import { browserRequestMakers } from './browser.js';
 import { versionInfoSchema } from './version.js';
 import { traceparentSchema } from './trace-context.js';
 import { approvalDecision, interruptResult, modelTestResult, pendingApprovals } from './answers.js';
@@ -194,9 +195,9 @@ export const toolPermission = z.object({
   locked: z.string().nullable(),
 });
 
-export const requestDefs = {
+export const requestMakers = {
   /** supervisor → child, first message after spawn. */
-  'child.start': {
+  'child.start': () => ({
     payload: z.object({
       config: configSchema,
       access_key: z.string().optional(),
@@ -211,9 +212,9 @@ export const requestDefs = {
       uws: uwsFlavour.optional(),
       engine: httpEngineName.optional(),
     }),
-  },
+  }),
   /** supervisor → child: what `svc status` shows about it. */
-  'child.stats': {
+  'child.stats': () => ({
     payload: z.object({}),
     result: z.object({
       rss_bytes: z.number().int(),
@@ -222,44 +223,44 @@ export const requestDefs = {
       heap_used_bytes: z.number().int().optional(),
       counters: z.record(z.string(), z.number()).optional(),
     }),
-  },
+  }),
   /** supervisor → every child, each second: liveness (a child that stops answering is killed and replaced). */
-  'child.ping': { payload: z.object({}), result: z.object({}) },
+  'child.ping': () => ({ payload: z.object({}), result: z.object({}) }),
   /** supervisor → old gateway once its successor listens: stop accepting, finish, exit. */
-  'gateway.handover': {
+  'gateway.handover': () => ({
     payload: z.object({}),
     result: z.object({ open_connections: z.number().int() }),
-  },
+  }),
   /**
    * supervisor → old gateway, on a restart before its successor starts: its /ws numbering; from
    * then on it numbers nothing and sends what it would publish to the supervisor (`ws.publish`),
    * which passes it to the successor, until a `server.resumed` gives it back.
    */
-  'gateway.ws_state': { payload: z.object({}), result: wsStateSchema },
+  'gateway.ws_state': () => ({ payload: z.object({}), result: wsStateSchema }),
   /** supervisor → gateway, before a restart: send the listening socket (a `gateway.listener` event) when the engine cannot share its port. */
-  'gateway.listener': {
+  'gateway.listener': () => ({
     payload: z.object({}),
     result: z.object({ sent: z.boolean() }),
-  },
+  }),
   /** child → supervisor. */
-  'supervisor.status': { payload: z.object({}), result: statusSchema },
+  'supervisor.status': () => ({ payload: z.object({}), result: statusSchema }),
   /** gateway → supervisor: POST /api/restart. */
-  'supervisor.restart': {
+  'supervisor.restart': () => ({
     payload: z.object({ reason: z.string().max(200) }),
     result: z.object({ accepted: z.boolean(), state: z.string() }),
-  },
+  }),
   /** gateway → supervisor: GET /api/version. */
-  'version.info': { payload: z.object({}), result: versionInfoSchema },
+  'version.info': () => ({ payload: z.object({}), result: versionInfoSchema }),
   /** gateway → supervisor: POST /api/version/upgrade; refused while one runs or on a development build. */
-  'version.upgrade': {
+  'version.upgrade': () => ({
     payload: z.object({}),
     result: z.object({
       accepted: z.boolean(),
       reason: z.enum(['running', 'dev_build']).nullable(),
     }),
-  },
+  }),
   /** gateway → supervisor: config.yml edits; the supervisor alone writes the file. */
-  'config.models.create': {
+  'config.models.create': () => ({
     payload: z.object({
       id: modelIdSchema,
       entry: modelEntrySchema,
@@ -267,23 +268,23 @@ export const requestDefs = {
       key_from: modelIdSchema.optional(),
     }),
     result: ack,
-  },
-  'config.models.update': {
+  }),
+  'config.models.update': () => ({
     payload: z.object({ id: modelIdSchema, patch: modelPatchSchema }),
     result: ack,
-  },
-  'config.models.delete': { payload: z.object({ id: modelIdSchema }), result: ack },
+  }),
+  'config.models.delete': () => ({ payload: z.object({ id: modelIdSchema }), result: ack }),
   /** gateway → supervisor: replace `budgets:` in config.yml. */
-  'config.budgets.set': {
+  'config.budgets.set': () => ({
     payload: z.object({ budgets: budgetsObjectSchema.partial() }),
     result: ack,
-  },
-  'config.slots.set': {
+  }),
+  'config.slots.set': () => ({
     payload: z.object({ slot: z.enum(slotNames), model_id: modelIdSchema.nullable() }),
     result: ack,
-  },
+  }),
   /** gateway → agent: the smallest real request to a provider, for POST /api/config/test. */
-  'agent.probe_model': {
+  'agent.probe_model': () => ({
     payload: z.object({
       provider: z.string(),
       protocol: z.enum(['openai', 'anthropic']),
@@ -292,12 +293,12 @@ export const requestDefs = {
       model: z.string().min(1),
     }),
     result: modelTestResult,
-  },
+  }),
   /**
    * gateway, channels, cron, agent (workflow runs) → supervisor: run a turn in a session the
    * sender found. Answers once a worker took it; the turn's events follow on session:<id>.
    */
-  'turn.start': {
+  'turn.start': () => ({
     payload: z.object({
       session_id: z.string(),
       message: turnInputSchema,
@@ -307,15 +308,15 @@ export const requestDefs = {
       traceparent: traceparentSchema.optional(),
     }),
     result: z.object({ turn_id: z.string() }),
-  },
+  }),
   /** gateway → supervisor: stop the session's running turn. */
-  'turn.interrupt': {
+  'turn.interrupt': () => ({
     /** `wait`: answer once the turn has ended (a session about to be deleted), not once the worker was told. */
     payload: z.object({ session_id: z.string(), wait: z.boolean().optional() }),
     result: interruptResult,
-  },
+  }),
   /** supervisor → agent: run this turn; answers once its row is written, the outcome comes as its end event on session:<id>. */
-  'agent.turn': {
+  'agent.turn': () => ({
     payload: z.object({
       turn_id: z.string(),
       session_id: z.string(),
@@ -326,29 +327,35 @@ export const requestDefs = {
       traceparent: traceparentSchema.optional(),
     }),
     result: z.object({ accepted: z.literal(true) }),
-  },
+  }),
   /** gateway → supervisor → the agent running the session's turn: the user's answer to an approval. */
-  'approval.answer': {
+  'approval.answer': () => ({
     payload: z.object({
       session_id: z.string(),
       approval_id: z.string().max(64),
       decision: approvalDecision,
     }),
     result: z.object({ answered: z.boolean() }),
-  },
+  }),
   /** gateway → supervisor → the session's agent: approvals waiting for the user (a reloaded page asks). */
-  'approval.list': { payload: z.object({ session_id: z.string() }), result: pendingApprovals },
-  'agent.approvals': { payload: z.object({ session_id: z.string() }), result: pendingApprovals },
-  'agent.approval': {
+  'approval.list': () => ({
+    payload: z.object({ session_id: z.string() }),
+    result: pendingApprovals,
+  }),
+  'agent.approvals': () => ({
+    payload: z.object({ session_id: z.string() }),
+    result: pendingApprovals,
+  }),
+  'agent.approval': () => ({
     payload: z.object({
       session_id: z.string(),
       approval_id: z.string().max(64),
       decision: approvalDecision,
     }),
     result: z.object({ answered: z.boolean() }),
-  },
+  }),
   /** gateway → agent: the tools with their JSON schemas, purposes and defaults, for GET /api/tools. */
-  'agent.tools': {
+  'agent.tools': () => ({
     payload: z.object({}),
     result: z.object({
       /** permissions.yml cannot be used as it is (the switches are off until it is fixed). */
@@ -363,35 +370,36 @@ export const requestDefs = {
         }),
       ),
     }),
-  },
+  }),
   /** gateway → agent: make allow or ask a tool's default in permissions.yml (refused for locked tools). */
-  'agent.tool_default': {
+  'agent.tool_default': () => ({
     payload: z.object({ tool: z.string().max(200), default: z.enum(['allow', 'ask']) }),
     result: toolPermission,
-  },
+  }),
   /** supervisor → an idle agent worker: may it retire? It says no while a background command runs, and takes no new work once it says yes. */
-  'agent.retire': {
+  'agent.retire': () => ({
     payload: z.object({}),
     result: z.object({ retired: z.boolean(), why: z.string().optional() }),
-  },
-  'agent.interrupt': {
+  }),
+  'agent.interrupt': () => ({
     payload: z.object({ turn_id: z.string(), restart: z.boolean().optional() }),
     result: z.object({ interrupted: z.boolean() }),
-  },
+  }),
   /** any → worker: a round trip used by health probes and tests. */
-  'worker.echo': {
+  'worker.echo': () => ({
     payload: z.object({ text: z.string().max(10_000) }),
     result: z.object({ text: z.string(), role: roleSchema, pid: z.number().int() }),
-  },
-  ...mcpRequestDefs,
-  ...cronRequestDefs,
-  ...backupRequestDefs,
+  }),
+  ...mcpRequestMakers,
+  ...cronRequestMakers,
+  ...backupRequestMakers,
   /** Messaging channels (gateway → supervisor → channels worker); channels.deliver also from cron. */
-  ...channelsRequestDefs,
-  ...channelsDeliverDefs,
+  ...channelsRequestMakers,
+  ...channelsDeliverMakers,
   /** The browser (gateway/agent → browser worker; config.browser.set → supervisor). */
-  ...browserRequestDefs,
+  ...browserRequestMakers,
 } as const;
+export const requestDefs = lazyEntries(requestMakers);
 
 export type RequestType = keyof typeof requestDefs;
 export type PayloadOf<T extends RequestType> = z.infer<(typeof requestDefs)[T]['payload']>;
@@ -429,47 +437,51 @@ const responseSchema = z.object({
 });
 
 /** Events: fire-and-forget notices. */
-export const eventDefs = {
+export const eventMakers = {
   /** child → supervisor: its handlers are in place; messages sent before this are held back. */
-  'child.ready': z.object({ role: roleSchema, pid: z.number().int() }),
+  'child.ready': () => z.object({ role: roleSchema, pid: z.number().int() }),
   /** supervisor → children: refuse new work with 503 until replaced. */
-  'server.draining': z.object({ retry_after_s: z.number().int().positive() }),
+  'server.draining': () => z.object({ retry_after_s: z.number().int().positive() }),
   /** supervisor → children: a restart was abandoned (e.g. the new config is invalid); take work again. */
-  'server.resumed': z.object({ reason: z.string() }),
+  'server.resumed': () => z.object({ reason: z.string() }),
   /** supervisor → children: config.yml changed through the API; this is the new effective config. */
-  'config.changed': z.object({ config: configSchema }),
+  'config.changed': () => z.object({ config: configSchema }),
   /** supervisor → cron: a turn is over (the supervisor heard its end event, or ended it itself). */
-  'turn.ended': z.object({
-    turn_id: z.string(),
-    session_id: z.string(),
-    status: z.enum(['completed', 'failed', 'interrupted']),
-  }),
+  'turn.ended': () =>
+    z.object({
+      turn_id: z.string(),
+      session_id: z.string(),
+      status: z.enum(['completed', 'failed', 'interrupted']),
+    }),
   /** gateway → supervisor → the next gateway: carries the listening socket as the message's IPC handle. */
-  'gateway.listener': z.object({}),
+  'gateway.listener': () => z.object({}),
   /**
    * worker → supervisor: the process groups its commands run in, after each change; the
    * supervisor kills those still listed when the worker dies, however it dies.
    */
-  'child.process_groups': z.object({ pgids: z.array(z.number().int().min(2)).max(4096) }),
+  'child.process_groups': () => z.object({ pgids: z.array(z.number().int().min(2)).max(4096) }),
   /**
    * agent → supervisor → gateway: a piece of a turn's streamed text, merged by the agent's
    * batcher (the only one). Its own event so that the IPC parse at each hop is its one check:
    * the supervisor reads the text it keeps from it, the gateway sends it as it is.
    */
-  'ws.delta': z.object({
-    topic: z.string().startsWith('session:').max(200),
-    type: z.enum(deltaTypes),
-    ...deltaDataShape,
-  }),
+  'ws.delta': () =>
+    z.object({
+      topic: z.string().startsWith('session:').max(200),
+      type: z.enum(deltaTypes),
+      ...deltaDataShape,
+    }),
   /** any → gateway: publish to WebSocket subscribers of a topic. */
-  'ws.publish': z.object({
-    topic: z.string().min(1).max(200),
-    type: z.string().min(1).max(100),
-    data: z.unknown(),
-  }),
-  ...mcpEventDefs,
-  ...cronEventDefs,
+  'ws.publish': () =>
+    z.object({
+      topic: z.string().min(1).max(200),
+      type: z.string().min(1).max(100),
+      data: z.unknown(),
+    }),
+  ...mcpEventMakers,
+  ...cronEventMakers,
 } as const;
+export const eventDefs = lazyEntries(eventMakers);
 
 export type EventType = keyof typeof eventDefs;
 export type EventPayload<T extends EventType> = z.infer<(typeof eventDefs)[T]>;

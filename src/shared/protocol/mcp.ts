@@ -1,3 +1,4 @@
+import { lazyEntries } from './lazy.js';
 import { z } from 'zod';
 import { mcpNameSchema, mcpPatchSchema } from '../config/mcp.js';
 
@@ -99,28 +100,28 @@ const ack = z.object({});
 const rawServer = z.record(z.string(), z.unknown());
 
 /** The request types of the MCP feature; ipc.ts spreads them into its table. */
-export const mcpRequestDefs = {
+export const mcpRequestMakers = {
   /** gateway → supervisor: config.yml edits of mcp.servers (the gateway validated the entry). */
-  'config.mcp.create': {
+  'config.mcp.create': () => ({
     payload: z.object({ name: mcpNameSchema, server: rawServer }),
     result: ack,
-  },
-  'config.mcp.update': {
+  }),
+  'config.mcp.update': () => ({
     payload: z.object({ name: mcpNameSchema, patch: mcpPatchSchema }),
     result: ack,
-  },
+  }),
   /** Moves the entry to the trash. */
-  'config.mcp.delete': {
+  'config.mcp.delete': () => ({
     payload: z.object({ name: mcpNameSchema }),
     result: z.object({ trash_id: z.string() }),
-  },
+  }),
   /** All or nothing: every entry is added, or none. */
-  'config.mcp.import': {
+  'config.mcp.import': () => ({
     payload: z.object({ servers: z.record(mcpNameSchema, rawServer) }),
     result: ack,
-  },
+  }),
   /** gateway → supervisor: restore a trash item whose place is config.yml (only the supervisor writes it). */
-  'trash.restore': {
+  'trash.restore': () => ({
     payload: z.object({
       id: z.string().max(64),
       options: z.object({
@@ -129,39 +130,42 @@ export const mcpRequestDefs = {
       }),
     }),
     result: z.object({ restored_to: z.string() }),
-  },
+  }),
   /** gateway → mcp worker. */
-  'mcp.status': { payload: z.object({}), result: z.object({ servers: z.array(mcpStatusSchema) }) },
-  'mcp.reconnect': { payload: z.object({ name: mcpNameSchema }), result: mcpStatusSchema },
+  'mcp.status': () => ({
+    payload: z.object({}),
+    result: z.object({ servers: z.array(mcpStatusSchema) }),
+  }),
+  'mcp.reconnect': () => ({ payload: z.object({ name: mcpNameSchema }), result: mcpStatusSchema }),
   /** gateway → mcp worker: a server's resources and resource templates. */
-  'mcp.resources': {
+  'mcp.resources': () => ({
     payload: z.object({ name: mcpNameSchema }),
     result: z.object({
       resources: z.array(mcpResourceSchema),
       templates: z.array(mcpResourceTemplateSchema),
     }),
-  },
+  }),
   /** gateway → mcp worker: a server's prompts. */
-  'mcp.prompts': {
+  'mcp.prompts': () => ({
     payload: z.object({ name: mcpNameSchema }),
     result: z.object({ prompts: z.array(mcpPromptSchema) }),
-  },
+  }),
   /** gateway → mcp worker: one prompt filled in with its arguments. */
-  'mcp.prompt.get': {
+  'mcp.prompt.get': () => ({
     payload: z.object({
       name: mcpNameSchema,
       prompt: z.string().min(1).max(256),
       arguments: z.record(z.string().max(256), z.string().max(65_536)),
     }),
     result: mcpPromptResultSchema,
-  },
+  }),
   /** gateway or agent → mcp worker: reads one resource (the API, an attached resource, mcp_read_resource). */
-  'mcp.resource.read': {
+  'mcp.resource.read': () => ({
     payload: mcpResourceRef,
     result: z.object({ contents: z.array(mcpResourceContentSchema) }),
-  },
+  }),
   /** agent → mcp worker: the tools of every connected server (after each server's allow-list). */
-  'mcp.tools': {
+  'mcp.tools': () => ({
     payload: z.object({}),
     result: z.object({
       servers: z.array(
@@ -173,8 +177,8 @@ export const mcpRequestDefs = {
         }),
       ),
     }),
-  },
-  'mcp.call': {
+  }),
+  'mcp.call': () => ({
     payload: z.object({
       call_id: z.string().min(1).max(128),
       server: mcpNameSchema,
@@ -182,44 +186,46 @@ export const mcpRequestDefs = {
       arguments: z.record(z.string(), z.unknown()),
     }),
     result: z.object({ content: z.array(mcpContentSchema), is_error: z.boolean() }),
-  },
+  }),
   /**
    * agent → (supervisor) → mcp worker: where to open a direct channel for tool calls (a unix
    * socket) and a single-use token for it, so a call need not take two extra hops through the
    * supervisor. The supervisor still starts and stops the mcp worker; the channel dies with it.
    */
-  'mcp.direct': {
+  'mcp.direct': () => ({
     payload: z.object({}),
     result: z.object({ path: z.string().min(1).max(4096), token: z.string().min(16).max(128) }),
-  },
+  }),
   /** agent → mcp worker: the turn was interrupted; the server gets the protocol's cancellation. */
-  'mcp.cancel': {
+  'mcp.cancel': () => ({
     payload: z.object({ call_id: z.string().min(1).max(128) }),
     result: z.object({ cancelled: z.boolean() }),
-  },
+  }),
   /**
    * gateway → mcp worker: the user asks to sign in to a remote server (OAuth). Answers where to
    * send the browser, or null when stored tokens could be refreshed instead (then it reconnects).
    */
-  'mcp.oauth.start': {
+  'mcp.oauth.start': () => ({
     payload: z.object({ name: mcpNameSchema, redirect_url: z.url({ protocol: /^https?$/ }) }),
     result: z.object({ authorization_url: z.string().nullable() }),
-  },
+  }),
   /** gateway → mcp worker: the authorization server sent the browser back with these (state is single use). */
-  'mcp.oauth.finish': {
+  'mcp.oauth.finish': () => ({
     payload: z.object({
       state: z.string().min(1).max(512),
       code: z.string().min(1).max(4096).optional(),
       error: z.string().max(200).optional(),
     }),
     result: z.object({ name: mcpNameSchema, status: mcpStatusSchema }),
-  },
+  }),
 } as const;
+export const mcpRequestDefs = lazyEntries(mcpRequestMakers);
 
-export const mcpEventDefs = {
+export const mcpEventMakers = {
   /** child → supervisor: the process groups it started (MCP servers); killed if the child dies. */
-  'child.groups': z.object({ pgids: z.array(z.number().int().positive()) }),
+  'child.groups': () => z.object({ pgids: z.array(z.number().int().positive()) }),
 } as const;
+export const mcpEventDefs = lazyEntries(mcpEventMakers);
 
 /** The first line an agent sends on a direct channel, and the mcp worker's answer to a valid one. */
 export const mcpDirectHello = z.object({ token: z.string().min(16).max(128) });
