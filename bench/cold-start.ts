@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -21,6 +21,8 @@ import {
   trackPid,
   tracked,
 } from './lib.js';
+import { CODE_CACHE_DIR } from '../src/release/code-loader.js';
+import { packageRoot } from '../src/shared/version.js';
 
 /**
  * Cold start: wall time from spawning `svc serve` to the first 200 from `GET /api/health`,
@@ -28,6 +30,7 @@ import {
  *
  *   svc_cold   a fresh, empty SVC_HOME (key generation, store creation and migrations included)
  *   svc_warm   a second start on the same home (key and store already there)
+ *   svc_uncached  the same, compiled from source as the first start after a build (no code cache)
  *   node_bare  baseline: `node -e` with a bare node:http server, same polling
  *
  * N runs each (BENCH_COLD_RUNS, default 10), interleaved; median and max reported.
@@ -80,11 +83,11 @@ async function timeToFirst200(
   throw new Error(`no 200 from ${path} within ${START_TIMEOUT_MS} ms:\n${out}`);
 }
 
-async function startSvcTimed(home: string): Promise<Start> {
+async function startSvcTimed(home: string, env: NodeJS.ProcessEnv = {}): Promise<Start> {
   const port = await freePort();
   const s = await timeToFirst200(
     [process.execPath, svcBin, 'serve', '--addr', `127.0.0.1:${port}`],
-    svcEnv(home),
+    { ...svcEnv(home), ...env },
     port,
     '/api/health',
     /listening on http:/,
@@ -98,6 +101,27 @@ async function stopSvc(proc: ChildProcess): Promise<void> {
   await stopTree(proc, kids);
 }
 
+/**
+ * The first start after a build or an upgrade compiles from source and keeps V8's code cache
+ * (src/release/code-loader.ts); every later one starts from it. One unmeasured start, held until
+ * the supervisor's and the gateway's caches are on disk, so every measured run is a later one;
+ * `svc_uncached` (SVC_CODE_CACHE=off) shows the first.
+ */
+async function keepCodeCaches(): Promise<void> {
+  const caches = ['cli', 'gateway'].map((d) =>
+    join(packageRoot, 'dist', 'bundle', d, CODE_CACHE_DIR),
+  );
+  const kept = () =>
+    caches.every((d) => existsSync(d) && readdirSync(d).some((f) => f.endsWith('.bin')));
+  if (kept()) return;
+  const home = mkdtempSync(join(tmpdir(), 'svc-bench-cache-'));
+  removeLater(home);
+  const s = await startSvcTimed(home);
+  for (let waited = 0; !kept() && waited < 20_000; waited += 100) await sleep(100);
+  await stopSvc(s.proc);
+  if (!kept()) note('the code caches were not written; svc_cold and svc_warm compiled from source');
+}
+
 export async function runColdStart(): Promise<{ ok: boolean }> {
   const runs = Math.max(1, envInt('BENCH_COLD_RUNS', 10));
   emit({
@@ -108,8 +132,14 @@ export async function runColdStart(): Promise<{ ok: boolean }> {
     poll_ms: POLL_MS,
     target_ms: TARGET_MS,
   });
-  const times: Record<string, number[]> = { svc_cold: [], svc_warm: [], node_bare: [] };
-  const listen: Record<string, number[]> = { svc_cold: [], svc_warm: [] };
+  const times: Record<string, number[]> = {
+    svc_cold: [],
+    svc_warm: [],
+    svc_uncached: [],
+    node_bare: [],
+  };
+  const listen: Record<string, number[]> = { svc_cold: [], svc_warm: [], svc_uncached: [] };
+  await keepCodeCaches();
   let ok = true;
   const record = (variant: string, i: number, s: Start) => {
     times[variant]!.push(s.ms_to_200);
@@ -152,6 +182,9 @@ export async function runColdStart(): Promise<{ ok: boolean }> {
       const warm = await startSvcTimed(home);
       record('svc_warm', i, warm);
       await stopSvc(warm.proc);
+      const uncached = await startSvcTimed(home, { SVC_CODE_CACHE: 'off' });
+      record('svc_uncached', i, uncached);
+      await stopSvc(uncached.proc);
       if (i % 2 === 1) await bare();
     } catch (err) {
       ok = false;
@@ -186,6 +219,7 @@ export async function runColdStart(): Promise<{ ok: boolean }> {
     kind: 'ratios',
     'svc_cold/node_bare': round(coldMed / bareMed, 2),
     'svc_warm/node_bare': round(median(times.svc_warm!) / bareMed, 2),
+    'svc_uncached/node_bare': round(median(times.svc_uncached!) / bareMed, 2),
     svc_overhead_ms: round(coldMed - bareMed, 1),
     target: `svc_cold <= ${TARGET_MS} ms`,
     pass: { median: coldMed <= TARGET_MS, max: coldMax <= TARGET_MS },

@@ -16,6 +16,7 @@ import { isMainThread } from 'node:worker_threads';
  * build, since V8 itself only checks the source's length. It lives beside the bundle, as
  * trusted as the code it stands for: never in a shared directory, where anyone could plant code.
  * A cache that cannot be read, is refused by V8 or cannot be written costs speed, never a start.
+ * SVC_CODE_CACHE=off compiles from source and keeps nothing (bench/cold-start's uncached runs).
  */
 
 /** A body is a function of what a CommonJS module gets, wrapped at build time (bundle.ts). */
@@ -39,15 +40,16 @@ export function run(stub: { exports: unknown }, body: string, hash: string): Com
     CODE_CACHE_DIR,
     `${basename(body, '.js')}.${hash}.${process.version}-${process.arch}${flagsTag()}.bin`,
   );
+  const off = process.env.SVC_CODE_CACHE === 'off';
   let cachedData: Buffer | undefined;
   try {
-    cachedData = readFileSync(cacheFile);
+    if (!off) cachedData = readFileSync(cacheFile);
   } catch {
     // first run of this build (or the cache cannot be read): compiled from source
   }
   const script = new Script(source, { filename: body, cachedData });
   const compiled = cachedData && !script.cachedDataRejected ? 'from-cache' : 'from-source';
-  if (compiled === 'from-source') keepCacheLater(script, cacheFile);
+  if (compiled === 'from-source' && !off) keepCacheLater(script, cacheFile);
   const module = { exports: {} as unknown };
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
   fn.call(module.exports, module.exports, createRequire(body), module, body, dirname(body));

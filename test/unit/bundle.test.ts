@@ -49,10 +49,12 @@ function runBody(
   body: string,
   hash: string,
   v8Flags: string[] = [],
+  env: NodeJS.ProcessEnv = {},
 ): { how: string; answer: unknown; stderr: string } {
   const script = `const m = {}; const how = require(${JSON.stringify(join(bundleDir, 'code-loader.js'))}).run(m, ${JSON.stringify(body)}, ${JSON.stringify(hash)});
 m.exports.answer().then((answer) => console.log(JSON.stringify({ how, answer })));`;
   const r = spawnSync(process.execPath, [...v8Flags, '-e', script], {
+    env: { ...process.env, ...env },
     encoding: 'utf8',
     timeout: 30_000,
   });
@@ -70,8 +72,12 @@ test('a body runs from its code cache once kept; a stale, broken or unwritable c
       `${BODY_WRAPPER_START}module.exports = { answer: async () => [6 * 7, typeof (await globalThis.__svcImport('node:os')).cpus] };${BODY_WRAPPER_END}`,
     );
     const caches = () => readdirSync(join(dir, '.code-cache'));
+    const off = { SVC_CODE_CACHE: 'off' };
+    assert.equal(runBody(body, 'aaaa', [], off).how, 'from-source');
+    assert.is(existsSync(join(dir, '.code-cache')), false, 'SVC_CODE_CACHE=off keeps nothing');
     assert.equal(runBody(body, 'aaaa').how, 'from-source');
     assert.equal(caches().length, 1, 'written at exit');
+    assert.equal(runBody(body, 'aaaa', [], off).how, 'from-source', 'nor reads one');
     const kept = runBody(body, 'aaaa');
     assert.equal(kept, { how: 'from-cache', answer: [42, 'function'], stderr: '' });
 
