@@ -158,7 +158,9 @@ test('loose modes and a stale pid file: fail, then --fix tightens and removes th
     mkdirSync(join(home, 'run'), { mode: 0o700 });
     // the pid of a process that has certainly exited
     const dead = spawnSync(process.execPath, ['-e', '']).pid;
-    writeFileSync(join(home, 'run', 'svc.pid'), `${dead}\n`, { mode: 0o600 });
+    // Too open as well: removing it must not then fail the tightening of the modes.
+    writeFileSync(join(home, 'run', 'svc.pid'), `${dead}\n`, { mode: 0o644 });
+    chmodSync(join(home, 'run', 'svc.pid'), 0o644);
 
     const before = await doctor(home);
     assert.is(before.code, 1);
@@ -178,6 +180,10 @@ test('loose modes and a stale pid file: fail, then --fix tightens and removes th
     );
     assert.ok(
       fixed.report.fixed.some((f) => f.includes('removed the stale')),
+      JSON.stringify(fixed.report.fixed),
+    );
+    assert.not.ok(
+      fixed.report.fixed.some((f) => f.includes('could not repair')),
       JSON.stringify(fixed.report.fixed),
     );
     assert.is(fixed.byId('home').status, 'ok');

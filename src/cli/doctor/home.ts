@@ -57,8 +57,17 @@ export function checkModes(ctx: Context): Check[] {
         `svc doctor --fix (or chmod ${loose.map((l) => `${l.want.toString(8)} ${l.path}`).join('; chmod ')})`,
       ),
       repair: () => {
-        for (const l of loose) chmodSync(l.path, l.want);
-        return `tightened ${loose.map((l) => `${l.path} to ${l.want.toString(8)}`).join(', ')}`;
+        // An earlier repair may have removed one since (the stale pid file): nothing to tighten.
+        const tightened = loose.filter((l) => {
+          try {
+            chmodSync(l.path, l.want);
+            return true;
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+            throw err;
+          }
+        });
+        return `tightened ${tightened.map((l) => `${l.path} to ${l.want.toString(8)}`).join(', ')}`;
       },
     });
   }
