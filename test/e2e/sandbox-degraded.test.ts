@@ -62,6 +62,20 @@ test('health, /api/status and `svc status` say the sandbox is unavailable, why, 
   const cli = await runCli(['status'], { SVC_HOME: rig.server.home });
   assert.is(cli.code, 0, cli.stderr);
   assert.match(cli.stdout, new RegExp(UNAVAILABLE.source.slice(1), 'm'));
+  // svc doctor runs the server's own probe (the same program, the flags commands run with): it
+  // agrees, where a bwrap found on PATH would have passed.
+  const doc = await runCli(['doctor', '--json'], {
+    SVC_HOME: rig.server.home,
+    SVC_SANDBOX_BWRAP: missing,
+  });
+  const check = (
+    JSON.parse(doc.stdout) as {
+      checks: { id: string; status: string; message: string; fix?: string }[];
+    }
+  ).checks.find((c) => c.id === 'sandbox');
+  assert.is(check?.status, 'warn', doc.stdout);
+  assert.match(check?.message ?? '', `${missing} is missing or not executable`);
+  assert.match(check?.fix ?? '', /apt-get install bubblewrap/);
 });
 
 test('the first approval of a session carries the notice, the next one does not; commands still run', async () => {
