@@ -85,10 +85,13 @@ test('a restart past the drain bound commits the partial replies and ends the tu
       [a, 'Half of it'],
       [b, 'Some words'],
     ] as const) {
-      const end = ws.events.find(
-        (e) => e.topic === `session:${id}` && e.type === 'turn.interrupted',
+      // The end reaches /ws on its own connection: the SSE stream's or the waiting call's end may
+      // arrive first, so wait for it (it must come before the old gateway closes that connection).
+      const end = await waitFor(
+        () => ws.events.find((e) => e.topic === `session:${id}` && e.type === 'turn.interrupted'),
+        10_000,
+        `/ws subscribers of ${id} to see the turn end`,
       );
-      assert.ok(end, `/ws subscribers of ${id} saw the turn end`);
       assert.is(end.data.reason, 'restarted');
       assert.ok(
         ofTurn(ws.events, end.data.turn_id).some(
