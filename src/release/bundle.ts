@@ -99,8 +99,9 @@ export async function bundle(root: string): Promise<string[]> {
     refuseUnloadable(body, root, external);
     // Wrapped here, as Node's CommonJS loader would wrap it (on the first line, so line numbers
     // hold), so the loader compiles the file's text as read: no second 1.3 MB string per process.
-    writeFileSync(body, `${BODY_WRAPPER_START}${readFileSync(body, 'utf8')}${BODY_WRAPPER_END}`);
-    const hash = createHash('sha256').update(readFileSync(body)).digest('hex').slice(0, 16);
+    const wrapped = `${BODY_WRAPPER_START}${readFileSync(body, 'utf8')}${BODY_WRAPPER_END}`;
+    writeFileSync(body, wrapped);
+    const hash = createHash('sha256').update(wrapped).digest('hex').slice(0, 16);
     const loader = relative(dirname(body), join(out, 'code-loader.js')).split(sep).join('/');
     writeFileSync(
       join(out, f),
