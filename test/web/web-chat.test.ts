@@ -733,12 +733,19 @@ if (reason) {
       'the first message in view',
     );
 
-    // A reply streamed in paragraphs into the long chat reads as written.
+    // A reply streamed in paragraphs into the long chat reads as written, and the new messages
+    // leave the oldest ones as they were (not taken out of the page and drawn again).
+    await first.evaluate((el) => el.setAttribute('data-kept', 'yes'));
     rig.fake.enqueue(
       textReply('Streamed one.\n\n', 'Streamed ', 'two.\n\n', '```\ncode\n\nmore\n```\n', 'Tail.'),
     );
     await send('And now?');
     await idle();
+    assert.is(
+      await page.getByTestId('user-message').first().getAttribute('data-kept'),
+      'yes',
+      'the first message is the same element',
+    );
     const md = page.getByTestId('assistant-message').last().locator('.md');
     assert.equal(await md.locator('p').allTextContents(), [
       'Streamed one.',
@@ -746,6 +753,45 @@ if (reason) {
       'Tail.',
     ]);
     assert.is((await md.locator('pre').textContent())?.trim(), 'code\n\nmore');
+  });
+
+  test('a streaming reply stays in view while the reader is at the bottom; scrolled up, it lets them read', async () => {
+    const { page } = p;
+    await page.goto(`${rig.server.base}/#/`);
+    await page.getByTestId('composer-input').waitFor();
+    const lines = Array.from({ length: 400 }, (_, i) => `line${i}\n\n`);
+    rig.fake.enqueue({ parts: [{ text: lines }], delayMs: 40 });
+    await send('Write many lines');
+    const transcript = page.getByTestId('transcript');
+    const live = page.getByTestId('live-reply');
+    // From the bottom of the transcript to the bottom of what it shows (px).
+    const below = () =>
+      transcript.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+    const streamed = async () =>
+      Number(/line(\d+)\D*$/.exec((await live.innerText()) || '')?.[1] ?? -1);
+    await waitFor(
+      async () =>
+        (await live.count()) === 1 &&
+        (await streamed()) >= 40 &&
+        (await transcript.evaluate((el) => el.scrollHeight > el.clientHeight * 2)) &&
+        (await below()) < 80,
+      20_000,
+      'the newest streamed line in view while the reply grows past the screen',
+    );
+    // The reader scrolls up: the stream no longer pulls them down.
+    await transcript.hover();
+    await page.mouse.wheel(0, -3000);
+    await waitFor(async () => (await below()) > 300, 5000, 'the transcript scrolled up');
+    const from = await streamed();
+    await waitFor(
+      async () => (await streamed()) >= from + 20,
+      20_000,
+      'more of the reply streamed',
+    );
+    assert.ok((await below()) > 300, 'the reader was not pulled back to the bottom');
+    await page.getByTestId('interrupt').click();
+    await idle();
+    assert.ok((await below()) > 300, 'nor when the reply was committed');
   });
 
   test('phone width: the chat list is a drawer and the composer stays usable; dark theme follows the system', async () => {

@@ -14,7 +14,7 @@ export function AssistantMessage({
   showReasoning,
 }: {
   m: MessageOf<'assistant'>;
-  results: Map<string, MessageOf<'tool'>> | undefined;
+  results: ReadonlyMap<string, MessageOf<'tool'>> | undefined;
   tools: Record<string, ToolLive> | undefined;
   waiting: Set<string> | undefined;
   showReasoning: boolean;

@@ -1,3 +1,4 @@
+import { useLayoutEffect } from 'preact/hooks';
 import type { LiveTurn, Streamed, ToolLive } from '../lib/chat';
 import { type Store, useStore } from '../lib/store';
 import { Markdown } from './Markdown';
@@ -14,14 +15,18 @@ export function LiveReply({
   tools,
   waiting,
   showReasoning,
+  onDrawn,
 }: {
   turn: LiveTurn;
   streamed: Store<Streamed>;
   tools: Record<string, ToolLive>;
   waiting: Set<string>;
   showReasoning: boolean;
+  /** Called after each drawing (the transcript keeps a reader at the bottom there). */
+  onDrawn: () => void;
 }) {
   const { text, reasoning } = useStore(streamed);
+  useLayoutEffect(onDrawn);
   const nothing = !text && !reasoning && turn.calls.length === 0;
   return (
     <div class="msg assistant live" data-testid="live-reply">

@@ -1,7 +1,8 @@
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { ChatState, Streamed, ToolLive, TurnInfo } from '../lib/chat';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { ChatState, Streamed, ToolLive } from '../lib/chat';
 import type { Store } from '../lib/store';
 import { pure } from '../lib/pure';
+import { chunksOf, type Row, rowsOf } from '../lib/transcript-rows';
 import type { Message, MessageOf } from '../lib/types';
 import { AssistantMessage } from './AssistantMessage';
 import { LiveReply } from './LiveReply';
@@ -10,52 +11,9 @@ import { ToolCard } from './ToolCard';
 import { TurnDetails } from './TurnDetails';
 import { UserMessage } from './UserMessage';
 
-/**
- * Pairs each tool result with its call in the latest assistant message before it: call ids are not
- * unique across a session (some providers number them per reply). Recomputed only when the list
- * of messages changes, so the maps keep their identity between streamed frames.
- */
-function pair(messages: Message[]): {
-  paired: Map<string, Map<string, MessageOf<'tool'>>>;
-  pairedTools: Set<string>;
-} {
-  const paired = new Map<string, Map<string, MessageOf<'tool'>>>();
-  const pairedTools = new Set<string>();
-  let open: Array<{ msg: string; call: string }> = [];
-  for (const m of messages) {
-    const calls = m.role === 'assistant' ? (m.content?.tool_calls ?? []) : [];
-    if (calls.length > 0) {
-      open = calls.map((c) => ({ msg: m.id, call: c.id }));
-      paired.set(m.id, new Map());
-    } else if (m.role === 'tool') {
-      const at = open.findIndex((o) => o.call === m.content?.tool_call_id);
-      if (at >= 0) {
-        paired.get(open[at]!.msg)!.set(open[at]!.call, m);
-        pairedTools.add(m.id);
-        open.splice(at, 1);
-      }
-    }
-  }
-  return { paired, pairedTools };
-}
-
-/**
- * The ended turns by the id of their last message, where their details go. A user message starts
- * a turn: one the list has no turn for (older than its page, or just sent) shows none.
- */
-function turnEnds(messages: Message[], turns: ReadonlyMap<number, TurnInfo>) {
-  const ends = new Map<string, TurnInfo>();
-  let open: TurnInfo | undefined;
-  messages.forEach((m, i) => {
-    if (m.role === 'user') open = turns.get(m.seq);
-    const next = messages[i + 1];
-    if (open && open.status !== 'running' && (!next || next.role === 'user')) {
-      ends.set(m.id, open);
-      open = undefined;
-    }
-  });
-  return ends;
-}
+/** Whether a chunk holds messages of the running turn (they show its live tool state). */
+const live = (rows: Row[], turnSeq: number | undefined) =>
+  turnSeq !== undefined && rows.some((r) => r.m.seq > turnSeq);
 
 /** The chat's last message is a reply cut short by Stop: it carries the one "stopped" marker. */
 function endsStopped(messages: Message[]): boolean {
@@ -65,7 +23,7 @@ function endsStopped(messages: Message[]): boolean {
 
 interface ItemProps {
   m: Message;
-  results: Map<string, MessageOf<'tool'>> | undefined;
+  results: ReadonlyMap<string, MessageOf<'tool'>> | undefined;
   /** Live tool state and waiting approvals: only for messages of the running turn (else undefined). */
   tools: Record<string, ToolLive> | undefined;
   waiting: Set<string> | undefined;
@@ -127,51 +85,35 @@ const CHUNK = 10;
 const FIRST_CHUNKS = 3;
 
 interface ChunkProps {
-  messages: Message[];
-  from: number;
-  to: number;
-  paired: Map<string, Map<string, MessageOf<'tool'>>>;
-  pairedTools: Set<string>;
-  ends: Map<string, TurnInfo>;
+  rows: Row[];
+  /** The running turn's first seq, its live tool state and waiting approvals: only for the chunk holding its messages. */
   turnSeq: number | undefined;
-  tools: Record<string, ToolLive>;
-  waiting: Set<string>;
+  tools: Record<string, ToolLive> | undefined;
+  waiting: Set<string> | undefined;
   showReasoning: boolean;
 }
 
-/** Messages [from, to) of the chat. Its props do not change while a reply streams, so a streamed frame skips it. */
-const Chunk = pure(function Chunk({
-  messages,
-  from,
-  to,
-  paired,
-  pairedTools,
-  ends,
-  turnSeq,
-  tools,
-  waiting,
-  showReasoning,
-}: ChunkProps) {
+/**
+ * Some messages of the chat. Its props keep their identity until one of its own rows changes, so
+ * a streamed frame, a new message or a turn's end skips every chunk it does not touch.
+ */
+const Chunk = pure(function Chunk({ rows, turnSeq, tools, waiting, showReasoning }: ChunkProps) {
   const items = [];
-  for (let i = from; i < to; i++) {
-    const m = messages[i]!;
-    const end = ends.get(m.id);
-    if (pairedTools.has(m.id)) {
-      if (end) items.push(<TurnDetails key={`t${m.id}`} t={end} />);
-      continue;
+  for (const { m, results, folded, end } of rows) {
+    if (!folded) {
+      const current = turnSeq !== undefined && m.seq > turnSeq;
+      items.push(
+        <div key={m.id} class="msg-item" data-message-id={m.id}>
+          <MessageItem
+            m={m}
+            results={results}
+            tools={current ? tools : undefined}
+            waiting={current ? waiting : undefined}
+            showReasoning={showReasoning}
+          />
+        </div>,
+      );
     }
-    const current = turnSeq !== undefined && m.seq > turnSeq;
-    items.push(
-      <div key={m.id} class="msg-item" data-message-id={m.id}>
-        <MessageItem
-          m={m}
-          results={paired.get(m.id)}
-          tools={current ? tools : undefined}
-          waiting={current ? waiting : undefined}
-          showReasoning={showReasoning}
-        />
-      </div>,
-    );
     if (end) items.push(<TurnDetails key={`t${m.id}`} t={end} />);
   }
   return <div class="chunk">{items}</div>;
@@ -216,39 +158,38 @@ export function Transcript({
 }) {
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(!focus);
-  /** How many of the newest chunks are drawn so far. */
-  const [drawn, setDrawn] = useState(FIRST_CHUNKS);
-  const { paired, pairedTools } = useMemo(() => pair(s.messages), [s.messages]);
-  // Kept the same map while its entries are (a new message mostly changes none), so the chunks
-  // drawn before it are not drawn again.
-  const lastEnds = useRef(new Map<string, TurnInfo>());
-  const ends = useMemo(() => {
-    const next = turnEnds(s.messages, s.turns);
-    const prev = lastEnds.current;
-    if (next.size === prev.size && [...next].every(([k, v]) => prev.get(k) === v)) return prev;
-    lastEnds.current = next;
-    return next;
-  }, [s.messages, s.turns]);
+  /**
+   * How many of the oldest chunks are not drawn yet: until the first idle moment after the chat
+   * loads, all but the newest FIRST_CHUNKS. A new message never hides a chunk that was drawn.
+   */
+  const [hidden, setHidden] = useState<number | undefined>(undefined);
+  const rows = useMemo(() => rowsOf(s.messages, s.turns), [s.messages, s.turns]);
+  const lastChunks = useRef<Row[][]>([]);
+  const chunked = useMemo(() => {
+    lastChunks.current = chunksOf(rows, CHUNK, lastChunks.current);
+    return lastChunks.current;
+  }, [rows]);
   /** The message a search result opened, once it is found and marked. */
   const shown = useRef<string | undefined>(undefined);
-  const chunks = Math.ceil(s.messages.length / CHUNK);
+  const chunks = chunked.length;
+  const first = hidden ?? Math.max(0, chunks - FIRST_CHUNKS);
 
   // A search result opens the chat at its message: its chunk is drawn, then it is scrolled to
   // the middle, marked, and focused (so a screen reader reads it). A tool output folded into its
   // call's card is shown as that card.
   const target = useMemo(() => {
     if (!focus) return undefined;
-    const at = s.messages.findIndex((m) => m.id === focus);
+    const at = rows.findIndex((r) => r.m.id === focus);
     if (at < 0) return undefined;
-    if (!pairedTools.has(focus)) return { id: focus, at };
+    if (!rows[at]!.folded) return { id: focus, at };
     for (let i = at - 1; i >= 0; i--)
-      if ([...(paired.get(s.messages[i]!.id)?.values() ?? [])].some((t) => t.id === focus))
-        return { id: s.messages[i]!.id, at: i };
+      if ([...(rows[i]!.results?.values() ?? [])].some((t) => t.id === focus))
+        return { id: rows[i]!.m.id, at: i };
     return undefined;
-  }, [focus, s.messages, paired, pairedTools]);
+  }, [focus, rows]);
   useEffect(() => {
-    if (target) setDrawn((d) => Math.max(d, chunks - Math.floor(target.at / CHUNK)));
-  }, [target, chunks]);
+    if (target) setHidden((h) => Math.min(h ?? first, Math.floor(target.at / CHUNK)));
+  }, [target, first]);
   useLayoutEffect(() => {
     if (!target || shown.current === focus) return;
     const el = box.current?.querySelector<HTMLElement>(
@@ -265,16 +206,19 @@ export function Transcript({
     el.focus({ preventScroll: true });
   });
 
-  useLayoutEffect(() => {
+  // A reader at the bottom stays there as messages come and as the live reply grows (it draws
+  // its frames alone, so it calls this itself); one who scrolled up is left where they are.
+  const follow = useCallback(() => {
     const el = box.current;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
-  });
+  }, []);
+  useLayoutEffect(follow);
 
   useEffect(() => {
-    if (drawn >= chunks) return;
-    return whenIdle(() => setDrawn((d) => d + 1));
-  }, [drawn, chunks]);
-  const first = Math.max(0, chunks - drawn);
+    if (chunks === 0) return;
+    if (first === 0) return void (hidden === undefined && setHidden(0));
+    return whenIdle(() => setHidden(first - 1));
+  }, [first, chunks, hidden]);
 
   const waiting = useMemo(() => new Set(s.approvals.map((a) => a.call_id ?? '')), [s.approvals]);
   const showReasoning = s.session?.show_reasoning !== false;
@@ -303,15 +247,10 @@ export function Transcript({
             return (
               <Chunk
                 key={c}
-                messages={s.messages}
-                from={c * CHUNK}
-                to={Math.min(s.messages.length, (c + 1) * CHUNK)}
-                paired={paired}
-                pairedTools={pairedTools}
-                ends={ends}
-                turnSeq={s.turnSeq}
-                tools={s.tools}
-                waiting={waiting}
+                rows={chunked[c]!}
+                {...(live(chunked[c]!, s.turnSeq)
+                  ? { turnSeq: s.turnSeq, tools: s.tools, waiting }
+                  : { turnSeq: undefined, tools: undefined, waiting: undefined })}
                 showReasoning={showReasoning}
               />
             );
@@ -326,6 +265,7 @@ export function Transcript({
           tools={s.tools}
           waiting={waiting}
           showReasoning={showReasoning}
+          onDrawn={follow}
         />
       )}
       {s.ended?.kind === 'failed' && (

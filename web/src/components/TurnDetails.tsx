@@ -1,5 +1,6 @@
 import type { TurnInfo } from '../lib/chat';
 import { tokens, usd } from '../lib/format';
+import { pure } from '../lib/pure';
 
 /** Seconds between two times, for "took 4 s". */
 const took = (a: string, b: string) => Math.max(0, (Date.parse(b) - Date.parse(a)) / 1000);
@@ -8,7 +9,7 @@ const took = (a: string, b: string) => Math.max(0, (Date.parse(b) - Date.parse(a
  * Under a turn's last message: what it cost, folded to one line; open, its tokens by kind, its
  * model calls and how long it took. A call whose provider reported nothing is said, not guessed.
  */
-export function TurnDetails({ t }: { t: TurnInfo }) {
+export const TurnDetails = pure(function TurnDetails({ t }: { t: TurnInfo }) {
   const u = t.spend;
   const priced = u.calls - u.unknown_calls - u.unpriced_calls > 0;
   const all = u.input_tokens + u.output_tokens;
@@ -37,4 +38,4 @@ export function TurnDetails({ t }: { t: TurnInfo }) {
       </ul>
     </details>
   );
-}
+});

@@ -1,6 +1,7 @@
 import { type Answer, ApiError, api, type BodyOf, describe } from './api';
 import { live, type LiveEvent } from './live';
 import { Store } from './store';
+import { sameTurns } from './transcript-rows';
 import {
   type Approval,
   type Goal,
@@ -41,6 +42,12 @@ export interface Streamed {
   text: string;
   reasoning: string;
 }
+/**
+ * The least time between two drawings of streamed text (ms): 20 a second reads as smooth, and a
+ * slow phone keeps most frames for scrolling and typing (a drawing costs it ~15 ms at 4x
+ * throttling: bench/web-stream).
+ */
+const STREAM_MS = 50;
 const NOTHING_STREAMED: Streamed = { text: '', reasoning: '' };
 
 export interface ChatState {
@@ -94,6 +101,9 @@ export class ChatSession {
   private buffer: LiveEvent[] | undefined;
   private loadToken = 0;
   private notifyQueued = false;
+  private streamTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When streamed text was last drawn (performance.now()). */
+  private streamDrawn = -Infinity;
   private draft: ChatState;
   private subscribed = false;
   private onSubscribed: Array<() => void> = [];
@@ -132,6 +142,8 @@ export class ChatSession {
   close(): void {
     this.stop?.();
     this.stop = undefined;
+    clearTimeout(this.streamTimer);
+    this.streamTimer = undefined;
     this.loadToken++;
   }
 
@@ -151,7 +163,18 @@ export class ChatSession {
       this.update((s) => void (s.turn = { id: turnId, calls: [] }));
     const was = this.streamDraft;
     this.streamDraft = { text: was.text + add.text, reasoning: was.reasoning + add.reasoning };
-    this.schedule();
+    this.scheduleStream();
+  }
+
+  /** A delta waits until STREAM_MS after the last drawn one (a state change draws it sooner). */
+  private scheduleStream(): void {
+    if (this.notifyQueued || this.streamTimer !== undefined) return;
+    const wait = this.streamDrawn + STREAM_MS - performance.now();
+    if (wait <= 0) return this.schedule();
+    this.streamTimer = setTimeout(() => {
+      this.streamTimer = undefined;
+      this.schedule();
+    }, wait);
   }
 
   private schedule(): void {
@@ -166,7 +189,10 @@ export class ChatSession {
   private flush(): void {
     this.notifyQueued = false;
     if (this.state.get() !== this.draft) this.state.set(this.draft);
-    if (this.streamed.get() !== this.streamDraft) this.streamed.set(this.streamDraft);
+    if (this.streamed.get() !== this.streamDraft) {
+      this.streamDrawn = performance.now();
+      this.streamed.set(this.streamDraft);
+    }
   }
 
   /** Loads the session, its whole transcript and its goal; events meanwhile wait in a buffer. */
@@ -226,7 +252,7 @@ export class ChatSession {
     ]);
     this.update((s) => {
       if (r?.spend) s.spend = r.spend;
-      if (turns) s.turns = turns.bySeq;
+      if (turns) s.turns = sameTurns(s.turns, turns.bySeq);
     }, true);
   }
 
