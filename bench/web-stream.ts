@@ -133,9 +133,10 @@ try {
         const { profile } = await cdp.send('Profiler.stop');
         const trace = await browser.stopTracing();
         // Kept for Chromium's performance panel (DevTools → Performance → Load profile).
-        const file = join(tmpdir(), `web-stream-${label.replace(/\W+/g, '-')}.trace.json`);
-        writeFileSync(file, trace);
-        note(`trace of the ${label} chat: ${file}`);
+        const file = join(tmpdir(), `web-stream-${label.replace(/\W+/g, '-')}`);
+        writeFileSync(`${file}.trace.json`, trace);
+        writeFileSync(`${file}.cpuprofile`, JSON.stringify(profile));
+        note(`trace and CPU profile of the ${label} chat: ${file}.{trace.json,cpuprofile}`);
         emit({ kind: 'profile', bench: 'web-stream', chat: label, ...where(profile, trace) });
       }
       const out = {
