@@ -755,11 +755,11 @@ if (reason) {
     assert.is((await md.locator('pre').textContent())?.trim(), 'code\n\nmore');
   });
 
-  test('a streaming reply stays in view while the reader is at the bottom; scrolled up, it lets them read', async () => {
+  test('a streaming reply stays in view while the reader is at the bottom; scrolled up, it lets them read; back down, it follows again', async () => {
     const { page } = p;
     await page.goto(`${rig.server.base}/#/`);
     await page.getByTestId('composer-input').waitFor();
-    const lines = Array.from({ length: 400 }, (_, i) => `line${i}\n\n`);
+    const lines = Array.from({ length: 600 }, (_, i) => `line${i}\n\n`);
     rig.fake.enqueue({ parts: [{ text: lines }], delayMs: 40 });
     await send('Write many lines');
     const transcript = page.getByTestId('transcript');
@@ -789,6 +789,18 @@ if (reason) {
       'more of the reply streamed',
     );
     assert.ok((await below()) > 300, 'the reader was not pulled back to the bottom');
+    // Back at the bottom, the stream is followed again.
+    await page.mouse.wheel(0, 100_000);
+    await waitFor(async () => (await below()) < 80, 5000, 'the transcript back at the bottom');
+    const back = await streamed();
+    await waitFor(
+      async () => (await streamed()) >= back + 20 && (await below()) < 80,
+      20_000,
+      'the newest line in view again as the reply grows',
+    );
+    // Scrolled up again when the reply is stopped and committed: still left where they are.
+    await page.mouse.wheel(0, -3000);
+    await waitFor(async () => (await below()) > 300, 5000, 'the transcript scrolled up again');
     await page.getByTestId('interrupt').click();
     await idle();
     assert.ok((await below()) > 300, 'nor when the reply was committed');
