@@ -114,6 +114,13 @@ if (browserMissing) {
     assert.match(await last.innerText(), '50.0k input tokens, 5000 output');
     assert.match(await last.innerText(), '1 model call');
     assert.match(await last.innerText(), 'Cost: $0.14');
+    // In the messages' column at 1200 px, not at the transcript's edge.
+    const left = async (l: typeof last) => Math.round((await l.boundingBox())?.x ?? -1);
+    assert.is(
+      await left(last),
+      await left(page.getByTestId('assistant-message').last()),
+      'aligned with the reply',
+    );
   });
 
   test('a chat exports as Markdown and JSON from its panel; the JSON imports as a new chat', async () => {
