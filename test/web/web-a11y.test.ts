@@ -442,6 +442,31 @@ if (reason) {
     }
   });
 
+  test('reduced motion: the dots that say the agent is working stand still when the system asks', async () => {
+    const { page } = p;
+    const id = (await api(rig.port, 'POST', '/api/sessions', { title: 'Motion' })).body.id;
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    rig.fake.enqueue({ parts: [{ gate }, { text: 'Moved on.' }] });
+    await page.goto(`${rig.server.base}/#/chat/${id}`);
+    const input = page.getByTestId('composer-input');
+    await input.fill('Take a moment');
+    await input.press('Enter');
+    const dot = page.locator('.typing span').first();
+    await dot.waitFor();
+    const animation = () =>
+      dot.evaluate((el) => el.ownerDocument.defaultView?.getComputedStyle(el).animationName);
+    try {
+      assert.is(await animation(), 'blink', 'they move by default');
+      await page.emulateMedia({ reducedMotion: 'reduce' });
+      assert.is(await animation(), 'none', 'and stand still with reduced motion');
+    } finally {
+      await page.emulateMedia({ reducedMotion: null });
+      open();
+    }
+    await page.getByTestId('assistant-message').filter({ hasText: 'Moved on.' }).waitFor();
+  });
+
   test('axe-core: no serious or critical violation on any view, light and dark, desktop and phone', async () => {
     // A chat with a call waiting for approval, so the dialog is checked too.
     const asking = (
