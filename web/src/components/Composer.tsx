@@ -93,13 +93,14 @@ export function Composer({
   };
 
   const stop = async () => {
+    // Stop is replaced by Send once the turn ends, which may come before the answer to this
+    // request: the focus goes back to the box now, not to <body> or to Send.
+    area.current?.focus();
     try {
       await onInterrupt?.();
     } catch (err) {
       setError(describe(err));
     }
-    // Stop is replaced by Send: focus goes back to the box, not to <body>.
-    area.current?.focus();
   };
 
   return (
