@@ -11,6 +11,9 @@ import { ToolCard } from './ToolCard';
 import { TurnDetails } from './TurnDetails';
 import { UserMessage } from './UserMessage';
 
+/** Keys that scroll the transcript up. */
+const UP_KEYS = new Set(['ArrowUp', 'PageUp', 'Home']);
+
 /** Whether a chunk holds messages of the running turn (they show its live tool state). */
 const live = (rows: Row[], turnSeq: number | undefined) =>
   turnSeq !== undefined && rows.some((r) => r.m.seq > turnSeq);
@@ -86,6 +89,11 @@ const FIRST_CHUNKS = 3;
 
 interface ChunkProps {
   rows: Row[];
+  /**
+   * The chunk a reply is committed into: always laid out, so a reply that leaves the live view
+   * for it keeps its height (a skipped chunk would keep its old one, and the scroll would jump).
+   */
+  newest: boolean;
   /** The running turn's first seq, its live tool state and waiting approvals: only for the chunk holding its messages. */
   turnSeq: number | undefined;
   tools: Record<string, ToolLive> | undefined;
@@ -97,7 +105,14 @@ interface ChunkProps {
  * Some messages of the chat. Its props keep their identity until one of its own rows changes, so
  * a streamed frame, a new message or a turn's end skips every chunk it does not touch.
  */
-const Chunk = pure(function Chunk({ rows, turnSeq, tools, waiting, showReasoning }: ChunkProps) {
+const Chunk = pure(function Chunk({
+  rows,
+  newest,
+  turnSeq,
+  tools,
+  waiting,
+  showReasoning,
+}: ChunkProps) {
   const items = [];
   for (const { m, results, folded, end } of rows) {
     if (!folded) {
@@ -116,7 +131,7 @@ const Chunk = pure(function Chunk({ rows, turnSeq, tools, waiting, showReasoning
     }
     if (end) items.push(<TurnDetails key={`t${m.id}`} t={end} />);
   }
-  return <div class="chunk">{items}</div>;
+  return <div class={newest ? 'chunk newest' : 'chunk'}>{items}</div>;
 });
 
 type IdleWindow = {
@@ -158,6 +173,8 @@ export function Transcript({
 }) {
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(!focus);
+  const lastTop = useRef(0);
+  const touching = useRef(false);
   /**
    * How many of the oldest chunks are not drawn yet: until the first idle moment after the chat
    * loads, all but the newest FIRST_CHUNKS. A new message never hides a chunk that was drawn.
@@ -208,6 +225,35 @@ export function Transcript({
 
   // A reader at the bottom stays there as messages come and as the live reply grows (it draws
   // its frames alone, so it calls this itself); one who scrolled up is left where they are.
+  // The reader's intent is known before the scroll it causes: a drawing that lands between a
+  // wheel turn (or a touch, or a key: onKeyDown) and its first scroll event must not pull them
+  // back. Passive listeners, so scrolling never waits for this page's script.
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const wheel = (e: WheelEvent) => {
+      if (e.deltaY < 0) stick.current = false;
+    };
+    const touchStart = () => {
+      touching.current = true;
+      stick.current = false;
+    };
+    const touchEnd = () => {
+      touching.current = false;
+      stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+    };
+    const passive = { passive: true };
+    el.addEventListener('wheel', wheel, passive);
+    el.addEventListener('touchstart', touchStart, passive);
+    el.addEventListener('touchend', touchEnd, passive);
+    el.addEventListener('touchcancel', touchEnd, passive);
+    return () => {
+      el.removeEventListener('wheel', wheel);
+      el.removeEventListener('touchstart', touchStart);
+      el.removeEventListener('touchend', touchEnd);
+      el.removeEventListener('touchcancel', touchEnd);
+    };
+  }, []);
   const follow = useCallback(() => {
     const el = box.current;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
@@ -232,9 +278,18 @@ export function Transcript({
       aria-label="Messages"
       tabIndex={0}
       data-testid="transcript"
+      onKeyDown={(e) => {
+        if (UP_KEYS.has(e.key)) stick.current = false;
+      }}
       onScroll={(e) => {
         const el = e.currentTarget;
-        stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+        const below = el.scrollHeight - el.scrollTop - el.clientHeight;
+        const up = el.scrollTop < lastTop.current;
+        lastTop.current = el.scrollTop;
+        if (touching.current) return;
+        // At the very bottom it follows; moving up it stops; moving down near the bottom it
+        // follows again. (A clamp after the content shrank leaves it at the bottom.)
+        stick.current = below < 2 || (!up && below < 80);
       }}
     >
       {s.messages.length === 0 && !s.sending && !s.turn && !s.ended && (
@@ -248,6 +303,7 @@ export function Transcript({
               <Chunk
                 key={c}
                 rows={chunked[c]!}
+                newest={c === chunks - 1}
                 {...(live(chunked[c]!, s.turnSeq)
                   ? { turnSeq: s.turnSeq, tools: s.tools, waiting }
                   : { turnSeq: undefined, tools: undefined, waiting: undefined })}
