@@ -1,6 +1,7 @@
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ChatState, Streamed, ToolLive } from '../lib/chat';
 import type { Store } from '../lib/store';
+import { useFollow } from '../lib/follow';
 import { pure } from '../lib/pure';
 import { chunksOf, type Row, rowsOf } from '../lib/transcript-rows';
 import type { Message, MessageOf } from '../lib/types';
@@ -10,9 +11,6 @@ import { StoppedNote } from './StoppedNote';
 import { ToolCard } from './ToolCard';
 import { TurnDetails } from './TurnDetails';
 import { UserMessage } from './UserMessage';
-
-/** Keys that scroll the transcript up. */
-const UP_KEYS = new Set(['ArrowUp', 'PageUp', 'Home']);
 
 /** Whether a chunk holds messages of the running turn (they show its live tool state). */
 const live = (rows: Row[], turnSeq: number | undefined) =>
@@ -172,9 +170,9 @@ export function Transcript({
   focus?: string | undefined;
 }) {
   const box = useRef<HTMLDivElement>(null);
-  const stick = useRef(!focus);
-  const lastTop = useRef(0);
-  const touching = useRef(false);
+  // A reader at the bottom stays there as messages come and as the live reply grows (it draws
+  // its frames alone, so it calls `follow` itself).
+  const { follow, onKeyDown, onScroll, release } = useFollow(box, !focus);
   /**
    * How many of the oldest chunks are not drawn yet: until the first idle moment after the chat
    * loads, all but the newest FIRST_CHUNKS. A new message never hides a chunk that was drawn.
@@ -214,7 +212,7 @@ export function Transcript({
     );
     if (!el) return;
     shown.current = focus;
-    stick.current = false;
+    release();
     for (const old of box.current?.querySelectorAll('.msg-item.found') ?? [])
       old.classList.remove('found');
     el.classList.add('found');
@@ -223,41 +221,6 @@ export function Transcript({
     el.focus({ preventScroll: true });
   });
 
-  // A reader at the bottom stays there as messages come and as the live reply grows (it draws
-  // its frames alone, so it calls this itself); one who scrolled up is left where they are.
-  // The reader's intent is known before the scroll it causes: a drawing that lands between a
-  // wheel turn (or a touch, or a key: onKeyDown) and its first scroll event must not pull them
-  // back. Passive listeners, so scrolling never waits for this page's script.
-  useEffect(() => {
-    const el = box.current;
-    if (!el) return;
-    const wheel = (e: WheelEvent) => {
-      if (e.deltaY < 0) stick.current = false;
-    };
-    const touchStart = () => {
-      touching.current = true;
-      stick.current = false;
-    };
-    const touchEnd = () => {
-      touching.current = false;
-      stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
-    };
-    const passive = { passive: true };
-    el.addEventListener('wheel', wheel, passive);
-    el.addEventListener('touchstart', touchStart, passive);
-    el.addEventListener('touchend', touchEnd, passive);
-    el.addEventListener('touchcancel', touchEnd, passive);
-    return () => {
-      el.removeEventListener('wheel', wheel);
-      el.removeEventListener('touchstart', touchStart);
-      el.removeEventListener('touchend', touchEnd);
-      el.removeEventListener('touchcancel', touchEnd);
-    };
-  }, []);
-  const follow = useCallback(() => {
-    const el = box.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
-  }, []);
   useLayoutEffect(follow);
 
   useEffect(() => {
@@ -278,19 +241,8 @@ export function Transcript({
       aria-label="Messages"
       tabIndex={0}
       data-testid="transcript"
-      onKeyDown={(e) => {
-        if (UP_KEYS.has(e.key)) stick.current = false;
-      }}
-      onScroll={(e) => {
-        const el = e.currentTarget;
-        const below = el.scrollHeight - el.scrollTop - el.clientHeight;
-        const up = el.scrollTop < lastTop.current;
-        lastTop.current = el.scrollTop;
-        if (touching.current) return;
-        // At the very bottom it follows; moving up it stops; moving down near the bottom it
-        // follows again. (A clamp after the content shrank leaves it at the bottom.)
-        stick.current = below < 2 || (!up && below < 80);
-      }}
+      onKeyDown={onKeyDown}
+      onScroll={onScroll}
     >
       {s.messages.length === 0 && !s.sending && !s.turn && !s.ended && (
         <p class="muted center">Nothing here yet: say hello below.</p>

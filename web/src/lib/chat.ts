@@ -1,7 +1,6 @@
 import { type Answer, ApiError, api, type BodyOf, describe } from './api';
 import { live, type LiveEvent } from './live';
 import { Store } from './store';
-import { sameTurns } from './transcript-rows';
 import {
   type Approval,
   type Goal,
@@ -635,4 +634,20 @@ function withMessage(list: Message[], m: Message): Message[] {
   const last = list[list.length - 1];
   if (!last || last.seq < m.seq) return [...list, m];
   return [...list, m].sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * Turns as fetched again, keeping the object of each turn that did not change, so the chunks
+ * showing them are not drawn again.
+ */
+function sameTurns(
+  before: ReadonlyMap<number, TurnInfo>,
+  after: ReadonlyMap<number, TurnInfo>,
+): ReadonlyMap<number, TurnInfo> {
+  const out = new Map<number, TurnInfo>();
+  for (const [seq, t] of after) {
+    const old = before.get(seq);
+    out.set(seq, old && JSON.stringify(old) === JSON.stringify(t) ? old : t);
+  }
+  return out;
 }

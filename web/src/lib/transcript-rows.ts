@@ -77,19 +77,3 @@ export function chunksOf(rows: Row[], size: number, before: readonly Row[][]): R
   }
   return out;
 }
-
-/**
- * Turns as fetched again, keeping the object of each turn that did not change, so the chunks
- * showing them are not drawn again.
- */
-export function sameTurns(
-  before: ReadonlyMap<number, TurnInfo>,
-  after: ReadonlyMap<number, TurnInfo>,
-): ReadonlyMap<number, TurnInfo> {
-  const out = new Map<number, TurnInfo>();
-  for (const [seq, t] of after) {
-    const old = before.get(seq);
-    out.set(seq, old && JSON.stringify(old) === JSON.stringify(t) ? old : t);
-  }
-  return out;
-}
